@@ -1,0 +1,2 @@
+// Calibration: measure the hardware, fit a profile. (See issue: calibration.)
+#pragma once

@@ -1,0 +1,22 @@
+// Memory per GPU: 16-bit weights, fp32 gradient buffer, Adam state (sharded
+// over data-parallel ranks with the distributed optimizer), and activations by
+// Korthikanti et al. 2022 (arXiv 2205.05198) §4, generalised to GQA, SwiGLU
+// and flash attention, times the micro batches a 1F1B or interleaved pipeline
+// keeps in flight on its first stage. Checked against the GPU's usable memory.
+#pragma once
+
+#include "models/workload.h"
+#include "sim/result.h"
+#include "sim/scenario.h"
+
+namespace trainsim {
+
+// Activation bytes one transformer layer stores for one micro batch on one GPU.
+double LayerActivationBytes(const Scenario& s);
+
+// Micro batches whose activations the first pipeline stage holds at its peak.
+double InFlightMicrobatches(const Scenario& s);
+
+MemoryReport EstimateMemory(const Scenario& s, const Workload& w);
+
+}  // namespace trainsim

@@ -1,0 +1,250 @@
+#include "models/workload.h"
+
+#include <algorithm>
+
+namespace trainsim {
+
+std::string ToString(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::kAllReduce: return "all-reduce";
+    case CollectiveKind::kAllGather: return "all-gather";
+    case CollectiveKind::kReduceScatter: return "reduce-scatter";
+    case CollectiveKind::kSendRecv: return "send-recv";
+  }
+  return "?";
+}
+
+std::string ToString(CommGroup g) {
+  switch (g) {
+    case CommGroup::kTensor: return "tp";
+    case CommGroup::kContext: return "cp";
+    case CommGroup::kData: return "dp";
+    case CommGroup::kPipeline: return "pp";
+  }
+  return "?";
+}
+
+double PassWork::TotalFlops() const {
+  double f = 0;
+  for (const auto& o : ops) f += o.flops;
+  return f;
+}
+
+double MegatronModelFlops(const ModelSpec& m, long global_batch, long seq_len) {
+  const double h = m.hidden, L = m.layers, s = double(seq_len);
+  const double gated = m.activation == Activation::kSwiGlu ? 1.5 : 1.0;
+  const double ffn_ratio = double(m.ffn_hidden) / h;
+  // For SwiGLU Megatron counts three matrices via the 3/2 multiplier on 2*ffn.
+  return 12.0 * global_batch * s * L * h * h *
+         ((1.0 + double(m.kv_heads) / m.heads + s / h) + ffn_ratio * gated + double(m.vocab) / (2.0 * L * h));
+}
+
+namespace {
+
+constexpr double kAct = 2.0;  // bytes per activation element (bf16/fp16)
+
+Operator Gemm(std::string name, double m, double n, double k, bool low_precision, double batch = 1) {
+  Operator o;
+  o.name = std::move(name);
+  o.cls = OpClass::kGemm;
+  o.m = long(m);
+  o.n = long(n);
+  o.k = long(k);
+  o.batch = long(batch);
+  o.flops = 2.0 * m * n * k * batch;
+  o.bytes = kAct * batch * (m * k + k * n + m * n);
+  o.low_precision = low_precision;
+  return o;
+}
+
+Operator Mem(std::string name, double bytes) {
+  Operator o;
+  o.name = std::move(name);
+  o.cls = OpClass::kMemoryBound;
+  o.bytes = bytes;
+  return o;
+}
+
+CommOp Comm(std::string name, CollectiveKind kind, CommGroup group, double bytes, bool overlapped) {
+  return CommOp{std::move(name), kind, group, bytes, overlapped};
+}
+
+// Backward of a forward GEMM: data gradient and weight gradient, same FLOPs each.
+void AddGemmBackward(std::vector<Operator>& ops, const Operator& f) {
+  ops.push_back(Gemm(f.name + " dgrad", f.m, f.k, f.n, f.low_precision, f.batch));
+  if (f.batch == 1) ops.push_back(Gemm(f.name + " wgrad", f.k, f.n, f.m, f.low_precision));
+  else ops.push_back(Gemm(f.name + " dgrad2", f.k, f.n, f.m, f.low_precision, f.batch));
+}
+
+}  // namespace
+
+Workload BuildWorkload(const Scenario& sc) {
+  const ModelSpec& md = sc.model;
+  const Parallelism& p = sc.parallelism;
+  const Training& tr = sc.training;
+  const double t = p.tensor, cp = p.context, b = tr.micro_batch;
+  const double s = tr.seq_len, s_local = s / cp;
+  const double h = md.hidden, f = md.ffn_hidden, d = md.head_dim();
+  const double heads_local = md.heads / t;
+  const double kv_local = std::max(1.0, md.kv_heads / t);
+  const double T = b * s_local;                                 // tokens through the TP region per GPU
+  const double T_ln = p.sequence_parallel ? T / t : T;          // tokens of ops outside it
+  const bool fp8 = tr.precision == Precision::kFp8;
+  const bool dropout = tr.dropout > 0;
+  const bool swiglu = md.activation == Activation::kSwiGlu;
+  const bool tp = p.tensor > 1;
+  const bool sp = p.sequence_parallel;
+  const double tp_bytes = T * h * kAct;  // gathered activation of one TP collective
+
+  Workload w;
+  PassWork& F = w.layer_forward;
+  auto tp_in = [&](const std::string& where) {  // before a column-parallel GEMM
+    if (tp && sp) F.comms.push_back(Comm(where + " all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap));
+  };
+  auto tp_out = [&](const std::string& where) {  // after a row-parallel GEMM
+    if (!tp) return;
+    if (sp) F.comms.push_back(Comm(where + " reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap));
+    else F.comms.push_back(Comm(where + " all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap));
+  };
+  const double norm_bytes = 2 * T_ln * h * kAct;                   // read input, write output
+  const double residual_bytes = T_ln * h * (3 * kAct + (dropout ? 1 : 0));  // (dropout +) add
+  const double cast = fp8 ? 3.0 : 0.0;                              // fp8 quantize: read bf16, write fp8
+
+  // Attention block.
+  F.ops.push_back(Mem("input norm", norm_bytes + cast * T * h / (sp ? t : 1)));
+  tp_in("qkv");
+  const double qkv_n = (heads_local + 2 * kv_local) * d;
+  F.ops.push_back(Gemm("qkv", T, qkv_n, h, true));
+  if (md.position == PositionKind::kRope) F.ops.push_back(Mem("rotary", 2 * T * (heads_local + kv_local) * d * kAct));
+  if (tr.attention == AttentionKernel::kFlash) {
+    Operator a;
+    a.name = "flash attention";
+    a.cls = OpClass::kAttention;
+    a.flops = 4.0 * b * heads_local * s_local * s * d * 0.5;  // causal: half the score matrix
+    a.bytes = T * (2 * heads_local + 2 * kv_local) * d * kAct;
+    a.seq = s;
+    F.ops.push_back(a);
+  } else {
+    // Megatron's unfused path: full s x s scores (the causal mask does not skip work).
+    const double scores = b * heads_local * s_local * s;
+    F.ops.push_back(Gemm("attention scores QK^T", s_local, s, d, false, b * heads_local));
+    F.ops.push_back(Mem("scale-mask-softmax", scores * 2 * kAct));
+    if (dropout) F.ops.push_back(Mem("attention dropout", scores * (2 * kAct + 1)));
+    F.ops.push_back(Gemm("attention over values", s_local, d, s, false, b * heads_local));
+  }
+  F.ops.push_back(Mem("fp8 cast (proj input)", cast * T * heads_local * d));
+  F.ops.push_back(Gemm("attention proj", T, h, heads_local * d, true));
+  tp_out("proj");
+  F.ops.push_back(Mem("residual", residual_bytes));
+  // MLP block.
+  F.ops.push_back(Mem("post-attention norm", norm_bytes + cast * T * h / (sp ? t : 1)));
+  tp_in("fc1");
+  const double ffn_local = f / t;
+  F.ops.push_back(Gemm("fc1", T, (swiglu ? 2 : 1) * ffn_local, h, true));
+  F.ops.push_back(Mem(swiglu ? "swiglu" : "gelu", T * ffn_local * kAct * (swiglu ? 3 : 2) + cast * T * ffn_local));
+  F.ops.push_back(Gemm("fc2", T, h, ffn_local, true));
+  tp_out("fc2");
+  F.ops.push_back(Mem("residual", residual_bytes));
+  // Context parallel: each rank's K and V travel around the ring (overlapped with attention).
+  if (p.context > 1) {
+    w.cp_exchange_bytes_per_layer = (cp - 1) * b * s_local * 2 * kv_local * d * kAct;
+    F.comms.push_back(Comm("cp kv ring", CollectiveKind::kSendRecv, CommGroup::kContext, w.cp_exchange_bytes_per_layer, true));
+  }
+  F.ops.erase(std::remove_if(F.ops.begin(), F.ops.end(), [](const Operator& o) { return o.flops == 0 && o.bytes == 0; }), F.ops.end());
+
+  // Backward: GEMMs twice, attention by its backward kernel, memory-bound ops ~2x traffic.
+  PassWork& B = w.layer_backward;
+  for (const auto& o : F.ops) {
+    if (o.cls == OpClass::kGemm) {
+      AddGemmBackward(B.ops, o);
+    } else if (o.cls == OpClass::kAttention) {
+      Operator a = o;
+      a.name = "flash attention backward";
+      a.flops = 2.5 * o.flops;  // five matmuls against the forward's two
+      a.bytes = 2 * o.bytes;
+      B.ops.push_back(a);
+    } else {
+      B.ops.push_back(Mem(o.name + " backward", 2 * o.bytes));
+    }
+  }
+  if (tp) {
+    for (const char* where : {"qkv", "fc1"}) {
+      if (sp) {
+        B.comms.push_back(Comm(std::string(where) + " input re-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, true));
+        B.comms.push_back(Comm(std::string(where) + " dgrad reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap));
+      } else {
+        B.comms.push_back(Comm(std::string(where) + " dgrad all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap));
+      }
+    }
+    if (sp) {
+      for (const char* where : {"proj", "fc2"}) {
+        B.comms.push_back(Comm(std::string(where) + " grad all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap));
+      }
+    }
+  }
+  if (p.context > 1) {
+    B.comms.push_back(Comm("cp kv+grad ring", CollectiveKind::kSendRecv, CommGroup::kContext, 2 * w.cp_exchange_bytes_per_layer, true));
+  }
+
+  // Recompute: full re-runs the layer forward; selective re-runs the attention core.
+  if (tr.recompute == Recompute::kFull) {
+    w.layer_recompute = F;
+  } else if (tr.recompute == Recompute::kSelective) {
+    for (const auto& o : F.ops) {
+      const bool core = o.cls == OpClass::kAttention || o.name.rfind("attention scores", 0) == 0 ||
+                        o.name == "scale-mask-softmax" || o.name == "attention dropout" || o.name == "attention over values";
+      if (core) w.layer_recompute.ops.push_back(o);
+    }
+  }
+
+  // First stage: embedding lookup (vocab-parallel: combine partial rows over TP).
+  w.embedding_forward.ops.push_back(Mem("embedding lookup", T * h * kAct * 2));
+  if (tp) {
+    w.embedding_forward.comms.push_back(Comm(sp ? "embedding reduce-scatter" : "embedding all-reduce",
+                                             sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                                             CommGroup::kTensor, tp_bytes, false));
+  }
+  w.embedding_backward.ops.push_back(Mem("embedding grad scatter-add", T * h * (kAct + 4) * 2));
+
+  // Last stage: final norm, LM head (kept in 16-bit), vocab-parallel cross entropy.
+  const double v_local = double(md.vocab) / t;
+  w.head_forward.ops.push_back(Mem("final norm", norm_bytes));
+  if (tp && sp) w.head_forward.comms.push_back(Comm("lm head all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, false));
+  Operator head = Gemm("lm head", T, v_local, h, false);
+  w.head_forward.ops.push_back(head);
+  w.head_forward.ops.push_back(Mem("cross entropy", T * v_local * (kAct + 4 + 4)));
+  AddGemmBackward(w.head_backward.ops, head);
+  w.head_backward.ops.push_back(Mem("cross entropy backward", T * v_local * (4 + kAct)));
+  if (tp) {
+    w.head_backward.comms.push_back(Comm(sp ? "lm head dgrad reduce-scatter" : "lm head dgrad all-reduce",
+                                         sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                                         CommGroup::kTensor, tp_bytes, false));
+  }
+
+  // Pipeline: one micro batch's activations (sequence-sharded with SP).
+  w.pipeline_p2p = Comm("pipeline send/recv", CollectiveKind::kSendRecv, CommGroup::kPipeline,
+                        b * s_local * h * kAct / (sp ? t : 1), p.overlap_p2p);
+
+  // Parameters per GPU: the larger of the first stage (embedding) and the
+  // last stage (LM head, unless tied and the model has one stage).
+  const double layer_params = md.LayerParameters() / t;
+  const double stage_layers = double(md.layers) / p.pipeline;
+  const double emb = double(md.vocab) * h / t + (md.position == PositionKind::kLearned ? s * h / t : 0);
+  const double head_params = double(md.vocab) * h / t;
+  double first = stage_layers * layer_params + emb;
+  double last = stage_layers * layer_params + head_params;
+  if (p.pipeline == 1) first = stage_layers * layer_params + emb + (md.tied_embeddings ? 0 : head_params);
+  w.params_per_gpu_max_stage = p.pipeline == 1 ? first : std::max(first, last);
+
+  w.grad_reduce_bytes = w.params_per_gpu_max_stage * p.grad_reduce_bytes;
+  w.param_gather_bytes = p.distributed_optimizer ? w.params_per_gpu_max_stage * kAct : 0;
+  // Adam: read grad (4), read+write master (8), m (8), v (8), write 16-bit param (2);
+  // plus the grad-norm read and zeroing the main-grad buffer over the full local shard.
+  const double shard = p.distributed_optimizer ? w.params_per_gpu_max_stage / p.data : w.params_per_gpu_max_stage;
+  w.optimizer_bytes = shard * 30.0 + w.params_per_gpu_max_stage * (4.0 + 4.0);
+
+  w.model_flops_per_step = MegatronModelFlops(md, tr.global_batch, tr.seq_len);
+  return w;
+}
+
+}  // namespace trainsim

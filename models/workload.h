@@ -1,0 +1,78 @@
+// The workload of one training step on one GPU: the operators of forward,
+// backward and recompute of a transformer layer for one micro batch (shapes
+// after tensor/context sharding), the extra work of the first and last
+// pipeline stages, the communication each parallelism adds, and the optimizer.
+// Pure counting: no hardware here. Times come from sim/gpu_cost_model.h and
+// sim/collective_model.h; schedules from sim/analytical_step.h and sim/des/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/scenario.h"
+
+namespace trainsim {
+
+enum class OpClass {
+  kGemm,        // tensor-core matmul; time from FLOPs and the GEMM efficiency curve
+  kAttention,   // fused (flash) attention core; its own efficiency curve
+  kMemoryBound  // elementwise, norms, softmax, optimizer: bytes over HBM bandwidth
+};
+
+struct Operator {
+  std::string name;
+  OpClass cls = OpClass::kMemoryBound;
+  double flops = 0;
+  double bytes = 0;      // HBM traffic
+  long m = 0, n = 0, k = 0;
+  long batch = 1;        // batched GEMMs (unfused attention: one per head)
+  bool low_precision = false;  // runs in fp8 when the scenario's precision is fp8
+  double seq = 0;        // attention: key length the kernel iterates over
+};
+
+enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kSendRecv };
+enum class CommGroup { kTensor, kContext, kData, kPipeline };
+std::string ToString(CollectiveKind k);
+std::string ToString(CommGroup g);
+
+struct CommOp {
+  std::string name;
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  CommGroup group = CommGroup::kTensor;
+  double bytes = 0;          // the full (gathered / reduced) buffer per rank, as nccl-tests counts "size"
+  bool overlapped = false;   // hidden behind compute by the framework (TP comm overlap, wgrad re-gather)
+};
+
+// Work of one pass (forward, backward or recompute) of one unit for one micro batch.
+struct PassWork {
+  std::vector<Operator> ops;
+  std::vector<CommOp> comms;
+  double TotalFlops() const;
+};
+
+struct Workload {
+  PassWork layer_forward;
+  PassWork layer_backward;
+  PassWork layer_recompute;  // empty without recompute
+  PassWork embedding_forward, embedding_backward;  // first stage
+  PassWork head_forward, head_backward;            // last stage: final norm, LM head, loss
+
+  CommOp pipeline_p2p;     // activations of one micro batch between stages (each direction)
+  double params_per_gpu_max_stage = 0;  // parameters held by one GPU of the largest stage
+  double grad_reduce_bytes = 0;   // per GPU, per step (DP), size of the gradient buffer
+  double param_gather_bytes = 0;  // per GPU, per step (distributed optimizer)
+  double optimizer_bytes = 0;     // HBM traffic of the optimizer step on one GPU
+  double cp_exchange_bytes_per_layer = 0;  // K/V ring exchange per layer, forward
+
+  // FLOPs of the whole step over all GPUs by Megatron-LM's
+  // num_floating_point_operations (recompute not counted).
+  double model_flops_per_step = 0;
+};
+
+Workload BuildWorkload(const Scenario& s);
+
+// Megatron-LM model FLOPs per step (training/training.py
+// num_floating_point_operations, GQA- and SwiGLU-aware), all GPUs.
+double MegatronModelFlops(const ModelSpec& m, long global_batch, long seq_len);
+
+}  // namespace trainsim

@@ -1,0 +1,49 @@
+// trainsim validate [--reference FILE.yaml] [--profile PROFILE.yaml] [--json] [--fidelity des|analytical]
+#include <iostream>
+
+#include "sim/cli/args.h"
+#include "sim/cli/commands.h"
+#include "sim/validation.h"
+
+namespace trainsim::cli {
+
+int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err) {
+  ParsedArgs a;
+  const std::string perr =
+      Parse(args, {{"--reference", true}, {"--profile", true}, {"--json"}, {"--fidelity", true}, {"--help", false, "-h"}}, a);
+  if (a.Has("--help")) {
+    out << "usage: trainsim validate [--reference FILE.yaml] [--json] [--fidelity des|analytical]\n"
+           "Predict every case of a reference file of measured runs and print predicted vs measured step time.\n"
+           "  --reference FILE   cases to predict (default: ../shared/reference/measured.yaml beside the source tree)\n"
+           "  --profile FILE     a calibration profile: validate its measured layer steps instead\n"
+           "  --json             machine-readable output\n"
+           "  --fidelity F       analytical (default) or des\n";
+    return kExitOk;
+  }
+  if (!perr.empty() || !a.positional.empty()) {
+    err << "trainsim validate: " << (perr.empty() ? "unexpected argument '" + a.positional[0] + "'" : perr) << "\n";
+    return kExitBadInput;
+  }
+  if (a.Has("--profile")) {
+    err << "trainsim validate: --profile: calibration profiles are not supported yet (see calib/)\n";
+    return kExitBadInput;
+  }
+  Fidelity fid = Fidelity::kAnalytical;
+  if (auto f = a.Value("--fidelity")) {
+    if (*f == "des") fid = Fidelity::kDes;
+    else if (*f != "analytical") {
+      err << "trainsim validate: --fidelity: '" << *f << "' is not one of: des, analytical\n";
+      return kExitBadInput;
+    }
+  }
+  const std::string file = a.Value("--reference").value_or(DefaultReferenceFile());
+  auto rep = ValidateReference(file, fid);
+  if (!rep) {
+    err << rep.error().ToString() << "\n";
+    return kExitBadInput;
+  }
+  out << (a.Has("--json") ? ValidationJson(*rep) : ValidationTable(*rep));
+  return kExitOk;
+}
+
+}  // namespace trainsim::cli

@@ -1,0 +1,55 @@
+// Errors as values. An InputError locates a problem in user input
+// (file, line, key) so every front end prints the same one-line message:
+//   FILE:LINE: KEY: what is wrong
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace trainsim {
+
+struct InputError {
+  std::string file;     // path of the file, or "--set" for a command-line override
+  int line = 0;         // 1-based; 0 when unknown
+  std::string key;      // dotted key path, e.g. "parallelism.tensor"; may be empty
+  std::string message;  // what is wrong, lower case, no trailing period
+
+  std::string ToString() const;
+};
+
+// Thrown inside loaders; caught at the library boundary and turned into an
+// Expected<T>. Never escapes a public function of the library.
+class InputException : public std::runtime_error {
+ public:
+  explicit InputException(InputError e);
+  const InputError& error() const { return error_; }
+
+ private:
+  InputError error_;
+};
+
+// A value or the InputError that prevented it.
+template <class T>
+class Expected {
+ public:
+  Expected(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Expected(InputError error) : v_(std::move(error)) {}  // NOLINT
+
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  const T& value() const& { return std::get<0>(v_); }
+  T& value() & { return std::get<0>(v_); }
+  T&& value() && { return std::get<0>(std::move(v_)); }
+  const T& operator*() const& { return value(); }
+  const T* operator->() const { return &value(); }
+  T* operator->() { return &value(); }
+  const InputError& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, InputError> v_;
+};
+
+}  // namespace trainsim

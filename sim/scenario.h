@@ -1,0 +1,108 @@
+// A scenario: model + cluster + parallelism + training settings, resolved
+// against the hardware profiles and checked for consistency. This is the one
+// input of every simulation; the YAML keys are the contract of design.md §3.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/model_spec.h"
+#include "sim/error.h"
+#include "sim/hardware_profile.h"
+
+namespace YAML { class Node; }
+
+namespace trainsim {
+
+enum class Recompute { kNone, kSelective, kFull };
+std::string ToString(Recompute r);
+
+struct Parallelism {
+  int tensor = 1;
+  int pipeline = 1;
+  int context = 1;
+  int data = 1;            // resolved from "auto"
+  int virtual_stages = 1;  // interleaved 1F1B chunks per pipeline rank
+  bool sequence_parallel = false;
+  bool distributed_optimizer = true;
+  // Overlap of communication with compute, as Megatron-Core implements it.
+  bool overlap_grad_reduce = true;
+  bool overlap_param_gather = true;
+  bool tp_comm_overlap = false;
+  bool overlap_p2p = false;
+  int grad_reduce_bytes = 4;  // 4: fp32 gradient reduction, 2: half precision
+};
+
+struct Training {
+  int seq_len = 4096;
+  int global_batch = 1;
+  int micro_batch = 1;
+  int steps = 1;
+  Precision precision = Precision::kBf16;
+  Recompute recompute = Recompute::kNone;
+  AttentionKernel attention = AttentionKernel::kFlash;  // "auto": the framework's kernel
+  double dropout = 0;  // hidden and attention dropout probability; default: the framework's
+};
+
+enum class CheckpointContents { kFull, kWeights };
+enum class CheckpointMode { kSync, kAsync };
+
+struct CheckpointPolicy {
+  int every_steps = 0;  // 0: never
+  CheckpointContents contents = CheckpointContents::kFull;
+  CheckpointMode mode = CheckpointMode::kSync;
+};
+
+struct DataLoading {
+  double bytes_per_token = 4;
+};
+
+struct FailureModel {
+  double node_mtbf_hours = 0;  // 0: no failures modelled
+  double restart_s = 600;      // detect, reschedule, restart processes (before the checkpoint load)
+};
+
+struct CostModel {
+  double node_hour_usd = 0;          // 0: the node profile's price
+  double storage_node_hour_usd = -1;  // <0: the storage profile's price
+};
+
+struct Scenario {
+  std::string name;
+  std::string source_file;  // for messages; may be empty for inline scenarios
+  ModelSpec model;
+  NodeProfile node;  // nics_per_node already overridden by the scenario
+  FabricProfile fabric;
+  FrameworkProfile framework;
+  std::optional<StorageProfile> storage;
+  int nodes = 1;
+  int storage_nodes = 0;
+  Parallelism parallelism;
+  Training training;
+  CheckpointPolicy checkpoint;
+  DataLoading data;
+  FailureModel failures;
+  CostModel cost;
+
+  int gpus() const { return nodes * node.gpus_per_node; }
+  int microbatches_per_step() const { return training.global_batch / (training.micro_batch * parallelism.data); }
+  int layers_per_stage() const { return model.layers / parallelism.pipeline; }
+};
+
+// Sets `dotted` (e.g. "parallelism.tensor") in `root` to the YAML value parsed
+// from `value`, creating maps on the way. Throws InputException("--set").
+void SetDottedKey(YAML::Node& root, const std::string& dotted, const std::string& value);
+
+// Parses "KEY=VALUE" overrides (as given to --set) into root, in place (a
+// YAML::Clone would lose the line marks the error messages need).
+void ApplyOverrides(YAML::Node& root, const std::vector<std::string>& overrides);
+
+// Parses and checks a scenario document. `file` names the source in errors and
+// anchors relative paths. Never throws.
+Expected<Scenario> ParseScenario(const YAML::Node& root, const std::string& file);
+
+// Reads FILE, applies the --set overrides, parses. Never throws.
+Expected<Scenario> LoadScenario(const std::string& file, const std::vector<std::string>& overrides = {});
+
+}  // namespace trainsim

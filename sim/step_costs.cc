@@ -1,0 +1,93 @@
+#include "sim/step_costs.h"
+
+#include <algorithm>
+
+#include "sim/collective_model.h"
+#include "sim/gpu_cost_model.h"
+
+namespace trainsim {
+
+double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_compute_s) {
+  double exposed = 0, overlapped = 0;
+  for (const auto& c : pass.comms) {
+    const double t = CollectiveTime(s, c);
+    if (c.overlapped) overlapped += t;
+    else exposed += t;
+  }
+  return exposed + std::max(0.0, overlapped - pass_compute_s);
+}
+
+namespace {
+
+StageCost AddPasses(const Scenario& s, const PassWork& fwd, const PassWork& bwd, double repeat) {
+  const GpuProfile& g = s.node.gpu;
+  const Precision pr = s.training.precision;
+  StageCost c;
+  const double fc = PassComputeTime(fwd, g, pr, false);
+  const double bc = PassComputeTime(bwd, g, pr, true);
+  c.forward_compute_s = repeat * fc;
+  c.backward_compute_s = repeat * bc;
+  c.forward_exposed_comm_s = repeat * ExposedCommTime(s, fwd, fc);
+  c.backward_exposed_comm_s = repeat * ExposedCommTime(s, bwd, bc);
+  return c;
+}
+
+void Accumulate(StageCost& into, const StageCost& c) {
+  into.forward_compute_s += c.forward_compute_s;
+  into.backward_compute_s += c.backward_compute_s;
+  into.forward_exposed_comm_s += c.forward_exposed_comm_s;
+  into.backward_exposed_comm_s += c.backward_exposed_comm_s;
+}
+
+}  // namespace
+
+StepCosts ComputeStepCosts(const Scenario& s) {
+  StepCosts c;
+  c.workload = BuildWorkload(s);
+  const Workload& w = c.workload;
+  const Parallelism& p = s.parallelism;
+  const double layers = double(s.model.layers) / p.pipeline;
+
+  StageCost layer = AddPasses(s, w.layer_forward, w.layer_backward, 1.0);
+  if (!w.layer_recompute.ops.empty()) {
+    const GpuProfile& g = s.node.gpu;
+    const double rc = PassComputeTime(w.layer_recompute, g, s.training.precision, false);
+    layer.backward_compute_s += rc;
+    layer.backward_exposed_comm_s += ExposedCommTime(s, w.layer_recompute, rc);
+  }
+  StageCost body;
+  body.forward_compute_s = layers * layer.forward_compute_s;
+  body.backward_compute_s = layers * layer.backward_compute_s;
+  body.forward_exposed_comm_s = layers * layer.forward_exposed_comm_s;
+  body.backward_exposed_comm_s = layers * layer.backward_exposed_comm_s;
+
+  c.first = body;
+  Accumulate(c.first, AddPasses(s, w.embedding_forward, w.embedding_backward, 1.0));
+  c.last = p.pipeline == 1 ? c.first : body;
+  Accumulate(c.last, AddPasses(s, w.head_forward, w.head_backward, 1.0));
+  if (p.pipeline == 1) c.first = c.last;
+
+  for (const auto* pass : {&w.layer_forward, &w.layer_backward}) {
+    for (const auto& cm : pass->comms) {
+      if (cm.group == CommGroup::kTensor) c.tp_comm_total_per_layer_s += CollectiveTime(s, cm);
+    }
+  }
+
+  c.p2p_s = p.pipeline > 1 ? CollectiveTime(s, w.pipeline_p2p) : 0.0;
+  if (p.data > 1) {
+    CommOp grads{"dp gradient " + std::string(p.distributed_optimizer ? "reduce-scatter" : "all-reduce"),
+                 p.distributed_optimizer ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce, CommGroup::kData,
+                 w.grad_reduce_bytes, p.overlap_grad_reduce};
+    c.grad_reduce_s = CollectiveTime(s, grads);
+    if (p.distributed_optimizer) {
+      CommOp params{"dp parameter all-gather", CollectiveKind::kAllGather, CommGroup::kData, w.param_gather_bytes,
+                    p.overlap_param_gather};
+      c.param_gather_s = CollectiveTime(s, params);
+    }
+  }
+  const GpuProfile& g = s.node.gpu;
+  c.optimizer_s = w.optimizer_bytes / (g.hbm_bytes_per_s * g.memory_bound_efficiency);
+  return c;
+}
+
+}  // namespace trainsim

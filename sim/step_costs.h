@@ -1,0 +1,39 @@
+// The per-micro-batch cost of each pipeline stage and the per-step costs of
+// data parallelism and the optimizer, from the workload and the cost models.
+// Both the analytical schedule (analytical_step.h) and the DES (des/) start
+// from these numbers, so where no contention separates them they agree.
+#pragma once
+
+#include "models/workload.h"
+#include "sim/scenario.h"
+
+namespace trainsim {
+
+// One stage, one micro batch, all its virtual chunks together.
+struct StageCost {
+  double forward_compute_s = 0;
+  double backward_compute_s = 0;  // includes recompute
+  double forward_exposed_comm_s = 0;   // TP/CP communication on the critical path
+  double backward_exposed_comm_s = 0;
+  double forward_s() const { return forward_compute_s + forward_exposed_comm_s; }
+  double backward_s() const { return backward_compute_s + backward_exposed_comm_s; }
+};
+
+struct StepCosts {
+  Workload workload;
+  StageCost first, last;   // equal when pipeline == 1
+  StageCost slowest() const { return first.forward_s() + first.backward_s() >= last.forward_s() + last.backward_s() ? first : last; }
+  double p2p_s = 0;            // one micro batch's activations between neighbouring stages
+  double grad_reduce_s = 0;    // DP reduce-scatter (distributed optimizer) or all-reduce
+  double param_gather_s = 0;   // DP all-gather of updated parameters (distributed optimizer)
+  double optimizer_s = 0;      // Adam step on the local shard
+  double tp_comm_total_per_layer_s = 0;  // TP collectives of one layer, fwd+bwd, for reports
+};
+
+// Exposed part of a pass's communication: comms marked overlapped hide behind
+// the pass's compute up to its length; the rest is on the critical path.
+double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_compute_s);
+
+StepCosts ComputeStepCosts(const Scenario& s);
+
+}  // namespace trainsim

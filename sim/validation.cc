@@ -1,0 +1,129 @@
+#include "sim/validation.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "sim/data_paths.h"
+#include "sim/json_writer.h"
+#include "sim/yaml_reader.h"
+
+namespace trainsim {
+namespace {
+
+// Keys whose absence means the simulator's default stood in for them.
+std::vector<std::string> DefaultedKeys(const YAML::Node& sc) {
+  static const std::vector<std::pair<std::string, std::string>> keys = {
+      {"parallelism", "context"},           {"parallelism", "virtual_stages"},
+      {"parallelism", "sequence_parallel"}, {"parallelism", "distributed_optimizer"},
+      {"training", "micro_batch"},          {"training", "recompute"},
+      {"training", "framework"}};
+  std::vector<std::string> out;
+  for (const auto& [sec, key] : keys) {
+    if (!sc[sec].IsDefined() || !sc[sec][key].IsDefined()) out.push_back(sec + "." + key);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string DefaultReferenceFile() {
+  return (std::filesystem::path(DataDir()) / ".." / "shared" / "reference" / "measured.yaml").lexically_normal().string();
+}
+
+Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity fidelity) {
+  ValidationReport rep;
+  try {
+    YAML::Node root = LoadYamlFile(file);
+    YamlMap top(root, file);
+    YAML::Node cases = top.Raw("cases");
+    if (!cases.IsSequence()) top.Fail("cases", "expected a list of cases");
+    for (const auto& c : cases) {
+      YamlMap cm(c, file, "cases");
+      ValidationCase vc;
+      vc.id = cm.String("id");
+      vc.source = cm.OptString("source").value_or("");
+      cm.Allow("note");
+      YamlMap meas = cm.Map("measured");
+      vc.measured_step_time_s = meas.PositiveDouble("step_time_s");
+      for (auto it = c["measured"].begin(); it != c["measured"].end(); ++it) meas.Allow(it->first.Scalar());
+      meas.Finish();
+      YAML::Node sc = cm.Raw("scenario");
+      if (!sc.IsMap()) cm.Fail("scenario", "expected a scenario mapping");
+      cm.Finish();
+      vc.defaulted = DefaultedKeys(sc);
+      Expected<Scenario> s = ParseScenario(sc, file);
+      if (!s) {
+        vc.failure = s.error().ToString();
+      } else {
+        SimulateOptions opt;
+        opt.fidelity = fidelity;
+        vc.result = Simulate(*s, opt);
+        vc.predicted_step_time_s = vc.result.step_time_s;
+        vc.error = (vc.predicted_step_time_s - vc.measured_step_time_s) / vc.measured_step_time_s;
+        if (!vc.result.memory.fits) vc.defaulted.push_back("(prediction does not fit in memory)");
+      }
+      rep.cases.push_back(std::move(vc));
+    }
+    top.Finish();
+  } catch (const InputException& e) {
+    return e.error();
+  }
+  double sum = 0;
+  int n = 0;
+  for (const auto& c : rep.cases) {
+    if (!c.failure.empty()) continue;
+    sum += std::fabs(c.error);
+    rep.max_abs_error = std::max(rep.max_abs_error, std::fabs(c.error));
+    ++n;
+  }
+  rep.mean_abs_error = n ? sum / n : 0;
+  return rep;
+}
+
+std::string ValidationTable(const ValidationReport& r) {
+  std::ostringstream o;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%-30s %12s %12s %8s  %s\n", "case", "predicted_s", "measured_s", "error", "defaults used");
+  o << buf;
+  for (const auto& c : r.cases) {
+    std::string defs;
+    for (const auto& d : c.defaulted) defs += (defs.empty() ? "" : ", ") + d;
+    if (!c.failure.empty()) {
+      o << c.id << ": cannot predict: " << c.failure << "\n";
+      continue;
+    }
+    std::snprintf(buf, sizeof buf, "%-30s %12.3f %12.3f %+7.1f%%  %s\n", c.id.c_str(), c.predicted_step_time_s,
+                  c.measured_step_time_s, 100 * c.error, defs.c_str());
+    o << buf;
+  }
+  std::snprintf(buf, sizeof buf, "mean |error| %.1f%%, max |error| %.1f%% over %zu cases\n", 100 * r.mean_abs_error,
+                100 * r.max_abs_error, r.cases.size());
+  o << buf;
+  return o.str();
+}
+
+std::string ValidationJson(const ValidationReport& r) {
+  JsonWriter w;
+  w.BeginObject().BeginArray("cases");
+  for (const auto& c : r.cases) {
+    w.BeginObject().Field("id", c.id);
+    if (!c.failure.empty()) {
+      w.Field("failure", c.failure);
+    } else {
+      w.Field("predicted_step_time_s", c.predicted_step_time_s)
+          .Field("measured_step_time_s", c.measured_step_time_s)
+          .Field("error", c.error);
+    }
+    w.BeginArray("defaulted");
+    for (const auto& d : c.defaulted) w.Value(d);
+    w.EndArray().EndObject();
+  }
+  w.EndArray().Field("mean_abs_error", r.mean_abs_error).Field("max_abs_error", r.max_abs_error).EndObject();
+  return w.str() + "\n";
+}
+
+}  // namespace trainsim

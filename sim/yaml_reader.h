@@ -1,0 +1,73 @@
+// Strict, typed reading of a YAML mapping with errors that name file, line
+// and key. A YamlMap remembers which keys were read; Finish() rejects every
+// key that was not, with a "did you mean" suggestion from the keys that were.
+// All read functions throw InputException; loaders catch it at their boundary.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace trainsim {
+
+// Location of a YAML node for messages: the file, or "--set" for nodes that
+// came from a command-line override (they carry no mark).
+struct YamlSource {
+  std::string file;
+};
+
+class YamlMap {
+ public:
+  // `prefix` is the dotted path of this map ("" at the top level).
+  YamlMap(YAML::Node node, std::string file, std::string prefix = "");
+
+  bool Has(const std::string& key);
+  // Marks the key as known without reading it (for keys handled elsewhere).
+  void Allow(const std::string& key);
+
+  std::string String(const std::string& key);
+  std::optional<std::string> OptString(const std::string& key);
+  std::string Choice(const std::string& key, const std::vector<std::string>& choices,
+                     const std::optional<std::string>& fallback = std::nullopt);
+  int PositiveInt(const std::string& key, std::optional<int> fallback = std::nullopt);
+  int NonNegativeInt(const std::string& key, std::optional<int> fallback = std::nullopt);
+  double PositiveDouble(const std::string& key, std::optional<double> fallback = std::nullopt);
+  double NonNegativeDouble(const std::string& key, std::optional<double> fallback = std::nullopt);
+  double Fraction(const std::string& key, std::optional<double> fallback = std::nullopt);  // in (0, 1]
+  bool Bool(const std::string& key, std::optional<bool> fallback = std::nullopt);
+  std::optional<YamlMap> OptMap(const std::string& key);
+  YamlMap Map(const std::string& key);
+  YAML::Node Raw(const std::string& key);  // marks the key known; may be undefined
+
+  // Throws for the first key present in the map that no read asked for.
+  void Finish();
+
+  [[noreturn]] void Fail(const std::string& key, const std::string& message) const;
+  [[noreturn]] static void FailAt(const YAML::Node& node, const std::string& file,
+                                  const std::string& key, const std::string& message);
+
+  const std::string& file() const { return file_; }
+  std::string Path(const std::string& key) const { return prefix_.empty() ? key : prefix_ + "." + key; }
+  const YAML::Node& node() const { return node_; }
+
+ private:
+  YAML::Node Get(const std::string& key);
+  double Number(const std::string& key);
+
+  YAML::Node node_;
+  std::string file_;
+  std::string prefix_;
+  std::set<std::string> known_;
+};
+
+// Levenshtein-closest candidate within a small distance, or "".
+std::string ClosestMatch(const std::string& word, const std::vector<std::string>& candidates);
+
+// Loads a YAML file; throws InputException (file, line) on a syntax error or
+// a file that cannot be read.
+YAML::Node LoadYamlFile(const std::string& path);
+
+}  // namespace trainsim
