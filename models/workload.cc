@@ -156,6 +156,8 @@ Workload BuildWorkload(const Scenario& sc) {
   PassWork& B = w.layer_backward;
   for (const auto& o : F.ops) {
     if (o.cls == OpClass::kGemm) {
+      // fp8: the output gradient is quantized and transposed (one fp8 copy per GEMM operand layout).
+      if (fp8 && o.low_precision) B.ops.push_back(Mem(o.name + " grad cast-transpose", o.m * o.n * (kAct + 2)));
       AddGemmBackward(B.ops, o);
     } else if (o.cls == OpClass::kAttention) {
       Operator a = o;

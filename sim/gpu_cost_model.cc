@@ -7,14 +7,13 @@ namespace trainsim {
 
 double GemmEfficiency(const GpuProfile& gpu, Precision precision, double m, double n, double k, double batch) {
   const double max_eff = gpu.MatmulMaxEfficiency(precision);
-  // Output tiles spread over the SMs in waves; a partial last wave idles SMs.
+  // Fewer output tiles than SMs leave SMs idle. (Partial last waves are not
+  // charged: cuBLAS heuristics pick tile shapes and stream-K to avoid them.)
   const double tiles = std::ceil(m / gpu.matmul_tile_m) * std::ceil(n / gpu.matmul_tile_n) * batch;
-  const double sms = std::max(1, gpu.sms);
-  const double waves = std::ceil(tiles / sms);
-  const double wave_eff = tiles / (waves * sms);
+  const double fill = std::min(1.0, tiles / std::max(1, gpu.sms));
   // Each tile pays a fixed prologue/epilogue against a K loop proportional to K.
-  const double k_eff = k / (k + gpu.matmul_k_half);
-  return max_eff * wave_eff * k_eff;
+  const double k_eff = k / (k + gpu.MatmulKHalf(precision));
+  return max_eff * fill * k_eff;
 }
 
 double OperatorTime(const Operator& op, const GpuProfile& gpu, Precision precision, bool backward) {

@@ -56,9 +56,9 @@ GpuProfile ParseGpu(const std::string& path) {
   if (!g.peak_flops.count("bf16") && !g.peak_flops.count("fp16")) m.Fail("peak_tflops", "needs bf16 or fp16");
   YamlMap mm = m.Map("matmul");
   g.matmul_max_eff = RatesMap(mm, "max_efficiency", 1.0, true);
+  g.matmul_k_half = RatesMap(mm, "k_half", 1.0, false);
   g.matmul_tile_m = mm.PositiveInt("tile_m", 128);
   g.matmul_tile_n = mm.PositiveInt("tile_n", 128);
-  g.matmul_k_half = mm.NonNegativeDouble("k_half", 128);
   g.matmul_min_kernel_s = mm.NonNegativeDouble("min_kernel_us", 0) * 1e-6;
   mm.Finish();
   YamlMap a = m.Map("attention");
@@ -192,6 +192,13 @@ double GpuProfile::MatmulMaxEfficiency(Precision p) const {
   if (auto it = matmul_max_eff.find("bf16"); it != matmul_max_eff.end()) return it->second;
   if (auto it = matmul_max_eff.find("fp16"); it != matmul_max_eff.end()) return it->second;
   return 0.8;
+}
+
+double GpuProfile::MatmulKHalf(Precision p) const {
+  const std::string k = ToString(p);
+  if (auto it = matmul_k_half.find(k); it != matmul_k_half.end()) return it->second;
+  if (auto it = matmul_k_half.find("bf16"); it != matmul_k_half.end()) return it->second;
+  return 0;
 }
 
 GpuProfile LoadGpuProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {

@@ -26,10 +26,10 @@ struct GpuProfile {
   int sms = 0;
   double tdp_w = 0;
   std::map<std::string, double> peak_flops;      // "bf16", "fp16", "fp8", "fp32" -> FLOP/s
-  std::map<std::string, double> matmul_max_eff;  // best-shape achieved fraction of peak
+  std::map<std::string, double> matmul_max_eff;  // asymptotic (K -> infinity) fraction of peak
+  std::map<std::string, double> matmul_k_half;   // K at which a GEMM reaches half of it
   int matmul_tile_m = 128;
   int matmul_tile_n = 128;
-  double matmul_k_half = 128;
   double matmul_min_kernel_s = 0;
   AttentionKernel attention_kernel = AttentionKernel::kFlash;
   double attention_fwd_flops = 0;  // flash kernel throughput at long sequences  // flash kernel throughput at long sequences
@@ -40,6 +40,7 @@ struct GpuProfile {
   // Dense peak for a precision; fp8 falls back to the 16-bit peak where the GPU has none.
   double PeakFlops(Precision p) const;
   double MatmulMaxEfficiency(Precision p) const;
+  double MatmulKHalf(Precision p) const;
   bool SupportsFp8() const { return peak_flops.count("fp8") > 0; }
 };
 
