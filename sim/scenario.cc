@@ -25,6 +25,9 @@ void SetDottedKey(YAML::Node& root, const std::string& dotted, const std::string
   } catch (const YAML::Exception& e) {
     throw InputException(InputError{"--set", 0, dotted, "cannot parse value '" + value + "': " + e.msg});
   }
+  // A scalar from the command line carries no mark, so messages about it say
+  // "--set" rather than a line of the value's own one-line document.
+  if (parsed.IsScalar()) parsed = YAML::Node(parsed.Scalar());
   std::vector<std::string> parts;
   size_t start = 0;
   while (true) {

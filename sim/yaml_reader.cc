@@ -210,6 +210,10 @@ void YamlMap::Finish() {
 std::string ClosestMatch(const std::string& word, const std::vector<std::string>& candidates) {
   std::string best;
   size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;
+  // A truncated name ("xe9680" for "xe9680-h100") is the likeliest slip.
+  for (const auto& c : candidates) {
+    if (word.size() >= 3 && c.rfind(word, 0) == 0) return c;
+  }
   for (const auto& c : candidates) {
     std::vector<size_t> prev(c.size() + 1), cur(c.size() + 1);
     for (size_t j = 0; j <= c.size(); ++j) prev[j] = j;

@@ -1,0 +1,89 @@
+#include "models/workload.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "models/memory_model.h"
+
+namespace trainsim {
+namespace {
+
+Scenario Make(const std::string& model, std::vector<std::string> sets) {
+  YAML::Node root = YAML::Load(R"(name: w
+cluster: {node: dgx-a100, nodes: 8, fabric: hdr-fat-tree}
+model: gpt3-175b
+parallelism: {tensor: 8, pipeline: 8}
+training: {seq_len: 2048, global_batch: 64, precision: fp16}
+)");
+  sets.push_back("model=" + model);
+  ApplyOverrides(root, sets);
+  auto s = ParseScenario(root, "w.yaml");
+  EXPECT_TRUE(s.ok()) << s.error().ToString();
+  return *s;
+}
+
+TEST(WorkloadTest, MegatronFlopsAgreeWith6NDForLargeModels) {
+  // 6 N D counts the parameter GEMMs; Megatron's formula adds attention (s/6h) and the logits.
+  Scenario s = Make("llama2-70b", {"parallelism.tensor=8", "parallelism.pipeline=8", "cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "training.precision=bf16"});
+  const double tokens = 64.0 * 2048;
+  const double six_nd = 6 * s.model.TotalParameters(2048) * tokens;
+  const double megatron = MegatronModelFlops(s.model, 64, 2048);
+  EXPECT_GT(megatron / six_nd, 1.0);
+  EXPECT_LT(megatron / six_nd, 1.06);
+}
+
+TEST(WorkloadTest, LayerGemmFlopsMatchMegatronPerLayerTerms) {
+  // With TP 1 the forward pass of one layer is 1/3 of Megatron's per-layer count
+  // (fwd + 2x bwd), up to the causal half of the attention core Megatron counts whole.
+  Scenario s = Make("gpt3-175b", {"parallelism.tensor=1", "parallelism.pipeline=8", "cluster.nodes=1", "training.global_batch=8",
+                                  "training.attention=flash"});
+  const Workload w = BuildWorkload(s);
+  const ModelSpec& m = s.model;
+  const double b = 1, sq = 2048, h = m.hidden;
+  const double gemm = 2 * b * sq * (4 * h * h + 2 * h * m.ffn_hidden);
+  const double attn_causal = 2 * b * sq * sq * h;  // 4bs^2h / 2
+  EXPECT_NEAR(w.layer_forward.TotalFlops() / (gemm + attn_causal), 1.0, 1e-9);
+  double bwd_gemm = 0;
+  for (const auto& o : w.layer_backward.ops) bwd_gemm += o.cls == OpClass::kGemm ? o.flops : 0;
+  EXPECT_NEAR(bwd_gemm / (2 * gemm), 1.0, 1e-9);
+}
+
+TEST(WorkloadTest, ActivationMemoryMatchesKorthikantiClosedForms) {
+  // Korthikanti et al. 2022 §4, GPT-3 175B, s=2048, b=1, t=8, a=96 (unfused attention, dropout).
+  const double s = 2048, b = 1, h = 12288, a = 96, t = 8;
+  Scenario sp = Make("gpt3-175b", {"parallelism.sequence_parallel=true", "training.framework=megatron-lm-2022"});
+  EXPECT_NEAR(LayerActivationBytes(sp) / (s * b * h * (34 / t + 5 * a * s / (h * t))), 1.0, 1e-9);
+  Scenario tp_only = Make("gpt3-175b", {"parallelism.sequence_parallel=false", "training.framework=megatron-lm-2022"});
+  EXPECT_NEAR(LayerActivationBytes(tp_only) / (s * b * h * (10 + 24 / t + 5 * a * s / (h * t))), 1.0, 1e-9);
+  Scenario selective = Make("gpt3-175b", {"parallelism.sequence_parallel=true", "training.recompute=selective", "training.framework=megatron-lm-2022"});
+  EXPECT_NEAR(LayerActivationBytes(selective) / (s * b * h * 34 / t), 1.0, 1e-9);
+  Scenario full = Make("gpt3-175b", {"parallelism.sequence_parallel=true", "training.recompute=full", "training.framework=megatron-lm-2022"});
+  EXPECT_NEAR(LayerActivationBytes(full) / (s * b * h * 2 / t), 1.0, 1e-9);
+}
+
+TEST(WorkloadTest, Gpt3OnA100NeedsRecomputeOrSequenceParallelToFit) {
+  // Korthikanti Fig. 1: 175B with TP 8, PP 8 exceeds 80 GB without SP or recompute
+  // (1F1B keeps p micro batches in flight on the first stage); with SP + selective it fits.
+  Scenario none = Make("gpt3-175b", {"parallelism.sequence_parallel=false", "training.framework=megatron-lm-2022", "parallelism.distributed_optimizer=false"});
+  const MemoryReport m0 = EstimateMemory(none, BuildWorkload(none));
+  Scenario sel = Make("gpt3-175b", {"parallelism.sequence_parallel=true", "training.recompute=selective", "training.framework=megatron-lm-2022"});
+  const MemoryReport m1 = EstimateMemory(sel, BuildWorkload(sel));
+  EXPECT_GT(m0.activations_gib, 50.0);
+  EXPECT_FALSE(m0.fits);
+  EXPECT_LT(m1.activations_gib, 15.0);
+  EXPECT_TRUE(m1.fits) << m1.reason;
+}
+
+TEST(WorkloadTest, WeightsOptimizerAndGradientsPerGpu) {
+  Scenario s = Make("llama2-70b", {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "cluster.nodes=4",
+                                   "parallelism.tensor=4", "parallelism.pipeline=4", "training.precision=bf16"});
+  const Workload w = BuildWorkload(s);
+  const MemoryReport m = EstimateMemory(s, w);
+  const double per_gpu = s.model.TotalParameters(2048) / 16;
+  EXPECT_NEAR(w.params_per_gpu_max_stage / per_gpu, 1.0, 0.1);  // the first/last stage carry the embeddings
+  EXPECT_NEAR(m.gradients_gib / m.weights_gib, 2.0, 1e-9);
+  EXPECT_NEAR(m.optimizer_gib / m.weights_gib, 6.0 / s.parallelism.data, 1e-9);
+}
+
+}  // namespace
+}  // namespace trainsim
