@@ -1,1 +1,77 @@
 #include "calib/calibration.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "calib/layer_prediction.h"
+#include "sim/hardware_profile.h"
+
+namespace trainsim::calib {
+
+std::vector<LayerShape> DefaultCpuShapes() {
+  // hidden, ffn (SwiGLU, ~8/3 h), heads, kv_heads, seq, micro batch.
+  return {
+      {256, 704, 4, 2, 128, 2},
+      {384, 1024, 6, 2, 256, 1},
+      {512, 1376, 8, 4, 128, 1},
+      {256, 688, 4, 4, 512, 1},
+  };
+}
+
+std::vector<LayerShape> DefaultGpuShapes() {
+  return {
+      {4096, 11008, 32, 32, 2048, 1},
+      {4096, 11008, 32, 8, 4096, 1},
+      {2048, 5632, 16, 4, 2048, 2},
+      {8192, 28672, 64, 8, 1024, 1},
+  };
+}
+
+std::string WriteCalibratedProfile(const Measurements& m, const std::string& profile_path, const std::string& name,
+                                   double tdp_w, std::string& report) {
+  FittedProfile f;
+  std::string err = FitProfile(m, name, f);
+  if (!err.empty()) return err;
+  f.tdp_w = tdp_w;
+  err = WriteFileAtomically(profile_path, ProfileYaml(f, m));
+  if (!err.empty()) return err;
+  const std::string sidecar = MeasurementsPathFor(profile_path);
+  err = WriteFileAtomically(sidecar, SidecarYaml(f, m));
+  if (!err.empty()) return err;
+  try {  // what we wrote must be what the simulator reads
+    const std::string abs = std::filesystem::absolute(profile_path).string();
+    (void)LoadGpuProfile(YAML::Node(abs), abs, "profile");
+  } catch (const InputException& e) {
+    return "the written profile does not load: " + e.error().ToString();
+  }
+  std::ostringstream o;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "GEMM: peak %.4g TFLOP/s, max efficiency %.3f, k_half %.1f, floor %.2f us (fit rms %.1f%%)\n",
+                f.peak_tflops, f.max_efficiency, f.k_half, f.min_kernel_us, 100 * f.gemm_fit_rms_error);
+  o << buf;
+  std::snprintf(buf, sizeof buf, "memory: %.4g TB/s (2-byte equivalents), memory-bound efficiency %.3f\n", f.hbm_tb_per_s,
+                f.memory_bound_efficiency);
+  o << buf;
+  std::snprintf(buf, sizeof buf, "attention: %.4g TFLOP/s forward, half_seq %.0f, bwd/fwd %.3f\n", f.attention_fwd_tflops,
+                f.attention_half_seq, f.attention_bwd_fwd_ratio);
+  o << buf;
+  for (const auto& c : f.collectives) {
+    std::snprintf(buf, sizeof buf, "%s (%s, %d ranks): alpha %.2f us, %.3g GB/s\n", c.op.c_str(), c.scope.c_str(), c.ranks,
+                  c.fit.alpha_s * 1e6, c.fit.bytes_per_s / 1e9);
+    o << buf;
+  }
+  for (const auto& s : f.storage) {
+    std::snprintf(buf, sizeof buf, "storage (%d clients): write %.3g GB/s, read %.3g GB/s aggregate; per client %.3g / %.3g GB/s\n",
+                  s.clients, s.write_bytes_per_s / 1e9, s.read_bytes_per_s / 1e9, s.write_bytes_per_s_per_client / 1e9,
+                  s.read_bytes_per_s_per_client / 1e9);
+    o << buf;
+  }
+  o << "wrote " << profile_path << " and " << sidecar << "\n";
+  report = o.str();
+  return "";
+}
+
+}  // namespace trainsim::calib

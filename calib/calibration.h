@@ -1,2 +1,33 @@
-// Calibration: measure the hardware, fit a profile. (See issue: calibration.)
+// Calibration: measure the hardware, fit a profile. The pieces:
+//   calib/plan.h             what to measure (from the workload model of the layer shapes)
+//   calib/cpu_backend.h      measuring on the CPU; calib/cuda/ the standalone GPU program
+//   calib/measurements.h     the measurements file both write
+//   calib/fit.h              measurements -> profile (Eigen fits)
+//   calib/layer_prediction.h the workload model's prediction of a layer step (validate --profile)
+// This header holds the steps the `trainsim calibrate` verb strings together.
 #pragma once
+
+#include <string>
+#include <vector>
+
+#include "calib/fit.h"
+#include "calib/layer_step.h"
+#include "calib/measurements.h"
+
+namespace trainsim::calib {
+
+// Small Llama-style shapes for the CPU suite: the whole CPU calibration
+// stays well under a minute on one core.
+std::vector<LayerShape> DefaultCpuShapes();
+// Shapes for a single GPU (Llama 2 7B-like widths at short sequences, kept
+// small enough for an 8-minute calibration).
+std::vector<LayerShape> DefaultGpuShapes();
+
+// Fits `m` and writes PROFILE (hardware-profiles/gpus format) and its sidecar
+// PROFILE-measurements.yaml, each atomically; then loads the profile back
+// with the library's loader. Returns "" or a one-line error. `report` gets a
+// human-readable summary of the fit.
+std::string WriteCalibratedProfile(const Measurements& m, const std::string& profile_path, const std::string& name,
+                                   double tdp_w, std::string& report);
+
+}  // namespace trainsim::calib

@@ -1,16 +1,177 @@
-// trainsim calibrate: not implemented yet.
-#include <iostream>
+// trainsim calibrate --backend cpu|cuda -o PROFILE.yaml [options]
+// Measures (CPU in-process; CUDA through the standalone trainsim-calib-cuda
+// program or a measurements file it wrote), fits and writes the profile.
+#include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "calib/calibration.h"
+#include "calib/cpu_backend.h"
+#include "calib/plan.h"
+#include "calib/storage_bench.h"
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
 
 namespace trainsim::cli {
+namespace {
+
+const char* kUsage =
+    "usage: trainsim calibrate --backend cpu|cuda -o PROFILE.yaml [options]\n"
+    "Measure this machine and write a calibrated GPU profile (hardware-profiles/gpus format) plus\n"
+    "PROFILE-measurements.yaml (raw samples, collective alpha-beta, storage throughput).\n"
+    "Then `trainsim validate --profile PROFILE.yaml` compares predicted and measured layer steps.\n"
+    "  --backend B          cpu (Eigen, this process) or cuda (runs trainsim-calib-cuda)\n"
+    "  -o, --output FILE    the profile to write (atomically)\n"
+    "  --shape H:F:A:KV:S:B layer shape hidden:ffn:heads:kv_heads:seq:micro_batch (repeatable;\n"
+    "                       default: a built-in set per backend)\n"
+    "  --storage PATH       also measure sequential write (fsync'd) and read of files under PATH\n"
+    "  --storage-clients N  parallel clients of the storage test (default 2; 1 is always measured)\n"
+    "  --storage-mib N      file size per client (default 64)\n"
+    "  --ranks N            CPU: threads for the collectives (default 2; 1 skips them)\n"
+    "  --min-ms N           CPU: least time spent per benchmark (default 50)\n"
+    "  --nccl               CUDA: also measure NCCL collectives over the visible GPUs\n"
+    "  --measurements FILE  CUDA: fit a measurements file written by trainsim-calib-cuda instead\n"
+    "  --write-plan FILE    write the measuring plan for trainsim-calib-cuda and stop\n"
+    "  --name NAME          profile name (default: the output file's stem)\n"
+    "  --tdp-w W            power to record in the profile (not measured)\n";
+
+std::string SelfDir() {
+  std::error_code ec;
+  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : p.parent_path().string();
+}
+
+bool ParsePositive(const std::optional<std::string>& v, double& out) {
+  if (!v) return true;
+  char* end = nullptr;
+  out = std::strtod(v->c_str(), &end);
+  return end && *end == 0 && out > 0;
+}
+
+}  // namespace
 
 int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
-  (void)args;
-  (void)out;
-  err << "trainsim calibrate: not implemented yet\n";
-  return kExitBadInput;
+  ParsedArgs a;
+  const std::string perr = Parse(args,
+                                 {{"--backend", true},        {"--output", true, "-o"}, {"--shape", true},
+                                  {"--storage", true},        {"--storage-clients", true}, {"--storage-mib", true},
+                                  {"--ranks", true},          {"--min-ms", true},       {"--nccl"},
+                                  {"--measurements", true},   {"--write-plan", true},   {"--name", true},
+                                  {"--tdp-w", true},          {"--help", false, "-h"}},
+                                 a);
+  if (a.Has("--help")) {
+    out << kUsage;
+    return kExitOk;
+  }
+  auto bad = [&](const std::string& msg) {
+    err << "trainsim calibrate: " << msg << "\n";
+    return kExitBadInput;
+  };
+  if (!perr.empty()) return bad(perr);
+  if (!a.positional.empty()) return bad("unexpected argument '" + a.positional[0] + "'");
+  const std::string backend = a.Value("--backend").value_or("");
+  if (backend != "cpu" && backend != "cuda") return bad("--backend: expected cpu or cuda");
+
+  std::vector<calib::LayerShape> shapes;
+  for (const auto& spec : a.All("--shape")) {
+    calib::LayerShape s;
+    const std::string e = calib::ParseShapeSpec(spec, s);
+    if (!e.empty()) return bad("--shape: " + e);
+    shapes.push_back(s);
+  }
+  if (shapes.empty()) shapes = backend == "cpu" ? calib::DefaultCpuShapes() : calib::DefaultGpuShapes();
+  const calib::CalibrationPlan plan = calib::MakePlan(shapes);
+  if (auto p = a.Value("--write-plan")) {
+    const std::string e = calib::WriteFileAtomically(*p, calib::PlanText(plan));
+    if (!e.empty()) return bad(e);
+    out << "wrote the plan " << *p << " (" << plan.gemms.size() << " GEMM shapes, " << plan.layers.size() << " layer shapes)\n";
+    return kExitOk;
+  }
+  const auto output = a.Value("--output");
+  if (!output) return bad("-o PROFILE.yaml is required");
+  double storage_mib = 64, storage_clients = 2, ranks = 2, min_ms = 50, tdp_w = 0;
+  if (!ParsePositive(a.Value("--storage-mib"), storage_mib)) return bad("--storage-mib: expected a positive number");
+  if (!ParsePositive(a.Value("--storage-clients"), storage_clients)) return bad("--storage-clients: expected a positive number");
+  if (!ParsePositive(a.Value("--ranks"), ranks)) return bad("--ranks: expected a positive number");
+  if (!ParsePositive(a.Value("--min-ms"), min_ms)) return bad("--min-ms: expected a positive number");
+  if (!ParsePositive(a.Value("--tdp-w"), tdp_w)) return bad("--tdp-w: expected a positive number");
+  const std::string storage = a.Value("--storage").value_or("");
+  if (!storage.empty() && !std::filesystem::is_directory(storage)) return bad("--storage: '" + storage + "' is not a directory");
+  const std::string name = a.Value("--name").value_or(std::filesystem::path(*output).stem().string());
+
+  calib::Measurements m;
+  if (backend == "cpu") {
+    if (a.Has("--measurements") || a.Has("--nccl")) return bad("--measurements and --nccl belong to --backend cuda");
+    calib::CpuCalibrationOptions o;
+    o.min_seconds = min_ms / 1000;
+    o.collective_ranks = int(ranks);
+    o.storage_dir = storage;
+    o.storage_clients = int(storage_clients);
+    o.storage_bytes_per_client = storage_mib * 1024 * 1024;
+    o.progress = [&](const std::string& s) { err << "calibrate: " << s << "\n"; };
+    const std::string e = calib::RunCpuCalibration(plan, o, m);
+    if (!e.empty()) {
+      err << "trainsim calibrate: " << e << "\n";
+      return kExitSimulationFailed;
+    }
+  } else {
+    std::string mfile = a.Value("--measurements").value_or("");
+    if (mfile.empty()) {
+      // Run the standalone measuring program built beside this binary.
+      const std::string prog = SelfDir() + "/trainsim-calib-cuda";
+      if (!std::filesystem::exists(prog)) {
+        err << "trainsim calibrate: the CUDA measuring program '" << prog
+            << "' was not built (CUDA toolkit not found at configure time); build calib/cuda on a GPU node\n";
+        return kExitSimulationFailed;
+      }
+      const std::string base = std::filesystem::path(*output).replace_extension("").string();
+      const std::string plan_file = base + "-plan.txt";
+      mfile = base + "-raw-measurements.yaml";
+      const std::string e = calib::WriteFileAtomically(plan_file, calib::PlanText(plan));
+      if (!e.empty()) return bad(e);
+      std::string cmd = "'" + prog + "' --plan '" + plan_file + "' --out '" + mfile + "'" + (a.Has("--nccl") ? " --nccl" : "");
+      err << "calibrate: running " << cmd << "\n";
+      const int rc = std::system(cmd.c_str());
+      if (rc != 0) {
+        err << "trainsim calibrate: the CUDA measuring program failed (status " << rc << "); see its message above\n";
+        return kExitSimulationFailed;
+      }
+    }
+    auto loaded = calib::LoadMeasurements(mfile);
+    if (!loaded) {
+      err << loaded.error().ToString() << "\n";
+      return kExitBadInput;
+    }
+    m = *loaded;
+    if (!storage.empty()) {  // the storage test runs on the host, here
+      calib::StorageSample s;
+      for (int clients : {1, int(storage_clients)}) {
+        calib::StorageOptions so;
+        so.dir = storage;
+        so.clients = clients;
+        so.bytes_per_client = storage_mib * 1024 * 1024;
+        const std::string e = calib::RunStorageBenchmark(so, s);
+        if (!e.empty()) {
+          err << "trainsim calibrate: " << e << "\n";
+          return kExitSimulationFailed;
+        }
+        m.storage.push_back(s);
+        if (clients == int(storage_clients)) break;
+      }
+    }
+  }
+  std::string report;
+  const std::string e = calib::WriteCalibratedProfile(m, *output, name, tdp_w, report);
+  if (!e.empty()) {
+    err << "trainsim calibrate: " << e << "\n";
+    return kExitSimulationFailed;
+  }
+  out << report;
+  return kExitOk;
 }
 
 }  // namespace trainsim::cli

@@ -1,6 +1,7 @@
 // trainsim validate [--reference FILE.yaml] [--profile PROFILE.yaml] [--json] [--fidelity des|analytical]
 #include <iostream>
 
+#include "calib/layer_prediction.h"
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
 #include "sim/validation.h"
@@ -12,7 +13,7 @@ int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err) {
   const std::string perr =
       Parse(args, {{"--reference", true}, {"--profile", true}, {"--json"}, {"--fidelity", true}, {"--help", false, "-h"}}, a);
   if (a.Has("--help")) {
-    out << "usage: trainsim validate [--reference FILE.yaml] [--json] [--fidelity des|analytical]\n"
+    out << "usage: trainsim validate [--reference FILE.yaml | --profile PROFILE.yaml] [--json] [--fidelity des|analytical]\n"
            "Predict every case of a reference file of measured runs and print predicted vs measured step time.\n"
            "  --reference FILE   cases to predict (default: ../shared/reference/measured.yaml beside the source tree)\n"
            "  --profile FILE     a calibration profile: validate its measured layer steps instead\n"
@@ -24,9 +25,15 @@ int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err) {
     err << "trainsim validate: " << (perr.empty() ? "unexpected argument '" + a.positional[0] + "'" : perr) << "\n";
     return kExitBadInput;
   }
-  if (a.Has("--profile")) {
-    err << "trainsim validate: --profile: calibration profiles are not supported yet (see calib/)\n";
-    return kExitBadInput;
+  if (auto profile = a.Value("--profile")) {
+    // A calibrated profile: predict the layer steps its calibration measured.
+    auto rep = calib::ValidateProfile(*profile);
+    if (!rep) {
+      err << rep.error().ToString() << "\n";
+      return kExitBadInput;
+    }
+    out << (a.Has("--json") ? ValidationJson(*rep) : calib::LayerValidationTable(*rep));
+    return kExitOk;
   }
   Fidelity fid = Fidelity::kAnalytical;
   if (auto f = a.Value("--fidelity")) {

@@ -1,0 +1,216 @@
+#include "calib/cpu_backend.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <limits>
+
+#include "calib/cpu_ops.h"
+#include "calib/layer_step.h"
+#include "calib/storage_bench.h"
+#include "calib/thread_collectives.h"
+
+namespace trainsim::calib {
+namespace {
+
+double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+std::string CpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto p = line.find(':');
+      if (p != std::string::npos) return line.substr(p + 2);
+    }
+  }
+  return "unknown CPU";
+}
+
+std::vector<float> Filled(size_t n, uint64_t seed) {
+  std::vector<float> v(n);
+  FillDeterministic(v.data(), n, seed, 1.0f);
+  return v;
+}
+
+// Runs one memory-bound kernel of the plan at its shape, on fresh buffers.
+std::function<void()> MemoryKernelFn(const MemoryKernel& mk, CpuOps& ops, std::vector<std::vector<float>>& bufs) {
+  const LayerShape& s = mk.shape;
+  const int T = int(s.tokens()), h = s.hidden, f = s.ffn_hidden;
+  const size_t blocks = size_t(s.micro_batch) * s.heads;
+  const float scale = 1.0f / std::sqrt(float(s.head_dim()));
+  auto buf = [&](size_t n) -> float* {
+    bufs.push_back(Filled(n, bufs.size() + 11));
+    return bufs.back().data();
+  };
+  bufs.reserve(8);
+  const std::string& k = mk.kernel;
+  if (k == "rmsnorm_fwd") {
+    float *x = buf(size_t(T) * h), *g = buf(h), *y = buf(size_t(T) * h), *r = buf(T);
+    return [=, &ops] { ops.RmsNormForward(x, g, y, r, T, h); };
+  }
+  if (k == "rmsnorm_bwd") {
+    float *dy = buf(size_t(T) * h), *x = buf(size_t(T) * h), *g = buf(h), *r = buf(T), *res = buf(size_t(T) * h),
+          *dx = buf(size_t(T) * h), *dg = buf(h);
+    std::fill(r, r + T, 1.0f);
+    return [=, &ops] { ops.RmsNormBackward(dy, x, g, r, res, dx, dg, T, h); };
+  }
+  if (k == "rotary_fwd" || k == "rotary_bwd") {
+    float* qkv = buf(size_t(T) * s.qkv_width());
+    const bool fwd = k == "rotary_fwd";
+    return [=, &ops] {
+      if (fwd) ops.RotaryForward(qkv, s.micro_batch, s.seq_len, s.heads, s.kv_heads, s.head_dim());
+      else ops.RotaryBackward(qkv, s.micro_batch, s.seq_len, s.heads, s.kv_heads, s.head_dim());
+    };
+  }
+  if (k == "softmax_fwd") {
+    float* p = buf(blocks * s.seq_len * s.seq_len);
+    return [=, &ops] { ops.SoftmaxForward(p, blocks, s.seq_len, scale); };
+  }
+  if (k == "softmax_bwd") {
+    float *p = buf(blocks * s.seq_len * s.seq_len), *dp = buf(blocks * s.seq_len * s.seq_len);
+    return [=, &ops] { ops.SoftmaxBackward(p, dp, blocks, s.seq_len, scale); };
+  }
+  if (k == "swiglu_fwd") {
+    float *u = buf(size_t(T) * 2 * f), *g = buf(size_t(T) * f);
+    return [=, &ops] { ops.SwigluForward(u, g, T, f); };
+  }
+  if (k == "swiglu_bwd") {
+    float *u = buf(size_t(T) * 2 * f), *dg = buf(size_t(T) * f), *du = buf(size_t(T) * 2 * f);
+    return [=, &ops] { ops.SwigluBackward(u, dg, du, T, f); };
+  }
+  if (k == "add") {
+    float *a = buf(size_t(T) * h), *b = buf(size_t(T) * h), *o = buf(size_t(T) * h);
+    return [=, &ops] { ops.Add(a, b, o, size_t(T) * h); };
+  }
+  return {};
+}
+
+}  // namespace
+
+double TimeBest(const std::function<void()>& fn, double min_seconds, int min_reps) {
+  fn();  // warm-up: page in buffers, fill caches
+  double best = std::numeric_limits<double>::infinity(), total = 0;
+  for (int rep = 0; rep < min_reps || total < min_seconds; ++rep) {
+    const double t0 = Now();
+    fn();
+    const double dt = Now() - t0;
+    best = std::min(best, dt);
+    total += dt;
+    if (rep > 10000) break;
+  }
+  return best;
+}
+
+std::string HostName() {
+  char buf[256] = {0};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown-host";
+  return buf;
+}
+
+std::string UtcNow() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationOptions& o, Measurements& m) {
+  auto say = [&](const std::string& s) {
+    if (o.progress) o.progress(s);
+  };
+  if (plan.layers.empty()) return "no layer shapes to calibrate";
+  m = Measurements{};
+  m.backend = "cpu";
+  m.host = HostName();
+  m.date = UtcNow();
+  m.device = CpuModel() + " (1 thread, Eigen float32)";
+  m.dtype = "fp32";
+  m.compute_units = 1;
+  m.memory_bytes = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
+  CpuOps ops;
+
+  say("gemm sweep: " + std::to_string(plan.gemms.size()) + " shapes");
+  {
+    std::vector<float> a = Filled(64, 1), b = Filled(64, 2), c(64);
+    m.launch_s = TimeBest([&] { ops.Gemm(false, false, 8, 8, 8, 1, a.data(), 8, b.data(), 8, 0, c.data(), 8); }, o.min_seconds / 5, o.min_reps);
+  }
+  for (const auto& g : plan.gemms) {
+    std::vector<float> a = Filled(size_t(g.batch) * g.m * g.k, 1), b = Filled(size_t(g.batch) * g.k * g.n, 2);
+    std::vector<float> c(size_t(g.batch) * g.m * g.n);
+    std::vector<const float*> ap, bp;
+    std::vector<float*> cp;
+    for (long i = 0; i < g.batch; ++i) {
+      ap.push_back(a.data() + i * g.m * g.k);
+      bp.push_back(b.data() + i * g.k * g.n);
+      cp.push_back(c.data() + i * g.m * g.n);
+    }
+    const double t = TimeBest([&] {
+      ops.BatchedGemm(false, false, int(g.m), int(g.n), int(g.k), 1, ap, int(g.k), bp, int(g.n), 0, cp, int(g.n), int(g.batch));
+    }, o.min_seconds, o.min_reps);
+    m.gemm.push_back(GemmSample{g.m, g.n, g.k, g.batch, "fp32", t});
+  }
+
+  say("memory: streaming copy and " + std::to_string(plan.memory.size()) + " memory-bound kernels");
+  for (long n : plan.copy_floats) {
+    std::vector<float> src = Filled(size_t(n), 3);
+    std::vector<float> dst(src.size());
+    const double t = TimeBest([&] { std::memcpy(dst.data(), src.data(), size_t(n) * sizeof(float)); }, o.min_seconds / 2, o.min_reps);
+    // Read + write of n elements, counted at the workload's 2 bytes per element.
+    m.memory.push_back(MemorySample{"copy", 2.0 * 2.0 * double(n), t});
+  }
+  for (const auto& mk : plan.memory) {
+    std::vector<std::vector<float>> bufs;
+    auto fn = MemoryKernelFn(mk, ops, bufs);
+    if (!fn) return "plan names an unknown memory kernel '" + mk.kernel + "'";
+    m.memory.push_back(MemorySample{mk.kernel, mk.bytes, TimeBest(fn, o.min_seconds / 2, o.min_reps)});
+  }
+
+  say("attention and layer steps: " + std::to_string(plan.layers.size()) + " shapes");
+  for (const auto& s : plan.layers) {
+    const LayerInputs in = MakeLayerInputs(s);
+    LayerStep<CpuOps> layer(ops, s, in);
+    layer.Forward();
+    AttentionSample a{s.micro_batch, s.heads, s.kv_heads, s.seq_len, s.head_dim(), 0, 0};
+    a.forward_s = TimeBest([&] { layer.AttentionForwardOnly(); }, o.min_seconds, o.min_reps);
+    a.backward_s = TimeBest([&] { layer.AttentionBackwardOnly(); }, o.min_seconds, o.min_reps);
+    m.attention.push_back(a);
+    LayerSample l;
+    l.shape = s;
+    l.forward_s = TimeBest([&] { layer.Forward(); }, o.min_seconds, o.min_reps);
+    l.backward_s = TimeBest([&] { layer.Backward(); }, o.min_seconds, o.min_reps);
+    m.layers.push_back(l);
+  }
+
+  if (o.collective_ranks >= 2) {
+    say("collectives: " + std::to_string(o.collective_ranks) + " threads");
+    std::vector<double> sizes;
+    for (double b = 64 * 1024; b <= 16 * 1024 * 1024; b *= 4) sizes.push_back(b);
+    m.collectives = RunThreadCollectives(o.collective_ranks, sizes, 5);
+  }
+  if (!o.storage_dir.empty()) {
+    for (int clients : {1, o.storage_clients}) {
+      if (clients < 1 || (clients == 1 && !m.storage.empty())) continue;
+      say("storage: " + std::to_string(clients) + " client(s) at " + o.storage_dir);
+      StorageSample s;
+      StorageOptions so;
+      so.dir = o.storage_dir;
+      so.clients = clients;
+      so.bytes_per_client = o.storage_bytes_per_client;
+      const std::string err = RunStorageBenchmark(so, s);
+      if (!err.empty()) return err;
+      m.storage.push_back(s);
+      if (o.storage_clients == 1) break;
+    }
+  }
+  return "";
+}
+
+}  // namespace trainsim::calib

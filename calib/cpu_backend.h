@@ -1,0 +1,37 @@
+// The CPU backend of `trainsim calibrate`: runs a CalibrationPlan on this
+// machine with calib/cpu_ops.h (one thread: Eigen GEMMs, host kernels),
+// the layer steps of calib/layer_step.h, collectives between threads and a
+// storage test, and returns the measurements. Each benchmark is repeated
+// until it has run `min_seconds` (at least `min_reps` times) and reports its
+// best time: the least disturbed run on a shared machine.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "calib/measurements.h"
+#include "calib/plan.h"
+
+namespace trainsim::calib {
+
+struct CpuCalibrationOptions {
+  double min_seconds = 0.05;
+  int min_reps = 3;
+  int collective_ranks = 2;        // threads; <2 skips the collectives
+  std::string storage_dir;         // "" skips the storage test
+  int storage_clients = 2;
+  double storage_bytes_per_client = 64.0 * 1024 * 1024;
+  std::function<void(const std::string&)> progress;  // one line per phase; may be empty
+};
+
+// Best-of timing of fn (one warm-up call first).
+double TimeBest(const std::function<void()>& fn, double min_seconds, int min_reps);
+
+// Returns "" or a one-line error; fills `out`.
+std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationOptions& o, Measurements& out);
+
+// "host", "2026-11-29T16:00:00Z": where and when, for the profile's comments.
+std::string HostName();
+std::string UtcNow();
+
+}  // namespace trainsim::calib

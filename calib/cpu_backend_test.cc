@@ -1,0 +1,81 @@
+#include "calib/cpu_backend.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "calib/calibration.h"
+#include "calib/layer_prediction.h"
+#include "calib/storage_bench.h"
+#include "calib/thread_collectives.h"
+
+namespace trainsim::calib {
+namespace {
+
+std::string TempDir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("trainsim-cpu-backend-" + std::to_string(::getpid())) / name;
+  std::filesystem::create_directories(d);
+  return d.string();
+}
+
+// The whole loop at a tiny shape and minimal timing: measure, fit, write,
+// load, predict. (Accuracy of the prediction is a benchmark, not a unit test.)
+TEST(CpuBackend, CalibrateWriteAndValidateLoop) {
+  CpuCalibrationOptions o;
+  o.min_seconds = 0.001;
+  o.min_reps = 1;
+  o.storage_dir = TempDir("storage");
+  o.storage_bytes_per_client = 1 << 20;
+  const CalibrationPlan plan = MakePlan({{64, 176, 4, 2, 32, 1}, {64, 176, 2, 2, 64, 1}});
+  Measurements m;
+  ASSERT_EQ(RunCpuCalibration(plan, o, m), "");
+  EXPECT_EQ(m.layers.size(), 2u);
+  EXPECT_EQ(m.gemm.size(), plan.gemms.size());
+  EXPECT_EQ(m.storage.size(), 2u);  // one client and two
+  EXPECT_FALSE(m.collectives.empty());
+  for (const auto& l : m.layers) EXPECT_GT(l.forward_s, 0);
+  const std::string profile = TempDir("out") + "/cpu-test.yaml";
+  std::string report;
+  ASSERT_EQ(WriteCalibratedProfile(m, profile, "cpu-test", 0, report), "");
+  EXPECT_NE(report.find("GEMM: peak"), std::string::npos);
+  auto rep = ValidateProfile(profile);
+  ASSERT_TRUE(rep) << rep.error().ToString();
+  ASSERT_EQ(rep->cases.size(), 2u);
+  for (const auto& c : rep->cases) EXPECT_GT(c.predicted_step_time_s, 0);
+}
+
+TEST(CpuBackend, ValidateProfileErrors) {
+  auto missing = ValidateProfile("/nonexistent/p.yaml");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().ToString().find("not found"), std::string::npos);
+  const std::string dir = TempDir("nosidecar");
+  const std::string p = std::string(TRAINSIM_SOURCE_DIR) + "/hardware-profiles/gpus/h100-sxm-80g.yaml";
+  auto no_sidecar = ValidateProfile(p);
+  ASSERT_FALSE(no_sidecar);
+  EXPECT_NE(no_sidecar.error().ToString().find("measurements file"), std::string::npos);
+}
+
+TEST(CpuBackend, StorageBenchmarkReportsPerClient) {
+  StorageOptions so;
+  so.dir = TempDir("st");
+  so.clients = 2;
+  so.bytes_per_client = 1 << 20;
+  StorageSample s;
+  ASSERT_EQ(RunStorageBenchmark(so, s), "");
+  ASSERT_EQ(s.write_s.size(), 2u);
+  EXPECT_GT(AggregateWriteBytesPerS(s), 0);
+  EXPECT_TRUE(std::filesystem::is_empty(so.dir));  // files removed
+  so.dir = "/nonexistent/dir";
+  EXPECT_NE(RunStorageBenchmark(so, s).find("not a directory"), std::string::npos);
+}
+
+TEST(CpuBackend, ThreadCollectivesCoverEveryOperation) {
+  const auto samples = RunThreadCollectives(2, {4096, 65536}, 2);
+  ASSERT_EQ(samples.size(), 10u);
+  for (const auto& s : samples) EXPECT_GT(s.seconds, 0) << s.op;
+  EXPECT_TRUE(RunThreadCollectives(1, {4096}, 1).empty());
+}
+
+}  // namespace
+}  // namespace trainsim::calib

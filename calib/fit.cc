@@ -1,0 +1,207 @@
+#include "calib/fit.h"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "calib/storage_bench.h"
+
+namespace trainsim::calib {
+namespace {
+
+constexpr double kTile = 128;  // the profile's default GEMM tile (hardware-profiles/gpus)
+
+// The cost model's SM fill (sim/gpu_cost_model.cc GemmEfficiency): fewer
+// output tiles than SMs leave SMs idle.
+double WaveEfficiency(const GemmSample& g, int sms) {
+  const double tiles = std::ceil(g.m / kTile) * std::ceil(g.n / kTile) * g.batch;
+  return std::min(1.0, tiles / sms);
+}
+
+std::string Num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+// Fits 1/rate = a + b/x by least squares on relative error; rows carry a weight w (rate multiplier).
+bool FitInverse(const std::vector<double>& rate, const std::vector<double>& x, double& a, double& b, double& rms) {
+  const size_t n = rate.size();
+  if (n < 2) return false;
+  Eigen::MatrixXd A(n, 2);
+  Eigen::VectorXd y = Eigen::VectorXd::Ones(n);
+  for (size_t i = 0; i < n; ++i) {
+    A(i, 0) = rate[i];
+    A(i, 1) = rate[i] / x[i];
+  }
+  Eigen::Vector2d s = A.colPivHouseholderQr().solve(y);
+  a = s(0);
+  b = s(1);
+  if (!(a > 0)) return false;
+  if (b < 0) {  // no measurable small-size penalty: a constant rate
+    b = 0;
+    a = A.col(0).sum() / A.col(0).squaredNorm();
+  }
+  rms = std::sqrt((A * Eigen::Vector2d(a, b) - y).squaredNorm() / double(n));
+  return true;
+}
+
+}  // namespace
+
+std::string FitProfile(const Measurements& m, const std::string& name, FittedProfile& f) {
+  f = FittedProfile{};
+  f.name = name;
+  f.memory_gib = m.memory_bytes / (1024.0 * 1024.0 * 1024.0);
+  f.sms = std::max(1, m.compute_units);
+  // GEMM efficiency curve, from the samples in the layer step's data type that
+  // are not dominated by the launch floor.
+  std::vector<double> rate, kk;
+  double best = 0;
+  for (const auto& g : m.gemm) {
+    if (g.precision != m.dtype) continue;
+    const double r = g.Flops() / g.seconds;
+    best = std::max(best, r / WaveEfficiency(g, f.sms));
+    if (g.seconds < 3 * m.launch_s) continue;
+    rate.push_back(r / WaveEfficiency(g, f.sms));
+    kk.push_back(double(g.k));
+  }
+  double a = 0, b = 0;
+  if (!FitInverse(rate, kk, a, b, f.gemm_fit_rms_error)) {
+    return "cannot fit the GEMM efficiency curve: need at least two " + m.dtype + " GEMM shapes above the launch floor";
+  }
+  const double asymptote = 1.0 / a;
+  const double peak = std::max(best, asymptote);
+  f.peak_tflops = peak / 1e12;
+  f.max_efficiency = std::min(1.0, asymptote / peak);
+  f.k_half = b / a;
+  f.min_kernel_us = m.launch_s * 1e6;
+  // Memory bandwidth and the memory-bound kernels' share of it.
+  double copy_best = 0, kern_bytes = 0, kern_s = 0;
+  for (const auto& x : m.memory) {
+    if (x.kernel == "copy") copy_best = std::max(copy_best, x.bytes / x.seconds);
+    else {
+      kern_bytes += x.bytes;
+      kern_s += x.seconds;
+    }
+  }
+  if (copy_best <= 0) return "no streaming ('copy') measurement: cannot fit the memory bandwidth";
+  if (kern_s <= 0) return "no memory-bound kernel measurements: cannot fit memory_bound_efficiency";
+  f.hbm_tb_per_s = copy_best / 1e12;
+  f.memory_bound_efficiency = std::min(1.0, kern_bytes / kern_s / copy_best);
+  // Attention curve over sequence length.
+  std::vector<double> arate, aseq;
+  double ratio_sum = 0;
+  for (const auto& at : m.attention) {
+    const double fwd = at.ForwardFlops() / at.forward_s;
+    const double bwd = 2.5 * at.ForwardFlops() / at.backward_s;
+    arate.push_back(fwd);
+    aseq.push_back(at.seq_len);
+    ratio_sum += bwd / fwd;
+  }
+  if (m.attention.empty()) return "no attention measurements: cannot fit the attention parameters";
+  double aa = 0, ab = 0, arms = 0;
+  std::vector<double> distinct = aseq;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  if (distinct.size() >= 2 && FitInverse(arate, aseq, aa, ab, arms)) {
+    f.attention_fwd_tflops = 1.0 / aa / 1e12;
+    f.attention_half_seq = std::max(1.0, ab / aa);
+  } else {  // one sequence length: the measured rate, no curve
+    double mean = 0;
+    for (double r : arate) mean += r / arate.size();
+    f.attention_fwd_tflops = mean / 1e12;
+    f.attention_half_seq = 1;
+  }
+  f.attention_bwd_fwd_ratio = std::clamp(ratio_sum / m.attention.size(), 1e-3, 1.0);
+  // Collectives: alpha-beta per (op, scope, ranks).
+  std::map<std::tuple<std::string, std::string, int>, std::vector<CollectiveSample>> groups;
+  for (const auto& c : m.collectives) groups[{c.op, c.scope, c.ranks}].push_back(c);
+  for (const auto& [key, samples] : groups) {
+    FittedProfile::Collective c{std::get<0>(key), std::get<1>(key), std::get<2>(key), {}};
+    if (FitAlphaBeta(samples, c.fit)) f.collectives.push_back(c);
+  }
+  for (const auto& s : m.storage) {
+    FittedProfile::Storage st;
+    st.clients = s.clients;
+    st.write_bytes_per_s = AggregateWriteBytesPerS(s);
+    st.read_bytes_per_s = AggregateReadBytesPerS(s);
+    for (int c = 0; c < s.clients; ++c) {
+      st.write_bytes_per_s_per_client += s.bytes_per_client / s.write_s[c] / s.clients;
+      st.read_bytes_per_s_per_client += s.bytes_per_client / s.read_s[c] / s.clients;
+    }
+    f.storage.push_back(st);
+  }
+  return "";
+}
+
+std::string ProfileYaml(const FittedProfile& f, const Measurements& m) {
+  std::ostringstream o;
+  const std::string cal = "# calibrated: " + m.host + " " + m.date + " ";
+  const bool cpu = m.backend == "cpu";
+  const std::string dt = m.dtype;
+  o << "# GPU profile written by `trainsim calibrate --backend " << m.backend << "` on " << m.device << ".\n";
+  o << "# Every number below was measured on " << m.host << " at " << m.date << " (see the sidecar\n";
+  o << "# " << f.name << "-measurements.yaml for the raw samples and the collective and storage fits).\n";
+  if (dt != "bf16") {
+    o << "# The layer step ran in " << dt << ": the bf16/fp16 keys hold the " << dt << " measurements so that the\n";
+    o << "# workload model (which counts 2-byte activations) predicts that step; bandwidths are therefore in\n";
+    o << "# 2-byte-element equivalents (elements/s x 2), consistent with the workload's byte counts.\n";
+  }
+  o << "name: " << f.name << "\n";
+  o << "memory_gib: " << Num(f.memory_gib) << "  " << cal << (cpu ? "host memory (sysconf)" : "cudaGetDeviceProperties totalGlobalMem") << "\n";
+  o << "hbm_tb_per_s: " << Num(f.hbm_tb_per_s) << "  " << cal << "best streaming copy over the layer's tensor sizes\n";
+  o << "sms: " << f.sms << "  " << cal << (cpu ? "threads used by the measurements (the wave width)" : "multiProcessorCount") << "\n";
+  if (f.tdp_w > 0) o << "tdp_w: " << Num(f.tdp_w) << "  # given on the command line (--tdp-w)\n";
+  else o << "tdp_w: 1  # not measured: no power reading on this backend (placeholder; pass --tdp-w)\n";
+  o << "peak_tflops:\n";
+  for (const char* k : {"bf16", "fp16"}) {
+    o << "  " << k << ": " << Num(f.peak_tflops) << "  " << cal << "best " << dt << " GEMM rate of the sweep (" << dt
+      << " stands in for " << k << ")\n";
+  }
+  o << "matmul:\n";
+  o << "  max_efficiency:\n";
+  for (const char* k : {"bf16", "fp16"}) {
+    o << "    " << k << ": " << Num(f.max_efficiency) << "  " << cal << "asymptote of the fitted GEMM curve / peak (rms "
+      << Num(100 * f.gemm_fit_rms_error) << "%)\n";
+  }
+  o << "  tile_m: 128  # the model's default tile (fit assumes it)\n";
+  o << "  tile_n: 128  # the model's default tile (fit assumes it)\n";
+  o << "  k_half:\n";
+  for (const char* k : {"bf16", "fp16"}) {
+    o << "    " << k << ": " << Num(std::max(f.k_half, 1e-3)) << "  " << cal << "fitted GEMM curve, K at half efficiency\n";
+  }
+  o << "  min_kernel_us: " << Num(f.min_kernel_us) << "  " << cal << "tiny GEMM (8x8x8) time\n";
+  o << "attention:\n";
+  o << "  fwd_tflops: " << Num(f.attention_fwd_tflops) << "  " << cal << "unfused attention core forward, causal FLOPs, fitted over seq_len\n";
+  o << "  bwd_fwd_ratio: " << Num(f.attention_bwd_fwd_ratio) << "  " << cal << "attention backward rate / forward rate\n";
+  o << "  half_seq: " << Num(f.attention_half_seq) << "  " << cal << "fitted attention curve\n";
+  o << "memory_bound_efficiency: " << Num(f.memory_bound_efficiency) << "  " << cal
+    << "norm/rotary/softmax/swiglu/add kernels, workload bytes / time / bandwidth\n";
+  return o.str();
+}
+
+std::string SidecarYaml(const FittedProfile& f, const Measurements& m) {
+  std::ostringstream o;
+  o << MeasurementsYaml(m);
+  o << "fitted:\n";
+  o << "  gemm: {peak_tflops: " << Num(f.peak_tflops) << ", max_efficiency: " << Num(f.max_efficiency)
+    << ", k_half: " << Num(f.k_half) << ", rms_relative_error: " << Num(f.gemm_fit_rms_error) << "}\n";
+  o << "  collectives:\n";
+  for (const auto& c : f.collectives) {
+    o << "    - {op: " << c.op << ", scope: " << c.scope << ", ranks: " << c.ranks << ", alpha_us: " << Num(c.fit.alpha_s * 1e6)
+      << ", bandwidth_gb_per_s: " << Num(c.fit.bytes_per_s / 1e9) << "}\n";
+  }
+  o << "  storage:\n";
+  for (const auto& s : f.storage) {
+    o << "    - {clients: " << s.clients << ", write_gb_per_s: " << Num(s.write_bytes_per_s / 1e9)
+      << ", read_gb_per_s: " << Num(s.read_bytes_per_s / 1e9)
+      << ", write_gb_per_s_per_client: " << Num(s.write_bytes_per_s_per_client / 1e9)
+      << ", read_gb_per_s_per_client: " << Num(s.read_bytes_per_s_per_client / 1e9) << "}\n";
+  }
+  return o.str();
+}
+
+}  // namespace trainsim::calib

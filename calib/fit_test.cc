@@ -1,0 +1,119 @@
+#include "calib/fit.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "calib/layer_prediction.h"
+#include "calib/plan.h"
+#include "models/workload.h"
+#include "sim/gpu_cost_model.h"
+
+namespace trainsim::calib {
+namespace {
+
+// Measurements that a machine exactly following the cost model would produce.
+Measurements Synthetic(double peak, double max_eff, double k_half, double bw, double mem_eff) {
+  Measurements m;
+  m.backend = "cpu";
+  m.host = "synthetic";
+  m.date = "2026-01-01T00:00:00Z";
+  m.device = "model";
+  m.memory_bytes = 8e9;
+  m.launch_s = 1e-9;
+  for (long k : {16L, 64L, 256L, 1024L}) {
+    GemmSample g{512, 256, k, 1, "fp32", 0};
+    g.seconds = g.Flops() / (peak * max_eff * k / (k + k_half));
+    m.gemm.push_back(g);
+  }
+  m.memory.push_back({"copy", 1e8, 1e8 / bw});
+  m.memory.push_back({"add", 1e6, 1e6 / (bw * mem_eff)});
+  m.memory.push_back({"softmax_fwd", 3e6, 3e6 / (bw * mem_eff)});
+  for (int s : {128, 512}) {
+    AttentionSample a{1, 4, 4, s, 64, 0, 0};
+    const double rate = 2e11 * s / (s + 256.0);
+    a.forward_s = a.ForwardFlops() / rate;
+    a.backward_s = 2.5 * a.ForwardFlops() / (0.5 * rate);
+    m.attention.push_back(a);
+  }
+  for (double bytes : {1e4, 1e5, 1e6, 1e7}) m.collectives.push_back({"all-gather", "intra-node", 2, bytes, 5e-6 + bytes / 4e9});
+  m.storage.push_back({2, 1e8, {0.5, 1.0}, {0.25, 0.2}});
+  return m;
+}
+
+TEST(Fit, RecoversTheParametersOfAModelMachine) {
+  const Measurements m = Synthetic(1e11, 0.8, 96, 2e10, 0.6);
+  FittedProfile f;
+  ASSERT_EQ(FitProfile(m, "t", f), "");
+  EXPECT_NEAR(f.peak_tflops * f.max_efficiency, 0.08, 1e-4);
+  EXPECT_NEAR(f.k_half, 96, 0.5);
+  EXPECT_LT(f.gemm_fit_rms_error, 1e-6);
+  EXPECT_NEAR(f.hbm_tb_per_s, 0.02, 1e-9);
+  EXPECT_NEAR(f.memory_bound_efficiency, 0.6, 1e-9);
+  EXPECT_NEAR(f.attention_fwd_tflops, 0.2, 1e-6);
+  EXPECT_NEAR(f.attention_half_seq, 256, 0.5);
+  EXPECT_NEAR(f.attention_bwd_fwd_ratio, 0.5, 1e-9);
+  ASSERT_EQ(f.collectives.size(), 1u);
+  EXPECT_NEAR(f.collectives[0].fit.alpha_s, 5e-6, 1e-8);
+  EXPECT_NEAR(f.collectives[0].fit.bytes_per_s, 4e9, 4e6);
+  ASSERT_EQ(f.storage.size(), 1u);
+  EXPECT_DOUBLE_EQ(f.storage[0].write_bytes_per_s, 2e8);  // 2 x 100 MB over the slower client's 1 s
+  EXPECT_DOUBLE_EQ(f.storage[0].read_bytes_per_s, 2e8 / 0.25);
+  EXPECT_NEAR(f.storage[0].write_bytes_per_s_per_client, (2e8 + 1e8) / 2, 1);
+}
+
+TEST(Fit, RefusesMeasurementsThatCannotSupportAFit) {
+  Measurements m = Synthetic(1e11, 0.8, 96, 2e10, 0.6);
+  FittedProfile f;
+  Measurements no_copy = m;
+  no_copy.memory.erase(no_copy.memory.begin());
+  EXPECT_NE(FitProfile(no_copy, "t", f).find("copy"), std::string::npos);
+  Measurements one_gemm = m;
+  one_gemm.gemm.resize(1);
+  EXPECT_NE(FitProfile(one_gemm, "t", f).find("GEMM"), std::string::npos);
+  Measurements no_attention = m;
+  no_attention.attention.clear();
+  EXPECT_NE(FitProfile(no_attention, "t", f).find("attention"), std::string::npos);
+}
+
+TEST(Fit, ProfileTextMarksEveryNumberCalibrated) {
+  FittedProfile f;
+  const Measurements m = Synthetic(1e11, 0.8, 96, 2e10, 0.6);
+  ASSERT_EQ(FitProfile(m, "t", f), "");
+  const std::string y = ProfileYaml(f, m);
+  size_t numbers = 0, calibrated = 0, pos = 0;
+  while ((pos = y.find('\n', pos)) != std::string::npos) {
+    const size_t start = y.rfind('\n', pos - 1) + 1;
+    const std::string line = y.substr(start, pos - start);
+    ++pos;
+    if (line.empty() || line[0] == '#' || line.back() == ':' || line.rfind("name:", 0) == 0) continue;
+    ++numbers;
+    calibrated += line.find("# calibrated: synthetic 2026-01-01T00:00:00Z") != std::string::npos;
+  }
+  EXPECT_GE(numbers, 12u);
+  // Only tdp and the tile sizes are not measured; they say so.
+  EXPECT_EQ(numbers - calibrated, 3u);
+}
+
+TEST(Fit, PredictionOfAModelMachineUsesTheFittedNumbers) {
+  // A profile fitted to the model machine predicts GEMMs as the model does.
+  const Measurements m = Synthetic(1e11, 0.8, 96, 2e10, 0.6);
+  FittedProfile f;
+  ASSERT_EQ(FitProfile(m, "t", f), "");
+  GpuProfile gpu;
+  gpu.sms = 1;
+  gpu.peak_flops["bf16"] = f.peak_tflops * 1e12;
+  gpu.matmul_max_eff["bf16"] = f.max_efficiency;
+  gpu.matmul_k_half["bf16"] = f.k_half;
+  Operator op;
+  op.cls = OpClass::kGemm;
+  op.m = 512;
+  op.n = 256;
+  op.k = 64;
+  op.flops = 2.0 * 512 * 256 * 64;
+  gpu.hbm_bytes_per_s = 1e15;
+  EXPECT_NEAR(OperatorTime(op, gpu, Precision::kBf16), m.gemm[1].seconds, 1e-3 * m.gemm[1].seconds);
+}
+
+}  // namespace
+}  // namespace trainsim::calib

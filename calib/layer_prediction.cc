@@ -1,0 +1,112 @@
+#include "calib/layer_prediction.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "models/workload.h"
+#include "sim/gpu_cost_model.h"
+
+namespace trainsim::calib {
+
+Scenario LayerScenario(const LayerShape& shape, const GpuProfile& gpu) {
+  Scenario s;
+  s.name = "layer";
+  s.model.name = "calibration-layer";
+  s.model.layers = 1;
+  s.model.hidden = shape.hidden;
+  s.model.ffn_hidden = shape.ffn_hidden;
+  s.model.heads = shape.heads;
+  s.model.kv_heads = shape.kv_heads;
+  s.model.vocab = 1;  // the embedding and head are not part of a layer step
+  s.model.activation = Activation::kSwiGlu;
+  s.model.norm = NormKind::kRmsNorm;
+  s.model.position = PositionKind::kRope;
+  s.node.gpu = gpu;
+  s.node.gpus_per_node = 1;
+  s.parallelism = Parallelism{};
+  s.parallelism.sequence_parallel = false;
+  s.parallelism.distributed_optimizer = false;
+  s.training.seq_len = shape.seq_len;
+  s.training.micro_batch = shape.micro_batch;
+  s.training.global_batch = shape.micro_batch;
+  s.training.precision = Precision::kBf16;  // the profile's 16-bit keys hold what the backend measured
+  s.training.recompute = Recompute::kNone;
+  s.training.attention = AttentionKernel::kUnfused;  // what calib/layer_step.h runs
+  s.training.dropout = 0;
+  return s;
+}
+
+LayerPrediction PredictLayerStep(const LayerShape& shape, const GpuProfile& gpu) {
+  const Scenario sc = LayerScenario(shape, gpu);
+  const Workload w = BuildWorkload(sc);
+  LayerPrediction p;
+  p.forward_s = PassComputeTime(w.layer_forward, gpu, sc.training.precision, false);
+  p.backward_s = PassComputeTime(w.layer_backward, gpu, sc.training.precision, true);
+  return p;
+}
+
+std::string MeasurementsPathFor(const std::string& profile_path) {
+  std::filesystem::path p(profile_path);
+  const std::string stem = p.extension() == ".yaml" || p.extension() == ".yml" ? p.stem().string() : p.filename().string();
+  return (p.parent_path() / (stem + "-measurements.yaml")).string();
+}
+
+Expected<ValidationReport> ValidateProfile(const std::string& profile_path) {
+  GpuProfile gpu;
+  try {
+    if (!std::filesystem::exists(profile_path)) {
+      return InputError{"--profile", 0, "", "profile file '" + profile_path + "' not found"};
+    }
+    const std::string abs = std::filesystem::absolute(profile_path).string();
+    gpu = LoadGpuProfile(YAML::Node(abs), abs, "--profile");
+  } catch (const InputException& e) {
+    return e.error();
+  }
+  const std::string mpath = MeasurementsPathFor(profile_path);
+  if (!std::filesystem::exists(mpath)) {
+    return InputError{profile_path, 0, "", "its measurements file '" + mpath + "' (the measured layer steps) is missing"};
+  }
+  auto meas = LoadMeasurements(mpath);
+  if (!meas) return meas.error();
+  if (meas->layers.empty()) return InputError{mpath, 0, "layers", "no measured layer steps to validate against"};
+  ValidationReport rep;
+  double sum = 0;
+  for (const auto& l : meas->layers) {
+    ValidationCase c;
+    const auto& s = l.shape;
+    char id[160];
+    std::snprintf(id, sizeof id, "%s h%d f%d a%d/%d s%d b%d", meas->backend.c_str(), s.hidden, s.ffn_hidden, s.heads,
+                  s.kv_heads, s.seq_len, s.micro_batch);
+    c.id = id;
+    c.source = meas->host + " " + meas->date + " " + meas->device;
+    c.measured_step_time_s = l.forward_s + l.backward_s;
+    c.predicted_step_time_s = PredictLayerStep(s, gpu).step_s();
+    c.error = (c.predicted_step_time_s - c.measured_step_time_s) / c.measured_step_time_s;
+    sum += std::abs(c.error);
+    rep.max_abs_error = std::max(rep.max_abs_error, std::abs(c.error));
+    rep.cases.push_back(c);
+  }
+  rep.mean_abs_error = sum / double(rep.cases.size());
+  return rep;
+}
+
+std::string LayerValidationTable(const ValidationReport& r) {
+  std::string o;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%-34s %14s %14s %8s\n", "layer step (fwd+bwd)", "predicted_ms", "measured_ms", "error");
+  o += buf;
+  for (const auto& c : r.cases) {
+    std::snprintf(buf, sizeof buf, "%-34s %14.3f %14.3f %+7.1f%%\n", c.id.c_str(), 1e3 * c.predicted_step_time_s,
+                  1e3 * c.measured_step_time_s, 100 * c.error);
+    o += buf;
+  }
+  std::snprintf(buf, sizeof buf, "mean |error| %.1f%%, max |error| %.1f%% over %zu layer shapes\n", 100 * r.mean_abs_error,
+                100 * r.max_abs_error, r.cases.size());
+  return o + buf;
+}
+
+}  // namespace trainsim::calib

@@ -1,0 +1,225 @@
+#include "calib/measurements.h"
+
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+#include "sim/yaml_reader.h"
+
+namespace trainsim::calib {
+namespace {
+
+std::string Num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string Quote(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    o += c;
+  }
+  return o + "\"";
+}
+
+std::string List(const std::vector<double>& v) {
+  std::string o = "[";
+  for (size_t i = 0; i < v.size(); ++i) o += (i ? ", " : "") + Num(v[i]);
+  return o + "]";
+}
+
+// Each element of a list key as a strict map; an absent key is an empty list.
+template <class F>
+void ForEach(YamlMap& top, const std::string& key, F f) {
+  YAML::Node list = top.Raw(key);
+  if (!list.IsDefined() || list.IsNull()) return;
+  if (!list.IsSequence()) top.Fail(key, "expected a list");
+  for (size_t i = 0; i < list.size(); ++i) {
+    YamlMap m(list[i], top.file(), key + "[" + std::to_string(i) + "]");
+    f(m);
+    m.Finish();
+  }
+}
+
+std::vector<double> Seconds(YamlMap& m, const std::string& key) {
+  YAML::Node n = m.Raw(key);
+  if (!n.IsSequence()) m.Fail(key, "expected a list of seconds");
+  std::vector<double> out;
+  for (const auto& v : n) {
+    double d = 0;
+    try {
+      d = v.as<double>();
+    } catch (const YAML::Exception&) {
+      YamlMap::FailAt(v, m.file(), m.Path(key), "expected a number of seconds");
+    }
+    if (!(d > 0)) YamlMap::FailAt(v, m.file(), m.Path(key), "times must be positive");
+    out.push_back(d);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string MeasurementsYaml(const Measurements& m) {
+  std::ostringstream o;
+  o << "# trainsim calibration measurements (seconds; memory bytes as the workload model counts them)\n";
+  o << "trainsim_measurements: 1\n";
+  o << "backend: " << m.backend << "\n";
+  o << "host: " << Quote(m.host) << "\n";
+  o << "date: " << Quote(m.date) << "\n";
+  o << "device: " << Quote(m.device) << "\n";
+  o << "dtype: " << m.dtype << "\n";
+  o << "compute_units: " << m.compute_units << "\n";
+  o << "memory_bytes: " << Num(m.memory_bytes) << "\n";
+  o << "launch_s: " << Num(m.launch_s) << "\n";
+  if (m.host_to_device_bytes_per_s > 0) o << "host_to_device_bytes_per_s: " << Num(m.host_to_device_bytes_per_s) << "\n";
+  if (m.device_to_host_bytes_per_s > 0) o << "device_to_host_bytes_per_s: " << Num(m.device_to_host_bytes_per_s) << "\n";
+  o << "gemm:\n";
+  for (const auto& g : m.gemm) {
+    o << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch << ", precision: " << g.precision
+      << ", s: " << Num(g.seconds) << "}\n";
+  }
+  o << "memory:\n";
+  for (const auto& x : m.memory) o << "  - {kernel: " << x.kernel << ", bytes: " << Num(x.bytes) << ", s: " << Num(x.seconds) << "}\n";
+  o << "attention:\n";
+  for (const auto& a : m.attention) {
+    o << "  - {micro_batch: " << a.micro_batch << ", heads: " << a.heads << ", kv_heads: " << a.kv_heads
+      << ", seq_len: " << a.seq_len << ", head_dim: " << a.head_dim << ", forward_s: " << Num(a.forward_s)
+      << ", backward_s: " << Num(a.backward_s) << "}\n";
+  }
+  o << "layers:\n";
+  for (const auto& l : m.layers) {
+    const auto& s = l.shape;
+    o << "  - {hidden: " << s.hidden << ", ffn_hidden: " << s.ffn_hidden << ", heads: " << s.heads
+      << ", kv_heads: " << s.kv_heads << ", seq_len: " << s.seq_len << ", micro_batch: " << s.micro_batch
+      << ", forward_s: " << Num(l.forward_s) << ", backward_s: " << Num(l.backward_s)
+      << ", max_rel_error: " << Num(l.max_rel_error) << "}\n";
+  }
+  o << "collectives:\n";
+  for (const auto& c : m.collectives) {
+    o << "  - {op: " << c.op << ", scope: " << c.scope << ", ranks: " << c.ranks << ", bytes: " << Num(c.bytes)
+      << ", s: " << Num(c.seconds) << "}\n";
+  }
+  o << "storage:\n";
+  for (const auto& s : m.storage) {
+    o << "  - {clients: " << s.clients << ", bytes_per_client: " << Num(s.bytes_per_client)
+      << ", write_s: " << List(s.write_s) << ", read_s: " << List(s.read_s) << "}\n";
+  }
+  return o.str();
+}
+
+Expected<Measurements> LoadMeasurements(const std::string& path) {
+  try {
+    YamlMap top(LoadYamlFile(path), path);
+    Measurements m;
+    if (top.PositiveInt("trainsim_measurements") != 1) top.Fail("trainsim_measurements", "unsupported version (expected 1)");
+    m.backend = top.Choice("backend", {"cpu", "cuda"});
+    m.host = top.String("host");
+    m.date = top.String("date");
+    m.device = top.String("device");
+    m.dtype = top.Choice("dtype", {"fp32", "tf32", "bf16"}, std::string("fp32"));
+    m.compute_units = top.PositiveInt("compute_units");
+    m.memory_bytes = top.PositiveDouble("memory_bytes");
+    m.launch_s = top.PositiveDouble("launch_s");
+    m.host_to_device_bytes_per_s = top.NonNegativeDouble("host_to_device_bytes_per_s", 0);
+    m.device_to_host_bytes_per_s = top.NonNegativeDouble("device_to_host_bytes_per_s", 0);
+    ForEach(top, "gemm", [&](YamlMap& g) {
+      GemmSample s;
+      s.m = g.PositiveInt("m");
+      s.n = g.PositiveInt("n");
+      s.k = g.PositiveInt("k");
+      s.batch = g.PositiveInt("batch", 1);
+      s.precision = g.Choice("precision", {"fp32", "tf32", "bf16", "fp16", "fp8"});
+      s.seconds = g.PositiveDouble("s");
+      m.gemm.push_back(s);
+    });
+    ForEach(top, "memory", [&](YamlMap& g) {
+      MemorySample s;
+      s.kernel = g.String("kernel");
+      s.bytes = g.PositiveDouble("bytes");
+      s.seconds = g.PositiveDouble("s");
+      m.memory.push_back(s);
+    });
+    ForEach(top, "attention", [&](YamlMap& g) {
+      AttentionSample a;
+      a.micro_batch = g.PositiveInt("micro_batch");
+      a.heads = g.PositiveInt("heads");
+      a.kv_heads = g.PositiveInt("kv_heads");
+      a.seq_len = g.PositiveInt("seq_len");
+      a.head_dim = g.PositiveInt("head_dim");
+      a.forward_s = g.PositiveDouble("forward_s");
+      a.backward_s = g.PositiveDouble("backward_s");
+      m.attention.push_back(a);
+    });
+    ForEach(top, "layers", [&](YamlMap& g) {
+      LayerSample l;
+      l.shape.hidden = g.PositiveInt("hidden");
+      l.shape.ffn_hidden = g.PositiveInt("ffn_hidden");
+      l.shape.heads = g.PositiveInt("heads");
+      l.shape.kv_heads = g.PositiveInt("kv_heads");
+      l.shape.seq_len = g.PositiveInt("seq_len");
+      l.shape.micro_batch = g.PositiveInt("micro_batch");
+      if (!l.shape.Valid()) g.Fail("heads", "inconsistent layer shape (hidden % heads, heads % kv_heads, even head_dim)");
+      l.forward_s = g.PositiveDouble("forward_s");
+      l.backward_s = g.PositiveDouble("backward_s");
+      YAML::Node e = g.Raw("max_rel_error");
+      l.max_rel_error = e.IsDefined() ? e.as<double>(-1) : -1;
+      m.layers.push_back(l);
+    });
+    ForEach(top, "collectives", [&](YamlMap& g) {
+      CollectiveSample c;
+      c.op = g.Choice("op", {"all-reduce", "all-gather", "reduce-scatter", "send-recv", "all-to-all"});
+      c.scope = g.Choice("scope", {"intra-node", "inter-node"});
+      c.ranks = g.PositiveInt("ranks");
+      c.bytes = g.PositiveDouble("bytes");
+      c.seconds = g.PositiveDouble("s");
+      m.collectives.push_back(c);
+    });
+    ForEach(top, "storage", [&](YamlMap& g) {
+      StorageSample s;
+      s.clients = g.PositiveInt("clients");
+      s.bytes_per_client = g.PositiveDouble("bytes_per_client");
+      s.write_s = Seconds(g, "write_s");
+      s.read_s = Seconds(g, "read_s");
+      if (int(s.write_s.size()) != s.clients || int(s.read_s.size()) != s.clients) {
+        g.Fail("write_s", "expected one write and one read time per client");
+      }
+      m.storage.push_back(s);
+    });
+    top.Allow("fitted");  // a profile's sidecar carries the fit results after the measurements
+    top.Finish();
+    if (m.gemm.empty()) top.Fail("gemm", "no GEMM measurements: nothing to fit a profile from");
+    return m;
+  } catch (const InputException& e) {
+    return e.error();
+  }
+}
+
+std::string WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) return "cannot write '" + tmp + "': " + std::strerror(errno);
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
+  const int err = errno;
+  std::fclose(f);
+  if (!ok) {
+    std::remove(tmp.c_str());
+    return "cannot write '" + tmp + "': " + std::strerror(err);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    return "cannot rename '" + tmp + "' to '" + path + "': " + ec.message();
+  }
+  return "";
+}
+
+}  // namespace trainsim::calib

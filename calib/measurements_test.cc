@@ -1,0 +1,103 @@
+#include "calib/measurements.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace trainsim::calib {
+namespace {
+
+std::string TempDir() {
+  auto d = std::filesystem::temp_directory_path() / ("trainsim-calib-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(d);
+  return d.string();
+}
+
+Measurements Sample() {
+  Measurements m;
+  m.backend = "cpu";
+  m.host = "h";
+  m.date = "2026-01-01T00:00:00Z";
+  m.device = "test \"cpu\"";
+  m.memory_bytes = 1e9;
+  m.launch_s = 1e-6;
+  m.gemm = {{64, 64, 64, 1, "fp32", 1e-5}, {8, 16, 32, 4, "fp32", 2e-6}};
+  m.memory = {{"copy", 1e6, 1e-4}};
+  m.attention = {{1, 2, 1, 16, 8, 1e-5, 2e-5}};
+  m.layers = {{{32, 48, 4, 2, 8, 2}, 1e-3, 2e-3, -1}};
+  m.collectives = {{"all-reduce", "intra-node", 2, 65536, 1e-5}};
+  m.storage = {{2, 1e6, {0.1, 0.2}, {0.05, 0.06}}};
+  return m;
+}
+
+TEST(Measurements, RoundTrip) {
+  const std::string path = TempDir() + "/m.yaml";
+  ASSERT_EQ(WriteFileAtomically(path, MeasurementsYaml(Sample())), "");
+  auto m = LoadMeasurements(path);
+  ASSERT_TRUE(m) << m.error().ToString();
+  EXPECT_EQ(m->device, "test \"cpu\"");
+  ASSERT_EQ(m->gemm.size(), 2u);
+  EXPECT_EQ(m->gemm[1].batch, 4);
+  EXPECT_DOUBLE_EQ(m->gemm[1].seconds, 2e-6);
+  ASSERT_EQ(m->layers.size(), 1u);
+  EXPECT_EQ(m->layers[0].shape.kv_heads, 2);
+  EXPECT_DOUBLE_EQ(m->layers[0].backward_s, 2e-3);
+  ASSERT_EQ(m->storage.size(), 1u);
+  EXPECT_EQ(m->storage[0].read_s.size(), 2u);
+  EXPECT_EQ(m->collectives[0].op, "all-reduce");
+}
+
+std::string ErrorOf(const std::string& text) {
+  const std::string path = TempDir() + "/bad.yaml";
+  std::ofstream(path) << text;
+  auto m = LoadMeasurements(path);
+  return m ? "" : m.error().ToString();
+}
+
+TEST(Measurements, MalformedFilesGiveLocatedErrors) {
+  std::string good = MeasurementsYaml(Sample());
+  // A negative time in the second GEMM sample.
+  std::string bad = good;
+  bad.replace(bad.find("s: 2e-06"), 8, "s: -2e-06");
+  std::string e = ErrorOf(bad);
+  EXPECT_NE(e.find("bad.yaml:"), std::string::npos) << e;
+  EXPECT_NE(e.find("gemm[1].s"), std::string::npos) << e;
+  // An unknown key.
+  e = ErrorOf(good + "gpu_count: 3\n");
+  EXPECT_NE(e.find("gpu_count"), std::string::npos) << e;
+  // Not YAML at all.
+  e = ErrorOf("gemm: [1, 2\n");
+  EXPECT_NE(e.find("bad.yaml"), std::string::npos) << e;
+  // A storage sample with a missing client time.
+  bad = good;
+  bad.replace(bad.find("write_s: [0.1, 0.2]"), 19, "write_s: [0.1]");
+  e = ErrorOf(bad);
+  EXPECT_NE(e.find("one write and one read time per client"), std::string::npos) << e;
+  // An inconsistent layer shape.
+  bad = good;
+  bad.replace(bad.find("heads: 4, kv_heads: 2"), 21, "heads: 4, kv_heads: 3");
+  e = ErrorOf(bad);
+  EXPECT_NE(e.find("inconsistent layer shape"), std::string::npos) << e;
+  EXPECT_NE(ErrorOf("trainsim_measurements: 1\n").find("backend"), std::string::npos);
+}
+
+TEST(Measurements, AtomicWriteReplacesAndLeavesNoTemporary) {
+  const std::string dir = TempDir() + "/atomic";
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/p.yaml";
+  ASSERT_EQ(WriteFileAtomically(path, "a: 1\n"), "");
+  ASSERT_EQ(WriteFileAtomically(path, "a: 2\n"), "");
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "a: 2");
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) files += e.is_regular_file();
+  EXPECT_EQ(files, 1);
+  EXPECT_NE(WriteFileAtomically(dir + "/no/such/dir/p.yaml", "x"), "");
+}
+
+}  // namespace
+}  // namespace trainsim::calib

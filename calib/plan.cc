@@ -1,0 +1,120 @@
+#include "calib/plan.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "calib/layer_prediction.h"
+#include "models/workload.h"
+
+namespace trainsim::calib {
+
+bool GemmShape::operator<(const GemmShape& o) const { return std::tie(m, n, k, batch) < std::tie(o.m, o.n, o.k, o.batch); }
+
+std::string KernelForOperator(const std::string& name) {
+  const bool bwd = name.size() > 9 && name.compare(name.size() - 9, 9, " backward") == 0;
+  const std::string base = bwd ? name.substr(0, name.size() - 9) : name;
+  std::string k;
+  if (base == "input norm" || base == "post-attention norm") k = "rmsnorm";
+  else if (base == "rotary") k = "rotary";
+  else if (base == "scale-mask-softmax") k = "softmax";
+  else if (base == "swiglu") k = "swiglu";
+  else if (base == "residual") return "add";  // the backward of an add is a pass-through plus an add
+  else return "";
+  return k + (bwd ? "_bwd" : "_fwd");
+}
+
+CalibrationPlan MakePlan(const std::vector<LayerShape>& layers) {
+  CalibrationPlan p;
+  p.layers = layers;
+  std::set<GemmShape> gemms;
+  GpuProfile any;  // the workload does not depend on the hardware
+  long max_tensor = 0;
+  for (const auto& shape : layers) {
+    const Workload w = BuildWorkload(LayerScenario(shape, any));
+    for (const PassWork* pass : {&w.layer_forward, &w.layer_backward}) {
+      for (const auto& op : pass->ops) {
+        if (op.cls == OpClass::kGemm) {
+          gemms.insert(GemmShape{op.m, op.n, op.k, op.batch});
+        } else if (op.cls == OpClass::kMemoryBound) {
+          const std::string k = KernelForOperator(op.name);
+          if (!k.empty()) p.memory.push_back(MemoryKernel{k, op.bytes, shape});
+        }
+      }
+    }
+    max_tensor = std::max(max_tensor, shape.tokens() * std::max(shape.hidden, 2 * shape.ffn_hidden));
+  }
+  p.gemms.assign(gemms.begin(), gemms.end());
+  // Streaming sizes: the activation tensors the layers move, up to the largest.
+  for (long n = 1 << 16; n < max_tensor; n *= 4) p.copy_floats.push_back(n);
+  p.copy_floats.push_back(std::max(max_tensor, 1L << 16));
+  return p;
+}
+
+std::string PlanText(const CalibrationPlan& p) {
+  std::ostringstream o;
+  o << "# trainsim calibration plan: the microbenchmarks of the workload model's operators\n";
+  auto dims = [](const LayerShape& s) {
+    std::ostringstream d;
+    d << s.hidden << " " << s.ffn_hidden << " " << s.heads << " " << s.kv_heads << " " << s.seq_len << " " << s.micro_batch;
+    return d.str();
+  };
+  for (const auto& l : p.layers) o << "layer " << dims(l) << "\n";
+  for (const auto& g : p.gemms) o << "gemm " << g.m << " " << g.n << " " << g.k << " " << g.batch << "\n";
+  for (const auto& m : p.memory) o << "memory " << m.kernel << " " << m.bytes << " " << dims(m.shape) << "\n";
+  for (long c : p.copy_floats) o << "copy " << c << "\n";
+  return o.str();
+}
+
+Expected<CalibrationPlan> ParsePlanText(const std::string& text, const std::string& file) {
+  CalibrationPlan p;
+  std::istringstream in(text);
+  std::string line;
+  int lineno = 0;
+  auto read_shape = [](std::istringstream& ls, LayerShape& s) {
+    return bool(ls >> s.hidden >> s.ffn_hidden >> s.heads >> s.kv_heads >> s.seq_len >> s.micro_batch) && s.Valid();
+  };
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ls(line);
+    std::string kind;
+    ls >> kind;
+    bool ok = true;
+    if (kind == "layer") {
+      LayerShape s;
+      ok = read_shape(ls, s);
+      p.layers.push_back(s);
+    } else if (kind == "gemm") {
+      GemmShape g;
+      ok = bool(ls >> g.m >> g.n >> g.k >> g.batch) && g.m > 0 && g.n > 0 && g.k > 0 && g.batch > 0;
+      p.gemms.push_back(g);
+    } else if (kind == "memory") {
+      MemoryKernel m;
+      ok = bool(ls >> m.kernel >> m.bytes) && m.bytes > 0 && read_shape(ls, m.shape);
+      p.memory.push_back(m);
+    } else if (kind == "copy") {
+      long n = 0;
+      ok = bool(ls >> n) && n > 0;
+      p.copy_floats.push_back(n);
+    } else {
+      return InputError{file, lineno, kind, "unknown plan entry (expected layer, gemm, memory or copy)"};
+    }
+    std::string extra;
+    if (!ok || (ls >> extra)) return InputError{file, lineno, kind, "malformed '" + kind + "' line: '" + line + "'"};
+  }
+  return p;
+}
+
+std::string ParseShapeSpec(const std::string& spec, LayerShape& s) {
+  char tail = 0;
+  const int n = std::sscanf(spec.c_str(), "%d:%d:%d:%d:%d:%d%c", &s.hidden, &s.ffn_hidden, &s.heads, &s.kv_heads,
+                            &s.seq_len, &s.micro_batch, &tail);
+  if (n != 6) return "'" + spec + "' is not HIDDEN:FFN:HEADS:KV_HEADS:SEQ:MICRO_BATCH";
+  if (!s.Valid()) return "'" + spec + "': hidden must divide by heads, heads by kv_heads, and head_dim must be even";
+  return "";
+}
+
+}  // namespace trainsim::calib

@@ -1,0 +1,53 @@
+// What to measure: the microbenchmarks the workload model needs for a list of
+// layer shapes. GEMM shapes and memory-bound kernels come from BuildWorkload
+// of each shape's one-layer scenario (calib/layer_prediction.h), so the
+// sweep covers exactly the operators a prediction will use. The plan is run
+// in-process by the CPU backend, or written as text for the CUDA program:
+//   layer HIDDEN FFN HEADS KV_HEADS SEQ MICRO_BATCH
+//   gemm M N K BATCH
+//   memory KERNEL BYTES HIDDEN FFN HEADS KV_HEADS SEQ MICRO_BATCH
+//   copy FLOATS
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "calib/layer_step.h"
+#include "sim/error.h"
+
+namespace trainsim::calib {
+
+struct GemmShape {
+  long m = 0, n = 0, k = 0, batch = 1;
+  bool operator<(const GemmShape& o) const;
+  bool operator==(const GemmShape& o) const { return m == o.m && n == o.n && k == o.k && batch == o.batch; }
+};
+
+// A memory-bound kernel of calib/cpu_ops.h run at a layer shape:
+// rmsnorm_fwd, rmsnorm_bwd, rotary_fwd, rotary_bwd, softmax_fwd, softmax_bwd,
+// swiglu_fwd, swiglu_bwd, add.
+struct MemoryKernel {
+  std::string kernel;
+  double bytes = 0;  // what the workload model counts for it
+  LayerShape shape;
+};
+
+struct CalibrationPlan {
+  std::vector<LayerShape> layers;
+  std::vector<GemmShape> gemms;       // forward and backward shapes, deduplicated
+  std::vector<MemoryKernel> memory;   // one per memory-bound operator of each layer
+  std::vector<long> copy_floats;      // streaming test sizes
+};
+
+// The kernel that implements a workload operator (by its name), or "".
+std::string KernelForOperator(const std::string& op_name);
+
+CalibrationPlan MakePlan(const std::vector<LayerShape>& layers);
+
+std::string PlanText(const CalibrationPlan& p);
+Expected<CalibrationPlan> ParsePlanText(const std::string& text, const std::string& file);
+
+// Parses "H:F:HEADS:KV:SEQ:MB" (the --shape flag); "" or an error message.
+std::string ParseShapeSpec(const std::string& spec, LayerShape& out);
+
+}  // namespace trainsim::calib

@@ -1,0 +1,64 @@
+#include "calib/plan.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace trainsim::calib {
+namespace {
+
+const LayerShape kShape{256, 704, 4, 2, 128, 2};
+
+TEST(Plan, CoversTheWorkloadOperatorsOfTheLayer) {
+  const CalibrationPlan p = MakePlan({kShape});
+  auto has = [&](long m, long n, long k, long b) {
+    return std::find(p.gemms.begin(), p.gemms.end(), GemmShape{m, n, k, b}) != p.gemms.end();
+  };
+  const long T = 256, qkv = (4 + 2 * 2) * 64;
+  EXPECT_TRUE(has(T, qkv, 256, 1));          // qkv forward
+  EXPECT_TRUE(has(256, qkv, T, 1));          // qkv wgrad
+  EXPECT_TRUE(has(T, 2 * 704, 256, 1));      // fc1 (gate and up)
+  EXPECT_TRUE(has(128, 128, 64, 2 * 4));     // scores, one per head and sequence
+  EXPECT_TRUE(has(128, 64, 128, 2 * 4));     // attention over values
+  for (const char* k : {"rmsnorm_fwd", "rmsnorm_bwd", "rotary_fwd", "softmax_fwd", "softmax_bwd", "swiglu_fwd", "add"}) {
+    EXPECT_TRUE(std::any_of(p.memory.begin(), p.memory.end(), [&](const MemoryKernel& m) { return m.kernel == k; })) << k;
+  }
+  EXPECT_FALSE(p.copy_floats.empty());
+}
+
+TEST(Plan, TextRoundTripsAndRejectsMalformedLines) {
+  const CalibrationPlan p = MakePlan({kShape, {128, 352, 2, 1, 64, 1}});
+  auto q = ParsePlanText(PlanText(p), "plan.txt");
+  ASSERT_TRUE(q) << q.error().ToString();
+  EXPECT_EQ(q->gemms, p.gemms);
+  EXPECT_EQ(q->layers.size(), 2u);
+  EXPECT_EQ(q->memory.size(), p.memory.size());
+  EXPECT_EQ(q->copy_floats, p.copy_floats);
+  auto bad = ParsePlanText("layer 256 704 4 2 128 2\ngemm 1 2 x 1\n", "plan.txt");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().ToString().rfind("plan.txt:2: gemm:", 0), 0u) << bad.error().ToString();
+  EXPECT_FALSE(ParsePlanText("layer 256 704 3 2 128 2\n", "p"));  // heads not a multiple of kv_heads
+  EXPECT_FALSE(ParsePlanText("conv 1 2 3\n", "p"));
+  EXPECT_FALSE(ParsePlanText("copy 10 11\n", "p"));
+}
+
+TEST(Plan, ShapeSpecs) {
+  LayerShape s;
+  EXPECT_EQ(ParseShapeSpec("256:704:4:2:128:2", s), "");
+  EXPECT_EQ(s.ffn_hidden, 704);
+  EXPECT_EQ(s.micro_batch, 2);
+  EXPECT_NE(ParseShapeSpec("256:704:4:2:128", s), "");
+  EXPECT_NE(ParseShapeSpec("256:704:4:2:128:2x", s), "");
+  EXPECT_NE(ParseShapeSpec("250:704:4:2:128:2", s), "");
+}
+
+TEST(Plan, OperatorNamesMapToKernels) {
+  EXPECT_EQ(KernelForOperator("input norm"), "rmsnorm_fwd");
+  EXPECT_EQ(KernelForOperator("post-attention norm backward"), "rmsnorm_bwd");
+  EXPECT_EQ(KernelForOperator("scale-mask-softmax backward"), "softmax_bwd");
+  EXPECT_EQ(KernelForOperator("residual backward"), "add");
+  EXPECT_EQ(KernelForOperator("qkv"), "");
+}
+
+}  // namespace
+}  // namespace trainsim::calib
