@@ -3,7 +3,11 @@
 // the layer steps of calib/layer_step.h, collectives between threads and a
 // storage test, and returns the measurements. Each benchmark is repeated
 // until it has run `min_seconds` (at least `min_reps` times) and reports its
-// best time: the least disturbed run on a shared machine.
+// best time: the least disturbed run on a shared machine. Compute benchmarks
+// and the layer step are timed in the thread's CPU time (they run on one
+// thread), so that other processes on the machine do not inflate them;
+// collectives and storage, which wait on other threads and the disk, use
+// wall-clock time.
 #pragma once
 
 #include <functional>
@@ -16,7 +20,7 @@ namespace trainsim::calib {
 
 struct CpuCalibrationOptions {
   double min_seconds = 0.05;
-  int min_reps = 3;
+  int min_reps = 5;
   int collective_ranks = 2;        // threads; <2 skips the collectives
   std::string storage_dir;         // "" skips the storage test
   int storage_clients = 2;
@@ -24,7 +28,7 @@ struct CpuCalibrationOptions {
   std::function<void(const std::string&)> progress;  // one line per phase; may be empty
 };
 
-// Best-of timing of fn (one warm-up call first).
+// Best-of timing of fn in thread CPU seconds (one warm-up call first).
 double TimeBest(const std::function<void()>& fn, double min_seconds, int min_reps);
 
 // Returns "" or a one-line error; fills `out`.

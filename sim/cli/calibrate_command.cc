@@ -93,6 +93,10 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
   }
   const auto output = a.Value("--output");
   if (!output) return bad("-o PROFILE.yaml is required");
+  {  // fail before measuring, not after
+    const auto dir = std::filesystem::absolute(*output).parent_path();
+    if (!std::filesystem::is_directory(dir)) return bad("-o: directory '" + dir.string() + "' does not exist");
+  }
   double storage_mib = 64, storage_clients = 2, ranks = 2, min_ms = 50, tdp_w = 0;
   if (!ParsePositive(a.Value("--storage-mib"), storage_mib)) return bad("--storage-mib: expected a positive number");
   if (!ParsePositive(a.Value("--storage-clients"), storage_clients)) return bad("--storage-clients: expected a positive number");
