@@ -1,0 +1,202 @@
+#include "gui/comparison_view.h"
+
+#include <QComboBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenu>
+#include <QMessageBox>
+#include <QSaveFile>
+#include <QTableView>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <QtCharts/QChart>
+#include <QtCharts/QChartView>
+
+#include "gui/charts.h"
+
+namespace trainsim::gui {
+
+ComparisonView::ComparisonView(QWidget* parent) : QWidget(parent) {
+  model_ = new ResultsTableModel(this);
+  table_ = new QTableView(this);
+  table_->setObjectName(QStringLiteral("resultsTable"));
+  table_->setModel(model_);
+  table_->setAlternatingRowColors(true);
+  table_->setSelectionBehavior(QAbstractItemView::SelectColumns);
+  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 4);
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  connect(table_->horizontalHeader(), &QHeaderView::sectionClicked, this, &ComparisonView::ShowDetailsOf);
+
+  heatmap_ = new HeatmapWidget(this);
+  heatmap_->setObjectName(QStringLiteral("heatmap"));
+  gantt_ = new GanttWidget(this);
+  gantt_->setObjectName(QStringLiteral("timeline"));
+  heat_choice_ = new QComboBox(this);
+  heat_choice_->setToolTip(tr("Configuration shown in the heatmap"));
+  gantt_choice_ = new QComboBox(this);
+  gantt_choice_->setToolTip(tr("Configuration shown in the timeline"));
+  connect(heat_choice_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    heatmap_->SetOutcome(i >= 0 && i < static_cast<int>(outcomes_.size()) ? &outcomes_[i] : nullptr);
+  });
+  connect(gantt_choice_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    gantt_->SetOutcome(i >= 0 && i < static_cast<int>(outcomes_.size()) ? &outcomes_[i] : nullptr);
+  });
+
+  for (const char* name : {"breakdown", "memory", "scaling-time", "scaling-cost"}) {
+    auto* view = new QChartView(this);
+    view->setRenderHint(QPainter::Antialiasing);
+    view->setObjectName(QString::fromLatin1(name));
+    view->setMinimumSize(280, 220);
+    charts_[QString::fromLatin1(name)] = view;
+  }
+
+  auto* grid = new QGridLayout(this);
+  grid->setContentsMargins(4, 4, 4, 4);
+  grid->setSpacing(6);
+  auto* results = new QWidget(this);
+  auto* rl = new QVBoxLayout(results);
+  rl->setContentsMargins(0, 0, 0, 0);
+  auto* title = new QLabel(tr("<b>Results</b> (full precision in tooltips; click a column to show it in the heatmap and timeline)"), results);
+  title->setWordWrap(true);
+  rl->addWidget(title);
+  rl->addWidget(table_, 1);
+  panels_[QStringLiteral("results")] = table_;
+  grid->addWidget(results, 0, 0, 2, 1);
+  grid->addWidget(MakePanel(QStringLiteral("breakdown"), charts_["breakdown"]), 0, 1);
+  grid->addWidget(MakePanel(QStringLiteral("memory"), charts_["memory"]), 0, 2);
+  grid->addWidget(MakePanel(QStringLiteral("heatmap"), heatmap_, heat_choice_), 0, 3);
+  grid->addWidget(MakePanel(QStringLiteral("scaling-time"), charts_["scaling-time"]), 1, 1);
+  grid->addWidget(MakePanel(QStringLiteral("scaling-cost"), charts_["scaling-cost"]), 1, 2);
+  grid->addWidget(MakePanel(QStringLiteral("timeline"), gantt_, gantt_choice_), 1, 3);
+  for (int c = 1; c <= 3; ++c) grid->setColumnStretch(c, 3);
+  grid->setColumnStretch(0, 2);
+  SetOutcomes({});
+}
+
+QWidget* ComparisonView::MakePanel(const QString& name, QWidget* content, QComboBox* chooser) {
+  auto* panel = new QWidget(this);
+  auto* v = new QVBoxLayout(panel);
+  v->setContentsMargins(0, 0, 0, 0);
+  v->setSpacing(2);
+  auto* header = new QHBoxLayout;
+  header->addStretch(1);
+  if (chooser) header->addWidget(chooser);
+  auto* exporter = new QToolButton(panel);
+  exporter->setText(tr("Export"));
+  exporter->setToolTip(tr("Export this chart as PNG or SVG"));
+  exporter->setPopupMode(QToolButton::InstantPopup);
+  auto* menu = new QMenu(exporter);
+  menu->addAction(tr("As PNG…"), this, [this, name] { ExportPanelInteractive(name, false); });
+  menu->addAction(tr("As SVG…"), this, [this, name] { ExportPanelInteractive(name, true); });
+  exporter->setMenu(menu);
+  header->addWidget(exporter);
+  v->addLayout(header);
+  v->addWidget(content, 1);
+  panels_[name] = content;
+  return panel;
+}
+
+QChartView* ComparisonView::chartView(const QString& panel) const {
+  const auto it = charts_.find(panel);
+  return it == charts_.end() ? nullptr : it->second;
+}
+
+void ComparisonView::ReplaceChart(const QString& panel, QChart* chart) {
+  QChartView* view = charts_.at(panel);
+  QChart* old = view->chart();
+  view->setChart(chart);  // the view releases, but does not delete, the previous chart
+  delete old;
+}
+
+void ComparisonView::SetOutcomes(const std::vector<ConfigOutcome>& outcomes) {
+  outcomes_ = outcomes;
+  model_->SetOutcomes(outcomes_);
+  table_->resizeColumnsToContents();
+  ReplaceChart(QStringLiteral("breakdown"), BuildBreakdownChart(outcomes_));
+  ReplaceChart(QStringLiteral("memory"), BuildMemoryChart(outcomes_));
+  ReplaceChart(QStringLiteral("scaling-time"), BuildScalingChart(outcomes_, ScalingMetric::kTimeToTrain));
+  ReplaceChart(QStringLiteral("scaling-cost"), BuildScalingChart(outcomes_, ScalingMetric::kCost));
+  for (QComboBox* c : {heat_choice_, gantt_choice_}) {
+    const QSignalBlocker block(c);
+    c->clear();
+    for (const auto& o : outcomes_) c->addItem(o.name);
+  }
+  ShowDetailsOf(0);
+}
+
+void ComparisonView::ShowDetailsOf(int configuration) {
+  const bool ok = configuration >= 0 && configuration < static_cast<int>(outcomes_.size());
+  for (QComboBox* c : {heat_choice_, gantt_choice_}) {
+    const QSignalBlocker block(c);
+    c->setCurrentIndex(ok ? configuration : -1);
+  }
+  heatmap_->SetOutcome(ok ? &outcomes_[configuration] : nullptr);
+  gantt_->SetOutcome(ok ? &outcomes_[configuration] : nullptr);
+}
+
+QStringList ComparisonView::PanelNames() const {
+  return {QStringLiteral("breakdown"), QStringLiteral("memory"), QStringLiteral("scaling-time"),
+          QStringLiteral("scaling-cost"), QStringLiteral("heatmap"), QStringLiteral("timeline")};
+}
+
+QWidget* ComparisonView::Panel(const QString& name) const {
+  const auto it = panels_.find(name);
+  return it == panels_.end() ? nullptr : it->second;
+}
+
+QStringList ComparisonView::ExportAll(const QString& dir, QString* error) {
+  QStringList written;
+  if (!QDir().mkpath(dir)) {
+    if (error) *error = dir + tr(": cannot create the folder");
+    return written;
+  }
+  const QDir d(dir);
+  for (const QString& name : PanelNames()) {
+    QWidget* w = Panel(name);
+    const QString png = d.filePath(name + QStringLiteral(".png"));
+    const QString svg = d.filePath(name + QStringLiteral(".svg"));
+    if (!ExportPng(w, png)) {
+      if (error) *error = png + tr(": cannot write");
+      return written;
+    }
+    written << png;
+    if (!ExportSvg(w, svg, name)) {
+      if (error) *error = svg + tr(": cannot write");
+      return written;
+    }
+    written << svg;
+  }
+  const QString csv = d.filePath(QStringLiteral("results.csv"));
+  if (!ExportCsv(csv, error)) return written;
+  written << csv;
+  return written;
+}
+
+bool ComparisonView::ExportCsv(const QString& path, QString* error) const {
+  QSaveFile f(path);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Text)) {
+    if (error) *error = path + tr(": cannot write: ") + f.errorString();
+    return false;
+  }
+  f.write(model_->ToCsv().toUtf8());
+  if (!f.commit()) {
+    if (error) *error = path + tr(": cannot write: ") + f.errorString();
+    return false;
+  }
+  return true;
+}
+
+void ComparisonView::ExportPanelInteractive(const QString& name, bool svg) {
+  const QString filter = svg ? tr("SVG image (*.svg)") : tr("PNG image (*.png)");
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export %1").arg(name),
+                                                    name + (svg ? QStringLiteral(".svg") : QStringLiteral(".png")), filter);
+  if (path.isEmpty()) return;
+  const bool ok = svg ? ExportSvg(Panel(name), path, name) : ExportPng(Panel(name), path);
+  if (!ok) QMessageBox::warning(this, tr("Export"), path + tr(": cannot write"));
+}
+
+}  // namespace trainsim::gui

@@ -1,0 +1,358 @@
+// Qt Test suite of trainsim-gui, run under QT_QPA_PLATFORM=offscreen (ctest
+// sets it). It drives the real widgets: the form round-trips a scenario,
+// invalid input shows the CLI's message and disables Run, two configurations
+// run in the worker and fill the table and charts, the heatmap marks an
+// infeasible cell, the window stays responsive and Cancel works, exports
+// write files, comparison sets save and load.
+#include <yaml-cpp/yaml.h>
+
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QLabel>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QtCharts/QChart>
+#include <QtCharts/QChartView>
+#include <QtCharts/QLineSeries>
+#include <QtCharts/QStackedBarSeries>
+#include <QtCharts/QBarSet>
+#include <QtTest/QtTest>
+
+#include "gui/charts.h"
+#include "gui/comparison_view.h"
+#include "gui/main_window.h"
+#include "gui/scenario_form.h"
+#include "sim/scenario.h"
+
+using namespace trainsim;
+using namespace trainsim::gui;
+
+namespace {
+
+QString TestData(const char* name) { return QStringLiteral(TRAINSIM_SOURCE_DIR "/gui/testdata/") + QLatin1String(name); }
+
+Configuration Read(const char* name) {
+  Configuration c;
+  QString err;
+  if (!ReadConfigurationFile(TestData(name), &c, &err)) qFatal("%s", qPrintable(err));
+  return c;
+}
+
+template <class W>
+W* Field(QWidget* form, const char* key) {
+  W* w = form->findChild<W*>(QString::fromLatin1(key));
+  if (!w) qFatal("no form field %s", key);
+  return w;
+}
+
+// Runs every configuration of the window and waits for the worker.
+bool RunAndWait(MainWindow& w) {
+  QSignalSpy spy(w.runner(), &ComparisonRunner::finished);
+  w.Run();
+  if (!spy.wait(120000)) return false;
+  return spy.takeFirst().at(0).toBool() == false;
+}
+
+int CountPixels(const QImage& img, const QRect& r, const QColor& c) {
+  int n = 0;
+  for (int y = r.top(); y <= r.bottom(); ++y) {
+    for (int x = r.left(); x <= r.right(); ++x) n += QColor(img.pixel(x, y)) == c;
+  }
+  return n;
+}
+
+}  // namespace
+
+class GuiTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);  // QSettings (recent files) away from the user's
+    QCoreApplication::setOrganizationName(QStringLiteral("trainsim-test"));
+    QCoreApplication::setApplicationName(QStringLiteral("trainsim-gui-test"));
+  }
+
+  void formShowsScenarioValues() {
+    ScenarioForm form;
+    form.SetConfiguration(Read("llama2-70b-4n-8nic.yaml"));
+    QVERIFY2(form.IsValid(), qPrintable(form.ValidationMessage()));
+    QCOMPARE(Field<QSpinBox>(&form, "cluster.nodes")->value(), 4);
+    QCOMPARE(Field<QSpinBox>(&form, "cluster.nics_per_node")->value(), 8);
+    QCOMPARE(Field<QSpinBox>(&form, "parallelism.tensor")->value(), 8);
+    QCOMPARE(Field<QSpinBox>(&form, "parallelism.pipeline")->value(), 4);
+    QCOMPARE(Field<QSpinBox>(&form, "parallelism.data")->text(), QStringLiteral("auto"));
+    QCOMPARE(Field<QComboBox>(&form, "model")->currentText(), QStringLiteral("llama2-70b"));
+    QCOMPARE(Field<QComboBox>(&form, "cluster.storage")->currentText(), QStringLiteral("powerscale-f710"));
+    QCOMPARE(Field<QSpinBox>(&form, "checkpoint.every_steps")->value(), 100);
+    // Untouched, the document comes back as it was read, comments included.
+    QCOMPARE(form.configuration().yaml, Read("llama2-70b-4n-8nic.yaml").yaml);
+  }
+
+  void formRoundTripsScenario() {
+    const Configuration original = Read("llama2-70b-4n-8nic.yaml");
+    ScenarioForm form;
+    form.SetConfiguration(original);
+    Field<QSpinBox>(&form, "cluster.nics_per_node")->setValue(4);
+    Field<QSpinBox>(&form, "parallelism.tensor")->setValue(4);
+    Field<QSpinBox>(&form, "parallelism.pipeline")->setValue(8);
+    Field<QComboBox>(&form, "training.recompute")->setCurrentText(QStringLiteral("selective"));
+    QVERIFY2(form.IsValid(), qPrintable(form.ValidationMessage()));
+    const Configuration edited = form.configuration();
+
+    // The library reads the form's document like the CLI reads the file with --set overrides.
+    const Expected<Scenario> from_form = ParseConfiguration(edited);
+    const Expected<Scenario> from_cli =
+        LoadScenario(TestData("llama2-70b-4n-8nic.yaml").toStdString(),
+                     {"cluster.nics_per_node=4", "parallelism.tensor=4", "parallelism.pipeline=8", "training.recompute=selective"});
+    QVERIFY(from_form.ok());
+    QVERIFY(from_cli.ok());
+    QCOMPARE(from_form->node.nics_per_node, from_cli->node.nics_per_node);
+    QCOMPARE(from_form->parallelism.tensor, 4);
+    QCOMPARE(from_form->parallelism.pipeline, 8);
+    QCOMPARE(from_form->parallelism.data, from_cli->parallelism.data);
+    QCOMPARE(from_form->nodes, from_cli->nodes);
+    QCOMPARE(from_form->storage_nodes, from_cli->storage_nodes);
+    QCOMPARE(from_form->training.global_batch, from_cli->training.global_batch);
+    QCOMPARE(from_form->training.steps, from_cli->training.steps);
+    QVERIFY(from_form->training.recompute == Recompute::kSelective);
+    QCOMPARE(from_form->checkpoint.every_steps, from_cli->checkpoint.every_steps);
+    QCOMPARE(from_form->model.name, from_cli->model.name);
+    // A key the form does not show passes through.
+    QCOMPARE(from_form->failures.node_mtbf_hours, 5000.0);
+
+    // Form -> YAML -> form shows the same values in every field.
+    ScenarioForm again;
+    again.SetConfiguration(edited);
+    for (QSpinBox* s : form.findChildren<QSpinBox*>()) {
+      QCOMPARE(Field<QSpinBox>(&again, qPrintable(s->objectName()))->value(), s->value());
+    }
+    for (QComboBox* c : form.findChildren<QComboBox*>()) {
+      QCOMPARE(Field<QComboBox>(&again, qPrintable(c->objectName()))->currentText(), c->currentText());
+    }
+    // Back to the loaded values: the key set by default stays out of the document.
+    Field<QSpinBox>(&form, "parallelism.context")->setValue(2);
+    Field<QSpinBox>(&form, "parallelism.context")->setValue(1);
+    QVERIFY(!form.configuration().yaml.contains(QLatin1String("context")));
+  }
+
+  void invalidInputShowsMessageAndDisablesRun() {
+    MainWindow w;
+    QVERIFY(w.OpenScenario(TestData("llama2-70b-4n-8nic.yaml")));
+    QVERIFY(w.runAction()->isEnabled());
+    auto* tensor = Field<QSpinBox>(w.form(), "parallelism.tensor");
+    tensor->setValue(3);
+    const QString msg = w.form()->ValidationMessage();
+    QVERIFY(!msg.isEmpty());
+    // The CLI's message for the same document: same key, same words, the file named.
+    QTemporaryDir dir;
+    const QString copy = dir.filePath(QStringLiteral("copy.yaml"));
+    QFile f(copy);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(w.configurations()[0].yaml.toUtf8());
+    f.close();
+    const Expected<Scenario> cli = LoadScenario(copy.toStdString());
+    QVERIFY(!cli.ok());
+    QVERIFY2(msg.endsWith(QString::fromStdString(": " + cli.error().key + ": " + cli.error().message)), qPrintable(msg));
+    QVERIFY(msg.startsWith(TestData("llama2-70b-4n-8nic.yaml") + QStringLiteral(":")));
+    QVERIFY(msg.contains(QLatin1String("parallelism.tensor")));
+    QCOMPARE(w.form()->findChild<QLabel*>(QStringLiteral("validationMessage"))->text(), msg);
+    QVERIFY(!w.runAction()->isEnabled());
+    tensor->setValue(8);
+    QVERIFY(w.form()->IsValid());
+    QVERIFY(w.runAction()->isEnabled());
+  }
+
+  void invalidFileGivesCliMessage() {
+    MainWindow w;
+    QVERIFY(w.OpenScenario(TestData("invalid-tensor.yaml")));
+    const Expected<Scenario> cli = LoadScenario(TestData("invalid-tensor.yaml").toStdString());
+    QVERIFY(!cli.ok());
+    QCOMPARE(w.form()->ValidationMessage(), QString::fromStdString(cli.error().ToString()));
+    QVERIFY(!w.runAction()->isEnabled());
+  }
+
+  void runningTwoConfigurationsFillsTableAndCharts() {
+    MainWindow w;
+    w.resize(1600, 1000);
+    w.show();
+    QVERIFY(w.OpenScenario(TestData("llama2-70b-4n-8nic.yaml")));
+    QVERIFY(w.OpenScenario(TestData("llama2-70b-4n-4nic.yaml")));
+    QSignalSpy progress(w.runner(), &ComparisonRunner::progress);
+    QVERIFY(RunAndWait(w));
+    QVERIFY(!progress.isEmpty());
+
+    ResultsTableModel* m = w.view()->model();
+    QCOMPARE(m->columnCount(), 2);
+    QCOMPARE(m->headerData(0, Qt::Horizontal).toString(), QStringLiteral("llama2-70b-4n-8nic"));
+    QCOMPARE(m->headerData(1, Qt::Horizontal).toString(), QStringLiteral("llama2-70b-4n-4nic"));
+    int step_row = -1, error_row = -1;
+    for (int r = 0; r < m->rowCount(); ++r) {
+      if (m->headerData(r, Qt::Vertical).toString() == QLatin1String("step_time_s")) step_row = r;
+      if (m->headerData(r, Qt::Vertical).toString() == QLatin1String("error")) error_row = r;
+    }
+    QVERIFY(step_row >= 0 && error_row >= 0);
+    const double t8 = m->data(m->index(step_row, 0), Qt::ToolTipRole).toDouble();
+    const double t4 = m->data(m->index(step_row, 1), Qt::ToolTipRole).toDouble();
+    QVERIFY(t8 > 0);
+    QVERIFY2(t4 >= t8, "halving the NICs cannot make the step faster");
+    QCOMPARE(m->data(m->index(error_row, 0)).toString(), QString());
+
+    auto* bars = qobject_cast<QStackedBarSeries*>(w.view()->chartView(QStringLiteral("breakdown"))->chart()->series().value(0));
+    QVERIFY(bars);
+    QCOMPARE(bars->barSets().size(), 5);
+    double total8 = 0;
+    for (QBarSet* s : bars->barSets()) {
+      QCOMPARE(s->count(), 2);
+      total8 += s->at(0);
+    }
+    QVERIFY(std::abs(total8 - w.view()->outcomes()[0].result.breakdown.total_s()) < 1e-9);
+
+    const auto mem_series = w.view()->chartView(QStringLiteral("memory"))->chart()->series();
+    int capacity_lines = 0;
+    for (auto* s : mem_series) capacity_lines += qobject_cast<QLineSeries*>(s) != nullptr;
+    QCOMPARE(capacity_lines, 2);
+
+    for (const char* panel : {"scaling-time", "scaling-cost"}) {
+      const auto series = w.view()->chartView(QString::fromLatin1(panel))->chart()->series();
+      QCOMPARE(series.size(), 2);
+      for (auto* s : series) QVERIFY(qobject_cast<QLineSeries*>(s)->count() >= 2);
+    }
+    // Without a DES timeline the Gantt panel explains itself instead of staying blank.
+    if (w.view()->outcomes()[0].result.timeline.empty()) {
+      QVERIFY(!w.view()->gantt()->HasTimeline());
+      QVERIFY(w.view()->gantt()->PlaceholderText().contains(QLatin1String("DES")));
+    } else {
+      QVERIFY(w.view()->gantt()->HasTimeline());
+    }
+  }
+
+  void heatmapMarksInfeasibleCell() {
+    MainWindow w;
+    w.resize(1600, 1000);
+    w.show();
+    QVERIFY(w.OpenScenario(TestData("llama2-70b-4n-8nic.yaml")));
+    w.SetFidelity(Fidelity::kAnalytical);
+    QVERIFY(RunAndWait(w));
+    const ConfigOutcome& o = w.view()->outcomes().at(0);
+    // 70B on TP 1 x PP 1 cannot hold its weights in 80 GB; TP 8 x PP 4 is the scenario itself.
+    const HeatCell* bad = o.Cell(1, 1);
+    const HeatCell* good = o.Cell(8, 4);
+    QVERIFY(bad && good);
+    QVERIFY(!bad->feasible);
+    QVERIFY2(bad->reason.contains(QLatin1String("fit")), qPrintable(bad->reason));
+    QVERIFY(good->feasible);
+    QVERIFY(good->step_time_s > 0);
+
+    HeatmapWidget* h = w.view()->heatmap();
+    h->resize(640, 480);
+    QImage img(h->size(), QImage::Format_ARGB32);
+    h->render(&img);
+    const QRect bad_rect = h->CellRect(1, 1);
+    const QRect good_rect = h->CellRect(8, 4);
+    QVERIFY(!bad_rect.isEmpty() && !good_rect.isEmpty());
+    const int area = bad_rect.width() * bad_rect.height();
+    QVERIFY2(CountPixels(img, bad_rect, HeatmapWidget::InfeasibleColor()) > area / 5, "infeasible cell not painted grey");
+    QCOMPARE(CountPixels(img, good_rect, HeatmapWidget::InfeasibleColor()), 0);
+    const QString tip = h->ToolTipAt(bad_rect.center());
+    QVERIFY2(tip.contains(QLatin1String("cannot run")) && tip.contains(bad->reason), qPrintable(tip));
+    QVERIFY(h->ToolTipAt(good_rect.center()).contains(QLatin1String("s per step")));
+  }
+
+  void windowStaysResponsiveAndCancelWorks() {
+    MainWindow w;
+    QVERIFY(w.OpenScenario(TestData("llama2-70b-4n-8nic.yaml")));
+    for (int i = 0; i < 60; ++i) w.DuplicateCurrent();
+    QCOMPARE(static_cast<int>(w.configurations().size()), 61);
+    int ticks = 0;
+    QTimer timer;
+    connect(&timer, &QTimer::timeout, [&] { ++ticks; });
+    timer.start(5);
+    QSignalSpy finished(w.runner(), &ComparisonRunner::finished);
+    w.Run();
+    QVERIFY(w.runner()->IsRunning());
+    QVERIFY(!w.runAction()->isEnabled());
+    QVERIFY(w.cancelAction()->isEnabled());
+    QTest::qWait(60);
+    QVERIFY2(ticks > 0, "the GUI thread did not process events during the run");
+    w.cancelAction()->trigger();
+    QVERIFY(finished.wait(30000));
+    QCOMPARE(finished.takeFirst().at(0).toBool(), true);
+    QVERIFY(w.view()->outcomes().empty());  // a canceled run leaves the previous results
+    QVERIFY(w.runAction()->isEnabled());
+  }
+
+  void exportWritesFiles() {
+    MainWindow w;
+    w.resize(1600, 1000);
+    w.show();
+    QVERIFY(w.OpenScenario(TestData("llama2-70b-4n-8nic.yaml")));
+    QVERIFY(w.OpenScenario(TestData("llama2-70b-4n-4nic.yaml")));
+    QVERIFY(RunAndWait(w));
+    QTemporaryDir dir;
+    QString err;
+    const QStringList files = w.view()->ExportAll(dir.path(), &err);
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+    QCOMPARE(files.size(), 2 * w.view()->PanelNames().size() + 1);
+    for (const QString& f : files) {
+      QVERIFY2(QFileInfo(f).size() > 0, qPrintable(f));
+      if (f.endsWith(QLatin1String(".png"))) {
+        const QImage img(f);
+        QVERIFY2(!img.isNull() && img.width() > 100, qPrintable(f));
+      } else if (f.endsWith(QLatin1String(".svg"))) {
+        QFile svg(f);
+        QVERIFY(svg.open(QIODevice::ReadOnly));
+        QVERIFY(svg.readAll().contains("<svg"));
+      }
+    }
+    QFile csv(dir.filePath(QStringLiteral("results.csv")));
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(csv.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 3);
+    QVERIFY(lines[0].startsWith(QLatin1String("configuration,name,gpus,fidelity,step_time_s")));
+    QVERIFY(lines[1].startsWith(QLatin1String("llama2-70b-4n-8nic,llama2-70b-4n-8nic,32,")));
+
+    // The whole comparison view renders too (what --screenshot writes).
+    const QString shot = dir.filePath(QStringLiteral("view.png"));
+    QVERIFY(ExportPng(w.view(), shot, 1.0));
+    QCOMPARE(QImage(shot).size(), w.view()->size());
+  }
+
+  void comparisonSetSavesAndLoads() {
+    MainWindow w;
+    QVERIFY(w.OpenScenario(TestData("llama2-70b-4n-8nic.yaml")));
+    w.DuplicateCurrent();
+    Field<QSpinBox>(w.form(), "cluster.nodes")->setValue(8);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("set.yaml"));
+    QString err;
+    QVERIFY2(w.SaveComparisonSetFile(path, &err), qPrintable(err));
+
+    MainWindow other;
+    QVERIFY2(other.LoadComparisonSetFile(path, &err), qPrintable(err));
+    QCOMPARE(other.configurations().size(), size_t(2));
+    QCOMPARE(other.configurations()[1].Name(), QStringLiteral("llama2-70b-4n-8nic (2)"));
+    const Expected<Scenario> s = ParseConfiguration(other.configurations()[1]);
+    QVERIFY(s.ok());
+    QCOMPARE(s->nodes, 8);
+    QCOMPARE(Field<QSpinBox>(other.form(), "cluster.nodes")->value(), 4);  // the first is selected
+    QVERIFY(other.runAction()->isEnabled());
+
+    // A malformed set names the file and the problem.
+    QFile bad(dir.filePath(QStringLiteral("bad.yaml")));
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write("comparison: 3\n");
+    bad.close();
+    QVERIFY(!other.LoadComparisonSetFile(bad.fileName(), &err));
+    QVERIFY2(err.startsWith(bad.fileName()) && err.contains(QLatin1String("comparison")), qPrintable(err));
+  }
+};
+
+QTEST_MAIN(GuiTest)
+#include "gui_test.moc"

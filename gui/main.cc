@@ -1,0 +1,143 @@
+// trainsim-gui [SCENARIO...]
+// trainsim-gui --screenshot OUT.png [--size WxH] [--scale S] [--fidelity des|analytical] [SCENARIO...]
+//
+// Without --screenshot: the desktop application, with the given scenarios as
+// configurations. With it: open the scenarios (default: the reference design's
+// Llama 2 70B on 4 nodes with 8 and with 4 ConnectX-7), run them, render the
+// comparison view offscreen to OUT.png and exit: 0 written, 1 could not run or
+// write, 2 bad input (the CLI's one-line message on stderr).
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QEventLoop>
+#include <QFileInfo>
+#include <QMessageBox>
+#include <QRegularExpression>
+#include <cstdio>
+
+#include "gui/charts.h"
+#include "gui/comparison_view.h"
+#include "gui/main_window.h"
+#include "gui/runner.h"
+#include "gui/scenario_form.h"
+
+namespace {
+
+QStringList DefaultScreenshotScenarios() {
+  QStringList out;
+  for (const QString& stem : {QStringLiteral("llama2-70b-4n-8nic"), QStringLiteral("llama2-70b-4n-4nic")}) {
+    for (const QString& dir : {QStringLiteral(TRAINSIM_SOURCE_DIR "/examples"), QStringLiteral(TRAINSIM_SOURCE_DIR "/gui/testdata")}) {
+      const QString p = dir + QLatin1Char('/') + stem + QStringLiteral(".yaml");
+      if (QFileInfo::exists(p)) {
+        out << p;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+void Print(FILE* to, const QString& s) { std::fprintf(to, "%s\n", s.toLocal8Bit().constData()); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool screenshot = false;
+  for (int i = 1; i < argc; ++i) screenshot = screenshot || QByteArray(argv[i]) == "--screenshot";
+  // A screenshot needs no display.
+  if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QGuiApplication::setHighDpiScaleFactorRoundingPolicy(Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName(QStringLiteral("trainsim"));
+  QApplication::setApplicationName(QStringLiteral("trainsim-gui"));
+  QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral("Compare cluster and parallelism options for LLM training."));
+  parser.addHelpOption();
+  parser.addVersionOption();
+  const QCommandLineOption shot(QStringLiteral("screenshot"), QStringLiteral("Run the scenarios, render the comparison view to FILE.png, exit."),
+                                QStringLiteral("FILE.png"));
+  const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Size of the rendered view (default 1800x1050)."),
+                                QStringLiteral("WxH"), QStringLiteral("1800x1050"));
+  const QCommandLineOption scale(QStringLiteral("scale"), QStringLiteral("Device pixels per logical pixel of the image (default 1)."),
+                                 QStringLiteral("S"), QStringLiteral("1"));
+  const QCommandLineOption fidelity(QStringLiteral("fidelity"), QStringLiteral("des or analytical (default: the last used; des)."),
+                                    QStringLiteral("F"));
+  parser.addOptions({shot, size, scale, fidelity});
+  parser.addPositionalArgument(QStringLiteral("scenario"), QStringLiteral("Scenario YAML files to compare."), QStringLiteral("[SCENARIO...]"));
+  parser.process(app);
+
+  trainsim::gui::MainWindow window;
+  if (parser.isSet(fidelity)) {
+    const QString f = parser.value(fidelity);
+    if (f != QLatin1String("des") && f != QLatin1String("analytical")) {
+      Print(stderr, QStringLiteral("trainsim-gui: --fidelity: '%1' is not one of: des, analytical").arg(f));
+      return 2;
+    }
+    window.SetFidelity(f == QLatin1String("des") ? trainsim::Fidelity::kDes : trainsim::Fidelity::kAnalytical);
+  }
+  QStringList scenarios = parser.positionalArguments();
+  if (screenshot && scenarios.isEmpty()) scenarios = DefaultScreenshotScenarios();
+  for (const QString& path : scenarios) {
+    QString err;
+    if (!window.OpenScenario(path, &err)) {
+      Print(stderr, err);
+      if (screenshot) return 2;
+    }
+  }
+
+  if (!screenshot) {
+    if (scenarios.isEmpty()) window.AddConfiguration({trainsim::gui::ScenarioForm::DefaultScenarioYaml(), QString()});
+    window.show();
+    return app.exec();
+  }
+
+  const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("^(\\d+)x(\\d+)$")).match(parser.value(size));
+  bool scale_ok = false;
+  const double image_scale = parser.value(scale).toDouble(&scale_ok);
+  if (!m.hasMatch() || !scale_ok || image_scale <= 0 || image_scale > 8) {
+    Print(stderr, QStringLiteral("trainsim-gui: --size WxH and --scale S (0 < S <= 8) expected"));
+    return 2;
+  }
+  bool invalid = false;
+  for (const auto& c : window.configurations()) {
+    const QString msg = trainsim::gui::ValidationMessage(c);
+    if (!msg.isEmpty()) {
+      Print(stderr, msg);
+      invalid = true;
+    }
+  }
+  if (invalid) return 2;
+  if (window.configurations().empty()) {
+    Print(stderr, QStringLiteral("trainsim-gui: --screenshot: no scenario to run"));
+    return 2;
+  }
+
+  // Lay the window out so that the comparison view gets the requested size.
+  window.SetConfigurationPanelVisible(false);
+  const QSize target(m.captured(1).toInt(), m.captured(2).toInt());
+  window.resize(target);
+  window.show();
+  QApplication::processEvents();
+  window.resize(target + (window.size() - window.view()->size()));
+  QApplication::processEvents();
+
+  QEventLoop loop;
+  QObject::connect(window.runner(), &trainsim::gui::ComparisonRunner::finished, &loop, &QEventLoop::quit);
+  window.Run();
+  if (window.runner()->IsRunning()) loop.exec();
+  window.view()->ShowDetailsOf(0);
+  QApplication::processEvents();
+
+  const QString out = parser.value(shot);
+  if (!trainsim::gui::ExportPng(window.view(), out, image_scale)) {
+    Print(stderr, out + QStringLiteral(": cannot write"));
+    return 1;
+  }
+  Print(stdout, QStringLiteral("wrote %1 (%2x%3 view, %4 configurations)")
+                    .arg(out)
+                    .arg(window.view()->width())
+                    .arg(window.view()->height())
+                    .arg(window.configurations().size()));
+  return 0;
+}

@@ -1,0 +1,341 @@
+#include "gui/scenario_form.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <QComboBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSpinBox>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "sim/data_paths.h"
+
+namespace trainsim::gui {
+
+namespace {
+
+// Marks the model combo entry that stands for inline model keys in the document.
+const QString kInlineModel = QStringLiteral("(inline model keys)");
+
+std::vector<std::string> Split(const std::string& dotted) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = dotted.find('.', start);
+    parts.push_back(dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) return parts;
+    start = dot + 1;
+  }
+}
+
+// yaml-cpp rebinds a Node variable on assignment, so the walks below pass
+// fresh handles down by value instead of reassigning one.
+void SetKey(YAML::Node node, const std::vector<std::string>& parts, size_t i, const YAML::Node& value) {
+  if (i + 1 == parts.size()) {
+    node[parts[i]] = value;
+    return;
+  }
+  if (!node[parts[i]].IsMap()) node[parts[i]] = YAML::Node(YAML::NodeType::Map);
+  SetKey(node[parts[i]], parts, i + 1, value);
+}
+
+void RemoveKey(YAML::Node node, const std::vector<std::string>& parts, size_t i) {
+  if (!node.IsMap()) return;
+  if (i + 1 == parts.size()) {
+    node.remove(parts[i]);
+    return;
+  }
+  if (node[parts[i]].IsMap()) RemoveKey(node[parts[i]], parts, i + 1);
+}
+
+YAML::Node Lookup(const YAML::Node& root, const std::string& dotted) {
+  YAML::Node cur = YAML::Clone(root);  // a const walk would still need fresh handles; the document is small
+  for (const std::string& part : Split(dotted)) {
+    if (!cur.IsMap() || !cur[part]) return YAML::Node();
+    const YAML::Node next = cur[part];
+    cur.reset(next);
+  }
+  return cur;
+}
+
+bool Same(const QString& a, const QString& b) { return a.isNull() == b.isNull() && a == b; }
+
+QStringList Names(const std::string& subdir) {
+  QStringList out;
+  for (const std::string& n : CatalogueNames(subdir)) out << QString::fromStdString(n);
+  return out;
+}
+
+}  // namespace
+
+QString ScenarioForm::DefaultScenarioYaml() {
+  return QStringLiteral(
+      "name: llama2-7b-1n\n"
+      "cluster:\n"
+      "  node: xe9680-h100\n"
+      "  nodes: 1\n"
+      "  nics_per_node: 8\n"
+      "  fabric: ndr-rail-optimized\n"
+      "model: llama2-7b\n"
+      "parallelism:\n"
+      "  tensor: 1\n"
+      "  pipeline: 1\n"
+      "  data: auto\n"
+      "training:\n"
+      "  seq_len: 4096\n"
+      "  global_batch: 128\n"
+      "  micro_batch: 1\n"
+      "  steps: 500\n"
+      "  precision: bf16\n"
+      "  recompute: none\n");
+}
+
+ScenarioForm::ScenarioForm(QWidget* parent) : QWidget(parent) {
+  auto* outer = new QVBoxLayout(this);
+  message_label_ = new QLabel(this);
+  message_label_->setObjectName(QStringLiteral("validationMessage"));
+  message_label_->setWordWrap(true);
+  message_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  outer->addWidget(message_label_);
+
+  auto section = [&](const QString& title) {
+    auto* box = new QGroupBox(title, this);
+    section_ = new QFormLayout(box);
+    section_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    outer->addWidget(box);
+  };
+
+  section(tr("Scenario"));
+  AddName();
+
+  section(tr("Cluster"));
+  AddCombo("cluster.node", tr("&Node profile"), Names("hardware-profiles/nodes"), true);
+  AddSpin("cluster.nodes", tr("N&odes"), 1, 1 << 20, 1);
+  AddSpin("cluster.nics_per_node", tr("NICs per node"), 0, 64, 0, tr("profile default"));
+  AddCombo("cluster.fabric", tr("&Fabric"), Names("hardware-profiles/fabrics"), true);
+  AddCombo("cluster.storage", tr("Storage"), QStringList{tr("(none)")} + Names("hardware-profiles/storage"), true, tr("(none)"));
+  AddSpin("cluster.storage_nodes", tr("Storage nodes"), 0, 10000, 0, tr("profile default"));
+
+  section(tr("Model"));
+  AddModelField();
+
+  section(tr("Parallelism"));
+  AddSpin("parallelism.tensor", tr("&Tensor (TP)"), 1, 1024, 1);
+  AddSpin("parallelism.pipeline", tr("&Pipeline (PP)"), 1, 1024, 1);
+  AddSpin("parallelism.context", tr("Context (CP)"), 1, 1024, 1);
+  AddSpin("parallelism.data", tr("Data (DP)"), 0, 1 << 20, 0, tr("auto"), QStringLiteral("auto"));
+  AddSpin("parallelism.virtual_stages", tr("Virtual stages"), 1, 128, 1);
+  const QStringList tri{tr("default"), QStringLiteral("true"), QStringLiteral("false")};
+  AddCombo("parallelism.sequence_parallel", tr("Sequence parallel"), tri, false, tr("default"));
+  AddCombo("parallelism.distributed_optimizer", tr("Distributed optimizer"), tri, false, tr("default"));
+
+  section(tr("Training"));
+  AddSpin("training.seq_len", tr("Sequence length"), 1, 1 << 24, 4096);
+  AddSpin("training.global_batch", tr("&Global batch"), 1, 1 << 26, 1);
+  AddSpin("training.micro_batch", tr("&Micro batch"), 1, 1 << 16, 1);
+  AddSpin("training.steps", tr("Steps"), 1, 2000000000, 1);
+  AddCombo("training.precision", tr("Precision"), {"bf16", "fp16", "fp8"}, false);
+  AddCombo("training.recompute", tr("Recompute"), {"none", "selective", "full"}, false);
+
+  section(tr("Checkpoint"));
+  AddSpin("checkpoint.every_steps", tr("Every (steps)"), 0, 2000000000, 0, tr("never"), QStringLiteral("0"));
+  AddCombo("checkpoint.contents", tr("Contents"), {"full", "weights"}, false);
+  AddCombo("checkpoint.mode", tr("Mode"), {"sync", "async"}, false);
+  outer->addStretch(1);
+
+  SetConfiguration(Configuration{DefaultScenarioYaml(), QString()});
+}
+
+void ScenarioForm::AddName() {
+  auto* edit = new QLineEdit(this);
+  edit->setObjectName(QStringLiteral("name"));
+  section_->addRow(tr("Na&me"), edit);
+  Field f;
+  f.key = "name";
+  f.widget = edit;
+  f.show = [edit](const YAML::Node& n) { edit->setText(n.IsScalar() ? QString::fromStdString(n.Scalar()) : QString()); };
+  f.current = [edit]() { return edit->text().isEmpty() ? QString() : edit->text(); };
+  connect(edit, &QLineEdit::textChanged, this, &ScenarioForm::OnWidgetChanged);
+  fields_.push_back(std::move(f));
+}
+
+void ScenarioForm::AddSpin(const char* key, const QString& label, int min, int max, int fallback, const QString& special,
+                           const QString& special_yaml) {
+  auto* spin = new QSpinBox(this);
+  spin->setObjectName(QString::fromLatin1(key));
+  spin->setRange(min, max);
+  spin->setAccelerated(true);
+  if (!special.isEmpty()) spin->setSpecialValueText(special);
+  section_->addRow(label, spin);
+  Field f;
+  f.key = key;
+  f.widget = spin;
+  f.show = [spin, fallback, special, special_yaml, min](const YAML::Node& n) {
+    if (n.IsScalar() && !special.isEmpty() && !special_yaml.isNull() && QString::fromStdString(n.Scalar()) == special_yaml) {
+      spin->setValue(min);
+      return;
+    }
+    try {
+      spin->setValue(n.IsScalar() ? n.as<int>() : fallback);
+    } catch (const YAML::Exception&) {
+      spin->setValue(fallback);  // unreadable: the document keeps its text, validation reports it
+    }
+  };
+  f.current = [spin, min, special, special_yaml]() -> QString {
+    if (!special.isEmpty() && spin->value() == min) return special_yaml;
+    return QString::number(spin->value());
+  };
+  connect(spin, &QSpinBox::valueChanged, this, &ScenarioForm::OnWidgetChanged);
+  fields_.push_back(std::move(f));
+}
+
+void ScenarioForm::AddCombo(const char* key, const QString& label, const QStringList& items, bool editable,
+                            const QString& absent_item) {
+  auto* combo = new QComboBox(this);
+  combo->setObjectName(QString::fromLatin1(key));
+  combo->setEditable(editable);
+  combo->addItems(items);
+  section_->addRow(label, combo);
+  Field f;
+  f.key = key;
+  f.widget = combo;
+  f.show = [combo, absent_item](const YAML::Node& n) {
+    if (!n.IsScalar()) {
+      combo->setCurrentIndex(absent_item.isEmpty() ? 0 : combo->findText(absent_item));
+      return;
+    }
+    const QString v = QString::fromStdString(n.Scalar());
+    int i = combo->findText(v);
+    if (i < 0) {
+      combo->addItem(v);  // keep unknown values so validation can name them
+      i = combo->count() - 1;
+    }
+    combo->setCurrentIndex(i);
+  };
+  f.current = [combo, absent_item]() -> QString {
+    const QString t = combo->currentText();
+    return (!absent_item.isEmpty() && t == absent_item) ? QString() : t;
+  };
+  connect(combo, &QComboBox::currentTextChanged, this, &ScenarioForm::OnWidgetChanged);
+  fields_.push_back(std::move(f));
+}
+
+void ScenarioForm::AddModelField() {
+  auto* row = new QWidget(this);
+  auto* h = new QHBoxLayout(row);
+  h->setContentsMargins(0, 0, 0, 0);
+  model_combo_ = new QComboBox(row);
+  model_combo_->setObjectName(QStringLiteral("model"));
+  model_combo_->setEditable(true);
+  model_combo_->addItems(Names("models/catalogue"));
+  model_combo_->setToolTip(tr("A catalogue name, or a path to a model .yaml or a Hugging Face config.json"));
+  auto* browse = new QToolButton(row);
+  browse->setText(QStringLiteral("…"));
+  browse->setToolTip(tr("Choose a model file"));
+  h->addWidget(model_combo_, 1);
+  h->addWidget(browse);
+  section_->addRow(tr("Mo&del"), row);
+  connect(browse, &QToolButton::clicked, this, &ScenarioForm::BrowseModel);
+  QComboBox* combo = model_combo_;
+  Field f;
+  f.key = "model";
+  f.widget = combo;
+  f.show = [combo](const YAML::Node& n) {
+    const int inline_index = combo->findText(kInlineModel);
+    if (n.IsMap()) {
+      if (inline_index < 0) combo->insertItem(0, kInlineModel);
+      combo->setCurrentIndex(combo->findText(kInlineModel));
+      return;
+    }
+    if (inline_index >= 0) combo->removeItem(inline_index);
+    const QString v = n.IsScalar() ? QString::fromStdString(n.Scalar()) : QString();
+    const int i = combo->findText(v);
+    if (i >= 0) combo->setCurrentIndex(i);
+    else combo->setEditText(v);
+  };
+  f.current = [combo]() -> QString {
+    const QString t = combo->currentText();
+    return t.isEmpty() ? QString() : t;
+  };
+  connect(combo, &QComboBox::currentTextChanged, this, &ScenarioForm::OnWidgetChanged);
+  fields_.push_back(std::move(f));
+}
+
+void ScenarioForm::BrowseModel() {
+  const QString dir = file_.isEmpty() ? QString::fromStdString(DataDir() + "/models/catalogue") : QFileInfo(file_).absolutePath();
+  const QString path = QFileDialog::getOpenFileName(this, tr("Model file"), dir, tr("Model (*.yaml *.yml *.json)"));
+  if (path.isEmpty()) return;
+  model_combo_->setEditText(file_.isEmpty() ? path : QFileInfo(file_).absoluteDir().relativeFilePath(path));
+}
+
+void ScenarioForm::SetConfiguration(const Configuration& config) {
+  yaml_ = config.yaml.toStdString();
+  file_ = config.file;
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_);
+  } catch (const YAML::Exception&) {
+    root = YAML::Node();  // widgets show defaults; validation shows the parse error
+  }
+  loading_ = true;
+  for (Field& f : fields_) {
+    f.show(root.IsMap() ? Lookup(root, f.key) : YAML::Node());
+    f.loaded = f.current();
+  }
+  loading_ = false;
+  Revalidate();
+}
+
+Configuration ScenarioForm::configuration() const {
+  Configuration c{QString::fromStdString(yaml_), file_};
+  bool changed = false;
+  for (const Field& f : fields_) changed = changed || !Same(f.current(), f.loaded);
+  if (!changed) return c;  // the document as loaded, comments and all
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_);
+  } catch (const YAML::Exception&) {
+    root = YAML::Node();
+  }
+  if (!root.IsMap()) root = YAML::Node(YAML::NodeType::Map);
+  for (const Field& f : fields_) {
+    const QString cur = f.current();
+    if (Same(cur, f.loaded)) continue;
+    const std::vector<std::string> parts = Split(f.key);
+    if (cur.isNull()) {
+      RemoveKey(root, parts, 0);
+    } else {
+      // A plain string node: yaml-cpp keeps scalars as text, and a name such
+      // as "a: b" must not turn into a mapping.
+      SetKey(root, parts, 0, YAML::Node(cur.toStdString()));
+    }
+  }
+  YAML::Emitter out;
+  out << root;
+  c.yaml = QString::fromUtf8(out.c_str()) + QLatin1Char('\n');
+  return c;
+}
+
+void ScenarioForm::OnWidgetChanged() {
+  if (loading_) return;
+  Revalidate();
+  emit edited();
+}
+
+void ScenarioForm::Revalidate() {
+  const bool was_valid = IsValid();
+  message_ = gui::ValidationMessage(configuration());
+  message_label_->setText(message_.isEmpty() ? tr("✓ Scenario is valid") : message_);
+  message_label_->setStyleSheet(message_.isEmpty() ? QStringLiteral("color: #1b7f2a;")
+                                                   : QStringLiteral("color: #b00020; font-weight: bold;"));
+  if (was_valid != IsValid()) emit validityChanged(IsValid());
+}
+
+}  // namespace trainsim::gui
