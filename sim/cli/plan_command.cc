@@ -1,16 +1,77 @@
-// trainsim plan: not implemented yet.
+// trainsim plan SCENARIO.yaml [--top K] [--objective time|cost] [--json] [--set KEY=VALUE]...
+// Front end of sim/planner.h: flags and printing.
 #include <iostream>
 
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
+#include "sim/planner.h"
+#include "sim/scenario.h"
 
 namespace trainsim::cli {
 
+namespace {
+const char* kPlanHelp =
+    "usage: trainsim plan SCENARIO.yaml [options]\n"
+    "Search parallelism settings (TP, PP, virtual stages, CP, micro batch, recompute, sequence\n"
+    "parallel, distributed optimizer) for the scenario's model, cluster and global batch. Prunes by\n"
+    "divisibility and memory, ranks with the analytical model, re-checks the top K with the DES,\n"
+    "and explains why the best beats the runners-up and why whole families are infeasible.\n"
+    "  --top K                re-check and show the best K (default 5)\n"
+    "  --objective O          time (default: step time) or cost (run cost)\n"
+    "  --recheck F            des (default) or analytical (no re-check)\n"
+    "  --set KEY=VALUE        override a scenario key by dotted path (repeatable)\n"
+    "  --json                 print {\"candidates\": [...], \"rejected\": [...], ...} (design.md section 3)\n"
+    "  -h, --help             this help\n"
+    "exit status: 0 ok, 1 no configuration fits, 2 bad input\n";
+}  // namespace
+
 int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
-  (void)args;
-  (void)out;
-  err << "trainsim plan: not implemented yet\n";
-  return kExitBadInput;
+  ParsedArgs a;
+  const std::string perr = Parse(args,
+                                 {{"--top", true}, {"--objective", true}, {"--recheck", true}, {"--set", true}, {"--json"},
+                                  {"--help", false, "-h"}},
+                                 a);
+  if (a.Has("--help")) {
+    out << kPlanHelp;
+    return kExitOk;
+  }
+  if (!perr.empty() || a.positional.size() != 1) {
+    err << "trainsim plan: " << (perr.empty() ? "expected one scenario file" : perr) << "\n";
+    return kExitBadInput;
+  }
+  PlanOptions opt;
+  if (auto k = a.Value("--top")) {
+    try {
+      size_t used = 0;
+      opt.top_k = std::stoi(*k, &used);
+      if (used != k->size() || opt.top_k < 1) throw std::invalid_argument(*k);
+    } catch (const std::exception&) {
+      err << "trainsim plan: --top: '" << *k << "' is not a positive number\n";
+      return kExitBadInput;
+    }
+  }
+  if (auto o = a.Value("--objective")) {
+    if (*o == "cost") opt.objective = PlanObjective::kCost;
+    else if (*o != "time") {
+      err << "trainsim plan: --objective: '" << *o << "' is not one of: time, cost\n";
+      return kExitBadInput;
+    }
+  }
+  if (auto f = a.Value("--recheck")) {
+    if (*f == "analytical") opt.recheck_fidelity = Fidelity::kAnalytical;
+    else if (*f != "des") {
+      err << "trainsim plan: --recheck: '" << *f << "' is not one of: des, analytical\n";
+      return kExitBadInput;
+    }
+  }
+  Expected<Scenario> s = LoadScenario(a.positional[0], a.All("--set"));
+  if (!s) {
+    err << s.error().ToString() << "\n";
+    return kExitBadInput;
+  }
+  const PlanReport r = Plan(*s, opt);
+  out << (a.Has("--json") ? PlanToJson(r) : PlanToText(r));
+  return r.candidates.empty() ? kExitSimulationFailed : kExitOk;
 }
 
 }  // namespace trainsim::cli

@@ -1,16 +1,153 @@
-// trainsim sweep: not implemented yet.
+// trainsim sweep SWEEP.yaml -o RESULTS.csv [--jobs N] [--resume] [--fidelity analytical|des]
+// Front end of sim/sweep_runner.h: flags, progress display, Ctrl-C, summary.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
 #include <iostream>
+#include <thread>
 
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
+#include "sim/sweep_runner.h"
+#include "sim/sweep_spec.h"
 
 namespace trainsim::cli {
 
+namespace {
+const char* kSweepHelp =
+    "usage: trainsim sweep SWEEP.yaml -o RESULTS.csv [options]\n"
+    "Simulate every point of a sweep file (a base scenario plus axes, zip groups and filters)\n"
+    "and append one row per point as it finishes: its settings, the result fields and, for a\n"
+    "point that cannot run (memory, divisibility), the reason in the error column.\n"
+    "  -o, --output FILE      results: CSV, or JSON lines when FILE ends in .json or .jsonl\n"
+    "  -j, --jobs N           threads (default 1; 0 = one per core)\n"
+    "  --resume               keep the rows already in FILE and run only the missing points\n"
+    "                         (without it FILE is rewritten)\n"
+    "  --fidelity F           analytical (default) or des\n"
+    "  -q, --quiet            no progress display\n"
+    "  -h, --help             this help\n"
+    "Under `mpirun -n K trainsim sweep ...` the points are spread over the ranks; rank 0 writes FILE.\n"
+    "exit status: 0 every point has a row (infeasible points included), 1 interrupted\n"
+    "(rerun with --resume), 2 bad input\n";
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void OnInterrupt(int sig) {
+  g_stop.store(true);
+  std::signal(sig, SIG_DFL);  // a second Ctrl-C kills at once; rows written so far are kept
+}
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string Eta(double s) {
+  if (s < 100) return Fmt("%.0f s", s);
+  if (s < 6000) return Fmt("%.1f min", s / 60);
+  return Fmt("%.1f h", s / 3600);
+}
+
+}  // namespace
+
 int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
-  (void)args;
-  (void)out;
-  err << "trainsim sweep: not implemented yet\n";
-  return kExitBadInput;
+  ParsedArgs a;
+  const std::string perr = Parse(args,
+                                 {{"--output", true, "-o"}, {"--jobs", true, "-j"}, {"--resume"}, {"--fidelity", true},
+                                  {"--quiet", false, "-q"}, {"--help", false, "-h"}},
+                                 a);
+  if (a.Has("--help")) {
+    out << kSweepHelp;
+    return kExitOk;
+  }
+  const bool root = SweepMpiRank() == 0;
+  if (!perr.empty() || a.positional.size() != 1 || !a.Value("--output")) {
+    if (root) err << "trainsim sweep: " << (!perr.empty() ? perr : a.positional.size() != 1 ? "expected one sweep file" : "-o RESULTS.csv is required") << "\n";
+    return kExitBadInput;
+  }
+  SweepRunOptions opt;
+  opt.output_path = *a.Value("--output");
+  opt.resume = a.Has("--resume");
+  if (auto j = a.Value("--jobs")) {
+    try {
+      size_t used = 0;
+      opt.jobs = std::stoi(*j, &used);
+      if (used != j->size() || opt.jobs < 0) throw std::invalid_argument(*j);
+    } catch (const std::exception&) {
+      if (root) err << "trainsim sweep: --jobs: '" << *j << "' is not a number of threads\n";
+      return kExitBadInput;
+    }
+    if (opt.jobs == 0) opt.jobs = int(std::max(1u, std::thread::hardware_concurrency()));
+  }
+  if (auto f = a.Value("--fidelity")) {
+    if (*f == "des") opt.fidelity = Fidelity::kDes;
+    else if (*f != "analytical") {
+      if (root) err << "trainsim sweep: --fidelity: '" << *f << "' is not one of: analytical, des\n";
+      return kExitBadInput;
+    }
+  }
+  Expected<SweepSpec> spec = LoadSweepSpec(a.positional[0]);
+  if (!spec) {
+    if (root) err << spec.error().ToString() << "\n";
+    return kExitBadInput;
+  }
+
+  // Progress: a redrawn bar on a terminal, a plain line every 10% (or 30 s) otherwise.
+  const bool tty = &err == &std::cerr && ::isatty(STDERR_FILENO);
+  double last_draw = -1;
+  int last_decile = 0;
+  if (!a.Has("--quiet")) {
+    opt.progress = [&](const SweepProgress& p) {
+      const double rate = p.elapsed_s > 0 ? p.done / p.elapsed_s : 0;
+      const double eta = rate > 0 ? (p.total - p.done) / rate : 0;
+      const double frac = p.total ? double(p.done) / p.total : 1;
+      if (tty) {
+        if (p.elapsed_s - last_draw < 0.1 && p.done != p.total) return;
+        last_draw = p.elapsed_s;
+        const int width = 30, filled = int(frac * width);
+        err << "\r[" << std::string(size_t(filled), '#') << std::string(size_t(width - filled), '.') << "] " << p.done << "/"
+            << p.total << Fmt(" %.0f points/s", rate) << " ETA " << Eta(eta) << "   " << (p.done == p.total ? "\n" : "")
+            << std::flush;
+      } else {
+        const int decile = int(frac * 10);
+        if (decile == last_decile && p.elapsed_s - last_draw < 30 && p.done != p.total) return;
+        last_decile = decile;
+        last_draw = p.elapsed_s;
+        err << "sweep: " << p.done << "/" << p.total << " points" << Fmt(" (%.0f%%)", 100 * frac) << Fmt(", %.1f points/s", rate)
+            << ", ETA " << Eta(eta) << "\n";
+      }
+    };
+  }
+  g_stop.store(false);
+  opt.stop = &g_stop;
+  auto old_int = std::signal(SIGINT, OnInterrupt);
+  auto old_term = std::signal(SIGTERM, OnInterrupt);
+  Expected<SweepSummary> r = RunSweep(*spec, opt);
+  std::signal(SIGINT, old_int);
+  std::signal(SIGTERM, old_term);
+  if (!r) {
+    if (root) err << r.error().ToString() << "\n";
+    return kExitBadInput;
+  }
+  const SweepSummary& s = *r;
+  if (!s.writer) return s.interrupted ? kExitSimulationFailed : kExitOk;
+  out << "sweep: " << s.points << " points -> " << opt.output_path << ": " << s.written << " written";
+  if (s.resumed) out << ", " << s.resumed << " already there (resumed)";
+  out << "\n  " << s.ok << " ok, " << s.memory << " do not fit in memory, " << s.invalid << " invalid settings"
+      << " (divisibility or values), " << s.failed << " failed\n";
+  out << "  " << Fmt("%.2f s", s.wall_s) << Fmt(", %.1f points/s", s.wall_s > 0 ? s.written / s.wall_s : 0.0) << ", "
+      << opt.jobs << (opt.jobs == 1 ? " thread" : " threads") << (s.ranks > 1 ? " x " + std::to_string(s.ranks) + " MPI ranks" : "")
+      << "\n";
+  if (s.interrupted) {
+    err << "trainsim sweep: interrupted with " << (s.points - s.resumed - s.written)
+        << " points left; rerun with --resume to finish them\n";
+    return kExitSimulationFailed;
+  }
+  return kExitOk;
 }
 
 }  // namespace trainsim::cli
