@@ -110,6 +110,8 @@ NodeProfile ParseNode(const std::string& path) {
   n.power_idle_w = pw.NonNegativeDouble("idle");
   pw.Finish();
   n.node_hour_usd = m.NonNegativeDouble("node_hour_usd", 0);
+  n.nic_port_hour_usd = m.NonNegativeDouble("nic_port_hour_usd", 0);
+  n.default_nics_per_node = n.nics_per_node;
   n.framework = m.OptString("framework").value_or("megatron-core-2024");
   n.source_file = path;
   m.Finish();

@@ -75,7 +75,9 @@ struct NodeProfile {
   double host_memory_bytes = 0;
   double power_load_w = 0;
   double power_idle_w = 0;
-  double node_hour_usd = 0;
+  double node_hour_usd = 0;      // with the profile's default nics_per_node
+  double nic_port_hour_usd = 0;  // what one NIC and its fabric ports add per hour
+  int default_nics_per_node = 8;
   std::string framework;    // default FrameworkProfile name
   std::string source_file;  // the profile's path, for messages about it
 };

@@ -156,7 +156,7 @@ std::string ToSummary(const SimulationResult& r) {
       << r.run.checkpoints << " in the run, overhead " << Duration(r.run.checkpoint_overhead_s) << "\n";
   }
   if (r.run.expected_failures > 0) {
-    o << "  failures             " << Fmt("%.2f expected", r.run.expected_failures) << ", goodput "
+    o << "  failures             " << Fmt("%.3g expected", r.run.expected_failures) << ", goodput "
       << Fmt("%.1f%%", 100 * r.run.goodput) << ", best checkpoint interval " << Duration(r.run.best_checkpoint_interval_s)
       << " (chosen " << Duration(r.run.chosen_checkpoint_interval_s) << ")\n";
   }

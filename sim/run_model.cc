@@ -100,7 +100,12 @@ void ApplyRunModel(const Scenario& s, SimulationResult& r) {
   // included: the allocation is held), plus the storage nodes.
   const double hours = wall / 3600.0;
   double kw = s.nodes * s.node.power_load_w / 1000.0;
-  double usd_per_hour = s.nodes * (s.cost.node_hour_usd > 0 ? s.cost.node_hour_usd : s.node.node_hour_usd);
+  // The profile's price is for its default NIC count; other counts add or
+  // save the NICs and their fabric ports (a scenario price is taken as given).
+  const double node_price = s.cost.node_hour_usd > 0
+                                ? s.cost.node_hour_usd
+                                : s.node.node_hour_usd + (s.node.nics_per_node - s.node.default_nics_per_node) * s.node.nic_port_hour_usd;
+  double usd_per_hour = s.nodes * node_price;
   if (storage) {
     kw += s.storage_nodes * s.storage->power_w / 1000.0;
     const double st_price = s.cost.storage_node_hour_usd >= 0 ? s.cost.storage_node_hour_usd : s.storage->node_hour_usd;

@@ -1,16 +1,50 @@
-// trainsim compare: not implemented yet.
+// trainsim compare A.yaml B.yaml [--set KEY=VALUE]... [--json] [--fidelity des|analytical]
 #include <iostream>
 
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
+#include "sim/comparison.h"
+#include "sim/scenario.h"
+#include "sim/simulate.h"
 
 namespace trainsim::cli {
 
 int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
-  (void)args;
-  (void)out;
-  err << "trainsim compare: not implemented yet\n";
-  return kExitBadInput;
+  ParsedArgs a;
+  const std::string perr = Parse(args, {{"--set", true}, {"--json"}, {"--fidelity", true}, {"--help", false, "-h"}}, a);
+  if (a.Has("--help")) {
+    out << "usage: trainsim compare A.yaml B.yaml [--set KEY=VALUE]... [--json] [--fidelity des|analytical]\n"
+           "Simulate two scenarios and print their figures side by side with B's delta against A:\n"
+           "what one hardware option (NICs per node, storage nodes, fabric, node count) changes in time and cost.\n"
+           "  --set KEY=VALUE   override applied to both scenarios (repeatable)\n"
+           "  --json            machine-readable output\n"
+           "  --fidelity F      des (default) or analytical\n";
+    return kExitOk;
+  }
+  if (!perr.empty() || a.positional.size() != 2) {
+    err << "trainsim compare: " << (perr.empty() ? "expected two scenario files" : perr) << "\n";
+    return kExitBadInput;
+  }
+  SimulateOptions opt;
+  opt.fidelity = Fidelity::kDes;
+  if (auto f = a.Value("--fidelity")) {
+    if (*f == "analytical") opt.fidelity = Fidelity::kAnalytical;
+    else if (*f != "des") {
+      err << "trainsim compare: --fidelity: '" << *f << "' is not one of: des, analytical\n";
+      return kExitBadInput;
+    }
+  }
+  SimulationResult r[2];
+  for (int i = 0; i < 2; ++i) {
+    Expected<Scenario> s = LoadScenario(a.positional[i], a.All("--set"));
+    if (!s) {
+      err << s.error().ToString() << "\n";
+      return kExitBadInput;
+    }
+    r[i] = Simulate(*s, opt);
+  }
+  out << (a.Has("--json") ? ComparisonJson(r[0], r[1]) : ComparisonTable(r[0], r[1]));
+  return (r[0].error.empty() && r[1].error.empty()) ? kExitOk : kExitSimulationFailed;
 }
 
 }  // namespace trainsim::cli
