@@ -1,0 +1,226 @@
+#include "sim/des/des_platform.h"
+
+#include <algorithm>
+#include <set>
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/connected_components.hpp>
+#include <simgrid/s4u.hpp>
+
+namespace trainsim {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+int EffectiveNics(const Scenario& s) { return std::max(1, std::min(s.node.nics_per_node, s.node.gpus_per_node)); }
+int NicOfGpu(const Scenario& s, int local_gpu) { return local_gpu * EffectiveNics(s) / s.node.gpus_per_node; }
+
+// A link the profiles leave at 0 does not limit anything.
+double Cap(double bytes_per_s) { return bytes_per_s > 0 ? bytes_per_s : 1e15; }
+
+}  // namespace
+
+bool DesTopology::GroupSpansSus(CommGroup g, const Scenario& s) const {
+  const Parallelism& p = s.parallelism;
+  int ranks = 1, stride = 1;
+  if (g == CommGroup::kData) { ranks = p.data; stride = p.tensor * p.context; }
+  else if (g == CommGroup::kContext) { ranks = p.context; stride = p.tensor; }
+  else return false;
+  const int gpn = s.node.gpus_per_node;
+  return SuOf(0) != SuOf((ranks - 1) * stride / gpn);
+}
+
+DesTopology BuildDesTopology(const Scenario& s) {
+  const Parallelism& p = s.parallelism;
+  const int gpn = s.node.gpus_per_node;
+  DesTopology t;
+  t.nodes_per_su = std::max(1, s.fabric.nodes_per_su);
+  t.nic_line_bytes_per_s = s.node.nic_bytes_per_s;
+  t.nic_achieved_bytes_per_s = std::min(s.fabric.achieved_bytes_per_s,
+                                        s.node.nic_bytes_per_s * s.fabric.achieved_bytes_per_s / s.fabric.link_bytes_per_s);
+
+  // The simulated TP group of each stage: ranks stage*TP*CP*DP + [0, TP).
+  std::map<int, std::set<int>> nics_of_part;  // (stage * nodes + node) -> NICs
+  for (int st = 0; st < p.pipeline; ++st) {
+    DesGroup g;
+    g.stage = st;
+    g.first_rank = st * p.tensor * p.context * p.data;
+    for (int r = g.first_rank; r < g.first_rank + p.tensor; ++r) {
+      const int node = r / gpn;
+      if (g.parts.empty() || g.parts.back().node != node) g.parts.push_back(GroupPart{node, 0, -1});
+      g.parts.back().gpus++;
+      t.simulated_gpus_per_node[node]++;
+    }
+    t.groups.push_back(g);
+  }
+
+  // NIC bundles: per node, connected components of "NIC a and NIC b carry
+  // traffic of the same simulated group" (Boost.Graph).
+  for (const auto& [node, sim_gpus] : t.simulated_gpus_per_node) {
+    const int nics = EffectiveNics(s);
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS> graph(nics);
+    std::vector<bool> used(nics, false);
+    for (const auto& g : t.groups) {
+      int first_nic = -1;
+      for (int r = g.first_rank; r < g.first_rank + p.tensor; ++r) {
+        if (r / gpn != node) continue;
+        const int nic = NicOfGpu(s, r % gpn);
+        used[nic] = true;
+        if (first_nic < 0) first_nic = nic;
+        else if (nic != first_nic) boost::add_edge(first_nic, nic, graph);
+      }
+    }
+    std::vector<int> component(nics);
+    boost::connected_components(graph, component.data());
+    std::map<int, int> bundle_of_component;
+    for (int nic = 0; nic < nics; ++nic) {
+      if (!used[nic]) continue;
+      auto [it, fresh] = bundle_of_component.try_emplace(component[nic], int(t.bundles.size()));
+      if (fresh) t.bundles.push_back(NicBundle{node, 0, 0, 0, 0});
+      NicBundle& b = t.bundles[it->second];
+      b.nics++;
+      for (int gpu = 0; gpu < gpn; ++gpu) {
+        if (NicOfGpu(s, gpu) == nic) b.all_gpus++;
+      }
+    }
+    for (auto& g : t.groups) {
+      for (int r = g.first_rank; r < g.first_rank + p.tensor; ++r) {
+        if (r / gpn != node) continue;
+        const int b = bundle_of_component.at(component[NicOfGpu(s, r % gpn)]);
+        t.bundles[b].simulated_gpus++;
+        for (auto& part : g.parts) {
+          if (part.node == node) part.bundle = b;
+        }
+      }
+    }
+  }
+  for (auto& b : t.bundles) {
+    b.capacity_bytes_per_s = b.nics * s.node.nic_bytes_per_s * double(b.simulated_gpus) / std::max(1, b.all_gpus);
+  }
+
+  // Host (PCIe) path per node and the scalable units' uplinks to the spines.
+  std::map<int, int> sim_gpus_per_su;
+  for (const auto& [node, n] : t.simulated_gpus_per_node) {
+    t.host_link_bytes_per_s[node] = s.node.pcie_bytes_per_s * n / gpn;
+    sim_gpus_per_su[t.SuOf(node)] += n;
+  }
+  for (const auto& [su, n] : sim_gpus_per_su) {
+    const int nodes_in_su = std::min(t.nodes_per_su, s.nodes - su * t.nodes_per_su);
+    const double uplinks = nodes_in_su * EffectiveNics(s) * s.node.nic_bytes_per_s / std::max(1.0, s.fabric.spine_oversubscription);
+    t.su_uplink_bytes_per_s[su] = uplinks * double(n) / (double(nodes_in_su) * gpn);
+  }
+
+  if (s.storage) {
+    const StorageProfile& st = *s.storage;
+    t.storage_nodes = std::max(1, s.storage_nodes);
+    const bool all_write = p.distributed_optimizer && s.checkpoint.contents == CheckpointContents::kFull;
+    t.checkpoint_writer_gpus = all_write ? s.gpus() : p.tensor * p.pipeline * p.context;
+    t.simulated_writer_gpus = p.tensor * p.pipeline;
+    t.storage_write_share = double(t.simulated_writer_gpus) / t.checkpoint_writer_gpus;
+    t.storage_read_share = 1.0 / p.data;
+    t.front_end_bytes_per_s = st.front_end_links_per_node * st.front_end_link_bytes_per_s;
+    t.disk_write_bytes_per_s = st.write_bytes_per_s_per_node;
+    t.disk_read_bytes_per_s = st.read_bytes_per_s_per_node;
+  }
+  return t;
+}
+
+DesHosts BuildSimgridPlatform(const Scenario& s, const DesTopology& t) {
+  using Dir = sg4::LinkInRoute::Direction;
+  sg4::NetZone* zone = sg4::create_full_zone("cluster");
+  auto duplex = [&](const std::string& name, double bw) {
+    return zone->create_split_duplex_link(name, Cap(bw))->set_latency(0)->seal();
+  };
+  auto simple = [&](const std::string& name, double bw) { return zone->create_link(name, Cap(bw))->set_latency(0)->seal(); };
+  auto route = [&](sg4::Host* a, sg4::Host* b, const std::vector<sg4::LinkInRoute>& links) {
+    zone->add_route(a->get_netpoint(), b->get_netpoint(), nullptr, nullptr, links, false);
+  };
+
+  DesHosts h;
+  h.controller = zone->create_host("controller", 1.0);
+  std::vector<sg4::Link*> bundle_links;
+  for (size_t i = 0; i < t.bundles.size(); ++i) bundle_links.push_back(duplex("nic" + std::to_string(i), t.bundles[i].capacity_bytes_per_s));
+  std::map<int, sg4::Link*> su_links, host_links;
+  for (const auto& [su, bw] : t.su_uplink_bytes_per_s) su_links[su] = duplex("su" + std::to_string(su), bw);
+  for (const auto& [node, bw] : t.host_link_bytes_per_s) {
+    host_links[node] = simple("pcie" + std::to_string(node), bw);
+    h.host_memory[node] = zone->create_host("hostmem" + std::to_string(node), 1.0);
+  }
+  std::vector<sg4::Link*> few, dw, fer, dr;
+  for (int k = 0; k < t.storage_nodes; ++k) {
+    const std::string n = std::to_string(k);
+    few.push_back(simple("fe-write" + n, t.front_end_bytes_per_s * t.storage_write_share));
+    dw.push_back(simple("disk-write" + n, t.disk_write_bytes_per_s * t.storage_write_share));
+    fer.push_back(simple("fe-read" + n, t.front_end_bytes_per_s * t.storage_read_share));
+    dr.push_back(simple("disk-read" + n, t.disk_read_bytes_per_s * t.storage_read_share));
+    h.storage_write.push_back(zone->create_host("storage-w" + n, 1.0));
+    h.storage_read.push_back(zone->create_host("storage-r" + n, 1.0));
+  }
+
+  std::vector<std::vector<sg4::Link*>> nvlinks;
+  for (const auto& g : t.groups) {
+    const std::string st = std::to_string(g.stage);
+    h.compute.push_back(zone->create_host("stage" + st, 1.0));
+    h.endpoint.emplace_back();
+    h.nic_mirror.emplace_back();
+    h.nic_mirror_su.emplace_back();
+    h.nvlink_mirror.emplace_back();
+    nvlinks.emplace_back();
+    for (size_t j = 0; j < g.parts.size(); ++j) {
+      const GroupPart& part = g.parts[j];
+      const std::string n = st + "." + std::to_string(j);
+      sg4::Host* ep = zone->create_host("ep" + n, 1.0);
+      sg4::Host* mir = zone->create_host("nic-mirror" + n, 1.0);
+      sg4::Host* mir_su = zone->create_host("nic-mirror-su" + n, 1.0);
+      sg4::Host* nvm = zone->create_host("nvlink-mirror" + n, 1.0);
+      sg4::Link* nv = duplex("nvlink" + n, part.gpus * s.node.nvlink_bytes_per_s);
+      sg4::Link* b = bundle_links[part.bundle];
+      sg4::Link* su = su_links.at(t.SuOf(part.node));
+      route(ep, mir, {{b, Dir::UP}, {b, Dir::DOWN}});
+      route(ep, mir_su, {{b, Dir::UP}, {su, Dir::UP}, {su, Dir::DOWN}, {b, Dir::DOWN}});
+      route(ep, nvm, {{nv, Dir::UP}, {nv, Dir::DOWN}});
+      route(ep, h.host_memory.at(part.node), {sg4::LinkInRoute(host_links.at(part.node))});
+      for (int k = 0; k < t.storage_nodes; ++k) {
+        route(ep, h.storage_write[k], {{b, Dir::UP}, {su, Dir::UP}, sg4::LinkInRoute(few[k]), sg4::LinkInRoute(dw[k])});
+        route(h.storage_read[k], ep, {sg4::LinkInRoute(dr[k]), sg4::LinkInRoute(fer[k]), {su, Dir::DOWN}, {b, Dir::DOWN}});
+      }
+      h.endpoint.back().push_back(ep);
+      h.nic_mirror.back().push_back(mir);
+      h.nic_mirror_su.back().push_back(mir_su);
+      h.nvlink_mirror.back().push_back(nvm);
+      nvlinks.back().push_back(nv);
+    }
+  }
+
+  // Point to point between neighbouring stages (both directions; with
+  // interleaving the last stage also feeds the first).
+  const int stages = int(t.groups.size());
+  std::set<std::pair<int, int>> done;
+  for (int a = 0; a < stages && stages > 1; ++a) {
+    for (int b : {(a + 1) % stages, (a + stages - 1) % stages}) {
+      if (!done.insert({a, b}).second) continue;
+      const size_t parts = std::min(t.groups[a].parts.size(), t.groups[b].parts.size());
+      for (size_t j = 0; j < parts; ++j) {
+        const GroupPart& pa = t.groups[a].parts[j];
+        const GroupPart& pb = t.groups[b].parts[j];
+        std::vector<sg4::LinkInRoute> links;
+        if (pa.node == pb.node) {
+          links = {{nvlinks[a][j], Dir::UP}, {nvlinks[b][j], Dir::DOWN}};
+        } else {
+          links.push_back({bundle_links[pa.bundle], Dir::UP});
+          if (t.SuOf(pa.node) != t.SuOf(pb.node)) {
+            links.push_back({su_links.at(t.SuOf(pa.node)), Dir::UP});
+            links.push_back({su_links.at(t.SuOf(pb.node)), Dir::DOWN});
+          }
+          links.push_back({bundle_links[pb.bundle], Dir::DOWN});
+        }
+        route(h.endpoint[a][j], h.endpoint[b][j], links);
+      }
+    }
+  }
+  zone->seal();
+  return h;
+}
+
+}  // namespace trainsim

@@ -1,0 +1,541 @@
+#include "sim/des/des_simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <simgrid/s4u.hpp>
+
+#include "sim/analytical_step.h"
+#include "sim/collective_model.h"
+#include "sim/des/des_engine.h"
+#include "sim/des/des_platform.h"
+#include "sim/des/pipeline_schedule.h"
+#include "sim/gpu_cost_model.h"
+#include "sim/run_model.h"
+#include "sim/step_costs.h"
+
+namespace trainsim {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+double Now() { return sg4::Engine::get_clock(); }
+
+// Flows of one transfer or collective, plus its alpha (latency) term: done
+// when the last flow finishes plus the latency.
+struct Flows {
+  std::vector<sg4::CommPtr> comms;
+  double start_s = 0;
+  double latency_s = 0;
+  bool active = false;
+
+  double Wait() {
+    double done = start_s + latency_s;
+    for (auto& c : comms) {
+      c->wait();
+      done = std::max(done, c->get_finish_time() + latency_s);
+    }
+    if (done > Now()) sg4::this_actor::sleep_for(done - Now());
+    active = false;
+    return done;
+  }
+  bool Done() {
+    double done = start_s + latency_s;
+    for (auto& c : comms) {
+      if (!c->test()) return false;
+      done = std::max(done, c->get_finish_time() + latency_s);
+    }
+    return Now() >= done;
+  }
+  double EndTime() const {
+    double done = start_s + latency_s;
+    for (const auto& c : comms) done = std::max(done, c->get_finish_time() + latency_s);
+    return done;
+  }
+};
+
+// One flow per path, each per simulated GPU bytes times the GPUs that send.
+struct PathBytes {
+  sg4::Host* from = nullptr;
+  sg4::Host* to = nullptr;
+  double bytes = 0;
+};
+
+/// A point-to-point transfer between stages, posted by the sender and waited by the receiver.
+struct Slot {
+  Flows flows;
+  bool posted = false;
+  int from_stage = 0;
+};
+
+double SizeFactor(const Scenario& s, double bytes) {
+  const double half = s.node.intra_half_size_bytes;
+  return half > 0 ? bytes / (bytes + half) : 1.0;
+}
+
+double InterNodeLatency(const Scenario& s) { return s.fabric.inter_node_latency_s + 2 * s.fabric.switch_latency_s; }
+
+class DesRun {
+ public:
+  DesRun(const Scenario& s, const StepCosts& c, bool record)
+      : s_(s), c_(c), p_(s.parallelism), record_(record), topo_(BuildDesTopology(s)) {
+    P_ = p_.pipeline;
+    v_ = std::max(1, p_.virtual_stages);
+    V_ = P_ * v_;
+    m_ = std::max(1, s.microbatches_per_step());
+    inflate_nic_ = topo_.nic_line_bytes_per_s / std::max(1.0, topo_.nic_achieved_bytes_per_s);
+    StageCosts();
+    for (int st = 0; st < P_; ++st) schedule_.push_back(StageSchedule(P_, st, m_, v_));
+  }
+
+  void Build() {
+    h_ = BuildSimgridPlatform(s_, topo_);
+    barrier_ = sg4::Barrier::create(P_ + 1);
+    mutex_ = sg4::Mutex::create();
+    for (int st = 0; st < P_; ++st) cv_.push_back(sg4::ConditionVariable::create());
+    for (int st = 0; st < P_; ++st) {
+      sg4::Actor::create("stage" + std::to_string(st), h_.compute[st], [this, st] { StageLoop(st); });
+    }
+    sg4::Actor::create("controller", h_.controller, [this] { Controller(); });
+  }
+
+  // Results.
+  std::vector<StageCost> cost_;
+  double steady_step_s_ = 0;
+  double steady_data_stall_s_ = 0;
+  double run_end_s_ = 0;
+  std::vector<double> write_s_;
+  std::vector<TimelineEvent> timeline_;
+  DesStats stats_;
+
+ private:
+  // Per-stage pass costs: first stage adds the embedding, last the head.
+  void StageCosts() {
+    const Workload& w = c_.workload;
+    const GpuProfile& g = s_.node.gpu;
+    const Precision pr = s_.training.precision;
+    StageCost body = c_.first;
+    if (P_ > 1) {
+      const double fc = PassComputeTime(w.embedding_forward, g, pr, false);
+      const double bc = PassComputeTime(w.embedding_backward, g, pr, true);
+      body.forward_compute_s -= fc;
+      body.backward_compute_s -= bc;
+      body.forward_exposed_comm_s -= ExposedCommTime(s_, w.embedding_forward, fc);
+      body.backward_exposed_comm_s -= ExposedCommTime(s_, w.embedding_backward, bc);
+    }
+    for (int st = 0; st < P_; ++st) cost_.push_back(st == 0 ? c_.first : st == P_ - 1 ? c_.last : body);
+  }
+
+  // ---- flows -------------------------------------------------------------
+  Flows Start(const std::vector<PathBytes>& paths, double latency_s) {
+    Flows f;
+    f.start_s = Now();
+    f.latency_s = latency_s;
+    f.active = true;
+    for (const auto& pb : paths) {
+      const auto bytes = static_cast<uint64_t>(std::llround(pb.bytes));
+      if (bytes == 0) continue;
+      f.comms.push_back(sg4::Comm::sendto_async(pb.from, pb.to, bytes));
+      stats_.flows++;
+    }
+    return f;
+  }
+
+  // A DP collective of `bytes` per rank from stage st's simulated GPUs: the
+  // hierarchical decomposition of collective_model.h as ring flows (over the
+  // NICs towards the folded replicas, over NVLink inside the node).
+  Flows StartDp(int st, CollectiveKind kind, double bytes) {
+    const GroupPlacement g = PlaceGroup(s_, CommGroup::kData);
+    if (g.ranks <= 1 || bytes <= 0) return {};
+    const double factor = kind == CollectiveKind::kAllReduce ? 2.0 : 1.0;
+    const double sf = SizeFactor(s_, bytes);
+    const DesGroup& grp = topo_.groups[st];
+    std::vector<PathBytes> paths;
+    double latency = s_.node.intra_latency_s;
+    if (g.nodes == 1) {
+      const double bus = (kind == CollectiveKind::kAllReduce && s_.node.nvls) ? s_.node.intra_allreduce_bus_bytes_per_s
+                                                                              : s_.node.intra_ring_bus_bytes_per_s;
+      const double per_gpu = factor * (g.ranks - 1.0) / g.ranks * bytes / sf * s_.node.nvlink_bytes_per_s / bus;
+      for (size_t j = 0; j < grp.parts.size(); ++j) paths.push_back({h_.endpoint[st][j], h_.nvlink_mirror[st][j], per_gpu * grp.parts[j].gpus});
+    } else {
+      const double N = g.nodes, r = g.ranks_per_node;
+      const double inter = factor * (N - 1) / N * bytes / r / sf * inflate_nic_;
+      const bool su = topo_.GroupSpansSus(CommGroup::kData, s_);
+      for (size_t j = 0; j < grp.parts.size(); ++j) {
+        paths.push_back({h_.endpoint[st][j], su ? h_.nic_mirror_su[st][j] : h_.nic_mirror[st][j], inter * grp.parts[j].gpus});
+        if (r > 1) {
+          const double intra = factor * (r - 1) / r * bytes / sf * s_.node.nvlink_bytes_per_s / s_.node.intra_ring_bus_bytes_per_s;
+          paths.push_back({h_.endpoint[st][j], h_.nvlink_mirror[st][j], intra * grp.parts[j].gpus});
+        }
+      }
+      latency += InterNodeLatency(s_) * 2 * std::ceil(std::log2(N));
+    }
+    return Start(paths, latency);
+  }
+
+  // Context-parallel K/V ring exchanges of one pass of one chunk (all its layers).
+  Flows StartCp(int st, bool forward) {
+    if (p_.context <= 1) return {};
+    const Workload& w = c_.workload;
+    const GroupPlacement g = PlaceGroup(s_, CommGroup::kContext);
+    const bool nvlink = g.nodes == 1 || g.ranks_per_node > 1;
+    const double layers = double(s_.layers_per_stage()) / v_;
+    double per_gpu = 0, latency = 0;
+    auto add = [&](const PassWork& pass) {
+      for (const auto& cm : pass.comms) {
+        if (cm.group != CommGroup::kContext || cm.bytes <= 0) continue;
+        per_gpu += layers * cm.bytes / SizeFactor(s_, cm.bytes) * (nvlink ? 1.0 : inflate_nic_);
+        latency += layers * (nvlink ? s_.node.intra_latency_s : InterNodeLatency(s_));
+      }
+    };
+    if (forward) add(w.layer_forward);
+    else {
+      add(w.layer_backward);
+      add(w.layer_recompute);
+    }
+    const DesGroup& grp = topo_.groups[st];
+    const bool su = topo_.GroupSpansSus(CommGroup::kContext, s_);
+    std::vector<PathBytes> paths;
+    for (size_t j = 0; j < grp.parts.size(); ++j) {
+      sg4::Host* to = nvlink ? h_.nvlink_mirror[st][j] : su ? h_.nic_mirror_su[st][j] : h_.nic_mirror[st][j];
+      paths.push_back({h_.endpoint[st][j], to, per_gpu * grp.parts[j].gpus});
+    }
+    return Start(paths, latency);
+  }
+
+  // Activations (or their gradients) of one micro batch from stage a to stage b.
+  Flows StartP2p(int a, int b) {
+    const double bytes = c_.workload.pipeline_p2p.bytes;
+    const double per_gpu = bytes / SizeFactor(s_, bytes);
+    const DesGroup& ga = topo_.groups[a];
+    const DesGroup& gb = topo_.groups[b];
+    std::vector<PathBytes> paths;
+    double latency = 0;
+    for (size_t j = 0; j < std::min(ga.parts.size(), gb.parts.size()); ++j) {
+      const bool same_node = ga.parts[j].node == gb.parts[j].node;
+      paths.push_back({h_.endpoint[a][j], h_.endpoint[b][j], per_gpu * ga.parts[j].gpus * (same_node ? 1.0 : inflate_nic_)});
+      latency = std::max(latency, same_node ? s_.node.intra_latency_s : InterNodeLatency(s_));
+    }
+    return Start(paths, latency);
+  }
+
+  // ---- timeline ----------------------------------------------------------
+  void Record(const std::string& track, const std::string& name, double start_s, double end_s, bool force = false) {
+    if ((recording_ || force) && end_s >= start_s) timeline_.push_back({track, name, start_s, end_s - start_s});
+  }
+  static std::string StageTrack(int st, const char* what) { return "stage " + std::to_string(st) + " " + what; }
+  std::string PassName(const PipelineOp& op) const {
+    std::string n = std::string(op.forward ? "F" : "B") + std::to_string(op.microbatch);
+    if (v_ > 1) n += ".c" + std::to_string(op.chunk);
+    return n;
+  }
+
+  // ---- stages --------------------------------------------------------------
+  Slot& SlotOf(int dir, int vs, int mb) { return slots_[(size_t(dir) * V_ + vs) * m_ + mb]; }
+
+  void Post(int dir, int vs, int mb, int from_stage, Flows f) {
+    Slot& sl = SlotOf(dir, vs, mb);
+    sl.flows = std::move(f);
+    sl.posted = true;
+    sl.from_stage = from_stage;
+    const int to_stage = vs % P_;
+    cv_[to_stage]->notify_all();
+  }
+
+  void Receive(int st, int dir, int vs, int mb) {
+    Slot& sl = SlotOf(dir, vs, mb);
+    if (!sl.posted) {
+      std::unique_lock<sg4::Mutex> lock(*mutex_);
+      while (!sl.posted) cv_[st]->wait(lock);
+    }
+    const double start = sl.flows.start_s;
+    const double end = sl.flows.Wait();
+    Record(StageTrack(sl.from_stage, "comm"), std::string(dir == 0 ? "send act " : "send grad ") + std::to_string(mb), start, end);
+  }
+
+  void StageLoop(int st) {
+    stats_.stage_actors++;
+    for (;;) {
+      barrier_->wait();
+      if (quit_) return;
+      RunStep(st);
+      barrier_->wait();
+    }
+  }
+
+  void RunStep(int st) {
+    const StageCost& sc = cost_[st];
+    const double fwd = sc.forward_s() / v_, bwd = sc.backward_s() / v_;
+    const Workload& w = c_.workload;
+    Flows gather;
+    if (p_.data > 1 && p_.distributed_optimizer) {
+      gather = StartDp(st, CollectiveKind::kAllGather, w.param_gather_bytes);
+      if (!p_.overlap_param_gather && gather.active) {
+        const double t0 = gather.start_s;
+        Record(StageTrack(st, "dp"), "param all-gather", t0, gather.Wait());
+      }
+    }
+    Flows grads;
+    const CollectiveKind grad_kind = p_.distributed_optimizer ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
+    bool first_forward = true;
+    const auto& ops = schedule_[st];
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const PipelineOp& op = ops[i];
+      const int vs = VirtualStage(P_, st, op.chunk);
+      if (op.forward) {
+        if (vs > 0) Receive(st, 0, vs, op.microbatch);
+        else if (first_forward && data_.active) {
+          const double t0 = Now();
+          const double start = data_.start_s;
+          Record("storage", "data read", start, data_.Wait());
+          step_data_stall_s_ = Now() - t0;
+        }
+        Flows cp = StartCp(st, true);
+        const double t0 = Now();
+        sg4::this_actor::execute(fwd);
+        Record(StageTrack(st, "compute"), PassName(op), t0, Now());
+        if (first_forward && gather.active) Record(StageTrack(st, "dp"), "param all-gather", gather.start_s, gather.Wait());
+        first_forward = false;
+        if (cp.active) Record(StageTrack(st, "cp"), "cp ring", cp.start_s, cp.Wait());
+        if (vs < V_ - 1) {
+          Flows f = StartP2p(st, (st + 1) % P_);
+          if (!p_.overlap_p2p) {
+            f.Wait();
+            f.comms.clear();
+            f.latency_s = 0;
+          }
+          Post(0, vs + 1, op.microbatch, st, std::move(f));
+        }
+      } else {
+        if (vs < V_ - 1) Receive(st, 1, vs, op.microbatch);
+        if (i + 1 == ops.size() && p_.data > 1 && p_.overlap_grad_reduce) grads = StartDp(st, grad_kind, w.grad_reduce_bytes);
+        Flows cp = StartCp(st, false);
+        const double t0 = Now();
+        sg4::this_actor::execute(bwd);
+        Record(StageTrack(st, "compute"), PassName(op), t0, Now());
+        if (cp.active) Record(StageTrack(st, "cp"), "cp ring", cp.start_s, cp.Wait());
+        if (vs > 0) {
+          Flows f = StartP2p(st, (st + P_ - 1) % P_);
+          if (!p_.overlap_p2p) {
+            f.Wait();
+            f.comms.clear();
+            f.latency_s = 0;
+          }
+          Post(1, vs - 1, op.microbatch, st, std::move(f));
+        }
+      }
+    }
+    if (p_.data > 1 && !grads.active) grads = StartDp(st, grad_kind, w.grad_reduce_bytes);
+    if (grads.active) Record(StageTrack(st, "dp"), p_.distributed_optimizer ? "grad reduce-scatter" : "grad all-reduce", grads.start_s, grads.Wait());
+    const double t0 = Now();
+    sg4::this_actor::execute(c_.optimizer_s);
+    Record(StageTrack(st, "compute"), "optimizer", t0, Now());
+  }
+
+  // ---- controller -----------------------------------------------------------
+  // Tokens of one step for the simulated replica, read by the first stage.
+  Flows StartDataRead() {
+    if (!s_.storage) return {};
+    const double bytes = double(s_.training.global_batch) / p_.data * s_.training.seq_len * s_.data.bytes_per_token;
+    const DesGroup& g = topo_.groups[0];
+    std::vector<PathBytes> paths;
+    for (int k = 0; k < topo_.storage_nodes; ++k) {
+      for (size_t j = 0; j < g.parts.size(); ++j) {
+        paths.push_back({h_.storage_read[k], h_.endpoint[0][j], bytes / topo_.storage_nodes / g.parts.size()});
+      }
+    }
+    return Start(paths, s_.storage->latency_s);
+  }
+
+  // Every simulated shard owner copies (async) or writes its shard.
+  Flows StartCheckpoint(bool to_host) {
+    const double shard = CheckpointBytes(s_) / std::max(1, topo_.checkpoint_writer_gpus);
+    std::vector<PathBytes> paths;
+    for (size_t st = 0; st < topo_.groups.size(); ++st) {
+      const DesGroup& g = topo_.groups[st];
+      for (size_t j = 0; j < g.parts.size(); ++j) {
+        const double bytes = shard * g.parts[j].gpus;
+        if (to_host) {
+          paths.push_back({h_.endpoint[st][j], h_.host_memory.at(g.parts[j].node), bytes});
+        } else {
+          for (int k = 0; k < topo_.storage_nodes; ++k) paths.push_back({h_.endpoint[st][j], h_.storage_write[k], bytes / topo_.storage_nodes});
+        }
+      }
+    }
+    return Start(paths, to_host ? 0.0 : s_.storage->latency_s);
+  }
+
+  void RunOneStep(bool record) {
+    recording_ = record_ && record;
+    slots_.assign(size_t(2) * V_ * m_, Slot{});
+    step_data_stall_s_ = 0;
+    barrier_->wait();
+    barrier_->wait();
+    stats_.simulated_steps++;
+  }
+
+  void Controller() {
+    const int steps = std::max(1, s_.training.steps);
+    const int every = (s_.storage && s_.checkpoint.every_steps > 0) ? s_.checkpoint.every_steps : 0;
+    const bool async = s_.checkpoint.mode == CheckpointMode::kAsync;
+    const int steady_index = std::min(1, steps - 1);
+    std::optional<double> steady;
+    std::vector<Flows> pending_reads;  // kept alive until the end
+    Flows write;
+    double write_start = 0;
+    bool recorded_checkpoint = false, recording_checkpoint = false;
+    for (int k = 0; k < steps;) {
+      const bool writing = write.active && !write.Done();
+      if (write.active && !writing) {
+        write_s_.push_back(write.EndTime() - write_start);
+        Record("storage", "checkpoint write", write_start, write.EndTime(), recording_checkpoint);
+        write.active = false;
+        recording_checkpoint = false;
+      }
+      if (steady && !writing) {
+        // Nothing but training until the next checkpoint: repeat the steady step.
+        const int until = every > 0 ? std::min(steps, (k / every + 1) * every) : steps;
+        const int n = until - k;
+        sg4::this_actor::sleep_for(n * *steady);
+        stats_.repeated_steps += n;
+        k += n;
+        data_ = Flows{};
+      } else {
+        Flows next = (k + 1 < steps) ? StartDataRead() : Flows{};
+        const double t0 = Now();
+        RunOneStep(k == steady_index || recording_checkpoint);
+        if (!steady && k == steady_index && !writing) {
+          steady = Now() - t0;
+          steady_data_stall_s_ = step_data_stall_s_;
+        }
+        if (data_.active) pending_reads.push_back(data_);
+        data_ = next;
+        ++k;
+      }
+      if (every > 0 && k % every == 0) {
+        recording_ = record_ && !recorded_checkpoint;
+        if (!async) {
+          const double t0 = Now();
+          Flows f = StartCheckpoint(false);
+          const double end = f.Wait();
+          Record("storage", "checkpoint write (sync)", t0, end);
+          write_s_.push_back(end - t0);
+        } else {
+          if (write.active) {
+            const double end = write.Wait();
+            write_s_.push_back(end - write_start);
+            Record("storage", "checkpoint write", write_start, end, recording_checkpoint);
+            write.active = false;
+            recording_checkpoint = false;
+          }
+          const double t0 = Now();
+          Flows copy = StartCheckpoint(true);
+          Record("storage", "checkpoint device-to-host copy", t0, copy.Wait());
+          write = StartCheckpoint(false);
+          write_start = Now();
+          recording_checkpoint = record_ && !recorded_checkpoint;
+        }
+        recorded_checkpoint = true;
+        recording_ = false;
+      }
+    }
+    run_end_s_ = Now();
+    if (!steady) steady = run_end_s_ / steps;
+    steady_step_s_ = *steady;
+    if (write.active) {
+      const double end = write.Wait();
+      write_s_.push_back(end - write_start);
+      Record("storage", "checkpoint write", write_start, end, recording_checkpoint);
+    }
+    if (data_.active) data_.Wait();
+    for (auto& r : pending_reads) r.Wait();
+    quit_ = true;
+    barrier_->wait();
+  }
+
+  const Scenario& s_;
+  const StepCosts& c_;
+  const Parallelism& p_;
+  bool record_ = false;
+  bool recording_ = false;
+  DesTopology topo_;
+  DesHosts h_;
+  int P_ = 1, v_ = 1, V_ = 1, m_ = 1;
+  double inflate_nic_ = 1;
+  std::vector<std::vector<PipelineOp>> schedule_;
+  sg4::BarrierPtr barrier_;
+  sg4::MutexPtr mutex_;
+  std::vector<sg4::ConditionVariablePtr> cv_;
+  std::vector<Slot> slots_;
+  Flows data_;  // the current step's token read
+  double step_data_stall_s_ = 0;
+  bool quit_ = false;
+};
+
+}  // namespace
+
+SimulationResult SimulateDes(const Scenario& s, bool record_timeline, DesStats* stats) {
+  const StepCosts costs = ComputeStepCosts(s);
+  SimulationResult r = AnalyticalStep(s, costs);  // memory, names; timing replaced below
+  r.fidelity = "des";
+  DesRun run(s, costs, record_timeline);
+  RunInFreshEngine([&] { run.Build(); });
+
+  const Parallelism& p = s.parallelism;
+  const double m = s.microbatches_per_step();
+  const double v = std::max(1, p.virtual_stages);
+  r.step_time_s = run.steady_step_s_;
+  // Breakdown of the steady step from the slowest stage's point of view (as
+  // the analytical path): its compute, its folded TP communication, the
+  // optimizer and the data stall are known; the rest of the step is pipeline
+  // fill/drain (up to its ideal (p-1)/v slots) and exposed PP/DP/CP traffic.
+  StageCost st = run.cost_[0];
+  for (const auto& c : run.cost_) {
+    if (c.forward_s() + c.backward_s() > st.forward_s() + st.backward_s()) st = c;
+  }
+  StepBreakdown& b = r.breakdown;
+  b.compute_s = m * (st.forward_compute_s + st.backward_compute_s);
+  b.optimizer_s = costs.optimizer_s;
+  b.data_stall_s = run.steady_data_stall_s_;
+  const double tp_exposed = m * (st.forward_exposed_comm_s + st.backward_exposed_comm_s);
+  const double rest = std::max(0.0, r.step_time_s - b.compute_s - b.optimizer_s - b.data_stall_s - tp_exposed);
+  b.pipeline_bubble_s = std::min(rest, (p.pipeline - 1) / v * (st.forward_s() + st.backward_s()));
+  b.exposed_communication_s = tp_exposed + rest - b.pipeline_bubble_s;
+
+  const double gpus = r.gpus;
+  const double tokens = double(s.training.global_batch) * s.training.seq_len;
+  r.tokens_per_s_per_gpu = tokens / r.step_time_s / gpus;
+  r.model_tflops_per_gpu = costs.workload.model_flops_per_step / r.step_time_s / gpus / 1e12;
+  r.mfu = r.model_tflops_per_gpu * 1e12 / s.node.gpu.PeakFlops(s.training.precision);
+
+  // Checkpoints as measured: the mean write time, and the stall per
+  // checkpoint as whatever the run took beyond its steps at steady state.
+  const int steps = std::max(1, s.training.steps);
+  const int every = (s.storage && s.checkpoint.every_steps > 0) ? s.checkpoint.every_steps : 0;
+  const int checkpoints = every > 0 ? steps / every : 0;
+  if (!run.write_s_.empty()) {
+    double sum = 0;
+    for (double w : run.write_s_) sum += w;
+    r.run.checkpoint_write_s = sum / run.write_s_.size();
+  }
+  if (checkpoints > 0) {
+    // Never exactly 0: ApplyRunModel would replace 0 with its own estimate.
+    r.run.checkpoint_stall_s = std::max(1e-12, (run.run_end_s_ - steps * r.step_time_s) / checkpoints);
+  }
+  ApplyRunModel(s, r);
+  r.timeline = std::move(run.timeline_);
+  std::stable_sort(r.timeline.begin(), r.timeline.end(),
+                   [](const TimelineEvent& a, const TimelineEvent& b) { return a.start_s < b.start_s; });
+  if (stats) {
+    *stats = run.stats_;
+    stats->run_time_s = run.run_end_s_;
+  }
+  return r;
+}
+
+}  // namespace trainsim

@@ -1,0 +1,42 @@
+// The discrete-event simulation (--fidelity des) on SimGrid.
+//
+// One actor per pipeline stage runs the stage's real schedule (1F1B or
+// interleaved 1F1B, pipeline_schedule.h) micro batch by micro batch: an Exec
+// per forward/backward pass, lasting the per-micro-batch time of
+// ComputeStepCosts (TP collectives folded in, as the analytical path does),
+// activations and gradients sent to the neighbouring stage as flows, CP K/V
+// exchanges as flows beside each pass, DP gradient reduce-scatter/all-reduce
+// started under the last backward pass and the parameter all-gather under the
+// first forward pass, each decomposed into the ring flows it sends over NVLink
+// and over the NICs. A controller actor drives the steps: it prefetches each
+// step's tokens from the storage nodes (a late read is a data stall), and
+// writes checkpoints from every shard owner through its NICs to the storage
+// nodes, synchronously or asynchronously (a device-to-host copy stalls, then
+// the write overlaps the following steps and contends with their traffic).
+//
+// The whole run is simulated: steps during which nothing but training runs
+// repeat the measured steady-state step (their time is added by a sleep);
+// steps 0 and 1, checkpoints and every step an asynchronous write overlaps are
+// simulated flow by flow. Data-parallel replicas are folded (des_platform.h).
+#pragma once
+
+#include "sim/result.h"
+#include "sim/scenario.h"
+
+namespace trainsim {
+
+/// What one DES run did, for benchmarks and tests.
+struct DesStats {
+  int simulated_steps = 0;
+  int repeated_steps = 0;  // steps taken as the steady-state step
+  int stage_actors = 0;
+  int flows = 0;
+  double run_time_s = 0;   // simulated wall time of the whole run (steps + checkpoint stalls)
+};
+
+// Fills every field the analytical path fills (memory from EstimateMemory,
+// run figures by ApplyRunModel with the checkpoint write time and stall
+// measured here); fidelity "des". Never throws.
+SimulationResult SimulateDes(const Scenario& s, bool record_timeline, DesStats* stats = nullptr);
+
+}  // namespace trainsim

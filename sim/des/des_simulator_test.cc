@@ -1,0 +1,149 @@
+#include "sim/des/des_simulator.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <set>
+
+#include "sim/simulate.h"
+
+namespace trainsim {
+namespace {
+
+Scenario Make(const std::string& text, const std::vector<std::string>& sets = {}) {
+  YAML::Node root = YAML::Load(text);
+  ApplyOverrides(root, sets);
+  auto s = ParseScenario(root, "des.yaml");
+  if (!s.ok()) throw std::runtime_error(s.error().ToString());
+  return *s;
+}
+
+const char* k70b = R"(name: des-70b
+cluster: {node: xe9680-h100, nodes: 4, fabric: ndr-rail-optimized}
+model: llama2-70b
+parallelism: {tensor: 4, pipeline: 4}
+training: {seq_len: 4096, global_batch: 64, micro_batch: 1, steps: 10}
+)";
+
+const char* k7b = R"(name: des-7b
+cluster: {node: xe9680-h100, nodes: 2, fabric: ndr-rail-optimized}
+model: llama2-7b
+parallelism: {tensor: 8, pipeline: 1}
+training: {seq_len: 4096, global_batch: 32, micro_batch: 1, steps: 10}
+)";
+
+const char* kStorage = R"(name: des-ckpt
+cluster: {node: xe9680-h100, nodes: 2, fabric: ndr-rail-optimized, storage: powerscale-f710, storage_nodes: 4}
+model: llama2-7b
+parallelism: {tensor: 8, pipeline: 1}
+training: {seq_len: 4096, global_batch: 32, micro_batch: 1, steps: 40}
+checkpoint: {every_steps: 10, contents: full, mode: sync}
+)";
+
+double Rel(double a, double b) { return std::abs(a - b) / b; }
+
+// Where nothing but one stream uses each link, the DES and the closed form
+// must tell the same story: same per-pass costs, same alpha-beta terms.
+TEST(DesSimulatorTest, AgreesWithAnalyticalWithoutContention) {
+  const std::vector<std::pair<const char*, std::vector<std::string>>> cases = {
+      {k70b, {}},                                                         // PP 4, DP 2, TP in node
+      {k70b, {"parallelism.virtual_stages=2"}},                           // interleaved
+      {k70b, {"parallelism.pipeline=2", "parallelism.tensor=8"}},         // PP across nodes, DP 2
+      {k7b, {}},                                                          // PP 1, DP 2 across nodes
+      {k7b, {"parallelism.tensor=2"}},                                    // DP 8, hierarchical
+      {k7b, {"cluster.nodes=1", "parallelism.tensor=4"}},                 // single node DP 2
+      {k7b, {"parallelism.tensor=4", "parallelism.context=2"}},           // CP 2
+  };
+  for (const auto& [text, sets] : cases) {
+    const Scenario s = Make(text, sets);
+    const SimulationResult a = Simulate(s, {Fidelity::kAnalytical, false});
+    const SimulationResult d = Simulate(s, {Fidelity::kDes, false});
+    std::string what;
+    for (const auto& k : sets) what += k + " ";
+    EXPECT_EQ(d.fidelity, "des");
+    EXPECT_LT(Rel(d.step_time_s, a.step_time_s), 0.03) << what << " des " << d.step_time_s << " analytical " << a.step_time_s;
+    EXPECT_NEAR(d.breakdown.total_s(), d.step_time_s, 1e-9 * d.step_time_s) << what;
+    EXPECT_EQ(d.memory.peak_gib_per_gpu, a.memory.peak_gib_per_gpu);
+  }
+}
+
+TEST(DesSimulatorTest, FourNicsSlowDataParallelAcrossNodesOnly) {
+  // DP gradient traffic crosses nodes: half the NICs, slower step.
+  const Scenario across8 = Make(k7b, {"parallelism.tensor=8", "parallelism.distributed_optimizer=false"});
+  const Scenario across4 = Make(k7b, {"parallelism.tensor=8", "parallelism.distributed_optimizer=false", "cluster.nics_per_node=4"});
+  const double t8 = SimulateDes(across8, false).step_time_s;
+  const double t4 = SimulateDes(across4, false).step_time_s;
+  EXPECT_GT(t4, t8 * 1.001);
+  // Inside one node the NICs carry nothing: same step time.
+  const Scenario one8 = Make(k7b, {"cluster.nodes=1", "parallelism.tensor=4"});
+  const Scenario one4 = Make(k7b, {"cluster.nodes=1", "parallelism.tensor=4", "cluster.nics_per_node=4"});
+  EXPECT_DOUBLE_EQ(SimulateDes(one8, false).step_time_s, SimulateDes(one4, false).step_time_s);
+}
+
+TEST(DesSimulatorTest, CheckpointWriteFallsWithStorageNodesUntilNicsBind) {
+  // Weights only, without the distributed optimizer: one replica's 8 GPUs
+  // (one node, 4 NICs = 200 GB/s) write; each F710 takes 5 GB/s.
+  std::vector<double> write;
+  for (int n : {2, 8, 32, 64, 128}) {
+    const Scenario s = Make(kStorage, {"cluster.storage_nodes=" + std::to_string(n), "cluster.nics_per_node=4",
+                                       "parallelism.distributed_optimizer=false", "checkpoint.contents=weights"});
+    write.push_back(SimulateDes(s, false).run.checkpoint_write_s);
+  }
+  EXPECT_GT(write[0], 3.5 * write[1]);
+  EXPECT_GT(write[1], 3.5 * write[2]);
+  EXPECT_GT(write[2], write[3] * 1.2);
+  EXPECT_LT(Rel(write[3], write[4]), 0.02);  // 64 and 128 storage nodes: the NICs bind
+}
+
+TEST(DesSimulatorTest, AsyncCheckpointHidesMostOfItsWrite) {
+  const Scenario sync = Make(kStorage);
+  const Scenario async = Make(kStorage, {"checkpoint.mode=async"});
+  DesStats st;
+  const SimulationResult rs = SimulateDes(sync, false);
+  const SimulationResult ra = SimulateDes(async, false, &st);
+  EXPECT_GT(rs.run.checkpoint_stall_s, 0.9 * rs.run.checkpoint_write_s);
+  EXPECT_LT(ra.run.checkpoint_stall_s, 0.5 * rs.run.checkpoint_stall_s);
+  EXPECT_GT(ra.run.checkpoint_write_s, 2 * ra.run.checkpoint_stall_s);
+  EXPECT_EQ(ra.run.checkpoints, 4);
+  // The steps an asynchronous write overlaps are simulated, the rest repeated.
+  EXPECT_GT(st.simulated_steps, 2);
+  EXPECT_GT(st.repeated_steps, 0);
+  EXPECT_EQ(st.simulated_steps + st.repeated_steps, 40);
+}
+
+TEST(DesSimulatorTest, SlowStorageGivesDataStalls) {
+  const Scenario ok = Make(kStorage);
+  EXPECT_EQ(SimulateDes(ok, false).breakdown.data_stall_s, 0.0);
+  // 4 MB per token from one storage node cannot keep up.
+  const Scenario slow = Make(kStorage, {"data.bytes_per_token=4000000", "cluster.storage_nodes=1"});
+  const SimulationResult r = SimulateDes(slow, false);
+  EXPECT_GT(r.breakdown.data_stall_s, 0.1 * r.step_time_s);
+}
+
+TEST(DesSimulatorTest, DeterministicAcrossRepeatedRunsInOneProcess) {
+  const Scenario s = Make(kStorage, {"checkpoint.mode=async"});
+  const std::string a = ToJson(Simulate(s, {Fidelity::kDes, true}));
+  const std::string other = ToJson(Simulate(Make(k70b), {Fidelity::kDes, false}));
+  const std::string b = ToJson(Simulate(s, {Fidelity::kDes, true}));
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, other);
+}
+
+TEST(DesSimulatorTest, TimelineHasStageStreamAndStorageTracks) {
+  const Scenario s = Make(k70b, {"cluster.storage=powerscale-f710", "checkpoint.every_steps=5", "checkpoint.mode=async"});
+  const SimulationResult r = Simulate(s, {Fidelity::kDes, true});
+  std::set<std::string> tracks;
+  for (const auto& e : r.timeline) {
+    tracks.insert(e.track);
+    EXPECT_GE(e.duration_s, 0);
+  }
+  for (const char* t : {"stage 0 compute", "stage 3 compute", "stage 0 comm", "stage 0 dp", "storage"}) EXPECT_TRUE(tracks.count(t)) << t;
+  EXPECT_NE(ToChromeTrace(r).find("checkpoint write"), std::string::npos);
+  EXPECT_TRUE(Simulate(s, {Fidelity::kDes, false}).timeline.empty());
+}
+
+}  // namespace
+}  // namespace trainsim

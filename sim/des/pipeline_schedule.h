@@ -1,0 +1,29 @@
+// The order in which one pipeline rank runs its forward and backward passes in
+// one step: Megatron-LM's 1F1B (virtual_stages == 1) and interleaved 1F1B
+// (virtual_stages > 1, model chunks assigned round-robin to the ranks). Pure:
+// the DES actors (des_simulator.h) execute this order, waiting for the
+// activations and gradients the neighbouring ranks send them.
+#pragma once
+
+#include <vector>
+
+namespace trainsim {
+
+/// One pass of one micro batch through one model chunk of a pipeline rank.
+struct PipelineOp {
+  bool forward = true;
+  int microbatch = 0;
+  int chunk = 0;  // model chunk of this rank, 0..virtual_stages-1
+};
+
+// Position of (rank, chunk) in the whole pipeline: chunk * ranks + rank.
+inline int VirtualStage(int ranks, int rank, int chunk) { return chunk * ranks + rank; }
+
+// The ops of `rank` (0..ranks-1) for `microbatches` micro batches: warm-up
+// forwards, the one-forward-one-backward steady phase, cool-down backwards.
+// With interleaving, Megatron walks micro batches in groups of `ranks`; when
+// `microbatches` is not a multiple of `ranks` the missing ones are skipped, so
+// every (microbatch, chunk) appears exactly once forward and once backward.
+std::vector<PipelineOp> StageSchedule(int ranks, int rank, int microbatches, int virtual_stages);
+
+}  // namespace trainsim
