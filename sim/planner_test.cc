@@ -167,9 +167,9 @@ TEST(PlannerTest, ExplainDifferenceListsTheLargestComponentsFirst) {
   other = best;
   other.breakdown.exposed_communication_s = 1.2;
   other.breakdown.pipeline_bubble_s = 1.5;
-  other.breakdown.compute_s = 7.99;  // below 0.5% of a step: not mentioned
+  other.breakdown.compute_s = 7.995;  // below 0.1% of a step: not mentioned
   EXPECT_EQ(ExplainDifference(best, other), "+0.500 s pipeline bubble, +0.200 s exposed communication");
-  EXPECT_EQ(ExplainDifference(best, best), "no component differs by more than 0.5% of a step");
+  EXPECT_EQ(ExplainDifference(best, best), "no component differs by more than 0.1% of a step");
 }
 
 TEST(PlannerTest, JsonHasTheContractShape) {

@@ -1,11 +1,13 @@
 // trainsim sweep SWEEP.yaml -o RESULTS.csv [--jobs N] [--resume] [--fidelity analytical|des]
 // Front end of sim/sweep_runner.h: flags, progress display, Ctrl-C, summary.
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <thread>
 
@@ -33,12 +35,40 @@ const char* kSweepHelp =
     "exit status: 0 every point has a row (infeasible points included), 1 interrupted\n"
     "(rerun with --resume), 2 bad input\n";
 
-std::atomic<bool> g_stop{false};
+// Ctrl-C (SIGINT) and SIGTERM stop handing out points; the rows in flight
+// are still written, so --resume continues exactly. The signals are blocked in
+// every thread and taken by a waiting thread (sigwait), because the DES's
+// engine installs its own SIGINT handler that would exit at once. A second
+// Ctrl-C quits at once (the rows written so far are kept).
+class InterruptWatcher {
+ public:
+  explicit InterruptWatcher(std::atomic<bool>& stop, std::ostream& err) {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    sigaddset(&set_, SIGUSR1);  // "the sweep is over"
+    pthread_sigmask(SIG_BLOCK, &set_, &old_);
+    thread_ = std::thread([this, &stop, &err] {
+      int interrupts = 0;
+      while (true) {
+        int sig = 0;
+        if (sigwait(&set_, &sig) != 0 || sig == SIGUSR1) return;
+        if (++interrupts > 1) std::_Exit(130);
+        stop.store(true);
+        err << "\ntrainsim sweep: stopping after the points in flight (Ctrl-C again to quit now)\n" << std::flush;
+      }
+    });
+  }
+  ~InterruptWatcher() {
+    pthread_kill(thread_.native_handle(), SIGUSR1);
+    thread_.join();
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
 
-extern "C" void OnInterrupt(int sig) {
-  g_stop.store(true);
-  std::signal(sig, SIG_DFL);  // a second Ctrl-C kills at once; rows written so far are kept
-}
+ private:
+  sigset_t set_, old_;
+  std::thread thread_;
+};
 
 std::string Fmt(const char* f, double v) {
   char buf[64];
@@ -122,13 +152,12 @@ int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
       }
     };
   }
-  g_stop.store(false);
-  opt.stop = &g_stop;
-  auto old_int = std::signal(SIGINT, OnInterrupt);
-  auto old_term = std::signal(SIGTERM, OnInterrupt);
-  Expected<SweepSummary> r = RunSweep(*spec, opt);
-  std::signal(SIGINT, old_int);
-  std::signal(SIGTERM, old_term);
+  std::atomic<bool> stop{false};
+  opt.stop = &stop;
+  Expected<SweepSummary> r = [&] {
+    InterruptWatcher watcher(stop, err);
+    return RunSweep(*spec, opt);
+  }();
   if (!r) {
     if (root) err << r.error().ToString() << "\n";
     return kExitBadInput;
