@@ -1,0 +1,368 @@
+// trainsim-calib-cuda: the GPU measuring program. Reads a plan written by
+// `trainsim calibrate --write-plan` (layer shapes, GEMM shapes, memory-bound
+// kernels, copy sizes), measures on one GPU with cuBLAS and CUDA kernels,
+// optionally NCCL collectives, and writes a measurements file (the format of
+// calib/measurements.h) for `trainsim calibrate --backend cuda --measurements`.
+//   trainsim-calib-cuda --plan PLAN.txt --out MEAS.yaml [--nccl] [--mpi] [--math tf32|fp32] [--device N]
+//   trainsim-calib-cuda --check      numerical check of the GPU layer step (exit 77: no GPU)
+// Needs only the CUDA toolkit (cuBLAS), NCCL and optionally MPI.
+#include <cuda_bf16.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "calib/cuda/cuda_ops.h"
+#include "calib/cuda/gpu_check.h"
+#include "calib/layer_step.h"
+#ifdef TRAINSIM_HAVE_NCCL
+#include "calib/cuda/nccl_bench.h"
+#endif
+#ifdef TRAINSIM_HAVE_MPI
+#include <mpi.h>
+#endif
+
+using namespace trainsim::calib;
+
+namespace {
+
+constexpr int kExitNoDevice = 3;
+constexpr int kExitSkip = 77;  // ctest SKIP_RETURN_CODE
+
+struct GemmItem { long m, n, k, batch; };
+struct MemoryItem { std::string kernel; double bytes; LayerShape shape; };
+struct Plan {
+  std::vector<LayerShape> layers;
+  std::vector<GemmItem> gemms;
+  std::vector<MemoryItem> memory;
+  std::vector<long> copies;
+};
+
+bool ReadShape(std::istringstream& in, LayerShape& s) {
+  return bool(in >> s.hidden >> s.ffn_hidden >> s.heads >> s.kv_heads >> s.seq_len >> s.micro_batch) && s.Valid();
+}
+
+// The plan text of calib/plan.h; exits with FILE:LINE on a malformed line.
+Plan ReadPlan(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    std::fprintf(stderr, "trainsim-calib-cuda: cannot read the plan '%s'\n", path.c_str());
+    std::exit(2);
+  }
+  Plan p;
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ls(line);
+    std::string kind, extra;
+    ls >> kind;
+    bool ok = false;
+    if (kind == "layer") {
+      LayerShape s;
+      ok = ReadShape(ls, s);
+      p.layers.push_back(s);
+    } else if (kind == "gemm") {
+      GemmItem g{};
+      ok = bool(ls >> g.m >> g.n >> g.k >> g.batch) && g.m > 0 && g.n > 0 && g.k > 0 && g.batch > 0;
+      p.gemms.push_back(g);
+    } else if (kind == "memory") {
+      MemoryItem mi;
+      ok = bool(ls >> mi.kernel >> mi.bytes) && mi.bytes > 0 && ReadShape(ls, mi.shape);
+      p.memory.push_back(mi);
+    } else if (kind == "copy") {
+      long c = 0;
+      ok = bool(ls >> c) && c > 0;
+      p.copies.push_back(c);
+    }
+    if (!ok || (ls >> extra)) {
+      std::fprintf(stderr, "%s:%d: %s: malformed plan line '%s'\n", path.c_str(), n, kind.c_str(), line.c_str());
+      std::exit(2);
+    }
+  }
+  if (p.layers.empty() || p.gemms.empty()) {
+    std::fprintf(stderr, "%s: the plan has no layer or GEMM entries\n", path.c_str());
+    std::exit(2);
+  }
+  return p;
+}
+
+std::string Num(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+
+std::string Quote(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    o += c;
+  }
+  return o + "\"";
+}
+
+// A memory-bound kernel of the plan on fresh device buffers; returns seconds per call.
+double TimeMemoryKernel(CudaOps& ops, const MemoryItem& mi) {
+  const LayerShape& s = mi.shape;
+  const int T = int(s.tokens()), h = s.hidden, f = s.ffn_hidden;
+  const size_t blocks = size_t(s.micro_batch) * s.heads, scores = blocks * s.seq_len * s.seq_len;
+  const float scale = 1.0f / std::sqrt(float(s.head_dim()));
+  std::vector<DeviceBuffer> b;
+  auto buf = [&](size_t n) {
+    b.emplace_back(n);
+    std::vector<float> init(n);
+    FillDeterministic(init.data(), n, b.size(), 1.0f);
+    ops.Upload(b.back().data(), init);
+    return b.back().data();
+  };
+  b.reserve(8);
+  const std::string& k = mi.kernel;
+  const cudaStream_t st = ops.stream();
+  if (k == "rmsnorm_fwd") {
+    float *x = buf(size_t(T) * h), *g = buf(h), *y = buf(size_t(T) * h), *r = buf(T);
+    return TimeOnStream(st, [&] { ops.RmsNormForward(x, g, y, r, T, h); });
+  }
+  if (k == "rmsnorm_bwd") {
+    float *dy = buf(size_t(T) * h), *x = buf(size_t(T) * h), *g = buf(h), *r = buf(T), *res = buf(size_t(T) * h),
+          *dx = buf(size_t(T) * h), *dg = buf(h);
+    return TimeOnStream(st, [&] { ops.RmsNormBackward(dy, x, g, r, res, dx, dg, T, h); });
+  }
+  if (k == "rotary_fwd" || k == "rotary_bwd") {
+    float* q = buf(size_t(T) * s.qkv_width());
+    return TimeOnStream(st, [&] { ops.RotaryForward(q, s.micro_batch, s.seq_len, s.heads, s.kv_heads, s.head_dim()); });
+  }
+  if (k == "softmax_fwd") {
+    float* p = buf(scores);
+    return TimeOnStream(st, [&] { ops.SoftmaxForward(p, blocks, s.seq_len, scale); });
+  }
+  if (k == "softmax_bwd") {
+    float *p = buf(scores), *dp = buf(scores);
+    return TimeOnStream(st, [&] { ops.SoftmaxBackward(p, dp, blocks, s.seq_len, scale); });
+  }
+  if (k == "swiglu_fwd") {
+    float *u = buf(size_t(T) * 2 * f), *g = buf(size_t(T) * f);
+    return TimeOnStream(st, [&] { ops.SwigluForward(u, g, T, f); });
+  }
+  if (k == "swiglu_bwd") {
+    float *u = buf(size_t(T) * 2 * f), *dg = buf(size_t(T) * f), *du = buf(size_t(T) * 2 * f);
+    return TimeOnStream(st, [&] { ops.SwigluBackward(u, dg, du, T, f); });
+  }
+  if (k == "add") {
+    float *a = buf(size_t(T) * h), *c = buf(size_t(T) * h), *o = buf(size_t(T) * h);
+    return TimeOnStream(st, [&] { ops.Add(a, c, o, size_t(T) * h); });
+  }
+  throw std::runtime_error("plan names an unknown memory kernel '" + k + "'");
+}
+
+int Usage() {
+  std::fprintf(stderr,
+               "usage: trainsim-calib-cuda --plan PLAN.txt --out MEASUREMENTS.yaml [--nccl] [--mpi] [--math tf32|fp32] [--device N]\n"
+               "       trainsim-calib-cuda --check\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string plan_path, out_path, math_name = "tf32";
+  bool nccl = false, use_mpi = false, check_only = false;
+  int device = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) std::exit(Usage());
+      return argv[++i];
+    };
+    if (a == "--plan") plan_path = value();
+    else if (a == "--out") out_path = value();
+    else if (a == "--nccl") nccl = true;
+    else if (a == "--mpi") use_mpi = true;
+    else if (a == "--check") check_only = true;
+    else if (a == "--math") math_name = value();
+    else if (a == "--device") device = std::atoi(value().c_str());
+    else return Usage();
+  }
+  if (math_name != "tf32" && math_name != "fp32") return Usage();
+  if (!check_only && (plan_path.empty() || out_path.empty())) return Usage();
+#ifdef TRAINSIM_HAVE_MPI
+  if (use_mpi) MPI_Init(&argc, &argv);
+#else
+  if (use_mpi) {
+    std::fprintf(stderr, "trainsim-calib-cuda: --mpi: this build has no MPI\n");
+    return 2;
+  }
+#endif
+  std::string why;
+  const int devices = CudaDeviceCount(&why);
+  if (devices == 0) {
+    std::fprintf(stderr, "trainsim-calib-cuda: no CUDA device: %s\n", why.c_str());
+    return check_only ? kExitSkip : kExitNoDevice;
+  }
+  try {
+    CudaCheck(cudaSetDevice(device), "cudaSetDevice");
+    std::string detail;
+    const double err32 = GpuLayerCheck(CheckShape(), GemmMath::kFp32, &detail);
+    std::fprintf(stderr, "layer step check (fp32 GEMMs) vs host reference: max rel error %.2e (%s)\n", err32, detail.c_str());
+    const double err_tf32 = GpuLayerCheck(CheckShape(), GemmMath::kTf32, &detail);
+    std::fprintf(stderr, "layer step check (tf32 GEMMs) vs host reference: max rel error %.2e (%s)\n", err_tf32, detail.c_str());
+    const bool pass = err32 < 1e-4 && err_tf32 < 2e-2;
+    if (check_only) return pass ? 0 : 1;
+    if (!pass) {
+      std::fprintf(stderr, "trainsim-calib-cuda: the GPU layer step disagrees with the host reference: not measuring\n");
+      return 1;
+    }
+    const Plan plan = ReadPlan(plan_path);
+    const GemmMath math = math_name == "tf32" ? GemmMath::kTf32 : GemmMath::kFp32;
+    CudaOps ops(math);
+    cudaDeviceProp prop{};
+    CudaCheck(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+    std::ostringstream y;
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    char date[32];
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    y << "# trainsim calibration measurements (seconds; memory bytes as the workload model counts them)\n"
+      << "trainsim_measurements: 1\nbackend: cuda\nhost: " << Quote(host) << "\ndate: " << Quote(date)
+      << "\ndevice: " << Quote(std::string(prop.name) + " (float32 storage, " + math_name + " GEMMs)")
+      << "\ndtype: " << math_name << "\ncompute_units: " << prop.multiProcessorCount
+      << "\nmemory_bytes: " << Num(double(prop.totalGlobalMem)) << "\n";
+    // Launch floor: a tiny GEMM.
+    {
+      DeviceBuffer a(64), b(64), c(64);
+      const double t = TimeOnStream(ops.stream(), [&] { ops.Gemm(false, false, 8, 8, 8, 1, a.data(), 8, b.data(), 8, 0, c.data(), 8); }, 50);
+      y << "launch_s: " << Num(t) << "\n";
+    }
+    // Host <-> device copies of 256 MiB through pinned memory.
+    {
+      const size_t bytes = size_t(256) << 20;
+      void* pinned = nullptr;
+      CudaCheck(cudaMallocHost(&pinned, bytes), "cudaMallocHost");
+      DeviceBuffer d(bytes / sizeof(float));
+      const double h2d = TimeOnStream(ops.stream(), [&] { cudaMemcpyAsync(d.data(), pinned, bytes, cudaMemcpyHostToDevice, ops.stream()); }, 3);
+      const double d2h = TimeOnStream(ops.stream(), [&] { cudaMemcpyAsync(pinned, d.data(), bytes, cudaMemcpyDeviceToHost, ops.stream()); }, 3);
+      cudaFreeHost(pinned);
+      y << "host_to_device_bytes_per_s: " << Num(bytes / h2d) << "\ndevice_to_host_bytes_per_s: " << Num(bytes / d2h) << "\n";
+    }
+    std::fprintf(stderr, "gemm sweep: %zu shapes (%s and bf16)\n", plan.gemms.size(), math_name.c_str());
+    y << "gemm:\n";
+    for (const auto& g : plan.gemms) {
+      DeviceBuffer a(size_t(g.batch) * g.m * g.k), b(size_t(g.batch) * g.k * g.n), c(size_t(g.batch) * g.m * g.n);
+      FillRandom(a.data(), a.size(), 1, ops.stream());
+      FillRandom(b.data(), b.size(), 2, ops.stream());
+      std::vector<const float*> ap, bp;
+      std::vector<float*> cp;
+      for (long i = 0; i < g.batch; ++i) {
+        ap.push_back(a.data() + i * g.m * g.k);
+        bp.push_back(b.data() + i * g.k * g.n);
+        cp.push_back(c.data() + i * g.m * g.n);
+      }
+      const double t = TimeOnStream(ops.stream(), [&] {
+        if (g.batch == 1) ops.Gemm(false, false, int(g.m), int(g.n), int(g.k), 1, a.data(), int(g.k), b.data(), int(g.n), 0, c.data(), int(g.n));
+        else ops.BatchedGemm(false, false, int(g.m), int(g.n), int(g.k), 1, ap, int(g.k), bp, int(g.n), 0, cp, int(g.n), int(g.batch));
+      });
+      y << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch << ", precision: " << math_name
+        << ", s: " << Num(t) << "}\n";
+      // The same shape in bf16 (the precision training runs in), for the record;
+      // the float buffers are reused as bf16 arrays (half their size).
+      FillRandomBf16(a.data(), a.size(), 3, ops.stream());
+      FillRandomBf16(b.data(), b.size(), 4, ops.stream());
+      const double tb = TimeOnStream(ops.stream(), [&] { ops.GemmBf16(int(g.m), int(g.n), int(g.k), a.data(), b.data(), c.data(), int(g.batch)); });
+      y << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch << ", precision: bf16, s: " << Num(tb) << "}\n";
+    }
+    std::fprintf(stderr, "memory: %zu copies, %zu kernels\n", plan.copies.size(), plan.memory.size());
+    y << "memory:\n";
+    for (long n : plan.copies) {
+      DeviceBuffer a{size_t(n)}, b{size_t(n)};
+      const double t = TimeOnStream(ops.stream(), [&] { cudaMemcpyAsync(b.data(), a.data(), size_t(n) * sizeof(float), cudaMemcpyDeviceToDevice, ops.stream()); });
+      y << "  - {kernel: copy, bytes: " << Num(2.0 * 2.0 * double(n)) << ", s: " << Num(t) << "}\n";
+    }
+    for (const auto& mi : plan.memory) {
+      y << "  - {kernel: " << mi.kernel << ", bytes: " << Num(mi.bytes) << ", s: " << Num(TimeMemoryKernel(ops, mi)) << "}\n";
+    }
+    CudaCheck(cudaGetLastError(), "memory kernels");
+    std::fprintf(stderr, "attention and layer steps: %zu shapes\n", plan.layers.size());
+    std::ostringstream att, lay;
+    for (const auto& s : plan.layers) {
+      const LayerInputs in = MakeLayerInputs(s);
+      LayerStep<CudaOps> layer(ops, s, in);
+      layer.Forward();
+      const double af = TimeOnStream(ops.stream(), [&] { layer.AttentionForwardOnly(); });
+      const double ab = TimeOnStream(ops.stream(), [&] { layer.AttentionBackwardOnly(); });
+      att << "  - {micro_batch: " << s.micro_batch << ", heads: " << s.heads << ", kv_heads: " << s.kv_heads
+          << ", seq_len: " << s.seq_len << ", head_dim: " << s.head_dim() << ", forward_s: " << Num(af)
+          << ", backward_s: " << Num(ab) << "}\n";
+      const double lf = TimeOnStream(ops.stream(), [&] { layer.Forward(); });
+      const double lb = TimeOnStream(ops.stream(), [&] { layer.Backward(); });
+      CudaCheck(cudaGetLastError(), "layer step");
+      // max_rel_error: this layer code against the host reference at the check shape.
+      lay << "  - {hidden: " << s.hidden << ", ffn_hidden: " << s.ffn_hidden << ", heads: " << s.heads
+          << ", kv_heads: " << s.kv_heads << ", seq_len: " << s.seq_len << ", micro_batch: " << s.micro_batch
+          << ", forward_s: " << Num(lf) << ", backward_s: " << Num(lb)
+          << ", max_rel_error: " << Num(math == GemmMath::kTf32 ? err_tf32 : err32) << "}\n";
+      std::fprintf(stderr, "  layer h%d s%d b%d: forward %.3f ms, backward %.3f ms\n", s.hidden, s.seq_len, s.micro_batch,
+                   lf * 1e3, lb * 1e3);
+    }
+    y << "attention:\n" << att.str() << "layers:\n" << lay.str();
+    y << "collectives:\n";
+    if (nccl) {
+#ifdef TRAINSIM_HAVE_NCCL
+      std::vector<double> sizes;
+      for (double b = 64 * 1024; b <= 256.0 * 1024 * 1024; b *= 4) sizes.push_back(b);
+      std::vector<NcclSample> samples;
+      bool root = true;
+      const std::string e = RunNcclBenchmarks(sizes, use_mpi, samples, root);
+      if (!e.empty()) std::fprintf(stderr, "trainsim-calib-cuda: NCCL collectives skipped: %s\n", e.c_str());
+      for (const auto& c : samples) {
+        y << "  - {op: " << c.op << ", scope: " << c.scope << ", ranks: " << c.ranks << ", bytes: " << Num(c.bytes)
+          << ", s: " << Num(c.seconds) << "}\n";
+      }
+      if (!root) {
+#ifdef TRAINSIM_HAVE_MPI
+        MPI_Finalize();
+#endif
+        return 0;  // rank 0 writes the file
+      }
+#else
+      std::fprintf(stderr, "trainsim-calib-cuda: --nccl: this build has no NCCL (not found at configure time)\n");
+#endif
+    }
+    y << "storage:\n";  // measured by trainsim on the host (--storage)
+    // Atomic write: temp file, then rename.
+    const std::string tmp = out_path + ".tmp." + std::to_string(getpid());
+    {
+      std::ofstream o(tmp, std::ios::binary);
+      o << y.str();
+      o.flush();
+      if (!o) {
+        std::fprintf(stderr, "trainsim-calib-cuda: cannot write '%s'\n", tmp.c_str());
+        return 1;
+      }
+    }
+    if (std::rename(tmp.c_str(), out_path.c_str()) != 0) {
+      std::fprintf(stderr, "trainsim-calib-cuda: cannot rename '%s' to '%s': %s\n", tmp.c_str(), out_path.c_str(), std::strerror(errno));
+      return 1;
+    }
+    std::fprintf(stderr, "wrote %s\n", out_path.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "trainsim-calib-cuda: %s\n", e.what());
+    return 1;
+  }
+#ifdef TRAINSIM_HAVE_MPI
+  if (use_mpi) MPI_Finalize();
+#endif
+  return 0;
+}

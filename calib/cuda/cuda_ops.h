@@ -1,0 +1,119 @@
+// The GPU operator backend of calib/layer_step.h: cuBLAS for the GEMMs
+// (row-major through the transposed column-major call), CUDA kernels for the
+// memory-bound operators with the contracts of calib/cpu_ops.h. Float32
+// storage; the GEMM math mode is fp32 (exact, for the numerical check) or
+// tf32 (tensor cores, for timing). All work goes to one stream.
+// Only the CUDA toolkit is needed (no Eigen, SimGrid or yaml-cpp).
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace trainsim::calib {
+
+// Throws std::runtime_error with the call and the CUDA/cuBLAS message.
+void CudaCheck(cudaError_t e, const char* what);
+void CublasCheck(cublasStatus_t s, const char* what);
+
+// Device memory that frees itself.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t floats);
+  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr; o.n_ = 0; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer();
+  float* data() { return p_; }
+  size_t size() const { return n_; }
+  std::vector<float> ToHost() const;
+
+ private:
+  float* p_ = nullptr;
+  size_t n_ = 0;
+};
+
+// Deterministic values in [-1, 1) on the device (GEMM timing on all-zero data
+// would flatter the tensor cores' power-limited clocks).
+void FillRandom(float* p, size_t n, unsigned seed, cudaStream_t stream);
+void FillRandomBf16(void* p, size_t n, unsigned seed, cudaStream_t stream);
+
+enum class GemmMath { kFp32, kTf32, kBf16 };
+
+class CudaOps {
+ public:
+  using Buffer = DeviceBuffer;
+  explicit CudaOps(GemmMath math = GemmMath::kTf32);
+  ~CudaOps();
+  CudaOps(const CudaOps&) = delete;
+  CudaOps& operator=(const CudaOps&) = delete;
+
+  Buffer Alloc(size_t n) { return Buffer(n); }
+  float* Ptr(Buffer& b) { return b.data(); }
+  void Upload(float* dst, const std::vector<float>& src);
+  cudaStream_t stream() const { return stream_; }
+  void SetMath(GemmMath m) { math_ = m; }
+
+  void Gemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* A, int lda, const float* B, int ldb,
+            float beta, float* C, int ldc);
+  void BatchedGemm(bool ta, bool tb, int m, int n, int k, float alpha, const std::vector<const float*>& A, int lda,
+                   const std::vector<const float*>& B, int ldb, float beta, const std::vector<float*>& C, int ldc,
+                   int batch);
+  // bf16 GEMM (inputs and output bf16, fp32 accumulation) for the sweep; A, B, C are bf16 device arrays.
+  void GemmBf16(int m, int n, int k, const void* A, const void* B, void* C, int batch);
+
+  void RmsNormForward(const float* x, const float* g, float* y, float* rstd, int T, int h);
+  void RmsNormBackward(const float* dy, const float* x, const float* g, const float* rstd, const float* residual,
+                       float* dx, float* dg, int T, int h);
+  void RotaryForward(float* qkv, int b, int s, int heads, int kv_heads, int d) { Rotary(qkv, b, s, heads, kv_heads, d, 1.0f); }
+  void RotaryBackward(float* qkv, int b, int s, int heads, int kv_heads, int d) { Rotary(qkv, b, s, heads, kv_heads, d, -1.0f); }
+  void SoftmaxForward(float* p, size_t blocks, int s, float scale);
+  void SoftmaxBackward(const float* p, float* dp, size_t blocks, int s, float scale);
+  void SwigluForward(const float* u, float* g, int T, int f);
+  void SwigluBackward(const float* u, const float* dg, float* du, int T, int f);
+  void Add(const float* a, const float* b, float* out, size_t n);
+  void GroupReduce(const float* dk_heads, const float* dv_heads, float* dqkv, int b, int s, int heads, int kv_heads,
+                   int d);
+
+ private:
+  void Rotary(float* qkv, int b, int s, int heads, int kv_heads, int d, float sign);
+  // Device copies of pointer arrays, cached: the layer passes the same arrays every step.
+  void** DevicePointers(const std::vector<const void*>& host);
+
+  cublasHandle_t handle_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  GemmMath math_;
+  std::map<std::vector<const void*>, void**> pointer_cache_;
+};
+
+// Times fn on the ops' stream with CUDA events: `reps` calls after a warm-up,
+// best of three such batches; seconds per call.
+template <class F>
+double TimeOnStream(cudaStream_t stream, F fn, int reps = 5) {
+  fn();
+  cudaEvent_t a, b;
+  CudaCheck(cudaEventCreate(&a), "cudaEventCreate");
+  CudaCheck(cudaEventCreate(&b), "cudaEventCreate");
+  double best = 1e30;
+  for (int trial = 0; trial < 3; ++trial) {
+    CudaCheck(cudaEventRecord(a, stream), "cudaEventRecord");
+    for (int i = 0; i < reps; ++i) fn();
+    CudaCheck(cudaEventRecord(b, stream), "cudaEventRecord");
+    CudaCheck(cudaEventSynchronize(b), "cudaEventSynchronize");
+    float ms = 0;
+    CudaCheck(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
+    best = std::min(best, double(ms) * 1e-3 / reps);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return best;
+}
+
+}  // namespace trainsim::calib
