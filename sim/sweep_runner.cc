@@ -134,6 +134,24 @@ Row MakeRow(const SweepSpec& spec, const SweepPoint& p, Fidelity fidelity, Sweep
   return row;
 }
 
+// The row of a point whose simulation threw (never expected: Simulate does not throw).
+Row ErrorRow(const SweepSpec& spec, const SweepPoint& p, SweepFormat format, const std::string& error) {
+  Row row;
+  row.outcome = SweepOutcome::kFailed;
+  const std::vector<std::string> values = spec.Values(p), keys = spec.Keys();
+  if (format == SweepFormat::kJsonLines) {
+    row.text = "{\"settings\":{";
+    for (size_t i = 0; i < keys.size(); ++i) row.text += (i ? "," : "") + JsonWriter::Quote(keys[i]) + ":" + JsonSetting(values[i]);
+    row.text += "},\"error\":" + JsonWriter::Quote(error) + ",\"result\":null}\n";
+  } else {
+    std::vector<std::string> f = values;
+    f.resize(f.size() + FlatResultKeys().size());
+    f.push_back(error);
+    row.text = CsvLine(f);
+  }
+  return row;
+}
+
 std::string ReadAll(const std::string& path, bool& exists) {
   std::ifstream in(path, std::ios::binary);
   exists = static_cast<bool>(in);
@@ -415,11 +433,7 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
         try {
           row = MakeRow(spec, spec.points[mine[i]], options.fidelity, format);
         } catch (const std::exception& e) {
-          row.outcome = SweepOutcome::kFailed;
-          std::vector<std::string> f = spec.Values(spec.points[mine[i]]);
-          f.resize(f.size() + FlatResultKeys().size());
-          f.push_back(std::string("internal error: ") + e.what());
-          row.text = CsvLine(f);
+          row = ErrorRow(spec, spec.points[mine[i]], format, std::string("internal error: ") + e.what());
         }
         std::lock_guard<std::mutex> lock(mu);
         queue.push_back(std::move(row));
