@@ -18,6 +18,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <tuple>
 
 namespace trainsim::gui {
 
@@ -42,10 +43,29 @@ QChart* NewChart(const QString& title) {
   return chart;
 }
 
-QStringList Categories(const std::vector<ConfigOutcome>& outcomes) {
+// Category labels: what tells the configurations apart. Names such as
+// llama2-70b-4n-8nic and llama2-70b-4n-4nic share a long prefix that the
+// axis would truncate; it goes into the axis title instead.
+QStringList Categories(const std::vector<ConfigOutcome>& outcomes, QString* common) {
   QStringList cats;
   for (const auto& o : outcomes) cats << o.name;
+  common->clear();
+  if (cats.size() < 2) return cats;
+  int n = 0;
+  const QString& first = cats.front();
+  while (n < first.size() && std::all_of(cats.begin(), cats.end(), [&](const QString& c) { return c.size() > n && c[n] == first[n]; })) ++n;
+  // Cut after the last separator so labels start at a word.
+  while (n > 0 && !QStringLiteral("-_ .").contains(first[n - 1])) --n;
+  if (n < 4) return cats;
+  *common = first.left(n);
+  for (QString& c : cats) c = c.mid(n);
   return cats;
+}
+
+void SmallLegend(QChart* chart) {
+  QFont f = chart->legend()->font();
+  f.setPointSizeF(f.pointSizeF() * 0.9);
+  chart->legend()->setFont(f);
 }
 
 // Stacked bars, one set per component, one category per configuration.
@@ -75,7 +95,10 @@ QChart* StackedChart(const QString& title, const QString& y_title, const std::ve
   series->setBarWidth(0.6);
   chart->addSeries(series);
   auto* x = new QBarCategoryAxis;
-  x->append(Categories(outcomes));
+  QString common;
+  x->append(Categories(outcomes, &common));
+  if (!common.isEmpty()) x->setTitleText(common + QStringLiteral("…"));
+  SmallLegend(chart);
   chart->addAxis(x, Qt::AlignBottom);
   series->attachAxis(x);
   auto* y = new QValueAxis;
@@ -93,8 +116,8 @@ QChart* BuildBreakdownChart(const std::vector<ConfigOutcome>& outcomes) {
   double max_total = 0;
   QChart* chart = StackedChart(
       QObject::tr("Step time breakdown"), QObject::tr("seconds per step"), outcomes,
-      {QObject::tr("compute"), QObject::tr("exposed communication"), QObject::tr("pipeline bubble"),
-       QObject::tr("optimizer"), QObject::tr("data stall")},
+      {QObject::tr("compute"), QObject::tr("exposed comm"), QObject::tr("bubble"), QObject::tr("optimizer"),
+       QObject::tr("data stall")},
       [](const ConfigOutcome& o) {
         const StepBreakdown& b = o.result.breakdown;
         return std::vector<double>{b.compute_s, b.exposed_communication_s, b.pipeline_bubble_s, b.optimizer_s, b.data_stall_s};
@@ -107,8 +130,8 @@ QChart* BuildMemoryChart(const std::vector<ConfigOutcome>& outcomes) {
   double max_total = 0;
   QChart* chart = StackedChart(
       QObject::tr("Memory per GPU vs capacity"), QObject::tr("GiB per GPU"), outcomes,
-      {QObject::tr("weights"), QObject::tr("gradients"), QObject::tr("optimizer"), QObject::tr("activations"),
-       QObject::tr("workspace & other")},
+      {QObject::tr("weights"), QObject::tr("grads"), QObject::tr("optimizer"), QObject::tr("activations"),
+       QObject::tr("other")},
       [](const ConfigOutcome& o) {
         const MemoryReport& m = o.result.memory;
         const double listed = m.weights_gib + m.gradients_gib + m.optimizer_gib + m.activations_gib;
@@ -126,7 +149,7 @@ QChart* BuildMemoryChart(const std::vector<ConfigOutcome>& outcomes) {
     if (!outcomes[i].ran() || cap <= 0) continue;
     max_capacity = std::max(max_capacity, cap);
     auto* line = new QLineSeries;
-    line->setName(QObject::tr("usable capacity"));
+    line->setName(QObject::tr("capacity"));
     QPen pen(QColor(0xC0, 0x00, 0x00));
     pen.setWidthF(3);
     pen.setStyle(Qt::DashLine);
@@ -150,17 +173,18 @@ QChart* BuildMemoryChart(const std::vector<ConfigOutcome>& outcomes) {
 
 QChart* BuildScalingChart(const std::vector<ConfigOutcome>& outcomes, ScalingMetric metric) {
   const bool time = metric == ScalingMetric::kTimeToTrain;
-  QChart* chart = NewChart(time ? QObject::tr("Scaling: time to train over node count")
-                                : QObject::tr("Scaling: cost per run over node count"));
+  QChart* chart = NewChart(time ? QObject::tr("Scaling: time to train over node count (analytical)")
+                                : QObject::tr("Scaling: cost per run over node count (analytical)"));
   auto* x = new QLogValueAxis;
   x->setBase(2);
   x->setLabelFormat(QStringLiteral("%g"));
   x->setTitleText(QObject::tr("nodes"));
   auto* y = new QValueAxis;
   y->setTitleText(time ? QObject::tr("time to train (hours)") : QObject::tr("cost per run (USD)"));
-  y->setLabelFormat(time ? QStringLiteral("%.0f") : QStringLiteral("%.0f"));
+  y->setLabelFormat(time ? QStringLiteral("%g") : QStringLiteral("%.0f"));
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
+  SmallLegend(chart);
   double min_n = 1e9, max_n = 0, max_v = 0;
   for (size_t i = 0; i < outcomes.size(); ++i) {
     auto* series = new QLineSeries;
@@ -274,7 +298,11 @@ QColor HeatColor(double t) {
 
 // A few words for a cell: the full reason is in the tooltip.
 QString ShortReason(const QString& reason) {
-  if (reason.contains(QLatin1String("fit"))) return QObject::tr("no fit");
+  if (reason.contains(QLatin1String("fit"))) return QObject::tr("memory");
+  if (reason.contains(QLatin1String("GPUs"))) return QObject::tr("GPUs");
+  if (reason.contains(QLatin1String("layers"))) return QObject::tr("layers");
+  if (reason.contains(QLatin1String("heads"))) return QObject::tr("heads");
+  if (reason.contains(QLatin1String("interleav"))) return QObject::tr("interleave");
   if (reason.contains(QLatin1String("divid"))) return QObject::tr("indivisible");
   return QObject::tr("invalid");
 }
@@ -289,7 +317,7 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
   bold.setBold(true);
   bold.setPointSizeF(font().pointSizeF() * 1.1);
   p.setFont(bold);
-  const QString title = has_outcome_ ? tr("Step time by TP × PP: %1").arg(outcome_.name) : tr("Step time by TP × PP");
+  const QString title = has_outcome_ ? tr("Step time by TP × PP (analytical): %1").arg(outcome_.name) : tr("Step time by TP × PP");
   p.drawText(QRect(0, 4, width(), fontMetrics().height() * 2), Qt::AlignCenter, title);
   p.setFont(font());
   if (!has_outcome_ || outcome_.heatmap.empty()) {
@@ -306,12 +334,15 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
     hi = std::max(hi, c.step_time_s);
     if (!best || c.step_time_s < best->step_time_s) best = &c;
   }
-  const double span = hi > lo ? std::log(hi) - std::log(lo) : 1;
+  // Colour from the fastest (green) to twice as slow or more (red): a
+  // narrower range would paint a 2% difference as the whole spectrum.
+  hi = std::max(hi, 2 * lo);
+  const double span = std::log(hi) - std::log(lo);
   for (const HeatCell& c : outcome_.heatmap) {
     const QRect r = CellRect(c.tensor, c.pipeline).adjusted(1, 1, -1, -1);
     QString label;
     if (c.feasible) {
-      p.fillRect(r, HeatColor(hi > lo ? (std::log(c.step_time_s) - std::log(lo)) / span : 0));
+      p.fillRect(r, HeatColor((std::log(c.step_time_s) - std::log(lo)) / span));
       label = QString::number(c.step_time_s, 'f', c.step_time_s < 10 ? 2 : 1) + QStringLiteral(" s");
       if (&c == best) label = QStringLiteral("★ ") + label;
       p.setPen(Qt::black);
@@ -344,7 +375,8 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
   const int fh = fontMetrics().height();
   p.setPen(Qt::darkGray);
   p.drawText(QRect(0, g.bottom() + fh + 6, width(), fh * 2), Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap,
-             tr("green fast → red slow (★ fastest, outlined: this configuration); grey hatched: cannot run, hover for why"));
+             tr("green: fastest (★) → red: 2× slower or more; outlined: this configuration; "
+                "grey hatched: cannot run (hover for why)"));
 }
 
 // ------------------------------------------------------------------ timeline
@@ -354,7 +386,32 @@ GanttWidget::GanttWidget(QWidget* parent) : QWidget(parent) { setMinimumSize(260
 void GanttWidget::SetOutcome(const ConfigOutcome* outcome) {
   name_ = outcome ? outcome->name : QString();
   fidelity_ = outcome ? QString::fromStdString(outcome->result.fidelity) : QString();
-  events_ = outcome ? outcome->result.timeline : std::vector<TimelineEvent>{};
+  events_.clear();
+  hidden_events_ = 0;
+  if (outcome) {
+    // The timeline holds one step and, when there are checkpoints, the first
+    // checkpoint far later in the run: show the step (the window of the
+    // pipeline-stage tracks) and what overlaps it; --trace has the rest.
+    const auto& all = outcome->result.timeline;
+    double t0 = 1e300, t1 = -1e300;
+    for (const auto& e : all) {
+      if (e.track.rfind("stage", 0) != 0) continue;
+      t0 = std::min(t0, e.start_s);
+      t1 = std::max(t1, e.start_s + e.duration_s);
+    }
+    for (const auto& e : all) {
+      if (t1 < t0 || (e.start_s < t1 && e.start_s + e.duration_s > t0)) {
+        TimelineEvent c = e;
+        if (t1 >= t0) {
+          c.start_s = std::max(e.start_s, t0);
+          c.duration_s = std::min(e.start_s + e.duration_s, t1) - c.start_s;
+        }
+        events_.push_back(c);
+      } else {
+        ++hidden_events_;
+      }
+    }
+  }
   update();
 }
 
@@ -408,9 +465,25 @@ void GanttWidget::paintEvent(QPaintEvent*) {
     t0 = std::min(t0, e.start_s);
     t1 = std::max(t1, e.start_s + e.duration_s);
   }
+  // Stage by stage (stage 2 before stage 10), each stage's tracks together, other tracks last.
+  auto order = [](const std::string& t) {
+    int stage = 1 << 30;
+    std::string kind = t;
+    if (t.rfind("stage ", 0) == 0) {
+      size_t used = 0;
+      try {
+        stage = std::stoi(t.substr(6), &used);
+        kind = t.substr(6 + used);
+      } catch (const std::exception&) {
+      }
+    }
+    const int rank = kind == " compute" ? 0 : kind == " comm" ? 1 : kind == " dp" ? 2 : 3;
+    return std::make_tuple(stage, rank, kind);
+  };
+  std::stable_sort(tracks.begin(), tracks.end(), [&](const std::string& a, const std::string& b) { return order(a) < order(b); });
   int label_w = 0;
   for (const auto& t : tracks) label_w = std::max(label_w, fontMetrics().horizontalAdvance(QString::fromStdString(t)));
-  const QRect area(label_w + 12, fh * 2 + 8, std::max(10, width() - label_w - 24), std::max(10, height() - fh * 4 - 16));
+  const QRect area(label_w + 12, fh * 2 + 8, std::max(10, width() - label_w - 24), std::max(10, height() - fh * 6 - 24));
   const double row_h = double(area.height()) / tracks.size();
   const double span = t1 > t0 ? t1 - t0 : 1;
   auto x_of = [&](double t) { return area.left() + (t - t0) / span * area.width(); };
@@ -431,15 +504,44 @@ void GanttWidget::paintEvent(QPaintEvent*) {
       p.drawText(r, Qt::AlignCenter, name);
     }
   }
-  // Time axis in milliseconds.
+  // Time axis: ticks at round multiples (1, 2, 5 x 10^k) from the start of the step.
   p.setPen(Qt::black);
   const int axis_y = area.bottom() + 4;
   p.drawLine(area.left(), axis_y, area.right(), axis_y);
-  for (int k = 0; k <= 5; ++k) {
-    const double t = t0 + span * k / 5;
-    const int x = static_cast<int>(x_of(t));
+  const bool in_s = span >= 2;
+  const double unit = in_s ? 1 : 1e-3;
+  const int max_ticks = std::max(2, area.width() / (fontMetrics().horizontalAdvance(QStringLiteral("0000 ms")) + 16));
+  double tick = std::pow(10, std::floor(std::log10(span / unit / max_ticks))) * unit;
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (span / (tick * m) <= max_ticks) {
+      tick *= m;
+      break;
+    }
+  }
+  for (double t = 0; t <= span * 1.0001; t += tick) {
+    const int x = static_cast<int>(x_of(t0 + t));
     p.drawLine(x, axis_y, x, axis_y + 4);
-    p.drawText(QRect(x - 50, axis_y + 5, 100, fh), Qt::AlignHCenter, QString::number((t - t0) * 1e3, 'f', 0) + QStringLiteral(" ms"));
+    p.drawText(QRect(x - 50, axis_y + 5, 100, fh), Qt::AlignHCenter,
+               QString::number(t / unit, 'g', 4) + (in_s ? QStringLiteral(" s") : QStringLiteral(" ms")));
+  }
+  // Legend of the bar colours, then what is not shown.
+  int lx = 8;
+  const int ly = axis_y + fh + 8;
+  const std::pair<QString, QColor> legend[] = {
+      {tr("forward"), EventColor({"", "F", 0, 0})},      {tr("backward"), EventColor({"", "B", 0, 0})},
+      {tr("communication"), EventColor({"comm", "", 0, 0})}, {tr("optimizer"), EventColor({"", "optimizer", 0, 0})},
+      {tr("checkpoint"), EventColor({"", "checkpoint", 0, 0})}, {tr("other"), EventColor({"", "", 0, 0})}};
+  for (const auto& [label, color] : legend) {
+    p.fillRect(QRect(lx, ly + 2, fh - 4, fh - 4), color);
+    lx += fh;
+    p.setPen(Qt::black);
+    p.drawText(QPoint(lx, ly + fontMetrics().ascent()), label);
+    lx += fontMetrics().horizontalAdvance(label) + 12;
+  }
+  if (hidden_events_) {
+    p.setPen(Qt::darkGray);
+    p.drawText(QRect(8, ly + fh + 2, width() - 16, fh + 2), Qt::AlignLeft,
+               tr("%n event(s) outside this step (checkpoints): trainsim run --trace", nullptr, hidden_events_));
   }
 }
 

@@ -65,7 +65,8 @@ class GanttWidget : public QWidget {
  private:
   QString name_;
   QString fidelity_;
-  std::vector<TimelineEvent> events_;
+  std::vector<TimelineEvent> events_;  // clipped to the step
+  int hidden_events_ = 0;               // recorded outside the step (checkpoints)
 };
 
 // Renders a widget (a chart view, the heatmap, the whole comparison view)

@@ -39,6 +39,7 @@ ComparisonView::ComparisonView(QWidget* parent) : QWidget(parent) {
   heat_choice_->setToolTip(tr("Configuration shown in the heatmap"));
   gantt_choice_ = new QComboBox(this);
   gantt_choice_->setToolTip(tr("Configuration shown in the timeline"));
+  for (QComboBox* c : {heat_choice_, gantt_choice_}) c->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   connect(heat_choice_, &QComboBox::currentIndexChanged, this, [this](int i) {
     heatmap_->SetOutcome(i >= 0 && i < static_cast<int>(outcomes_.size()) ? &outcomes_[i] : nullptr);
   });
@@ -73,7 +74,7 @@ ComparisonView::ComparisonView(QWidget* parent) : QWidget(parent) {
   grid->addWidget(MakePanel(QStringLiteral("scaling-cost"), charts_["scaling-cost"]), 1, 2);
   grid->addWidget(MakePanel(QStringLiteral("timeline"), gantt_, gantt_choice_), 1, 3);
   for (int c = 1; c <= 3; ++c) grid->setColumnStretch(c, 3);
-  grid->setColumnStretch(0, 2);
+  grid->setColumnStretch(0, 0);
   SetOutcomes({});
 }
 
@@ -116,6 +117,10 @@ void ComparisonView::SetOutcomes(const std::vector<ConfigOutcome>& outcomes) {
   outcomes_ = outcomes;
   model_->SetOutcomes(outcomes_);
   table_->resizeColumnsToContents();
+  // Wide enough for every column, up to half the view: side by side is the point.
+  int w = table_->verticalHeader()->sizeHint().width() + 2 * table_->frameWidth() + 4;
+  for (int c = 0; c < model_->columnCount(); ++c) w += table_->columnWidth(c);
+  table_->setMinimumWidth(std::min(std::max(w, 200), std::max(200, width() / 2)));
   ReplaceChart(QStringLiteral("breakdown"), BuildBreakdownChart(outcomes_));
   ReplaceChart(QStringLiteral("memory"), BuildMemoryChart(outcomes_));
   ReplaceChart(QStringLiteral("scaling-time"), BuildScalingChart(outcomes_, ScalingMetric::kTimeToTrain));

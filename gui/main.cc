@@ -25,7 +25,8 @@ namespace {
 QStringList DefaultScreenshotScenarios() {
   QStringList out;
   for (const QString& stem : {QStringLiteral("llama2-70b-4n-8nic"), QStringLiteral("llama2-70b-4n-4nic")}) {
-    for (const QString& dir : {QStringLiteral(TRAINSIM_SOURCE_DIR "/examples"), QStringLiteral(TRAINSIM_SOURCE_DIR "/gui/testdata")}) {
+    for (const QString& dir : {QStringLiteral(TRAINSIM_SOURCE_DIR "/examples/reference-design"),
+                               QStringLiteral(TRAINSIM_SOURCE_DIR "/examples"), QStringLiteral(TRAINSIM_SOURCE_DIR "/gui/testdata")}) {
       const QString p = dir + QLatin1Char('/') + stem + QStringLiteral(".yaml");
       if (QFileInfo::exists(p)) {
         out << p;
@@ -57,8 +58,8 @@ int main(int argc, char** argv) {
   parser.addVersionOption();
   const QCommandLineOption shot(QStringLiteral("screenshot"), QStringLiteral("Run the scenarios, render the comparison view to FILE.png, exit."),
                                 QStringLiteral("FILE.png"));
-  const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Size of the rendered view (default 1800x1050)."),
-                                QStringLiteral("WxH"), QStringLiteral("1800x1050"));
+  const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Size of the rendered view (default 1920x1080)."),
+                                QStringLiteral("WxH"), QStringLiteral("1920x1080"));
   const QCommandLineOption scale(QStringLiteral("scale"), QStringLiteral("Device pixels per logical pixel of the image (default 1)."),
                                  QStringLiteral("S"), QStringLiteral("1"));
   const QCommandLineOption fidelity(QStringLiteral("fidelity"), QStringLiteral("des or analytical (default: the last used; des)."),

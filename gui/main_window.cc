@@ -6,6 +6,7 @@
 #include <QCloseEvent>
 #include <QDateTime>
 #include <QDir>
+#include <QDirIterator>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -27,6 +28,7 @@
 #include <QStyle>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <map>
 
 #include "gui/comparison_view.h"
 #include "gui/scenario_form.h"
@@ -45,13 +47,16 @@ QStringList MainWindow::ExampleFiles() {
   const QRegularExpression scenario(QStringLiteral("^cluster:"), QRegularExpression::MultilineOption);
   for (const QString& dir : {QString::fromStdString(DataDir()) + QStringLiteral("/examples"),
                              QStringLiteral(TRAINSIM_SOURCE_DIR "/examples")}) {
-    for (const QFileInfo& fi : QDir(dir).entryInfoList({QStringLiteral("*.yaml")}, QDir::Files, QDir::Name)) {
-      QFile f(fi.absoluteFilePath());
-      if (f.open(QIODevice::ReadOnly) && scenario.match(QString::fromUtf8(f.readAll())).hasMatch()) {
-        out << fi.absoluteFilePath();
-      }
+    QDirIterator it(dir, {QStringLiteral("*.yaml")}, QDir::Files, QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+      const QString path = it.next();
+      QFile f(path);
+      if (f.open(QIODevice::ReadOnly) && scenario.match(QString::fromUtf8(f.readAll())).hasMatch()) out << path;
     }
-    if (!out.isEmpty()) return out;
+    if (!out.isEmpty()) {
+      out.sort();
+      return out;
+    }
   }
   for (const QFileInfo& fi : QDir(QStringLiteral(TRAINSIM_SOURCE_DIR "/gui/testdata")).entryInfoList({QStringLiteral("*.yaml")}, QDir::Files, QDir::Name)) {
     out << fi.absoluteFilePath();
@@ -136,8 +141,16 @@ void MainWindow::BuildActions() {
   a_open->setToolTip(tr("Add scenario files (the CLI's YAML) to the comparison"));
   recent_menu_ = file->addMenu(tr("Open &Recent"));
   QMenu* examples = file->addMenu(tr("&Examples"));
+  std::map<QString, QMenu*> folders;  // one submenu per examples/ subfolder
   for (const QString& path : ExampleFiles()) {
-    examples->addAction(QFileInfo(path).completeBaseName(), this, [this, path] {
+    const QString folder = QFileInfo(path).dir().dirName();
+    QMenu* menu = examples;
+    if (folder != QLatin1String("examples") && folder != QLatin1String("testdata")) {
+      auto& sub = folders[folder];
+      if (!sub) sub = examples->addMenu(folder);
+      menu = sub;
+    }
+    menu->addAction(QFileInfo(path).completeBaseName(), this, [this, path] {
       QString err;
       if (!OpenScenario(path, &err)) QMessageBox::warning(this, tr("Open example"), err);
     });
