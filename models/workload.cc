@@ -65,8 +65,9 @@ Operator Mem(std::string name, double bytes) {
   return o;
 }
 
-CommOp Comm(std::string name, CollectiveKind kind, CommGroup group, double bytes, bool overlapped) {
-  return CommOp{std::move(name), kind, group, bytes, overlapped};
+CommOp Comm(std::string name, CollectiveKind kind, CommGroup group, double bytes, bool overlapped,
+            std::string overlaps_op = "") {
+  return CommOp{std::move(name), kind, group, bytes, overlapped, std::move(overlaps_op)};
 }
 
 // Backward of a forward GEMM: data gradient and weight gradient, same FLOPs each.
@@ -98,13 +99,16 @@ Workload BuildWorkload(const Scenario& sc) {
 
   Workload w;
   PassWork& F = w.layer_forward;
-  auto tp_in = [&](const std::string& where) {  // before a column-parallel GEMM
-    if (tp && sp) F.comms.push_back(Comm(where + " all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap));
+  // With TP comm overlap (Transformer Engine userbuffers) each collective is
+  // chunked and pipelined with the GEMM it feeds or drains, so it can hide
+  // only behind that GEMM.
+  auto tp_in = [&](const std::string& gemm) {  // before a column-parallel GEMM
+    if (tp && sp) F.comms.push_back(Comm(gemm + " all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, gemm));
   };
-  auto tp_out = [&](const std::string& where) {  // after a row-parallel GEMM
+  auto tp_out = [&](const std::string& gemm) {  // after a row-parallel GEMM
     if (!tp) return;
-    if (sp) F.comms.push_back(Comm(where + " reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap));
-    else F.comms.push_back(Comm(where + " all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap));
+    if (sp) F.comms.push_back(Comm(gemm + " reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, gemm));
+    else F.comms.push_back(Comm(gemm + " all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, gemm));
   };
   const double norm_bytes = 2 * T_ln * h * kAct;                   // read input, write output
   const double residual_bytes = T_ln * h * (3 * kAct + (dropout ? 1 : 0));  // (dropout +) add
@@ -134,7 +138,7 @@ Workload BuildWorkload(const Scenario& sc) {
   }
   F.ops.push_back(Mem("fp8 cast (proj input)", cast * T * heads_local * d));
   F.ops.push_back(Gemm("attention proj", T, h, heads_local * d, true));
-  tp_out("proj");
+  tp_out("attention proj");
   F.ops.push_back(Mem("residual", residual_bytes));
   // MLP block.
   F.ops.push_back(Mem("post-attention norm", norm_bytes + cast * T * h / (sp ? t : 1)));
@@ -148,7 +152,8 @@ Workload BuildWorkload(const Scenario& sc) {
   // Context parallel: each rank's K and V travel around the ring (overlapped with attention).
   if (p.context > 1) {
     w.cp_exchange_bytes_per_layer = (cp - 1) * b * s_local * 2 * kv_local * d * kAct;
-    F.comms.push_back(Comm("cp kv ring", CollectiveKind::kSendRecv, CommGroup::kContext, w.cp_exchange_bytes_per_layer, true));
+    F.comms.push_back(Comm("cp kv ring", CollectiveKind::kSendRecv, CommGroup::kContext, w.cp_exchange_bytes_per_layer, true,
+                           tr.attention == AttentionKernel::kFlash ? "flash attention" : ""));
   }
   F.ops.erase(std::remove_if(F.ops.begin(), F.ops.end(), [](const Operator& o) { return o.flops == 0 && o.bytes == 0; }), F.ops.end());
 
@@ -170,22 +175,24 @@ Workload BuildWorkload(const Scenario& sc) {
     }
   }
   if (tp) {
-    for (const char* where : {"qkv", "fc1"}) {
+    for (const std::string where : {"qkv", "fc1"}) {
       if (sp) {
-        B.comms.push_back(Comm(std::string(where) + " input re-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, true));
-        B.comms.push_back(Comm(std::string(where) + " dgrad reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap));
+        // Megatron re-gathers the input for the weight gradient while the data gradient runs.
+        B.comms.push_back(Comm(where + " input re-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, true, where + " dgrad"));
+        B.comms.push_back(Comm(where + " dgrad reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, where + " wgrad"));
       } else {
-        B.comms.push_back(Comm(std::string(where) + " dgrad all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap));
+        B.comms.push_back(Comm(where + " dgrad all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, where + " wgrad"));
       }
     }
     if (sp) {
-      for (const char* where : {"proj", "fc2"}) {
-        B.comms.push_back(Comm(std::string(where) + " grad all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap));
+      for (const std::string where : {"attention proj", "fc2"}) {
+        B.comms.push_back(Comm(where + " grad all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, where + " dgrad"));
       }
     }
   }
   if (p.context > 1) {
-    B.comms.push_back(Comm("cp kv+grad ring", CollectiveKind::kSendRecv, CommGroup::kContext, 2 * w.cp_exchange_bytes_per_layer, true));
+    B.comms.push_back(Comm("cp kv+grad ring", CollectiveKind::kSendRecv, CommGroup::kContext, 2 * w.cp_exchange_bytes_per_layer, true,
+                           tr.attention == AttentionKernel::kFlash ? "flash attention backward" : ""));
   }
 
   // Recompute: full re-runs the layer forward; selective re-runs the attention core.
@@ -223,9 +230,11 @@ Workload BuildWorkload(const Scenario& sc) {
                                          CommGroup::kTensor, tp_bytes, false));
   }
 
-  // Pipeline: one micro batch's activations (sequence-sharded with SP).
-  w.pipeline_p2p = Comm("pipeline send/recv", CollectiveKind::kSendRecv, CommGroup::kPipeline,
-                        b * s_local * h * kAct / (sp ? t : 1), p.overlap_p2p);
+  // Pipeline: one micro batch's activations. Each TP rank sends 1/t of them
+  // (sequence-sharded with SP; without SP Megatron's scatter/gather
+  // optimisation splits the replicated tensor and re-gathers it over NVLink).
+  w.pipeline_p2p = Comm("pipeline send/recv", CollectiveKind::kSendRecv, CommGroup::kPipeline, b * s_local * h * kAct / t,
+                        p.overlap_p2p);
 
   // Parameters per GPU: the larger of the first stage (embedding) and the
   // last stage (LM head, unless tied and the model has one stage).

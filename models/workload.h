@@ -41,6 +41,7 @@ struct CommOp {
   CommGroup group = CommGroup::kTensor;
   double bytes = 0;          // the full (gathered / reduced) buffer per rank, as nccl-tests counts "size"
   bool overlapped = false;   // hidden behind compute by the framework (TP comm overlap, wgrad re-gather)
+  std::string overlaps_op;   // the operator it is pipelined with (e.g. the GEMM it feeds); empty: the whole pass
 };
 
 // Work of one pass (forward, backward or recompute) of one unit for one micro batch.

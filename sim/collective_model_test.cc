@@ -29,7 +29,7 @@ TEST(CollectiveModelTest, FourNicsHalveTheInterNodeShare) {
   const Scenario eight = Load("llama2-70b-8n-8nic");
   const Scenario four = Load("llama2-70b-8n-4nic");
   EXPECT_DOUBLE_EQ(NicShareBytesPerS(eight), 2 * NicShareBytesPerS(four));
-  const CommOp dp{"dp", CollectiveKind::kReduceScatter, CommGroup::kData, 1e9, false};
+  const CommOp dp{"dp", CollectiveKind::kReduceScatter, CommGroup::kData, 1e9, false, ""};
   EXPECT_GT(CollectiveTime(four, dp), 1.8 * CollectiveTime(eight, dp) - 1e-3);
 }
 
@@ -43,7 +43,7 @@ TEST(CollectiveModelTest, NicCountDoesNotMatterInsideOneNode) {
 
 TEST(CollectiveModelTest, AllReduceMovesTwiceAnAllGather) {
   const Scenario s = Load("llama2-70b-8n-8nic");
-  const CommOp ag{"ag", CollectiveKind::kAllGather, CommGroup::kTensor, 256e6, false};
+  const CommOp ag{"ag", CollectiveKind::kAllGather, CommGroup::kTensor, 256e6, false, ""};
   CommOp ar = ag;
   ar.kind = CollectiveKind::kAllReduce;
   // NVLS all-reduce is faster per byte than a ring; without it the ratio is exactly 2 minus latency.

@@ -1,18 +1,28 @@
 #include "sim/step_costs.h"
 
 #include <algorithm>
+#include <map>
 
 #include "sim/collective_model.h"
 #include "sim/gpu_cost_model.h"
 
 namespace trainsim {
 
-double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_compute_s) {
+double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_compute_s, bool backward) {
   double exposed = 0, overlapped = 0;
+  std::map<std::string, double> behind;  // overlapped comm time per partner operator
   for (const auto& c : pass.comms) {
     const double t = CollectiveTime(s, c);
-    if (c.overlapped) overlapped += t;
-    else exposed += t;
+    if (!c.overlapped) exposed += t;
+    else if (c.overlaps_op.empty()) overlapped += t;
+    else behind[c.overlaps_op] += t;
+  }
+  for (const auto& [op_name, comm_s] : behind) {
+    double op_s = 0;
+    for (const auto& op : pass.ops) {
+      if (op.name == op_name) op_s += OperatorTime(op, s.node.gpu, s.training.precision, backward);
+    }
+    exposed += std::max(0.0, comm_s - op_s);
   }
   return exposed + std::max(0.0, overlapped - pass_compute_s);
 }
@@ -28,7 +38,7 @@ StageCost AddPasses(const Scenario& s, const PassWork& fwd, const PassWork& bwd,
   c.forward_compute_s = repeat * fc;
   c.backward_compute_s = repeat * bc;
   c.forward_exposed_comm_s = repeat * ExposedCommTime(s, fwd, fc);
-  c.backward_exposed_comm_s = repeat * ExposedCommTime(s, bwd, bc);
+  c.backward_exposed_comm_s = repeat * ExposedCommTime(s, bwd, bc, true);
   return c;
 }
 
@@ -77,11 +87,11 @@ StepCosts ComputeStepCosts(const Scenario& s) {
   if (p.data > 1) {
     CommOp grads{"dp gradient " + std::string(p.distributed_optimizer ? "reduce-scatter" : "all-reduce"),
                  p.distributed_optimizer ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce, CommGroup::kData,
-                 w.grad_reduce_bytes, p.overlap_grad_reduce};
+                 w.grad_reduce_bytes, p.overlap_grad_reduce, ""};
     c.grad_reduce_s = CollectiveTime(s, grads);
     if (p.distributed_optimizer) {
       CommOp params{"dp parameter all-gather", CollectiveKind::kAllGather, CommGroup::kData, w.param_gather_bytes,
-                    p.overlap_param_gather};
+                    p.overlap_param_gather, ""};
       c.param_gather_s = CollectiveTime(s, params);
     }
   }

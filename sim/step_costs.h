@@ -30,9 +30,11 @@ struct StepCosts {
   double tp_comm_total_per_layer_s = 0;  // TP collectives of one layer, fwd+bwd, for reports
 };
 
-// Exposed part of a pass's communication: comms marked overlapped hide behind
-// the pass's compute up to its length; the rest is on the critical path.
-double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_compute_s);
+// Exposed part of a pass's communication: an overlapped comm hides behind the
+// operator it is pipelined with (or, naming none, behind the pass's compute);
+// what exceeds that operator's time is on the critical path, as is every
+// comm that is not overlapped.
+double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_compute_s, bool backward = false);
 
 StepCosts ComputeStepCosts(const Scenario& s);
 
