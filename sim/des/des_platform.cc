@@ -36,7 +36,9 @@ DesTopology BuildDesTopology(const Scenario& s) {
   const int gpn = s.node.gpus_per_node;
   DesTopology t;
   t.nodes_per_su = std::max(1, s.fabric.nodes_per_su);
-  t.nic_line_bytes_per_s = s.node.nic_bytes_per_s;
+  // A NIC faster than the fabric's links (400G ConnectX-7 on 100 GbE) runs at the link's rate.
+  t.nic_line_bytes_per_s = s.fabric.link_bytes_per_s > 0 ? std::min(s.node.nic_bytes_per_s, s.fabric.link_bytes_per_s)
+                                                         : s.node.nic_bytes_per_s;
   t.nic_achieved_bytes_per_s = std::min(s.fabric.achieved_bytes_per_s,
                                         s.node.nic_bytes_per_s * s.fabric.achieved_bytes_per_s / s.fabric.link_bytes_per_s);
 
@@ -96,7 +98,7 @@ DesTopology BuildDesTopology(const Scenario& s) {
     }
   }
   for (auto& b : t.bundles) {
-    b.capacity_bytes_per_s = b.nics * s.node.nic_bytes_per_s * double(b.simulated_gpus) / std::max(1, b.all_gpus);
+    b.capacity_bytes_per_s = b.nics * t.nic_line_bytes_per_s * double(b.simulated_gpus) / std::max(1, b.all_gpus);
   }
 
   // Host (PCIe) path per node and the scalable units' uplinks to the spines.
@@ -107,7 +109,7 @@ DesTopology BuildDesTopology(const Scenario& s) {
   }
   for (const auto& [su, n] : sim_gpus_per_su) {
     const int nodes_in_su = std::min(t.nodes_per_su, s.nodes - su * t.nodes_per_su);
-    const double uplinks = nodes_in_su * EffectiveNics(s) * s.node.nic_bytes_per_s / std::max(1.0, s.fabric.spine_oversubscription);
+    const double uplinks = nodes_in_su * EffectiveNics(s) * t.nic_line_bytes_per_s / std::max(1.0, s.fabric.spine_oversubscription);
     t.su_uplink_bytes_per_s[su] = uplinks * double(n) / (double(nodes_in_su) * gpn);
   }
 

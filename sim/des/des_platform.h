@@ -50,7 +50,7 @@ struct NicBundle {
   int nics = 0;
   int simulated_gpus = 0;  // simulated GPUs mapped to these NICs
   int all_gpus = 0;        // all GPUs mapped to these NICs
-  double capacity_bytes_per_s = 0;  // line rate * nics * simulated/all
+  double capacity_bytes_per_s = 0;  // line rate (NIC or fabric link, the slower) * nics * simulated/all
 };
 
 struct DesTopology {

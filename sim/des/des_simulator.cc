@@ -404,12 +404,13 @@ class DesRun {
         sg4::this_actor::sleep_for(n * *steady);
         stats_.repeated_steps += n;
         k += n;
-        data_ = Flows{};
+        if (data_.active) pending_reads.push_back(data_);
+        data_ = Flows{};  // the step after a repeated stretch finds its tokens prefetched
       } else {
         Flows next = (k + 1 < steps) ? StartDataRead() : Flows{};
         const double t0 = Now();
         RunOneStep(k == steady_index || recording_checkpoint);
-        if (!steady && k == steady_index && !writing) {
+        if (!steady && k >= steady_index && !writing) {
           steady = Now() - t0;
           steady_data_stall_s_ = step_data_stall_s_;
         }
