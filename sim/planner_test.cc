@@ -1,7 +1,13 @@
 #include "sim/planner.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace trainsim {
 namespace {
@@ -193,6 +199,41 @@ TEST(PlannerTest, JsonHasTheContractShape) {
   EXPECT_TRUE(j["rejected"][0]["reason"].IsScalar());
   EXPECT_TRUE(j["rejected"][0]["parallelism"]["pipeline"].IsScalar());
   EXPECT_EQ(j["searched"].as<long>(), r.searched);
+}
+
+// --- The built CLI (skipped when it has not been built) ---------------------
+
+std::string RunCli(const std::string& args, int& status) {
+  const std::string out = ::testing::TempDir() + "plan_cli_out.txt";
+  const int rc = std::system((std::string(TRAINSIM_BINARY_DIR) + "/bin/trainsim " + args + " > " + out + " 2>&1").c_str());
+  status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  std::ifstream in(out);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(PlanCliTest, JsonForTheReferenceCase) {
+  if (!std::filesystem::exists(std::string(TRAINSIM_BINARY_DIR) + "/bin/trainsim")) GTEST_SKIP() << "trainsim not built";
+  int status = -1;
+  const std::string out = RunCli(std::string("plan ") + TRAINSIM_SOURCE_DIR +
+                                     "/examples/reference-design/llama2-70b-8n-8nic.yaml --recheck analytical --top 3 --json",
+                                 status);
+  ASSERT_EQ(status, 0) << out;
+  const YAML::Node j = YAML::Load(out);
+  ASSERT_EQ(j["candidates"].size(), 3u) << out;
+  EXPECT_LE(j["candidates"][0]["result"]["step_time_s"].as<double>(), j["baseline"]["result"]["step_time_s"].as<double>());
+  EXPECT_EQ(j["baseline"]["parallelism"]["virtual_stages"].as<int>(), 20);
+}
+
+TEST(PlanCliTest, BadInputIsOneLineAndExitTwo) {
+  if (!std::filesystem::exists(std::string(TRAINSIM_BINARY_DIR) + "/bin/trainsim")) GTEST_SKIP() << "trainsim not built";
+  int status = -1;
+  EXPECT_EQ(RunCli("plan /nonexistent.yaml", status), "/nonexistent.yaml: cannot open file\n");
+  EXPECT_EQ(status, 2);
+  EXPECT_EQ(RunCli(std::string("plan ") + TRAINSIM_SOURCE_DIR + "/examples/reference-design/llama2-70b-8n-8nic.yaml --objective speed", status),
+            "trainsim plan: --objective: 'speed' is not one of: time, cost\n");
+  EXPECT_EQ(status, 2);
 }
 
 }  // namespace

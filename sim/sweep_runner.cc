@@ -522,9 +522,11 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
   if (rank == 0 && write_error.empty()) write_error = out.Sync();
 #ifdef TRAINSIM_HAVE_MPI
   if (size > 1) {
-    unsigned long long written = sum.written;
-    MPI_Bcast(&written, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-    sum.written = written;
+    // Every rank reports the whole sweep (and so exits with the same status).
+    unsigned long long counts[2] = {sum.written, sum.resumed};
+    MPI_Bcast(counts, 2, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+    sum.written = counts[0];
+    sum.resumed = counts[1];
   }
 #endif
   sum.wall_s = elapsed();

@@ -317,6 +317,13 @@ TEST(SweepCliTest, MpiRanksWriteOneFile) {
   EXPECT_NE(out.find("x 3 MPI ranks"), std::string::npos) << out;
   EXPECT_EQ(Lines(ReadFile(dir.File("mpi.csv")))[0], Lines(ReadFile(one.output_path))[0]);
   EXPECT_EQ(SortedRows(dir.File("mpi.csv"), true), SortedRows(one.output_path, true));
+
+  // Interrupted (a prefix and a torn row) and resumed under mpirun: the same rows again.
+  const std::string text = ReadFile(dir.File("mpi.csv"));
+  std::ofstream(dir.File("mpi.csv"), std::ios::trunc) << text.substr(0, text.size() / 3);
+  ASSERT_EQ(Shell(cmd + " --resume"), 0) << ReadFile(dir.File("err.txt"));
+  EXPECT_NE(ReadFile(dir.File("out.txt")).find("already there (resumed)"), std::string::npos) << ReadFile(dir.File("out.txt"));
+  EXPECT_EQ(SortedRows(dir.File("mpi.csv"), true), SortedRows(one.output_path, true));
 #endif
 }
 
