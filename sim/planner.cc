@@ -179,7 +179,14 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
   const int gpus = base.gpus();
   const int layers = base.model.layers;
   const int max_tp = std::min(gpus, options.max_tensor > 0 ? options.max_tensor : base.node.gpus_per_node);
-  std::vector<PlanCandidate> feasible;
+  // Feasible configurations keep only what ranks them (full results are large
+  // to copy around); the top K are evaluated again for their full results.
+  struct Scored {
+    PlanConfig config;
+    double objective;
+    double step_time_s;
+  };
+  std::vector<Scored> feasible;
   std::map<FamilyKey, Family> families;
   // The scenario's TP communication overlap (or the framework's, when it has no TP) for every TP > 1.
   const bool tp_overlap = base.parallelism.tensor > 1 ? base.parallelism.tp_comm_overlap : base.framework.tp_comm_overlap;
@@ -194,11 +201,7 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
     Family& fam = families[{c.tensor, c.pipeline, c.context}];
     if (auto r = Evaluate(s, c, tp_overlap, rej)) {
       ++fam.feasible;
-      PlanCandidate cand;
-      cand.config = c;
-      cand.objective = Objective(*r, options.objective);
-      cand.analytical = std::move(*r);
-      feasible.push_back(std::move(cand));
+      feasible.push_back({c, Objective(*r, options.objective), r->step_time_s});
       return;
     }
     if (rej.category == "divisibility") ++rep.rejected_divisibility;
@@ -253,9 +256,9 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
     }
   }
   rep.feasible = long(feasible.size());
-  auto better = [](const PlanCandidate& a, const PlanCandidate& b) {
+  auto better = [](const Scored& a, const Scored& b) {
     if (a.objective != b.objective) return a.objective < b.objective;
-    return a.analytical.step_time_s < b.analytical.step_time_s;
+    return a.step_time_s < b.step_time_s;
   };
   std::stable_sort(feasible.begin(), feasible.end(), better);
 
@@ -270,8 +273,9 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
       cand.objective = Objective(*r, options.objective);
       cand.analytical = *r;
       cand.result = *r;
+      const Scored mine{bc, cand.objective, r->step_time_s};
       rep.baseline_rank = 1 + int(std::count_if(feasible.begin(), feasible.end(),
-                                                [&](const PlanCandidate& f) { return better(f, cand); }));
+                                                [&](const Scored& f) { return better(f, mine); }));
       rep.baseline = std::move(cand);
     } else {
       rep.baseline_rejection = rej;
@@ -285,9 +289,17 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
   // Re-check the top K (and the baseline) at the re-check fidelity, and re-rank.
   const auto t1 = Clock::now();
   const size_t k = std::min(feasible.size(), size_t(std::max(1, options.top_k)));
-  feasible.resize(k);
+  std::vector<PlanCandidate> top;
+  for (size_t i = 0; i < k; ++i) {
+    PlanCandidate c;
+    c.config = feasible[i].config;
+    c.objective = feasible[i].objective;
+    PlanRejection unused;
+    c.analytical = *Evaluate(s, c.config, tp_overlap, unused);  // feasible: evaluated before
+    top.push_back(std::move(c));
+  }
   SimulateOptions recheck{options.recheck_fidelity, false};
-  for (auto& c : feasible) {
+  for (auto& c : top) {
     if (options.recheck_fidelity == Fidelity::kAnalytical) {
       c.result = c.analytical;
       continue;
@@ -296,14 +308,14 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
     c.result = Simulate(s, recheck);
     c.objective = c.result.error.empty() ? Objective(c.result, options.objective) : INFINITY;
   }
-  std::stable_sort(feasible.begin(), feasible.end(),
+  std::stable_sort(top.begin(), top.end(),
                    [](const PlanCandidate& a, const PlanCandidate& b) { return a.objective < b.objective; });
   if (rep.baseline && options.recheck_fidelity != Fidelity::kAnalytical) {
     apply(s, rep.baseline->config);
     rep.baseline->result = Simulate(s, recheck);
     rep.baseline->objective = rep.baseline->result.error.empty() ? Objective(rep.baseline->result, options.objective) : INFINITY;
   }
-  rep.candidates = std::move(feasible);
+  rep.candidates = std::move(top);
   rep.recheck_s = std::chrono::duration<double>(Clock::now() - t1).count();
   return rep;
 }
