@@ -24,12 +24,12 @@ double OperatorTime(const Operator& op, const GpuProfile& gpu, Precision precisi
       const Precision p = (op.low_precision && precision == Precision::kFp8) ? Precision::kFp8
                           : precision == Precision::kFp16 ? Precision::kFp16 : Precision::kBf16;
       const double eff = GemmEfficiency(gpu, p, op.m, op.n, op.k, op.batch);
-      const double compute = op.flops / (gpu.PeakFlops(p) * eff);
+      const double compute = op.flops / (gpu.PeakFlops(p) * gpu.sustained_clock_fraction * eff);
       return std::max({compute, mem_time, gpu.matmul_min_kernel_s});
     }
     case OpClass::kAttention: {
       const double curve = op.seq / (op.seq + gpu.attention_half_seq);
-      double rate = gpu.attention_fwd_flops * curve;
+      double rate = gpu.attention_fwd_flops * gpu.sustained_clock_fraction * curve;
       if (backward) rate *= gpu.attention_bwd_fwd_ratio;
       return std::max(op.flops / rate, mem_time);
     }

@@ -67,6 +67,7 @@ GpuProfile ParseGpu(const std::string& path) {
   g.attention_half_seq = a.PositiveDouble("half_seq", 512);
   a.Finish();
   g.memory_bound_efficiency = m.Fraction("memory_bound_efficiency", 0.8);
+  g.sustained_clock_fraction = m.Fraction("sustained_clock_fraction", 1.0);
   m.Finish();
   return g;
 }

@@ -36,6 +36,9 @@ struct GpuProfile {
   double attention_bwd_fwd_ratio = 0.5;
   double attention_half_seq = 512;
   double memory_bound_efficiency = 0.8;
+  // Tensor-core work sustained for hours runs at the power limit's clock, not
+  // the boost clock the peaks and short benchmarks use.
+  double sustained_clock_fraction = 1.0;
 
   // Dense peak for a precision; fp8 falls back to the 16-bit peak where the GPU has none.
   double PeakFlops(Precision p) const;
