@@ -364,13 +364,14 @@ void CheckKeyText(const std::string& key, const std::string& file, int line, con
 }
 
 // Messages of scenario errors that mean the value itself is wrong for its key
-// (a typo or a type error), not that the combination is infeasible.
+// (a typo, a type error, a missing profile or model), not that the
+// combination is infeasible.
 bool IsValueError(const std::string& m) {
-  for (const char* p : {"unknown key", "expected ", "cannot parse", "is not a mapping", "must be positive",
+  for (const char* p : {"unknown ", "expected ", "cannot parse", "is not a mapping", "must be positive",
                         "must not be negative", "implausibly large", "empty path", "must be a fraction"}) {
     if (m.rfind(p, 0) == 0) return true;
   }
-  return m.find("is not one of") != std::string::npos;
+  return m.find("is not one of") != std::string::npos || m.find("' not found") != std::string::npos;
 }
 
 // An error with no file location came from an axis override: name the axis line of the sweep file.

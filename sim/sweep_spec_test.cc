@@ -101,6 +101,10 @@ TEST(SweepSpecTest, BadFilesGiveOneLineErrors) {
   EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: [1, two]\n")), "sw.yaml:15: cluster.nodes: expected a number, got 'two'");
   EXPECT_EQ(Error(ParseText("axes:\n  training.recompute: [none, selectiv]\n")),
             "sw.yaml:15: training.recompute: 'selectiv' is not one of: none, selective, full (did you mean 'selective'?)");
+  EXPECT_EQ(Error(ParseText("axes:\n  model: [llama2-7b, llama2-7c]\n")).rfind("sw.yaml:15: model: unknown model 'llama2-7c'", 0), 0u)
+      << Error(ParseText("axes:\n  model: [llama2-7b, llama2-7c]\n"));
+  EXPECT_EQ(Error(ParseText("axes:\n  cluster.node: [xe9680-h100, nodes/missing.yaml]\n")),
+            "sw.yaml:15: cluster.node: profile file 'nodes/missing.yaml' not found");
   EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: []\n")), "sw.yaml:15: cluster.nodes: an axis needs at least one value");
   EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: [1, 2, 1]\n")), "sw.yaml:15: cluster.nodes: lists the value '1' twice");
   EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: {from: 1, to: 8}\n")),
