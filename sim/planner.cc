@@ -407,7 +407,9 @@ std::string PlanToText(const PlanReport& r) {
       o << "  #" << i + 1 << " " << Describe(c.config) << ": "
         << Fmt("%+.1f%%", 100 * (cres.step_time_s / bres.step_time_s - 1)) << " (" << ExplainDifference(bres, cres) << ")\n";
     }
-    if (r.baseline) {
+    if (r.baseline && r.baseline->config == best.config) {
+      o << "  your settings are the best found\n";
+    } else if (r.baseline) {
       const SimulationResult& cres = recheck && r.baseline->result.error.empty() ? r.baseline->result : r.baseline->analytical;
       o << "  your settings " << Describe(r.baseline->config) << " rank #" << r.baseline_rank << ": "
         << Fmt("%+.1f%%", 100 * (cres.step_time_s / bres.step_time_s - 1)) << " (" << ExplainDifference(bres, cres) << ")\n";
