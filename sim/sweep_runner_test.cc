@@ -293,7 +293,8 @@ TEST(SweepCliTest, SweepWritesCsvAndReportsCounts) {
   EXPECT_NE(ReadFile(dir.File("out.txt")).find("sweep: 90 points"), std::string::npos) << ReadFile(dir.File("out.txt"));
 }
 
-// Under mpirun the points are spread over the ranks and one file comes out,
+// Under mpirun the points are spread over the ranks and one file comes out
+// (OpenMPI's own allocations are not freed at exit: leak checking is off for the ranks),
 // with the rows of a one-process run.
 TEST(SweepCliTest, MpiRanksWriteOneFile) {
 #ifndef TRAINSIM_HAVE_MPI
@@ -309,7 +310,7 @@ TEST(SweepCliTest, MpiRanksWriteOneFile) {
   one.output_path = dir.File("one.csv");
   one.allow_mpi = false;
   ASSERT_TRUE(RunSweep(*spec, one).ok());
-  const std::string cmd = "mpirun --allow-run-as-root --oversubscribe -n 3 " + Binary() + " sweep " + dir.File("s.yaml") +
+  const std::string cmd = "ASAN_OPTIONS=detect_leaks=0 mpirun -x ASAN_OPTIONS --allow-run-as-root --oversubscribe -n 3 " + Binary() + " sweep " + dir.File("s.yaml") +
                           " -o " + dir.File("mpi.csv") + " --quiet > " + dir.File("out.txt") + " 2> " + dir.File("err.txt");
   const int rc = Shell(cmd);
   ASSERT_EQ(rc, 0) << ReadFile(dir.File("err.txt"));
