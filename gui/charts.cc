@@ -381,7 +381,42 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
 
 // ------------------------------------------------------------------ timeline
 
-GanttWidget::GanttWidget(QWidget* parent) : QWidget(parent) { setMinimumSize(260, 200); }
+GanttWidget::GanttWidget(QWidget* parent) : QWidget(parent) {
+  setMinimumSize(260, 200);
+  setMouseTracking(true);
+}
+
+QString GanttWidget::ToolTipAt(const QPoint& pos) const {
+  // Bars can be a pixel wide: take the nearest one within a few pixels.
+  const TimelineEvent* best = nullptr;
+  double best_d = 4;
+  for (const auto& [r, i] : bars_) {
+    if (pos.y() < r.top() || pos.y() > r.bottom()) continue;
+    const double d = pos.x() < r.left() ? r.left() - pos.x() : pos.x() > r.right() ? pos.x() - r.right() : 0;
+    if (d < best_d) {
+      best_d = d;
+      best = &events_[i];
+    }
+  }
+  if (!best) return {};
+  double t0 = best->start_s;
+  for (const auto& e : events_) t0 = std::min(t0, e.start_s);
+  return tr("%1 (%2): %3 ms, from %4 ms")
+      .arg(QString::fromStdString(best->name), QString::fromStdString(best->track))
+      .arg(best->duration_s * 1e3, 0, 'f', 3)
+      .arg((best->start_s - t0) * 1e3, 0, 'f', 3);
+}
+
+bool GanttWidget::event(QEvent* e) {
+  if (e->type() == QEvent::ToolTip) {
+    auto* he = static_cast<QHelpEvent*>(e);
+    const QString text = ToolTipAt(he->pos());
+    if (text.isEmpty()) QToolTip::hideText();
+    else QToolTip::showText(he->globalPos(), text, this);
+    return true;
+  }
+  return QWidget::event(e);
+}
 
 void GanttWidget::SetOutcome(const ConfigOutcome* outcome) {
   name_ = outcome ? outcome->name : QString();
@@ -458,6 +493,7 @@ void GanttWidget::paintEvent(QPaintEvent*) {
     p.drawText(rect().adjusted(16, fh * 2 + 8, -16, -8), Qt::AlignCenter | Qt::TextWordWrap, PlaceholderText());
     return;
   }
+  bars_.clear();
   std::vector<std::string> tracks;
   double t0 = 1e300, t1 = 0;
   for (const auto& e : events_) {
@@ -498,6 +534,7 @@ void GanttWidget::paintEvent(QPaintEvent*) {
     const QRectF r(x_of(e.start_s), area.top() + row * row_h + row_h * 0.15, std::max(1.0, e.duration_s / span * area.width()),
                    row_h * 0.7);
     p.fillRect(r, EventColor(e));
+    bars_.push_back({r, static_cast<int>(&e - events_.data())});
     const QString name = QString::fromStdString(e.name);
     if (fontMetrics().horizontalAdvance(name) + 4 < r.width()) {
       p.setPen(Qt::white);

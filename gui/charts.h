@@ -5,8 +5,10 @@
 // Plus PNG and SVG export of any of them.
 #pragma once
 
+#include <QRectF>
 #include <QString>
 #include <QWidget>
+#include <utility>
 #include <vector>
 
 #include "gui/comparison.h"
@@ -57,12 +59,16 @@ class GanttWidget : public QWidget {
   void SetOutcome(const ConfigOutcome* outcome);
   bool HasTimeline() const { return !events_.empty(); }
   QString PlaceholderText() const;
+  // The event under a point of the last painted chart, as tooltip text.
+  QString ToolTipAt(const QPoint& pos) const;
   QSize sizeHint() const override { return {420, 320}; }
 
  protected:
   void paintEvent(QPaintEvent*) override;
+  bool event(QEvent* e) override;
 
  private:
+  std::vector<std::pair<QRectF, int>> bars_;  // painted bars -> index in events_
   QString name_;
   QString fidelity_;
   std::vector<TimelineEvent> events_;  // clipped to the step

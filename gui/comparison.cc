@@ -5,6 +5,7 @@
 #include <QBrush>
 #include <QColor>
 #include <QFile>
+#include <QFont>
 #include <QFileInfo>
 #include <QSaveFile>
 #include <QTextStream>
@@ -99,7 +100,7 @@ QVariant ResultsTableModel::data(const QModelIndex& index, int role) const {
       if (!ok || key == "gpus" || key == "run.steps") return raw;
       if (key == "run.checkpoint_bytes") return QString::number(v / (1024.0 * 1024 * 1024), 'f', 1) + " GiB";
       if (key == "mfu" || key == "run.goodput") return QString::number(100 * v, 'f', 1) + " %";
-      if (std::abs(v) >= 1e5) return QString::number(v, 'f', 0);
+      if (std::abs(v) >= 1e4) return QString::number(v, 'f', 0);
       return QString::number(v, 'g', 4);
     }
     case Qt::ToolTipRole:
@@ -108,6 +109,18 @@ QVariant ResultsTableModel::data(const QModelIndex& index, int role) const {
       bool ok = false;
       raw.toDouble(&ok);
       return QVariant::fromValue(Qt::Alignment((ok ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter));
+    }
+    case Qt::FontRole: {
+      // Bold where the configurations differ: what the comparison is about.
+      if (values_.size() < 2 || key == "name") return {};
+      for (const auto& v : values_) {
+        if (v[index.row()] != values_[0][index.row()]) {
+          QFont f;
+          f.setBold(true);
+          return f;
+        }
+      }
+      return {};
     }
     case Qt::ForegroundRole:
       if ((key == "error" && !raw.isEmpty()) || (key == "memory.fits" && raw == "false")) return QBrush(QColor(180, 0, 0));

@@ -53,8 +53,16 @@ W* Field(QWidget* form, const char* key) {
 
 // Runs every configuration of the window and waits for the worker.
 bool RunAndWait(MainWindow& w) {
+  for (const auto& c : w.configurations()) {
+    const QString msg = ValidationMessage(c);
+    if (!msg.isEmpty()) {
+      qWarning("cannot run: %s", qPrintable(msg));
+      return false;
+    }
+  }
   QSignalSpy spy(w.runner(), &ComparisonRunner::finished);
   w.Run();
+  if (!w.runner()->IsRunning() && spy.isEmpty()) return false;
   if (!spy.wait(120000)) return false;
   return spy.takeFirst().at(0).toBool() == false;
 }
@@ -140,6 +148,28 @@ class GuiTest : public QObject {
     Field<QSpinBox>(&form, "parallelism.context")->setValue(2);
     Field<QSpinBox>(&form, "parallelism.context")->setValue(1);
     QVERIFY(!form.configuration().yaml.contains(QLatin1String("context")));
+  }
+
+  void formKeepsInlineModel() {
+    QString yaml = ScenarioForm::DefaultScenarioYaml();
+    yaml.replace(QStringLiteral("model: llama2-7b\n"),
+                 QStringLiteral("model:\n  layers: 4\n  hidden: 1024\n  ffn_hidden: 4096\n  heads: 16\n  kv_heads: 16\n"
+                                "  vocab: 32000\n  activation: gelu\n  norm: layernorm\n  position: learned\n"));
+    ScenarioForm form;
+    form.SetConfiguration(Configuration{yaml, QString()});
+    QVERIFY2(form.IsValid(), qPrintable(form.ValidationMessage()));
+    QVERIFY(Field<QComboBox>(&form, "model")->currentText().contains(QLatin1String("inline")));
+    Field<QSpinBox>(&form, "cluster.nodes")->setValue(2);
+    const Expected<Scenario> s = ParseConfiguration(form.configuration());
+    QVERIFY(s.ok());
+    QCOMPARE(s->nodes, 2);
+    QCOMPARE(s->model.layers, 4);
+    QCOMPARE(s->model.hidden, 1024);
+    // Choosing a catalogue model replaces the inline keys.
+    Field<QComboBox>(&form, "model")->setCurrentText(QStringLiteral("llama2-7b"));
+    const Expected<Scenario> t = ParseConfiguration(form.configuration());
+    QVERIFY(t.ok());
+    QCOMPARE(t->model.layers, 32);
   }
 
   void invalidInputShowsMessageAndDisablesRun() {
@@ -229,7 +259,17 @@ class GuiTest : public QObject {
       QVERIFY(!w.view()->gantt()->HasTimeline());
       QVERIFY(w.view()->gantt()->PlaceholderText().contains(QLatin1String("DES")));
     } else {
-      QVERIFY(w.view()->gantt()->HasTimeline());
+      GanttWidget* g = w.view()->gantt();
+      QVERIFY(g->HasTimeline());
+      g->resize(640, 480);
+      QImage img(g->size(), QImage::Format_ARGB32);
+      g->render(&img);
+      // Some point of the chart names the event under it.
+      QString tip;
+      for (int y = 0; y < g->height() && tip.isEmpty(); y += 4) {
+        for (int x = 0; x < g->width() && tip.isEmpty(); x += 4) tip = g->ToolTipAt(QPoint(x, y));
+      }
+      QVERIFY2(tip.contains(QLatin1String(" ms")), qPrintable(tip));
     }
   }
 

@@ -1,5 +1,5 @@
 // trainsim-gui [SCENARIO...]
-// trainsim-gui --screenshot OUT.png [--size WxH] [--scale S] [--fidelity des|analytical] [SCENARIO...]
+// trainsim-gui --screenshot OUT.png [--size WxH] [--scale S] [--fidelity des|analytical] [--whole-window] [SCENARIO...]
 //
 // Without --screenshot: the desktop application, with the given scenarios as
 // configurations. With it: open the scenarios (default: the reference design's
@@ -64,7 +64,9 @@ int main(int argc, char** argv) {
                                  QStringLiteral("S"), QStringLiteral("1"));
   const QCommandLineOption fidelity(QStringLiteral("fidelity"), QStringLiteral("des or analytical (default: the last used; des)."),
                                     QStringLiteral("F"));
-  parser.addOptions({shot, size, scale, fidelity});
+  const QCommandLineOption whole(QStringLiteral("whole-window"),
+                                 QStringLiteral("With --screenshot: render the whole window (form and menus too), not only the comparison view."));
+  parser.addOptions({shot, size, scale, fidelity, whole});
   parser.addPositionalArgument(QStringLiteral("scenario"), QStringLiteral("Scenario YAML files to compare."), QStringLiteral("[SCENARIO...]"));
   parser.process(app);
 
@@ -115,12 +117,13 @@ int main(int argc, char** argv) {
   }
 
   // Lay the window out so that the comparison view gets the requested size.
-  window.SetConfigurationPanelVisible(false);
+  const bool whole_window = parser.isSet(whole);
+  window.SetConfigurationPanelVisible(whole_window);
   const QSize target(m.captured(1).toInt(), m.captured(2).toInt());
   window.resize(target);
   window.show();
   QApplication::processEvents();
-  window.resize(target + (window.size() - window.view()->size()));
+  if (!whole_window) window.resize(target + (window.size() - window.view()->size()));
   QApplication::processEvents();
 
   QEventLoop loop;
@@ -131,14 +134,15 @@ int main(int argc, char** argv) {
   QApplication::processEvents();
 
   const QString out = parser.value(shot);
-  if (!trainsim::gui::ExportPng(window.view(), out, image_scale)) {
+  QWidget* target_widget = whole_window ? static_cast<QWidget*>(&window) : window.view();
+  if (!trainsim::gui::ExportPng(target_widget, out, image_scale)) {
     Print(stderr, out + QStringLiteral(": cannot write"));
     return 1;
   }
   Print(stdout, QStringLiteral("wrote %1 (%2x%3 view, %4 configurations)")
                     .arg(out)
-                    .arg(window.view()->width())
-                    .arg(window.view()->height())
+                    .arg(target_widget->width())
+                    .arg(target_widget->height())
                     .arg(window.configurations().size()));
   return 0;
 }

@@ -8,6 +8,10 @@
 #include <QDir>
 #include <QDirIterator>
 #include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QMimeData>
+#include <QUrl>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -78,7 +82,6 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   list_->setObjectName(QStringLiteral("configurations"));
   list_->setToolTip(tr("Configurations compared side by side; invalid ones are marked"));
   list_->setMaximumHeight(160);
-  lv->addWidget(new QLabel(tr("<b>Configurations</b>"), left));
   lv->addWidget(list_);
   auto* buttons = new QHBoxLayout;
   lv->addLayout(buttons);
@@ -101,6 +104,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   statusBar()->addWidget(status_, 1);
   statusBar()->addPermanentWidget(progress_);
 
+  setAcceptDrops(true);  // drop scenario files to add them
   BuildActions();
   for (QAction* a : {findChild<QAction*>(QStringLiteral("duplicate")), findChild<QAction*>(QStringLiteral("remove"))}) {
     auto* b = new QPushButton(a->icon(), a->text().remove(QLatin1Char('&')), left);
@@ -476,6 +480,19 @@ void MainWindow::RebuildRecentMenu() {
 }
 
 void MainWindow::SetConfigurationPanelVisible(bool visible) { dock_->setVisible(visible); }
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
+  if (e->mimeData()->hasUrls()) e->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* e) {
+  for (const QUrl& url : e->mimeData()->urls()) {
+    if (!url.isLocalFile()) continue;
+    QString err;
+    if (!OpenScenario(url.toLocalFile(), &err)) QMessageBox::warning(this, tr("Open scenario"), err);
+  }
+  e->acceptProposedAction();
+}
 
 void MainWindow::closeEvent(QCloseEvent* e) {
   runner_->Cancel();
