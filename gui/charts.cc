@@ -519,7 +519,7 @@ void GanttWidget::paintEvent(QPaintEvent*) {
   std::stable_sort(tracks.begin(), tracks.end(), [&](const std::string& a, const std::string& b) { return order(a) < order(b); });
   int label_w = 0;
   for (const auto& t : tracks) label_w = std::max(label_w, fontMetrics().horizontalAdvance(QString::fromStdString(t)));
-  const QRect area(label_w + 12, fh * 2 + 8, std::max(10, width() - label_w - 24), std::max(10, height() - fh * 6 - 24));
+  const QRect area(label_w + 12, fh * 2 + 8, std::max(10, width() - label_w - 24), std::max(10, height() - fh * 7 - 26));
   const double row_h = double(area.height()) / tracks.size();
   const double span = t1 > t0 ? t1 - t0 : 1;
   auto x_of = [&](double t) { return area.left() + (t - t0) / span * area.width(); };
@@ -568,16 +568,21 @@ void GanttWidget::paintEvent(QPaintEvent*) {
       {tr("forward"), EventColor({"", "F", 0, 0})},      {tr("backward"), EventColor({"", "B", 0, 0})},
       {tr("communication"), EventColor({"comm", "", 0, 0})}, {tr("optimizer"), EventColor({"", "optimizer", 0, 0})},
       {tr("checkpoint"), EventColor({"", "checkpoint", 0, 0})}, {tr("other"), EventColor({"", "", 0, 0})}};
+  int line_y = ly;
   for (const auto& [label, color] : legend) {
-    p.fillRect(QRect(lx, ly + 2, fh - 4, fh - 4), color);
-    lx += fh;
+    const int item_w = fh + fontMetrics().horizontalAdvance(label) + 12;
+    if (lx > 8 && lx + item_w > width()) {  // wrap rather than clip
+      lx = 8;
+      line_y += fh + 2;
+    }
+    p.fillRect(QRect(lx, line_y + 2, fh - 4, fh - 4), color);
     p.setPen(Qt::black);
-    p.drawText(QPoint(lx, ly + fontMetrics().ascent()), label);
-    lx += fontMetrics().horizontalAdvance(label) + 12;
+    p.drawText(QPoint(lx + fh, line_y + fontMetrics().ascent()), label);
+    lx += item_w;
   }
   if (hidden_events_) {
     p.setPen(Qt::darkGray);
-    p.drawText(QRect(8, ly + fh + 2, width() - 16, fh + 2), Qt::AlignLeft,
+    p.drawText(QRect(8, line_y + fh + 2, width() - 16, fh + 2), Qt::AlignLeft,
                tr("%n event(s) outside this step (checkpoints): trainsim run --trace", nullptr, hidden_events_));
   }
 }

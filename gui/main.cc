@@ -19,14 +19,16 @@
 #include "gui/main_window.h"
 #include "gui/runner.h"
 #include "gui/scenario_form.h"
+#include "sim/data_paths.h"
 
 namespace {
 
 QStringList DefaultScreenshotScenarios() {
   QStringList out;
   for (const QString& stem : {QStringLiteral("llama2-70b-4n-8nic"), QStringLiteral("llama2-70b-4n-4nic")}) {
-    for (const QString& dir : {QStringLiteral(TRAINSIM_SOURCE_DIR "/examples/reference-design"),
-                               QStringLiteral(TRAINSIM_SOURCE_DIR "/examples"), QStringLiteral(TRAINSIM_SOURCE_DIR "/gui/testdata")}) {
+    const QString data = QString::fromStdString(trainsim::DataDir());
+    for (const QString& dir : {data + QStringLiteral("/examples/reference-design"), data + QStringLiteral("/examples"),
+                               QStringLiteral(TRAINSIM_SOURCE_DIR "/gui/testdata")}) {
       const QString p = dir + QLatin1Char('/') + stem + QStringLiteral(".yaml");
       if (QFileInfo::exists(p)) {
         out << p;
