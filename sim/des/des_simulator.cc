@@ -30,6 +30,7 @@ double Now() { return sg4::Engine::get_clock(); }
 // when the last flow finishes plus the latency.
 struct Flows {
   std::vector<sg4::CommPtr> comms;
+  std::vector<std::pair<sg4::Host*, sg4::Host*>> ends;  // per comm: from, to
   double start_s = 0;
   double latency_s = 0;
   bool active = false;
@@ -141,6 +142,7 @@ class DesRun {
       const auto bytes = static_cast<uint64_t>(std::llround(pb.bytes));
       if (bytes == 0) continue;
       f.comms.push_back(sg4::Comm::sendto_async(pb.from, pb.to, bytes));
+      f.ends.emplace_back(pb.from, pb.to);
       stats_.flows++;
     }
     return f;
@@ -236,6 +238,14 @@ class DesRun {
   }
 
   // ---- stages --------------------------------------------------------------
+  // A pass on the stage's GPUs. Each stage has its own compute host and runs
+  // one pass at a time, so nothing ever shares it: a timed sleep is exactly
+  // an Exec of `seconds` flops on the 1 flop/s host, without the max-min
+  // solver's work (it is most of the cost of a step).
+  static void Compute(double seconds) {
+    if (seconds > 0) sg4::this_actor::sleep_for(seconds);
+  }
+
   Slot& SlotOf(int dir, int vs, int mb) { return slots_[(size_t(dir) * V_ + vs) * m_ + mb]; }
 
   void Post(int dir, int vs, int mb, int from_stage, Flows f) {
@@ -297,7 +307,7 @@ class DesRun {
         }
         Flows cp = StartCp(st, true);
         const double t0 = Now();
-        sg4::this_actor::execute(fwd);
+        Compute(fwd);
         Record(StageTrack(st, "compute"), PassName(op), t0, Now());
         if (first_forward && gather.active) Record(StageTrack(st, "dp"), "param all-gather", gather.start_s, gather.Wait());
         first_forward = false;
@@ -316,7 +326,7 @@ class DesRun {
         if (i + 1 == ops.size() && p_.data > 1 && p_.overlap_grad_reduce) grads = StartDp(st, grad_kind, w.grad_reduce_bytes);
         Flows cp = StartCp(st, false);
         const double t0 = Now();
-        sg4::this_actor::execute(bwd);
+        Compute(bwd);
         Record(StageTrack(st, "compute"), PassName(op), t0, Now());
         if (cp.active) Record(StageTrack(st, "cp"), "cp ring", cp.start_s, cp.Wait());
         if (vs > 0) {
@@ -333,7 +343,7 @@ class DesRun {
     if (p_.data > 1 && !grads.active) grads = StartDp(st, grad_kind, w.grad_reduce_bytes);
     if (grads.active) Record(StageTrack(st, "dp"), p_.distributed_optimizer ? "grad reduce-scatter" : "grad all-reduce", grads.start_s, grads.Wait());
     const double t0 = Now();
-    sg4::this_actor::execute(c_.optimizer_s);
+    Compute(c_.optimizer_s);
     Record(StageTrack(st, "compute"), "optimizer", t0, Now());
   }
 
@@ -370,6 +380,69 @@ class DesRun {
     return Start(paths, to_host ? 0.0 : s_.storage->latency_s);
   }
 
+  // Steps an asynchronous write overlaps reach a periodic regime: same step
+  // time, same bytes of each write flow per step. Once two consecutive
+  // simulated steps show it (to 1e-9), the following steps repeat it: the
+  // write flows are cancelled, the controller sleeps for those steps, and the
+  // flows restart with what they would have left. The last overlapped steps
+  // (and the write's end) are simulated again.
+  struct Periodic {
+    int seen = 0;                  // overlapped steps observed in a row
+    void Start(const Flows& w) {
+      *this = Periodic{};
+      for (const auto& c : w.comms) remaining.push_back(c->get_remaining());
+    }
+    double step_s = 0;
+    std::vector<double> remaining;  // per write flow, at the end of the last step
+    std::vector<double> progress;   // per write flow, bytes in the last step
+    bool stable = false;
+    void Observe(double step, const Flows& w) {
+      std::vector<double> rem;
+      for (const auto& c : w.comms) rem.push_back(c->get_remaining());
+      std::vector<double> prog(rem.size(), 0.0);
+      bool same = seen > 0 && std::abs(step - step_s) <= 1e-9 * step && rem.size() == remaining.size();
+      for (size_t i = 0; i < rem.size() && i < remaining.size(); ++i) {
+        prog[i] = remaining[i] - rem[i];
+        if (i < progress.size() && std::abs(prog[i] - progress[i]) > 1e-9 * std::max(1.0, progress[i])) same = false;
+      }
+      stable = same && seen >= 1;
+      seen++;
+      step_s = step;
+      remaining = rem;
+      progress = prog;
+    }
+  };
+
+  bool FastForward(Flows& write, int& k, int steps, int every, Periodic& per) {
+    if (!per.stable) return false;
+    // Whole steps every unfinished flow can still run at its per-step rate,
+    // keeping one to simulate the write's end.
+    long n = every > 0 ? std::min(steps, (k / every + 1) * every) - k : steps - k;
+    for (size_t i = 0; i < write.comms.size(); ++i) {
+      if (per.remaining[i] <= 0) continue;
+      if (per.progress[i] <= 0) return false;
+      n = std::min<long>(n, long(per.remaining[i] / per.progress[i]) - 1);
+    }
+    if (n < 1) return false;
+    Flows next;
+    next.start_s = write.start_s;
+    next.latency_s = write.latency_s;
+    next.active = true;
+    for (auto& c : write.comms) c->cancel();
+    sg4::this_actor::sleep_for(n * per.step_s);
+    for (size_t i = 0; i < write.comms.size(); ++i) {
+      const auto bytes = static_cast<uint64_t>(std::llround(per.remaining[i] - n * per.progress[i]));
+      if (per.remaining[i] <= 0 || bytes == 0) continue;
+      next.comms.push_back(sg4::Comm::sendto_async(write.ends[i].first, write.ends[i].second, bytes));
+      next.ends.push_back(write.ends[i]);
+    }
+    write = std::move(next);
+    stats_.repeated_steps += int(n);
+    k += int(n);
+    per.Start(write);
+    return true;
+  }
+
   void RunOneStep(bool record) {
     recording_ = record_ && record;
     slots_.assign(size_t(2) * V_ * m_, Slot{});
@@ -389,6 +462,7 @@ class DesRun {
     Flows write;
     double write_start = 0;
     bool recorded_checkpoint = false, recording_checkpoint = false;
+    Periodic periodic;
     for (int k = 0; k < steps;) {
       const bool writing = write.active && !write.Done();
       if (write.active && !writing) {
@@ -406,10 +480,14 @@ class DesRun {
         k += n;
         if (data_.active) pending_reads.push_back(data_);
         data_ = Flows{};  // the step after a repeated stretch finds its tokens prefetched
+      } else if (writing && FastForward(write, k, steps, every, periodic)) {
+        if (data_.active) pending_reads.push_back(data_);
+        data_ = Flows{};
       } else {
         Flows next = (k + 1 < steps) ? StartDataRead() : Flows{};
         const double t0 = Now();
         RunOneStep(k == steady_index || recording_checkpoint);
+        if (writing) periodic.Observe(Now() - t0, write);
         if (!steady && k >= steady_index && !writing) {
           steady = Now() - t0;
           steady_data_stall_s_ = step_data_stall_s_;
@@ -439,6 +517,7 @@ class DesRun {
           Record("storage", "checkpoint device-to-host copy", t0, copy.Wait());
           write = StartCheckpoint(false);
           write_start = Now();
+          periodic.Start(write);
           recording_checkpoint = record_ && !recorded_checkpoint;
         }
         recorded_checkpoint = true;

@@ -16,8 +16,10 @@
 //
 // The whole run is simulated: steps during which nothing but training runs
 // repeat the measured steady-state step (their time is added by a sleep);
-// steps 0 and 1, checkpoints and every step an asynchronous write overlaps are
-// simulated flow by flow. Data-parallel replicas are folded (des_platform.h).
+// steps 0 and 1, checkpoints and the steps an asynchronous write overlaps are
+// simulated flow by flow (overlapped steps in a periodic regime are repeated,
+// the write flows carried over with their measured per-step progress).
+// Data-parallel replicas are folded (des_platform.h).
 #pragma once
 
 #include "sim/result.h"
