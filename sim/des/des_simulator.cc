@@ -265,7 +265,9 @@ class DesRun {
     }
     const double start = sl.flows.start_s;
     const double end = sl.flows.Wait();
-    Record(StageTrack(sl.from_stage, "comm"), std::string(dir == 0 ? "send act " : "send grad ") + std::to_string(mb), start, end);
+    if (recording_) {
+      Record(StageTrack(sl.from_stage, "comm"), std::string(dir == 0 ? "send act " : "send grad ") + std::to_string(mb), start, end);
+    }
   }
 
   void StageLoop(int st) {
@@ -308,7 +310,7 @@ class DesRun {
         Flows cp = StartCp(st, true);
         const double t0 = Now();
         Compute(fwd);
-        Record(StageTrack(st, "compute"), PassName(op), t0, Now());
+        if (recording_) Record(StageTrack(st, "compute"), PassName(op), t0, Now());
         if (first_forward && gather.active) Record(StageTrack(st, "dp"), "param all-gather", gather.start_s, gather.Wait());
         first_forward = false;
         if (cp.active) Record(StageTrack(st, "cp"), "cp ring", cp.start_s, cp.Wait());
@@ -327,7 +329,7 @@ class DesRun {
         Flows cp = StartCp(st, false);
         const double t0 = Now();
         Compute(bwd);
-        Record(StageTrack(st, "compute"), PassName(op), t0, Now());
+        if (recording_) Record(StageTrack(st, "compute"), PassName(op), t0, Now());
         if (cp.active) Record(StageTrack(st, "cp"), "cp ring", cp.start_s, cp.Wait());
         if (vs > 0) {
           Flows f = StartP2p(st, (st + P_ - 1) % P_);
