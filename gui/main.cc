@@ -44,10 +44,14 @@ void Print(FILE* to, const QString& s) { std::fprintf(to, "%s\n", s.toLocal8Bit(
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool screenshot = false;
-  for (int i = 1; i < argc; ++i) screenshot = screenshot || QByteArray(argv[i]) == "--screenshot";
-  // A screenshot needs no display.
-  if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  bool screenshot = false, text_only = false;
+  for (int i = 1; i < argc; ++i) {
+    const QByteArray a(argv[i]);
+    screenshot = screenshot || a == "--screenshot";
+    text_only = text_only || a == "--help" || a == "-h" || a == "--help-all" || a == "--version" || a == "-v";
+  }
+  // A screenshot, the help and the version need no display.
+  if ((screenshot || text_only) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
   QGuiApplication::setHighDpiScaleFactorRoundingPolicy(Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
   QApplication app(argc, argv);
   QApplication::setOrganizationName(QStringLiteral("trainsim"));
