@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <set>
+#include <thread>
 
 #include "sim/simulate.h"
 
@@ -151,6 +152,18 @@ TEST(DesSimulatorTest, DeterministicAcrossRepeatedRunsInOneProcess) {
   const std::string b = ToJson(Simulate(s, {Fidelity::kDes, true}));
   EXPECT_EQ(a, b);
   EXPECT_NE(a, other);
+}
+
+TEST(DesSimulatorTest, ConcurrentCallersFromThreadsGetTheSameResults) {
+  // Sweeps and the GUI call Simulate from worker threads; DES runs queue on
+  // the engine lock and give what the main thread gets.
+  const Scenario s = Make(kStorage, {"checkpoint.mode=async"});
+  const std::string main_thread = ToJson(SimulateDes(s, false));
+  std::vector<std::string> out(3);
+  std::vector<std::thread> workers;
+  for (auto& o : out) workers.emplace_back([&s, &o] { o = ToJson(SimulateDes(s, false)); });
+  for (auto& w : workers) w.join();
+  for (const auto& o : out) EXPECT_EQ(o, main_thread);
 }
 
 TEST(DesSimulatorTest, TimelineHasStageStreamAndStorageTracks) {
