@@ -1,6 +1,7 @@
 #include "sim/planner.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <sys/wait.h>
 #include <yaml-cpp/yaml.h>
 
@@ -204,7 +205,8 @@ TEST(PlannerTest, JsonHasTheContractShape) {
 // --- The built CLI (skipped when it has not been built) ---------------------
 
 std::string RunCli(const std::string& args, int& status) {
-  const std::string out = ::testing::TempDir() + "plan_cli_out.txt";
+  // ctest runs test cases in parallel processes: one output file per process.
+  const std::string out = ::testing::TempDir() + "plan_cli_out." + std::to_string(::getpid()) + ".txt";
   const int rc = std::system((std::string(TRAINSIM_BINARY_DIR) + "/bin/trainsim " + args + " > " + out + " 2>&1").c_str());
   status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
   std::ifstream in(out);
