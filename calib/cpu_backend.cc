@@ -100,16 +100,30 @@ std::function<void()> MemoryKernelFn(const MemoryKernel& mk, CpuOps& ops, std::v
 
 }  // namespace
 
-double TimeBest(const std::function<void()>& fn, double min_seconds, int min_reps) {
-  fn();  // warm-up: page in buffers, fill caches
+void FlushCaches() {
+  // Twice the last-level cache, written: evicts the operands of the previous
+  // repetition, as the other operators of a training step would.
+  static std::vector<char> junk = [] {
+    const long l3 = ::sysconf(_SC_LEVEL3_CACHE_SIZE);
+    return std::vector<char>(size_t(std::max(l3 > 0 ? 2 * l3 : 0L, 64L << 20)), 1);
+  }();
+  static char round = 0;
+  ++round;
+  for (size_t i = 0; i < junk.size(); i += 64) junk[i] = round;
+}
+
+double TimeBest(const std::function<void()>& fn, double min_seconds, int min_reps, int max_reps) {
+  fn();  // warm-up: page in buffers
   double best = std::numeric_limits<double>::infinity(), total = 0;
-  for (int rep = 0; rep < min_reps || total < min_seconds; ++rep) {
+  // At least min_reps, then until min_seconds of timed work, but no more than
+  // max_reps: the untimed flushes would otherwise dominate for tiny kernels.
+  for (int rep = 0; rep < min_reps || (total < min_seconds && rep < max_reps); ++rep) {
+    FlushCaches();  // not timed
     const double t0 = ThreadSeconds();
     fn();
     const double dt = ThreadSeconds() - t0;
     best = std::min(best, dt);
     total += dt;
-    if (rep > 10000) break;
   }
   return best;
 }
@@ -147,7 +161,7 @@ std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationO
   say("gemm sweep: " + std::to_string(plan.gemms.size()) + " shapes");
   {
     std::vector<float> a = Filled(64, 1), b = Filled(64, 2), c(64);
-    m.launch_s = TimeBest([&] { ops.Gemm(false, false, 8, 8, 8, 1, a.data(), 8, b.data(), 8, 0, c.data(), 8); }, o.min_seconds / 5, o.min_reps);
+    m.launch_s = TimeBest([&] { ops.Gemm(false, false, 8, 8, 8, 1, a.data(), 8, b.data(), 8, 0, c.data(), 8); }, o.min_seconds / 5, o.min_reps, o.max_reps);
   }
   for (const auto& g : plan.gemms) {
     std::vector<float> a = Filled(size_t(g.batch) * g.m * g.k, 1), b = Filled(size_t(g.batch) * g.k * g.n, 2);
@@ -159,17 +173,19 @@ std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationO
       bp.push_back(b.data() + i * g.k * g.n);
       cp.push_back(c.data() + i * g.m * g.n);
     }
+    const bool ta = g.layout == "tn", tb = g.layout == "nt";
+    const int lda = ta ? int(g.m) : int(g.k), ldb = tb ? int(g.k) : int(g.n);
     const double t = TimeBest([&] {
-      ops.BatchedGemm(false, false, int(g.m), int(g.n), int(g.k), 1, ap, int(g.k), bp, int(g.n), 0, cp, int(g.n), int(g.batch));
-    }, o.min_seconds, o.min_reps);
-    m.gemm.push_back(GemmSample{g.m, g.n, g.k, g.batch, "fp32", t});
+      ops.BatchedGemm(ta, tb, int(g.m), int(g.n), int(g.k), 1, ap, lda, bp, ldb, 0, cp, int(g.n), int(g.batch));
+    }, o.min_seconds, o.min_reps, o.max_reps);
+    m.gemm.push_back(GemmSample{g.m, g.n, g.k, g.batch, g.layout, "fp32", t});
   }
 
   say("memory: streaming copy and " + std::to_string(plan.memory.size()) + " memory-bound kernels");
   for (long n : plan.copy_floats) {
     std::vector<float> src = Filled(size_t(n), 3);
     std::vector<float> dst(src.size());
-    const double t = TimeBest([&] { std::memcpy(dst.data(), src.data(), size_t(n) * sizeof(float)); }, o.min_seconds / 2, o.min_reps);
+    const double t = TimeBest([&] { std::memcpy(dst.data(), src.data(), size_t(n) * sizeof(float)); }, o.min_seconds / 2, o.min_reps, o.max_reps);
     // Read + write of n elements, counted at the workload's 2 bytes per element.
     m.memory.push_back(MemorySample{"copy", 2.0 * 2.0 * double(n), t});
   }
@@ -177,7 +193,7 @@ std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationO
     std::vector<std::vector<float>> bufs;
     auto fn = MemoryKernelFn(mk, ops, bufs);
     if (!fn) return "plan names an unknown memory kernel '" + mk.kernel + "'";
-    m.memory.push_back(MemorySample{mk.kernel, mk.bytes, TimeBest(fn, o.min_seconds / 2, o.min_reps)});
+    m.memory.push_back(MemorySample{mk.kernel, mk.bytes, TimeBest(fn, o.min_seconds / 2, o.min_reps, o.max_reps)});
   }
 
   say("attention and layer steps: " + std::to_string(plan.layers.size()) + " shapes");
@@ -186,13 +202,13 @@ std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationO
     LayerStep<CpuOps> layer(ops, s, in);
     layer.Forward();
     AttentionSample a{s.micro_batch, s.heads, s.kv_heads, s.seq_len, s.head_dim(), 0, 0};
-    a.forward_s = TimeBest([&] { layer.AttentionForwardOnly(); }, o.min_seconds, o.min_reps);
-    a.backward_s = TimeBest([&] { layer.AttentionBackwardOnly(); }, o.min_seconds, o.min_reps);
+    a.forward_s = TimeBest([&] { layer.AttentionForwardOnly(); }, o.min_seconds, o.min_reps, o.max_reps);
+    a.backward_s = TimeBest([&] { layer.AttentionBackwardOnly(); }, o.min_seconds, o.min_reps, o.max_reps);
     m.attention.push_back(a);
     LayerSample l;
     l.shape = s;
-    l.forward_s = TimeBest([&] { layer.Forward(); }, o.min_seconds, o.min_reps);
-    l.backward_s = TimeBest([&] { layer.Backward(); }, o.min_seconds, o.min_reps);
+    l.forward_s = TimeBest([&] { layer.Forward(); }, o.min_seconds, o.min_reps, o.max_reps);
+    l.backward_s = TimeBest([&] { layer.Backward(); }, o.min_seconds, o.min_reps, o.max_reps);
     m.layers.push_back(l);
   }
 

@@ -21,6 +21,7 @@ namespace trainsim::calib {
 struct CpuCalibrationOptions {
   double min_seconds = 0.05;
   int min_reps = 5;
+  int max_reps = 10;
   int collective_ranks = 2;        // threads; <2 skips the collectives
   std::string storage_dir;         // "" skips the storage test
   int storage_clients = 2;
@@ -28,8 +29,10 @@ struct CpuCalibrationOptions {
   std::function<void(const std::string&)> progress;  // one line per phase; may be empty
 };
 
-// Best-of timing of fn in thread CPU seconds (one warm-up call first).
-double TimeBest(const std::function<void()>& fn, double min_seconds, int min_reps);
+// Best-of timing of fn in thread CPU seconds (one warm-up call first; the
+// caches are flushed before each timed call, untimed, so that operands come
+// from memory as they do inside a training step).
+double TimeBest(const std::function<void()>& fn, double min_seconds, int min_reps, int max_reps);
 
 // Returns "" or a one-line error; fills `out`.
 std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationOptions& o, Measurements& out);

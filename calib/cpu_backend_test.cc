@@ -25,6 +25,7 @@ TEST(CpuBackend, CalibrateWriteAndValidateLoop) {
   CpuCalibrationOptions o;
   o.min_seconds = 0.001;
   o.min_reps = 1;
+  o.max_reps = 2;
   o.storage_dir = TempDir("storage");
   o.storage_bytes_per_client = 1 << 20;
   const CalibrationPlan plan = MakePlan({{64, 176, 4, 2, 32, 1}, {64, 176, 2, 2, 64, 1}});
@@ -75,6 +76,9 @@ TEST(CpuBackend, ThreadCollectivesCoverEveryOperation) {
   ASSERT_EQ(samples.size(), 10u);
   for (const auto& s : samples) EXPECT_GT(s.seconds, 0) << s.op;
   EXPECT_TRUE(RunThreadCollectives(1, {4096}, 1).empty());
+  // Time grows with size: 16 MiB moves 4096 times the bytes of 4 KiB.
+  const auto sr = RunThreadCollectives(2, {4096, 16 << 20}, 3);
+  for (size_t i = 0; i < sr.size(); i += 2) EXPECT_GT(sr[i + 1].seconds, 4 * sr[i].seconds) << sr[i].op;
 }
 
 }  // namespace

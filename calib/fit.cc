@@ -49,6 +49,29 @@ bool FitInverse(const std::vector<double>& rate, const std::vector<double>& x, d
   return true;
 }
 
+// The GEMM curve of one precision, from the samples not dominated by the launch floor.
+bool FitGemm(const Measurements& m, const std::string& precision, int sms, FittedProfile::GemmCurve& out) {
+  std::vector<double> rate, kk;
+  double best = 0;
+  for (const auto& g : m.gemm) {
+    if (g.precision != precision) continue;
+    const double r = g.Flops() / g.seconds / WaveEfficiency(g, sms);
+    best = std::max(best, r);
+    if (g.seconds < 3 * m.launch_s) continue;
+    rate.push_back(r);
+    kk.push_back(double(g.k));
+  }
+  double a = 0, b = 0;
+  if (!FitInverse(rate, kk, a, b, out.rms_error)) return false;
+  const double asymptote = 1.0 / a;
+  const double peak = std::max(best, asymptote);
+  out.peak_tflops = peak / 1e12;
+  out.max_efficiency = std::min(1.0, asymptote / peak);
+  out.k_half = b / a;
+  out.samples = int(rate.size());
+  return true;
+}
+
 }  // namespace
 
 std::string FitProfile(const Measurements& m, const std::string& name, FittedProfile& f) {
@@ -56,27 +79,16 @@ std::string FitProfile(const Measurements& m, const std::string& name, FittedPro
   f.name = name;
   f.memory_gib = m.memory_bytes / (1024.0 * 1024.0 * 1024.0);
   f.sms = std::max(1, m.compute_units);
-  // GEMM efficiency curve, from the samples in the layer step's data type that
-  // are not dominated by the launch floor.
-  std::vector<double> rate, kk;
-  double best = 0;
-  for (const auto& g : m.gemm) {
-    if (g.precision != m.dtype) continue;
-    const double r = g.Flops() / g.seconds;
-    best = std::max(best, r / WaveEfficiency(g, f.sms));
-    if (g.seconds < 3 * m.launch_s) continue;
-    rate.push_back(r / WaveEfficiency(g, f.sms));
-    kk.push_back(double(g.k));
-  }
-  double a = 0, b = 0;
-  if (!FitInverse(rate, kk, a, b, f.gemm_fit_rms_error)) {
+  // GEMM efficiency curve in the layer step's data type.
+  if (!FitGemm(m, m.dtype, f.sms, f.gemm)) {
     return "cannot fit the GEMM efficiency curve: need at least two " + m.dtype + " GEMM shapes above the launch floor";
   }
-  const double asymptote = 1.0 / a;
-  const double peak = std::max(best, asymptote);
-  f.peak_tflops = peak / 1e12;
-  f.max_efficiency = std::min(1.0, asymptote / peak);
-  f.k_half = b / a;
+  f.peak_tflops = f.gemm.peak_tflops;
+  f.max_efficiency = f.gemm.max_efficiency;
+  f.k_half = f.gemm.k_half;
+  f.gemm_fit_rms_error = f.gemm.rms_error;
+  // The same curve in bf16 where the backend also swept it (GPU), for the record.
+  if (m.dtype != "bf16") FitGemm(m, "bf16", f.sms, f.gemm_bf16);
   f.min_kernel_us = m.launch_s * 1e6;
   // Memory bandwidth and the memory-bound kernels' share of it.
   double copy_best = 0, kern_bytes = 0, kern_s = 0;
@@ -187,8 +199,14 @@ std::string SidecarYaml(const FittedProfile& f, const Measurements& m) {
   std::ostringstream o;
   o << MeasurementsYaml(m);
   o << "fitted:\n";
-  o << "  gemm: {peak_tflops: " << Num(f.peak_tflops) << ", max_efficiency: " << Num(f.max_efficiency)
-    << ", k_half: " << Num(f.k_half) << ", rms_relative_error: " << Num(f.gemm_fit_rms_error) << "}\n";
+  auto curve = [&](const char* key, const std::string& precision, const FittedProfile::GemmCurve& c) {
+    if (c.samples == 0) return;
+    o << "  " << key << ": {precision: " << precision << ", peak_tflops: " << Num(c.peak_tflops)
+      << ", max_efficiency: " << Num(c.max_efficiency) << ", k_half: " << Num(c.k_half)
+      << ", rms_relative_error: " << Num(c.rms_error) << ", shapes: " << c.samples << "}\n";
+  };
+  curve("gemm", m.dtype, f.gemm);
+  curve("gemm_bf16", "bf16", f.gemm_bf16);
   o << "  collectives:\n";
   for (const auto& c : f.collectives) {
     o << "    - {op: " << c.op << ", scope: " << c.scope << ", ranks: " << c.ranks << ", alpha_us: " << Num(c.fit.alpha_s * 1e6)

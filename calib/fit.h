@@ -36,6 +36,13 @@ struct FittedProfile {
   double attention_half_seq = 0;
   double memory_bound_efficiency = 0;
   double gemm_fit_rms_error = 0;  // relative, over the sweep
+  // A fitted GEMM curve (the profile's numbers come from `gemm`, in the
+  // measured data type; `gemm_bf16` is the GPU's bf16 sweep, for the record).
+  struct GemmCurve {
+    double peak_tflops = 0, max_efficiency = 0, k_half = 0, rms_error = 0;
+    int samples = 0;
+  };
+  GemmCurve gemm, gemm_bf16;
   struct Collective {
     std::string op, scope;
     int ranks = 0;

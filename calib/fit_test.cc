@@ -22,7 +22,7 @@ Measurements Synthetic(double peak, double max_eff, double k_half, double bw, do
   m.memory_bytes = 8e9;
   m.launch_s = 1e-9;
   for (long k : {16L, 64L, 256L, 1024L}) {
-    GemmSample g{512, 256, k, 1, "fp32", 0};
+    GemmSample g{512, 256, k, 1, "nn", "fp32", 0};
     g.seconds = g.Flops() / (peak * max_eff * k / (k + k_half));
     m.gemm.push_back(g);
   }

@@ -83,7 +83,8 @@ std::string MeasurementsYaml(const Measurements& m) {
   if (m.device_to_host_bytes_per_s > 0) o << "device_to_host_bytes_per_s: " << Num(m.device_to_host_bytes_per_s) << "\n";
   o << "gemm:\n";
   for (const auto& g : m.gemm) {
-    o << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch << ", precision: " << g.precision
+    o << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch << ", layout: " << g.layout
+      << ", precision: " << g.precision
       << ", s: " << Num(g.seconds) << "}\n";
   }
   o << "memory:\n";
@@ -136,6 +137,7 @@ Expected<Measurements> LoadMeasurements(const std::string& path) {
       s.n = g.PositiveInt("n");
       s.k = g.PositiveInt("k");
       s.batch = g.PositiveInt("batch", 1);
+      s.layout = g.Choice("layout", {"nn", "nt", "tn"}, std::string("nn"));
       s.precision = g.Choice("precision", {"fp32", "tf32", "bf16", "fp16", "fp8"});
       s.seconds = g.PositiveDouble("s");
       m.gemm.push_back(s);

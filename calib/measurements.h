@@ -18,6 +18,7 @@ namespace trainsim::calib {
 // One GEMM of the sweep: row-major [m,k] x [k,n], `batch` of them.
 struct GemmSample {
   long m = 0, n = 0, k = 0, batch = 1;
+  std::string layout = "nn";  // nn, nt (B stored transposed), tn (A stored transposed)
   std::string precision = "fp32";
   double seconds = 0;
   double Flops() const { return 2.0 * double(m) * n * k * batch; }

@@ -23,7 +23,7 @@ Measurements Sample() {
   m.device = "test \"cpu\"";
   m.memory_bytes = 1e9;
   m.launch_s = 1e-6;
-  m.gemm = {{64, 64, 64, 1, "fp32", 1e-5}, {8, 16, 32, 4, "fp32", 2e-6}};
+  m.gemm = {{64, 64, 64, 1, "nn", "fp32", 1e-5}, {8, 16, 32, 4, "tn", "fp32", 2e-6}};
   m.memory = {{"copy", 1e6, 1e-4}};
   m.attention = {{1, 2, 1, 16, 8, 1e-5, 2e-5}};
   m.layers = {{{32, 48, 4, 2, 8, 2}, 1e-3, 2e-3, -1}};
@@ -40,6 +40,7 @@ TEST(Measurements, RoundTrip) {
   EXPECT_EQ(m->device, "test \"cpu\"");
   ASSERT_EQ(m->gemm.size(), 2u);
   EXPECT_EQ(m->gemm[1].batch, 4);
+  EXPECT_EQ(m->gemm[1].layout, "tn");
   EXPECT_DOUBLE_EQ(m->gemm[1].seconds, 2e-6);
   ASSERT_EQ(m->layers.size(), 1u);
   EXPECT_EQ(m->layers[0].shape.kv_heads, 2);

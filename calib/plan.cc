@@ -11,7 +11,19 @@
 
 namespace trainsim::calib {
 
-bool GemmShape::operator<(const GemmShape& o) const { return std::tie(m, n, k, batch) < std::tie(o.m, o.n, o.k, o.batch); }
+bool GemmShape::operator<(const GemmShape& o) const {
+  return std::tie(m, n, k, batch, layout) < std::tie(o.m, o.n, o.k, o.batch, o.layout);
+}
+
+std::string LayoutForOperator(const std::string& name) {
+  auto ends = [&](const std::string& suffix) {
+    return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  const std::string scores = "attention scores QK^T";
+  if (ends(" wgrad") || ends(" dgrad2")) return "tn";  // X^T dY; P^T dO; dS^T q
+  if (ends(" dgrad")) return name == scores + " dgrad" ? "nn" : "nt";  // dS k; dY W^T; dO v^T
+  return name == scores ? "nt" : "nn";  // q k^T; X W; P v
+}
 
 std::string KernelForOperator(const std::string& name) {
   const bool bwd = name.size() > 9 && name.compare(name.size() - 9, 9, " backward") == 0;
@@ -37,7 +49,7 @@ CalibrationPlan MakePlan(const std::vector<LayerShape>& layers) {
     for (const PassWork* pass : {&w.layer_forward, &w.layer_backward}) {
       for (const auto& op : pass->ops) {
         if (op.cls == OpClass::kGemm) {
-          gemms.insert(GemmShape{op.m, op.n, op.k, op.batch});
+          gemms.insert(GemmShape{op.m, op.n, op.k, op.batch, LayoutForOperator(op.name)});
         } else if (op.cls == OpClass::kMemoryBound) {
           const std::string k = KernelForOperator(op.name);
           if (!k.empty()) p.memory.push_back(MemoryKernel{k, op.bytes, shape});
@@ -62,7 +74,7 @@ std::string PlanText(const CalibrationPlan& p) {
     return d.str();
   };
   for (const auto& l : p.layers) o << "layer " << dims(l) << "\n";
-  for (const auto& g : p.gemms) o << "gemm " << g.m << " " << g.n << " " << g.k << " " << g.batch << "\n";
+  for (const auto& g : p.gemms) o << "gemm " << g.m << " " << g.n << " " << g.k << " " << g.batch << " " << g.layout << "\n";
   for (const auto& m : p.memory) o << "memory " << m.kernel << " " << m.bytes << " " << dims(m.shape) << "\n";
   for (long c : p.copy_floats) o << "copy " << c << "\n";
   return o.str();
@@ -90,6 +102,8 @@ Expected<CalibrationPlan> ParsePlanText(const std::string& text, const std::stri
     } else if (kind == "gemm") {
       GemmShape g;
       ok = bool(ls >> g.m >> g.n >> g.k >> g.batch) && g.m > 0 && g.n > 0 && g.k > 0 && g.batch > 0;
+      if (ok && (ls >> g.layout)) ok = g.layout == "nn" || g.layout == "nt" || g.layout == "tn";
+      else g.layout = "nn";
       p.gemms.push_back(g);
     } else if (kind == "memory") {
       MemoryKernel m;

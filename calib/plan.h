@@ -4,7 +4,7 @@
 // sweep covers exactly the operators a prediction will use. The plan is run
 // in-process by the CPU backend, or written as text for the CUDA program:
 //   layer HIDDEN FFN HEADS KV_HEADS SEQ MICRO_BATCH
-//   gemm M N K BATCH
+//   gemm M N K BATCH [LAYOUT]
 //   memory KERNEL BYTES HIDDEN FFN HEADS KV_HEADS SEQ MICRO_BATCH
 //   copy FLOATS
 #pragma once
@@ -17,10 +17,18 @@
 
 namespace trainsim::calib {
 
+// A GEMM as the layer step runs it: row-major op(A)[m,k] x op(B)[k,n], and
+// which operand is stored transposed ("nn", "nt": B^T as for a data gradient,
+// "tn": A^T as for a weight gradient). The cost model sees only m, n, k; the
+// sweep measures each in the layout the layer uses, so the fit averages over
+// the layouts in the proportions the workload has them.
 struct GemmShape {
   long m = 0, n = 0, k = 0, batch = 1;
+  std::string layout = "nn";
   bool operator<(const GemmShape& o) const;
-  bool operator==(const GemmShape& o) const { return m == o.m && n == o.n && k == o.k && batch == o.batch; }
+  bool operator==(const GemmShape& o) const {
+    return m == o.m && n == o.n && k == o.k && batch == o.batch && layout == o.layout;
+  }
 };
 
 // A memory-bound kernel of calib/cpu_ops.h run at a layer shape:
@@ -41,6 +49,8 @@ struct CalibrationPlan {
 
 // The kernel that implements a workload operator (by its name), or "".
 std::string KernelForOperator(const std::string& op_name);
+// The layout calib/layer_step.h runs a workload GEMM in (by its name).
+std::string LayoutForOperator(const std::string& op_name);
 
 CalibrationPlan MakePlan(const std::vector<LayerShape>& layers);
 

@@ -11,15 +11,16 @@ const LayerShape kShape{256, 704, 4, 2, 128, 2};
 
 TEST(Plan, CoversTheWorkloadOperatorsOfTheLayer) {
   const CalibrationPlan p = MakePlan({kShape});
-  auto has = [&](long m, long n, long k, long b) {
-    return std::find(p.gemms.begin(), p.gemms.end(), GemmShape{m, n, k, b}) != p.gemms.end();
+  auto has = [&](long m, long n, long k, long b, const char* layout) {
+    return std::find(p.gemms.begin(), p.gemms.end(), GemmShape{m, n, k, b, layout}) != p.gemms.end();
   };
   const long T = 256, qkv = (4 + 2 * 2) * 64;
-  EXPECT_TRUE(has(T, qkv, 256, 1));          // qkv forward
-  EXPECT_TRUE(has(256, qkv, T, 1));          // qkv wgrad
-  EXPECT_TRUE(has(T, 2 * 704, 256, 1));      // fc1 (gate and up)
-  EXPECT_TRUE(has(128, 128, 64, 2 * 4));     // scores, one per head and sequence
-  EXPECT_TRUE(has(128, 64, 128, 2 * 4));     // attention over values
+  EXPECT_TRUE(has(T, qkv, 256, 1, "nn"));          // qkv forward
+  EXPECT_TRUE(has(256, qkv, T, 1, "tn"));          // qkv wgrad: X^T dY
+  EXPECT_TRUE(has(T, 256, qkv, 1, "nt"));          // qkv dgrad: dY W^T
+  EXPECT_TRUE(has(T, 2 * 704, 256, 1, "nn"));      // fc1 (gate and up)
+  EXPECT_TRUE(has(128, 128, 64, 2 * 4, "nt"));     // scores q k^T, one per head and sequence
+  EXPECT_TRUE(has(128, 64, 128, 2 * 4, "nn"));     // attention over values (and dq = dS k)
   for (const char* k : {"rmsnorm_fwd", "rmsnorm_bwd", "rotary_fwd", "softmax_fwd", "softmax_bwd", "swiglu_fwd", "add"}) {
     EXPECT_TRUE(std::any_of(p.memory.begin(), p.memory.end(), [&](const MemoryKernel& m) { return m.kernel == k; })) << k;
   }
@@ -40,6 +41,10 @@ TEST(Plan, TextRoundTripsAndRejectsMalformedLines) {
   EXPECT_FALSE(ParsePlanText("layer 256 704 3 2 128 2\n", "p"));  // heads not a multiple of kv_heads
   EXPECT_FALSE(ParsePlanText("conv 1 2 3\n", "p"));
   EXPECT_FALSE(ParsePlanText("copy 10 11\n", "p"));
+  EXPECT_FALSE(ParsePlanText("gemm 1 2 3 1 xy\n", "p"));
+  auto nn = ParsePlanText("gemm 1 2 3 1\n", "p");  // layout defaults to nn
+  ASSERT_TRUE(nn);
+  EXPECT_EQ(nn->gemms[0].layout, "nn");
 }
 
 TEST(Plan, ShapeSpecs) {
@@ -58,6 +63,12 @@ TEST(Plan, OperatorNamesMapToKernels) {
   EXPECT_EQ(KernelForOperator("scale-mask-softmax backward"), "softmax_bwd");
   EXPECT_EQ(KernelForOperator("residual backward"), "add");
   EXPECT_EQ(KernelForOperator("qkv"), "");
+  EXPECT_EQ(LayoutForOperator("fc1"), "nn");
+  EXPECT_EQ(LayoutForOperator("fc1 dgrad"), "nt");
+  EXPECT_EQ(LayoutForOperator("fc1 wgrad"), "tn");
+  EXPECT_EQ(LayoutForOperator("attention scores QK^T"), "nt");
+  EXPECT_EQ(LayoutForOperator("attention scores QK^T dgrad"), "nn");
+  EXPECT_EQ(LayoutForOperator("attention over values dgrad2"), "tn");
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // node: all-reduce (reduce-scatter then all-gather), all-gather,
 // reduce-scatter, send/recv between rank pairs and all-to-all, each rank
 // summing or copying its chunk from the shared buffers of the others. Timed
-// between barriers by rank 0 (best of a few repetitions per size).
+// from the first rank's start to the last rank's finish (best of a few
+// repetitions per size).
 #pragma once
 
 #include <vector>

@@ -38,7 +38,7 @@ namespace {
 constexpr int kExitNoDevice = 3;
 constexpr int kExitSkip = 77;  // ctest SKIP_RETURN_CODE
 
-struct GemmItem { long m, n, k, batch; };
+struct GemmItem { long m, n, k, batch; std::string layout; };
 struct MemoryItem { std::string kernel; double bytes; LayerShape shape; };
 struct Plan {
   std::vector<LayerShape> layers;
@@ -75,6 +75,8 @@ Plan ReadPlan(const std::string& path) {
     } else if (kind == "gemm") {
       GemmItem g{};
       ok = bool(ls >> g.m >> g.n >> g.k >> g.batch) && g.m > 0 && g.n > 0 && g.k > 0 && g.batch > 0;
+      if (ok && (ls >> g.layout)) ok = g.layout == "nn" || g.layout == "nt" || g.layout == "tn";
+      else g.layout = "nn";
       p.gemms.push_back(g);
     } else if (kind == "memory") {
       MemoryItem mi;
@@ -270,18 +272,22 @@ int main(int argc, char** argv) {
         bp.push_back(b.data() + i * g.k * g.n);
         cp.push_back(c.data() + i * g.m * g.n);
       }
+      // In the layout the layer step runs this GEMM in (B or A stored transposed).
+      const bool ta = g.layout == "tn", tb = g.layout == "nt";
+      const int lda = ta ? int(g.m) : int(g.k), ldb = tb ? int(g.k) : int(g.n);
       const double t = TimeOnStream(ops.stream(), [&] {
-        if (g.batch == 1) ops.Gemm(false, false, int(g.m), int(g.n), int(g.k), 1, a.data(), int(g.k), b.data(), int(g.n), 0, c.data(), int(g.n));
-        else ops.BatchedGemm(false, false, int(g.m), int(g.n), int(g.k), 1, ap, int(g.k), bp, int(g.n), 0, cp, int(g.n), int(g.batch));
+        if (g.batch == 1) ops.Gemm(ta, tb, int(g.m), int(g.n), int(g.k), 1, a.data(), lda, b.data(), ldb, 0, c.data(), int(g.n));
+        else ops.BatchedGemm(ta, tb, int(g.m), int(g.n), int(g.k), 1, ap, lda, bp, ldb, 0, cp, int(g.n), int(g.batch));
       });
-      y << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch << ", precision: " << math_name
-        << ", s: " << Num(t) << "}\n";
+      y << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch << ", layout: " << g.layout
+        << ", precision: " << math_name << ", s: " << Num(t) << "}\n";
       // The same shape in bf16 (the precision training runs in), for the record;
       // the float buffers are reused as bf16 arrays (half their size).
       FillRandomBf16(a.data(), a.size(), 3, ops.stream());
       FillRandomBf16(b.data(), b.size(), 4, ops.stream());
-      const double tb = TimeOnStream(ops.stream(), [&] { ops.GemmBf16(int(g.m), int(g.n), int(g.k), a.data(), b.data(), c.data(), int(g.batch)); });
-      y << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch << ", precision: bf16, s: " << Num(tb) << "}\n";
+      const double t_bf16 = TimeOnStream(ops.stream(), [&] { ops.GemmBf16(int(g.m), int(g.n), int(g.k), a.data(), b.data(), c.data(), int(g.batch)); });
+      y << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch << ", layout: nn, precision: bf16, s: "
+        << Num(t_bf16) << "}\n";
     }
     std::fprintf(stderr, "memory: %zu copies, %zu kernels\n", plan.copies.size(), plan.memory.size());
     y << "memory:\n";

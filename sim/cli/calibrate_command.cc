@@ -1,6 +1,7 @@
 // trainsim calibrate --backend cpu|cuda -o PROFILE.yaml [options]
 // Measures (CPU in-process; CUDA through the standalone trainsim-calib-cuda
 // program or a measurements file it wrote), fits and writes the profile.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -139,9 +140,14 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
       if (!e.empty()) return bad(e);
       std::string cmd = "'" + prog + "' --plan '" + plan_file + "' --out '" + mfile + "'" + (a.Has("--nccl") ? " --nccl" : "");
       err << "calibrate: running " << cmd << "\n";
-      const int rc = std::system(cmd.c_str());
+      const int status = std::system(cmd.c_str());
+      const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      if (rc == 3) {
+        err << "trainsim calibrate: no CUDA device on this machine (see the message above); use --backend cpu here\n";
+        return kExitSimulationFailed;
+      }
       if (rc != 0) {
-        err << "trainsim calibrate: the CUDA measuring program failed (status " << rc << "); see its message above\n";
+        err << "trainsim calibrate: the CUDA measuring program failed (exit " << rc << "); see its message above\n";
         return kExitSimulationFailed;
       }
     }

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# GPU calibration and validation on a single-GPU machine, end to end (< 8 min):
+#   1. builds the standalone measuring program (calib/cuda: CUDA toolkit only)
+#      and runs its numerical check of the GPU layer step against the host reference;
+#   2. builds `trainsim` (the plan, the fit and the prediction live there);
+#   3. writes the plan (GEMM shapes etc. from the workload model), measures,
+#      fits the profile (plus storage at $STORAGE_DIR) and prints the validation table.
+# Usage: calib/run-on-gpu.sh [OUT_DIR]   (env: TRAINSIM=path to a built trainsim to skip
+#        step 2; SHAPES="H:F:A:KV:S:B ..."; NCCL=1 to add collectives on >= 2 GPUs; JOBS)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${1:-$ROOT/build-gpu-calib/out}
+BUILD=$ROOT/build-gpu-calib
+JOBS=${JOBS:-$(nproc)}
+STORAGE_DIR=${STORAGE_DIR:-$OUT/storage}
+mkdir -p "$OUT" "$STORAGE_DIR"
+start=$SECONDS
+step() { echo "== [$((SECONDS - start))s] $*"; }
+
+if [ -z "${CUDACXX:-}" ] && ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export CUDACXX=/usr/local/cuda/bin/nvcc
+fi
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "run-on-gpu.sh: no NVIDIA GPU visible (nvidia-smi -L failed); nothing to calibrate" >&2
+  exit 3
+fi
+nvidia-smi -L
+
+step "building the measuring program (calib/cuda)"
+cmake -S "$ROOT/calib/cuda" -B "$BUILD/cuda" -DCMAKE_BUILD_TYPE=Release >"$OUT/cmake-cuda.log" 2>&1 \
+  || { tail -20 "$OUT/cmake-cuda.log"; exit 1; }
+cmake --build "$BUILD/cuda" -j"$JOBS" >>"$OUT/cmake-cuda.log" 2>&1 || { tail -40 "$OUT/cmake-cuda.log"; exit 1; }
+PROG="$BUILD/cuda/bin/trainsim-calib-cuda"
+
+step "numerical check: GPU layer step vs host reference"
+"$PROG" --check
+if [ -x "$BUILD/cuda/bin/trainsim_calib_cuda_tests" ]; then "$BUILD/cuda/bin/trainsim_calib_cuda_tests" --gtest_brief=1; fi
+
+if [ -z "${TRAINSIM:-}" ]; then
+  step "building trainsim (plan, fit, prediction)"
+  cmake -S "$ROOT" -B "$BUILD/trainsim" -DCMAKE_BUILD_TYPE=Release -DTRAINSIM_BUILD_GUI=OFF -DTRAINSIM_BUILD_CUDA=OFF \
+    >"$OUT/cmake-trainsim.log" 2>&1 || { tail -20 "$OUT/cmake-trainsim.log"; echo "run-on-gpu.sh: trainsim needs its dependencies (SimGrid, yaml-cpp, Eigen, Boost); or set TRAINSIM=path, or copy $OUT/raw-measurements.yaml to a machine with trainsim" >&2; exit 1; }
+  cmake --build "$BUILD/trainsim" -j"$JOBS" --target trainsim >>"$OUT/cmake-trainsim.log" 2>&1 \
+    || { tail -40 "$OUT/cmake-trainsim.log"; exit 1; }
+  TRAINSIM="$BUILD/trainsim/bin/trainsim"
+fi
+
+SHAPE_ARGS=()
+for s in ${SHAPES:-}; do SHAPE_ARGS+=(--shape "$s"); done
+step "plan"
+"$TRAINSIM" calibrate --backend cuda "${SHAPE_ARGS[@]}" --write-plan "$OUT/plan.txt"
+step "measuring (GEMM sweep, memory kernels, attention, layer steps${NCCL:+, NCCL})"
+"$PROG" --plan "$OUT/plan.txt" --out "$OUT/raw-measurements.yaml" ${NCCL:+--nccl}
+step "fitting the profile (and the storage test at $STORAGE_DIR)"
+"$TRAINSIM" calibrate --backend cuda --measurements "$OUT/raw-measurements.yaml" --storage "$STORAGE_DIR" \
+  --storage-mib 1024 -o "$OUT/gpu-calibrated.yaml"
+step "validation: predicted (workload model + calibrated profile) vs measured layer steps"
+"$TRAINSIM" validate --profile "$OUT/gpu-calibrated.yaml"
+step "done: $OUT/gpu-calibrated.yaml, $OUT/gpu-calibrated-measurements.yaml"
