@@ -47,8 +47,10 @@ double CollectiveTime(const Scenario& s, const CommOp& op) {
   const double inter_lat = s.fabric.inter_node_latency_s + 2 * s.fabric.switch_latency_s;
 
   if (op.kind == CollectiveKind::kSendRecv) {
-    // Point to point with a neighbour: NVLink when it shares the node.
-    if (g.nodes == 1 || g.ranks_per_node > 1) return s.node.intra_latency_s + S / (s.node.nvlink_bytes_per_s * size_f);
+    // Point to point with a neighbour: NVLink when the whole group shares a
+    // node; otherwise some hop crosses the NICs, and that hop paces the ring
+    // or pipeline.
+    if (g.nodes == 1) return s.node.intra_latency_s + S / (s.node.nvlink_bytes_per_s * size_f);
     return inter_lat + S / (NicShareBytesPerS(s) * size_f);
   }
 

@@ -22,6 +22,9 @@ int WritingNodes(const Scenario& s) {
   return std::min(s.nodes, std::max(1, (writers + s.node.gpus_per_node - 1) / s.node.gpus_per_node));
 }
 
+// A NIC runs at the slower of its own and the fabric's link rate.
+double NicLineRate(const Scenario& s) { return std::min(s.node.nic_bytes_per_s, s.fabric.link_bytes_per_s); }
+
 double StorageBound(const Scenario& s, double per_node_disk) {
   const StorageProfile& st = *s.storage;
   const double front = s.storage_nodes * st.front_end_links_per_node * st.front_end_link_bytes_per_s;
@@ -32,13 +35,13 @@ double StorageBound(const Scenario& s, double per_node_disk) {
 
 double CheckpointWriteBytesPerS(const Scenario& s) {
   if (!s.storage) return 0;
-  const double nics = double(WritingNodes(s)) * s.node.nics_per_node * s.node.nic_bytes_per_s;
+  const double nics = double(WritingNodes(s)) * s.node.nics_per_node * NicLineRate(s);
   return std::min(nics, StorageBound(s, s.storage->write_bytes_per_s_per_node));
 }
 
 double CheckpointReadBytesPerS(const Scenario& s) {
   if (!s.storage) return 0;
-  const double nics = double(s.nodes) * s.node.nics_per_node * s.node.nic_bytes_per_s;
+  const double nics = double(s.nodes) * s.node.nics_per_node * NicLineRate(s);
   return std::min(nics, StorageBound(s, s.storage->read_bytes_per_s_per_node));
 }
 
