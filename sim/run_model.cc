@@ -99,10 +99,13 @@ void ApplyRunModel(const Scenario& s, SimulationResult& r) {
   run.time_to_train_s = wall;
   run.goodput = wall > 0 ? compute_s / wall : 1;
 
-  // Energy and cost: GPU nodes at load for the whole wall time (restarts
-  // included: the allocation is held), plus the storage nodes.
+  // Energy and cost: the allocation is held (and paid) for the whole wall
+  // time; GPU nodes draw load power except while restarting after a failure,
+  // when they idle. Storage nodes draw their power throughout.
   const double hours = wall / 3600.0;
-  double kw = s.nodes * s.node.power_load_w / 1000.0;
+  const double restart_hours = run.expected_failures * s.failures.restart_s / 3600.0;
+  const double gpu_node_kwh = s.nodes * (s.node.power_load_w * (hours - restart_hours) + s.node.power_idle_w * restart_hours) / 1000.0;
+  double kw = 0;
   // The profile's price is for its default NIC count; other counts add or
   // save the NICs and their fabric ports (a scenario price is taken as given).
   const double node_price = s.cost.node_hour_usd > 0
@@ -114,7 +117,7 @@ void ApplyRunModel(const Scenario& s, SimulationResult& r) {
     const double st_price = s.cost.storage_node_hour_usd >= 0 ? s.cost.storage_node_hour_usd : s.storage->node_hour_usd;
     usd_per_hour += s.storage_nodes * st_price;
   }
-  run.energy_kwh = kw * hours;
+  run.energy_kwh = gpu_node_kwh + kw * hours;
   run.cost_usd = usd_per_hour * hours;
   run.cost_per_billion_tokens_usd = run.tokens > 0 ? run.cost_usd / (run.tokens / 1e9) : 0;
 }

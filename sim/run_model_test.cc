@@ -66,5 +66,15 @@ TEST(RunModelTest, CostAndEnergyScaleWithTime) {
   EXPECT_DOUBLE_EQ(r.run.goodput, r.run.time_to_train_s > 0 ? (r.step_time_s * 500) / r.run.time_to_train_s : 1);
 }
 
+TEST(RunModelTest, NodesIdleWhileRestartingAfterFailures) {
+  const Scenario s = Ref70b({"failures.node_mtbf_hours=20", "failures.restart_minutes=30"});
+  SimulationResult r = Simulate(s);
+  ASSERT_GT(r.run.expected_failures, 0.1);
+  const double hours = r.run.time_to_train_s / 3600, restart_h = r.run.expected_failures * 0.5;
+  const double expected = 4 * (10.2 * (hours - restart_h) + 2.5 * restart_h) + 4 * 0.8 * hours;
+  EXPECT_NEAR(r.run.energy_kwh, expected, 1e-6 * expected);
+  EXPECT_LT(r.run.goodput, 0.9);
+}
+
 }  // namespace
 }  // namespace trainsim
