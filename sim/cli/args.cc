@@ -14,6 +14,15 @@ const std::vector<std::string>& ParsedArgs::All(const std::string& flag) const {
   return it == values.end() ? empty : it->second;
 }
 
+std::string FidelityFlag(const ParsedArgs& a, Fidelity* fidelity) {
+  const auto f = a.Value("--fidelity");
+  if (!f) return "";
+  if (*f == "des") *fidelity = Fidelity::kDes;
+  else if (*f == "analytical") *fidelity = Fidelity::kAnalytical;
+  else return "--fidelity: '" + *f + "' is not one of: des, analytical";
+  return "";
+}
+
 std::string Parse(const std::vector<std::string>& args, const std::vector<FlagSpec>& specs, ParsedArgs& out) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];

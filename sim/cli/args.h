@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/simulate.h"
+
 namespace trainsim::cli {
 
 struct FlagSpec {
@@ -29,6 +31,10 @@ struct ParsedArgs {
 
 // Returns an error message ("" on success).
 std::string Parse(const std::vector<std::string>& args, const std::vector<FlagSpec>& specs, ParsedArgs& out);
+
+// Reads --fidelity (des | analytical) into *fidelity, which holds the verb's
+// default. Returns an error message ("" on success).
+std::string FidelityFlag(const ParsedArgs& a, Fidelity* fidelity);
 
 // Exit statuses of the contract.
 constexpr int kExitOk = 0;

@@ -27,12 +27,9 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
   }
   SimulateOptions opt;
   opt.fidelity = Fidelity::kDes;
-  if (auto f = a.Value("--fidelity")) {
-    if (*f == "analytical") opt.fidelity = Fidelity::kAnalytical;
-    else if (*f != "des") {
-      err << "trainsim compare: --fidelity: '" << *f << "' is not one of: des, analytical\n";
-      return kExitBadInput;
-    }
+  if (const std::string ferr = FidelityFlag(a, &opt.fidelity); !ferr.empty()) {
+    err << "trainsim compare: " << ferr << "\n";
+    return kExitBadInput;
   }
   SimulationResult r[2];
   for (int i = 0; i < 2; ++i) {

@@ -35,12 +35,9 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
   }
   SimulateOptions opt;
   opt.fidelity = Fidelity::kDes;
-  if (auto f = a.Value("--fidelity")) {
-    if (*f == "analytical") opt.fidelity = Fidelity::kAnalytical;
-    else if (*f != "des") {
-      err << "trainsim run: --fidelity: '" << *f << "' is not one of: des, analytical\n";
-      return kExitBadInput;
-    }
+  if (const std::string ferr = FidelityFlag(a, &opt.fidelity); !ferr.empty()) {
+    err << "trainsim run: " << ferr << "\n";
+    return kExitBadInput;
   }
   opt.record_timeline = a.Has("--trace");
   Expected<Scenario> s = LoadScenario(a.positional[0], a.All("--set"));

@@ -113,12 +113,9 @@ int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
     }
     if (opt.jobs == 0) opt.jobs = int(std::max(1u, std::thread::hardware_concurrency()));
   }
-  if (auto f = a.Value("--fidelity")) {
-    if (*f == "des") opt.fidelity = Fidelity::kDes;
-    else if (*f != "analytical") {
-      if (root) err << "trainsim sweep: --fidelity: '" << *f << "' is not one of: analytical, des\n";
-      return kExitBadInput;
-    }
+  if (const std::string ferr = FidelityFlag(a, &opt.fidelity); !ferr.empty()) {
+    if (root) err << "trainsim sweep: " << ferr << "\n";
+    return kExitBadInput;
   }
   Expected<SweepSpec> spec = LoadSweepSpec(a.positional[0]);
   if (!spec) {

@@ -36,12 +36,9 @@ int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
   Fidelity fid = Fidelity::kAnalytical;
-  if (auto f = a.Value("--fidelity")) {
-    if (*f == "des") fid = Fidelity::kDes;
-    else if (*f != "analytical") {
-      err << "trainsim validate: --fidelity: '" << *f << "' is not one of: des, analytical\n";
-      return kExitBadInput;
-    }
+  if (const std::string ferr = FidelityFlag(a, &fid); !ferr.empty()) {
+    err << "trainsim validate: " << ferr << "\n";
+    return kExitBadInput;
   }
   const std::string file = a.Value("--reference").value_or(DefaultReferenceFile());
   auto rep = ValidateReference(file, fid);
