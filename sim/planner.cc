@@ -83,48 +83,6 @@ void ApplyConfig(Scenario& s, const PlanConfig& c) {
   s.training.recompute = c.recompute;
 }
 
-std::optional<InputError> CheckParallelism(const Scenario& s) {
-  // Keys and messages as in scenario.cc's parser, so a sweep row, a plan
-  // rejection and `trainsim run` say the same thing about the same settings.
-  const Parallelism& par = s.parallelism;
-  const ModelSpec& m = s.model;
-  auto fail = [&](const std::string& key, const std::string& msg) { return InputError{s.source_file, 0, key, msg}; };
-  const int gpus = s.gpus();
-  const int tpc = par.tensor * par.pipeline * par.context;
-  if (tpc <= 0 || par.data <= 0 || gpus % tpc != 0) {
-    return fail("parallelism.tensor", "tensor x pipeline x context = " + Str(tpc) + " does not divide the " + Str(gpus) + " GPUs");
-  }
-  if (tpc * par.data != gpus) {
-    return fail("parallelism.data", "tensor x pipeline x context x data = " + Str(tpc * par.data) + " but the cluster has " + Str(gpus) + " GPUs");
-  }
-  if (m.heads % par.tensor != 0) return fail("parallelism.tensor", "tensor " + Str(par.tensor) + " does not divide the " + Str(m.heads) + " attention heads");
-  if (m.kv_heads % par.tensor != 0 && par.tensor % m.kv_heads != 0) {
-    return fail("parallelism.tensor", "tensor " + Str(par.tensor) + " and the " + Str(m.kv_heads) + " KV heads do not divide one another");
-  }
-  if (m.ffn_hidden % par.tensor != 0) return fail("parallelism.tensor", "tensor " + Str(par.tensor) + " does not divide ffn_hidden " + Str(m.ffn_hidden));
-  if (m.layers % (par.pipeline * par.virtual_stages) != 0) {
-    return fail(par.virtual_stages > 1 ? "parallelism.virtual_stages" : "parallelism.pipeline",
-                "pipeline x virtual_stages = " + Str(par.pipeline * par.virtual_stages) + " does not divide the " + Str(m.layers) + " layers");
-  }
-  if (par.virtual_stages > 1 && par.pipeline == 1) return fail("parallelism.virtual_stages", "interleaving needs pipeline > 1");
-  if (s.training.seq_len % par.context != 0) {
-    return fail("parallelism.context", "context " + Str(par.context) + " does not divide seq_len " + Str(s.training.seq_len));
-  }
-  if (par.sequence_parallel && par.tensor > 1 && (s.training.seq_len / par.context) % par.tensor != 0) {
-    return fail("parallelism.sequence_parallel", "sequence parallel needs seq_len/context divisible by tensor " + Str(par.tensor));
-  }
-  const long per_step = long(s.training.micro_batch) * par.data;
-  if (s.training.global_batch % per_step != 0) {
-    return fail("training.global_batch", "global_batch " + Str(s.training.global_batch) + " is not divisible by micro_batch x data = " +
-                                             Str(s.training.micro_batch) + " x " + Str(par.data));
-  }
-  if (par.virtual_stages > 1 && s.microbatches_per_step() % par.pipeline != 0) {
-    return fail("training.global_batch", "interleaved 1F1B needs the " + Str(s.microbatches_per_step()) +
-                                             " micro batches per step to be a multiple of pipeline " + Str(par.pipeline));
-  }
-  return std::nullopt;
-}
-
 namespace {
 
 // Divisibility, then memory, then the analytical timing. Returns the result,

@@ -2,7 +2,7 @@
 // cluster and global batch, search tensor, pipeline, virtual stages, context
 // parallelism, micro batch, recompute, sequence parallelism and the
 // distributed optimizer. Each configuration is pruned by divisibility
-// (CheckParallelism, the scenario parser's rules and messages) and by memory
+// (CheckParallelism in sim/scenario.h, the scenario parser's rules and messages) and by memory
 // (models/memory_model.h) before it is timed with the analytical path; the
 // feasible ones are ranked by the objective and the top K re-simulated at the
 // re-check fidelity (the DES by default) and re-ranked. The planner mutates
@@ -41,11 +41,6 @@ PlanConfig ConfigOf(const Scenario& s);
 // Sets the scenario's parallelism and training fields to `c` (overlap flags
 // follow the parser's defaults for the new tensor size).
 void ApplyConfig(Scenario& s, const PlanConfig& c);
-
-// The divisibility rules of the scenario parser, with its keys and messages,
-// for a scenario whose parallelism/training fields were set in code
-// (parallelism.data must already be the resolved count). nullopt: consistent.
-std::optional<InputError> CheckParallelism(const Scenario& s);
 
 enum class PlanObjective { kTime, kCost };
 

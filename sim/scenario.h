@@ -90,6 +90,13 @@ struct Scenario {
   int layers_per_stage() const { return model.layers / parallelism.pipeline; }
 };
 
+// The divisibility rules between parallelism, model, cluster and batch (TP,
+// PP x virtual stages, CP, data, sequence parallel, micro batches), with the
+// parser's keys and messages; for scenarios whose fields were set in code
+// (parallelism.data must be the resolved count). nullopt: consistent. The
+// error has no line: the parser places it at the key.
+std::optional<InputError> CheckParallelism(const Scenario& s);
+
 // Sets `dotted` (e.g. "parallelism.tensor") in `root` to the YAML value parsed
 // from `value`, creating maps on the way. Throws InputException("--set").
 void SetDottedKey(YAML::Node& root, const std::string& dotted, const std::string& value);
