@@ -8,7 +8,11 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 }
 
-double LayerActivationBytes(const Scenario& sc) {
+namespace {
+
+// Activation bytes of one layer under a given recompute mode (the layer being
+// recomputed under full recompute holds its no-recompute activations).
+double LayerActivationBytes(const Scenario& sc, Recompute recompute) {
   const ModelSpec& m = sc.model;
   const Parallelism& p = sc.parallelism;
   const Training& tr = sc.training;
@@ -29,7 +33,7 @@ double LayerActivationBytes(const Scenario& sc) {
   if (tr.attention == AttentionKernel::kUnfused) scores = a * s / p.context * (2 + 2 + mask);
   else scores = a * 4.0 * 2 / s;  // flash keeps only the softmax statistics (negligible)
 
-  switch (tr.recompute) {
+  switch (recompute) {
     case Recompute::kFull:
       return sb * 2 * h / (p.sequence_parallel ? t : 1);  // the layer input only
     case Recompute::kSelective:
@@ -39,6 +43,10 @@ double LayerActivationBytes(const Scenario& sc) {
   }
   return sb * (outside / (p.sequence_parallel ? t : 1) + (inside_attn + inside_mlp + scores) / t);
 }
+
+}  // namespace
+
+double LayerActivationBytes(const Scenario& sc) { return LayerActivationBytes(sc, sc.training.recompute); }
 
 double InFlightMicrobatches(const Scenario& sc) {
   const Parallelism& p = sc.parallelism;
@@ -62,11 +70,7 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w) {
   // full activations while it is recomputed.
   const double tokens = double(sc.training.seq_len) / p.context * sc.training.micro_batch;
   act += tokens * sc.model.hidden * 2 / (p.sequence_parallel ? p.tensor : 1) * InFlightMicrobatches(sc);
-  if (sc.training.recompute == Recompute::kFull) {
-    Scenario none = sc;
-    none.training.recompute = Recompute::kNone;
-    act += LayerActivationBytes(none);
-  }
+  if (sc.training.recompute == Recompute::kFull) act += LayerActivationBytes(sc, Recompute::kNone);
   if (p.pipeline == 1) act += tokens * double(sc.model.vocab) / p.tensor * 4;  // fp32 logits for the loss
   r.activations_gib = act / kGiB;
   const GpuProfile& g = sc.node.gpu;
