@@ -63,7 +63,7 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w) {
   const double params = w.params_per_gpu_max_stage;
   r.weights_gib = params * 2 / kGiB;
   r.gradients_gib = params * 4 / kGiB;  // fp32 main-grad buffer
-  r.optimizer_gib = params * 12 / (p.distributed_optimizer ? p.data : 1) / kGiB;  // master + two moments
+  r.optimizer_gib = params * 12 / (p.distributed_optimizer ? p.gradient_replicas() : 1) / kGiB;  // master + two moments
   const double layers_on_stage = double(sc.model.layers) / p.pipeline;
   double act = LayerActivationBytes(sc) * layers_on_stage * InFlightMicrobatches(sc);
   // The embedding output of each in-flight micro batch, and with full recompute one layer's

@@ -66,8 +66,8 @@ Operator Mem(std::string name, double bytes) {
 }
 
 CommOp Comm(std::string name, CollectiveKind kind, CommGroup group, double bytes, bool overlapped,
-            std::string overlaps_op = "") {
-  return CommOp{std::move(name), kind, group, bytes, overlapped, std::move(overlaps_op)};
+            std::string overlaps_op = "", CommEngine engine = CommEngine::kNccl) {
+  return CommOp{std::move(name), kind, group, bytes, overlapped, std::move(overlaps_op), engine};
 }
 
 // Backward of a forward GEMM: data gradient and weight gradient, same FLOPs each.
@@ -103,12 +103,12 @@ Workload BuildWorkload(const Scenario& sc) {
   // chunked and pipelined with the GEMM it feeds or drains, so it can hide
   // only behind that GEMM.
   auto tp_in = [&](const std::string& gemm) {  // before a column-parallel GEMM
-    if (tp && sp) F.comms.push_back(Comm(gemm + " all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, gemm));
+    if (tp && sp) F.comms.push_back(Comm(gemm + " all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, gemm, CommEngine::kCopyEngine));
   };
   auto tp_out = [&](const std::string& gemm) {  // after a row-parallel GEMM
     if (!tp) return;
-    if (sp) F.comms.push_back(Comm(gemm + " reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, gemm));
-    else F.comms.push_back(Comm(gemm + " all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, gemm));
+    if (sp) F.comms.push_back(Comm(gemm + " reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, gemm, CommEngine::kUserbufferPipelined));
+    else F.comms.push_back(Comm(gemm + " all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, gemm, CommEngine::kUserbufferPipelined));
   };
   const double norm_bytes = 2 * T_ln * h * kAct;                   // read input, write output
   const double residual_bytes = T_ln * h * (3 * kAct + (dropout ? 1 : 0));  // (dropout +) add
@@ -126,7 +126,9 @@ Workload BuildWorkload(const Scenario& sc) {
     a.cls = OpClass::kAttention;
     a.flops = 4.0 * b * heads_local * s_local * s * d * 0.5;  // causal: half the score matrix
     a.bytes = T * (2 * heads_local + 2 * kv_local) * d * kAct;
-    a.seq = s;
+    // With context parallelism the kernel runs once per ring step on the
+    // local chunk's keys, so its efficiency is that of the shorter sequence.
+    a.seq = s_local;
     F.ops.push_back(a);
   } else {
     // Megatron's unfused path: full s x s scores (the causal mask does not skip work).
@@ -175,18 +177,20 @@ Workload BuildWorkload(const Scenario& sc) {
     }
   }
   if (tp) {
+    const CommEngine ub_bulk = p.tp_comm_overlap ? CommEngine::kUserbufferBulk : CommEngine::kNccl;
     for (const std::string where : {"qkv", "fc1"}) {
       if (sp) {
         // Megatron re-gathers the input for the weight gradient while the data gradient runs.
-        B.comms.push_back(Comm(where + " input re-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, true, where + " dgrad"));
-        B.comms.push_back(Comm(where + " dgrad reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, where + " wgrad"));
+        // (Megatron's async NCCL all-gather without TE userbuffers; userbuffers' bulk overlap with them.)
+        B.comms.push_back(Comm(where + " input re-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, true, where + " dgrad", ub_bulk));
+        B.comms.push_back(Comm(where + " dgrad reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, where + " wgrad", ub_bulk));
       } else {
-        B.comms.push_back(Comm(where + " dgrad all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, where + " wgrad"));
+        B.comms.push_back(Comm(where + " dgrad all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, where + " wgrad", ub_bulk));
       }
     }
     if (sp) {
       for (const std::string where : {"attention proj", "fc2"}) {
-        B.comms.push_back(Comm(where + " grad all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, where + " dgrad"));
+        B.comms.push_back(Comm(where + " grad all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, where + " dgrad", CommEngine::kCopyEngine));
       }
     }
   }
@@ -251,7 +255,7 @@ Workload BuildWorkload(const Scenario& sc) {
   w.param_gather_bytes = p.distributed_optimizer ? w.params_per_gpu_max_stage * kAct : 0;
   // Adam: read grad (4), read+write master (8), m (8), v (8), write 16-bit param (2);
   // plus the grad-norm read and zeroing the main-grad buffer over the full local shard.
-  const double shard = p.distributed_optimizer ? w.params_per_gpu_max_stage / p.data : w.params_per_gpu_max_stage;
+  const double shard = p.distributed_optimizer ? w.params_per_gpu_max_stage / p.gradient_replicas() : w.params_per_gpu_max_stage;
   w.optimizer_bytes = shard * 30.0 + w.params_per_gpu_max_stage * (4.0 + 4.0);
 
   w.model_flops_per_step = MegatronModelFlops(md, tr.global_batch, tr.seq_len);

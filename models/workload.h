@@ -35,6 +35,15 @@ enum class CommGroup { kTensor, kContext, kData, kPipeline };
 std::string ToString(CollectiveKind k);
 std::string ToString(CommGroup g);
 
+// What moves an overlapped collective's data, which decides what it takes
+// from the compute it overlaps (sim/step_costs.cc charges it).
+enum class CommEngine {
+  kNccl,                  // NCCL kernels on a side stream: one CTA (SM) per channel while they run
+  kUserbufferPipelined,   // TE userbuffers GEMM + reduce-scatter pipeline: the GEMM runs on the SMs left over
+  kUserbufferBulk,        // TE userbuffers bulk all-gather / reduce-scatter beside a GEMM, sharing SMs
+  kCopyEngine             // TE userbuffers ring exchange: copy engines, no SMs
+};
+
 struct CommOp {
   std::string name;
   CollectiveKind kind = CollectiveKind::kAllReduce;
@@ -42,6 +51,7 @@ struct CommOp {
   double bytes = 0;          // the full (gathered / reduced) buffer per rank, as nccl-tests counts "size"
   bool overlapped = false;   // hidden behind compute by the framework (TP comm overlap, wgrad re-gather)
   std::string overlaps_op;   // the operator it is pipelined with (e.g. the GEMM it feeds); empty: the whole pass
+  CommEngine engine = CommEngine::kNccl;  // meaningful when overlapped
 };
 
 // Work of one pass (forward, backward or recompute) of one unit for one micro batch.

@@ -29,11 +29,12 @@ SimulationResult AnalyticalStep(const Scenario& s, const StepCosts& c) {
     exposed += hops * c.p2p_s;
   }
   // Data parallel: gradient reduction overlaps the last micro batch's backward
-  // pass, parameter gathering the first micro batch's forward pass.
+  // pass, parameter gathering the first micro batch's forward pass; the pass
+  // is slowed by the SMs the collective holds, and whichever ends last ends it.
   const double last_bwd = st.backward_s() / v;
   const double first_fwd = st.forward_s() / v;
-  exposed += p.overlap_grad_reduce ? std::max(0.0, c.grad_reduce_s - last_bwd) : c.grad_reduce_s;
-  exposed += p.overlap_param_gather ? std::max(0.0, c.param_gather_s - first_fwd) : c.param_gather_s;
+  exposed += p.overlap_grad_reduce ? std::max(c.grad_reduce_contention_s, c.grad_reduce_s - last_bwd) : c.grad_reduce_s;
+  exposed += p.overlap_param_gather ? std::max(c.param_gather_contention_s, c.param_gather_s - first_fwd) : c.param_gather_s;
   b.exposed_communication_s = exposed;
   b.optimizer_s = c.optimizer_s;
   b.data_stall_s = 0;

@@ -11,7 +11,7 @@ GroupPlacement PlaceGroup(const Scenario& s, CommGroup group) {
   switch (group) {
     case CommGroup::kTensor: ranks = p.tensor; stride = 1; break;
     case CommGroup::kContext: ranks = p.context; stride = p.tensor; break;
-    case CommGroup::kData: ranks = p.data; stride = p.tensor * p.context; break;
+    case CommGroup::kData: ranks = p.gradient_replicas(); stride = p.tensor; break;  // gradient replicas: DP x CP
     case CommGroup::kPipeline: ranks = p.pipeline; stride = p.tensor * p.context * p.data; break;
   }
   const int gpn = s.node.gpus_per_node;

@@ -149,6 +149,13 @@ FrameworkProfile ParseFramework(const std::string& path) {
   f.overlap_param_gather = m.Bool("overlap_param_gather");
   f.overlap_p2p = m.Bool("overlap_p2p");
   f.distributed_optimizer = m.Bool("distributed_optimizer");
+  f.sequence_parallel = m.Bool("sequence_parallel");
+  if (auto o = m.OptMap("overlap_sms")) {
+    f.nccl_overlap_sms = o->NonNegativeInt("nccl", 0);
+    f.userbuffer_pipelined_sms = o->NonNegativeInt("userbuffers_pipelined", 0);
+    f.userbuffer_bulk_sms = o->NonNegativeInt("userbuffers_bulk", 0);
+    o->Finish();
+  }
   f.grad_reduce_bytes = m.PositiveInt("grad_reduce_bytes", 4);
   if (f.grad_reduce_bytes != 2 && f.grad_reduce_bytes != 4) m.Fail("grad_reduce_bytes", "must be 2 or 4");
   m.Finish();

@@ -58,6 +58,12 @@ struct FrameworkProfile {
   bool overlap_param_gather = false;
   bool overlap_p2p = false;
   bool distributed_optimizer = false;
+  bool sequence_parallel = true;  // with tensor > 1
+  // SMs a communication kernel holds while it overlaps compute (the compute
+  // runs on the rest): NCCL's channels, TE userbuffers' num_sm.
+  int nccl_overlap_sms = 0;
+  int userbuffer_pipelined_sms = 0;
+  int userbuffer_bulk_sms = 0;
   int grad_reduce_bytes = 4;
 };
 

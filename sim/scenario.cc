@@ -153,8 +153,8 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
       p.Fail("data", "tensor x pipeline x context x data = " + Str(tpc * par.data) + " but the cluster has " + Str(gpus) + " GPUs");
     }
   }
-  par.sequence_parallel = p.Bool("sequence_parallel", par.tensor > 1);
   const FrameworkProfile& fw = s.framework;
+  par.sequence_parallel = p.Bool("sequence_parallel", fw.sequence_parallel && par.tensor > 1);
   par.distributed_optimizer = p.Bool("distributed_optimizer", fw.distributed_optimizer);
   par.overlap_grad_reduce = p.Bool("overlap_grad_reduce", fw.overlap_grad_reduce);
   par.overlap_param_gather = p.Bool("overlap_param_gather", fw.overlap_param_gather);

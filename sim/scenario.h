@@ -32,6 +32,12 @@ struct Parallelism {
   bool tp_comm_overlap = false;
   bool overlap_p2p = false;
   int grad_reduce_bytes = 4;  // 4: fp32 gradient reduction, 2: half precision
+
+  // Ranks holding the same parameters, whose gradients are reduced together and
+  // over which the distributed optimizer shards its state: context-parallel
+  // ranks see different tokens of the same weights (Megatron-Core's
+  // data-parallel group "with context parallel").
+  int gradient_replicas() const { return data * context; }
 };
 
 struct Training {

@@ -8,23 +8,42 @@
 
 namespace trainsim {
 
+double OverlapSlowdown(const Scenario& s, CommEngine engine) {
+  const FrameworkProfile& f = s.framework;
+  const int k = engine == CommEngine::kNccl                  ? f.nccl_overlap_sms
+                : engine == CommEngine::kUserbufferPipelined ? f.userbuffer_pipelined_sms
+                : engine == CommEngine::kUserbufferBulk      ? f.userbuffer_bulk_sms
+                                                             : 0;
+  const int sms = s.node.gpu.sms;
+  return k > 0 && k < sms ? double(k) / (sms - k) : 0.0;
+}
+
 double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_compute_s, bool backward) {
-  double exposed = 0, overlapped = 0;
+  double exposed = 0, overlapped = 0, contention = 0;
   std::map<std::string, double> behind;  // overlapped comm time per partner operator
-  for (const auto& c : pass.comms) {
-    const double t = CollectiveTime(s, c);
-    if (!c.overlapped) exposed += t;
-    else if (c.overlaps_op.empty()) overlapped += t;
-    else behind[c.overlaps_op] += t;
-  }
-  for (const auto& [op_name, comm_s] : behind) {
+  auto partner_time = [&](const std::string& op_name) {
     double op_s = 0;
     for (const auto& op : pass.ops) {
       if (op.name == op_name) op_s += OperatorTime(op, s.node.gpu, s.training.precision, backward);
     }
-    exposed += std::max(0.0, comm_s - op_s);
+    return op_s;
+  };
+  for (const auto& c : pass.comms) {
+    const double t = CollectiveTime(s, c);
+    if (!c.overlapped) {
+      exposed += t;
+      continue;
+    }
+    const double partner_s = c.overlaps_op.empty() ? pass_compute_s : partner_time(c.overlaps_op);
+    // The partner loses the comm's SMs while both run; a pipelined userbuffers
+    // GEMM is launched on the remaining SMs for its whole duration.
+    const double shared_s = c.engine == CommEngine::kUserbufferPipelined ? partner_s : std::min(t, partner_s);
+    contention += shared_s * OverlapSlowdown(s, c.engine);
+    if (c.overlaps_op.empty()) overlapped += t;
+    else behind[c.overlaps_op] += t;
   }
-  return exposed + std::max(0.0, overlapped - pass_compute_s);
+  for (const auto& [op_name, comm_s] : behind) exposed += std::max(0.0, comm_s - partner_time(op_name));
+  return exposed + std::max(0.0, overlapped - pass_compute_s) + contention;
 }
 
 namespace {
@@ -84,7 +103,7 @@ StepCosts ComputeStepCosts(const Scenario& s) {
   }
 
   c.p2p_s = p.pipeline > 1 ? CollectiveTime(s, w.pipeline_p2p) : 0.0;
-  if (p.data > 1) {
+  if (p.gradient_replicas() > 1) {
     CommOp grads{"dp gradient " + std::string(p.distributed_optimizer ? "reduce-scatter" : "all-reduce"),
                  p.distributed_optimizer ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce, CommGroup::kData,
                  w.grad_reduce_bytes, p.overlap_grad_reduce, ""};
@@ -95,6 +114,10 @@ StepCosts ComputeStepCosts(const Scenario& s) {
       c.param_gather_s = CollectiveTime(s, params);
     }
   }
+  const StageCost st = c.slowest();
+  const double nccl = OverlapSlowdown(s, CommEngine::kNccl);
+  if (p.overlap_grad_reduce) c.grad_reduce_contention_s = std::min(c.grad_reduce_s, st.backward_compute_s / p.virtual_stages) * nccl;
+  if (p.overlap_param_gather) c.param_gather_contention_s = std::min(c.param_gather_s, st.forward_compute_s / p.virtual_stages) * nccl;
   const GpuProfile& g = s.node.gpu;
   c.optimizer_s = w.optimizer_bytes / (g.hbm_bytes_per_s * g.memory_bound_efficiency);
   return c;

@@ -27,6 +27,10 @@ struct StepCosts {
   double grad_reduce_s = 0;    // DP reduce-scatter (distributed optimizer) or all-reduce
   double param_gather_s = 0;   // DP all-gather of updated parameters (distributed optimizer)
   double optimizer_s = 0;      // Adam step on the local shard
+  // What the overlapped DP collectives cost the micro batch pass they overlap
+  // (NCCL's SMs): the last backward of a step, the first forward.
+  double grad_reduce_contention_s = 0;
+  double param_gather_contention_s = 0;
   double tp_comm_total_per_layer_s = 0;  // TP collectives of one layer, fwd+bwd, for reports
 };
 
@@ -34,7 +38,14 @@ struct StepCosts {
 // operator it is pipelined with (or, naming none, behind the pass's compute);
 // what exceeds that operator's time is on the critical path, as is every
 // comm that is not overlapped.
+// Includes what overlapped communication costs the compute it overlaps: the
+// SMs its kernels hold (OverlapSlowdown) for as long as both run.
 double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_compute_s, bool backward = false);
+
+// Extra compute time per second of compute that shares the GPU with an
+// overlapped collective run by `engine`: k / (SMs - k) for the k SMs the
+// framework profile says it holds.
+double OverlapSlowdown(const Scenario& s, CommEngine engine);
 
 StepCosts ComputeStepCosts(const Scenario& s);
 

@@ -24,7 +24,7 @@ double Cap(double bytes_per_s) { return bytes_per_s > 0 ? bytes_per_s : 1e15; }
 bool DesTopology::GroupSpansSus(CommGroup g, const Scenario& s) const {
   const Parallelism& p = s.parallelism;
   int ranks = 1, stride = 1;
-  if (g == CommGroup::kData) { ranks = p.data; stride = p.tensor * p.context; }
+  if (g == CommGroup::kData) { ranks = p.gradient_replicas(); stride = p.tensor; }
   else if (g == CommGroup::kContext) { ranks = p.context; stride = p.tensor; }
   else return false;
   const int gpn = s.node.gpus_per_node;

@@ -285,7 +285,7 @@ class DesRun {
     const double fwd = sc.forward_s() / v_, bwd = sc.backward_s() / v_;
     const Workload& w = c_.workload;
     Flows gather;
-    if (p_.data > 1 && p_.distributed_optimizer) {
+    if (p_.gradient_replicas() > 1 && p_.distributed_optimizer) {
       gather = StartDp(st, CollectiveKind::kAllGather, w.param_gather_bytes);
       if (!p_.overlap_param_gather && gather.active) {
         const double t0 = gather.start_s;
@@ -309,7 +309,8 @@ class DesRun {
         }
         Flows cp = StartCp(st, true);
         const double t0 = Now();
-        Compute(fwd);
+        // An overlapped parameter gather holds NCCL's SMs during the first forward.
+        Compute(fwd + (first_forward && gather.active && p_.overlap_param_gather ? c_.param_gather_contention_s : 0.0));
         if (recording_) Record(StageTrack(st, "compute"), PassName(op), t0, Now());
         if (first_forward && gather.active) Record(StageTrack(st, "dp"), "param all-gather", gather.start_s, gather.Wait());
         first_forward = false;
@@ -325,10 +326,10 @@ class DesRun {
         }
       } else {
         if (vs < V_ - 1) Receive(st, 1, vs, op.microbatch);
-        if (i + 1 == ops.size() && p_.data > 1 && p_.overlap_grad_reduce) grads = StartDp(st, grad_kind, w.grad_reduce_bytes);
+        if (i + 1 == ops.size() && p_.gradient_replicas() > 1 && p_.overlap_grad_reduce) grads = StartDp(st, grad_kind, w.grad_reduce_bytes);
         Flows cp = StartCp(st, false);
         const double t0 = Now();
-        Compute(bwd);
+        Compute(bwd + (grads.active ? c_.grad_reduce_contention_s : 0.0));
         if (recording_) Record(StageTrack(st, "compute"), PassName(op), t0, Now());
         if (cp.active) Record(StageTrack(st, "cp"), "cp ring", cp.start_s, cp.Wait());
         if (vs > 0) {
@@ -342,7 +343,7 @@ class DesRun {
         }
       }
     }
-    if (p_.data > 1 && !grads.active) grads = StartDp(st, grad_kind, w.grad_reduce_bytes);
+    if (p_.gradient_replicas() > 1 && !grads.active) grads = StartDp(st, grad_kind, w.grad_reduce_bytes);
     if (grads.active) Record(StageTrack(st, "dp"), p_.distributed_optimizer ? "grad reduce-scatter" : "grad all-reduce", grads.start_s, grads.Wait());
     const double t0 = Now();
     Compute(c_.optimizer_s);
