@@ -49,8 +49,21 @@ std::string WriteCalibratedProfile(const Measurements& m, const std::string& pro
   }
   std::ostringstream o;
   char buf[256];
-  std::snprintf(buf, sizeof buf, "GEMM: peak %.4g TFLOP/s, max efficiency %.3f, k_half %.1f, floor %.2f us (fit rms %.1f%%)\n",
-                f.peak_tflops, f.max_efficiency, f.k_half, f.min_kernel_us, 100 * f.gemm_fit_rms_error);
+  auto curve = [&](const char* what, const std::string& precision, const FittedProfile::GemmCurve& c) {
+    std::snprintf(buf, sizeof buf, "GEMM %s (%s): peak %.4g TFLOP/s, max efficiency %.3f, k_half %.1f (fit rms %.1f%%, %d shapes)\n",
+                  precision.c_str(), what, c.peak_tflops, c.max_efficiency, c.k_half, 100 * c.rms_error, c.samples);
+    o << buf;
+  };
+  // The 16-bit keys' curve first: what training scenarios use.
+  if (f.gemm_bf16.samples > 0) {
+    curve("profile bf16/fp16 keys", "bf16", f.gemm_bf16);
+    curve("the layer step's GEMMs; sidecar fitted.gemm", m.dtype, f.gemm);
+  } else {
+    curve(f.profile_16bit == "bf16" ? "profile bf16/fp16 keys" : "stands in for the profile's bf16/fp16 keys", m.dtype, f.gemm);
+  }
+  if (f.gemm_fp8.samples > 0) curve("profile fp8 keys", "fp8", f.gemm_fp8);
+  else if (f.fp8_samples > 0) o << "GEMM fp8: " << f.fp8_samples << " samples, too few above the launch floor to fit: no fp8 keys\n";
+  std::snprintf(buf, sizeof buf, "GEMM floor %.2f us (tiny GEMM)\n", f.min_kernel_us);
   o << buf;
   std::snprintf(buf, sizeof buf, "memory: %.4g TB/s (2-byte equivalents), memory-bound efficiency %.3f\n", f.hbm_tb_per_s,
                 f.memory_bound_efficiency);

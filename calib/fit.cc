@@ -51,6 +51,7 @@ bool FitInverse(const std::vector<double>& rate, const std::vector<double>& x, d
 
 // The GEMM curve of one precision, from the samples not dominated by the launch floor.
 bool FitGemm(const Measurements& m, const std::string& precision, int sms, FittedProfile::GemmCurve& out) {
+  out = FittedProfile::GemmCurve{};
   std::vector<double> rate, kk;
   double best = 0;
   for (const auto& g : m.gemm) {
@@ -72,6 +73,12 @@ bool FitGemm(const Measurements& m, const std::string& precision, int sms, Fitte
   return true;
 }
 
+int CountSamples(const Measurements& m, const std::string& precision) {
+  int n = 0;
+  for (const auto& g : m.gemm) n += g.precision == precision;
+  return n;
+}
+
 }  // namespace
 
 std::string FitProfile(const Measurements& m, const std::string& name, FittedProfile& f) {
@@ -79,16 +86,30 @@ std::string FitProfile(const Measurements& m, const std::string& name, FittedPro
   f.name = name;
   f.memory_gib = m.memory_bytes / (1024.0 * 1024.0 * 1024.0);
   f.sms = std::max(1, m.compute_units);
-  // GEMM efficiency curve in the layer step's data type.
+  // GEMM efficiency curve in the layer step's data type: validation predicts
+  // the measured step with it.
   if (!FitGemm(m, m.dtype, f.sms, f.gemm)) {
     return "cannot fit the GEMM efficiency curve: need at least two " + m.dtype + " GEMM shapes above the launch floor";
   }
-  f.peak_tflops = f.gemm.peak_tflops;
-  f.max_efficiency = f.gemm.max_efficiency;
-  f.k_half = f.gemm.k_half;
-  f.gemm_fit_rms_error = f.gemm.rms_error;
-  // The same curve in bf16 where the backend also swept it (GPU), for the record.
-  if (m.dtype != "bf16") FitGemm(m, "bf16", f.sms, f.gemm_bf16);
+  // The profile's 16-bit keys: the bf16 sweep where there is one (GPU), so that
+  // the profile predicts bf16 training; else the layer step's type stands in.
+  const FittedProfile::GemmCurve* sixteen = &f.gemm;
+  f.profile_16bit = m.dtype;
+  if (m.dtype != "bf16" && CountSamples(m, "bf16") > 0) {
+    if (!FitGemm(m, "bf16", f.sms, f.gemm_bf16)) {
+      return "cannot fit the bf16 GEMM efficiency curve: need at least two bf16 GEMM shapes above the launch floor";
+    }
+    sixteen = &f.gemm_bf16;
+    f.profile_16bit = "bf16";
+  }
+  f.peak_tflops = sixteen->peak_tflops;
+  f.max_efficiency = sixteen->max_efficiency;
+  f.k_half = sixteen->k_half;
+  f.gemm_fit_rms_error = sixteen->rms_error;
+  // fp8 where the device has it; optional (the profile then has no fp8 keys and
+  // the cost model falls back to the 16-bit ones, as for a GPU without fp8).
+  f.fp8_samples = CountSamples(m, "fp8");
+  if (f.fp8_samples > 0) FitGemm(m, "fp8", f.sms, f.gemm_fp8);
   f.min_kernel_us = m.launch_s * 1e6;
   // Memory bandwidth and the memory-bound kernels' share of it.
   double copy_best = 0, kern_bytes = 0, kern_s = 0;
@@ -157,10 +178,21 @@ std::string ProfileYaml(const FittedProfile& f, const Measurements& m) {
   o << "# GPU profile written by `trainsim calibrate --backend " << m.backend << "` on " << m.device << ".\n";
   o << "# Every number below was measured on " << m.host << " at " << m.date << " (see the sidecar\n";
   o << "# " << f.name << "-measurements.yaml for the raw samples and the collective and storage fits).\n";
-  if (dt != "bf16") {
+  const bool bf16_keys_are_bf16 = f.profile_16bit == "bf16";
+  if (!bf16_keys_are_bf16) {
     o << "# The layer step ran in " << dt << ": the bf16/fp16 keys hold the " << dt << " measurements so that the\n";
     o << "# workload model (which counts 2-byte activations) predicts that step; bandwidths are therefore in\n";
     o << "# 2-byte-element equivalents (elements/s x 2), consistent with the workload's byte counts.\n";
+  } else if (dt != "bf16") {
+    o << "# The bf16/fp16 keys hold the bf16 GEMM sweep (bf16 in and out, fp32 accumulation); the layer step\n";
+    o << "# ran in " << dt << " (float32 storage): its GEMM curve is in the sidecar (fitted.gemm), where\n";
+    o << "# `trainsim validate --profile` takes it from to predict that step. Bandwidths are in 2-byte-element\n";
+    o << "# equivalents (elements/s x 2), consistent with the workload's byte counts.\n";
+  }
+  const bool fp8 = f.gemm_fp8.samples > 0;
+  if (f.fp8_samples > 0 && !fp8) {
+    o << "# fp8: " << f.fp8_samples << " fp8 GEMM samples could not be fitted (fewer than two above the launch floor):\n";
+    o << "# no fp8 keys (the cost model falls back to the 16-bit ones).\n";
   }
   o << "name: " << f.name << "\n";
   o << "memory_gib: " << Num(f.memory_gib) << "  " << cal << (cpu ? "host memory (sysconf)" : "cudaGetDeviceProperties totalGlobalMem") << "\n";
@@ -168,22 +200,44 @@ std::string ProfileYaml(const FittedProfile& f, const Measurements& m) {
   o << "sms: " << f.sms << "  " << cal << (cpu ? "threads used by the measurements (the wave width)" : "multiProcessorCount") << "\n";
   if (f.tdp_w > 0) o << "tdp_w: " << Num(f.tdp_w) << "  # given on the command line (--tdp-w)\n";
   else o << "tdp_w: 1  # not measured: no power reading on this backend (placeholder; pass --tdp-w)\n";
+  // What each 16-bit key's numbers were measured in.
+  const std::string src16 = f.profile_16bit;
+  auto stands_in = [&](const char* key) {
+    if (src16 == key) return std::string();
+    if (src16 == "bf16") return std::string(" (bf16 stands in for ") + key + ": same tensor-core rate)";
+    return " (" + src16 + " stands in for " + key + ")";
+  };
+  auto rms = [](const FittedProfile::GemmCurve& c) {
+    return " (rms " + Num(100 * c.rms_error) + "% over " + std::to_string(c.samples) + " shapes)";
+  };
+  const FittedProfile::GemmCurve& c16 = f.gemm_bf16.samples > 0 ? f.gemm_bf16 : f.gemm;
   o << "peak_tflops:\n";
   for (const char* k : {"bf16", "fp16"}) {
-    o << "  " << k << ": " << Num(f.peak_tflops) << "  " << cal << "best " << dt << " GEMM rate of the sweep (" << dt
-      << " stands in for " << k << ")\n";
+    o << "  " << k << ": " << Num(f.peak_tflops) << "  " << cal << "best " << src16 << " GEMM rate of the sweep" << stands_in(k) << "\n";
+  }
+  if (fp8) {
+    o << "  fp8: " << Num(f.gemm_fp8.peak_tflops) << "  " << cal
+      << "best fp8 GEMM rate of the sweep (cuBLASLt e4m3 x e4m3, fp32 accumulation, bf16 output)\n";
   }
   o << "matmul:\n";
   o << "  max_efficiency:\n";
   for (const char* k : {"bf16", "fp16"}) {
-    o << "    " << k << ": " << Num(f.max_efficiency) << "  " << cal << "asymptote of the fitted GEMM curve / peak (rms "
-      << Num(100 * f.gemm_fit_rms_error) << "%)\n";
+    o << "    " << k << ": " << Num(f.max_efficiency) << "  " << cal << "asymptote of the fitted " << src16 << " GEMM curve / peak"
+      << rms(c16) << "\n";
+  }
+  if (fp8) {
+    o << "    fp8: " << Num(f.gemm_fp8.max_efficiency) << "  " << cal << "asymptote of the fitted fp8 GEMM curve / peak"
+      << rms(f.gemm_fp8) << "\n";
   }
   o << "  tile_m: 128  # the model's default tile (fit assumes it)\n";
   o << "  tile_n: 128  # the model's default tile (fit assumes it)\n";
   o << "  k_half:\n";
   for (const char* k : {"bf16", "fp16"}) {
-    o << "    " << k << ": " << Num(std::max(f.k_half, 1e-3)) << "  " << cal << "fitted GEMM curve, K at half efficiency\n";
+    o << "    " << k << ": " << Num(std::max(f.k_half, 1e-3)) << "  " << cal << "fitted " << src16
+      << " GEMM curve, K at half efficiency\n";
+  }
+  if (fp8) {
+    o << "    fp8: " << Num(std::max(f.gemm_fp8.k_half, 1e-3)) << "  " << cal << "fitted fp8 GEMM curve, K at half efficiency\n";
   }
   o << "  min_kernel_us: " << Num(f.min_kernel_us) << "  " << cal << "tiny GEMM (8x8x8) time\n";
   o << "attention:\n";
@@ -205,8 +259,12 @@ std::string SidecarYaml(const FittedProfile& f, const Measurements& m) {
       << ", max_efficiency: " << Num(c.max_efficiency) << ", k_half: " << Num(c.k_half)
       << ", rms_relative_error: " << Num(c.rms_error) << ", shapes: " << c.samples << "}\n";
   };
-  curve("gemm", m.dtype, f.gemm);
+  // What the profile's bf16/fp16 keys hold; where it is not the layer step's
+  // type, validation predicts the step with `gemm` instead.
+  o << "  profile_16bit: " << f.profile_16bit << "\n";
+  curve("gemm", m.dtype, f.gemm);  // the layer step's data type
   curve("gemm_bf16", "bf16", f.gemm_bf16);
+  curve("gemm_fp8", "fp8", f.gemm_fp8);
   o << "  collectives:\n";
   for (const auto& c : f.collectives) {
     o << "    - {op: " << c.op << ", scope: " << c.scope << ", ranks: " << c.ranks << ", alpha_us: " << Num(c.fit.alpha_s * 1e6)

@@ -4,7 +4,12 @@
 // and storage throughput for the measurements sidecar.
 //  - GEMM: seconds per FLOP against 1/K, t/F = (1 + k_half/K) / (peak * max_eff),
 //    relative least squares over the sweep; peak = the best measured rate (or
-//    the fit's asymptote if higher); min_kernel = the tiny-GEMM floor.
+//    the fit's asymptote if higher); min_kernel = the tiny-GEMM floor. One curve
+//    per precision swept: the layer step's data type (`dtype`: fp32 on the CPU,
+//    tf32 on the GPU), bf16 and fp8 (GPU). The profile's bf16/fp16 keys take
+//    the bf16 curve where there is one, else the layer step's (CPU: the fp32
+//    numbers stand in); its fp8 keys the fp8 curve. The layer step's curve always
+//    goes to the sidecar (fitted.gemm): validation predicts the step with it.
 //  - Memory: bandwidth = the best streaming copy; memory_bound_efficiency =
 //    the workload bytes of the memory-bound kernels over their total time, as
 //    a fraction of it.
@@ -27,6 +32,7 @@ struct FittedProfile {
   double hbm_tb_per_s = 0;
   int sms = 1;
   double tdp_w = 0;  // 0: not measured
+  // The profile's bf16/fp16 keys: the curve of `profile_16bit` (below).
   double peak_tflops = 0;
   double max_efficiency = 0;
   double k_half = 0;
@@ -35,14 +41,20 @@ struct FittedProfile {
   double attention_bwd_fwd_ratio = 0;
   double attention_half_seq = 0;
   double memory_bound_efficiency = 0;
-  double gemm_fit_rms_error = 0;  // relative, over the sweep
-  // A fitted GEMM curve (the profile's numbers come from `gemm`, in the
-  // measured data type; `gemm_bf16` is the GPU's bf16 sweep, for the record).
+  double gemm_fit_rms_error = 0;  // relative, over the sweep, of the 16-bit keys' curve
+  // A fitted GEMM curve; samples == 0: not fitted.
   struct GemmCurve {
     double peak_tflops = 0, max_efficiency = 0, k_half = 0, rms_error = 0;
     int samples = 0;
   };
-  GemmCurve gemm, gemm_bf16;
+  // `gemm`: the layer step's data type (what validation predicts the step
+  // with); `gemm_bf16`: the bf16 sweep where the step ran in another type;
+  // `gemm_fp8`: the fp8 sweep (the profile's fp8 keys), where the device has one.
+  GemmCurve gemm, gemm_bf16, gemm_fp8;
+  // The precision whose curve the profile's bf16/fp16 keys hold: "bf16" when
+  // bf16 was swept (or the step ran in it), else the step's type (CPU: fp32).
+  std::string profile_16bit;
+  int fp8_samples = 0;  // fp8 samples measured (fitted or not: the report says why not)
   struct Collective {
     std::string op, scope;
     int ranks = 0;
@@ -57,11 +69,15 @@ struct FittedProfile {
   std::vector<Storage> storage;
 };
 
-// Fails (returns a message) when the measurements cannot support a fit.
+// Fails (returns a message) when the measurements cannot support a fit: the
+// layer step's or the bf16 curve (where bf16 samples exist) cannot be fitted,
+// or the memory or attention measurements are missing. fp8 keys are optional:
+// an fp8 sweep that cannot be fitted leaves them out.
 std::string FitProfile(const Measurements& m, const std::string& name, FittedProfile& out);
 
 // The profile YAML (loadable by LoadGpuProfile) and the sidecar (the
-// measurements followed by a `fitted:` section).
+// measurements followed by a `fitted:` section: profile_16bit, the GEMM
+// curves gemm / gemm_bf16 / gemm_fp8, collectives and storage).
 std::string ProfileYaml(const FittedProfile& f, const Measurements& m);
 std::string SidecarYaml(const FittedProfile& f, const Measurements& m);
 

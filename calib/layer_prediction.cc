@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "models/workload.h"
 #include "sim/gpu_cost_model.h"
+#include "sim/yaml_reader.h"
 
 namespace trainsim::calib {
 
@@ -55,6 +57,41 @@ std::string MeasurementsPathFor(const std::string& profile_path) {
   return (p.parent_path() / (stem + "-measurements.yaml")).string();
 }
 
+Expected<bool> UseLayerGemmCurve(const std::string& sidecar_path, const std::string& layer_dtype, GpuProfile& gpu) {
+  try {
+    YamlMap top(LoadYamlFile(sidecar_path), sidecar_path);
+    YAML::Node fitted = top.Raw("fitted");
+    if (!fitted.IsDefined() || fitted.IsNull()) return false;  // raw measurements: nothing says otherwise
+    if (!fitted.IsMap()) top.Fail("fitted", "expected a map");
+    YamlMap fm(fitted, sidecar_path, "fitted");
+    const std::optional<std::string> keys = fm.OptString("profile_16bit");
+    if (!keys || *keys == layer_dtype) return false;
+    YAML::Node g = fm.Raw("gemm");
+    if (!g.IsDefined() || !g.IsMap()) {
+      fm.Fail("profile_16bit", "the profile's bf16/fp16 keys hold " + *keys + " but the layer steps ran in " + layer_dtype +
+                                   ": their GEMM curve (fitted.gemm) is missing; rerun trainsim calibrate");
+    }
+    YamlMap gm(g, sidecar_path, "fitted.gemm");
+    const std::string precision = gm.String("precision");
+    if (precision != layer_dtype) {
+      gm.Fail("precision", "is " + precision + " but the layer steps ran in " + layer_dtype);
+    }
+    const double peak_flops = gm.PositiveDouble("peak_tflops") * 1e12;
+    const double max_eff = gm.Fraction("max_efficiency");
+    const double k_half = std::max(gm.NonNegativeDouble("k_half"), 1e-3);  // the profile writes the same floor
+    // The one-layer scenario runs at Precision::kBf16 (LayerScenario); both
+    // 16-bit keys get the curve so that neither falls back to the other.
+    for (const char* k : {"bf16", "fp16"}) {
+      gpu.peak_flops[k] = peak_flops;
+      gpu.matmul_max_eff[k] = max_eff;
+      gpu.matmul_k_half[k] = k_half;
+    }
+    return true;
+  } catch (const InputException& e) {
+    return e.error();
+  }
+}
+
 Expected<ValidationReport> ValidateProfile(const std::string& profile_path) {
   GpuProfile gpu;
   try {
@@ -68,11 +105,17 @@ Expected<ValidationReport> ValidateProfile(const std::string& profile_path) {
   }
   const std::string mpath = MeasurementsPathFor(profile_path);
   if (!std::filesystem::exists(mpath)) {
-    return InputError{profile_path, 0, "", "its measurements file '" + mpath + "' (the measured layer steps) is missing"};
+    return InputError{profile_path, 0, "",
+                      "its measurements file '" + mpath +
+                          "' (the measured layer steps and the GEMM curve they ran with) is missing"};
   }
   auto meas = LoadMeasurements(mpath);
   if (!meas) return meas.error();
   if (meas->layers.empty()) return InputError{mpath, 0, "layers", "no measured layer steps to validate against"};
+  // Predict the step that was measured: a GPU profile's 16-bit keys hold the
+  // bf16 sweep, but its layer step ran in tf32.
+  auto substituted = UseLayerGemmCurve(mpath, meas->dtype, gpu);
+  if (!substituted) return substituted.error();
   ValidationReport rep;
   double sum = 0;
   for (const auto& l : meas->layers) {
@@ -83,6 +126,7 @@ Expected<ValidationReport> ValidateProfile(const std::string& profile_path) {
                   s.kv_heads, s.seq_len, s.micro_batch);
     c.id = id;
     c.source = meas->host + " " + meas->date + " " + meas->device;
+    if (*substituted) c.source += "; GEMMs predicted with the sidecar's " + meas->dtype + " curve";
     c.measured_step_time_s = l.forward_s + l.backward_s;
     c.predicted_step_time_s = PredictLayerStep(s, gpu).step_s();
     c.error = (c.predicted_step_time_s - c.measured_step_time_s) / c.measured_step_time_s;

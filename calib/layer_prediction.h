@@ -28,8 +28,20 @@ LayerPrediction PredictLayerStep(const LayerShape& shape, const GpuProfile& gpu)
 // The measurements file beside a profile: PROFILE.yaml -> PROFILE-measurements.yaml.
 std::string MeasurementsPathFor(const std::string& profile_path);
 
+// The GEMM curve the measured layer steps ran with, where the profile's
+// bf16/fp16 keys hold another precision (GPU: the keys hold the bf16 sweep, the
+// step ran in tf32). Reads the sidecar's `fitted:` section (calib/fit.h
+// SidecarYaml): when fitted.profile_16bit differs from `layer_dtype`, writes
+// fitted.gemm (which must be in `layer_dtype`) into `gpu`'s bf16/fp16 keys and
+// returns true; otherwise leaves `gpu` alone and returns false (CPU profiles,
+// whose keys hold the step's type, and sidecars written before the bf16 keys
+// were calibrated, which have no profile_16bit). FILE:LINE error when the
+// curve is needed and missing or malformed.
+Expected<bool> UseLayerGemmCurve(const std::string& sidecar_path, const std::string& layer_dtype, GpuProfile& gpu);
+
 // Loads the profile (the hardware-profiles/gpus format) and its measurements
-// sidecar, predicts every measured layer step; cases are named by shape.
+// sidecar, predicts every measured layer step (with the step's own GEMM curve,
+// UseLayerGemmCurve, in memory); cases are named by shape.
 Expected<ValidationReport> ValidateProfile(const std::string& profile_path);
 
 // The table of a profile validation, in milliseconds (layer steps are short).

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -82,6 +83,55 @@ TEST(Measurements, MalformedFilesGiveLocatedErrors) {
   e = ErrorOf(bad);
   EXPECT_NE(e.find("inconsistent layer shape"), std::string::npos) << e;
   EXPECT_NE(ErrorOf("trainsim_measurements: 1\n").find("backend"), std::string::npos);
+}
+
+TEST(Measurements, Fp8SamplesRoundTripAndMalformedOnesAreLocated) {
+  Measurements with_fp8 = Sample();
+  with_fp8.gemm.push_back({64, 64, 64, 1, "nt", "fp8", 3e-6});
+  const std::string good = MeasurementsYaml(with_fp8);
+  const std::string path = TempDir() + "/fp8.yaml";
+  ASSERT_EQ(WriteFileAtomically(path, good), "");
+  auto m = LoadMeasurements(path);
+  ASSERT_TRUE(m) << m.error().ToString();
+  ASSERT_EQ(m->gemm.size(), 3u);
+  EXPECT_EQ(m->gemm[2].precision, "fp8");
+  EXPECT_EQ(m->gemm[2].layout, "nt");
+  // The fp8 entry's line, 1-based, for the expected FILE:LINE.
+  const size_t at = good.find("precision: fp8");
+  ASSERT_NE(at, std::string::npos);
+  const int line = 1 + int(std::count(good.begin(), good.begin() + at, '\n'));
+  const size_t start = good.rfind('\n', at) + 1, end = good.find('\n', at);
+  const std::string entry = good.substr(start, end - start);
+  auto with_entry = [&](const std::string& replacement) {
+    std::string bad = good;
+    bad.replace(start, end - start, replacement);
+    return ErrorOf(bad);
+  };
+  const std::string located = "bad.yaml:" + std::to_string(line) + ":";
+  // A misspelt precision.
+  std::string bad_entry = entry;
+  bad_entry.replace(bad_entry.find("fp8"), 3, "fp9");
+  std::string e = with_entry(bad_entry);
+  EXPECT_NE(e.find(located), std::string::npos) << e;
+  EXPECT_NE(e.find("gemm[2].precision"), std::string::npos) << e;
+  // A zero time.
+  bad_entry = entry;
+  bad_entry.replace(bad_entry.find("s: 3e-06"), 8, "s: 0");
+  e = with_entry(bad_entry);
+  EXPECT_NE(e.find(located), std::string::npos) << e;
+  EXPECT_NE(e.find("gemm[2].s"), std::string::npos) << e;
+  // A missing dimension.
+  bad_entry = entry;
+  bad_entry.replace(bad_entry.find("k: 64, "), 7, "");
+  e = with_entry(bad_entry);
+  EXPECT_NE(e.find(located), std::string::npos) << e;
+  EXPECT_NE(e.find("gemm[2].k"), std::string::npos) << e;
+  // An unknown layout.
+  bad_entry = entry;
+  bad_entry.replace(bad_entry.find("layout: nt"), 10, "layout: tt");
+  e = with_entry(bad_entry);
+  EXPECT_NE(e.find(located), std::string::npos) << e;
+  EXPECT_NE(e.find("gemm[2].layout"), std::string::npos) << e;
 }
 
 TEST(Measurements, AtomicWriteReplacesAndLeavesNoTemporary) {

@@ -3,9 +3,14 @@
 // kernels, copy sizes), measures on one GPU with cuBLAS and CUDA kernels,
 // optionally NCCL collectives, and writes a measurements file (the format of
 // calib/measurements.h) for `trainsim calibrate --backend cuda --measurements`.
+// Every plan GEMM is timed in the layer step's math (tf32 or fp32, float32
+// storage), in bf16 (cuBLAS) and, where the device has fp8 (compute
+// capability >= 8.9) and the shape meets cuBLASLt's fp8 rules, in fp8
+// (calib/cuda/fp8_gemm.h, recorded in the "nt" layout it runs in); shapes or
+// devices fp8 cannot run are skipped with a line on stderr.
 //   trainsim-calib-cuda --plan PLAN.txt --out MEAS.yaml [--nccl] [--mpi] [--math tf32|fp32] [--device N]
-//   trainsim-calib-cuda --check      numerical check of the GPU layer step (exit 77: no GPU)
-// Needs only the CUDA toolkit (cuBLAS), NCCL and optionally MPI.
+//   trainsim-calib-cuda --check      numerical checks of the GPU layer step and fp8 GEMM (exit 77: no GPU)
+// Needs only the CUDA toolkit (cuBLAS, cuBLASLt), NCCL and optionally MPI.
 #include <cuda_bf16.h>
 #include <unistd.h>
 
@@ -22,6 +27,7 @@
 #include <vector>
 
 #include "calib/cuda/cuda_ops.h"
+#include "calib/cuda/fp8_gemm.h"
 #include "calib/cuda/gpu_check.h"
 #include "calib/layer_step.h"
 #ifdef TRAINSIM_HAVE_NCCL
@@ -218,8 +224,29 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "layer step check (fp32 GEMMs) vs host reference: max rel error %.2e (%s)\n", err32, detail.c_str());
     const double err_tf32 = GpuLayerCheck(CheckShape(), GemmMath::kTf32, &detail);
     std::fprintf(stderr, "layer step check (tf32 GEMMs) vs host reference: max rel error %.2e (%s)\n", err_tf32, detail.c_str());
+    // fp8: checked here, before any timing; a device, shape or cuBLASLt that
+    // cannot run it costs the fp8 samples only, a wrong result fails the check.
+    bool fp8 = false, fp8_wrong = false;
+    const std::string fp8_device = Fp8DeviceProblem(device);
+    if (!fp8_device.empty()) {
+      std::fprintf(stderr, "fp8 GEMMs skipped: %s\n", fp8_device.c_str());
+    } else {
+      try {
+        const double err8 = Fp8GemmCheck(128, 192, 256, 2, &detail);
+        if (err8 < 0) {
+          std::fprintf(stderr, "fp8 GEMMs skipped: %s\n", detail.c_str());
+        } else {
+          std::fprintf(stderr, "fp8 GEMM check vs host reference: %s\n", detail.c_str());
+          fp8 = err8 < kFp8CheckTolerance;
+          fp8_wrong = !fp8;
+          if (fp8_wrong) std::fprintf(stderr, "fp8 GEMMs skipped: the fp8 GEMM disagrees with the host reference\n");
+        }
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "fp8 GEMMs skipped: %s\n", e.what());
+      }
+    }
     const bool pass = err32 < 1e-4 && err_tf32 < 2e-2;
-    if (check_only) return pass ? 0 : 1;
+    if (check_only) return pass && !fp8_wrong ? 0 : 1;
     if (!pass) {
       std::fprintf(stderr, "trainsim-calib-cuda: the GPU layer step disagrees with the host reference: not measuring\n");
       return 1;
@@ -259,7 +286,8 @@ int main(int argc, char** argv) {
       cudaFreeHost(pinned);
       y << "host_to_device_bytes_per_s: " << Num(bytes / h2d) << "\ndevice_to_host_bytes_per_s: " << Num(bytes / d2h) << "\n";
     }
-    std::fprintf(stderr, "gemm sweep: %zu shapes (%s and bf16)\n", plan.gemms.size(), math_name.c_str());
+    std::fprintf(stderr, "gemm sweep: %zu shapes (%s, bf16%s)\n", plan.gemms.size(), math_name.c_str(), fp8 ? ", fp8" : "");
+    int fp8_samples = 0;
     y << "gemm:\n";
     for (const auto& g : plan.gemms) {
       DeviceBuffer a(size_t(g.batch) * g.m * g.k), b(size_t(g.batch) * g.k * g.n), c(size_t(g.batch) * g.m * g.n);
@@ -281,14 +309,44 @@ int main(int argc, char** argv) {
       });
       y << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch << ", layout: " << g.layout
         << ", precision: " << math_name << ", s: " << Num(t) << "}\n";
-      // The same shape in bf16 (the precision training runs in), for the record;
-      // the float buffers are reused as bf16 arrays (half their size).
+      // The same shape and layout in bf16 (the precision training runs in: the
+      // profile's bf16/fp16 keys); the float buffers are reused as bf16 arrays
+      // (half their size).
       FillRandomBf16(a.data(), a.size(), 3, ops.stream());
       FillRandomBf16(b.data(), b.size(), 4, ops.stream());
-      const double t_bf16 = TimeOnStream(ops.stream(), [&] { ops.GemmBf16(int(g.m), int(g.n), int(g.k), a.data(), b.data(), c.data(), int(g.batch)); });
-      y << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch << ", layout: nn, precision: bf16, s: "
-        << Num(t_bf16) << "}\n";
+      const double t_bf16 = TimeOnStream(ops.stream(), [&] {
+        ops.GemmBf16(ta, tb, int(g.m), int(g.n), int(g.k), a.data(), b.data(), c.data(), int(g.batch));
+      });
+      y << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch << ", layout: " << g.layout
+        << ", precision: bf16, s: " << Num(t_bf16) << "}\n";
+      // And in fp8 (the profile's fp8 keys), in the "nt" layout cuBLASLt's fp8
+      // kernels need (fp8 training transposes operands into it); the float
+      // buffers hold the e4m3 operands and the bf16 output. Any failure skips
+      // this shape's fp8 sample only.
+      if (!fp8) continue;
+      const std::string why_not = Fp8ShapeProblem(g.m, g.n, g.k, g.batch);
+      if (!why_not.empty()) {
+        std::fprintf(stderr, "  fp8 gemm %ldx%ldx%ld batch %ld skipped: %s\n", g.m, g.n, g.k, g.batch, why_not.c_str());
+        continue;
+      }
+      try {
+        Fp8Gemm g8(ops.stream(), g.m, g.n, g.k, g.batch);
+        if (!g8.why_not().empty()) {
+          std::fprintf(stderr, "  fp8 gemm %ldx%ldx%ld batch %ld skipped: %s\n", g.m, g.n, g.k, g.batch, g8.why_not().c_str());
+          continue;
+        }
+        FillRandomFp8(a.data(), size_t(g.batch) * g.m * g.k, 5, ops.stream());
+        FillRandomFp8(b.data(), size_t(g.batch) * g.n * g.k, 6, ops.stream());
+        CudaCheck(cudaGetLastError(), "FillRandomFp8");
+        const double t_fp8 = TimeOnStream(ops.stream(), [&] { g8.Run(a.data(), b.data(), c.data()); });
+        y << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch
+          << ", layout: nt, precision: fp8, s: " << Num(t_fp8) << "}\n";
+        ++fp8_samples;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "  fp8 gemm %ldx%ldx%ld batch %ld skipped: %s\n", g.m, g.n, g.k, g.batch, e.what());
+      }
     }
+    if (fp8) std::fprintf(stderr, "fp8: %d of %zu shapes measured\n", fp8_samples, plan.gemms.size());
     std::fprintf(stderr, "memory: %zu copies, %zu kernels\n", plan.copies.size(), plan.memory.size());
     y << "memory:\n";
     for (long n : plan.copies) {

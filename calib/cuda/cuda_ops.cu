@@ -280,11 +280,14 @@ void CudaOps::BatchedGemm(bool ta, bool tb, int m, int n, int k, float alpha, co
               "cublasGemmBatchedEx");
 }
 
-void CudaOps::GemmBf16(int m, int n, int k, const void* A, const void* B, void* C, int batch) {
+void CudaOps::GemmBf16(bool ta, bool tb, int m, int n, int k, const void* A, const void* B, void* C, int batch) {
   const float alpha = 1, beta = 0;
-  CublasCheck(cublasGemmStridedBatchedEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, B, CUDA_R_16BF, n,
-                                         (long long)k * n, A, CUDA_R_16BF, k, (long long)m * k, &beta, C, CUDA_R_16BF,
-                                         n, (long long)m * n, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+  // As Gemm: row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
+  const int lda = ta ? m : k, ldb = tb ? k : n;
+  CublasCheck(cublasGemmStridedBatchedEx(handle_, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k,
+                                         &alpha, B, CUDA_R_16BF, ldb, (long long)k * n, A, CUDA_R_16BF, lda,
+                                         (long long)m * k, &beta, C, CUDA_R_16BF, n, (long long)m * n, batch,
+                                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
               "cublasGemmStridedBatchedEx bf16");
 }
 

@@ -66,8 +66,11 @@ class CudaOps {
   void BatchedGemm(bool ta, bool tb, int m, int n, int k, float alpha, const std::vector<const float*>& A, int lda,
                    const std::vector<const float*>& B, int ldb, float beta, const std::vector<float*>& C, int ldc,
                    int batch);
-  // bf16 GEMM (inputs and output bf16, fp32 accumulation) for the sweep; A, B, C are bf16 device arrays.
-  void GemmBf16(int m, int n, int k, const void* A, const void* B, void* C, int batch);
+  // bf16 GEMM (inputs and output bf16, fp32 accumulation) for the sweep: row-major
+  // C[m,n] = op(A) op(B) with A, B stored transposed where ta, tb say (the
+  // plan's layouts), `batch` of them, each operand contiguous per batch entry;
+  // A, B, C are bf16 device arrays.
+  void GemmBf16(bool ta, bool tb, int m, int n, int k, const void* A, const void* B, void* C, int batch);
 
   void RmsNormForward(const float* x, const float* g, float* y, float* rstd, int T, int h);
   void RmsNormBackward(const float* dy, const float* x, const float* g, const float* rstd, const float* residual,
