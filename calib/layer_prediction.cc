@@ -39,6 +39,8 @@ Scenario LayerScenario(const LayerShape& shape, const GpuProfile& gpu) {
   s.training.recompute = Recompute::kNone;
   s.training.attention = AttentionKernel::kUnfused;  // what calib/layer_step.h runs
   s.training.dropout = 0;
+  s.framework = FrameworkProfile{};
+  s.framework.wgrad_out_bytes = 2;  // calib/layer_step.h writes weight gradients plainly (beta 0)
   return s;
 }
 

@@ -70,11 +70,19 @@ CommOp Comm(std::string name, CollectiveKind kind, CommGroup group, double bytes
   return CommOp{std::move(name), kind, group, bytes, overlapped, std::move(overlaps_op), engine};
 }
 
-// Backward of a forward GEMM: data gradient and weight gradient, same FLOPs each.
-void AddGemmBackward(std::vector<Operator>& ops, const Operator& f) {
+// Backward of a forward GEMM: data gradient and weight gradient, same FLOPs
+// each. The weight gradient accumulates into the main-grad buffer in its
+// epilogue (wgrad_out_bytes per element, from the framework profile).
+void AddGemmBackward(std::vector<Operator>& ops, const Operator& f, double wgrad_out_bytes) {
   ops.push_back(Gemm(f.name + " dgrad", f.m, f.k, f.n, f.low_precision, f.batch));
-  if (f.batch == 1) ops.push_back(Gemm(f.name + " wgrad", f.k, f.n, f.m, f.low_precision));
-  else ops.push_back(Gemm(f.name + " dgrad2", f.k, f.n, f.m, f.low_precision, f.batch));
+  if (f.batch == 1) {
+    Operator w = Gemm(f.name + " wgrad", f.k, f.n, f.m, f.low_precision);
+    w.out_bytes = wgrad_out_bytes;
+    w.bytes += w.m * w.n * (wgrad_out_bytes - kAct);
+    ops.push_back(w);
+  } else {
+    ops.push_back(Gemm(f.name + " dgrad2", f.k, f.n, f.m, f.low_precision, f.batch));
+  }
 }
 
 }  // namespace
@@ -165,7 +173,7 @@ Workload BuildWorkload(const Scenario& sc) {
     if (o.cls == OpClass::kGemm) {
       // fp8: the output gradient is quantized and transposed (one fp8 copy per GEMM operand layout).
       if (fp8 && o.low_precision) B.ops.push_back(Mem(o.name + " grad cast-transpose", o.m * o.n * (kAct + 2)));
-      AddGemmBackward(B.ops, o);
+      AddGemmBackward(B.ops, o, sc.framework.wgrad_out_bytes);
     } else if (o.cls == OpClass::kAttention) {
       Operator a = o;
       a.name = "flash attention backward";
@@ -226,7 +234,7 @@ Workload BuildWorkload(const Scenario& sc) {
   Operator head = Gemm("lm head", T, v_local, h, false);
   w.head_forward.ops.push_back(head);
   w.head_forward.ops.push_back(Mem("cross entropy", T * v_local * (kAct + 4 + 4)));
-  AddGemmBackward(w.head_backward.ops, head);
+  AddGemmBackward(w.head_backward.ops, head, sc.framework.wgrad_out_bytes);
   w.head_backward.ops.push_back(Mem("cross entropy backward", T * v_local * (4 + kAct)));
   if (tp) {
     w.head_backward.comms.push_back(Comm(sp ? "lm head dgrad reduce-scatter" : "lm head dgrad all-reduce",

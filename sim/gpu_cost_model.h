@@ -10,7 +10,10 @@
 
 namespace trainsim {
 
-double GemmEfficiency(const GpuProfile& gpu, Precision precision, double m, double n, double k, double batch);
+// out_bytes: what the epilogue moves per output element; the profile's k_half
+// is for a 2-byte output and the per-tile epilogue grows with the bytes.
+double GemmEfficiency(const GpuProfile& gpu, Precision precision, double m, double n, double k, double batch,
+                      double out_bytes = 2);
 double OperatorTime(const Operator& op, const GpuProfile& gpu, Precision precision, bool backward = false);
 double PassComputeTime(const PassWork& pass, const GpuProfile& gpu, Precision precision, bool backward);
 

@@ -150,6 +150,7 @@ FrameworkProfile ParseFramework(const std::string& path) {
   f.overlap_p2p = m.Bool("overlap_p2p");
   f.distributed_optimizer = m.Bool("distributed_optimizer");
   f.sequence_parallel = m.Bool("sequence_parallel");
+  f.wgrad_out_bytes = m.PositiveDouble("wgrad_out_bytes", 2);
   if (auto o = m.OptMap("overlap_sms")) {
     f.nccl_overlap_sms = o->NonNegativeInt("nccl", 0);
     f.userbuffer_pipelined_sms = o->NonNegativeInt("userbuffers_pipelined", 0);

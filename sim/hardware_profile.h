@@ -61,6 +61,9 @@ struct FrameworkProfile {
   bool sequence_parallel = true;  // with tensor > 1
   // SMs a communication kernel holds while it overlaps compute (the compute
   // runs on the rest): NCCL's channels, TE userbuffers' num_sm.
+  // Bytes a weight-gradient GEMM's epilogue moves per element: 8 when it
+  // accumulates into an fp32 main_grad (read + write), 2 for a plain output.
+  double wgrad_out_bytes = 2;
   int nccl_overlap_sms = 0;
   int userbuffer_pipelined_sms = 0;
   int userbuffer_bulk_sms = 0;
