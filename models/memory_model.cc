@@ -26,9 +26,12 @@ double LayerActivationBytes(const Scenario& sc, Recompute recompute) {
   // Korthikanti's 34sbh splits into a part inside the TP region (divided by t)
   // and a part outside it (divided by t only with sequence parallelism).
   const double mask = dropout ? 1.0 : 0.0;
-  const double outside = 4 * h /* norm inputs */ + 2 * h + 2 * h /* QKV and fc1 inputs */ + 2 * mask * h /* dropout masks */;
-  const double inside_attn = 2 * h /* Q */ + 4 * kv /* K, V */ + 2 * h /* proj input */;
-  const double inside_mlp = swiglu ? (4 * f + 2 * f) : (2 * f + 2 * f);  // activation input(s), fc2 input
+  // With fp8 the four projections keep their inputs for the weight gradient
+  // in fp8 (Transformer Engine saves the quantized copy), the rest stays 16-bit.
+  const double in = tr.precision == Precision::kFp8 ? 1.0 : 2.0;
+  const double outside = 4 * h /* norm inputs */ + in * h + in * h /* QKV and fc1 inputs */ + 2 * mask * h /* dropout masks */;
+  const double inside_attn = 2 * h /* Q */ + 4 * kv /* K, V */ + in * h /* proj input */;
+  const double inside_mlp = (swiglu ? 4 * f : 2 * f) /* activation input(s) */ + in * f /* fc2 input */;
   double scores = 0;  // per token: the unfused path keeps the s x s scores, softmax output, dropout mask
   if (tr.attention == AttentionKernel::kUnfused) scores = a * s / p.context * (2 + 2 + mask);
   else scores = a * 4.0 * 2 / s;  // flash keeps only the softmax statistics (negligible)

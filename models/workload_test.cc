@@ -85,5 +85,32 @@ TEST(WorkloadTest, WeightsOptimizerAndGradientsPerGpu) {
   EXPECT_NEAR(m.optimizer_gib / m.weights_gib, 6.0 / s.parallelism.data, 1e-9);
 }
 
+TEST(WorkloadTest, Fp8KeepsTheProjectionInputsInOneByte) {
+  // GPT-3 175B on H100, TP 8 with SP, flash attention, no dropout: the QKV and
+  // fc1 inputs (outside the TP region, sharded by SP) and the proj and fc2
+  // inputs (inside it) each drop from 2 bytes to 1 per element.
+  const double s = 2048, h = 12288, f = 4 * h, t = 8;
+  const std::vector<std::string> h100 = {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "parallelism.sequence_parallel=true"};
+  std::vector<std::string> bf16 = h100, fp8 = h100;
+  bf16.push_back("training.precision=bf16");
+  fp8.push_back("training.precision=fp8");
+  const double saved = LayerActivationBytes(Make("gpt3-175b", bf16)) - LayerActivationBytes(Make("gpt3-175b", fp8));
+  EXPECT_NEAR(saved / (s * (2 * h / t + (h + f) / t)), 1.0, 1e-9);
+}
+
+TEST(WorkloadTest, ContextParallelRanksShareTheGradientReductionAndOptimizerShards) {
+  // Llama 3 8B on 8 GPUs with CP 2: the distributed optimizer shards over
+  // DP x CP = 8 (Megatron-Core's data-parallel group with context parallel).
+  const std::vector<std::string> base = {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "cluster.nodes=1",
+                                         "parallelism.tensor=1", "parallelism.pipeline=1", "training.seq_len=8192",
+                                         "training.global_batch=8", "training.precision=bf16"};
+  std::vector<std::string> cp2 = base;
+  cp2.push_back("parallelism.context=2");
+  const Scenario s = Make("llama3-8b", cp2);
+  const MemoryReport m = EstimateMemory(s, BuildWorkload(s));
+  EXPECT_EQ(s.parallelism.data, 4);
+  EXPECT_NEAR(m.optimizer_gib / m.weights_gib, 6.0 / 8, 1e-9);
+}
+
 }  // namespace
 }  // namespace trainsim
