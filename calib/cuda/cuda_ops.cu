@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "calib/cuda/device_hash.cuh"
+
 namespace trainsim::calib {
 namespace {
 
@@ -160,16 +162,6 @@ __global__ void GroupReduceKernel(const float* dk, const float* dv, float* dqkv,
   }
   dqkv[token * ld + size_t(heads + kh) * d + i] = sk;
   dqkv[token * ld + size_t(heads + kv_heads + kh) * d + i] = sv;
-}
-
-__device__ float HashUnit(size_t i, unsigned seed) {
-  unsigned x = unsigned(i) * 2654435761u ^ (seed * 2246822519u + 0x9E3779B9u);
-  x ^= x >> 15;
-  x *= 2246822519u;
-  x ^= x >> 13;
-  x *= 3266489917u;
-  x ^= x >> 16;
-  return float(x) * (2.0f / 4294967296.0f) - 1.0f;
 }
 
 __global__ void FillKernel(float* p, size_t n, unsigned seed) {

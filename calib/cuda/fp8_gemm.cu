@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "calib/cuda/cuda_ops.h"
+#include "calib/cuda/device_hash.cuh"
 #include "calib/host_kernels.h"
 
 namespace trainsim::calib {
@@ -21,19 +22,9 @@ constexpr int kThreads = 256;
 constexpr size_t kWorkspaceBytes = size_t(32) << 20;
 constexpr long kFp8Multiple = 16;  // elements: 16 bytes of e4m3
 
-__device__ float Fp8HashUnit(size_t i, unsigned seed) {  // FillRandom's hash (calib/cuda/cuda_ops.cu)
-  unsigned x = unsigned(i) * 2654435761u ^ (seed * 2246822519u + 0x9E3779B9u);
-  x ^= x >> 15;
-  x *= 2246822519u;
-  x ^= x >> 13;
-  x *= 3266489917u;
-  x ^= x >> 16;
-  return float(x) * (2.0f / 4294967296.0f) - 1.0f;
-}
-
 __global__ void FillFp8Kernel(__nv_fp8_e4m3* p, size_t n, unsigned seed) {
   const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) p[i] = __nv_fp8_e4m3(Fp8HashUnit(i, seed));
+  if (i < n) p[i] = __nv_fp8_e4m3(HashUnit(i, seed));
 }
 
 void LayoutCreate(cublasLtMatrixLayout_t* l, cudaDataType_t type, long rows, long cols, long ld, long batch,
