@@ -29,21 +29,16 @@ double NicShareBytesPerS(const Scenario& s) {
   return per_nic * std::min(s.node.nics_per_node, s.node.gpus_per_node) / s.node.gpus_per_node;
 }
 
-namespace {
-
-// Message-size curve: small messages do not reach the peak bus bandwidth.
-double SizeFactor(const Scenario& s, double bytes) {
+double MessageSizeFactor(const Scenario& s, double bytes) {
   const double half = s.node.intra_half_size_bytes;
   return half > 0 ? bytes / (bytes + half) : 1.0;
 }
-
-}  // namespace
 
 double CollectiveTime(const Scenario& s, const CommOp& op) {
   const GroupPlacement g = PlaceGroup(s, op.group);
   if (g.ranks <= 1 || op.bytes <= 0) return 0;
   const double S = op.bytes;
-  const double size_f = SizeFactor(s, S);
+  const double size_f = MessageSizeFactor(s, S);
   const double inter_lat = s.fabric.inter_node_latency_s + 2 * s.fabric.switch_latency_s;
 
   if (op.kind == CollectiveKind::kSendRecv) {

@@ -22,6 +22,10 @@ GroupPlacement PlaceGroup(const Scenario& s, CommGroup group);
 // communicates at once (8 vs 4 ConnectX-7 shows here).
 double NicShareBytesPerS(const Scenario& s);
 
+// Fraction of the peak bus bandwidth a collective of `bytes` per rank reaches
+// (small messages do not fill the links): bytes / (bytes + the node's half size).
+double MessageSizeFactor(const Scenario& s, double bytes);
+
 // Time of one collective or point-to-point transfer of `op.bytes`.
 double CollectiveTime(const Scenario& s, const CommOp& op);
 

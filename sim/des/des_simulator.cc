@@ -74,11 +74,6 @@ struct Slot {
   int from_stage = 0;
 };
 
-double SizeFactor(const Scenario& s, double bytes) {
-  const double half = s.node.intra_half_size_bytes;
-  return half > 0 ? bytes / (bytes + half) : 1.0;
-}
-
 double InterNodeLatency(const Scenario& s) { return s.fabric.inter_node_latency_s + 2 * s.fabric.switch_latency_s; }
 
 class DesRun {
@@ -155,7 +150,7 @@ class DesRun {
     const GroupPlacement g = PlaceGroup(s_, CommGroup::kData);
     if (g.ranks <= 1 || bytes <= 0) return {};
     const double factor = kind == CollectiveKind::kAllReduce ? 2.0 : 1.0;
-    const double sf = SizeFactor(s_, bytes);
+    const double sf = MessageSizeFactor(s_, bytes);
     const DesGroup& grp = topo_.groups[st];
     std::vector<PathBytes> paths;
     double latency = s_.node.intra_latency_s;
@@ -191,7 +186,7 @@ class DesRun {
     auto add = [&](const PassWork& pass) {
       for (const auto& cm : pass.comms) {
         if (cm.group != CommGroup::kContext || cm.bytes <= 0) continue;
-        per_gpu += layers * cm.bytes / SizeFactor(s_, cm.bytes) * (nvlink ? 1.0 : inflate_nic_);
+        per_gpu += layers * cm.bytes / MessageSizeFactor(s_, cm.bytes) * (nvlink ? 1.0 : inflate_nic_);
         latency += layers * (nvlink ? s_.node.intra_latency_s : InterNodeLatency(s_));
       }
     };
@@ -213,7 +208,7 @@ class DesRun {
   // Activations (or their gradients) of one micro batch from stage a to stage b.
   Flows StartP2p(int a, int b) {
     const double bytes = c_.workload.pipeline_p2p.bytes;
-    const double per_gpu = bytes / SizeFactor(s_, bytes);
+    const double per_gpu = bytes / MessageSizeFactor(s_, bytes);
     const DesGroup& ga = topo_.groups[a];
     const DesGroup& gb = topo_.groups[b];
     std::vector<PathBytes> paths;
