@@ -29,16 +29,22 @@ double NicShareBytesPerS(const Scenario& s) {
   return per_nic * std::min(s.node.nics_per_node, s.node.gpus_per_node) / s.node.gpus_per_node;
 }
 
-double MessageSizeFactor(const Scenario& s, double bytes) {
-  const double half = s.node.intra_half_size_bytes;
-  return half > 0 ? bytes / (bytes + half) : 1.0;
+double MessageSizeFactor(const Scenario& s, double chunk_bytes) {
+  const double half = s.node.intra_half_chunk_bytes;
+  return half > 0 ? chunk_bytes / (chunk_bytes + half) : 1.0;
+}
+
+double CollectiveChunkBytes(const CommOp& op, int ranks) {
+  if (op.kind != CollectiveKind::kSendRecv) return op.bytes / std::max(1, ranks);  // one ring step
+  if (op.group == CommGroup::kContext) return op.bytes / std::max(1, ranks - 1);   // one ring hop of the K/V exchange
+  return op.bytes;                                                                  // one transfer
 }
 
 double CollectiveTime(const Scenario& s, const CommOp& op) {
   const GroupPlacement g = PlaceGroup(s, op.group);
   if (g.ranks <= 1 || op.bytes <= 0) return 0;
   const double S = op.bytes;
-  const double size_f = MessageSizeFactor(s, S);
+  const double size_f = MessageSizeFactor(s, CollectiveChunkBytes(op, g.ranks));
   const double inter_lat = s.fabric.inter_node_latency_s + 2 * s.fabric.switch_latency_s;
 
   if (op.kind == CollectiveKind::kSendRecv) {

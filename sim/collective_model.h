@@ -22,9 +22,12 @@ GroupPlacement PlaceGroup(const Scenario& s, CommGroup group);
 // communicates at once (8 vs 4 ConnectX-7 shows here).
 double NicShareBytesPerS(const Scenario& s);
 
-// Fraction of the peak bus bandwidth a collective of `bytes` per rank reaches
-// (small messages do not fill the links): bytes / (bytes + the node's half size).
-double MessageSizeFactor(const Scenario& s, double bytes);
+// Fraction of the peak bandwidth a transfer reaches when NCCL moves it in
+// pieces of `chunk_bytes` (small pieces do not fill the links): chunk / (chunk
+// + the node's half chunk). A ring collective over n ranks moves bytes/n per
+// step, a point-to-point transfer its whole buffer.
+double MessageSizeFactor(const Scenario& s, double chunk_bytes);
+double CollectiveChunkBytes(const CommOp& op, int ranks);
 
 // Time of one collective or point-to-point transfer of `op.bytes`.
 double CollectiveTime(const Scenario& s, const CommOp& op);

@@ -102,7 +102,7 @@ NodeProfile ParseNode(const std::string& path) {
   n.intra_allreduce_bus_bytes_per_s = in.PositiveDouble("allreduce_bus_gb_per_s") * kGB;
   n.intra_ring_bus_bytes_per_s = in.PositiveDouble("ring_bus_gb_per_s") * kGB;
   n.intra_latency_s = in.NonNegativeDouble("latency_us") * 1e-6;
-  n.intra_half_size_bytes = in.NonNegativeDouble("half_size_mib", 0) * 1024 * 1024;
+  n.intra_half_chunk_bytes = in.NonNegativeDouble("half_chunk_mib", 0) * 1024 * 1024;
   in.Finish();
   n.pcie_bytes_per_s = m.PositiveDouble("pcie_gb_per_s") * kGB;
   n.host_memory_bytes = m.PositiveDouble("host_memory_gib") * kGiB;

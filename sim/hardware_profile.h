@@ -82,7 +82,7 @@ struct NodeProfile {
   double intra_allreduce_bus_bytes_per_s = 0;
   double intra_ring_bus_bytes_per_s = 0;
   double intra_latency_s = 0;
-  double intra_half_size_bytes = 0;
+  double intra_half_chunk_bytes = 0;  // per ring step / transfer, at half the peak bandwidth
   double pcie_bytes_per_s = 0;
   double host_memory_bytes = 0;
   double power_load_w = 0;

@@ -1,5 +1,7 @@
 #include "sim/scenario.h"
 
+#include <cctype>
+
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -89,13 +91,19 @@ INSTANTIATE_TEST_SUITE_P(
                  "--set: parallelism.tensor: tensor 16 does not divide the 40 attention heads"},
         BadInput{"batch not divisible", {"training.global_batch=127"}, "--set: training.global_batch: global_batch 127 is not divisible by micro_batch x data = 1 x 2"},
         BadInput{"unknown model", {"model=llama2-71b"}, "--set: model: unknown model 'llama2-71b' (did you mean 'llama2-70b'?); catalogue: models/catalogue/, or give a path"},
-        BadInput{"unknown node", {"cluster.node=xe9680"}, "--set: cluster.node: unknown node profile 'xe9680' (did you mean 'xe9680-h100'?); known: dgx-a100, dgx-h100, xe9680-h100"},
+        BadInput{"unknown node", {"cluster.node=xe9680"}, "--set: cluster.node: unknown node profile 'xe9680' (did you mean 'xe9680-h100'?); known: dgx-a100, dgx-h100, xe9680-h100, xe9680-h200"},
         BadInput{"nics not allowed", {"cluster.nics_per_node=6"}, "--set: cluster.nics_per_node: node 'xe9680-h100' takes 4, 8 NICs, not 6"},
         BadInput{"bad choice", {"training.precision=fp4"}, "--set: training.precision: 'fp4' is not one of: bf16, fp16, fp8 (did you mean 'fp8'?)"},
         BadInput{"fp8 on a100", {"cluster.node=dgx-a100", "cluster.fabric=hdr-fat-tree", "training.precision=fp8"},
                  "--set: training.precision: GPU 'a100-sxm-80g' has no fp8 tensor cores"},
         BadInput{"unknown nested key", {"training.seqlen=4"}, "--set: training.seqlen: unknown key (did you mean 'seq_len'?)"},
-        BadInput{"checkpoint without storage", {"checkpoint.every_steps=10"}, "--set: checkpoint.every_steps: checkpoints need cluster.storage"}));
+        BadInput{"checkpoint without storage", {"checkpoint.every_steps=10"}, "--set: checkpoint.every_steps: checkpoints need cluster.storage"}),
+    // Test names from `what` ("unknown node" -> unknown_node), not the parameter's bytes.
+    [](const ::testing::TestParamInfo<BadInput>& info) {
+      std::string name = info.param.what;
+      for (char& c : name) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      return name;
+    });
 
 TEST(ScenarioTest, MalformedYamlNamesLine) {
   auto s = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/malformed.yaml");

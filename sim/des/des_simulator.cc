@@ -150,7 +150,7 @@ class DesRun {
     const GroupPlacement g = PlaceGroup(s_, CommGroup::kData);
     if (g.ranks <= 1 || bytes <= 0) return {};
     const double factor = kind == CollectiveKind::kAllReduce ? 2.0 : 1.0;
-    const double sf = MessageSizeFactor(s_, bytes);
+    const double sf = MessageSizeFactor(s_, bytes / g.ranks);  // one ring step
     const DesGroup& grp = topo_.groups[st];
     std::vector<PathBytes> paths;
     double latency = s_.node.intra_latency_s;
@@ -186,7 +186,7 @@ class DesRun {
     auto add = [&](const PassWork& pass) {
       for (const auto& cm : pass.comms) {
         if (cm.group != CommGroup::kContext || cm.bytes <= 0) continue;
-        per_gpu += layers * cm.bytes / MessageSizeFactor(s_, cm.bytes) * (nvlink ? 1.0 : inflate_nic_);
+        per_gpu += layers * cm.bytes / MessageSizeFactor(s_, CollectiveChunkBytes(cm, g.ranks)) * (nvlink ? 1.0 : inflate_nic_);
         latency += layers * (nvlink ? s_.node.intra_latency_s : InterNodeLatency(s_));
       }
     };
