@@ -30,7 +30,11 @@ double LayerActivationBytes(const Scenario& sc, Recompute recompute) {
   // in fp8 (Transformer Engine saves the quantized copy), the rest stays 16-bit.
   const double in = tr.precision == Precision::kFp8 ? 1.0 : 2.0;
   const double outside = 4 * h /* norm inputs */ + in * h + in * h /* QKV and fc1 inputs */ + 2 * mask * h /* dropout masks */;
-  const double inside_attn = 2 * h /* Q */ + 4 * kv /* K, V */ + in * h /* proj input */;
+  // With flash attention the proj input is the kernel's output O, which the
+  // kernel keeps in 16-bit for its own backward; an fp8 proj keeps a copy too.
+  const bool flash = tr.attention == AttentionKernel::kFlash;
+  const double proj_in = flash && in < 2 ? 2 + in : in;
+  const double inside_attn = 2 * h /* Q */ + 4 * kv /* K, V */ + proj_in * h /* proj input */;
   const double inside_mlp = (swiglu ? 4 * f : 2 * f) /* activation input(s) */ + in * f /* fc2 input */;
   double scores = 0;  // per token: the unfused path keeps the s x s scores, softmax output, dropout mask
   if (tr.attention == AttentionKernel::kUnfused) scores = a * s / p.context * (2 + 2 + mask);

@@ -193,7 +193,7 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
           for (int mb : mbs) {
             for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
               for (bool sp : tp > 1 ? std::vector<bool>{true, false} : std::vector<bool>{false}) {
-                for (bool dopt : dp > 1 ? std::vector<bool>{true, false} : std::vector<bool>{base.parallelism.distributed_optimizer}) {
+                for (bool dopt : dp * cp > 1 ? std::vector<bool>{true, false} : std::vector<bool>{base.parallelism.distributed_optimizer}) {
                   PlanConfig c;
                   c.tensor = tp;
                   c.pipeline = pp;

@@ -16,9 +16,10 @@ namespace {
 int WritingNodes(const Scenario& s) {
   const Parallelism& p = s.parallelism;
   // With the distributed optimizer every DP rank owns a slice of the state;
-  // otherwise only data-parallel rank 0 of each model replica writes.
+  // otherwise only rank 0 of the gradient replicas (DP x CP: CP ranks hold the
+  // same weights) of each model shard writes.
   const bool all_write = p.distributed_optimizer && s.checkpoint.contents == CheckpointContents::kFull;
-  const int writers = all_write ? s.gpus() : p.tensor * p.pipeline * p.context;
+  const int writers = all_write ? s.gpus() : p.tensor * p.pipeline;
   return std::min(s.nodes, std::max(1, (writers + s.node.gpus_per_node - 1) / s.node.gpus_per_node));
 }
 

@@ -125,6 +125,13 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
     } else {
       s.framework = LoadFrameworkProfile(YAML::Node(s.node.framework), s.node.source_file, "framework");
     }
+    const FrameworkProfile& f = s.framework;
+    for (int sms : {f.nccl_overlap_sms, f.userbuffer_pipelined_sms, f.userbuffer_bulk_sms}) {
+      if (sms >= s.node.gpu.sms) {
+        t.Fail("framework", "framework '" + f.name + "' lets an overlapped collective hold " + std::to_string(sms) +
+                                " SMs but " + s.node.gpu.name + " has " + std::to_string(s.node.gpu.sms));
+      }
+    }
   }
   const std::string attn = t.Choice("attention", {"auto", "flash", "unfused"}, "auto");
   s.training.attention = attn == "auto" ? s.framework.attention_kernel

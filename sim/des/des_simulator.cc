@@ -82,6 +82,7 @@ class DesRun {
       : s_(s), c_(c), p_(s.parallelism), record_(record), topo_(BuildDesTopology(s)) {
     P_ = p_.pipeline;
     v_ = std::max(1, p_.virtual_stages);
+    nccl_slowdown_ = OverlapSlowdown(s_, CommEngine::kNccl);
     V_ = P_ * v_;
     m_ = std::max(1, s.microbatches_per_step());
     inflate_nic_ = topo_.nic_line_bytes_per_s / std::max(1.0, topo_.nic_achieved_bytes_per_s);
@@ -304,8 +305,14 @@ class DesRun {
         }
         Flows cp = StartCp(st, true);
         const double t0 = Now();
-        // An overlapped parameter gather holds NCCL's SMs during the first forward.
-        Compute(fwd + (first_forward && gather.active && p_.overlap_param_gather ? c_.param_gather_contention_s : 0.0));
+        // An overlapped parameter gather holds NCCL's SMs during the first
+        // forward, for as long as it still runs when the forward starts.
+        double contention = 0;
+        if (first_forward && gather.active && p_.overlap_param_gather) {
+          const double remaining = std::max(0.0, gather.start_s + c_.param_gather_s - Now());
+          contention = std::min(remaining, sc.forward_compute_s / v_) * nccl_slowdown_;
+        }
+        Compute(fwd + contention);
         if (recording_) Record(StageTrack(st, "compute"), PassName(op), t0, Now());
         if (first_forward && gather.active) Record(StageTrack(st, "dp"), "param all-gather", gather.start_s, gather.Wait());
         first_forward = false;
@@ -324,7 +331,7 @@ class DesRun {
         if (i + 1 == ops.size() && p_.gradient_replicas() > 1 && p_.overlap_grad_reduce) grads = StartDp(st, grad_kind, w.grad_reduce_bytes);
         Flows cp = StartCp(st, false);
         const double t0 = Now();
-        Compute(bwd + (grads.active ? c_.grad_reduce_contention_s : 0.0));
+        Compute(bwd + (grads.active ? std::min(c_.grad_reduce_s, sc.backward_compute_s / v_) * nccl_slowdown_ : 0.0));
         if (recording_) Record(StageTrack(st, "compute"), PassName(op), t0, Now());
         if (cp.active) Record(StageTrack(st, "cp"), "cp ring", cp.start_s, cp.Wait());
         if (vs > 0) {
@@ -544,6 +551,7 @@ class DesRun {
   DesTopology topo_;
   DesHosts h_;
   int P_ = 1, v_ = 1, V_ = 1, m_ = 1;
+  double nccl_slowdown_ = 0;  // compute lost per second of overlapped DP collective (NCCL holds SMs)
   double inflate_nic_ = 1;
   std::vector<std::vector<PipelineOp>> schedule_;
   sg4::BarrierPtr barrier_;
