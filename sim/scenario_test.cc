@@ -46,6 +46,13 @@ TEST(ScenarioTest, OverrideSetsNestedKey) {
   EXPECT_EQ(s->parallelism.data, 1);
 }
 
+TEST(ScenarioTest, FrameworkOverlapSmsMustLeaveSmsForCompute) {
+  auto s = ParseText(kBase, {"training.framework=" + std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/framework-too-many-sms.yaml"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().ToString().find("training.framework: framework 'too-many-sms' lets an overlapped collective hold 400 SMs"),
+            std::string::npos) << s.error().ToString();
+}
+
 TEST(ScenarioTest, UnknownKeySuggestsClosest) {
   auto s = ParseText(std::string(kBase) + "trainig:\n  steps: 3\n");
   ASSERT_FALSE(s.ok());
