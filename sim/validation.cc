@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -62,6 +63,7 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
         SimulateOptions opt;
         opt.fidelity = fidelity;
         vc.result = Simulate(*s, opt);
+        vc.gpu = s->node.gpu.name;
         vc.predicted_step_time_s = vc.result.step_time_s;
         vc.error = (vc.predicted_step_time_s - vc.measured_step_time_s) / vc.measured_step_time_s;
         if (!vc.result.memory.fits) vc.defaulted.push_back("(prediction does not fit in memory)");
@@ -72,15 +74,26 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
   } catch (const InputException& e) {
     return e.error();
   }
-  double sum = 0;
-  int n = 0;
+  auto summarize = [&](const std::string& gpu) {
+    ErrorSummary e;
+    double sum = 0;
+    for (const auto& c : rep.cases) {
+      if (!c.failure.empty() || (!gpu.empty() && c.gpu != gpu)) continue;
+      sum += std::fabs(c.error);
+      e.max_abs_error = std::max(e.max_abs_error, std::fabs(c.error));
+      ++e.cases;
+    }
+    e.mean_abs_error = e.cases ? sum / e.cases : 0;
+    return e;
+  };
+  const ErrorSummary all = summarize("");
+  rep.mean_abs_error = all.mean_abs_error;
+  rep.max_abs_error = all.max_abs_error;
   for (const auto& c : rep.cases) {
-    if (!c.failure.empty()) continue;
-    sum += std::fabs(c.error);
-    rep.max_abs_error = std::max(rep.max_abs_error, std::fabs(c.error));
-    ++n;
+    if (c.failure.empty() && std::none_of(rep.by_gpu.begin(), rep.by_gpu.end(), [&](const auto& g) { return g.first == c.gpu; })) {
+      rep.by_gpu.emplace_back(c.gpu, summarize(c.gpu));
+    }
   }
-  rep.mean_abs_error = n ? sum / n : 0;
   return rep;
 }
 
@@ -100,6 +113,13 @@ std::string ValidationTable(const ValidationReport& r) {
                   c.measured_step_time_s, 100 * c.error, defs.c_str());
     o << buf;
   }
+  if (r.by_gpu.size() > 1) {
+    for (const auto& [gpu, e] : r.by_gpu) {
+      std::snprintf(buf, sizeof buf, "  %-20s mean |error| %.1f%%, max |error| %.1f%% over %d case%s\n", gpu.c_str(),
+                    100 * e.mean_abs_error, 100 * e.max_abs_error, e.cases, e.cases == 1 ? "" : "s");
+      o << buf;
+    }
+  }
   std::snprintf(buf, sizeof buf, "mean |error| %.1f%%, max |error| %.1f%% over %zu cases\n", 100 * r.mean_abs_error,
                 100 * r.max_abs_error, r.cases.size());
   o << buf;
@@ -114,7 +134,8 @@ std::string ValidationJson(const ValidationReport& r) {
     if (!c.failure.empty()) {
       w.Field("failure", c.failure);
     } else {
-      w.Field("predicted_step_time_s", c.predicted_step_time_s)
+      w.Field("gpu", c.gpu)
+          .Field("predicted_step_time_s", c.predicted_step_time_s)
           .Field("measured_step_time_s", c.measured_step_time_s)
           .Field("error", c.error);
     }
@@ -122,7 +143,13 @@ std::string ValidationJson(const ValidationReport& r) {
     for (const auto& d : c.defaulted) w.Value(d);
     w.EndArray().EndObject();
   }
-  w.EndArray().Field("mean_abs_error", r.mean_abs_error).Field("max_abs_error", r.max_abs_error).EndObject();
+  w.EndArray().Field("mean_abs_error", r.mean_abs_error).Field("max_abs_error", r.max_abs_error);
+  w.BeginArray("by_gpu");
+  for (const auto& [gpu, e] : r.by_gpu) {
+    w.BeginObject().Field("gpu", gpu).Field("cases", e.cases).Field("mean_abs_error", e.mean_abs_error)
+        .Field("max_abs_error", e.max_abs_error).EndObject();
+  }
+  w.EndArray().EndObject();
   return w.str() + "\n";
 }
 

@@ -19,13 +19,24 @@ struct ValidationCase {
   double error = 0;  // fraction
   std::vector<std::string> defaulted;  // scenario keys the source did not publish
   std::string failure;  // non-empty: could not be predicted
+  std::string gpu;      // the GPU profile the case ran on (for per-GPU summaries)
   SimulationResult result;
+};
+
+// Mean and max |error| over a set of predicted cases.
+struct ErrorSummary {
+  int cases = 0;
+  double mean_abs_error = 0;
+  double max_abs_error = 0;
 };
 
 struct ValidationReport {
   std::vector<ValidationCase> cases;
   double mean_abs_error = 0;
   double max_abs_error = 0;
+  // Per GPU profile (a calibration is per GPU: where the model is off shows
+  // here), in the order the GPUs first appear.
+  std::vector<std::pair<std::string, ErrorSummary>> by_gpu;
 };
 
 Expected<ValidationReport> ValidateReference(const std::string& reference_file, Fidelity fidelity);

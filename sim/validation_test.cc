@@ -39,6 +39,20 @@ TEST(ValidationTest, ReportsDefaultedFields) {
   EXPECT_NE(ValidationJson(*rep).find("\"mean_abs_error\""), std::string::npos);
 }
 
+TEST(ValidationTest, SummarizesPerGpu) {
+  // The sample has one A100 and one H100 case: a summary line each, and the
+  // per-GPU figures are those of their single case.
+  auto rep = ValidateReference(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/reference-sample.yaml", Fidelity::kAnalytical);
+  ASSERT_TRUE(rep.ok()) << rep.error().ToString();
+  ASSERT_EQ(rep->by_gpu.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(rep->by_gpu[i].first, rep->cases[i].gpu);
+    EXPECT_EQ(rep->by_gpu[i].second.cases, 1);
+    EXPECT_DOUBLE_EQ(rep->by_gpu[i].second.mean_abs_error, std::fabs(rep->cases[i].error));
+  }
+  EXPECT_NE(ValidationTable(*rep).find("  " + rep->cases[1].gpu), std::string::npos);
+}
+
 TEST(ValidationTest, MalformedReferenceIsAnInputError) {
   auto rep = ValidateReference(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/malformed.yaml", Fidelity::kAnalytical);
   ASSERT_FALSE(rep.ok());
