@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "calib/cpu_ops.h"
+#include "calib/gemm_layout.h"
 #include "calib/layer_step.h"
 #include "calib/storage_bench.h"
 #include "calib/thread_collectives.h"
@@ -166,17 +167,11 @@ std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationO
   for (const auto& g : plan.gemms) {
     std::vector<float> a = Filled(size_t(g.batch) * g.m * g.k, 1), b = Filled(size_t(g.batch) * g.k * g.n, 2);
     std::vector<float> c(size_t(g.batch) * g.m * g.n);
-    std::vector<const float*> ap, bp;
-    std::vector<float*> cp;
-    for (long i = 0; i < g.batch; ++i) {
-      ap.push_back(a.data() + i * g.m * g.k);
-      bp.push_back(b.data() + i * g.k * g.n);
-      cp.push_back(c.data() + i * g.m * g.n);
-    }
-    const bool ta = g.layout == "tn", tb = g.layout == "nt";
-    const int lda = ta ? int(g.m) : int(g.k), ldb = tb ? int(g.k) : int(g.n);
+    const BatchPointers<float> ptr(a.data(), b.data(), c.data(), g.m, g.n, g.k, g.batch);
+    const GemmCall call = GemmCallFor(g.m, g.n, g.k, g.layout);
     const double t = TimeBest([&] {
-      ops.BatchedGemm(ta, tb, int(g.m), int(g.n), int(g.k), 1, ap, lda, bp, ldb, 0, cp, int(g.n), int(g.batch));
+      ops.BatchedGemm(call.ta, call.tb, int(g.m), int(g.n), int(g.k), 1, ptr.a, call.lda, ptr.b, call.ldb, 0, ptr.c, int(g.n),
+                      int(g.batch));
     }, o.min_seconds, o.min_reps, o.max_reps);
     m.gemm.push_back(GemmSample{g.m, g.n, g.k, g.batch, g.layout, "fp32", t});
   }

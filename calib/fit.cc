@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "calib/storage_bench.h"
+#include "calib/text_format.h"
 
 namespace trainsim::calib {
 namespace {
@@ -19,12 +20,6 @@ constexpr double kTile = 128;  // the profile's default GEMM tile (hardware-prof
 double WaveEfficiency(const GemmSample& g, int sms) {
   const double tiles = std::ceil(g.m / kTile) * std::ceil(g.n / kTile) * g.batch;
   return std::min(1.0, tiles / sms);
-}
-
-std::string Num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
 }
 
 // Fits 1/rate = a + b/x by least squares on relative error; rows carry a weight w (rate multiplier).

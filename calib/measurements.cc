@@ -9,25 +9,11 @@
 #include <filesystem>
 #include <sstream>
 
+#include "calib/text_format.h"
 #include "sim/yaml_reader.h"
 
 namespace trainsim::calib {
 namespace {
-
-std::string Num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
-std::string Quote(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    o += c;
-  }
-  return o + "\"";
-}
 
 std::string List(const std::vector<double>& v) {
   std::string o = "[";

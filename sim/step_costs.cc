@@ -20,29 +20,36 @@ double OverlapSlowdown(const Scenario& s, CommEngine engine) {
 
 double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_compute_s, bool backward) {
   double exposed = 0, overlapped = 0, contention = 0;
-  std::map<std::string, double> behind;  // overlapped comm time per partner operator
-  auto partner_time = [&](const std::string& op_name) {
-    double op_s = 0;
-    for (const auto& op : pass.ops) {
-      if (op.name == op_name) op_s += OperatorTime(op, s.node.gpu, s.training.precision, backward);
-    }
-    return op_s;
+  struct Partner {
+    double op_s = 0;    // the operator's compute time (timed once)
+    double comm_s = 0;  // overlapped comm behind it
   };
+  std::map<std::string, Partner> behind;
   for (const auto& c : pass.comms) {
     const double t = CollectiveTime(s, c);
     if (!c.overlapped) {
       exposed += t;
       continue;
     }
-    const double partner_s = c.overlaps_op.empty() ? pass_compute_s : partner_time(c.overlaps_op);
+    double partner_s = pass_compute_s;
+    if (c.overlaps_op.empty()) {
+      overlapped += t;
+    } else {
+      auto [it, fresh] = behind.try_emplace(c.overlaps_op);
+      if (fresh) {
+        for (const auto& op : pass.ops) {
+          if (op.name == c.overlaps_op) it->second.op_s += OperatorTime(op, s.node.gpu, s.training.precision, backward);
+        }
+      }
+      it->second.comm_s += t;
+      partner_s = it->second.op_s;
+    }
     // The partner loses the comm's SMs while both run; a pipelined userbuffers
     // GEMM is launched on the remaining SMs for its whole duration.
     const double shared_s = c.engine == CommEngine::kUserbufferPipelined ? partner_s : std::min(t, partner_s);
     contention += shared_s * OverlapSlowdown(s, c.engine);
-    if (c.overlaps_op.empty()) overlapped += t;
-    else behind[c.overlaps_op] += t;
   }
-  for (const auto& [op_name, comm_s] : behind) exposed += std::max(0.0, comm_s - partner_time(op_name));
+  for (const auto& [op_name, p] : behind) exposed += std::max(0.0, p.comm_s - p.op_s);
   return exposed + std::max(0.0, overlapped - pass_compute_s) + contention;
 }
 

@@ -29,7 +29,9 @@
 #include "calib/cuda/cuda_ops.h"
 #include "calib/cuda/fp8_gemm.h"
 #include "calib/cuda/gpu_check.h"
+#include "calib/gemm_layout.h"
 #include "calib/layer_step.h"
+#include "calib/text_format.h"
 #ifdef TRAINSIM_HAVE_NCCL
 #include "calib/cuda/nccl_bench.h"
 #endif
@@ -103,21 +105,6 @@ Plan ReadPlan(const std::string& path) {
     std::exit(2);
   }
   return p;
-}
-
-std::string Num(double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.6g", v);
-  return b;
-}
-
-std::string Quote(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    o += c;
-  }
-  return o + "\"";
 }
 
 // A memory-bound kernel of the plan on fresh device buffers; returns seconds per call.
@@ -293,19 +280,16 @@ int main(int argc, char** argv) {
       DeviceBuffer a(size_t(g.batch) * g.m * g.k), b(size_t(g.batch) * g.k * g.n), c(size_t(g.batch) * g.m * g.n);
       FillRandom(a.data(), a.size(), 1, ops.stream());
       FillRandom(b.data(), b.size(), 2, ops.stream());
-      std::vector<const float*> ap, bp;
-      std::vector<float*> cp;
-      for (long i = 0; i < g.batch; ++i) {
-        ap.push_back(a.data() + i * g.m * g.k);
-        bp.push_back(b.data() + i * g.k * g.n);
-        cp.push_back(c.data() + i * g.m * g.n);
-      }
+      const BatchPointers<float> ptr(a.data(), b.data(), c.data(), g.m, g.n, g.k, g.batch);
       // In the layout the layer step runs this GEMM in (B or A stored transposed).
-      const bool ta = g.layout == "tn", tb = g.layout == "nt";
-      const int lda = ta ? int(g.m) : int(g.k), ldb = tb ? int(g.k) : int(g.n);
+      const GemmCall call = GemmCallFor(g.m, g.n, g.k, g.layout);
       const double t = TimeOnStream(ops.stream(), [&] {
-        if (g.batch == 1) ops.Gemm(ta, tb, int(g.m), int(g.n), int(g.k), 1, a.data(), lda, b.data(), ldb, 0, c.data(), int(g.n));
-        else ops.BatchedGemm(ta, tb, int(g.m), int(g.n), int(g.k), 1, ap, lda, bp, ldb, 0, cp, int(g.n), int(g.batch));
+        if (g.batch == 1) {
+          ops.Gemm(call.ta, call.tb, int(g.m), int(g.n), int(g.k), 1, a.data(), call.lda, b.data(), call.ldb, 0, c.data(), int(g.n));
+        } else {
+          ops.BatchedGemm(call.ta, call.tb, int(g.m), int(g.n), int(g.k), 1, ptr.a, call.lda, ptr.b, call.ldb, 0, ptr.c, int(g.n),
+                          int(g.batch));
+        }
       });
       y << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch << ", layout: " << g.layout
         << ", precision: " << math_name << ", s: " << Num(t) << "}\n";
@@ -315,7 +299,7 @@ int main(int argc, char** argv) {
       FillRandomBf16(a.data(), a.size(), 3, ops.stream());
       FillRandomBf16(b.data(), b.size(), 4, ops.stream());
       const double t_bf16 = TimeOnStream(ops.stream(), [&] {
-        ops.GemmBf16(ta, tb, int(g.m), int(g.n), int(g.k), a.data(), b.data(), c.data(), int(g.batch));
+        ops.GemmBf16(call.ta, call.tb, int(g.m), int(g.n), int(g.k), a.data(), b.data(), c.data(), int(g.batch));
       });
       y << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch << ", layout: " << g.layout
         << ", precision: bf16, s: " << Num(t_bf16) << "}\n";

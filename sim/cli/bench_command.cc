@@ -79,6 +79,19 @@ int BenchCommand(const Args& args, std::ostream& out, std::ostream& err) {
   }
   const bool quick = a.Has("--quick");
   char line[256];
+  // One DES run of a benchmark scenario: its wall time, result and counters.
+  struct DesRun {
+    double wall_s = 0;
+    SimulationResult result;
+    DesStats stats;
+  };
+  auto run_des = [](const Scenario& s) {
+    DesRun d;
+    const auto t0 = std::chrono::steady_clock::now();
+    d.result = SimulateDes(s, false, &d.stats);
+    d.wall_s = Seconds(t0);
+    return d;
+  };
 
   // 1. The 500-step run, with 5 and with 20 (the reference design's) interleaved chunks.
   out << "DES, Llama 2 70B, 8 x XE9680 (64 GPUs, TP 4 PP 4 DP 4), 500 steps, checkpoint every 100 to 4 F710 (target < 1 s):\n";
@@ -90,14 +103,11 @@ int BenchCommand(const Args& args, std::ostream& out, std::ostream& err) {
       err << s.error().ToString() << "\n";
       return kExitBadInput;
     }
-    DesStats st;
-    const auto t0 = std::chrono::steady_clock::now();
-    const SimulationResult r = SimulateDes(*s, false, &st);
-    const double wall = Seconds(t0);
+    const DesRun d = run_des(*s);
     std::snprintf(line, sizeof line,
                   "  VP %-2s %-5s wall %.3f s  (%d steps simulated, %d repeated, %d flows; step %.3f s, run %.0f s, ckpt write %.1f s, stall %.2f s)\n",
-                  vp.c_str(), mode.c_str(), wall, st.simulated_steps, st.repeated_steps, st.flows, r.step_time_s, st.run_time_s,
-                  r.run.checkpoint_write_s, r.run.checkpoint_stall_s);
+                  vp.c_str(), mode.c_str(), d.wall_s, d.stats.simulated_steps, d.stats.repeated_steps, d.stats.flows,
+                  d.result.step_time_s, d.stats.run_time_s, d.result.run.checkpoint_write_s, d.result.run.checkpoint_stall_s);
     out << line;
   }
 
@@ -116,12 +126,9 @@ int BenchCommand(const Args& args, std::ostream& out, std::ostream& err) {
       err << s.error().ToString() << "\n";
       return kExitBadInput;
     }
-    DesStats st;
-    const auto t0 = std::chrono::steady_clock::now();
-    const SimulationResult r = SimulateDes(*s, false, &st);
-    const double wall = Seconds(t0);
+    const DesRun d = run_des(*s);
     std::snprintf(line, sizeof line, "  %6d GPUs (PP %2d, DP %4d): wall %.3f s  (%d stage actors, %d flows; step %.2f s)\n",
-                  nodes * 8, pp, dp, wall, st.stage_actors, st.flows, r.step_time_s);
+                  nodes * 8, pp, dp, d.wall_s, d.stats.stage_actors, d.stats.flows, d.result.step_time_s);
     out << line;
   }
 
