@@ -60,6 +60,8 @@ bool ReadShape(std::istringstream& in, LayerShape& s) {
 }
 
 // The plan text of calib/plan.h; exits with FILE:LINE on a malformed line.
+// calib/plan.cc parses the same text inside trainsim (ParsePlanText); this
+// program reads it again because it builds with the CUDA toolkit alone.
 Plan ReadPlan(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
