@@ -7,7 +7,8 @@
 #include <sstream>
 
 #include "calib/layer_prediction.h"
-#include "sim/hardware_profile.h"
+#include "sim/core/hardware_profile.h"
+#include "sim/io/profile_loader.h"
 
 namespace trainsim::calib {
 

@@ -7,7 +7,7 @@
 #include "calib/layer_prediction.h"
 #include "calib/plan.h"
 #include "models/workload.h"
-#include "sim/gpu_cost_model.h"
+#include "sim/cost/gpu_cost_model.h"
 
 namespace trainsim::calib {
 namespace {

@@ -9,8 +9,9 @@
 #include <optional>
 
 #include "models/workload.h"
-#include "sim/gpu_cost_model.h"
-#include "sim/yaml_reader.h"
+#include "sim/cost/gpu_cost_model.h"
+#include "sim/io/yaml_reader.h"
+#include "sim/io/profile_loader.h"
 
 namespace trainsim::calib {
 

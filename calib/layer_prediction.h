@@ -10,9 +10,9 @@
 
 #include "calib/layer_step.h"
 #include "calib/measurements.h"
-#include "sim/error.h"
-#include "sim/scenario.h"
-#include "sim/validation.h"
+#include "sim/core/error.h"
+#include "sim/core/scenario.h"
+#include "sim/validate/validation.h"
 
 namespace trainsim::calib {
 

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "calib/text_format.h"
-#include "sim/yaml_reader.h"
+#include "sim/io/yaml_reader.h"
 
 namespace trainsim::calib {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "calib/layer_step.h"
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace trainsim::calib {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "calib/layer_step.h"
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace trainsim::calib {
 

@@ -15,8 +15,9 @@
 #include "calib/calibration.h"
 #include "calib/fit.h"
 #include "calib/layer_prediction.h"
-#include "sim/gpu_cost_model.h"
-#include "sim/hardware_profile.h"
+#include "sim/cost/gpu_cost_model.h"
+#include "sim/core/hardware_profile.h"
+#include "sim/io/profile_loader.h"
 
 namespace trainsim::calib {
 namespace {

@@ -1,4 +1,6 @@
 #include "gui/comparison.h"
+#include "sim/io/scenario_loader.h"
+#include "sim/io/result_writer.h"
 
 #include <yaml-cpp/yaml.h>
 

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/error.h"
-#include "sim/result.h"
-#include "sim/scenario.h"
+#include "sim/core/error.h"
+#include "sim/core/result.h"
+#include "sim/core/scenario.h"
 
 namespace trainsim::gui {
 

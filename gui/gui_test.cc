@@ -28,7 +28,8 @@
 #include "gui/comparison_view.h"
 #include "gui/main_window.h"
 #include "gui/scenario_form.h"
-#include "sim/scenario.h"
+#include "sim/core/scenario.h"
+#include "sim/io/scenario_loader.h"
 
 using namespace trainsim;
 using namespace trainsim::gui;

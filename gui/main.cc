@@ -19,7 +19,7 @@
 #include "gui/main_window.h"
 #include "gui/runner.h"
 #include "gui/scenario_form.h"
-#include "sim/data_paths.h"
+#include "sim/io/data_paths.h"
 
 namespace {
 

@@ -36,7 +36,7 @@
 
 #include "gui/comparison_view.h"
 #include "gui/scenario_form.h"
-#include "sim/data_paths.h"
+#include "sim/io/data_paths.h"
 
 namespace trainsim::gui {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "gui/comparison.h"
-#include "sim/simulate.h"
+#include "sim/run/simulate.h"
 
 namespace trainsim::gui {
 

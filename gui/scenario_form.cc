@@ -15,7 +15,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "sim/data_paths.h"
+#include "sim/io/data_paths.h"
 
 namespace trainsim::gui {
 

@@ -6,8 +6,8 @@
 #pragma once
 
 #include "models/workload.h"
-#include "sim/result.h"
-#include "sim/scenario.h"
+#include "sim/core/result.h"
+#include "sim/core/scenario.h"
 
 namespace trainsim {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/scenario.h"
+#include "sim/core/scenario.h"
 
 namespace trainsim {
 

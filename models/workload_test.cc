@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "models/memory_model.h"
+#include "sim/io/scenario_loader.h"
 
 namespace trainsim {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/simulate.h"
+#include "sim/run/simulate.h"
 
 namespace trainsim::cli {
 

@@ -13,12 +13,13 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "sim/analytical_step.h"
+#include "sim/analytical/analytical_step.h"
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
 #include "sim/des/des_simulator.h"
-#include "sim/scenario.h"
-#include "sim/step_costs.h"
+#include "sim/core/scenario.h"
+#include "sim/cost/step_costs.h"
+#include "sim/io/scenario_loader.h"
 
 namespace trainsim::cli {
 
@@ -88,7 +89,7 @@ int BenchCommand(const Args& args, std::ostream& out, std::ostream& err) {
   auto run_des = [](const Scenario& s) {
     DesRun d;
     const auto t0 = std::chrono::steady_clock::now();
-    d.result = SimulateDes(s, false, &d.stats);
+    d.result = Simulate(s, {Fidelity::kDes, false, &d.stats});
     d.wall_s = Seconds(t0);
     return d;
   };

@@ -3,9 +3,10 @@
 
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
-#include "sim/comparison.h"
-#include "sim/scenario.h"
-#include "sim/simulate.h"
+#include "sim/report/comparison.h"
+#include "sim/core/scenario.h"
+#include "sim/run/simulate.h"
+#include "sim/io/scenario_loader.h"
 
 namespace trainsim::cli {
 

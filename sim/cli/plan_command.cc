@@ -4,8 +4,9 @@
 
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
-#include "sim/planner.h"
-#include "sim/scenario.h"
+#include "sim/plan/planner.h"
+#include "sim/core/scenario.h"
+#include "sim/io/scenario_loader.h"
 
 namespace trainsim::cli {
 

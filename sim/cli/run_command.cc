@@ -4,8 +4,10 @@
 
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
-#include "sim/scenario.h"
-#include "sim/simulate.h"
+#include "sim/core/scenario.h"
+#include "sim/run/simulate.h"
+#include "sim/io/scenario_loader.h"
+#include "sim/io/result_writer.h"
 
 namespace trainsim::cli {
 

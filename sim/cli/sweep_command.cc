@@ -13,8 +13,8 @@
 
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
-#include "sim/sweep_runner.h"
-#include "sim/sweep_spec.h"
+#include "sim/sweep/sweep_runner.h"
+#include "sim/sweep/sweep_spec.h"
 
 namespace trainsim::cli {
 

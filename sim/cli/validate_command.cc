@@ -4,7 +4,7 @@
 #include "calib/layer_prediction.h"
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
-#include "sim/validation.h"
+#include "sim/validate/validation.h"
 
 namespace trainsim::cli {
 

@@ -1,5 +1,7 @@
 #include "sim/des/des_platform.h"
 
+#include "sim/cost/checkpoint_cost.h"
+
 #include <algorithm>
 #include <set>
 
@@ -116,8 +118,7 @@ DesTopology BuildDesTopology(const Scenario& s) {
   if (s.storage) {
     const StorageProfile& st = *s.storage;
     t.storage_nodes = std::max(1, s.storage_nodes);
-    const bool all_write = p.distributed_optimizer && s.checkpoint.contents == CheckpointContents::kFull;
-    t.checkpoint_writer_gpus = all_write ? s.gpus() : p.tensor * p.pipeline;  // as run_model.cc's WritingNodes
+    t.checkpoint_writer_gpus = CheckpointWriterGpus(s);
     t.simulated_writer_gpus = p.tensor * p.pipeline;
     t.storage_write_share = double(t.simulated_writer_gpus) / t.checkpoint_writer_gpus;
     t.storage_read_share = 1.0 / p.data;

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "models/workload.h"
-#include "sim/scenario.h"
+#include "sim/core/scenario.h"
 
 namespace simgrid::s4u { class Host; class NetZone; }
 

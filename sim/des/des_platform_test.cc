@@ -1,4 +1,5 @@
 #include "sim/des/des_platform.h"
+#include "sim/io/scenario_loader.h"
 
 #include <gtest/gtest.h>
 

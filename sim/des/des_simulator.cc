@@ -9,14 +9,13 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "sim/analytical_step.h"
-#include "sim/collective_model.h"
+#include "sim/cost/collective_model.h"
 #include "sim/des/des_engine.h"
 #include "sim/des/des_platform.h"
-#include "sim/des/pipeline_schedule.h"
-#include "sim/gpu_cost_model.h"
-#include "sim/run_model.h"
-#include "sim/step_costs.h"
+#include "sim/schedule/pipeline_schedule.h"
+#include "sim/cost/gpu_cost_model.h"
+#include "sim/cost/checkpoint_cost.h"
+#include "sim/cost/step_costs.h"
 
 namespace trainsim {
 
@@ -565,16 +564,14 @@ class DesRun {
 
 }  // namespace
 
-SimulationResult SimulateDes(const Scenario& s, bool record_timeline, DesStats* stats) {
-  const StepCosts costs = ComputeStepCosts(s);
-  SimulationResult r = AnalyticalStep(s, costs);  // memory, names; timing replaced below
-  r.fidelity = "des";
+StepTiming SimulateDes(const Scenario& s, const StepCosts& costs, bool record_timeline, DesStats* stats) {
   DesRun run(s, costs, record_timeline);
   RunInFreshEngine([&] { run.Build(); });
 
   const Parallelism& p = s.parallelism;
   const double m = s.microbatches_per_step();
   const double v = std::max(1, p.virtual_stages);
+  StepTiming r;
   r.step_time_s = run.steady_step_s_;
   // Breakdown of the steady step from the slowest stage's point of view (as
   // the analytical path): its compute, its folded TP communication, the
@@ -593,13 +590,7 @@ SimulationResult SimulateDes(const Scenario& s, bool record_timeline, DesStats* 
   b.pipeline_bubble_s = std::min(rest, (p.pipeline - 1) / v * (st.forward_s() + st.backward_s()));
   b.exposed_communication_s = tp_exposed + rest - b.pipeline_bubble_s;
 
-  const double gpus = r.gpus;
-  const double tokens = double(s.training.global_batch) * s.training.seq_len;
-  r.tokens_per_s_per_gpu = tokens / r.step_time_s / gpus;
-  r.model_tflops_per_gpu = costs.workload.model_flops_per_step / r.step_time_s / gpus / 1e12;
-  r.mfu = r.model_tflops_per_gpu * 1e12 / s.node.gpu.PeakFlops(s.training.precision);
-
-  // Checkpoints as measured: the mean write time, and the stall per
+  // Checkpoints as simulated: the mean write time, and the stall per
   // checkpoint as whatever the run took beyond its steps at steady state.
   const int steps = std::max(1, s.training.steps);
   const int every = (s.storage && s.checkpoint.every_steps > 0) ? s.checkpoint.every_steps : 0;
@@ -607,13 +598,9 @@ SimulationResult SimulateDes(const Scenario& s, bool record_timeline, DesStats* 
   if (!run.write_s_.empty()) {
     double sum = 0;
     for (double w : run.write_s_) sum += w;
-    r.run.checkpoint_write_s = sum / run.write_s_.size();
+    r.checkpoint_write_s = sum / run.write_s_.size();
   }
-  if (checkpoints > 0) {
-    // Never exactly 0: ApplyRunModel would replace 0 with its own estimate.
-    r.run.checkpoint_stall_s = std::max(1e-12, (run.run_end_s_ - steps * r.step_time_s) / checkpoints);
-  }
-  ApplyRunModel(s, r);
+  if (checkpoints > 0) r.checkpoint_stall_s = std::max(0.0, (run.run_end_s_ - steps * r.step_time_s) / checkpoints);
   r.timeline = std::move(run.timeline_);
   std::stable_sort(r.timeline.begin(), r.timeline.end(),
                    [](const TimelineEvent& a, const TimelineEvent& b) { return a.start_s < b.start_s; });

@@ -22,8 +22,8 @@
 // Data-parallel replicas are folded (des_platform.h).
 #pragma once
 
-#include "sim/result.h"
-#include "sim/scenario.h"
+#include "sim/core/scenario.h"
+#include "sim/cost/step_costs.h"
 
 namespace trainsim {
 
@@ -36,9 +36,8 @@ struct DesStats {
   double run_time_s = 0;   // simulated wall time of the whole run (steps + checkpoint stalls)
 };
 
-// Fills every field the analytical path fills (memory from EstimateMemory,
-// run figures by ApplyRunModel with the checkpoint write time and stall
-// measured here); fidelity "des". Never throws.
-SimulationResult SimulateDes(const Scenario& s, bool record_timeline, DesStats* stats = nullptr);
+// The step time and breakdown of the steady step, and the checkpoints'
+// write and stall times as simulated over the whole run. Never throws.
+StepTiming SimulateDes(const Scenario& s, const StepCosts& costs, bool record_timeline, DesStats* stats = nullptr);
 
 }  // namespace trainsim

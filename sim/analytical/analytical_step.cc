@@ -1,0 +1,40 @@
+#include "sim/analytical/analytical_step.h"
+
+#include <algorithm>
+
+
+namespace trainsim {
+
+StepTiming AnalyticalStep(const Scenario& s, const StepCosts& c) {
+  const Parallelism& p = s.parallelism;
+  const double m = s.microbatches_per_step();
+  const double v = p.virtual_stages;
+  const StageCost st = c.slowest();
+  StepTiming r;
+  StepBreakdown& b = r.breakdown;
+  b.compute_s = m * (st.forward_compute_s + st.backward_compute_s);
+  double exposed = m * (st.forward_exposed_comm_s + st.backward_exposed_comm_s);
+  // Pipeline: (p-1)/v micro-batch slots of fill and drain; activations and
+  // gradients cross each stage boundary on the critical path only while the
+  // pipeline fills and drains when send/recv overlaps compute.
+  const double slot = st.forward_s() + st.backward_s();
+  b.pipeline_bubble_s = (p.pipeline - 1) / v * slot;
+  if (p.pipeline > 1) {
+    const double hops = p.overlap_p2p ? 2.0 * (p.pipeline - 1) : 2.0 * (p.pipeline - 1) + 2.0 * m * v;
+    exposed += hops * c.p2p_s;
+  }
+  // Data parallel: gradient reduction overlaps the last micro batch's backward
+  // pass, parameter gathering the first micro batch's forward pass; the pass
+  // is slowed by the SMs the collective holds, and whichever ends last ends it.
+  const double last_bwd = st.backward_s() / v;
+  const double first_fwd = st.forward_s() / v;
+  exposed += p.overlap_grad_reduce ? std::max(c.grad_reduce_contention_s, c.grad_reduce_s - last_bwd) : c.grad_reduce_s;
+  exposed += p.overlap_param_gather ? std::max(c.param_gather_contention_s, c.param_gather_s - first_fwd) : c.param_gather_s;
+  b.exposed_communication_s = exposed;
+  b.optimizer_s = c.optimizer_s;
+  b.data_stall_s = 0;
+  r.step_time_s = b.total_s();
+  return r;
+}
+
+}  // namespace trainsim

@@ -1,0 +1,122 @@
+// Hardware profiles: the GPU, node, fabric and storage descriptions a
+// scenario refers to (value types; sim/io/profile_loader.h reads them from
+// hardware-profiles/ or a path). Units are in
+// the field names; all rates are stored in SI base units (bytes/s, FLOP/s, s).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/core/error.h"
+
+namespace trainsim {
+
+enum class Precision { kBf16, kFp16, kFp8 };
+std::string ToString(Precision p);
+
+enum class AttentionKernel { kFlash, kUnfused };
+
+struct GpuProfile {
+  std::string name;
+  double memory_bytes = 0;
+  double usable_memory_fraction = 0.93;
+  double hbm_bytes_per_s = 0;
+  int sms = 0;
+  double tdp_w = 0;
+  std::map<std::string, double> peak_flops;      // "bf16", "fp16", "fp8", "fp32" -> FLOP/s
+  std::map<std::string, double> matmul_max_eff;  // asymptotic (K -> infinity) fraction of peak
+  std::map<std::string, double> matmul_k_half;   // K at which a GEMM reaches half of it
+  int matmul_tile_m = 128;
+  int matmul_tile_n = 128;
+  double matmul_min_kernel_s = 0;
+  AttentionKernel attention_kernel = AttentionKernel::kFlash;
+  double attention_fwd_flops = 0;  // flash kernel throughput at long sequences  // flash kernel throughput at long sequences
+  double attention_bwd_fwd_ratio = 0.5;
+  double attention_half_seq = 512;
+  double memory_bound_efficiency = 0.8;
+  // Tensor-core work sustained for hours runs at the power limit's clock, not
+  // the boost clock the peaks and short benchmarks use.
+  double sustained_clock_fraction = 1.0;
+
+  // Dense peak for a precision; fp8 falls back to the 16-bit peak where the GPU has none.
+  double PeakFlops(Precision p) const;
+  double MatmulMaxEfficiency(Precision p) const;
+  double MatmulKHalf(Precision p) const;
+  bool SupportsFp8() const { return peak_flops.count("fp8") > 0; }
+};
+
+// The software stack's defaults: which kernels and overlaps the training
+// framework uses. Scenario keys override each of them.
+struct FrameworkProfile {
+  std::string name;
+  AttentionKernel attention_kernel = AttentionKernel::kFlash;
+  double dropout = 0;
+  bool tp_comm_overlap = false;
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
+  bool overlap_p2p = false;
+  bool distributed_optimizer = false;
+  bool sequence_parallel = true;  // with tensor > 1
+  // SMs a communication kernel holds while it overlaps compute (the compute
+  // runs on the rest): NCCL's channels, TE userbuffers' num_sm.
+  // Bytes a weight-gradient GEMM's epilogue moves per element: 8 when it
+  // accumulates into an fp32 main_grad (read + write), 2 for a plain output.
+  double wgrad_out_bytes = 2;
+  int nccl_overlap_sms = 0;
+  int userbuffer_pipelined_sms = 0;
+  int userbuffer_bulk_sms = 0;
+  int grad_reduce_bytes = 4;
+};
+
+struct NodeProfile {
+  std::string name;
+  GpuProfile gpu;
+  int gpus_per_node = 8;
+  int nics_per_node = 8;
+  std::vector<int> nics_allowed;
+  double nic_bytes_per_s = 0;          // line rate of one NIC
+  double nvlink_bytes_per_s = 0;       // per GPU per direction
+  bool nvls = false;
+  double intra_allreduce_bus_bytes_per_s = 0;
+  double intra_ring_bus_bytes_per_s = 0;
+  double intra_latency_s = 0;
+  double intra_half_chunk_bytes = 0;  // per ring step / transfer, at half the peak bandwidth
+  double pcie_bytes_per_s = 0;
+  double host_memory_bytes = 0;
+  double power_load_w = 0;
+  double power_idle_w = 0;
+  double node_hour_usd = 0;      // with the profile's default nics_per_node
+  double nic_port_hour_usd = 0;  // what one NIC and its fabric ports add per hour
+  int default_nics_per_node = 8;
+  std::string framework;    // default FrameworkProfile name
+  std::string source_file;  // the profile's path, for messages about it
+};
+
+enum class FabricTopology { kRailOptimized, kFatTree };
+
+struct FabricProfile {
+  std::string name;
+  FabricTopology topology = FabricTopology::kRailOptimized;
+  double link_bytes_per_s = 0;
+  double achieved_bytes_per_s = 0;  // what NCCL reaches per NIC
+  int nodes_per_su = 32;
+  int switch_radix = 64;
+  double switch_latency_s = 0;
+  double inter_node_latency_s = 0;
+  double spine_oversubscription = 1.0;
+};
+
+struct StorageProfile {
+  std::string name;
+  int default_nodes = 1;
+  double write_bytes_per_s_per_node = 0;
+  double read_bytes_per_s_per_node = 0;
+  int front_end_links_per_node = 1;
+  double front_end_link_bytes_per_s = 0;
+  double latency_s = 0;
+  double power_w = 0;
+  double node_hour_usd = 0;
+};
+
+}  // namespace trainsim

@@ -1,0 +1,76 @@
+// The result of simulating a scenario: step time and its breakdown, memory per
+// GPU, and the run-level figures (time to train, checkpoints, failures, cost).
+// Field names are the result keys of design.md §3 (sim/io/result_writer.h
+// writes them as JSON, CSV columns, a trace and a summary).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace trainsim {
+
+struct StepBreakdown {
+  double compute_s = 0;
+  double exposed_communication_s = 0;
+  double pipeline_bubble_s = 0;
+  double optimizer_s = 0;
+  double data_stall_s = 0;
+  double total_s() const { return compute_s + exposed_communication_s + pipeline_bubble_s + optimizer_s + data_stall_s; }
+};
+
+struct MemoryReport {
+  bool fits = true;
+  double peak_gib_per_gpu = 0;
+  double weights_gib = 0;
+  double gradients_gib = 0;
+  double optimizer_gib = 0;
+  double activations_gib = 0;
+  double workspace_gib = 0;
+  double capacity_gib = 0;  // usable memory of the GPU
+  std::string reason;       // why it does not fit; empty when it fits
+};
+
+struct RunReport {
+  int steps = 0;
+  double tokens = 0;
+  double time_to_train_s = 0;
+  double checkpoint_bytes = 0;
+  double checkpoint_write_s = 0;
+  double checkpoint_stall_s = 0;     // per checkpoint, what training waits for
+  double checkpoint_overhead_s = 0;  // over the whole run
+  int checkpoints = 0;
+  double restore_s = 0;
+  double expected_failures = 0;
+  double lost_work_s = 0;
+  double goodput = 1;
+  double best_checkpoint_interval_s = 0;
+  double chosen_checkpoint_interval_s = 0;
+  double energy_kwh = 0;
+  double cost_usd = 0;
+  double cost_per_billion_tokens_usd = 0;
+};
+
+// One span of the simulated timeline, for --trace and the GUI Gantt chart.
+struct TimelineEvent {
+  std::string track;  // e.g. "stage 0 compute", "stage 0 comm", "storage"
+  std::string name;   // e.g. "F3", "B3", "dp reduce-scatter", "checkpoint write"
+  double start_s = 0;
+  double duration_s = 0;
+};
+
+struct SimulationResult {
+  std::string name;
+  int gpus = 0;
+  std::string fidelity = "analytical";
+  double step_time_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double model_tflops_per_gpu = 0;
+  double mfu = 0;
+  StepBreakdown breakdown;
+  MemoryReport memory;
+  RunReport run;
+  std::string error;  // non-empty: the simulation could not run (exit status 1)
+  std::vector<TimelineEvent> timeline;  // filled when asked for (DES)
+};
+
+}  // namespace trainsim

@@ -1,0 +1,104 @@
+// A scenario: model + cluster + parallelism + training settings, resolved
+// against the hardware profiles and checked for consistency. This is the one
+// input of every simulation; the YAML keys are the contract of design.md §3.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/core/model_spec.h"
+#include "sim/core/error.h"
+#include "sim/core/hardware_profile.h"
+
+namespace trainsim {
+
+enum class Recompute { kNone, kSelective, kFull };
+std::string ToString(Recompute r);
+
+struct Parallelism {
+  int tensor = 1;
+  int pipeline = 1;
+  int context = 1;
+  int data = 1;            // resolved from "auto"
+  int virtual_stages = 1;  // interleaved 1F1B chunks per pipeline rank
+  bool sequence_parallel = false;
+  bool distributed_optimizer = true;
+  // Overlap of communication with compute, as Megatron-Core implements it.
+  bool overlap_grad_reduce = true;
+  bool overlap_param_gather = true;
+  bool tp_comm_overlap = false;
+  bool overlap_p2p = false;
+  int grad_reduce_bytes = 4;  // 4: fp32 gradient reduction, 2: half precision
+
+  // Ranks holding the same parameters, whose gradients are reduced together and
+  // over which the distributed optimizer shards its state: context-parallel
+  // ranks see different tokens of the same weights (Megatron-Core's
+  // data-parallel group "with context parallel").
+  int gradient_replicas() const { return data * context; }
+};
+
+struct Training {
+  int seq_len = 4096;
+  int global_batch = 1;
+  int micro_batch = 1;
+  int steps = 1;
+  Precision precision = Precision::kBf16;
+  Recompute recompute = Recompute::kNone;
+  AttentionKernel attention = AttentionKernel::kFlash;  // "auto": the framework's kernel
+  double dropout = 0;  // hidden and attention dropout probability; default: the framework's
+};
+
+enum class CheckpointContents { kFull, kWeights };
+enum class CheckpointMode { kSync, kAsync };
+
+struct CheckpointPolicy {
+  int every_steps = 0;  // 0: never
+  CheckpointContents contents = CheckpointContents::kFull;
+  CheckpointMode mode = CheckpointMode::kSync;
+};
+
+struct DataLoading {
+  double bytes_per_token = 4;
+};
+
+struct FailureModel {
+  double node_mtbf_hours = 0;  // 0: no failures modelled
+  double restart_s = 600;      // detect, reschedule, restart processes (before the checkpoint load)
+};
+
+struct CostModel {
+  double node_hour_usd = 0;          // 0: the node profile's price
+  double storage_node_hour_usd = -1;  // <0: the storage profile's price
+};
+
+struct Scenario {
+  std::string name;
+  std::string source_file;  // for messages; may be empty for inline scenarios
+  ModelSpec model;
+  NodeProfile node;  // nics_per_node already overridden by the scenario
+  FabricProfile fabric;
+  FrameworkProfile framework;
+  std::optional<StorageProfile> storage;
+  int nodes = 1;
+  int storage_nodes = 0;
+  Parallelism parallelism;
+  Training training;
+  CheckpointPolicy checkpoint;
+  DataLoading data;
+  FailureModel failures;
+  CostModel cost;
+
+  int gpus() const { return nodes * node.gpus_per_node; }
+  int microbatches_per_step() const { return training.global_batch / (training.micro_batch * parallelism.data); }
+  int layers_per_stage() const { return model.layers / parallelism.pipeline; }
+};
+
+// The divisibility rules between parallelism, model, cluster and batch (TP,
+// PP x virtual stages, CP, data, sequence parallel, micro batches), with the
+// parser's keys and messages; for scenarios whose fields were set in code
+// (parallelism.data must be the resolved count). nullopt: consistent. The
+// error has no line: the parser places it at the key.
+std::optional<InputError> CheckParallelism(const Scenario& s);
+
+}  // namespace trainsim

@@ -1,0 +1,47 @@
+#include "sim/cost/checkpoint_cost.h"
+
+#include <algorithm>
+
+namespace trainsim {
+
+double CheckpointBytes(const Scenario& s) {
+  const double params = s.model.TotalParameters(s.training.seq_len);
+  return params * (s.checkpoint.contents == CheckpointContents::kWeights ? 2.0 : 14.0);
+}
+
+int CheckpointWriterGpus(const Scenario& s) {
+  const Parallelism& p = s.parallelism;
+  const bool all_write = p.distributed_optimizer && s.checkpoint.contents == CheckpointContents::kFull;
+  return all_write ? s.gpus() : p.tensor * p.pipeline;
+}
+
+int CheckpointWritingNodes(const Scenario& s) {
+  const long writers = CheckpointWriterGpus(s);
+  return int(std::min<long>(s.nodes, std::max<long>(1, (writers + s.node.gpus_per_node - 1) / s.node.gpus_per_node)));
+}
+
+double NicLineRate(const Scenario& s) { return std::min(s.node.nic_bytes_per_s, s.fabric.link_bytes_per_s); }
+
+namespace {
+
+double StorageBound(const Scenario& s, double per_node_disk) {
+  const StorageProfile& st = *s.storage;
+  const double front = s.storage_nodes * st.front_end_links_per_node * st.front_end_link_bytes_per_s;
+  return std::min(front, s.storage_nodes * per_node_disk);
+}
+
+}  // namespace
+
+double CheckpointWriteBytesPerS(const Scenario& s) {
+  if (!s.storage) return 0;
+  const double nics = double(CheckpointWritingNodes(s)) * s.node.nics_per_node * NicLineRate(s);
+  return std::min(nics, StorageBound(s, s.storage->write_bytes_per_s_per_node));
+}
+
+double CheckpointReadBytesPerS(const Scenario& s) {
+  if (!s.storage) return 0;
+  const double nics = double(s.nodes) * s.node.nics_per_node * NicLineRate(s);
+  return std::min(nics, StorageBound(s, s.storage->read_bytes_per_s_per_node));
+}
+
+}  // namespace trainsim

@@ -1,0 +1,35 @@
+// Where the ranks of each parallel group sit (Megatron's rank order: tensor
+// fastest, then context, data, pipeline) and the alpha-beta time of a
+// collective over them: NVLink/NVSwitch inside a node, the NICs across nodes,
+// hierarchical when a group spans both. This is the analytical path's network
+// model; the DES replaces the bandwidth terms with flows that share links.
+#pragma once
+
+#include "models/workload.h"
+#include "sim/core/scenario.h"
+
+namespace trainsim {
+
+struct GroupPlacement {
+  int ranks = 1;           // group size
+  int ranks_per_node = 1;  // members sharing one node
+  int nodes = 1;           // nodes the group spans
+};
+
+GroupPlacement PlaceGroup(const Scenario& s, CommGroup group);
+
+// NCCL bandwidth one GPU gets from the node's NICs when every GPU of the node
+// communicates at once (8 vs 4 ConnectX-7 shows here).
+double NicShareBytesPerS(const Scenario& s);
+
+// Fraction of the peak bandwidth a transfer reaches when NCCL moves it in
+// pieces of `chunk_bytes` (small pieces do not fill the links): chunk / (chunk
+// + the node's half chunk). A ring collective over n ranks moves bytes/n per
+// step, a point-to-point transfer its whole buffer.
+double MessageSizeFactor(const Scenario& s, double chunk_bytes);
+double CollectiveChunkBytes(const CommOp& op, int ranks);
+
+// Time of one collective or point-to-point transfer of `op.bytes`.
+double CollectiveTime(const Scenario& s, const CommOp& op);
+
+}  // namespace trainsim

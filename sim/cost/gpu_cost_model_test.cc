@@ -1,0 +1,45 @@
+#include "sim/cost/gpu_cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/core/scenario.h"
+#include "sim/io/scenario_loader.h"
+
+namespace trainsim {
+namespace {
+
+GpuProfile Gpu(const std::string& node) {
+  auto s = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/examples/reference-design/llama2-7b-1n-8nic.yaml",
+                        {"cluster.node=" + node, "cluster.fabric=" + std::string(node == "dgx-a100" ? "hdr-fat-tree" : "ndr-rail-optimized"),
+                         "training.precision=bf16"});
+  EXPECT_TRUE(s.ok()) << s.error().ToString();
+  return s->node.gpu;
+}
+
+// k_half is the per-tile epilogue (storing a 2-byte output at HBM speed)
+// against the K loop (at tensor speed): about 2 B x peak / (2 x HBM bytes/s).
+// The profiles' figures, fitted or derived from published GEMM throughputs,
+// must agree with that estimate: it is what lets the epilogue scale with the
+// output bytes.
+TEST(GpuCostModelTest, KHalfIsTheEpilogueStoreAgainstTheKLoop) {
+  struct Case { const char* node; Precision p; };
+  for (const Case c : {Case{"dgx-h100", Precision::kFp8}, Case{"dgx-h100", Precision::kBf16}, Case{"dgx-a100", Precision::kBf16}}) {
+    const GpuProfile g = Gpu(c.node);
+    const double estimate = 2.0 * g.PeakFlops(c.p) / (2.0 * g.hbm_bytes_per_s);
+    EXPECT_NEAR(g.MatmulKHalf(c.p) / estimate, 1.0, 0.05) << c.node << " " << ToString(c.p);
+  }
+}
+
+TEST(GpuCostModelTest, AnFp32AccumulatingEpilogueCostsFourTimesABf16Store) {
+  const GpuProfile g = Gpu("dgx-h100");
+  const double k = 2048, k_half = g.MatmulKHalf(Precision::kFp8);
+  const double plain = GemmEfficiency(g, Precision::kFp8, 8192, 8192, k, 1);
+  const double accumulating = GemmEfficiency(g, Precision::kFp8, 8192, 8192, k, 1, 8);
+  EXPECT_NEAR(plain / accumulating, (k + 4 * k_half) / (k + k_half), 1e-12);
+  EXPECT_LT(accumulating, plain);
+  // A long K loop hides the epilogue either way.
+  EXPECT_NEAR(GemmEfficiency(g, Precision::kFp8, 8192, 8192, 1e7, 1, 8) / GemmEfficiency(g, Precision::kFp8, 8192, 8192, 1e7, 1), 1.0, 1e-3);
+}
+
+}  // namespace
+}  // namespace trainsim

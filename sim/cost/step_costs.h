@@ -1,0 +1,67 @@
+// The per-micro-batch cost of each pipeline stage and the per-step costs of
+// data parallelism and the optimizer, from the workload and the cost models.
+// Both the analytical schedule (analytical_step.h) and the DES (des/) start
+// from these numbers, so where no contention separates them they agree.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "models/workload.h"
+#include "sim/core/result.h"
+#include "sim/core/scenario.h"
+
+namespace trainsim {
+
+// One stage, one micro batch, all its virtual chunks together.
+struct StageCost {
+  double forward_compute_s = 0;
+  double backward_compute_s = 0;  // includes recompute
+  double forward_exposed_comm_s = 0;   // TP/CP communication on the critical path
+  double backward_exposed_comm_s = 0;
+  double forward_s() const { return forward_compute_s + forward_exposed_comm_s; }
+  double backward_s() const { return backward_compute_s + backward_exposed_comm_s; }
+};
+
+struct StepCosts {
+  Workload workload;
+  StageCost first, last;   // equal when pipeline == 1
+  StageCost slowest() const { return first.forward_s() + first.backward_s() >= last.forward_s() + last.backward_s() ? first : last; }
+  double p2p_s = 0;            // one micro batch's activations between neighbouring stages
+  double grad_reduce_s = 0;    // DP reduce-scatter (distributed optimizer) or all-reduce
+  double param_gather_s = 0;   // DP all-gather of updated parameters (distributed optimizer)
+  double optimizer_s = 0;      // Adam step on the local shard
+  // What the overlapped DP collectives cost the micro batch pass they overlap
+  // (NCCL's SMs): the last backward of a step, the first forward.
+  double grad_reduce_contention_s = 0;
+  double param_gather_contention_s = 0;
+  double tp_comm_total_per_layer_s = 0;  // TP collectives of one layer, fwd+bwd, for reports
+};
+
+// What a schedule (analytical or DES) makes of the step costs: the step
+// time and its breakdown, and what the DES measured of checkpoints. The run
+// layer turns it into a SimulationResult (throughput, MFU, memory, run).
+struct StepTiming {
+  double step_time_s = 0;
+  StepBreakdown breakdown;
+  std::optional<double> checkpoint_write_s;  // mean write time, when simulated
+  std::optional<double> checkpoint_stall_s;  // per checkpoint, when simulated
+  std::vector<TimelineEvent> timeline;       // when recorded
+};
+
+// Exposed part of a pass's communication: an overlapped comm hides behind the
+// operator it is pipelined with (or, naming none, behind the pass's compute);
+// what exceeds that operator's time is on the critical path, as is every
+// comm that is not overlapped.
+// Includes what overlapped communication costs the compute it overlaps: the
+// SMs its kernels hold (OverlapSlowdown) for as long as both run.
+double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_compute_s, bool backward = false);
+
+// Extra compute time per second of compute that shares the GPU with an
+// overlapped collective run by `engine`: k / (SMs - k) for the k SMs the
+// framework profile says it holds.
+double OverlapSlowdown(const Scenario& s, CommEngine engine);
+
+StepCosts ComputeStepCosts(const Scenario& s);
+
+}  // namespace trainsim

@@ -1,0 +1,57 @@
+#include "sim/io/data_paths.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#ifndef TRAINSIM_DEFAULT_DATA_DIR
+#define TRAINSIM_DEFAULT_DATA_DIR "."
+#endif
+
+namespace trainsim {
+namespace fs = std::filesystem;
+
+std::string DataDir() {
+  if (const char* env = std::getenv("TRAINSIM_DATA_DIR"); env && *env) return env;
+  return TRAINSIM_DEFAULT_DATA_DIR;
+}
+
+bool LooksLikePath(const std::string& ref) {
+  auto ends = [&](const char* s) {
+    const std::string suf(s);
+    return ref.size() >= suf.size() && ref.compare(ref.size() - suf.size(), suf.size(), suf) == 0;
+  };
+  return ref.find('/') != std::string::npos || ends(".yaml") || ends(".yml") || ends(".json");
+}
+
+std::string DirName(const std::string& path) {
+  const fs::path p(path);
+  return p.has_parent_path() ? p.parent_path().string() : std::string(".");
+}
+
+std::optional<std::string> ResolvePath(const std::string& ref, const std::string& relative_to_file) {
+  std::error_code ec;
+  fs::path p(ref);
+  if (p.is_absolute()) {
+    if (fs::is_regular_file(p, ec)) return p.string();
+    return std::nullopt;
+  }
+  if (!relative_to_file.empty()) {
+    fs::path q = fs::path(DirName(relative_to_file)) / p;
+    if (fs::is_regular_file(q, ec)) return q.lexically_normal().string();
+  }
+  if (fs::is_regular_file(p, ec)) return p.string();
+  return std::nullopt;
+}
+
+std::vector<std::string> CatalogueNames(const std::string& subdir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(DataDir()) / subdir, ec)) {
+    if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace trainsim

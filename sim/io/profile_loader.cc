@@ -1,0 +1,201 @@
+#include "sim/io/profile_loader.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/io/data_paths.h"
+#include "sim/io/yaml_reader.h"
+
+namespace trainsim {
+namespace {
+
+constexpr double kGB = 1e9;
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Finds the file a profile reference names; fails at the reference.
+std::string ResolveProfile(const YAML::Node& ref, const std::string& from_file, const std::string& key,
+                           const std::string& kind) {
+  if (!ref.IsDefined() || ref.IsNull()) YamlMap::FailAt(ref, from_file, key, "missing required key");
+  if (!ref.IsScalar()) YamlMap::FailAt(ref, from_file, key, "expected a profile name or path");
+  const std::string name = ref.Scalar();
+  if (LooksLikePath(name)) {
+    if (auto p = ResolvePath(name, from_file)) return *p;
+    YamlMap::FailAt(ref, from_file, key, "profile file '" + name + "' not found");
+  }
+  const auto names = CatalogueNames("hardware-profiles/" + kind);
+  for (const auto& n : names) {
+    if (n == name) return DataDir() + "/hardware-profiles/" + kind + "/" + n + ".yaml";
+  }
+  const std::string hint = ClosestMatch(name, names);
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  YamlMap::FailAt(ref, from_file, key,
+                  "unknown " + kind.substr(0, kind.size() - 1) + " profile '" + name + "'" +
+                      (hint.empty() ? "" : " (did you mean '" + hint + "'?)") + "; known: " + list);
+}
+
+std::map<std::string, double> RatesMap(YamlMap& parent, const std::string& key, double scale, bool fraction) {
+  std::map<std::string, double> out;
+  YamlMap m = parent.Map(key);
+  for (const char* p : {"bf16", "fp16", "fp8", "fp32"}) {
+    if (m.Has(p)) out[p] = (fraction ? m.Fraction(p) : m.PositiveDouble(p)) * scale;
+  }
+  m.Finish();
+  return out;
+}
+
+GpuProfile ParseGpu(const std::string& path) {
+  YamlMap m(LoadYamlFile(path), path);
+  GpuProfile g;
+  g.name = m.String("name");
+  g.memory_bytes = m.PositiveDouble("memory_gib") * kGiB;
+  g.usable_memory_fraction = m.Fraction("usable_memory_fraction", 0.93);
+  g.hbm_bytes_per_s = m.PositiveDouble("hbm_tb_per_s") * 1e12;
+  g.sms = m.PositiveInt("sms");
+  g.tdp_w = m.PositiveDouble("tdp_w");
+  g.peak_flops = RatesMap(m, "peak_tflops", 1e12, false);
+  if (!g.peak_flops.count("bf16") && !g.peak_flops.count("fp16")) m.Fail("peak_tflops", "needs bf16 or fp16");
+  YamlMap mm = m.Map("matmul");
+  g.matmul_max_eff = RatesMap(mm, "max_efficiency", 1.0, true);
+  g.matmul_k_half = RatesMap(mm, "k_half", 1.0, false);
+  g.matmul_tile_m = mm.PositiveInt("tile_m", 128);
+  g.matmul_tile_n = mm.PositiveInt("tile_n", 128);
+  g.matmul_min_kernel_s = mm.NonNegativeDouble("min_kernel_us", 0) * 1e-6;
+  mm.Finish();
+  YamlMap a = m.Map("attention");
+  g.attention_fwd_flops = a.PositiveDouble("fwd_tflops") * 1e12;
+  g.attention_bwd_fwd_ratio = a.Fraction("bwd_fwd_ratio");
+  g.attention_half_seq = a.PositiveDouble("half_seq", 512);
+  a.Finish();
+  g.memory_bound_efficiency = m.Fraction("memory_bound_efficiency", 0.8);
+  g.sustained_clock_fraction = m.Fraction("sustained_clock_fraction", 1.0);
+  m.Finish();
+  return g;
+}
+
+NodeProfile ParseNode(const std::string& path) {
+  YamlMap m(LoadYamlFile(path), path);
+  NodeProfile n;
+  n.name = m.String("name");
+  n.gpu = LoadGpuProfile(m.Raw("gpu"), path, "gpu");
+  n.gpus_per_node = m.PositiveInt("gpus_per_node");
+  n.nics_per_node = m.PositiveInt("nics_per_node");
+  YAML::Node allowed = m.Raw("nics_allowed");
+  if (allowed.IsDefined()) {
+    if (!allowed.IsSequence()) m.Fail("nics_allowed", "expected a list of NIC counts");
+    for (const auto& v : allowed) {
+      int c = 0;
+      try {
+        c = v.as<int>();
+      } catch (const YAML::Exception&) {
+        YamlMap::FailAt(v, path, "nics_allowed", "expected whole numbers");
+      }
+      if (c <= 0) YamlMap::FailAt(v, path, "nics_allowed", "NIC counts must be positive");
+      n.nics_allowed.push_back(c);
+    }
+  } else {
+    n.nics_allowed = {n.nics_per_node};
+  }
+  n.nic_bytes_per_s = m.PositiveDouble("nic_gbit_per_s") * kGB / 8;
+  n.nvlink_bytes_per_s = m.PositiveDouble("nvlink_gb_per_s") * kGB;
+  YamlMap in = m.Map("intra_node");
+  n.nvls = in.Bool("nvls", false);
+  n.intra_allreduce_bus_bytes_per_s = in.PositiveDouble("allreduce_bus_gb_per_s") * kGB;
+  n.intra_ring_bus_bytes_per_s = in.PositiveDouble("ring_bus_gb_per_s") * kGB;
+  n.intra_latency_s = in.NonNegativeDouble("latency_us") * 1e-6;
+  n.intra_half_chunk_bytes = in.NonNegativeDouble("half_chunk_mib", 0) * 1024 * 1024;
+  in.Finish();
+  n.pcie_bytes_per_s = m.PositiveDouble("pcie_gb_per_s") * kGB;
+  n.host_memory_bytes = m.PositiveDouble("host_memory_gib") * kGiB;
+  YamlMap pw = m.Map("power_w");
+  n.power_load_w = pw.PositiveDouble("load");
+  n.power_idle_w = pw.NonNegativeDouble("idle");
+  pw.Finish();
+  n.node_hour_usd = m.NonNegativeDouble("node_hour_usd", 0);
+  n.nic_port_hour_usd = m.NonNegativeDouble("nic_port_hour_usd", 0);
+  n.default_nics_per_node = n.nics_per_node;
+  n.framework = m.OptString("framework").value_or("megatron-core-2024");
+  n.source_file = path;
+  m.Finish();
+  return n;
+}
+
+FabricProfile ParseFabric(const std::string& path) {
+  YamlMap m(LoadYamlFile(path), path);
+  FabricProfile f;
+  f.name = m.String("name");
+  f.topology = m.Choice("topology", {"rail-optimized", "fat-tree"}) == "fat-tree" ? FabricTopology::kFatTree
+                                                                                   : FabricTopology::kRailOptimized;
+  f.link_bytes_per_s = m.PositiveDouble("link_gbit_per_s") * kGB / 8;
+  f.achieved_bytes_per_s = m.PositiveDouble("achieved_gb_per_s") * kGB;
+  if (f.achieved_bytes_per_s > f.link_bytes_per_s) m.Fail("achieved_gb_per_s", "exceeds the link rate");
+  f.nodes_per_su = m.PositiveInt("nodes_per_su");
+  f.switch_radix = m.PositiveInt("switch_radix");
+  f.switch_latency_s = m.NonNegativeDouble("switch_latency_ns") * 1e-9;
+  f.inter_node_latency_s = m.NonNegativeDouble("inter_node_latency_us") * 1e-6;
+  f.spine_oversubscription = m.PositiveDouble("spine_oversubscription", 1.0);
+  m.Finish();
+  return f;
+}
+
+FrameworkProfile ParseFramework(const std::string& path) {
+  YamlMap m(LoadYamlFile(path), path);
+  FrameworkProfile f;
+  f.name = m.String("name");
+  f.attention_kernel = m.Choice("attention_kernel", {"flash", "unfused"}) == "flash" ? AttentionKernel::kFlash : AttentionKernel::kUnfused;
+  f.dropout = m.NonNegativeDouble("dropout", 0);
+  if (f.dropout >= 1) m.Fail("dropout", "must be below 1");
+  f.tp_comm_overlap = m.Bool("tp_comm_overlap");
+  f.overlap_grad_reduce = m.Bool("overlap_grad_reduce");
+  f.overlap_param_gather = m.Bool("overlap_param_gather");
+  f.overlap_p2p = m.Bool("overlap_p2p");
+  f.distributed_optimizer = m.Bool("distributed_optimizer");
+  f.sequence_parallel = m.Bool("sequence_parallel");
+  f.wgrad_out_bytes = m.PositiveDouble("wgrad_out_bytes", 2);
+  if (auto o = m.OptMap("overlap_sms")) {
+    f.nccl_overlap_sms = o->NonNegativeInt("nccl", 0);
+    f.userbuffer_pipelined_sms = o->NonNegativeInt("userbuffers_pipelined", 0);
+    f.userbuffer_bulk_sms = o->NonNegativeInt("userbuffers_bulk", 0);
+    o->Finish();
+  }
+  f.grad_reduce_bytes = m.PositiveInt("grad_reduce_bytes", 4);
+  if (f.grad_reduce_bytes != 2 && f.grad_reduce_bytes != 4) m.Fail("grad_reduce_bytes", "must be 2 or 4");
+  m.Finish();
+  return f;
+}
+
+StorageProfile ParseStorage(const std::string& path) {
+  YamlMap m(LoadYamlFile(path), path);
+  StorageProfile s;
+  s.name = m.String("name");
+  s.default_nodes = m.PositiveInt("default_nodes", 1);
+  s.write_bytes_per_s_per_node = m.PositiveDouble("write_gb_per_s_per_node") * kGB;
+  s.read_bytes_per_s_per_node = m.PositiveDouble("read_gb_per_s_per_node") * kGB;
+  s.front_end_links_per_node = m.PositiveInt("front_end_links_per_node");
+  s.front_end_link_bytes_per_s = m.PositiveDouble("front_end_gbit_per_s") * kGB / 8;
+  s.latency_s = m.NonNegativeDouble("latency_ms", 0) * 1e-3;
+  s.power_w = m.NonNegativeDouble("power_w", 0);
+  s.node_hour_usd = m.NonNegativeDouble("node_hour_usd", 0);
+  m.Finish();
+  return s;
+}
+
+}  // namespace
+
+
+GpuProfile LoadGpuProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {
+  return ParseGpu(ResolveProfile(ref, from, key, "gpus"));
+}
+NodeProfile LoadNodeProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {
+  return ParseNode(ResolveProfile(ref, from, key, "nodes"));
+}
+FabricProfile LoadFabricProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {
+  return ParseFabric(ResolveProfile(ref, from, key, "fabrics"));
+}
+FrameworkProfile LoadFrameworkProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {
+  return ParseFramework(ResolveProfile(ref, from, key, "frameworks"));
+}
+StorageProfile LoadStorageProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {
+  return ParseStorage(ResolveProfile(ref, from, key, "storage"));
+}
+
+}  // namespace trainsim

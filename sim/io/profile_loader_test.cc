@@ -1,0 +1,87 @@
+#include "sim/core/hardware_profile.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "sim/io/data_paths.h"
+#include "sim/io/profile_loader.h"
+
+namespace trainsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Every number in hardware-profiles/ says where it comes from: a line that
+// carries a numeric value must carry a comment (datasheet, benchmark,
+// derived, estimate or calibrated).
+TEST(HardwareProfileTest, EveryNumberHasASourceComment) {
+  const std::regex numeric_value(R"(^\s*[A-Za-z0-9_]+:\s*\[?-?[0-9.][0-9.eE+\-, ]*\]?\s*(#.*)?$)");
+  int checked = 0;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(DataDir()) / "hardware-profiles")) {
+    if (e.path().extension() != ".yaml") continue;
+    std::ifstream in(e.path());
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      if (!std::regex_match(line, numeric_value)) continue;
+      ++checked;
+      const auto hash = line.find('#');
+      ASSERT_NE(hash, std::string::npos) << e.path() << ":" << n << ": a number without a source: " << line;
+      EXPECT_GT(line.size() - hash, 8u) << e.path() << ":" << n << ": source comment too short: " << line;
+    }
+  }
+  EXPECT_GT(checked, 100);
+}
+
+TEST(HardwareProfileTest, EveryProfileLoads) {
+  for (const std::string kind : {"gpus", "nodes", "fabrics", "storage", "frameworks"}) {
+    for (const auto& name : CatalogueNames("hardware-profiles/" + kind)) {
+      YAML::Node ref(name);
+      EXPECT_NO_THROW({
+        if (kind == "gpus") LoadGpuProfile(ref, "", "gpu");
+        if (kind == "nodes") LoadNodeProfile(ref, "", "node");
+        if (kind == "fabrics") LoadFabricProfile(ref, "", "fabric");
+        if (kind == "storage") LoadStorageProfile(ref, "", "storage");
+        if (kind == "frameworks") LoadFrameworkProfile(ref, "", "framework");
+      }) << kind << "/" << name;
+    }
+  }
+}
+
+TEST(HardwareProfileTest, DesignBriefProfilesExist) {
+  for (const char* p : {"gpus/h100-sxm-80g", "gpus/a100-sxm-80g", "gpus/h200-sxm-141g", "nodes/xe9680-h100", "nodes/dgx-h100",
+                        "nodes/dgx-a100", "fabrics/ndr-rail-optimized", "fabrics/hdr-fat-tree", "fabrics/roce-400g",
+                        "fabrics/roce-100g", "storage/powerscale-f710"}) {
+    EXPECT_TRUE(fs::exists(fs::path(DataDir()) / "hardware-profiles" / (std::string(p) + ".yaml"))) << p;
+  }
+}
+
+TEST(HardwareProfileTest, H100DatasheetFigures) {
+  const NodeProfile n = LoadNodeProfile(YAML::Node("xe9680-h100"), "", "node");
+  EXPECT_DOUBLE_EQ(n.gpu.PeakFlops(Precision::kBf16), 989e12);
+  EXPECT_DOUBLE_EQ(n.gpu.PeakFlops(Precision::kFp8), 1979e12);
+  EXPECT_EQ(n.gpus_per_node, 8);
+  EXPECT_EQ(n.nics_allowed, (std::vector<int>{4, 8}));
+  EXPECT_DOUBLE_EQ(n.nic_bytes_per_s, 50e9);
+}
+
+TEST(HardwareProfileTest, BadProfileNamesItsFileAndKey) {
+  const fs::path dir = fs::temp_directory_path() / "trainsim_profile_test";
+  fs::create_directories(dir);
+  const fs::path f = dir / "bad-fabric.yaml";
+  std::ofstream(f) << "name: bad\ntopology: rail-optimized\nlink_gbit_per_s: -400\n";
+  try {
+    LoadFabricProfile(YAML::Node(f.string()), "", "cluster.fabric");
+    FAIL() << "expected an error";
+  } catch (const InputException& e) {
+    EXPECT_EQ(e.error().ToString(), f.string() + ":3: link_gbit_per_s: must be positive, got -400");
+  }
+}
+
+}  // namespace
+}  // namespace trainsim

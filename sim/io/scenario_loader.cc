@@ -1,0 +1,224 @@
+#include "sim/io/scenario_loader.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+
+#include "sim/io/yaml_reader.h"
+#include "sim/io/profile_loader.h"
+#include "sim/io/model_loader.h"
+
+namespace trainsim {
+
+void SetDottedKey(YAML::Node& root, const std::string& dotted, const std::string& value) {
+  if (dotted.empty()) throw InputException(InputError{"--set", 0, "", "empty key in '=" + value + "'"});
+  YAML::Node parsed;
+  try {
+    parsed = YAML::Load(value);
+  } catch (const YAML::Exception& e) {
+    throw InputException(InputError{"--set", 0, dotted, "cannot parse value '" + value + "': " + e.msg});
+  }
+  // A scalar from the command line carries no mark, so messages about it say
+  // "--set" rather than a line of the value's own one-line document.
+  if (parsed.IsScalar()) parsed = YAML::Node(parsed.Scalar());
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = dotted.find('.', start);
+    parts.push_back(dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  // yaml-cpp's operator[] on a non-const node rebinds references, so walk
+  // with a copy of each child handle (they share the underlying memory).
+  std::vector<YAML::Node> chain{root};
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (parts[i].empty()) throw InputException(InputError{"--set", 0, dotted, "empty path component"});
+    YAML::Node cur = chain.back();
+    if (!cur.IsMap() && !cur.IsNull() && cur.IsDefined()) {
+      throw InputException(InputError{"--set", 0, dotted, "'" + parts[i - (i > 0)] + "' is not a mapping"});
+    }
+    YAML::Node next = cur[parts[i]];
+    if (!next.IsDefined() || next.IsNull()) {
+      cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
+      next = cur[parts[i]];
+    } else if (!next.IsMap()) {
+      throw InputException(InputError{"--set", 0, dotted, "'" + parts[i] + "' is not a mapping"});
+    }
+    chain.push_back(next);
+  }
+  YAML::Node parent = chain.back();
+  parent[parts.back()] = parsed;
+}
+
+void ApplyOverrides(YAML::Node& root, const std::vector<std::string>& overrides) {
+  if (overrides.empty()) return;
+  if (!root.IsMap()) throw InputException(InputError{"--set", 0, "", "the scenario is not a mapping of keys"});
+  for (const auto& o : overrides) {
+    const auto eq = o.find('=');
+    if (eq == std::string::npos) throw InputException(InputError{"--set", 0, o, "expected KEY=VALUE"});
+    SetDottedKey(root, o.substr(0, eq), o.substr(eq + 1));
+  }
+}
+
+namespace {
+
+std::string Str(long v) { return std::to_string(v); }
+
+Scenario Parse(const YAML::Node& root, const std::string& file) {
+  if (!root.IsMap()) YamlMap::FailAt(root, file, "", "a scenario must be a mapping of keys (name, cluster, model, parallelism, training)");
+  YamlMap top(root, file);
+  Scenario s;
+  s.source_file = file;
+  s.name = top.OptString("name").value_or("scenario");
+
+  // cluster
+  YamlMap c = top.Map("cluster");
+  s.node = LoadNodeProfile(c.Raw("node"), file, "cluster.node");
+  s.nodes = c.PositiveInt("nodes");
+  if (c.Has("nics_per_node")) {
+    const int nics = c.PositiveInt("nics_per_node");
+    if (std::find(s.node.nics_allowed.begin(), s.node.nics_allowed.end(), nics) == s.node.nics_allowed.end()) {
+      std::string allowed;
+      for (int a : s.node.nics_allowed) allowed += (allowed.empty() ? "" : ", ") + Str(a);
+      c.Fail("nics_per_node", "node '" + s.node.name + "' takes " + allowed + " NICs, not " + Str(nics));
+    }
+    s.node.nics_per_node = nics;
+  }
+  s.fabric = LoadFabricProfile(c.Raw("fabric"), file, "cluster.fabric");
+  if (c.Has("storage")) {
+    s.storage = LoadStorageProfile(c.Raw("storage"), file, "cluster.storage");
+    s.storage_nodes = c.PositiveInt("storage_nodes", s.storage->default_nodes);
+  } else if (c.Has("storage_nodes")) {
+    c.Fail("storage_nodes", "set cluster.storage (a storage profile) to use storage nodes");
+  }
+  c.Finish();
+
+  // model
+  s.model = ResolveModel(top.Raw("model"), file, "model");
+  if (root["model"].IsMap()) s.model.name = s.model.name == "custom" ? s.name : s.model.name;
+
+  // training (parsed before parallelism: data=auto and batch checks need it)
+  YamlMap t = top.Map("training");
+  s.training.seq_len = t.PositiveInt("seq_len");
+  s.training.global_batch = t.PositiveInt("global_batch");
+  s.training.micro_batch = t.PositiveInt("micro_batch", 1);
+  s.training.steps = t.PositiveInt("steps", 1);
+  const std::string prec = t.Choice("precision", {"bf16", "fp16", "fp8"}, "bf16");
+  s.training.precision = prec == "fp8" ? Precision::kFp8 : prec == "fp16" ? Precision::kFp16 : Precision::kBf16;
+  if (s.training.precision == Precision::kFp8 && !s.node.gpu.SupportsFp8()) {
+    t.Fail("precision", "GPU '" + s.node.gpu.name + "' has no fp8 tensor cores");
+  }
+  const std::string rc = t.Choice("recompute", {"none", "selective", "full"}, "none");
+  s.training.recompute = rc == "full" ? Recompute::kFull : rc == "selective" ? Recompute::kSelective : Recompute::kNone;
+  {
+    YAML::Node fw = t.Raw("framework");
+    if (fw.IsDefined() && !fw.IsNull()) {
+      s.framework = LoadFrameworkProfile(fw, file, "training.framework");
+    } else {
+      s.framework = LoadFrameworkProfile(YAML::Node(s.node.framework), s.node.source_file, "framework");
+    }
+    const FrameworkProfile& f = s.framework;
+    for (int sms : {f.nccl_overlap_sms, f.userbuffer_pipelined_sms, f.userbuffer_bulk_sms}) {
+      if (sms >= s.node.gpu.sms) {
+        t.Fail("framework", "framework '" + f.name + "' lets an overlapped collective hold " + std::to_string(sms) +
+                                " SMs but " + s.node.gpu.name + " has " + std::to_string(s.node.gpu.sms));
+      }
+    }
+  }
+  const std::string attn = t.Choice("attention", {"auto", "flash", "unfused"}, "auto");
+  s.training.attention = attn == "auto" ? s.framework.attention_kernel
+                         : attn == "flash" ? AttentionKernel::kFlash : AttentionKernel::kUnfused;
+  s.training.dropout = t.Has("dropout") ? t.NonNegativeDouble("dropout") : s.framework.dropout;
+  if (s.training.dropout >= 1) t.Fail("dropout", "must be below 1");
+
+  // parallelism
+  YamlMap p = top.Map("parallelism");
+  Parallelism& par = s.parallelism;
+  par.tensor = p.PositiveInt("tensor", 1);
+  par.pipeline = p.PositiveInt("pipeline", 1);
+  par.context = p.PositiveInt("context", 1);
+  par.virtual_stages = p.PositiveInt("virtual_stages", 1);
+  const int gpus = s.gpus();
+  const int tpc = par.tensor * par.pipeline * par.context;
+  YAML::Node data = p.Raw("data");
+  if (!data.IsDefined() || data.IsNull() || (data.IsScalar() && data.Scalar() == "auto")) {
+    if (gpus % tpc != 0) {
+      p.Fail("tensor", "tensor x pipeline x context = " + Str(tpc) + " does not divide the " + Str(gpus) + " GPUs");
+    }
+    par.data = gpus / tpc;
+  } else {
+    par.data = p.PositiveInt("data");
+    if (tpc * par.data != gpus) {
+      p.Fail("data", "tensor x pipeline x context x data = " + Str(tpc * par.data) + " but the cluster has " + Str(gpus) + " GPUs");
+    }
+  }
+  const FrameworkProfile& fw = s.framework;
+  par.sequence_parallel = p.Bool("sequence_parallel", fw.sequence_parallel && par.tensor > 1);
+  par.distributed_optimizer = p.Bool("distributed_optimizer", fw.distributed_optimizer);
+  par.overlap_grad_reduce = p.Bool("overlap_grad_reduce", fw.overlap_grad_reduce);
+  par.overlap_param_gather = p.Bool("overlap_param_gather", fw.overlap_param_gather);
+  par.tp_comm_overlap = p.Bool("tp_comm_overlap", fw.tp_comm_overlap && par.tensor > 1);
+  par.overlap_p2p = p.Bool("overlap_p2p", fw.overlap_p2p);
+  par.grad_reduce_bytes = fw.grad_reduce_bytes;
+
+  if (par.sequence_parallel && par.tensor == 1) par.sequence_parallel = false;  // nothing to split
+  if (auto e = CheckParallelism(s)) {
+    // Place the error at the key in the file (or at its section when the key took a default).
+    const std::string key = e->key.substr(e->key.find('.') + 1);
+    if (e->key.rfind("training.", 0) == 0) t.Fail(key, e->message);
+    p.Fail(key, e->message);
+  }
+  p.Finish();
+  t.Finish();
+
+  if (auto ck = top.OptMap("checkpoint")) {
+    s.checkpoint.every_steps = ck->NonNegativeInt("every_steps", 0);
+    s.checkpoint.contents = ck->Choice("contents", {"full", "weights"}, "full") == "weights" ? CheckpointContents::kWeights : CheckpointContents::kFull;
+    s.checkpoint.mode = ck->Choice("mode", {"sync", "async"}, "sync") == "async" ? CheckpointMode::kAsync : CheckpointMode::kSync;
+    if (s.checkpoint.every_steps > 0 && !s.storage) ck->Fail("every_steps", "checkpoints need cluster.storage");
+    ck->Finish();
+  }
+  if (auto d = top.OptMap("data")) {
+    s.data.bytes_per_token = d->PositiveDouble("bytes_per_token", 4);
+    d->Finish();
+  }
+  if (auto f = top.OptMap("failures")) {
+    s.failures.node_mtbf_hours = f->NonNegativeDouble("node_mtbf_hours", 0);
+    s.failures.restart_s = f->NonNegativeDouble("restart_minutes", 10) * 60;
+    f->Finish();
+  }
+  if (auto co = top.OptMap("cost")) {
+    s.cost.node_hour_usd = co->NonNegativeDouble("node_hour_usd", 0);
+    if (co->Has("storage_node_hour_usd")) s.cost.storage_node_hour_usd = co->NonNegativeDouble("storage_node_hour_usd");
+    co->Finish();
+  }
+  top.Finish();
+  return s;
+}
+
+}  // namespace
+
+Expected<Scenario> ParseScenario(const YAML::Node& root, const std::string& file) {
+  try {
+    return Parse(root, file);
+  } catch (const InputException& e) {
+    return e.error();
+  } catch (const YAML::Exception& e) {
+    return InputError{file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", std::string("malformed YAML: ") + e.msg};
+  }
+}
+
+Expected<Scenario> LoadScenario(const std::string& file, const std::vector<std::string>& overrides) {
+  try {
+    YAML::Node root = LoadYamlFile(file);
+    ApplyOverrides(root, overrides);
+    return ParseScenario(root, file);
+  } catch (const InputException& e) {
+    return e.error();
+  } catch (const YAML::Exception& e) {
+    return InputError{file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", std::string("malformed YAML: ") + e.msg};
+  }
+}
+
+}  // namespace trainsim

@@ -1,0 +1,162 @@
+#include "sim/core/scenario.h"
+#include "sim/io/scenario_loader.h"
+
+#include <cctype>
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+namespace trainsim {
+namespace {
+
+const char* kBase = R"(name: t
+cluster:
+  node: xe9680-h100
+  nodes: 4
+  fabric: ndr-rail-optimized
+model: llama2-70b
+parallelism:
+  tensor: 4
+  pipeline: 4
+training:
+  seq_len: 4096
+  global_batch: 128
+)";
+
+Expected<Scenario> ParseText(const std::string& text, const std::vector<std::string>& sets = {}) {
+  YAML::Node root = YAML::Load(text);
+  ApplyOverrides(root, sets);
+  return ParseScenario(root, "s.yaml");
+}
+
+TEST(ScenarioTest, LoadsCatalogueModelAndResolvesDataParallel) {
+  auto s = ParseText(kBase);
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  EXPECT_EQ(s->gpus(), 32);
+  EXPECT_EQ(s->parallelism.data, 2);
+  EXPECT_EQ(s->model.layers, 80);
+  EXPECT_TRUE(s->parallelism.sequence_parallel);
+  EXPECT_EQ(s->node.nics_per_node, 8);
+}
+
+TEST(ScenarioTest, OverrideSetsNestedKey) {
+  auto s = ParseText(kBase, {"cluster.nics_per_node=4", "parallelism.tensor=8"});
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  EXPECT_EQ(s->node.nics_per_node, 4);
+  EXPECT_EQ(s->parallelism.tensor, 8);
+  EXPECT_EQ(s->parallelism.data, 1);
+}
+
+TEST(ScenarioTest, FrameworkOverlapSmsMustLeaveSmsForCompute) {
+  auto s = ParseText(kBase, {"training.framework=" + std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/framework-too-many-sms.yaml"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().ToString().find("training.framework: framework 'too-many-sms' lets an overlapped collective hold 400 SMs"),
+            std::string::npos) << s.error().ToString();
+}
+
+TEST(ScenarioTest, UnknownKeySuggestsClosest) {
+  auto s = ParseText(std::string(kBase) + "trainig:\n  steps: 3\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().ToString(), "s.yaml:13: trainig: unknown key (did you mean 'training'?)");
+}
+
+}  // namespace
+}  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// Each kind of bad input gets one line naming file, line and key.
+struct BadInput {
+  const char* what;
+  std::vector<std::string> sets;
+  const char* expected;
+};
+
+class ScenarioErrorTest : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(ScenarioErrorTest, GivesOneLineError) {
+  const BadInput& b = GetParam();
+  auto s = ParseText(kBase, b.sets);
+  ASSERT_FALSE(s.ok()) << b.what;
+  const std::string msg = s.error().ToString();
+  EXPECT_EQ(msg.find('\n'), std::string::npos);
+  EXPECT_EQ(msg, b.expected) << b.what;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BadInputs, ScenarioErrorTest,
+    ::testing::Values(
+        BadInput{"negative nodes", {"cluster.nodes=-4"}, "--set: cluster.nodes: must be positive, got -4"},
+        BadInput{"zero seq", {"training.seq_len=0"}, "--set: training.seq_len: must be positive, got 0"},
+        BadInput{"wrong type", {"training.global_batch=lots"}, "--set: training.global_batch: expected a number, got 'lots'"},
+        BadInput{"fraction", {"parallelism.tensor=2.5"}, "--set: parallelism.tensor: expected a whole number, got 2.5"},
+        BadInput{"tp does not divide gpus", {"parallelism.tensor=3"}, "--set: parallelism.tensor: tensor x pipeline x context = 12 does not divide the 32 GPUs"},
+        BadInput{"explicit data mismatch", {"parallelism.data=4"}, "--set: parallelism.data: tensor x pipeline x context x data = 64 but the cluster has 32 GPUs"},
+        BadInput{"pp does not divide layers", {"parallelism.pipeline=8", "parallelism.tensor=2", "parallelism.virtual_stages=3"},
+                 "--set: parallelism.virtual_stages: pipeline x virtual_stages = 24 does not divide the 80 layers"},
+        BadInput{"tp does not divide heads", {"model=llama2-13b", "parallelism.tensor=16", "parallelism.pipeline=2", "cluster.nodes=4"},
+                 "--set: parallelism.tensor: tensor 16 does not divide the 40 attention heads"},
+        BadInput{"batch not divisible", {"training.global_batch=127"}, "--set: training.global_batch: global_batch 127 is not divisible by micro_batch x data = 1 x 2"},
+        BadInput{"unknown model", {"model=llama2-71b"}, "--set: model: unknown model 'llama2-71b' (did you mean 'llama2-70b'?); catalogue: models/catalogue/, or give a path"},
+        BadInput{"unknown node", {"cluster.node=xe9680"}, "--set: cluster.node: unknown node profile 'xe9680' (did you mean 'xe9680-h100'?); known: dgx-a100, dgx-h100, xe9680-h100, xe9680-h200"},
+        BadInput{"nics not allowed", {"cluster.nics_per_node=6"}, "--set: cluster.nics_per_node: node 'xe9680-h100' takes 4, 8 NICs, not 6"},
+        BadInput{"bad choice", {"training.precision=fp4"}, "--set: training.precision: 'fp4' is not one of: bf16, fp16, fp8 (did you mean 'fp8'?)"},
+        BadInput{"fp8 on a100", {"cluster.node=dgx-a100", "cluster.fabric=hdr-fat-tree", "training.precision=fp8"},
+                 "--set: training.precision: GPU 'a100-sxm-80g' has no fp8 tensor cores"},
+        BadInput{"unknown nested key", {"training.seqlen=4"}, "--set: training.seqlen: unknown key (did you mean 'seq_len'?)"},
+        BadInput{"checkpoint without storage", {"checkpoint.every_steps=10"}, "--set: checkpoint.every_steps: checkpoints need cluster.storage"}),
+    // Test names from `what` ("unknown node" -> unknown_node), not the parameter's bytes.
+    [](const ::testing::TestParamInfo<BadInput>& info) {
+      std::string name = info.param.what;
+      for (char& c : name) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      return name;
+    });
+
+TEST(ScenarioTest, MalformedYamlNamesLine) {
+  auto s = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/malformed.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().ToString().rfind(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/malformed.yaml:5: malformed YAML", 0), 0u)
+      << s.error().ToString();
+}
+
+TEST(ScenarioTest, MissingFileIsAnError) {
+  auto s = LoadScenario("/nonexistent/scenario.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().ToString(), "/nonexistent/scenario.yaml: cannot open file");
+}
+
+TEST(ScenarioTest, EveryExampleLoads) {
+  for (const char* n : {"llama2-7b-1n-8nic", "llama2-70b-4n-8nic", "llama2-70b-16n-4nic"}) {
+    auto s = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/examples/reference-design/" + n + ".yaml");
+    EXPECT_TRUE(s.ok()) << n << ": " << s.error().ToString();
+  }
+}
+
+TEST(ScenarioTest, HuggingFaceConfigByPath) {
+  auto s = ParseText(kBase, {"model=" + std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/llama-2-7b-hf-config.json",
+                             "parallelism.pipeline=1", "parallelism.tensor=1"});
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  EXPECT_EQ(s->model.layers, 32);
+  EXPECT_EQ(s->model.hidden, 4096);
+  EXPECT_EQ(s->model.ffn_hidden, 11008);
+  EXPECT_EQ(s->model.kv_heads, 32);
+  EXPECT_EQ(s->model.activation, Activation::kSwiGlu);
+  EXPECT_EQ(s->model.norm, NormKind::kRmsNorm);
+  EXPECT_FALSE(s->model.tied_embeddings);
+}
+
+TEST(ScenarioTest, FrameworkDefaultsComeFromTheNodeAndCanBeOverridden) {
+  auto s = ParseText(kBase);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->framework.name, "megatron-core-2024");
+  EXPECT_TRUE(s->parallelism.overlap_grad_reduce);
+  auto o = ParseText(kBase, {"training.framework=megatron-lm-2022", "parallelism.overlap_grad_reduce=true"});
+  ASSERT_TRUE(o.ok()) << o.error().ToString();
+  EXPECT_EQ(o->training.attention, AttentionKernel::kUnfused);
+  EXPECT_FALSE(o->parallelism.distributed_optimizer);
+  EXPECT_TRUE(o->parallelism.overlap_grad_reduce);
+}
+
+}  // namespace
+}  // namespace trainsim

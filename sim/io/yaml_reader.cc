@@ -1,0 +1,248 @@
+#include "sim/io/yaml_reader.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "sim/core/error.h"
+
+namespace trainsim {
+namespace {
+
+int LineOf(const YAML::Node& node) {
+  if (!node.IsDefined() || node.IsNull()) {
+    // A null node still has a mark when it came from a file.
+  }
+  const YAML::Mark m = node.Mark();
+  return m.line >= 0 ? m.line + 1 : 0;
+}
+
+std::string Describe(const YAML::Node& n) {
+  if (!n.IsDefined()) return "nothing";
+  switch (n.Type()) {
+    case YAML::NodeType::Null: return "null";
+    case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a mapping";
+    default: return "nothing";
+  }
+}
+
+}  // namespace
+
+YamlMap::YamlMap(YAML::Node node, std::string file, std::string prefix)
+    : node_(std::move(node)), file_(std::move(file)), prefix_(std::move(prefix)) {
+  if (node_.IsDefined() && !node_.IsNull() && !node_.IsMap()) {
+    FailAt(node_, file_, prefix_, "expected a mapping of keys, got " + Describe(node_));
+  }
+}
+
+void YamlMap::FailAt(const YAML::Node& node, const std::string& file, const std::string& key,
+                     const std::string& message) {
+  const int line = LineOf(node);
+  // Nodes without a mark were created by a command-line override.
+  throw InputException(InputError{line > 0 ? file : std::string("--set"), line, key, message});
+}
+
+void YamlMap::Fail(const std::string& key, const std::string& message) const {
+  YAML::Node at = node_;
+  if (node_.IsMap() && node_[key].IsDefined()) at = node_[key];
+  const int line = LineOf(at);
+  if (line == 0 && LineOf(node_) > 0 && !(node_.IsMap() && node_[key].IsDefined())) {
+    throw InputException(InputError{file_, LineOf(node_), Path(key), message});
+  }
+  FailAt(at, file_, Path(key), message);
+}
+
+bool YamlMap::Has(const std::string& key) {
+  known_.insert(key);
+  return node_.IsMap() && node_[key].IsDefined() && !node_[key].IsNull();
+}
+
+void YamlMap::Allow(const std::string& key) { known_.insert(key); }
+
+YAML::Node YamlMap::Get(const std::string& key) {
+  known_.insert(key);
+  if (!node_.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  return node_[key];
+}
+
+YAML::Node YamlMap::Raw(const std::string& key) { return Get(key); }
+
+std::string YamlMap::String(const std::string& key) {
+  auto v = OptString(key);
+  if (!v) Fail(key, "missing required key");
+  return *v;
+}
+
+std::optional<std::string> YamlMap::OptString(const std::string& key) {
+  YAML::Node n = Get(key);
+  if (!n.IsDefined() || n.IsNull()) return std::nullopt;
+  if (!n.IsScalar()) Fail(key, "expected a string, got " + Describe(n));
+  return n.Scalar();
+}
+
+std::string YamlMap::Choice(const std::string& key, const std::vector<std::string>& choices,
+                            const std::optional<std::string>& fallback) {
+  auto v = OptString(key);
+  if (!v) {
+    if (fallback) return *fallback;
+    Fail(key, "missing required key");
+  }
+  if (std::find(choices.begin(), choices.end(), *v) == choices.end()) {
+    std::string list;
+    for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+    std::string hint = ClosestMatch(*v, choices);
+    Fail(key, "'" + *v + "' is not one of: " + list + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+  }
+  return *v;
+}
+
+double YamlMap::Number(const std::string& key) {
+  YAML::Node n = Get(key);
+  if (!n.IsScalar()) Fail(key, "expected a number, got " + Describe(n));
+  const std::string& s = n.Scalar();
+  double v = 0;
+  try {
+    size_t used = 0;
+    v = std::stod(s, &used);
+    if (used != s.size()) throw std::invalid_argument(s);
+  } catch (const std::exception&) {
+    Fail(key, "expected a number, got '" + s + "'");
+  }
+  if (!std::isfinite(v)) Fail(key, "expected a finite number, got '" + s + "'");
+  return v;
+}
+
+int YamlMap::PositiveInt(const std::string& key, std::optional<int> fallback) {
+  if (!Has(key)) {
+    if (fallback) return *fallback;
+    Fail(key, "missing required key");
+  }
+  const double v = Number(key);
+  if (v != std::floor(v)) Fail(key, "expected a whole number, got " + node_[key].Scalar());
+  if (v <= 0) Fail(key, "must be positive, got " + node_[key].Scalar());
+  if (v > 1e9) Fail(key, "implausibly large: " + node_[key].Scalar());
+  return static_cast<int>(v);
+}
+
+int YamlMap::NonNegativeInt(const std::string& key, std::optional<int> fallback) {
+  if (!Has(key)) {
+    if (fallback) return *fallback;
+    Fail(key, "missing required key");
+  }
+  const double v = Number(key);
+  if (v != std::floor(v)) Fail(key, "expected a whole number, got " + node_[key].Scalar());
+  if (v < 0) Fail(key, "must not be negative, got " + node_[key].Scalar());
+  if (v > 1e9) Fail(key, "implausibly large: " + node_[key].Scalar());
+  return static_cast<int>(v);
+}
+
+double YamlMap::PositiveDouble(const std::string& key, std::optional<double> fallback) {
+  if (!Has(key)) {
+    if (fallback) return *fallback;
+    Fail(key, "missing required key");
+  }
+  const double v = Number(key);
+  if (v <= 0) Fail(key, "must be positive, got " + node_[key].Scalar());
+  return v;
+}
+
+double YamlMap::NonNegativeDouble(const std::string& key, std::optional<double> fallback) {
+  if (!Has(key)) {
+    if (fallback) return *fallback;
+    Fail(key, "missing required key");
+  }
+  const double v = Number(key);
+  if (v < 0) Fail(key, "must not be negative, got " + node_[key].Scalar());
+  return v;
+}
+
+double YamlMap::Fraction(const std::string& key, std::optional<double> fallback) {
+  if (!Has(key)) {
+    if (fallback) return *fallback;
+    Fail(key, "missing required key");
+  }
+  const double v = Number(key);
+  if (v <= 0 || v > 1) Fail(key, "must be a fraction in (0, 1], got " + node_[key].Scalar());
+  return v;
+}
+
+bool YamlMap::Bool(const std::string& key, std::optional<bool> fallback) {
+  if (!Has(key)) {
+    if (fallback) return *fallback;
+    Fail(key, "missing required key");
+  }
+  YAML::Node n = Get(key);
+  const std::string s = n.IsScalar() ? n.Scalar() : "";
+  if (s == "true" || s == "True" || s == "yes" || s == "on") return true;
+  if (s == "false" || s == "False" || s == "no" || s == "off") return false;
+  Fail(key, "expected true or false, got " + Describe(n));
+}
+
+std::optional<YamlMap> YamlMap::OptMap(const std::string& key) {
+  YAML::Node n = Get(key);
+  if (!n.IsDefined() || n.IsNull()) return std::nullopt;
+  if (!n.IsMap()) Fail(key, "expected a mapping of keys, got " + Describe(n));
+  return YamlMap(n, file_, Path(key));
+}
+
+YamlMap YamlMap::Map(const std::string& key) {
+  auto m = OptMap(key);
+  if (!m) Fail(key, "missing required section");
+  return *m;
+}
+
+void YamlMap::Finish() {
+  if (!node_.IsMap()) return;
+  std::vector<std::string> known(known_.begin(), known_.end());
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    const std::string k = it->first.IsScalar() ? it->first.Scalar() : "?";
+    if (known_.count(k)) continue;
+    const std::string hint = ClosestMatch(k, known);
+    const int line = LineOf(it->first);
+    throw InputException(InputError{line > 0 ? file_ : std::string("--set"), line, Path(k),
+                                    "unknown key" + (hint.empty() ? std::string() : " (did you mean '" + hint + "'?)")});
+  }
+}
+
+std::string ClosestMatch(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;
+  // A truncated name ("xe9680" for "xe9680-h100") is the likeliest slip.
+  for (const auto& c : candidates) {
+    if (word.size() >= 3 && c.rfind(word, 0) == 0) return c;
+  }
+  for (const auto& c : candidates) {
+    std::vector<size_t> prev(c.size() + 1), cur(c.size() + 1);
+    for (size_t j = 0; j <= c.size(); ++j) prev[j] = j;
+    for (size_t i = 1; i <= word.size(); ++i) {
+      cur[0] = i;
+      for (size_t j = 1; j <= c.size(); ++j) {
+        const size_t sub = prev[j - 1] + (std::tolower(word[i - 1]) == std::tolower(c[j - 1]) ? 0 : 1);
+        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+      }
+      std::swap(prev, cur);
+    }
+    if (prev[c.size()] < best_d) {
+      best_d = prev[c.size()];
+      best = c;
+    }
+  }
+  return best;
+}
+
+YAML::Node LoadYamlFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputException(InputError{path, 0, "", "cannot open file"});
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    return YAML::Load(ss.str());
+  } catch (const YAML::Exception& e) {
+    throw InputException(InputError{path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "malformed YAML: " + e.msg});
+  }
+}
+
+}  // namespace trainsim

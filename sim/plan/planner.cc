@@ -1,0 +1,427 @@
+#include "sim/plan/planner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "models/memory_model.h"
+#include "models/workload.h"
+#include "sim/io/json_writer.h"
+#include "sim/io/result_writer.h"
+
+namespace trainsim {
+
+namespace {
+
+std::string Str(long v) { return std::to_string(v); }
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+double Objective(const SimulationResult& r, PlanObjective o) {
+  return o == PlanObjective::kCost ? r.run.cost_usd : r.step_time_s;
+}
+
+std::vector<int> PowersOfTwoUpTo(int n) {
+  std::vector<int> v;
+  for (int x = 1; x <= n; x *= 2) v.push_back(x);
+  return v;
+}
+
+std::vector<int> Divisors(int n) {
+  std::vector<int> v;
+  for (int d = 1; d <= n; ++d) {
+    if (n % d == 0) v.push_back(d);
+  }
+  return v;
+}
+
+}  // namespace
+
+std::string Describe(const PlanConfig& c) {
+  std::string s = "TP" + Str(c.tensor) + " PP" + Str(c.pipeline) + " VP" + Str(c.virtual_stages) + " CP" + Str(c.context) +
+                  " DP" + Str(c.data) + " mb" + Str(c.micro_batch) + " recompute=" + ToString(c.recompute);
+  if (c.sequence_parallel) s += " SP";
+  if (c.distributed_optimizer) s += " DO";
+  return s;
+}
+
+PlanConfig ConfigOf(const Scenario& s) {
+  const Parallelism& p = s.parallelism;
+  PlanConfig c;
+  c.tensor = p.tensor;
+  c.pipeline = p.pipeline;
+  c.virtual_stages = p.virtual_stages;
+  c.context = p.context;
+  c.data = p.data;
+  c.sequence_parallel = p.sequence_parallel;
+  c.distributed_optimizer = p.distributed_optimizer;
+  c.micro_batch = s.training.micro_batch;
+  c.recompute = s.training.recompute;
+  return c;
+}
+
+void ApplyConfig(Scenario& s, const PlanConfig& c) {
+  Parallelism& p = s.parallelism;
+  // The parser's default: TP communication overlap as the framework does it, only with TP.
+  const bool tp_overlap = (p.tensor > 1 ? p.tp_comm_overlap : s.framework.tp_comm_overlap) && c.tensor > 1;
+  p.tensor = c.tensor;
+  p.pipeline = c.pipeline;
+  p.virtual_stages = c.virtual_stages;
+  p.context = c.context;
+  p.data = c.data;
+  p.sequence_parallel = c.sequence_parallel && c.tensor > 1;
+  p.distributed_optimizer = c.distributed_optimizer;
+  p.tp_comm_overlap = tp_overlap;
+  s.training.micro_batch = c.micro_batch;
+  s.training.recompute = c.recompute;
+}
+
+namespace {
+
+// Divisibility, then memory, then the analytical timing. Returns the result,
+// or fills `rej` and returns nullopt.
+std::optional<SimulationResult> Evaluate(Scenario& s, const PlanConfig& c, bool tp_overlap, PlanRejection& rej) {
+  ApplyConfig(s, c);
+  s.parallelism.tp_comm_overlap = tp_overlap && c.tensor > 1;
+  rej.config = c;
+  if (auto e = CheckParallelism(s)) {
+    rej.category = "divisibility";
+    rej.reason = e->key + ": " + e->message;
+    return std::nullopt;
+  }
+  const MemoryReport mem = EstimateMemory(s, BuildWorkload(s));
+  if (!mem.fits) {
+    rej.category = "memory";
+    rej.reason = "does not fit in GPU memory: " + mem.reason;
+    return std::nullopt;
+  }
+  SimulationResult r = Simulate(s, SimulateOptions{Fidelity::kAnalytical, false});
+  if (!r.error.empty()) {
+    rej.category = r.memory.fits ? "simulation" : "memory";
+    rej.reason = r.error;
+    return std::nullopt;
+  }
+  return r;
+}
+
+// A family: the configurations sharing tensor, pipeline and context.
+using FamilyKey = std::tuple<int, int, int>;
+struct Family {
+  long feasible = 0;
+  std::optional<PlanRejection> representative;
+  int rep_score = -1;  // how close the representative is to the least demanding member
+};
+
+// Least demanding in memory: full recompute, micro batch 1, no interleaving, SP and DO on.
+int LeastDemandingScore(const PlanConfig& c) {
+  return (c.recompute == Recompute::kFull) * 8 + (c.micro_batch == 1) * 4 + (c.virtual_stages == 1) * 2 +
+         (c.distributed_optimizer ? 1 : 0);
+}
+
+}  // namespace
+
+PlanReport Plan(const Scenario& base, const PlanOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  PlanReport rep;
+  rep.objective = options.objective;
+  rep.baseline_config = ConfigOf(base);
+  Scenario s = base;
+  const int gpus = base.gpus();
+  const int layers = base.model.layers;
+  const int max_tp = std::min(gpus, options.max_tensor > 0 ? options.max_tensor : base.node.gpus_per_node);
+  // Feasible configurations keep only what ranks them (full results are large
+  // to copy around); the top K are evaluated again for their full results.
+  struct Scored {
+    PlanConfig config;
+    double objective;
+    double step_time_s;
+  };
+  std::vector<Scored> feasible;
+  std::map<FamilyKey, Family> families;
+  // The scenario's TP communication overlap (or the framework's, when it has no TP) for every TP > 1.
+  const bool tp_overlap = base.parallelism.tensor > 1 ? base.parallelism.tp_comm_overlap : base.framework.tp_comm_overlap;
+  auto apply = [&](Scenario& x, const PlanConfig& c) {
+    ApplyConfig(x, c);
+    x.parallelism.tp_comm_overlap = tp_overlap && c.tensor > 1;
+  };
+
+  auto consider = [&](const PlanConfig& c) {
+    ++rep.searched;
+    PlanRejection rej;
+    Family& fam = families[{c.tensor, c.pipeline, c.context}];
+    if (auto r = Evaluate(s, c, tp_overlap, rej)) {
+      ++fam.feasible;
+      feasible.push_back({c, Objective(*r, options.objective), r->step_time_s});
+      return;
+    }
+    if (rej.category == "divisibility") ++rep.rejected_divisibility;
+    else if (rej.category == "memory") ++rep.rejected_memory;
+    else ++rep.rejected_other;
+    const int score = LeastDemandingScore(c);
+    if (score > fam.rep_score) {
+      fam.rep_score = score;
+      fam.representative = std::move(rej);
+    }
+  };
+
+  for (int tp : PowersOfTwoUpTo(max_tp)) {
+    for (int cp : PowersOfTwoUpTo(std::min(options.max_context, gpus / tp))) {
+      if (gpus % (tp * cp) != 0) continue;
+      for (int pp : Divisors(gpus / (tp * cp))) {
+        if (pp > layers) break;
+        const int dp = gpus / (tp * cp * pp);
+        std::vector<int> vps{1};
+        if (pp > 1 && layers % pp == 0) {
+          for (int v : Divisors(layers / pp)) {
+            if (v > 1) vps.push_back(v);
+          }
+        }
+        const int per_replica = base.training.global_batch / dp;  // sequences per data-parallel rank
+        std::vector<int> mbs;
+        for (int mb : PowersOfTwoUpTo(options.max_micro_batch)) {
+          if (mb <= std::max(1, per_replica)) mbs.push_back(mb);
+        }
+        for (int vp : vps) {
+          for (int mb : mbs) {
+            for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+              for (bool sp : tp > 1 ? std::vector<bool>{true, false} : std::vector<bool>{false}) {
+                for (bool dopt : dp * cp > 1 ? std::vector<bool>{true, false} : std::vector<bool>{base.parallelism.distributed_optimizer}) {
+                  PlanConfig c;
+                  c.tensor = tp;
+                  c.pipeline = pp;
+                  c.virtual_stages = vp;
+                  c.context = cp;
+                  c.data = dp;
+                  c.sequence_parallel = sp;
+                  c.distributed_optimizer = dopt;
+                  c.micro_batch = mb;
+                  c.recompute = rc;
+                  consider(c);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  rep.feasible = long(feasible.size());
+  auto better = [](const Scored& a, const Scored& b) {
+    if (a.objective != b.objective) return a.objective < b.objective;
+    return a.step_time_s < b.step_time_s;
+  };
+  std::stable_sort(feasible.begin(), feasible.end(), better);
+
+  // The scenario's own settings, wherever they fall.
+  {
+    PlanRejection rej;
+    Scenario b = base;
+    PlanConfig bc = rep.baseline_config;
+    if (auto r = Evaluate(b, bc, tp_overlap, rej)) {
+      PlanCandidate cand;
+      cand.config = bc;
+      cand.objective = Objective(*r, options.objective);
+      cand.analytical = *r;
+      cand.result = *r;
+      const Scored mine{bc, cand.objective, r->step_time_s};
+      rep.baseline_rank = 1 + int(std::count_if(feasible.begin(), feasible.end(),
+                                                [&](const Scored& f) { return better(f, mine); }));
+      rep.baseline = std::move(cand);
+    } else {
+      rep.baseline_rejection = rej;
+    }
+  }
+  for (auto& [key, fam] : families) {
+    if (fam.feasible == 0 && fam.representative) rep.rejected.push_back(*fam.representative);
+  }
+  rep.search_s = std::chrono::duration<double>(Clock::now() - t0).count();
+
+  // Re-check the top K (and the baseline) at the re-check fidelity, and re-rank.
+  const auto t1 = Clock::now();
+  const size_t k = std::min(feasible.size(), size_t(std::max(1, options.top_k)));
+  std::vector<PlanCandidate> top;
+  for (size_t i = 0; i < k; ++i) {
+    PlanCandidate c;
+    c.config = feasible[i].config;
+    c.objective = feasible[i].objective;
+    PlanRejection unused;
+    c.analytical = *Evaluate(s, c.config, tp_overlap, unused);  // feasible: evaluated before
+    top.push_back(std::move(c));
+  }
+  SimulateOptions recheck{options.recheck_fidelity, false};
+  for (auto& c : top) {
+    if (options.recheck_fidelity == Fidelity::kAnalytical) {
+      c.result = c.analytical;
+      continue;
+    }
+    apply(s, c.config);
+    c.result = Simulate(s, recheck);
+    c.objective = c.result.error.empty() ? Objective(c.result, options.objective) : INFINITY;
+  }
+  std::stable_sort(top.begin(), top.end(),
+                   [](const PlanCandidate& a, const PlanCandidate& b) { return a.objective < b.objective; });
+  if (rep.baseline && options.recheck_fidelity != Fidelity::kAnalytical) {
+    apply(s, rep.baseline->config);
+    rep.baseline->result = Simulate(s, recheck);
+    rep.baseline->objective = rep.baseline->result.error.empty() ? Objective(rep.baseline->result, options.objective) : INFINITY;
+  }
+  rep.candidates = std::move(top);
+  rep.recheck_s = std::chrono::duration<double>(Clock::now() - t1).count();
+  return rep;
+}
+
+std::string ExplainDifference(const SimulationResult& best, const SimulationResult& other) {
+  const StepBreakdown& a = best.breakdown;
+  const StepBreakdown& b = other.breakdown;
+  std::vector<std::pair<double, std::string>> parts = {
+      {b.compute_s - a.compute_s, "compute"},
+      {b.exposed_communication_s - a.exposed_communication_s, "exposed communication"},
+      {b.pipeline_bubble_s - a.pipeline_bubble_s, "pipeline bubble"},
+      {b.optimizer_s - a.optimizer_s, "optimizer"},
+      {b.data_stall_s - a.data_stall_s, "data stall"}};
+  std::stable_sort(parts.begin(), parts.end(), [](const auto& x, const auto& y) { return std::fabs(x.first) > std::fabs(y.first); });
+  const double floor = 0.001 * std::max(best.step_time_s, 1e-12);  // below 0.1% of a step: noise
+  std::string out;
+  for (const auto& [d, name] : parts) {
+    if (std::fabs(d) < floor) continue;
+    out += (out.empty() ? "" : ", ") + Fmt(d >= 0 ? "+%.3f s " : "%.3f s ", d) + name;
+  }
+  return out.empty() ? "no component differs by more than 0.1% of a step" : out;
+}
+
+namespace {
+
+std::string Row(int rank, const PlanCandidate& c, bool show_recheck) {
+  const PlanConfig& k = c.config;
+  char buf[320];
+  std::snprintf(buf, sizeof buf, "%4s %3d %3d %3d %3d %4d %3d %-10s %-3s %-3s %9.4f", rank > 0 ? ("#" + Str(rank)).c_str() : "you",
+                k.tensor, k.pipeline, k.virtual_stages, k.context, k.data, k.micro_batch, ToString(k.recompute).c_str(),
+                k.sequence_parallel ? "on" : "off", k.distributed_optimizer ? "on" : "off", c.analytical.step_time_s);
+  std::string s = buf;
+  if (show_recheck) s += c.result.error.empty() ? Fmt(" %9.4f", c.result.step_time_s) : "    failed";
+  const SimulationResult& r = show_recheck && c.result.error.empty() ? c.result : c.analytical;
+  s += Fmt(" %8.0f", r.tokens_per_s_per_gpu) + Fmt(" %5.1f%%", 100 * r.mfu) + Fmt(" %7.1f", r.memory.peak_gib_per_gpu) +
+       Fmt(" %10.0f", r.run.cost_usd);
+  return s + "\n";
+}
+
+void ConfigJson(std::string& o, const PlanConfig& c) {
+  o += "\"parallelism\":{\"tensor\":" + Str(c.tensor) + ",\"pipeline\":" + Str(c.pipeline) + ",\"context\":" + Str(c.context) +
+       ",\"data\":" + Str(c.data) + ",\"virtual_stages\":" + Str(c.virtual_stages) +
+       ",\"sequence_parallel\":" + (c.sequence_parallel ? "true" : "false") +
+       ",\"distributed_optimizer\":" + (c.distributed_optimizer ? "true" : "false") + "},";
+  o += "\"training\":{\"micro_batch\":" + Str(c.micro_batch) + ",\"recompute\":" + JsonWriter::Quote(ToString(c.recompute)) + "}";
+}
+
+std::string ResultJson(const SimulationResult& r) {
+  std::string j = ToJson(r, false);
+  while (!j.empty() && j.back() == '\n') j.pop_back();
+  return j;
+}
+
+}  // namespace
+
+std::string PlanToText(const PlanReport& r) {
+  std::ostringstream o;
+  const bool recheck = !r.candidates.empty() && r.candidates[0].result.fidelity != r.candidates[0].analytical.fidelity;
+  o << "searched " << r.searched << " configurations in " << Fmt("%.3f s", r.search_s) << " ("
+    << Fmt("%.0f per second", r.search_s > 0 ? r.searched / r.search_s : 0.0) << "): " << r.feasible << " feasible, "
+    << r.rejected_divisibility << " fail divisibility, " << r.rejected_memory << " do not fit in memory";
+  if (r.rejected_other) o << ", " << r.rejected_other << " failed otherwise";
+  o << "\n";
+  if (r.candidates.empty()) {
+    o << "no configuration fits this model, cluster and global batch\n";
+  } else {
+    o << "ranked by " << (r.objective == PlanObjective::kCost ? "run cost" : "step time") << " (analytical)";
+    if (recheck) o << ", top " << r.candidates.size() << " re-checked with the " << r.candidates[0].result.fidelity
+                   << Fmt(" (%.2f s)", r.recheck_s);
+    o << "\n";
+    o << "rank  TP  PP  VP  CP   DP  mb recompute  SP  DO  step(an.)";
+    if (recheck) o << " step(" << r.candidates[0].result.fidelity << ")";
+    o << "  tok/s/GPU   MFU  GiB/GPU   cost USD\n";
+    for (size_t i = 0; i < r.candidates.size(); ++i) o << Row(int(i + 1), r.candidates[i], recheck);
+    if (r.baseline) {
+      o << Row(0, *r.baseline, recheck);
+    }
+    const PlanCandidate& best = r.candidates[0];
+    const SimulationResult& bres = recheck && best.result.error.empty() ? best.result : best.analytical;
+    o << "\nbest: " << Describe(best.config) << Fmt(": %.4f s per step", bres.step_time_s)
+      << Fmt(", %.1f%% MFU", 100 * bres.mfu) << Fmt(", %.1f GiB per GPU", bres.memory.peak_gib_per_gpu) << "\n";
+    o << "  compute " << Fmt("%.3f s", bres.breakdown.compute_s) << ", exposed communication "
+      << Fmt("%.3f s", bres.breakdown.exposed_communication_s) << ", pipeline bubble " << Fmt("%.3f s", bres.breakdown.pipeline_bubble_s)
+      << ", optimizer " << Fmt("%.3f s", bres.breakdown.optimizer_s) << "\n";
+    o << "why it beats the runners-up (their extra time per step):\n";
+    for (size_t i = 1; i < r.candidates.size(); ++i) {
+      const PlanCandidate& c = r.candidates[i];
+      const SimulationResult& cres = recheck && c.result.error.empty() ? c.result : c.analytical;
+      o << "  #" << i + 1 << " " << Describe(c.config) << ": "
+        << Fmt("%+.1f%%", 100 * (cres.step_time_s / bres.step_time_s - 1)) << " (" << ExplainDifference(bres, cres) << ")\n";
+    }
+    if (r.baseline && r.baseline->config == best.config) {
+      o << "  your settings are the best found\n";
+    } else if (r.baseline) {
+      const SimulationResult& cres = recheck && r.baseline->result.error.empty() ? r.baseline->result : r.baseline->analytical;
+      o << "  your settings " << Describe(r.baseline->config) << " rank #" << r.baseline_rank << ": "
+        << Fmt("%+.1f%%", 100 * (cres.step_time_s / bres.step_time_s - 1)) << " (" << ExplainDifference(bres, cres) << ")\n";
+    }
+  }
+  if (r.baseline_rejection) {
+    o << "your settings " << Describe(r.baseline_rejection->config) << " are infeasible: " << r.baseline_rejection->reason << "\n";
+  }
+  if (!r.rejected.empty()) {
+    // Context parallelism only adds optimizer state per GPU here, so the CP 1
+    // families say it all; --json has every family.
+    o << "infeasible whatever the other settings (least demanding member: full recompute, mb 1, no interleaving):\n";
+    size_t shown = 0, hidden = 0;
+    for (const auto& rej : r.rejected) {
+      if (rej.config.context != 1 || shown == 24) {
+        ++hidden;
+        continue;
+      }
+      ++shown;
+      o << "  TP" << rej.config.tensor << " PP" << rej.config.pipeline << ": " << rej.reason << "\n";
+    }
+    if (hidden) o << "  ... and " << hidden << " families with context parallelism > 1 or beyond these (--json lists all)\n";
+  }
+  return o.str();
+}
+
+std::string PlanToJson(const PlanReport& r) {
+  std::string o = "{\"candidates\":[";
+  for (size_t i = 0; i < r.candidates.size(); ++i) {
+    const PlanCandidate& c = r.candidates[i];
+    o += std::string(i ? "," : "") + "\n {";
+    ConfigJson(o, c.config);
+    o += ",\"result\":" + ResultJson(c.result) + ",\"analytical_step_time_s\":" + JsonWriter::Number(c.analytical.step_time_s) + "}";
+  }
+  o += "],\n\"rejected\":[";
+  for (size_t i = 0; i < r.rejected.size(); ++i) {
+    o += std::string(i ? "," : "") + "\n {";
+    ConfigJson(o, r.rejected[i].config);
+    o += ",\"category\":" + JsonWriter::Quote(r.rejected[i].category) + ",\"reason\":" + JsonWriter::Quote(r.rejected[i].reason) + "}";
+  }
+  o += "],\n\"baseline\":{";
+  ConfigJson(o, r.baseline_config);
+  if (r.baseline) {
+    o += ",\"rank\":" + Str(r.baseline_rank) + ",\"result\":" + ResultJson(r.baseline->result);
+  } else if (r.baseline_rejection) {
+    o += ",\"reason\":" + JsonWriter::Quote(r.baseline_rejection->reason);
+  }
+  o += "},\n\"objective\":" + JsonWriter::Quote(r.objective == PlanObjective::kCost ? "cost" : "time") +
+       ",\"searched\":" + Str(r.searched) + ",\"feasible\":" + Str(r.feasible) +
+       ",\"rejected_divisibility\":" + Str(r.rejected_divisibility) + ",\"rejected_memory\":" + Str(r.rejected_memory) +
+       ",\"rejected_other\":" + Str(r.rejected_other) + ",\"search_s\":" + JsonWriter::Number(r.search_s) +
+       ",\"recheck_s\":" + JsonWriter::Number(r.recheck_s) + "}\n";
+  return o;
+}
+
+}  // namespace trainsim

@@ -1,0 +1,97 @@
+// The parallelism planner behind `trainsim plan`: for a scenario's model,
+// cluster and global batch, search tensor, pipeline, virtual stages, context
+// parallelism, micro batch, recompute, sequence parallelism and the
+// distributed optimizer. Each configuration is pruned by divisibility
+// (CheckParallelism in sim/scenario.h, the scenario parser's rules and messages) and by memory
+// (models/memory_model.h) before it is timed with the analytical path; the
+// feasible ones are ranked by the objective and the top K re-simulated at the
+// re-check fidelity (the DES by default) and re-ranked. The planner mutates
+// one parsed Scenario in place, so the search never touches the disk.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/core/error.h"
+#include "sim/core/result.h"
+#include "sim/core/scenario.h"
+#include "sim/run/simulate.h"
+
+namespace trainsim {
+
+// The searched settings of one configuration.
+struct PlanConfig {
+  int tensor = 1;
+  int pipeline = 1;
+  int virtual_stages = 1;
+  int context = 1;
+  int data = 1;  // derived: GPUs / (tensor x pipeline x context)
+  bool sequence_parallel = false;
+  bool distributed_optimizer = true;
+  int micro_batch = 1;
+  Recompute recompute = Recompute::kNone;
+
+  bool operator==(const PlanConfig&) const = default;
+};
+
+// "TP4 PP4 VP5 CP1 DP4 mb1 recompute=none SP DO" (SP/DO only when on).
+std::string Describe(const PlanConfig& c);
+PlanConfig ConfigOf(const Scenario& s);
+// Sets the scenario's parallelism and training fields to `c` (overlap flags
+// follow the parser's defaults for the new tensor size).
+void ApplyConfig(Scenario& s, const PlanConfig& c);
+
+enum class PlanObjective { kTime, kCost };
+
+struct PlanOptions {
+  PlanObjective objective = PlanObjective::kTime;
+  int top_k = 5;
+  Fidelity recheck_fidelity = Fidelity::kDes;  // the top K are re-simulated at this fidelity
+  int max_micro_batch = 16;
+  int max_context = 8;
+  int max_tensor = 0;  // 0: the GPUs per node (tensor parallelism stays on NVLink)
+};
+
+struct PlanCandidate {
+  PlanConfig config;
+  SimulationResult analytical;  // what ranked it
+  SimulationResult result;      // at the re-check fidelity (the analytical result outside the top K)
+  double objective = 0;         // seconds per step, or run cost in USD
+};
+
+struct PlanRejection {
+  PlanConfig config;
+  std::string category;  // "divisibility" or "memory" (or "simulation")
+  std::string reason;
+};
+
+struct PlanReport {
+  std::vector<PlanCandidate> candidates;  // the top K, best first, re-checked
+  // Why whole (TP, PP, CP) families fail: for each family with no feasible
+  // member, the rejection of its least demanding member (full recompute,
+  // micro batch 1, no interleaving).
+  std::vector<PlanRejection> rejected;
+  PlanConfig baseline_config;  // the scenario's own settings
+  std::optional<PlanCandidate> baseline;     // its result (re-checked) when it is feasible
+  std::optional<PlanRejection> baseline_rejection;
+  int baseline_rank = 0;  // 1-based analytical rank among the feasible (0: infeasible)
+  PlanObjective objective = PlanObjective::kTime;
+  long searched = 0, feasible = 0, rejected_divisibility = 0, rejected_memory = 0, rejected_other = 0;
+  double search_s = 0;   // enumeration, pruning and analytical timing
+  double recheck_s = 0;  // re-simulating the top K
+};
+
+// Never throws. `s` is a parsed scenario; its parallelism is the baseline.
+PlanReport Plan(const Scenario& s, const PlanOptions& options = {});
+
+// Why `best` beats `other`: the step-time difference by breakdown component,
+// largest first, e.g. "+0.210 s exposed communication, +0.050 s pipeline bubble".
+std::string ExplainDifference(const SimulationResult& best, const SimulationResult& other);
+
+// The human-readable report `trainsim plan` prints.
+std::string PlanToText(const PlanReport& r);
+// design.md §3 plan --json: {"candidates": [...], "rejected": [...]} plus baseline and counts.
+std::string PlanToJson(const PlanReport& r);
+
+}  // namespace trainsim

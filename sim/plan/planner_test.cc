@@ -1,0 +1,243 @@
+#include "sim/plan/planner.h"
+#include "sim/io/scenario_loader.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace trainsim {
+namespace {
+
+// Llama 2 70B on 8 XE9680 nodes (64 H100), global batch 128, seq 4096, with
+// NeMo's layout (TP 4, PP 4, 20 interleaved chunks).
+const char* k70b = R"(name: plan-70b
+cluster:
+  node: xe9680-h100
+  nodes: 8
+  fabric: ndr-rail-optimized
+model: llama2-70b
+parallelism:
+  tensor: 4
+  pipeline: 4
+  virtual_stages: 20
+training:
+  seq_len: 4096
+  global_batch: 128
+  steps: 500
+)";
+
+Expected<Scenario> ParseText(const std::string& text, const std::vector<std::string>& sets = {}) {
+  YAML::Node root = YAML::Load(text);
+  ApplyOverrides(root, sets);
+  return ParseScenario(root, "p.yaml");
+}
+
+// The planner's divisibility check says what the parser says about the same settings.
+TEST(PlannerTest, CheckParallelismAgreesWithTheParser) {
+  auto base = ParseText(k70b);
+  ASSERT_TRUE(base.ok()) << base.error().ToString();
+  struct Case {
+    std::vector<std::string> sets;
+    PlanConfig c;
+  };
+  auto cfg = [](int tp, int pp, int vp, int cp, int dp, int mb) {
+    PlanConfig c;
+    c.tensor = tp;
+    c.pipeline = pp;
+    c.virtual_stages = vp;
+    c.context = cp;
+    c.data = dp;
+    c.micro_batch = mb;
+    c.sequence_parallel = tp > 1;
+    return c;
+  };
+  const std::vector<Case> cases = {
+      {{"parallelism.tensor=3", "parallelism.virtual_stages=1", "parallelism.pipeline=1"}, cfg(3, 1, 1, 1, 21, 1)},
+      {{"parallelism.pipeline=3", "parallelism.virtual_stages=1", "parallelism.tensor=1"}, cfg(1, 3, 1, 1, 21, 1)},
+      {{"parallelism.pipeline=16", "parallelism.virtual_stages=1", "parallelism.tensor=1", "parallelism.data=4"}, cfg(1, 16, 1, 1, 4, 1)},
+      {{"parallelism.virtual_stages=3"}, cfg(4, 4, 3, 1, 4, 1)},
+      {{"parallelism.pipeline=1", "parallelism.virtual_stages=2"}, cfg(4, 1, 2, 1, 16, 1)},
+      {{"training.micro_batch=64"}, cfg(4, 4, 20, 1, 4, 64)},
+      {{"parallelism.pipeline=8", "parallelism.virtual_stages=10", "parallelism.tensor=1", "training.micro_batch=4"}, cfg(1, 8, 10, 1, 8, 4)},
+      {{"parallelism.context=3", "parallelism.tensor=1", "parallelism.pipeline=1", "parallelism.virtual_stages=1"}, cfg(1, 1, 1, 3, 21, 1)},
+      {{"parallelism.tensor=8", "parallelism.pipeline=2", "parallelism.virtual_stages=1"}, cfg(8, 2, 1, 1, 4, 1)},  // consistent
+  };
+  for (const auto& c : cases) {
+    auto parsed = ParseText(k70b, c.sets);
+    Scenario s = *base;
+    ApplyConfig(s, c.c);
+    auto checked = CheckParallelism(s);
+    if (parsed.ok()) {
+      EXPECT_FALSE(checked.has_value()) << Describe(c.c) << ": " << checked->key << ": " << checked->message;
+    } else {
+      ASSERT_TRUE(checked.has_value()) << Describe(c.c) << " passes but the parser says " << parsed.error().ToString();
+      EXPECT_EQ(checked->message, parsed.error().message) << Describe(c.c);
+      EXPECT_EQ(checked->key, parsed.error().key) << Describe(c.c);
+    }
+  }
+}
+
+TEST(PlannerTest, ConfigRoundTripsThroughTheScenario) {
+  auto base = ParseText(k70b);
+  ASSERT_TRUE(base.ok());
+  const PlanConfig c = ConfigOf(*base);
+  EXPECT_EQ(Describe(c), "TP4 PP4 VP20 CP1 DP4 mb1 recompute=none SP DO");
+  Scenario s = *base;
+  PlanConfig other = c;
+  other.tensor = 8;
+  other.recompute = Recompute::kSelective;
+  ApplyConfig(s, other);
+  EXPECT_EQ(ConfigOf(s), other);
+}
+
+// The plan for the reference case finds a configuration at least as fast as
+// NeMo's default, which is itself feasible.
+TEST(PlannerTest, BestIsAtLeastAsFastAsNemoDefault) {
+  auto s = ParseText(k70b);
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  PlanOptions opt;
+  opt.recheck_fidelity = Fidelity::kAnalytical;
+  opt.top_k = 5;
+  const PlanReport r = Plan(*s, opt);
+  ASSERT_EQ(r.candidates.size(), 5u);
+  ASSERT_TRUE(r.baseline.has_value()) << (r.baseline_rejection ? r.baseline_rejection->reason : "");
+  const SimulationResult nemo = Simulate(*s, SimulateOptions{Fidelity::kAnalytical, false});
+  ASSERT_TRUE(nemo.error.empty()) << nemo.error;
+  EXPECT_NEAR(r.baseline->analytical.step_time_s, nemo.step_time_s, 1e-12);  // the planner's mutation = the parser's scenario
+  EXPECT_LE(r.candidates[0].analytical.step_time_s, nemo.step_time_s);
+  EXPECT_GE(r.baseline_rank, 1);
+  for (size_t i = 1; i < r.candidates.size(); ++i) {
+    EXPECT_LE(r.candidates[i - 1].objective, r.candidates[i].objective);
+  }
+  // Every candidate is a consistent, fitting configuration of the same cluster and batch.
+  for (const auto& c : r.candidates) {
+    Scenario x = *s;
+    ApplyConfig(x, c.config);
+    EXPECT_FALSE(CheckParallelism(x).has_value()) << Describe(c.config);
+    EXPECT_TRUE(c.analytical.memory.fits) << Describe(c.config);
+    EXPECT_EQ(c.config.tensor * c.config.pipeline * c.config.context * c.config.data, 64);
+  }
+  EXPECT_EQ(r.searched, r.feasible + r.rejected_divisibility + r.rejected_memory + r.rejected_other);
+  EXPECT_GT(r.rejected_memory, 0);
+  // Without tensor or pipeline parallelism 70B does not fit, whatever the rest.
+  bool saw_tp1pp1 = false;
+  for (const auto& rej : r.rejected) {
+    if (rej.config.tensor == 1 && rej.config.pipeline == 1 && rej.config.context == 1) {
+      saw_tp1pp1 = true;
+      EXPECT_EQ(rej.category, "memory");
+      EXPECT_EQ(rej.config.recompute, Recompute::kFull);  // the least demanding member
+      EXPECT_NE(rej.reason.find("does not fit in GPU memory"), std::string::npos) << rej.reason;
+    }
+  }
+  EXPECT_TRUE(saw_tp1pp1);
+}
+
+TEST(PlannerTest, RecheckRunsTheTopKAtTheRecheckFidelity) {
+  auto s = ParseText(std::string(k70b), {"model=llama2-7b", "parallelism.tensor=1", "parallelism.pipeline=1",
+                                         "parallelism.virtual_stages=1", "cluster.nodes=1"});
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  PlanOptions opt;
+  opt.top_k = 3;
+  opt.recheck_fidelity = Fidelity::kDes;
+  const PlanReport r = Plan(*s, opt);
+  ASSERT_EQ(r.candidates.size(), 3u);
+  for (const auto& c : r.candidates) {
+    EXPECT_GT(c.result.step_time_s, 0);
+    EXPECT_GT(c.analytical.step_time_s, 0);
+  }
+  EXPECT_FALSE(PlanToText(r).empty());
+}
+
+TEST(PlannerTest, CostObjectiveRanksByRunCost) {
+  auto s = ParseText(k70b);
+  ASSERT_TRUE(s.ok());
+  PlanOptions opt;
+  opt.objective = PlanObjective::kCost;
+  opt.recheck_fidelity = Fidelity::kAnalytical;
+  const PlanReport r = Plan(*s, opt);
+  ASSERT_FALSE(r.candidates.empty());
+  EXPECT_DOUBLE_EQ(r.candidates[0].objective, r.candidates[0].analytical.run.cost_usd);
+  EXPECT_GT(r.candidates[0].objective, 0);
+}
+
+TEST(PlannerTest, ExplainDifferenceListsTheLargestComponentsFirst) {
+  SimulationResult best, other;
+  best.step_time_s = 10;
+  best.breakdown.compute_s = 8;
+  best.breakdown.exposed_communication_s = 1;
+  best.breakdown.pipeline_bubble_s = 1;
+  other = best;
+  other.breakdown.exposed_communication_s = 1.2;
+  other.breakdown.pipeline_bubble_s = 1.5;
+  other.breakdown.compute_s = 7.995;  // below 0.1% of a step: not mentioned
+  EXPECT_EQ(ExplainDifference(best, other), "+0.500 s pipeline bubble, +0.200 s exposed communication");
+  EXPECT_EQ(ExplainDifference(best, best), "no component differs by more than 0.1% of a step");
+}
+
+TEST(PlannerTest, JsonHasTheContractShape) {
+  auto s = ParseText(k70b);
+  ASSERT_TRUE(s.ok());
+  PlanOptions opt;
+  opt.recheck_fidelity = Fidelity::kAnalytical;
+  opt.top_k = 3;
+  const PlanReport r = Plan(*s, opt);
+  const YAML::Node j = YAML::Load(PlanToJson(r));
+  ASSERT_TRUE(j["candidates"].IsSequence());
+  ASSERT_EQ(j["candidates"].size(), 3u);
+  const YAML::Node c0 = j["candidates"][0];
+  EXPECT_TRUE(c0["parallelism"]["tensor"].IsScalar());
+  EXPECT_TRUE(c0["parallelism"]["virtual_stages"].IsScalar());
+  EXPECT_TRUE(c0["training"]["micro_batch"].IsScalar());
+  EXPECT_TRUE(c0["training"]["recompute"].IsScalar());
+  EXPECT_NEAR(c0["result"]["step_time_s"].as<double>(), r.candidates[0].result.step_time_s, 1e-5 * r.candidates[0].result.step_time_s);
+  ASSERT_TRUE(j["rejected"].IsSequence());
+  ASSERT_GT(j["rejected"].size(), 0u);
+  EXPECT_TRUE(j["rejected"][0]["reason"].IsScalar());
+  EXPECT_TRUE(j["rejected"][0]["parallelism"]["pipeline"].IsScalar());
+  EXPECT_EQ(j["searched"].as<long>(), r.searched);
+}
+
+// --- The built CLI (skipped when it has not been built) ---------------------
+
+std::string RunCli(const std::string& args, int& status) {
+  // ctest runs test cases in parallel processes: one output file per process.
+  const std::string out = ::testing::TempDir() + "plan_cli_out." + std::to_string(::getpid()) + ".txt";
+  const int rc = std::system((std::string(TRAINSIM_BINARY_DIR) + "/bin/trainsim " + args + " > " + out + " 2>&1").c_str());
+  status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  std::ifstream in(out);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(PlanCliTest, JsonForTheReferenceCase) {
+  if (!std::filesystem::exists(std::string(TRAINSIM_BINARY_DIR) + "/bin/trainsim")) GTEST_SKIP() << "trainsim not built";
+  int status = -1;
+  const std::string out = RunCli(std::string("plan ") + TRAINSIM_SOURCE_DIR +
+                                     "/examples/reference-design/llama2-70b-8n-8nic.yaml --recheck analytical --top 3 --json",
+                                 status);
+  ASSERT_EQ(status, 0) << out;
+  const YAML::Node j = YAML::Load(out);
+  ASSERT_EQ(j["candidates"].size(), 3u) << out;
+  EXPECT_LE(j["candidates"][0]["result"]["step_time_s"].as<double>(), j["baseline"]["result"]["step_time_s"].as<double>());
+  EXPECT_EQ(j["baseline"]["parallelism"]["virtual_stages"].as<int>(), 20);
+}
+
+TEST(PlanCliTest, BadInputIsOneLineAndExitTwo) {
+  if (!std::filesystem::exists(std::string(TRAINSIM_BINARY_DIR) + "/bin/trainsim")) GTEST_SKIP() << "trainsim not built";
+  int status = -1;
+  EXPECT_EQ(RunCli("plan /nonexistent.yaml", status), "/nonexistent.yaml: cannot open file\n");
+  EXPECT_EQ(status, 2);
+  EXPECT_EQ(RunCli(std::string("plan ") + TRAINSIM_SOURCE_DIR + "/examples/reference-design/llama2-70b-8n-8nic.yaml --objective speed", status),
+            "trainsim plan: --objective: 'speed' is not one of: time, cost\n");
+  EXPECT_EQ(status, 2);
+}
+
+}  // namespace
+}  // namespace trainsim

@@ -1,0 +1,93 @@
+#include "sim/run/run_model.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+
+#include "sim/run/simulate.h"
+#include "sim/io/scenario_loader.h"
+#include "sim/cost/checkpoint_cost.h"
+
+namespace trainsim {
+namespace {
+
+Scenario Ref70b(std::vector<std::string> sets = {}) {
+  auto s = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/examples/reference-design/llama2-70b-4n-8nic.yaml", sets);
+  EXPECT_TRUE(s.ok()) << s.error().ToString();
+  return *s;
+}
+
+TEST(RunModelTest, CheckpointSizes) {
+  const Scenario w = Ref70b({"checkpoint.contents=weights"});
+  EXPECT_NEAR(CheckpointBytes(w) / std::pow(1024.0, 3), 128.5, 1.0);  // ~129 GiB: 2 bytes/param
+  const Scenario f = Ref70b();
+  EXPECT_DOUBLE_EQ(CheckpointBytes(f) / CheckpointBytes(w), 7.0);  // 14 bytes/param
+}
+
+TEST(RunModelTest, WriteTimeFallsWithStorageNodesUntilTheNicsBind) {
+  double last = 1e30;
+  for (int n : {1, 2, 4, 8}) {
+    const Scenario s = Ref70b({"cluster.storage_nodes=" + std::to_string(n)});
+    const double bw = CheckpointWriteBytesPerS(s);
+    EXPECT_GT(bw, 0);
+    const double t = CheckpointBytes(s) / bw;
+    EXPECT_LT(t, last) << n;
+    last = t;
+  }
+  // With 1000 storage nodes the writers' NICs bind: 4 nodes x 8 NICs x 50 GB/s.
+  const Scenario big = Ref70b({"cluster.storage_nodes=1000"});
+  EXPECT_DOUBLE_EQ(CheckpointWriteBytesPerS(big), 4 * 8 * 50e9);
+}
+
+TEST(RunModelTest, YoungDalyMatchesClosedForm) {
+  EXPECT_DOUBLE_EQ(YoungDalyInterval(60, 36000), std::sqrt(2.0 * 60 * 36000));
+  const Scenario s = Ref70b();
+  SimulationResult r = Simulate(s);
+  const double mtbf = 5000.0 * 3600 / s.nodes;
+  EXPECT_NEAR(r.run.best_checkpoint_interval_s, std::sqrt(2 * r.run.checkpoint_stall_s * mtbf), 1e-6);
+  EXPECT_LT(r.run.goodput, 1.0);
+  EXPECT_GT(r.run.goodput, 0.5);
+  EXPECT_GT(r.run.expected_failures, 0);
+  EXPECT_GT(r.run.time_to_train_s, r.step_time_s * s.training.steps);
+}
+
+TEST(RunModelTest, AsyncCheckpointHidesMostOfItsWrite) {
+  SimulationResult sync = Simulate(Ref70b());
+  SimulationResult async = Simulate(Ref70b({"checkpoint.mode=async"}));
+  EXPECT_DOUBLE_EQ(sync.run.checkpoint_write_s, async.run.checkpoint_write_s);
+  EXPECT_LT(async.run.checkpoint_stall_s, 0.25 * sync.run.checkpoint_stall_s);
+}
+
+TEST(RunModelTest, CostAndEnergyScaleWithTime) {
+  const Scenario s = Ref70b({"failures.node_mtbf_hours=0"});
+  SimulationResult r = Simulate(s);
+  const double hours = r.run.time_to_train_s / 3600;
+  EXPECT_NEAR(r.run.cost_usd, hours * (4 * 98.32 + 4 * 2.0), 1e-6 * r.run.cost_usd);
+  EXPECT_NEAR(r.run.energy_kwh, hours * (4 * 10.2 + 4 * 0.8), 1e-6 * r.run.energy_kwh);
+  EXPECT_DOUBLE_EQ(r.run.goodput, r.run.time_to_train_s > 0 ? (r.step_time_s * 500) / r.run.time_to_train_s : 1);
+}
+
+TEST(RunModelTest, NodesIdleWhileRestartingAfterFailures) {
+  const Scenario s = Ref70b({"failures.node_mtbf_hours=20", "failures.restart_minutes=30"});
+  SimulationResult r = Simulate(s);
+  ASSERT_GT(r.run.expected_failures, 0.1);
+  const double hours = r.run.time_to_train_s / 3600, restart_h = r.run.expected_failures * 0.5;
+  const double expected = 4 * (10.2 * (hours - restart_h) + 2.5 * restart_h) + 4 * 0.8 * hours;
+  EXPECT_NEAR(r.run.energy_kwh, expected, 1e-6 * expected);
+  EXPECT_LT(r.run.goodput, 0.9);
+}
+
+TEST(RunModelTest, H200NodeIsTheH100NodeWithFasterAndLargerMemory) {
+  // Same chassis, fabric and tensor cores: the HBM3e GPU runs the same scenario
+  // faster (memory-bound kernels, shorter GEMM epilogues) and has room to spare.
+  const SimulationResult h100 = Simulate(Ref70b(), {Fidelity::kAnalytical, false});
+  const SimulationResult h200 = Simulate(Ref70b({"cluster.node=xe9680-h200"}), {Fidelity::kAnalytical, false});
+  EXPECT_LT(h200.step_time_s, h100.step_time_s);
+  EXPECT_GT(h200.step_time_s, 0.85 * h100.step_time_s);  // compute-bound: the peaks are the same
+  EXPECT_GT(h200.memory.capacity_gib, 1.7 * h100.memory.capacity_gib);
+  EXPECT_DOUBLE_EQ(h200.memory.peak_gib_per_gpu, h100.memory.peak_gib_per_gpu);
+}
+
+}  // namespace
+}  // namespace trainsim

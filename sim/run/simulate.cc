@@ -1,0 +1,35 @@
+#include "sim/run/simulate.h"
+
+#include "models/memory_model.h"
+#include "sim/analytical/analytical_step.h"
+#include "sim/cost/step_costs.h"
+#include "sim/des/des_simulator.h"
+#include "sim/run/run_model.h"
+
+namespace trainsim {
+
+SimulationResult Simulate(const Scenario& s, const SimulateOptions& options) {
+  const StepCosts costs = ComputeStepCosts(s);
+  SimulationResult r;
+  r.name = s.name;
+  r.gpus = s.gpus();
+  r.memory = EstimateMemory(s, costs.workload);
+  // The memory check comes first: a configuration that cannot run is not
+  // worth a DES (whose work grows with what does not fit), so it gets the
+  // closed-form step time beside its error.
+  const bool des = options.fidelity == Fidelity::kDes && r.memory.fits;
+  StepTiming timing = des ? SimulateDes(s, costs, options.record_timeline, options.des_stats) : AnalyticalStep(s, costs);
+  r.fidelity = des ? "des" : "analytical";
+  r.step_time_s = timing.step_time_s;
+  r.breakdown = timing.breakdown;
+  const double tokens = double(s.training.global_batch) * s.training.seq_len;
+  r.tokens_per_s_per_gpu = tokens / r.step_time_s / r.gpus;
+  r.model_tflops_per_gpu = costs.workload.model_flops_per_step / r.step_time_s / r.gpus / 1e12;
+  r.mfu = r.model_tflops_per_gpu * 1e12 / s.node.gpu.PeakFlops(s.training.precision);
+  ApplyRunModel(s, timing, r);
+  r.timeline = std::move(timing.timeline);
+  if (!r.memory.fits) r.error = "does not fit in GPU memory: " + r.memory.reason;
+  return r;
+}
+
+}  // namespace trainsim

@@ -1,0 +1,539 @@
+#include "sim/sweep/sweep_runner.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#ifdef TRAINSIM_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#include "sim/io/json_writer.h"
+#include "sim/io/result_writer.h"
+
+namespace trainsim {
+
+SweepFormat SweepFormatForPath(const std::string& path) {
+  auto ends = [&](const std::string& suf) {
+    return path.size() >= suf.size() && path.compare(path.size() - suf.size(), suf.size(), suf) == 0;
+  };
+  return ends(".json") || ends(".jsonl") ? SweepFormat::kJsonLines : SweepFormat::kCsv;
+}
+
+std::vector<std::string> SweepColumns(const SweepSpec& spec) {
+  std::vector<std::string> c = spec.Keys();
+  for (const auto& k : FlatResultKeys()) c.push_back(k);
+  c.push_back("error");
+  return c;
+}
+
+std::string CsvLine(const std::vector<std::string>& fields) {
+  std::string out;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i) out += ',';
+    std::string f = fields[i];
+    std::replace(f.begin(), f.end(), '\n', ' ');
+    std::replace(f.begin(), f.end(), '\r', ' ');
+    const bool quote = f.find_first_of(",\"") != std::string::npos ||
+                       (!f.empty() && (f.front() == ' ' || f.back() == ' '));
+    if (!quote) {
+      out += f;
+      continue;
+    }
+    out += '"';
+    for (char c : f) {
+      if (c == '"') out += '"';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "\n";
+}
+
+std::vector<std::string> ParseCsvLine(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        out.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// A JSON value for a setting: numbers and booleans as themselves, else a string.
+std::string JsonSetting(const std::string& v) {
+  if (v == "true" || v == "false") return v;
+  // A JSON number: -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?
+  size_t i = 0;
+  const size_t n = v.size();
+  auto digits = [&] {
+    const size_t s = i;
+    while (i < n && std::isdigit(static_cast<unsigned char>(v[i]))) ++i;
+    return i > s;
+  };
+  bool num = true;
+  if (i < n && v[i] == '-') ++i;
+  if (i < n && v[i] == '0') ++i;
+  else num = digits();
+  if (num && i < n && v[i] == '.') {
+    ++i;
+    num = digits();
+  }
+  if (num && i < n && (v[i] == 'e' || v[i] == 'E')) {
+    ++i;
+    if (i < n && (v[i] == '+' || v[i] == '-')) ++i;
+    num = digits();
+  }
+  return num && i == n ? v : JsonWriter::Quote(v);
+}
+
+struct Row {
+  SweepOutcome outcome = SweepOutcome::kOk;
+  std::string text;  // one line, with its "\n"
+};
+
+Row MakeRow(const SweepSpec& spec, const SweepPoint& p, Fidelity fidelity, SweepFormat format) {
+  std::vector<std::string> fields;
+  std::string json;
+  Row row;
+  row.outcome = RunSweepPoint(spec, p, fidelity, fields, format == SweepFormat::kJsonLines ? &json : nullptr);
+  row.text = format == SweepFormat::kJsonLines ? json : CsvLine(fields);
+  return row;
+}
+
+// The row of a point whose simulation threw (never expected: Simulate does not throw).
+Row ErrorRow(const SweepSpec& spec, const SweepPoint& p, SweepFormat format, const std::string& error) {
+  Row row;
+  row.outcome = SweepOutcome::kFailed;
+  const std::vector<std::string> values = spec.Values(p), keys = spec.Keys();
+  if (format == SweepFormat::kJsonLines) {
+    row.text = "{\"settings\":{";
+    for (size_t i = 0; i < keys.size(); ++i) row.text += (i ? "," : "") + JsonWriter::Quote(keys[i]) + ":" + JsonSetting(values[i]);
+    row.text += "},\"error\":" + JsonWriter::Quote(error) + ",\"result\":null}\n";
+  } else {
+    std::vector<std::string> f = values;
+    f.resize(f.size() + FlatResultKeys().size());
+    f.push_back(error);
+    row.text = CsvLine(f);
+  }
+  return row;
+}
+
+std::string ReadAll(const std::string& path, bool& exists) {
+  std::ifstream in(path, std::ios::binary);
+  exists = static_cast<bool>(in);
+  std::stringstream ss;
+  if (in) ss << in.rdbuf();
+  return ss.str();
+}
+
+// Reads a results file for --resume: drops a torn last line, checks the
+// columns, returns the settings of the rows already there.
+Expected<std::set<std::string>> ReadDone(const SweepSpec& spec, const std::string& path, SweepFormat format,
+                                         bool& needs_header) {
+  std::set<std::string> done;
+  bool exists = false;
+  std::string text = ReadAll(path, exists);
+  needs_header = format == SweepFormat::kCsv;
+  if (!exists || text.empty()) return done;
+  const size_t last_nl = text.rfind('\n');
+  const size_t keep = last_nl == std::string::npos ? 0 : last_nl + 1;
+  if (keep != text.size()) {
+    // A row torn by a crash: it is recomputed, never half-kept.
+    if (::truncate(path.c_str(), static_cast<off_t>(keep)) != 0) {
+      return InputError{path, 0, "", std::string("cannot truncate the torn last row: ") + std::strerror(errno)};
+    }
+    text.resize(keep);
+  }
+  const std::vector<std::string> keys = spec.Keys();
+  std::istringstream lines(text);
+  std::string line;
+  int line_no = 0;
+  const std::vector<std::string> columns = SweepColumns(spec);
+  while (std::getline(lines, line)) {
+    ++line_no;
+    if (format == SweepFormat::kCsv) {
+      if (line_no == 1) {
+        if (line + "\n" != CsvLine(columns)) {
+          return InputError{path, 1, "", "its columns are not this sweep's (write to another file, or drop --resume to overwrite it)"};
+        }
+        needs_header = false;
+        continue;
+      }
+      const auto f = ParseCsvLine(line);
+      if (f.size() != columns.size()) {
+        return InputError{path, line_no, "", "row has " + std::to_string(f.size()) + " fields, expected " + std::to_string(columns.size())};
+      }
+      done.insert(SweepSpec::PointId(std::vector<std::string>(f.begin(), f.begin() + long(keys.size()))));
+    } else {
+      if (line.empty()) continue;
+      YAML::Node n;
+      try {
+        n = YAML::Load(line);
+      } catch (const YAML::Exception& e) {
+        return InputError{path, line_no, "", "not a JSON object: " + e.msg};
+      }
+      const YAML::Node settings = n.IsMap() ? n["settings"] : YAML::Node();
+      if (!settings.IsMap() || settings.size() != keys.size()) {
+        return InputError{path, line_no, "settings", "its settings are not this sweep's axes (write to another file, or drop --resume)"};
+      }
+      std::vector<std::string> values;
+      for (const auto& k : keys) {
+        const YAML::Node v = settings[k];
+        if (!v.IsDefined() || !v.IsScalar()) {
+          return InputError{path, line_no, "settings", "no value for axis '" + k + "' (write to another file, or drop --resume)"};
+        }
+        values.push_back(v.Scalar());
+      }
+      done.insert(SweepSpec::PointId(values));
+    }
+  }
+  if (format == SweepFormat::kCsv && line_no == 0) needs_header = true;
+  return done;
+}
+
+// Appends with write(2), so a row is in the kernel as soon as it is written
+// and survives the process being killed; fsync in batches guards power loss.
+class Appender {
+ public:
+  Appender(std::string path, size_t every_rows, double every_s)
+      : path_(std::move(path)), every_rows_(every_rows), every_s_(every_s), last_sync_(Clock::now()) {}
+  ~Appender() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  std::string Open(bool truncate) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | (truncate ? O_TRUNC : 0), 0644);
+    return fd_ < 0 ? std::string("cannot open for writing: ") + std::strerror(errno) : "";
+  }
+  std::string Write(const std::string& s) {
+    size_t off = 0;
+    while (off < s.size()) {
+      const ssize_t n = ::write(fd_, s.data() + off, s.size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return std::string("cannot write: ") + std::strerror(errno);
+      off += size_t(n);
+    }
+    ++unsynced_;
+    const double since = std::chrono::duration<double>(Clock::now() - last_sync_).count();
+    if (unsynced_ >= every_rows_ || since >= every_s_) return Sync();
+    return "";
+  }
+  std::string Sync() {
+    unsynced_ = 0;
+    last_sync_ = Clock::now();
+    if (fd_ >= 0 && ::fsync(fd_) != 0 && errno != EINVAL) return std::string("cannot fsync: ") + std::strerror(errno);
+    return "";
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::string path_;
+  int fd_ = -1;
+  size_t every_rows_;
+  double every_s_;
+  size_t unsynced_ = 0;
+  Clock::time_point last_sync_;
+};
+
+bool LaunchedByMpirun() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
+    if (const char* e = std::getenv(v); e && *e) return true;
+  }
+  return false;
+}
+
+#ifdef TRAINSIM_HAVE_MPI
+constexpr int kTagRow = 11;
+constexpr int kTagDone = 12;
+
+// MPI for the duration of one sweep: initialised here unless the program did.
+class MpiSession {
+ public:
+  MpiSession() {
+    int init = 0;
+    MPI_Initialized(&init);
+    if (!init) {
+      int provided = 0;
+      MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+      owned_ = true;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  }
+  ~MpiSession() {
+    if (owned_) MPI_Finalize();
+  }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+ private:
+  bool owned_ = false;
+  int rank_ = 0, size_ = 1;
+};
+#endif
+
+}  // namespace
+
+int SweepMpiRank() {
+  if (!LaunchedByMpirun()) return 0;
+  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
+    if (const char* e = std::getenv(v); e && *e) return std::atoi(e);
+  }
+  return 0;
+}
+
+SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity fidelity,
+                           std::vector<std::string>& fields, std::string* json_line) {
+  const std::vector<std::string> values = spec.Values(p);
+  const std::vector<std::string> keys = spec.Keys();
+  fields = values;
+  SweepOutcome outcome = SweepOutcome::kOk;
+  std::string error, result_json = "null";
+  Expected<Scenario> s = spec.PointScenario(p);
+  if (!s.ok()) {
+    outcome = SweepOutcome::kInvalid;
+    error = s.error().ToString();
+    fields.resize(fields.size() + FlatResultKeys().size());
+  } else {
+    SimulateOptions opt;
+    opt.fidelity = fidelity;
+    const SimulationResult r = Simulate(*s, opt);
+    for (auto& v : FlatResultValues(r)) fields.push_back(std::move(v));
+    error = r.error;
+    if (!r.error.empty()) outcome = r.memory.fits ? SweepOutcome::kFailed : SweepOutcome::kMemory;
+    if (json_line) {
+      result_json = ToJson(r, false);
+      while (!result_json.empty() && result_json.back() == '\n') result_json.pop_back();
+    }
+  }
+  fields.push_back(error);
+  if (json_line) {
+    std::string line = "{\"settings\":{";
+    for (size_t i = 0; i < keys.size(); ++i) {
+      line += (i ? "," : "") + JsonWriter::Quote(keys[i]) + ":" + JsonSetting(values[i]);
+    }
+    std::string err1 = error;
+    std::replace(err1.begin(), err1.end(), '\n', ' ');
+    line += "},\"error\":" + JsonWriter::Quote(err1) + ",\"result\":" + result_json + "}\n";
+    *json_line = std::move(line);
+  }
+  return outcome;
+}
+
+Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  const SweepFormat format = SweepFormatForPath(options.output_path);
+  SweepSummary sum;
+  sum.points = spec.points.size();
+
+  int rank = 0, size = 1;
+#ifdef TRAINSIM_HAVE_MPI
+  std::unique_ptr<MpiSession> mpi;
+  if (options.allow_mpi && LaunchedByMpirun()) {
+    mpi = std::make_unique<MpiSession>();
+    rank = mpi->rank();
+    size = mpi->size();
+  }
+#endif
+  sum.ranks = size;
+  sum.writer = rank == 0;
+
+  // Rank 0 prepares the file and decides which points remain.
+  Appender out(options.output_path, std::max<size_t>(1, options.fsync_every_rows), options.fsync_every_s);
+  std::vector<unsigned long long> pending;
+  std::optional<InputError> prep_error;
+  if (rank == 0) {
+    std::set<std::string> done;
+    bool needs_header = format == SweepFormat::kCsv;
+    if (options.resume) {
+      auto d = ReadDone(spec, options.output_path, format, needs_header);
+      if (!d.ok()) prep_error = d.error();
+      else done = std::move(d.value());
+    }
+    if (!prep_error) {
+      if (std::string e = out.Open(!options.resume); !e.empty()) prep_error = InputError{options.output_path, 0, "", e};
+      else if (needs_header) {
+        if (std::string e2 = out.Write(CsvLine(SweepColumns(spec))); !e2.empty()) prep_error = InputError{options.output_path, 0, "", e2};
+      }
+    }
+    for (const auto& p : spec.points) {
+      if (!done.count(SweepSpec::PointId(spec.Values(p)))) pending.push_back(p.index);
+    }
+    sum.resumed = spec.points.size() - pending.size();
+  }
+#ifdef TRAINSIM_HAVE_MPI
+  if (size > 1) {
+    int status = prep_error ? 1 : 0;
+    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (status != 0) {
+      if (rank == 0) return *prep_error;
+      return InputError{options.output_path, 0, "", "rank 0 could not prepare the results file"};
+    }
+    unsigned long long n = pending.size();
+    MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+    pending.resize(n);
+    if (n > 0) MPI_Bcast(pending.data(), int(n), MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+  }
+#endif
+  if (prep_error) return *prep_error;
+
+  std::vector<size_t> mine;
+  for (size_t i = size_t(rank); i < pending.size(); i += size_t(size)) mine.push_back(size_t(pending[i]));
+  const size_t limit = std::min(mine.size(), options.max_new_rows);
+
+  // Workers compute rows; this thread writes them (or sends them to rank 0).
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Row> queue;
+  std::atomic<size_t> next{0};
+  int finished = 0;
+  const int threads = int(std::max<size_t>(1, std::min<size_t>(size_t(std::max(1, options.jobs)), std::max<size_t>(1, limit))));
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&] {
+      while (true) {
+        if (options.stop && options.stop->load()) break;
+        const size_t i = next.fetch_add(1);
+        if (i >= limit) break;
+        Row row;
+        try {
+          row = MakeRow(spec, spec.points[mine[i]], options.fidelity, format);
+        } catch (const std::exception& e) {
+          row = ErrorRow(spec, spec.points[mine[i]], format, std::string("internal error: ") + e.what());
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        queue.push_back(std::move(row));
+        cv.notify_one();
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      ++finished;
+      cv.notify_one();
+    });
+  }
+
+  std::string write_error;
+  SweepProgress prog;
+  prog.total = pending.size();
+  prog.resumed = sum.resumed;
+  auto record = [&](const Row& row) {
+    if (!write_error.empty()) return;
+    write_error = out.Write(row.text);
+    ++sum.written;
+    switch (row.outcome) {
+      case SweepOutcome::kOk: ++sum.ok; break;
+      case SweepOutcome::kMemory: ++sum.memory; break;
+      case SweepOutcome::kInvalid: ++sum.invalid; break;
+      case SweepOutcome::kFailed: ++sum.failed; break;
+    }
+    prog.done = sum.written;
+    prog.elapsed_s = elapsed();
+    if (options.progress) options.progress(prog);
+  };
+
+  int ranks_done = 0;
+  while (true) {
+    std::deque<Row> batch;
+    bool local_done = false;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      auto ready = [&] { return !queue.empty() || finished == threads; };
+      if (size > 1 && rank == 0) cv.wait_for(lock, std::chrono::milliseconds(2), ready);
+      else cv.wait(lock, ready);
+      batch.swap(queue);
+      local_done = finished == threads && queue.empty();
+    }
+    for (const Row& row : batch) {
+      if (rank == 0) {
+        record(row);
+      } else {
+#ifdef TRAINSIM_HAVE_MPI
+        const std::string msg = std::string(1, char('0' + int(row.outcome))) + row.text;
+        MPI_Send(msg.data(), int(msg.size()), MPI_CHAR, 0, kTagRow, MPI_COMM_WORLD);
+#endif
+      }
+    }
+#ifdef TRAINSIM_HAVE_MPI
+    if (size > 1 && rank == 0) {
+      while (true) {
+        int flag = 0;
+        MPI_Status st;
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+        if (!flag) break;
+        int count = 0;
+        MPI_Get_count(&st, MPI_CHAR, &count);
+        std::string buf(size_t(count), '\0');
+        MPI_Recv(buf.data(), count, MPI_CHAR, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (st.MPI_TAG == kTagDone) {
+          ++ranks_done;
+        } else if (!buf.empty()) {
+          Row row;
+          row.outcome = static_cast<SweepOutcome>(buf[0] - '0');
+          row.text = buf.substr(1);
+          record(row);
+        }
+      }
+    }
+#endif
+    if (local_done) {
+      if (rank != 0) {
+#ifdef TRAINSIM_HAVE_MPI
+        MPI_Send(nullptr, 0, MPI_CHAR, 0, kTagDone, MPI_COMM_WORLD);
+#endif
+        break;
+      }
+      if (ranks_done >= size - 1) break;
+    }
+  }
+  for (auto& w : workers) w.join();
+  if (rank == 0 && write_error.empty()) write_error = out.Sync();
+#ifdef TRAINSIM_HAVE_MPI
+  if (size > 1) {
+    // Every rank reports the whole sweep (and so exits with the same status).
+    unsigned long long counts[2] = {sum.written, sum.resumed};
+    MPI_Bcast(counts, 2, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+    sum.written = counts[0];
+    sum.resumed = counts[1];
+  }
+#endif
+  sum.wall_s = elapsed();
+  sum.interrupted = sum.resumed + sum.written < sum.points;
+  if (!write_error.empty()) return InputError{options.output_path, 0, "", write_error};
+  return sum;
+}
+
+}  // namespace trainsim

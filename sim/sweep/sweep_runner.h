@@ -1,0 +1,90 @@
+// Runs the points of a sweep (sweep_spec.h) and appends one row per point to
+// a results file as points finish: CSV (columns: the axis keys, then
+// FlatResultKeys(), then `error`) or JSON lines (.json/.jsonl: one object
+// {"settings", "result", "error"} per line). Infeasible points keep their row
+// with the reason in `error`. Rows are written with write(2) as they finish
+// and fsync'd in batches; a resumed run drops a torn last line, skips the
+// points whose settings already have a row and appends the rest, so an
+// interrupted sweep plus its resume has exactly the rows of an uninterrupted
+// one. `jobs` threads compute points; under `mpirun` (when built with MPI) the
+// points are spread round-robin over the ranks and rank 0 writes the file.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "sim/core/error.h"
+#include "sim/run/simulate.h"
+#include "sim/sweep/sweep_spec.h"
+#include "sim/io/result_writer.h"
+
+namespace trainsim {
+
+enum class SweepFormat { kCsv, kJsonLines };
+
+// .json and .jsonl mean JSON lines; anything else CSV.
+SweepFormat SweepFormatForPath(const std::string& path);
+
+// What a row says about its point.
+enum class SweepOutcome { kOk, kMemory, kInvalid, kFailed };
+
+struct SweepProgress {
+  size_t done = 0;     // rows written by this run
+  size_t total = 0;    // rows this run will write (points minus those resumed)
+  size_t resumed = 0;  // rows already in the file
+  double elapsed_s = 0;
+};
+
+struct SweepRunOptions {
+  std::string output_path;
+  int jobs = 1;
+  bool resume = false;  // keep the rows already in the file; without it the file is rewritten
+  Fidelity fidelity = Fidelity::kAnalytical;
+  size_t fsync_every_rows = 64;  // fsync after this many rows or seconds, and at the end
+  double fsync_every_s = 2.0;
+  // Stop after this many new rows (as if killed there); for tests of resume.
+  size_t max_new_rows = std::numeric_limits<size_t>::max();
+  // Set (e.g. by a SIGINT handler) to stop handing out points; rows in flight are still written.
+  const std::atomic<bool>* stop = nullptr;
+  // Called on the writing rank after each row.
+  std::function<void(const SweepProgress&)> progress;
+  bool allow_mpi = true;  // spread points over MPI ranks when launched by mpirun
+};
+
+struct SweepSummary {
+  size_t points = 0;   // in the sweep
+  size_t resumed = 0;  // rows kept from an earlier run
+  size_t written = 0;  // rows written by this run (all ranks)
+  size_t ok = 0, memory = 0, invalid = 0, failed = 0;  // of the rows written
+  bool interrupted = false;  // stopped before every point had a row
+  int ranks = 1;
+  bool writer = true;  // this process wrote the file (MPI rank 0, or no MPI)
+  double wall_s = 0;
+};
+
+// Column names of the CSV.
+std::vector<std::string> SweepColumns(const SweepSpec& spec);
+
+// One CSV line (RFC 4180: fields with commas, quotes, line breaks or outer
+// spaces are quoted, quotes doubled), ending in "\n". Line breaks inside
+// fields become spaces so that a row is one line.
+std::string CsvLine(const std::vector<std::string>& fields);
+// Splits one CSV line (without its "\n").
+std::vector<std::string> ParseCsvLine(const std::string& line);
+
+// Simulates one point; `fields` gets the axis values, result values and error.
+SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity fidelity,
+                           std::vector<std::string>& fields, std::string* json_line = nullptr);
+
+// Runs the sweep. Errors: the results file cannot be read or written, or a
+// --resume file whose columns are not this sweep's. Never throws.
+Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& options);
+
+// The MPI rank and size this process would use (0 and 1 without mpirun).
+int SweepMpiRank();
+
+}  // namespace trainsim

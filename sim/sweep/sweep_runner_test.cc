@@ -1,0 +1,332 @@
+#include "sim/sweep/sweep_runner.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace trainsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    static int n = 0;
+    path_ = fs::temp_directory_path() / ("trainsim_sweep_runner_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string File(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) out.push_back(line);
+  return out;
+}
+
+// The data rows of a CSV (or all lines of JSON lines), sorted: rows finish in any order.
+std::vector<std::string> SortedRows(const std::string& path, bool has_header) {
+  std::vector<std::string> rows = Lines(ReadFile(path));
+  if (has_header && !rows.empty()) rows.erase(rows.begin());
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+const char* kSmallSweep = R"(base:
+  name: small
+  cluster:
+    node: xe9680-h100
+    nodes: 2
+    fabric: ndr-rail-optimized
+  model: llama2-7b
+  parallelism:
+    tensor: 1
+  training:
+    seq_len: 4096
+    global_batch: 64
+    steps: 10
+axes:
+  cluster.nodes: [1, 2, 4]
+  cluster.nics_per_node: [4, 8]
+  parallelism.tensor: [1, 2, 3, 4, 8]
+  parallelism.pipeline: [1, 2, 4]
+)";
+
+SweepSpec SmallSpec() {
+  auto s = ParseSweepSpec(kSmallSweep, "small.yaml");
+  EXPECT_TRUE(s.ok()) << s.error().ToString();
+  return *s;
+}
+
+SweepSpec ReferenceGrid() {
+  auto s = LoadSweepSpec(std::string(TRAINSIM_SOURCE_DIR) + "/examples/sweeps/reference-design.yaml");
+  EXPECT_TRUE(s.ok()) << s.error().ToString();
+  return *s;
+}
+
+TEST(SweepRunnerTest, CsvQuotingRoundTrips) {
+  const std::vector<std::string> f = {"plain", "a,b", "say \"hi\"", " padded ", "", "two\nlines"};
+  const std::string line = CsvLine(f);
+  EXPECT_EQ(line, "plain,\"a,b\",\"say \"\"hi\"\"\",\" padded \",,two lines\n");
+  auto back = ParseCsvLine(line.substr(0, line.size() - 1));
+  std::vector<std::string> want = f;
+  want.back() = "two lines";
+  EXPECT_EQ(back, want);
+}
+
+TEST(SweepRunnerTest, FormatFollowsTheExtension) {
+  EXPECT_EQ(SweepFormatForPath("r.csv"), SweepFormat::kCsv);
+  EXPECT_EQ(SweepFormatForPath("r.json"), SweepFormat::kJsonLines);
+  EXPECT_EQ(SweepFormatForPath("r.jsonl"), SweepFormat::kJsonLines);
+}
+
+TEST(SweepRunnerTest, ReferenceGridGivesOneWellFormedRowPerPoint) {
+  TempDir dir;
+  const SweepSpec spec = ReferenceGrid();
+  ASSERT_EQ(spec.points.size(), 2u * 5 * 2 * 4 * 4);
+  SweepRunOptions opt;
+  opt.output_path = dir.File("grid.csv");
+  opt.jobs = 2;
+  auto sum = RunSweep(spec, opt);
+  ASSERT_TRUE(sum.ok()) << sum.error().ToString();
+  EXPECT_EQ(sum->written, spec.points.size());
+  EXPECT_FALSE(sum->interrupted);
+  EXPECT_EQ(sum->ok + sum->memory + sum->invalid + sum->failed, sum->written);
+  // The grid has all kinds: 70B on one node does not fit, TP 8 x PP 8 needs more than 8 GPUs.
+  EXPECT_GT(sum->ok, 0u);
+  EXPECT_GT(sum->memory, 0u);
+  EXPECT_GT(sum->invalid, 0u);
+
+  const auto lines = Lines(ReadFile(opt.output_path));
+  ASSERT_EQ(lines.size(), spec.points.size() + 1);
+  const auto columns = SweepColumns(spec);
+  EXPECT_EQ(ParseCsvLine(lines[0]), columns);
+  EXPECT_EQ(columns.front(), "model");
+  EXPECT_EQ(columns.back(), "error");
+  std::set<std::string> ids;
+  size_t with_error = 0;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const auto f = ParseCsvLine(lines[i]);
+    ASSERT_EQ(f.size(), columns.size()) << lines[i];
+    ids.insert(SweepSpec::PointId({f.begin(), f.begin() + 5}));
+    if (!f.back().empty()) ++with_error;
+    // A point that ran has a step time; one that did not parse has the reason and no result.
+    if (f[8].empty()) {
+      EXPECT_FALSE(f.back().empty()) << lines[i];
+    }
+  }
+  EXPECT_EQ(ids.size(), spec.points.size());  // every point once
+  EXPECT_EQ(with_error, sum->memory + sum->invalid + sum->failed);
+}
+
+TEST(SweepRunnerTest, InfeasibleRowsSayWhy) {
+  TempDir dir;
+  const SweepSpec spec = SmallSpec();
+  SweepRunOptions opt;
+  opt.output_path = dir.File("small.csv");
+  auto sum = RunSweep(spec, opt);
+  ASSERT_TRUE(sum.ok()) << sum.error().ToString();
+  bool saw_heads = false, saw_gpus = false;
+  for (const auto& line : Lines(ReadFile(opt.output_path))) {
+    const auto f = ParseCsvLine(line);
+    if (f[2] == "3") {
+      // The axis value's line in the sweep file, and the parser's message.
+      EXPECT_EQ(f.back().rfind("small.yaml:17: parallelism.tensor: tensor x pipeline x context = ", 0), 0u) << f.back();
+      saw_heads = true;
+    }
+    if (f[0] == "1" && f[2] == "8" && f[3] == "2") {
+      EXPECT_NE(f.back().find("does not divide the 8 GPUs"), std::string::npos) << f.back();
+      saw_gpus = true;
+    }
+  }
+  EXPECT_TRUE(saw_heads);
+  EXPECT_TRUE(saw_gpus);
+}
+
+// An interrupted sweep (a prefix of the points, plus a row torn mid-write)
+// resumed gives exactly the rows of an uninterrupted run, none twice.
+TEST(SweepRunnerTest, ResumeAfterInterruptionGivesTheUninterruptedRows) {
+  TempDir dir;
+  const SweepSpec spec = ReferenceGrid();
+  SweepRunOptions full;
+  full.output_path = dir.File("full.csv");
+  full.jobs = 1;
+  ASSERT_TRUE(RunSweep(spec, full).ok());
+
+  SweepRunOptions part = full;
+  part.output_path = dir.File("resumed.csv");
+  part.jobs = 3;
+  part.max_new_rows = 117;
+  auto first = RunSweep(spec, part);
+  ASSERT_TRUE(first.ok()) << first.error().ToString();
+  EXPECT_EQ(first->written, 117u);
+  EXPECT_TRUE(first->interrupted);
+  {
+    std::ofstream torn(part.output_path, std::ios::app);
+    torn << "llama2-70b,16,8,4,";  // killed in the middle of a row
+  }
+  SweepRunOptions resume = part;
+  resume.jobs = 2;
+  resume.resume = true;
+  resume.max_new_rows = std::numeric_limits<size_t>::max();
+  auto second = RunSweep(spec, resume);
+  ASSERT_TRUE(second.ok()) << second.error().ToString();
+  EXPECT_EQ(second->resumed, 117u);
+  EXPECT_EQ(second->written, spec.points.size() - 117);
+  EXPECT_FALSE(second->interrupted);
+  EXPECT_EQ(SortedRows(part.output_path, true), SortedRows(full.output_path, true));
+  EXPECT_EQ(Lines(ReadFile(part.output_path))[0], Lines(ReadFile(full.output_path))[0]);
+
+  // Resuming a finished sweep computes nothing and keeps the file.
+  auto third = RunSweep(spec, resume);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->written, 0u);
+  EXPECT_EQ(SortedRows(part.output_path, true), SortedRows(full.output_path, true));
+}
+
+TEST(SweepRunnerTest, JsonLinesResume) {
+  TempDir dir;
+  const SweepSpec spec = SmallSpec();
+  SweepRunOptions full;
+  full.output_path = dir.File("full.jsonl");
+  ASSERT_TRUE(RunSweep(spec, full).ok());
+  const auto lines = Lines(ReadFile(full.output_path));
+  ASSERT_EQ(lines.size(), spec.points.size());
+  for (const auto& l : lines) {
+    const YAML::Node n = YAML::Load(l);
+    ASSERT_TRUE(n.IsMap()) << l;
+    EXPECT_EQ(n["settings"].size(), 4u);
+    EXPECT_TRUE(n["error"].IsScalar());
+    if (n["result"].IsMap()) {
+      EXPECT_TRUE(n["result"]["step_time_s"].IsScalar());
+    } else {
+      EXPECT_FALSE(n["error"].Scalar().empty()) << l;
+    }
+  }
+
+  SweepRunOptions part = full;
+  part.output_path = dir.File("part.jsonl");
+  part.max_new_rows = 20;
+  part.jobs = 2;
+  ASSERT_TRUE(RunSweep(spec, part).ok());
+  std::ofstream(part.output_path, std::ios::app) << "{\"settings\":{\"cluster.nodes\":4";
+  part.resume = true;
+  part.max_new_rows = std::numeric_limits<size_t>::max();
+  auto r = RunSweep(spec, part);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(r->resumed, 20u);
+  EXPECT_EQ(SortedRows(part.output_path, false), SortedRows(full.output_path, false));
+}
+
+TEST(SweepRunnerTest, ResumeRefusesAFileOfAnotherSweep) {
+  TempDir dir;
+  const std::string path = dir.File("other.csv");
+  std::ofstream(path) << "a,b,c\n1,2,3\n";
+  SweepRunOptions opt;
+  opt.output_path = path;
+  opt.resume = true;
+  auto r = RunSweep(SmallSpec(), opt);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().ToString(), path + ":1: its columns are not this sweep's (write to another file, or drop --resume to overwrite it)");
+  // Without --resume the file is rewritten.
+  opt.resume = false;
+  ASSERT_TRUE(RunSweep(SmallSpec(), opt).ok());
+  EXPECT_EQ(Lines(ReadFile(path)).size(), SmallSpec().points.size() + 1);
+}
+
+TEST(SweepRunnerTest, UnwritableOutputIsAnError) {
+  SweepRunOptions opt;
+  opt.output_path = "/nonexistent-dir/r.csv";
+  auto r = RunSweep(SmallSpec(), opt);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().ToString().rfind("/nonexistent-dir/r.csv: cannot open for writing", 0), 0u) << r.error().ToString();
+}
+
+// --- The built CLI (skipped when it has not been built) ---------------------
+
+std::string Binary() { return std::string(TRAINSIM_BINARY_DIR) + "/bin/trainsim"; }
+
+int Shell(const std::string& cmd) {
+  const int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+TEST(SweepCliTest, BadSweepFileExitsTwoWithOneLine) {
+  if (!fs::exists(Binary())) GTEST_SKIP() << "trainsim not built";
+  TempDir dir;
+  std::ofstream(dir.File("bad.yaml")) << kSmallSweep << "filterr: x\n";
+  const int rc = Shell(Binary() + " sweep " + dir.File("bad.yaml") + " -o " + dir.File("o.csv") + " 2> " + dir.File("err.txt"));
+  EXPECT_EQ(rc, 2);
+  EXPECT_EQ(ReadFile(dir.File("err.txt")), dir.File("bad.yaml") + ":19: filterr: unknown key (did you mean 'filter'?)\n");
+}
+
+TEST(SweepCliTest, SweepWritesCsvAndReportsCounts) {
+  if (!fs::exists(Binary())) GTEST_SKIP() << "trainsim not built";
+  TempDir dir;
+  std::ofstream(dir.File("s.yaml")) << kSmallSweep;
+  const int rc = Shell(Binary() + " sweep " + dir.File("s.yaml") + " -o " + dir.File("o.csv") + " --jobs 2 > " +
+                       dir.File("out.txt") + " 2> " + dir.File("err.txt"));
+  EXPECT_EQ(rc, 0) << ReadFile(dir.File("err.txt"));
+  EXPECT_EQ(Lines(ReadFile(dir.File("o.csv"))).size(), SmallSpec().points.size() + 1);
+  EXPECT_NE(ReadFile(dir.File("out.txt")).find("sweep: 90 points"), std::string::npos) << ReadFile(dir.File("out.txt"));
+}
+
+// Under mpirun the points are spread over the ranks and one file comes out
+// (OpenMPI's own allocations are not freed at exit: leak checking is off for the ranks),
+// with the rows of a one-process run.
+TEST(SweepCliTest, MpiRanksWriteOneFile) {
+#ifndef TRAINSIM_HAVE_MPI
+  GTEST_SKIP() << "built without MPI";
+#else
+  if (!fs::exists(Binary())) GTEST_SKIP() << "trainsim not built";
+  if (Shell("command -v mpirun > /dev/null 2>&1") != 0) GTEST_SKIP() << "no mpirun";
+  TempDir dir;
+  std::ofstream(dir.File("s.yaml")) << kSmallSweep;
+  auto spec = LoadSweepSpec(dir.File("s.yaml"));
+  ASSERT_TRUE(spec.ok());
+  SweepRunOptions one;
+  one.output_path = dir.File("one.csv");
+  one.allow_mpi = false;
+  ASSERT_TRUE(RunSweep(*spec, one).ok());
+  const std::string cmd = "ASAN_OPTIONS=detect_leaks=0 mpirun -x ASAN_OPTIONS --allow-run-as-root --oversubscribe -n 3 " + Binary() + " sweep " + dir.File("s.yaml") +
+                          " -o " + dir.File("mpi.csv") + " --quiet > " + dir.File("out.txt") + " 2> " + dir.File("err.txt");
+  const int rc = Shell(cmd);
+  ASSERT_EQ(rc, 0) << ReadFile(dir.File("err.txt"));
+  const std::string out = ReadFile(dir.File("out.txt"));
+  EXPECT_NE(out.find("x 3 MPI ranks"), std::string::npos) << out;
+  EXPECT_EQ(Lines(ReadFile(dir.File("mpi.csv")))[0], Lines(ReadFile(one.output_path))[0]);
+  EXPECT_EQ(SortedRows(dir.File("mpi.csv"), true), SortedRows(one.output_path, true));
+
+  // Interrupted (a prefix and a torn row) and resumed under mpirun: the same rows again.
+  const std::string text = ReadFile(dir.File("mpi.csv"));
+  std::ofstream(dir.File("mpi.csv"), std::ios::trunc) << text.substr(0, text.size() / 3);
+  ASSERT_EQ(Shell(cmd + " --resume"), 0) << ReadFile(dir.File("err.txt"));
+  EXPECT_NE(ReadFile(dir.File("out.txt")).find("already there (resumed)"), std::string::npos) << ReadFile(dir.File("out.txt"));
+  EXPECT_EQ(SortedRows(dir.File("mpi.csv"), true), SortedRows(one.output_path, true));
+#endif
+}
+
+}  // namespace
+}  // namespace trainsim

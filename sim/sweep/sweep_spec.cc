@@ -1,0 +1,658 @@
+#include "sim/sweep/sweep_spec.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "sim/io/data_paths.h"
+#include "sim/io/yaml_reader.h"
+#include "sim/io/scenario_loader.h"
+
+namespace trainsim {
+
+// ---------------------------------------------------------------------------
+// Filter expressions: comparisons of sums of products over axis keys, base
+// scenario keys, numbers and quoted strings, joined by `and` / `or`.
+//   parallelism.tensor * parallelism.pipeline <= cluster.nodes * 8
+//   model == 'llama2-7b' or cluster.nodes >= 4
+
+namespace {
+
+struct Value {
+  bool is_num = false;
+  double num = 0;
+  std::string str;
+  static Value Of(const std::string& text) {
+    Value v;
+    v.str = text;
+    try {
+      size_t used = 0;
+      v.num = std::stod(text, &used);
+      v.is_num = used == text.size() && !text.empty();
+    } catch (const std::exception&) {
+      v.is_num = false;
+    }
+    return v;
+  }
+  static Value Num(double d) {
+    Value v;
+    v.is_num = true;
+    v.num = d;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", d);
+    v.str = buf;
+    return v;
+  }
+};
+
+struct Node;
+using NodePtr = std::unique_ptr<Node>;
+struct Node {
+  enum Kind { kNum, kStr, kKey, kBinary } kind = kNum;
+  std::string text;  // number/string literal, key, or operator
+  NodePtr lhs, rhs;
+};
+
+// A key lookup: the point's value for an axis key, else the base's scalar.
+using Lookup = std::function<std::optional<std::string>(const std::string&)>;
+
+class ExprParser {
+ public:
+  explicit ExprParser(const std::string& s) : s_(s) {}
+
+  NodePtr Parse() {
+    NodePtr n = Or();
+    Skip();
+    if (pos_ != s_.size()) Error("unexpected '" + s_.substr(pos_) + "'");
+    return n;
+  }
+
+ private:
+  [[noreturn]] void Error(const std::string& m) { throw std::runtime_error(m); }
+  void Skip() {
+    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+  }
+  bool Eat(const std::string& tok) {
+    Skip();
+    if (s_.compare(pos_, tok.size(), tok) != 0) return false;
+    // Word operators must end at a word boundary.
+    if (std::isalpha(static_cast<unsigned char>(tok[0])) && pos_ + tok.size() < s_.size() &&
+        (std::isalnum(static_cast<unsigned char>(s_[pos_ + tok.size()])) || s_[pos_ + tok.size()] == '_')) {
+      return false;
+    }
+    pos_ += tok.size();
+    return true;
+  }
+  static NodePtr Bin(const std::string& op, NodePtr a, NodePtr b) {
+    auto n = std::make_unique<Node>();
+    n->kind = Node::kBinary;
+    n->text = op;
+    n->lhs = std::move(a);
+    n->rhs = std::move(b);
+    return n;
+  }
+  NodePtr Or() {
+    NodePtr n = And();
+    while (Eat("or") || Eat("||")) n = Bin("or", std::move(n), And());
+    return n;
+  }
+  NodePtr And() {
+    NodePtr n = Cmp();
+    while (Eat("and") || Eat("&&")) n = Bin("and", std::move(n), Cmp());
+    return n;
+  }
+  NodePtr Cmp() {
+    NodePtr n = Sum();
+    for (const char* op : {"==", "!=", "<=", ">=", "<", ">"}) {
+      if (Eat(op)) return Bin(op, std::move(n), Sum());
+    }
+    return n;
+  }
+  NodePtr Sum() {
+    NodePtr n = Prod();
+    while (true) {
+      if (Eat("+")) n = Bin("+", std::move(n), Prod());
+      else if (Eat("-")) n = Bin("-", std::move(n), Prod());
+      else return n;
+    }
+  }
+  NodePtr Prod() {
+    NodePtr n = Atom();
+    while (true) {
+      if (Eat("*")) n = Bin("*", std::move(n), Atom());
+      else if (Eat("/")) n = Bin("/", std::move(n), Atom());
+      else if (Eat("%")) n = Bin("%", std::move(n), Atom());
+      else return n;
+    }
+  }
+  NodePtr Atom() {
+    Skip();
+    if (pos_ >= s_.size()) Error("expression ends early");
+    auto n = std::make_unique<Node>();
+    const char c = s_[pos_];
+    if (c == '(') {
+      ++pos_;
+      n = Or();
+      if (!Eat(")")) Error("missing ')'");
+      return n;
+    }
+    if (c == '\'' || c == '"') {
+      const size_t end = s_.find(c, pos_ + 1);
+      if (end == std::string::npos) Error("unterminated string");
+      n->kind = Node::kStr;
+      n->text = s_.substr(pos_ + 1, end - pos_ - 1);
+      pos_ = end + 1;
+      return n;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {
+      size_t used = 0;
+      try {
+        (void)std::stod(s_.substr(pos_), &used);
+      } catch (const std::exception&) {
+        Error("bad number at '" + s_.substr(pos_) + "'");
+      }
+      n->kind = Node::kNum;
+      n->text = s_.substr(pos_, used);
+      pos_ += used;
+      return n;
+    }
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t end = pos_;
+      while (end < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[end])) || s_[end] == '_' || s_[end] == '.')) ++end;
+      n->kind = Node::kKey;
+      n->text = s_.substr(pos_, end - pos_);
+      pos_ = end;
+      return n;
+    }
+    Error(std::string("unexpected '") + c + "'");
+  }
+
+  const std::string& s_;
+  size_t pos_ = 0;
+};
+
+void CollectKeys(const Node& n, std::vector<std::string>& out) {
+  if (n.kind == Node::kKey) out.push_back(n.text);
+  if (n.lhs) CollectKeys(*n.lhs, out);
+  if (n.rhs) CollectKeys(*n.rhs, out);
+}
+
+Value Eval(const Node& n, const Lookup& lookup) {
+  switch (n.kind) {
+    case Node::kNum: return Value::Of(n.text);
+    case Node::kStr: {
+      Value v;
+      v.str = n.text;
+      return v;
+    }
+    case Node::kKey: {
+      auto v = lookup(n.text);
+      if (!v) throw std::runtime_error("unknown key '" + n.text + "'");
+      return Value::Of(*v);
+    }
+    case Node::kBinary: break;
+  }
+  const std::string& op = n.text;
+  if (op == "and") return Value::Num(Eval(*n.lhs, lookup).num != 0 && Eval(*n.rhs, lookup).num != 0);
+  if (op == "or") return Value::Num(Eval(*n.lhs, lookup).num != 0 || Eval(*n.rhs, lookup).num != 0);
+  const Value a = Eval(*n.lhs, lookup), b = Eval(*n.rhs, lookup);
+  if (op == "==" || op == "!=") {
+    const bool eq = (a.is_num && b.is_num) ? a.num == b.num : a.str == b.str;
+    return Value::Num(op == "==" ? eq : !eq);
+  }
+  if (!a.is_num || !b.is_num) {
+    throw std::runtime_error("'" + (a.is_num ? b.str : a.str) + "' is not a number (for '" + op + "')");
+  }
+  if (op == "<") return Value::Num(a.num < b.num);
+  if (op == "<=") return Value::Num(a.num <= b.num);
+  if (op == ">") return Value::Num(a.num > b.num);
+  if (op == ">=") return Value::Num(a.num >= b.num);
+  if (op == "+") return Value::Num(a.num + b.num);
+  if (op == "-") return Value::Num(a.num - b.num);
+  if (op == "*") return Value::Num(a.num * b.num);
+  if (b.num == 0) throw std::runtime_error("division by zero");
+  if (op == "/") return Value::Num(a.num / b.num);
+  return Value::Num(std::fmod(a.num, b.num));
+}
+
+}  // namespace
+
+class SweepFilter {
+ public:
+  SweepFilter(std::string text, int line, NodePtr root) : text_(std::move(text)), line_(line), root_(std::move(root)) {}
+  const std::string& text() const { return text_; }
+  int line() const { return line_; }
+  const Node& root() const { return *root_; }
+
+ private:
+  std::string text_;
+  int line_;
+  NodePtr root_;
+};
+
+// ---------------------------------------------------------------------------
+
+namespace {
+
+constexpr size_t kMaxPoints = 10'000'000;
+
+std::string FlowYaml(const YAML::Node& n) {
+  YAML::Emitter e;
+  e << YAML::Flow << n;
+  return e.c_str();
+}
+
+int LineOf(const YAML::Node& n) { return n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
+
+[[noreturn]] void FailAt(const std::string& file, int line, const std::string& key, const std::string& msg) {
+  throw InputException(InputError{file, line, key, msg});
+}
+
+// The base scenario's scalar at a dotted key, if any.
+std::optional<std::string> DottedScalar(const YAML::Node& root, const std::string& dotted) {
+  std::vector<YAML::Node> chain{root};
+  size_t start = 0;
+  while (true) {
+    const size_t dot = dotted.find('.', start);
+    const std::string part = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    const YAML::Node cur = chain.back();
+    if (!cur.IsMap()) return std::nullopt;
+    const YAML::Node next = cur[part];
+    if (!next.IsDefined()) return std::nullopt;
+    chain.push_back(next);
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  if (!chain.back().IsScalar()) return std::nullopt;
+  return chain.back().Scalar();
+}
+
+std::string FormatNumber(double v, bool integral) {
+  char buf[48];
+  if (integral) std::snprintf(buf, sizeof buf, "%.0f", v);
+  else std::snprintf(buf, sizeof buf, "%.12g", v);
+  return buf;
+}
+
+// A range {from, to, step} (arithmetic, inclusive) or {from, to, factor} (geometric).
+void ParseRange(const YAML::Node& n, const std::string& file, const std::string& key, SweepAxis& axis) {
+  YamlMap m(n, file, key);
+  auto integral = [&](const char* k) {
+    const YAML::Node v = m.node()[k];
+    if (!v.IsDefined() || !v.IsScalar()) return true;
+    const std::string& s = v.Scalar();
+    return s.find_first_of(".eE") == std::string::npos;
+  };
+  YAML::Node fromn = m.node()["from"];
+  if (!fromn.IsDefined()) m.Fail("from", "missing required key (a range is {from, to, step} or {from, to, factor})");
+  // Numbers may be negative or zero in principle (e.g. a dropout range), so read them loosely.
+  auto number = [&](const char* k) {
+    YAML::Node v = m.Raw(k);
+    double d = 0;
+    try {
+      size_t used = 0;
+      d = std::stod(v.IsScalar() ? v.Scalar() : std::string("?"), &used);
+      if (used != v.Scalar().size()) throw std::invalid_argument("x");
+    } catch (const std::exception&) {
+      m.Fail(k, "expected a number, got " + (v.IsScalar() ? "'" + v.Scalar() + "'" : std::string("a non-scalar")));
+    }
+    if (!std::isfinite(d)) m.Fail(k, "expected a finite number");
+    return d;
+  };
+  const double from = number("from");
+  if (!m.Has("to")) m.Fail("to", "missing required key");
+  const double to = number("to");
+  const bool has_step = m.Has("step"), has_factor = m.Has("factor");
+  if (has_step == has_factor) m.Fail(has_step ? "factor" : "step", "a range takes exactly one of step or factor");
+  m.Finish();
+  const bool ints = integral("from") && integral("to") && (has_step ? integral("step") : true);
+  std::vector<double> vals;
+  if (has_step) {
+    const double step = number("step");
+    if (step <= 0) m.Fail("step", "must be positive");
+    if (to < from) m.Fail("to", "must not be below from");
+    const double count = std::floor((to - from) / step + 1e-9) + 1;
+    if (count > 100000) m.Fail("step", "the range has too many values");
+    for (long i = 0; i < long(count); ++i) vals.push_back(from + i * step);
+  } else {
+    const double factor = number("factor");
+    if (factor <= 1) m.Fail("factor", "must be above 1");
+    if (from <= 0) m.Fail("from", "a geometric range must start above 0");
+    if (to < from) m.Fail("to", "must not be below from");
+    for (double v = from; v <= to * (1 + 1e-12); v *= factor) vals.push_back(v);
+  }
+  for (double v : vals) {
+    const bool is_int = ints && v == std::floor(v);
+    axis.values.push_back(FormatNumber(v, is_int));
+    axis.yaml.push_back(axis.values.back());
+  }
+}
+
+void ParseAxisValues(const YAML::Node& n, const std::string& file, SweepAxis& axis, bool zipped) {
+  if (n.IsSequence()) {
+    if (n.size() == 0) FailAt(file, LineOf(n), axis.key, "an axis needs at least one value");
+    for (const auto& v : n) {
+      axis.values.push_back(v.IsScalar() ? v.Scalar() : FlowYaml(v));
+      axis.yaml.push_back(FlowYaml(v));
+    }
+  } else if (n.IsMap() && !zipped) {
+    ParseRange(n, file, axis.key, axis);
+  } else if (n.IsScalar() && !zipped) {
+    axis.values.push_back(n.Scalar());
+    axis.yaml.push_back(FlowYaml(n));
+  } else {
+    FailAt(file, LineOf(n), axis.key,
+           zipped ? "a zipped axis needs a list of values" : "expected a list of values or a range {from, to, step|factor}");
+  }
+  std::set<std::string> seen;
+  for (const auto& v : axis.values) {
+    if (!seen.insert(v).second) FailAt(file, LineOf(n), axis.key, "lists the value '" + v + "' twice");
+  }
+}
+
+void CheckKeyText(const std::string& key, const std::string& file, int line, const std::string& where) {
+  bool ok = !key.empty() && key.front() != '.' && key.back() != '.' && key.find("..") == std::string::npos;
+  for (char c : key) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-');
+  if (!ok) FailAt(file, line, where, "'" + key + "' is not a dotted scenario key (e.g. cluster.nodes)");
+}
+
+// Messages of scenario errors that mean the value itself is wrong for its key
+// (a typo, a type error, a missing profile or model), not that the
+// combination is infeasible.
+bool IsValueError(const std::string& m) {
+  for (const char* p : {"unknown ", "expected ", "cannot parse", "is not a mapping", "must be positive",
+                        "must not be negative", "implausibly large", "empty path", "must be a fraction"}) {
+    if (m.rfind(p, 0) == 0) return true;
+  }
+  return m.find("is not one of") != std::string::npos || m.find("' not found") != std::string::npos;
+}
+
+// An error with no file location came from an axis override: name the axis line of the sweep file.
+InputError Relocate(InputError e, const SweepSpec& spec) {
+  if (e.file != "--set") return e;
+  const SweepAxis* best = nullptr;
+  for (const auto& a : spec.axes) {
+    if (a.key == e.key) {
+      best = &a;
+      break;
+    }
+    const bool prefix = e.key.rfind(a.key + ".", 0) == 0 || a.key.rfind(e.key + ".", 0) == 0 || e.key.empty();
+    if (prefix && !best) best = &a;
+  }
+  e.file = spec.file;
+  e.line = best ? best->line : 0;
+  return e;
+}
+
+YAML::Node LoadBaseNode(const SweepSpec& spec) {
+  YAML::Node doc = YAML::Load(spec.base_text);
+  if (!spec.base_inline) return doc;
+  const YAML::Node& cdoc = doc;
+  return cdoc["base"];
+}
+
+SweepSpec Parse(const std::string& text, const std::string& file) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    FailAt(file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "malformed YAML: " + e.msg);
+  }
+  if (!root.IsMap()) YamlMap::FailAt(root, file, "", "a sweep file must be a mapping with keys base, axes (and zip, filter)");
+  YamlMap top(root, file);
+  for (const char* k : {"base", "axes", "zip", "filter"}) top.Allow(k);
+  top.Finish();  // an unknown key first: a typo of "axes" should not read as "axes is missing"
+  SweepSpec spec;
+  spec.file = file;
+
+  // base
+  YAML::Node base = top.Raw("base");
+  if (!base.IsDefined() || base.IsNull()) top.Fail("base", "missing required key (a scenario path or an inline scenario)");
+  if (base.IsScalar()) {
+    auto path = ResolvePath(base.Scalar(), file);
+    if (!path) YamlMap::FailAt(base, file, "base", "no scenario file '" + base.Scalar() + "' (paths are relative to the sweep file)");
+    spec.base_file = *path;
+    std::ifstream in(*path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (!in) YamlMap::FailAt(base, file, "base", "cannot read '" + *path + "'");
+    spec.base_text = ss.str();
+    try {
+      const YAML::Node b = YAML::Load(spec.base_text);
+      if (!b.IsMap()) FailAt(*path, LineOf(b), "", "a scenario must be a mapping of keys");
+    } catch (const YAML::Exception& e) {
+      FailAt(*path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "malformed YAML: " + e.msg);
+    }
+  } else if (base.IsMap()) {
+    spec.base_file = file;
+    spec.base_text = text;
+    spec.base_inline = true;
+  } else {
+    YamlMap::FailAt(base, file, "base", "expected a scenario path or an inline scenario mapping");
+  }
+
+  std::set<std::string> keys;
+  auto add_axis = [&](const YAML::Node& k, const YAML::Node& v, int zip_group, const std::string& where) {
+    SweepAxis a;
+    a.key = k.IsScalar() ? k.Scalar() : "";
+    a.line = LineOf(k);
+    a.zip_group = zip_group;
+    CheckKeyText(a.key, file, a.line, where);
+    if (a.key == "name") FailAt(file, a.line, where + "." + a.key, "the scenario name cannot be swept (each point is named after its settings)");
+    if (!keys.insert(a.key).second) FailAt(file, a.line, where + "." + a.key, "the key is swept twice");
+    ParseAxisValues(v, file, a, zip_group >= 0);
+    spec.axes.push_back(std::move(a));
+  };
+
+  // axes
+  YAML::Node axes = top.Raw("axes");
+  if (axes.IsDefined() && !axes.IsNull()) {
+    if (!axes.IsMap()) YamlMap::FailAt(axes, file, "axes", "expected a mapping of dotted keys to value lists");
+    for (auto it = axes.begin(); it != axes.end(); ++it) add_axis(it->first, it->second, -1, "axes");
+  }
+  // zip: one mapping, or a list of mappings
+  YAML::Node zip = top.Raw("zip");
+  if (zip.IsDefined() && !zip.IsNull()) {
+    std::vector<YAML::Node> groups;
+    if (zip.IsMap()) groups.push_back(zip);
+    else if (zip.IsSequence()) for (const auto& g : zip) groups.push_back(g);
+    else YamlMap::FailAt(zip, file, "zip", "expected a mapping of keys to equal-length lists (or a list of such mappings)");
+    for (size_t g = 0; g < groups.size(); ++g) {
+      if (!groups[g].IsMap() || groups[g].size() == 0) YamlMap::FailAt(groups[g], file, "zip", "expected a mapping of keys to equal-length lists");
+      size_t len = 0;
+      std::string first;
+      for (auto it = groups[g].begin(); it != groups[g].end(); ++it) {
+        add_axis(it->first, it->second, int(g), "zip");
+        const SweepAxis& a = spec.axes.back();
+        if (len == 0) {
+          len = a.values.size();
+          first = a.key;
+        } else if (a.values.size() != len) {
+          FailAt(file, a.line, "zip." + a.key,
+                 "has " + std::to_string(a.values.size()) + " values but " + first + " has " + std::to_string(len) + " (zipped lists advance together)");
+        }
+      }
+    }
+  }
+  if (spec.axes.empty()) top.Fail("axes", "missing required key (a sweep needs at least one axis)");
+
+  // filter: one expression or a list
+  YAML::Node filter = top.Raw("filter");
+  const YAML::Node base_node = LoadBaseNode(spec);
+  if (filter.IsDefined() && !filter.IsNull()) {
+    std::vector<YAML::Node> exprs;
+    if (filter.IsScalar()) exprs.push_back(filter);
+    else if (filter.IsSequence()) for (const auto& f : filter) exprs.push_back(f);
+    else YamlMap::FailAt(filter, file, "filter", "expected an expression or a list of expressions");
+    for (const auto& f : exprs) {
+      if (!f.IsScalar()) YamlMap::FailAt(f, file, "filter", "expected an expression such as 'parallelism.tensor <= 8'");
+      NodePtr tree;
+      try {
+        tree = ExprParser(f.Scalar()).Parse();
+      } catch (const std::runtime_error& e) {
+        YamlMap::FailAt(f, file, "filter", std::string("cannot parse '") + f.Scalar() + "': " + e.what());
+      }
+      std::vector<std::string> used;
+      CollectKeys(*tree, used);
+      for (const auto& k : used) {
+        if (!keys.count(k) && !DottedScalar(base_node, k)) {
+          std::vector<std::string> cands(keys.begin(), keys.end());
+          const std::string hint = ClosestMatch(k, cands);
+          YamlMap::FailAt(f, file, "filter", "unknown key '" + k + "': neither an axis nor a value of the base scenario" +
+                                                 (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+        }
+      }
+      spec.filters.push_back(std::make_shared<SweepFilter>(f.Scalar(), LineOf(f), std::move(tree)));
+    }
+  }
+  top.Finish();
+
+  // Enumerate: product axes (first outermost), then each zip group as one axis.
+  struct Dim {
+    std::vector<size_t> axes;  // axis indices advancing together
+    size_t size = 0;
+  };
+  std::vector<Dim> dims;
+  std::map<int, size_t> zip_dim;
+  for (size_t i = 0; i < spec.axes.size(); ++i) {
+    const SweepAxis& a = spec.axes[i];
+    if (a.zip_group < 0) {
+      dims.push_back({{i}, a.values.size()});
+    } else if (auto it = zip_dim.find(a.zip_group); it != zip_dim.end()) {
+      dims[it->second].axes.push_back(i);
+    } else {
+      zip_dim[a.zip_group] = dims.size();
+      dims.push_back({{i}, a.values.size()});
+    }
+  }
+  double total = 1;
+  for (const auto& d : dims) total *= double(d.size);
+  if (total > double(kMaxPoints)) top.Fail("axes", "the sweep has " + FormatNumber(total, true) + " points, more than the limit of 10 million");
+
+  std::vector<size_t> digit(dims.size(), 0);
+  for (size_t n = 0; n < size_t(total); ++n) {
+    SweepPoint p;
+    p.index = spec.points.size();
+    p.value_index.assign(spec.axes.size(), 0);
+    for (size_t d = 0; d < dims.size(); ++d) {
+      for (size_t ai : dims[d].axes) p.value_index[ai] = digit[d];
+    }
+    bool keep = true;
+    for (const auto& f : spec.filters) {
+      Lookup lookup = [&](const std::string& k) -> std::optional<std::string> {
+        for (size_t i = 0; i < spec.axes.size(); ++i) {
+          if (spec.axes[i].key == k) return spec.axes[i].values[p.value_index[i]];
+        }
+        return DottedScalar(base_node, k);
+      };
+      try {
+        keep = Eval(f->root(), lookup).num != 0;
+      } catch (const std::runtime_error& e) {
+        FailAt(file, f->line(), "filter", std::string(e.what()) + " in '" + f->text() + "'");
+      }
+      if (!keep) break;
+    }
+    if (keep) spec.points.push_back(std::move(p));
+    for (size_t d = dims.size(); d-- > 0;) {  // last dimension varies fastest
+      if (++digit[d] < dims[d].size) break;
+      digit[d] = 0;
+    }
+  }
+  if (spec.points.empty()) top.Fail("filter", "the filters leave no point to run");
+  return spec;
+}
+
+// Each axis value applied alone to the base: a value that is wrong for its
+// key (unknown key, wrong type, not a choice) makes the file bad, rather than
+// filling every row with the same error.
+void CheckAxisValues(const SweepSpec& spec) {
+  for (const auto& a : spec.axes) {
+    for (size_t v = 0; v < a.values.size(); ++v) {
+      InputError err;
+      try {
+        YAML::Node root = LoadBaseNode(spec);
+        ApplyOverrides(root, {a.key + "=" + a.yaml[v]});
+        auto s = ParseScenario(root, spec.base_file);
+        if (s.ok()) continue;
+        err = s.error();
+      } catch (const InputException& e) {
+        err = e.error();
+      }
+      if (err.file == "--set" && IsValueError(err.message)) {
+        throw InputException(Relocate(err, spec));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> SweepSpec::Keys() const {
+  std::vector<std::string> k;
+  for (const auto& a : axes) k.push_back(a.key);
+  return k;
+}
+
+std::vector<std::string> SweepSpec::Values(const SweepPoint& p) const {
+  std::vector<std::string> v;
+  for (size_t i = 0; i < axes.size(); ++i) v.push_back(axes[i].values[p.value_index[i]]);
+  return v;
+}
+
+std::string SweepSpec::PointId(const std::vector<std::string>& values) {
+  std::string id;
+  for (const auto& v : values) id += v + '\x1f';
+  return id;
+}
+
+Expected<Scenario> SweepSpec::PointScenario(const SweepPoint& p) const {
+  try {
+    YAML::Node root = LoadBaseNode(*this);
+    std::vector<std::string> sets;
+    std::string suffix;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      sets.push_back(axes[i].key + "=" + axes[i].yaml[p.value_index[i]]);
+      const std::string& k = axes[i].key;
+      suffix += " " + k.substr(k.rfind('.') == std::string::npos ? 0 : k.rfind('.') + 1) + "=" + axes[i].values[p.value_index[i]];
+    }
+    ApplyOverrides(root, sets);
+    Expected<Scenario> s = ParseScenario(root, base_file);
+    if (!s.ok()) return Relocate(s.error(), *this);
+    s->name += suffix;
+    return s;
+  } catch (const InputException& e) {
+    return Relocate(e.error(), *this);
+  } catch (const YAML::Exception& e) {
+    return InputError{file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", std::string("malformed YAML: ") + e.msg};
+  }
+}
+
+Expected<SweepSpec> ParseSweepSpec(const std::string& text, const std::string& file) {
+  try {
+    SweepSpec spec = Parse(text, file);
+    CheckAxisValues(spec);
+    return spec;
+  } catch (const InputException& e) {
+    return e.error();
+  } catch (const YAML::Exception& e) {
+    return InputError{file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", std::string("malformed YAML: ") + e.msg};
+  }
+}
+
+Expected<SweepSpec> LoadSweepSpec(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) return InputError{file, 0, "", "cannot open file"};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseSweepSpec(ss.str(), file);
+}
+
+}  // namespace trainsim

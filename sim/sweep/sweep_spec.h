@@ -1,0 +1,73 @@
+// A sweep file (design.md §3): a base scenario (a path relative to the sweep
+// file, or inline) plus axes. `axes` form a product; `zip` groups advance
+// together (one group, or a list of groups); `filter` expressions drop points
+// before they run. Every point is the base YAML parsed afresh with the
+// point's values applied as overrides, so a point that does not parse keeps
+// the one-line `FILE:LINE: KEY: what` message (an axis value's error names
+// the axis line of the sweep file). Bad sweep files fail with the same
+// one-line errors as scenarios.
+//
+//   base: ../llama2-70b.yaml
+//   axes:
+//     cluster.nodes: [1, 2, 4, 8, 16]
+//     parallelism.tensor: {from: 1, to: 8, factor: 2}   # 1 2 4 8 ({from, to, step}: arithmetic)
+//   zip:
+//     training.global_batch: [128, 256]
+//     training.steps: [500, 250]
+//   filter:
+//     - parallelism.tensor * parallelism.pipeline <= cluster.nodes * 8
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/core/error.h"
+#include "sim/core/scenario.h"
+
+namespace trainsim {
+
+// One swept key and its values, in file order.
+struct SweepAxis {
+  std::string key;                  // dotted scenario key, e.g. "cluster.nodes"
+  std::vector<std::string> values;  // display text: a scalar as written, a list/map in YAML flow style
+  std::vector<std::string> yaml;    // the same values as YAML text for the override
+  int line = 0;                     // line of the key in the sweep file
+  int zip_group = -1;               // -1: a product axis; else the zip group it advances with
+};
+
+// A point of the sweep: one value index per axis (SweepSpec::axes order).
+struct SweepPoint {
+  size_t index = 0;                 // position in the enumeration (before resume)
+  std::vector<size_t> value_index;  // per axis
+};
+
+class SweepFilter;  // a parsed `filter` expression (sweep_spec.cc)
+
+// A parsed sweep file. Immutable after loading; PointScenario is thread-safe.
+struct SweepSpec {
+  std::string file;       // the sweep file
+  std::string base_file;  // the file the base scenario is in (the sweep file when inline)
+  std::string base_text;  // that file's text, parsed afresh for every point
+  bool base_inline = false;
+  std::vector<SweepAxis> axes;  // product axes in file order, then the zip groups' keys
+  std::vector<std::shared_ptr<const SweepFilter>> filters;
+  std::vector<SweepPoint> points;  // product order (first axis outermost), filtered
+
+  // Column keys: the axis keys in `axes` order.
+  std::vector<std::string> Keys() const;
+  // Display values of a point, one per axis.
+  std::vector<std::string> Values(const SweepPoint& p) const;
+  // A string identifying the point's settings (for resume), from display values.
+  static std::string PointId(const std::vector<std::string>& values);
+  // The point's scenario. Its name is the base name plus the point's settings.
+  Expected<Scenario> PointScenario(const SweepPoint& p) const;
+};
+
+// Reads and checks a sweep file. Never throws.
+Expected<SweepSpec> LoadSweepSpec(const std::string& file);
+
+// As LoadSweepSpec, from text; `file` names it in errors and anchors the base path.
+Expected<SweepSpec> ParseSweepSpec(const std::string& text, const std::string& file);
+
+}  // namespace trainsim

@@ -1,0 +1,152 @@
+#include "sim/sweep/sweep_spec.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace trainsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Line numbers in the expectations below count from this text's first line.
+const char* kInlineBase = R"(base:
+  name: t
+  cluster:
+    node: xe9680-h100
+    nodes: 4
+    fabric: ndr-rail-optimized
+  model: llama2-70b
+  parallelism:
+    tensor: 4
+    pipeline: 4
+  training:
+    seq_len: 4096
+    global_batch: 128
+)";
+
+Expected<SweepSpec> ParseText(const std::string& axes) { return ParseSweepSpec(std::string(kInlineBase) + axes, "sw.yaml"); }
+
+std::string Error(const Expected<SweepSpec>& s) { return s.ok() ? std::string("(parsed)") : s.error().ToString(); }
+
+TEST(SweepSpecTest, ProductInFileOrderLastAxisFastest) {
+  auto s = ParseText("axes:\n  cluster.nodes: [2, 4]\n  parallelism.tensor: [1, 2, 8]\n");
+  ASSERT_TRUE(s.ok()) << Error(s);
+  ASSERT_EQ(s->Keys(), (std::vector<std::string>{"cluster.nodes", "parallelism.tensor"}));
+  ASSERT_EQ(s->points.size(), 6u);
+  EXPECT_EQ(s->Values(s->points[0]), (std::vector<std::string>{"2", "1"}));
+  EXPECT_EQ(s->Values(s->points[1]), (std::vector<std::string>{"2", "2"}));
+  EXPECT_EQ(s->Values(s->points[5]), (std::vector<std::string>{"4", "8"}));
+  EXPECT_EQ(s->axes[0].line, 15);
+  EXPECT_EQ(s->axes[1].line, 16);
+}
+
+TEST(SweepSpecTest, RangesArithmeticAndGeometric) {
+  auto s = ParseText("axes:\n  cluster.nodes: {from: 2, to: 8, step: 3}\n  parallelism.tensor: {from: 1, to: 8, factor: 2}\n");
+  ASSERT_TRUE(s.ok()) << Error(s);
+  EXPECT_EQ(s->axes[0].values, (std::vector<std::string>{"2", "5", "8"}));
+  EXPECT_EQ(s->axes[1].values, (std::vector<std::string>{"1", "2", "4", "8"}));
+  EXPECT_EQ(s->points.size(), 12u);
+}
+
+TEST(SweepSpecTest, ZipAdvancesTogether) {
+  auto s = ParseText(
+      "axes:\n  cluster.nodes: [4, 8]\nzip:\n  training.global_batch: [128, 256, 512]\n  training.steps: [500, 250, 125]\n");
+  ASSERT_TRUE(s.ok()) << Error(s);
+  ASSERT_EQ(s->points.size(), 6u);
+  EXPECT_EQ(s->Values(s->points[1]), (std::vector<std::string>{"4", "256", "250"}));
+  EXPECT_EQ(s->Values(s->points[5]), (std::vector<std::string>{"8", "512", "125"}));
+}
+
+TEST(SweepSpecTest, FilterDropsPoints) {
+  auto s = ParseText(
+      "axes:\n  parallelism.tensor: [1, 2, 4, 8]\n  parallelism.pipeline: [1, 2, 4]\n"
+      "filter:\n  - parallelism.tensor * parallelism.pipeline <= cluster.nodes * 2\n  - parallelism.tensor != 2 or parallelism.pipeline == 4\n");
+  ASSERT_TRUE(s.ok()) << Error(s);
+  // TP*PP <= 8 (cluster.nodes comes from the base): 9 of 12; then TP 2 only with PP 4: drops (2,1), (2,2).
+  std::vector<std::vector<std::string>> got;
+  for (const auto& p : s->points) got.push_back(s->Values(p));
+  EXPECT_EQ(got, (std::vector<std::vector<std::string>>{{"1", "1"}, {"1", "2"}, {"1", "4"}, {"2", "4"}, {"4", "1"}, {"4", "2"}, {"8", "1"}}));
+}
+
+TEST(SweepSpecTest, PointScenarioAppliesOverridesAndNamesThePoint) {
+  auto s = ParseText("axes:\n  cluster.nodes: [4, 8]\n  cluster.nics_per_node: [4, 8]\n");
+  ASSERT_TRUE(s.ok()) << Error(s);
+  auto sc = s->PointScenario(s->points[2]);  // nodes 8, nics 4
+  ASSERT_TRUE(sc.ok()) << sc.error().ToString();
+  EXPECT_EQ(sc->nodes, 8);
+  EXPECT_EQ(sc->node.nics_per_node, 4);
+  EXPECT_EQ(sc->parallelism.data, 4);
+  EXPECT_EQ(sc->name, "t nodes=8 nics_per_node=4");
+  // A second call parses the base afresh: no state carries over between points.
+  auto first = s->PointScenario(s->points[0]);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->nodes, 4);
+}
+
+TEST(SweepSpecTest, InfeasiblePointNamesTheAxisLine) {
+  auto s = ParseText("axes:\n  parallelism.tensor: [3, 4]\n");
+  ASSERT_TRUE(s.ok()) << Error(s);
+  auto bad = s->PointScenario(s->points[0]);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().ToString(), "sw.yaml:15: parallelism.tensor: tensor x pipeline x context = 12 does not divide the 32 GPUs");
+  EXPECT_TRUE(s->PointScenario(s->points[1]).ok());
+}
+
+TEST(SweepSpecTest, BadFilesGiveOneLineErrors) {
+  EXPECT_EQ(Error(ParseText("axis:\n  cluster.nodes: [1]\n")), "sw.yaml:14: axis: unknown key (did you mean 'axes'?)");
+  EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodess: [1, 2]\n")), "sw.yaml:15: cluster.nodess: unknown key (did you mean 'nodes'?)");
+  EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: [1, two]\n")), "sw.yaml:15: cluster.nodes: expected a number, got 'two'");
+  EXPECT_EQ(Error(ParseText("axes:\n  training.recompute: [none, selectiv]\n")),
+            "sw.yaml:15: training.recompute: 'selectiv' is not one of: none, selective, full (did you mean 'selective'?)");
+  EXPECT_EQ(Error(ParseText("axes:\n  model: [llama2-7b, llama2-7c]\n")).rfind("sw.yaml:15: model: unknown model 'llama2-7c'", 0), 0u)
+      << Error(ParseText("axes:\n  model: [llama2-7b, llama2-7c]\n"));
+  EXPECT_EQ(Error(ParseText("axes:\n  cluster.node: [xe9680-h100, nodes/missing.yaml]\n")),
+            "sw.yaml:15: cluster.node: profile file 'nodes/missing.yaml' not found");
+  EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: []\n")), "sw.yaml:15: cluster.nodes: an axis needs at least one value");
+  EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: [1, 2, 1]\n")), "sw.yaml:15: cluster.nodes: lists the value '1' twice");
+  EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: {from: 1, to: 8}\n")),
+            "sw.yaml:15: cluster.nodes.step: a range takes exactly one of step or factor");
+  EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: [1]\nzip:\n  training.global_batch: [128, 256]\n  training.steps: [5]\n")),
+            "sw.yaml:18: zip.training.steps: has 1 values but training.global_batch has 2 (zipped lists advance together)");
+  EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: [1]\nfilter: cluster.nodez > 1\n")),
+            "sw.yaml:16: filter: unknown key 'cluster.nodez': neither an axis nor a value of the base scenario (did you mean 'cluster.nodes'?)");
+  EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: [1]\nfilter: cluster.nodes >\n")),
+            "sw.yaml:16: filter: cannot parse 'cluster.nodes >': expression ends early");
+  EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: [1, 2]\nfilter: cluster.nodes > 4\n")),
+            "sw.yaml:16: filter: the filters leave no point to run");
+  EXPECT_EQ(Error(ParseText("")), "sw.yaml:1: axes: missing required key (a sweep needs at least one axis)");
+  EXPECT_EQ(Error(ParseSweepSpec("base: nope.yaml\naxes:\n  cluster.nodes: [1]\n", "sw.yaml")),
+            "sw.yaml:1: base: no scenario file 'nope.yaml' (paths are relative to the sweep file)");
+  EXPECT_EQ(Error(ParseSweepSpec("base: [\naxes: 1\n", "sw.yaml")).rfind("sw.yaml:3: malformed YAML", 0), 0u)
+      << Error(ParseSweepSpec("base: [\naxes: 1\n", "sw.yaml"));
+  EXPECT_EQ(Error(LoadSweepSpec("/nonexistent/sweep.yaml")), "/nonexistent/sweep.yaml: cannot open file");
+}
+
+TEST(SweepSpecTest, BasePathIsRelativeToTheSweepFile) {
+  const fs::path dir = fs::temp_directory_path() / ("trainsim_sweep_spec_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "sweeps");
+  // The scenario of kInlineBase, un-indented from under "base:".
+  std::string text = std::string(kInlineBase).substr(6), out;
+  for (size_t i = 0; i < text.size();) {
+    const size_t nl = text.find('\n', i);
+    std::string line = text.substr(i, nl - i);
+    out += (line.rfind("  ", 0) == 0 ? line.substr(2) : line) + "\n";
+    i = nl + 1;
+  }
+  std::ofstream(dir / "base.yaml") << out;
+  std::ofstream(dir / "sweeps" / "s.yaml") << "base: ../base.yaml\naxes:\n  parallelism.tensor: [3]\n";
+  auto s = LoadSweepSpec((dir / "sweeps" / "s.yaml").string());
+  ASSERT_TRUE(s.ok()) << Error(s);
+  auto p = s->PointScenario(s->points[0]);
+  ASSERT_FALSE(p.ok());
+  // The failing value came from the sweep file's axis line.
+  EXPECT_EQ(p.error().file, (dir / "sweeps" / "s.yaml").string());
+  EXPECT_EQ(p.error().line, 3);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace trainsim

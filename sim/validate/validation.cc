@@ -1,0 +1,157 @@
+#include "sim/validate/validation.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "sim/io/data_paths.h"
+#include "sim/io/json_writer.h"
+#include "sim/io/yaml_reader.h"
+#include "sim/io/scenario_loader.h"
+
+namespace trainsim {
+namespace {
+
+// Keys whose absence means the simulator's default stood in for them.
+std::vector<std::string> DefaultedKeys(const YAML::Node& sc) {
+  static const std::vector<std::pair<std::string, std::string>> keys = {
+      {"parallelism", "context"},           {"parallelism", "virtual_stages"},
+      {"parallelism", "sequence_parallel"}, {"parallelism", "distributed_optimizer"},
+      {"training", "micro_batch"},          {"training", "recompute"},
+      {"training", "framework"}};
+  std::vector<std::string> out;
+  for (const auto& [sec, key] : keys) {
+    if (!sc[sec].IsDefined() || !sc[sec][key].IsDefined()) out.push_back(sec + "." + key);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string DefaultReferenceFile() {
+  return (std::filesystem::path(DataDir()) / ".." / "shared" / "reference" / "measured.yaml").lexically_normal().string();
+}
+
+Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity fidelity) {
+  ValidationReport rep;
+  try {
+    YAML::Node root = LoadYamlFile(file);
+    YamlMap top(root, file);
+    YAML::Node cases = top.Raw("cases");
+    if (!cases.IsSequence()) top.Fail("cases", "expected a list of cases");
+    for (const auto& c : cases) {
+      YamlMap cm(c, file, "cases");
+      ValidationCase vc;
+      vc.id = cm.String("id");
+      vc.source = cm.OptString("source").value_or("");
+      cm.Allow("note");
+      YamlMap meas = cm.Map("measured");
+      vc.measured_step_time_s = meas.PositiveDouble("step_time_s");
+      for (auto it = c["measured"].begin(); it != c["measured"].end(); ++it) meas.Allow(it->first.Scalar());
+      meas.Finish();
+      YAML::Node sc = cm.Raw("scenario");
+      if (!sc.IsMap()) cm.Fail("scenario", "expected a scenario mapping");
+      cm.Finish();
+      vc.defaulted = DefaultedKeys(sc);
+      Expected<Scenario> s = ParseScenario(sc, file);
+      if (!s) {
+        vc.failure = s.error().ToString();
+      } else {
+        SimulateOptions opt;
+        opt.fidelity = fidelity;
+        vc.result = Simulate(*s, opt);
+        vc.gpu = s->node.gpu.name;
+        vc.predicted_step_time_s = vc.result.step_time_s;
+        vc.error = (vc.predicted_step_time_s - vc.measured_step_time_s) / vc.measured_step_time_s;
+        if (!vc.result.memory.fits) vc.defaulted.push_back("(prediction does not fit in memory)");
+      }
+      rep.cases.push_back(std::move(vc));
+    }
+    top.Finish();
+  } catch (const InputException& e) {
+    return e.error();
+  }
+  auto summarize = [&](const std::string& gpu) {
+    ErrorSummary e;
+    double sum = 0;
+    for (const auto& c : rep.cases) {
+      if (!c.failure.empty() || (!gpu.empty() && c.gpu != gpu)) continue;
+      sum += std::fabs(c.error);
+      e.max_abs_error = std::max(e.max_abs_error, std::fabs(c.error));
+      ++e.cases;
+    }
+    e.mean_abs_error = e.cases ? sum / e.cases : 0;
+    return e;
+  };
+  const ErrorSummary all = summarize("");
+  rep.mean_abs_error = all.mean_abs_error;
+  rep.max_abs_error = all.max_abs_error;
+  for (const auto& c : rep.cases) {
+    if (c.failure.empty() && std::none_of(rep.by_gpu.begin(), rep.by_gpu.end(), [&](const auto& g) { return g.first == c.gpu; })) {
+      rep.by_gpu.emplace_back(c.gpu, summarize(c.gpu));
+    }
+  }
+  return rep;
+}
+
+std::string ValidationTable(const ValidationReport& r) {
+  std::ostringstream o;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%-30s %12s %12s %8s  %s\n", "case", "predicted_s", "measured_s", "error", "defaults used");
+  o << buf;
+  for (const auto& c : r.cases) {
+    std::string defs;
+    for (const auto& d : c.defaulted) defs += (defs.empty() ? "" : ", ") + d;
+    if (!c.failure.empty()) {
+      o << c.id << ": cannot predict: " << c.failure << "\n";
+      continue;
+    }
+    std::snprintf(buf, sizeof buf, "%-30s %12.3f %12.3f %+7.1f%%  %s\n", c.id.c_str(), c.predicted_step_time_s,
+                  c.measured_step_time_s, 100 * c.error, defs.c_str());
+    o << buf;
+  }
+  if (r.by_gpu.size() > 1) {
+    for (const auto& [gpu, e] : r.by_gpu) {
+      std::snprintf(buf, sizeof buf, "  %-20s mean |error| %.1f%%, max |error| %.1f%% over %d case%s\n", gpu.c_str(),
+                    100 * e.mean_abs_error, 100 * e.max_abs_error, e.cases, e.cases == 1 ? "" : "s");
+      o << buf;
+    }
+  }
+  std::snprintf(buf, sizeof buf, "mean |error| %.1f%%, max |error| %.1f%% over %zu cases\n", 100 * r.mean_abs_error,
+                100 * r.max_abs_error, r.cases.size());
+  o << buf;
+  return o.str();
+}
+
+std::string ValidationJson(const ValidationReport& r) {
+  JsonWriter w;
+  w.BeginObject().BeginArray("cases");
+  for (const auto& c : r.cases) {
+    w.BeginObject().Field("id", c.id);
+    if (!c.failure.empty()) {
+      w.Field("failure", c.failure);
+    } else {
+      w.Field("gpu", c.gpu)
+          .Field("predicted_step_time_s", c.predicted_step_time_s)
+          .Field("measured_step_time_s", c.measured_step_time_s)
+          .Field("error", c.error);
+    }
+    w.BeginArray("defaulted");
+    for (const auto& d : c.defaulted) w.Value(d);
+    w.EndArray().EndObject();
+  }
+  w.EndArray().Field("mean_abs_error", r.mean_abs_error).Field("max_abs_error", r.max_abs_error);
+  w.BeginArray("by_gpu");
+  for (const auto& [gpu, e] : r.by_gpu) {
+    w.BeginObject().Field("gpu", gpu).Field("cases", e.cases).Field("mean_abs_error", e.mean_abs_error)
+        .Field("max_abs_error", e.max_abs_error).EndObject();
+  }
+  w.EndArray().EndObject();
+  return w.str() + "\n";
+}
+
+}  // namespace trainsim
