@@ -55,41 +55,58 @@ double LayerActivationBytes(const Scenario& sc, Recompute recompute) {
 
 double LayerActivationBytes(const Scenario& sc) { return LayerActivationBytes(sc, sc.training.recompute); }
 
-double InFlightMicrobatches(const Scenario& sc) {
+double InFlightMicrobatches(const Scenario& sc, int rank) {
   const Parallelism& p = sc.parallelism;
   const double m = sc.microbatches_per_step();
   if (p.pipeline == 1) return 1;
-  // 1F1B: the first stage holds p micro batches; interleaving adds (p-1)/(p v) of a stage's worth.
-  const double in_flight = p.pipeline * (1.0 + (p.virtual_stages > 1 ? double(p.pipeline - 1) / (p.pipeline * p.virtual_stages) : 0.0));
-  return std::min(in_flight, m * 1.0);
+  const double v = p.virtual_stages;
+  // 1F1B: rank r holds p - r micro batches after its warm-up. Interleaved
+  // (Megatron's schedule): (p - r - 1) * 2 + (v - 1) * p warm-up chunk
+  // passes plus the one in flight, in units of the rank's v chunks.
+  const double in_flight = v == 1 ? p.pipeline - rank : ((p.pipeline - rank - 1) * 2.0 + (v - 1) * p.pipeline + 1) / v;
+  return std::min(in_flight, m);
 }
+
+double InFlightMicrobatches(const Scenario& sc) { return InFlightMicrobatches(sc, 0); }
 
 MemoryReport EstimateMemory(const Scenario& sc, const Workload& w) {
   const Parallelism& p = sc.parallelism;
-  MemoryReport r;
-  const double params = w.params_per_gpu_max_stage;
-  r.weights_gib = params * 2 / kGiB;
-  r.gradients_gib = params * 4 / kGiB;  // fp32 main-grad buffer
-  r.optimizer_gib = params * 12 / (p.distributed_optimizer ? p.gradient_replicas() : 1) / kGiB;  // master + two moments
-  const double layers_on_stage = double(sc.model.layers) / p.pipeline;
-  double act = LayerActivationBytes(sc) * layers_on_stage * InFlightMicrobatches(sc);
-  // The embedding output of each in-flight micro batch, and with full recompute one layer's
-  // full activations while it is recomputed.
-  const double tokens = double(sc.training.seq_len) / p.context * sc.training.micro_batch;
-  act += tokens * sc.model.hidden * 2 / (p.sequence_parallel ? p.tensor : 1) * InFlightMicrobatches(sc);
-  if (sc.training.recompute == Recompute::kFull) act += LayerActivationBytes(sc, Recompute::kNone);
-  if (p.pipeline == 1) act += tokens * double(sc.model.vocab) / p.tensor * 4;  // fp32 logits for the loss
-  r.activations_gib = act / kGiB;
   const GpuProfile& g = sc.node.gpu;
+  const double tokens = double(sc.training.seq_len) / p.context * sc.training.micro_batch;
+  const double layer_act = LayerActivationBytes(sc);
+  MemoryReport r;
+  bool first = true;
+  // Every rank is checked: uneven stages move the peak away from rank 0.
+  for (int rank = 0; rank < p.pipeline; ++rank) {
+    const double params = w.rank_state[size_t(rank)].params_per_gpu;
+    MemoryReport m;
+    m.weights_gib = params * 2 / kGiB;
+    m.gradients_gib = params * 4 / kGiB;  // fp32 main-grad buffer
+    m.optimizer_gib = params * 12 / (p.distributed_optimizer ? p.gradient_replicas() : 1) / kGiB;  // master + two moments
+    const double in_flight = InFlightMicrobatches(sc, rank);
+    double act = layer_act * w.stages.RankLayers(rank) * in_flight;
+    // The embedding output of each in-flight micro batch (first rank), and
+    // with full recompute one layer's full activations while it is recomputed.
+    if (rank == 0) act += tokens * sc.model.hidden * 2 / (p.sequence_parallel ? p.tensor : 1) * in_flight;
+    if (sc.training.recompute == Recompute::kFull) act += LayerActivationBytes(sc, Recompute::kNone);
+    if (p.pipeline == 1) act += tokens * double(sc.model.vocab) / p.tensor * 4;  // fp32 logits for the loss
+    m.activations_gib = act / kGiB;
+    m.peak_gib_per_gpu = m.weights_gib + m.gradients_gib + m.optimizer_gib + m.activations_gib;
+    if (first || m.peak_gib_per_gpu > r.peak_gib_per_gpu) {
+      r = m;
+      r.peak_stage = rank;
+    }
+    first = false;
+  }
   r.capacity_gib = g.memory_bytes * g.usable_memory_fraction / kGiB;
   r.workspace_gib = g.memory_bytes * (1 - g.usable_memory_fraction) / kGiB;
-  r.peak_gib_per_gpu = r.weights_gib + r.gradients_gib + r.optimizer_gib + r.activations_gib;
   r.fits = r.peak_gib_per_gpu <= r.capacity_gib;
   if (!r.fits) {
-    char buf[256];
+    char buf[320];
     std::snprintf(buf, sizeof buf,
-                  "needs %.1f GiB per GPU (weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f) but %s has %.1f GiB usable",
-                  r.peak_gib_per_gpu, r.weights_gib, r.gradients_gib, r.optimizer_gib, r.activations_gib, g.name.c_str(),
+                  "needs %.1f GiB per GPU (weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f%s) but %s has %.1f GiB usable",
+                  r.peak_gib_per_gpu, r.weights_gib, r.gradients_gib, r.optimizer_gib, r.activations_gib,
+                  w.stages.even() || p.pipeline == 1 ? "" : (", on pipeline stage " + std::to_string(r.peak_stage)).c_str(), g.name.c_str(),
                   r.capacity_gib);
     r.reason = buf;
   }

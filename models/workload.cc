@@ -4,24 +4,9 @@
 
 namespace trainsim {
 
-std::string ToString(CollectiveKind k) {
-  switch (k) {
-    case CollectiveKind::kAllReduce: return "all-reduce";
-    case CollectiveKind::kAllGather: return "all-gather";
-    case CollectiveKind::kReduceScatter: return "reduce-scatter";
-    case CollectiveKind::kSendRecv: return "send-recv";
-  }
-  return "?";
-}
-
-std::string ToString(CommGroup g) {
-  switch (g) {
-    case CommGroup::kTensor: return "tp";
-    case CommGroup::kContext: return "cp";
-    case CommGroup::kData: return "dp";
-    case CommGroup::kPipeline: return "pp";
-  }
-  return "?";
+const RankState& Workload::LargestRank() const {
+  return *std::max_element(rank_state.begin(), rank_state.end(),
+                           [](const RankState& a, const RankState& b) { return a.params_per_gpu < b.params_per_gpu; });
 }
 
 double PassWork::TotalFlops() const {
@@ -248,23 +233,27 @@ Workload BuildWorkload(const Scenario& sc) {
   w.pipeline_p2p = Comm("pipeline send/recv", CollectiveKind::kSendRecv, CommGroup::kPipeline, b * s_local * h * kAct / t,
                         p.overlap_p2p);
 
-  // Parameters per GPU: the larger of the first stage (embedding) and the
-  // last stage (LM head, unless tied and the model has one stage).
+  // Parameters per GPU of each pipeline rank: its layers, the embedding on
+  // the first rank and the LM head on the last (one copy when tied and the
+  // model has one stage), and what data parallelism moves for them.
+  w.stages = sc.stage_plan();
   const double layer_params = md.LayerParameters() / t;
-  const double stage_layers = double(md.layers) / p.pipeline;
   const double emb = double(md.vocab) * h / t + (md.position == PositionKind::kLearned ? s * h / t : 0);
   const double head_params = double(md.vocab) * h / t;
-  double first = stage_layers * layer_params + emb;
-  double last = stage_layers * layer_params + head_params;
-  if (p.pipeline == 1) first = stage_layers * layer_params + emb + (md.tied_embeddings ? 0 : head_params);
-  w.params_per_gpu_max_stage = p.pipeline == 1 ? first : std::max(first, last);
-
-  w.grad_reduce_bytes = w.params_per_gpu_max_stage * p.grad_reduce_bytes;
-  w.param_gather_bytes = p.distributed_optimizer ? w.params_per_gpu_max_stage * kAct : 0;
-  // Adam: read grad (4), read+write master (8), m (8), v (8), write 16-bit param (2);
-  // plus the grad-norm read and zeroing the main-grad buffer over the full local shard.
-  const double shard = p.distributed_optimizer ? w.params_per_gpu_max_stage / p.gradient_replicas() : w.params_per_gpu_max_stage;
-  w.optimizer_bytes = shard * 30.0 + w.params_per_gpu_max_stage * (4.0 + 4.0);
+  const int P = p.pipeline;
+  w.rank_state.assign(size_t(P), {});
+  for (int r = 0; r < P; ++r) {
+    RankState& rs = w.rank_state[size_t(r)];
+    rs.params_per_gpu = w.stages.RankLayers(r) * layer_params;
+    if (r == 0) rs.params_per_gpu += emb;
+    if (r == P - 1 && !(P == 1 && md.tied_embeddings)) rs.params_per_gpu += head_params;
+    rs.grad_reduce_bytes = rs.params_per_gpu * p.grad_reduce_bytes;
+    rs.param_gather_bytes = p.distributed_optimizer ? rs.params_per_gpu * kAct : 0;
+    // Adam: read grad (4), read+write master (8), m (8), v (8), write 16-bit param (2);
+    // plus the grad-norm read and zeroing the main-grad buffer over the full local shard.
+    const double shard = p.distributed_optimizer ? rs.params_per_gpu / p.gradient_replicas() : rs.params_per_gpu;
+    rs.optimizer_bytes = shard * 30.0 + rs.params_per_gpu * (4.0 + 4.0);
+  }
 
   w.model_flops_per_step = MegatronModelFlops(md, tr.global_batch, tr.seq_len);
   return w;

@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/rank_layout.h"
 #include "sim/core/scenario.h"
+#include "sim/core/stage_plan.h"
 
 namespace trainsim {
 
@@ -34,10 +36,6 @@ struct Operator {
   double out_bytes = 2;
 };
 
-enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kSendRecv };
-enum class CommGroup { kTensor, kContext, kData, kPipeline };
-std::string ToString(CollectiveKind k);
-std::string ToString(CommGroup g);
 
 // What moves an overlapped collective's data, which decides what it takes
 // from the compute it overlaps (sim/step_costs.cc charges it).
@@ -65,6 +63,14 @@ struct PassWork {
   double TotalFlops() const;
 };
 
+// What one GPU of a pipeline rank holds and moves once per step.
+struct RankState {
+  double params_per_gpu = 0;
+  double grad_reduce_bytes = 0;   // DP gradient buffer per step
+  double param_gather_bytes = 0;  // DP parameter all-gather per step (distributed optimizer)
+  double optimizer_bytes = 0;     // HBM traffic of the optimizer step
+};
+
 struct Workload {
   PassWork layer_forward;
   PassWork layer_backward;
@@ -73,10 +79,9 @@ struct Workload {
   PassWork head_forward, head_backward;            // last stage: final norm, LM head, loss
 
   CommOp pipeline_p2p;     // activations of one micro batch between stages (each direction)
-  double params_per_gpu_max_stage = 0;  // parameters held by one GPU of the largest stage
-  double grad_reduce_bytes = 0;   // per GPU, per step (DP), size of the gradient buffer
-  double param_gather_bytes = 0;  // per GPU, per step (distributed optimizer)
-  double optimizer_bytes = 0;     // HBM traffic of the optimizer step on one GPU
+  StagePlan stages;        // layers of each pipeline rank and chunk
+  std::vector<RankState> rank_state;  // per pipeline rank
+  const RankState& LargestRank() const;  // the rank holding the most parameters
   double cp_exchange_bytes_per_layer = 0;  // K/V ring exchange per layer, forward
 
   // FLOPs of the whole step over all GPUs by Megatron-LM's

@@ -73,6 +73,8 @@ struct NodeProfile {
   std::string name;
   GpuProfile gpu;
   int gpus_per_node = 8;
+  // GPUs on one NVLink fabric: the node on HGX (8), the rack on GB200 NVL72 (72).
+  int nvlink_domain_gpus = 8;
   int nics_per_node = 8;
   std::vector<int> nics_allowed;
   double nic_bytes_per_s = 0;          // line rate of one NIC

@@ -27,6 +27,7 @@ struct MemoryReport {
   double activations_gib = 0;
   double workspace_gib = 0;
   double capacity_gib = 0;  // usable memory of the GPU
+  int peak_stage = 0;       // the pipeline rank the figures are of
   std::string reason;       // why it does not fit; empty when it fits
 };
 
@@ -67,6 +68,10 @@ struct SimulationResult {
   double model_tflops_per_gpu = 0;
   double mfu = 0;
   StepBreakdown breakdown;
+  // The pipeline split that ran (sim/core/stage_plan.h): layers per rank,
+  // chunks joined by '+', and the rule that chose it.
+  std::string pipeline_layers;
+  std::string pipeline_split;
   MemoryReport memory;
   RunReport run;
   std::string error;  // non-empty: the simulation could not run (exit status 1)

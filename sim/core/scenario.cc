@@ -1,6 +1,8 @@
 #include "sim/core/scenario.h"
 
+#include <algorithm>
 #include <string>
+#include <utility>
 
 namespace trainsim {
 
@@ -13,44 +15,88 @@ std::string ToString(Recompute r) {
   return "none";
 }
 
+RankLayout Scenario::layout() const {
+  RankLayoutShape shape;
+  shape.tensor = parallelism.tensor;
+  shape.context = parallelism.context;
+  shape.data = parallelism.data;
+  shape.pipeline = parallelism.pipeline;
+  shape.gpus_per_node = node.gpus_per_node;
+  shape.nvlink_domain_gpus = std::max(node.nvlink_domain_gpus, node.gpus_per_node);
+  shape.nodes_per_su = fabric.nodes_per_su;
+  return RankLayout(shape);
+}
+
+StagePlanRequest Scenario::stage_plan_request() const {
+  StagePlanRequest q;
+  q.layers = model.layers;
+  q.pipeline = parallelism.pipeline;
+  q.virtual_stages = parallelism.virtual_stages;
+  q.first_stage_layers = parallelism.first_stage_layers;
+  q.last_stage_layers = parallelism.last_stage_layers;
+  q.embedding_in_split = parallelism.embedding_in_pipeline_split;
+  q.loss_in_split = parallelism.loss_in_pipeline_split;
+  return q;
+}
+
+StagePlan Scenario::stage_plan() const {
+  // CheckParallelism has accepted the request; an even split is the fallback
+  // only for scenarios built in code without it.
+  if (auto plan = StagePlan::Make(stage_plan_request())) return *plan;
+  StagePlanRequest even = stage_plan_request();
+  even.first_stage_layers = even.last_stage_layers = 0;
+  even.embedding_in_split = even.loss_in_split = false;
+  even.virtual_stages = 1;
+  return *StagePlan::Make(even);
+}
+
 std::optional<InputError> CheckParallelism(const Scenario& s) {
   // One set of rules for the parser, sweeps and the planner, so a sweep row,
-  // a plan rejection and `trainsim run` say the same thing about the same settings.
+  // a plan rejection and `trainsim run` say the same thing about the same
+  // settings. Products in 64 bits: each count is at most kMaxGpus.
   const Parallelism& par = s.parallelism;
   const ModelSpec& m = s.model;
   auto fail = [&](const std::string& key, const std::string& msg) { return InputError{s.source_file, 0, key, msg}; };
-  const int gpus = s.gpus();
-  const int tpc = par.tensor * par.pipeline * par.context;
-  if (tpc <= 0 || par.data <= 0 || gpus % tpc != 0) {
-    return fail("parallelism.tensor", "tensor x pipeline x context = " + std::to_string(tpc) + " does not divide the " + std::to_string(gpus) + " GPUs");
+  auto str = [](long v) { return std::to_string(v); };
+  const long gpus = long(s.nodes) * s.node.gpus_per_node;
+  if (s.nodes <= 0 || gpus > kMaxGpus) return fail("cluster.nodes", str(gpus) + " GPUs: trainsim simulates 1 to " + str(kMaxGpus));
+  for (auto [key, v] : {std::pair{"parallelism.tensor", par.tensor}, std::pair{"parallelism.pipeline", par.pipeline},
+                        std::pair{"parallelism.context", par.context}, std::pair{"parallelism.data", par.data},
+                        std::pair{"parallelism.virtual_stages", par.virtual_stages}}) {
+    if (v <= 0 || (v > gpus && std::string(key) != "parallelism.virtual_stages")) return fail(key, str(v) + " must be between 1 and the " + str(gpus) + " GPUs");
+  }
+  const long tpc = long(par.tensor) * par.pipeline * par.context;
+  if (gpus % tpc != 0) {
+    return fail("parallelism.tensor", "tensor x pipeline x context = " + str(tpc) + " does not divide the " + str(gpus) + " GPUs");
   }
   if (tpc * par.data != gpus) {
-    return fail("parallelism.data", "tensor x pipeline x context x data = " + std::to_string(tpc * par.data) + " but the cluster has " + std::to_string(gpus) + " GPUs");
+    return fail("parallelism.data", "tensor x pipeline x context x data = " + str(tpc * par.data) + " but the cluster has " + str(gpus) + " GPUs");
   }
-  if (m.heads % par.tensor != 0) return fail("parallelism.tensor", "tensor " + std::to_string(par.tensor) + " does not divide the " + std::to_string(m.heads) + " attention heads");
+  if (m.heads % par.tensor != 0) return fail("parallelism.tensor", "tensor " + str(par.tensor) + " does not divide the " + str(m.heads) + " attention heads");
   if (m.kv_heads % par.tensor != 0 && par.tensor % m.kv_heads != 0) {
-    return fail("parallelism.tensor", "tensor " + std::to_string(par.tensor) + " and the " + std::to_string(m.kv_heads) + " KV heads do not divide one another");
+    return fail("parallelism.tensor", "tensor " + str(par.tensor) + " and the " + str(m.kv_heads) + " KV heads do not divide one another");
   }
-  if (m.ffn_hidden % par.tensor != 0) return fail("parallelism.tensor", "tensor " + std::to_string(par.tensor) + " does not divide ffn_hidden " + std::to_string(m.ffn_hidden));
-  if (m.layers % (par.pipeline * par.virtual_stages) != 0) {
+  if (m.ffn_hidden % par.tensor != 0) return fail("parallelism.tensor", "tensor " + str(par.tensor) + " does not divide ffn_hidden " + str(m.ffn_hidden));
+  if (long(par.pipeline) * par.virtual_stages > long(m.layers) + 2) {
     return fail(par.virtual_stages > 1 ? "parallelism.virtual_stages" : "parallelism.pipeline",
-                "pipeline x virtual_stages = " + std::to_string(par.pipeline * par.virtual_stages) + " does not divide the " + std::to_string(m.layers) + " layers");
+                "pipeline x virtual_stages = " + str(long(par.pipeline) * par.virtual_stages) + " is more than the " + str(m.layers) + " layers");
   }
-  if (par.virtual_stages > 1 && par.pipeline == 1) return fail("parallelism.virtual_stages", "interleaving needs pipeline > 1");
+  StagePlan::Error stage_error;
+  if (!StagePlan::Make(s.stage_plan_request(), &stage_error)) return fail(stage_error.key, stage_error.message);
   if (s.training.seq_len % par.context != 0) {
-    return fail("parallelism.context", "context " + std::to_string(par.context) + " does not divide seq_len " + std::to_string(s.training.seq_len));
+    return fail("parallelism.context", "context " + str(par.context) + " does not divide seq_len " + str(s.training.seq_len));
   }
   if (par.sequence_parallel && par.tensor > 1 && (s.training.seq_len / par.context) % par.tensor != 0) {
-    return fail("parallelism.sequence_parallel", "sequence parallel needs seq_len/context divisible by tensor " + std::to_string(par.tensor));
+    return fail("parallelism.sequence_parallel", "sequence parallel needs seq_len/context divisible by tensor " + str(par.tensor));
   }
   const long per_step = long(s.training.micro_batch) * par.data;
   if (s.training.global_batch % per_step != 0) {
-    return fail("training.global_batch", "global_batch " + std::to_string(s.training.global_batch) + " is not divisible by micro_batch x data = " +
-                                             std::to_string(s.training.micro_batch) + " x " + std::to_string(par.data));
+    return fail("training.global_batch", "global_batch " + str(s.training.global_batch) + " is not divisible by micro_batch x data = " +
+                                             str(s.training.micro_batch) + " x " + str(par.data));
   }
   if (par.virtual_stages > 1 && s.microbatches_per_step() % par.pipeline != 0) {
-    return fail("training.global_batch", "interleaved 1F1B needs the " + std::to_string(s.microbatches_per_step()) +
-                                             " micro batches per step to be a multiple of pipeline " + std::to_string(par.pipeline));
+    return fail("training.global_batch", "interleaved 1F1B needs the " + str(s.microbatches_per_step()) +
+                                             " micro batches per step to be a multiple of pipeline " + str(par.pipeline));
   }
   return std::nullopt;
 }

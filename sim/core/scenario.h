@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/model_spec.h"
 #include "sim/core/error.h"
+#include "sim/core/model_spec.h"
 #include "sim/core/hardware_profile.h"
+#include "sim/core/rank_layout.h"
+#include "sim/core/stage_plan.h"
 
 namespace trainsim {
 
@@ -30,6 +32,11 @@ struct Parallelism {
   bool tp_comm_overlap = false;
   bool overlap_p2p = false;
   int grad_reduce_bytes = 4;  // 4: fp32 gradient reduction, 2: half precision
+  // Uneven pipeline stages (sim/core/stage_plan.h); 0 / false: not given.
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
+  bool embedding_in_pipeline_split = false;
+  bool loss_in_pipeline_split = false;
 
   // Ranks holding the same parameters, whose gradients are reduced together and
   // over which the distributed optimizer shards its state: context-parallel
@@ -72,6 +79,10 @@ struct CostModel {
   double storage_node_hour_usd = -1;  // <0: the storage profile's price
 };
 
+// The largest cluster trainsim simulates (products of counts stay far from
+// 32-bit overflow below it).
+constexpr long kMaxGpus = 1L << 22;
+
 struct Scenario {
   std::string name;
   std::string source_file;  // for messages; may be empty for inline scenarios
@@ -90,8 +101,12 @@ struct Scenario {
   CostModel cost;
 
   int gpus() const { return nodes * node.gpus_per_node; }
-  int microbatches_per_step() const { return training.global_batch / (training.micro_batch * parallelism.data); }
-  int layers_per_stage() const { return model.layers / parallelism.pipeline; }
+  int microbatches_per_step() const { return int(training.global_batch / (long(training.micro_batch) * parallelism.data)); }
+  // Where the ranks sit (TP, CP, DP, PP over GPUs, nodes, NVLink domains).
+  RankLayout layout() const;
+  // The layers of each pipeline stage; the scenario must have passed CheckParallelism.
+  StagePlan stage_plan() const;
+  StagePlanRequest stage_plan_request() const;
 };
 
 // The divisibility rules between parallelism, model, cluster and batch (TP,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/cost/collective_model.h"
+
 namespace trainsim {
 
 double CheckpointBytes(const Scenario& s) {
@@ -20,8 +22,6 @@ int CheckpointWritingNodes(const Scenario& s) {
   return int(std::min<long>(s.nodes, std::max<long>(1, (writers + s.node.gpus_per_node - 1) / s.node.gpus_per_node)));
 }
 
-double NicLineRate(const Scenario& s) { return std::min(s.node.nic_bytes_per_s, s.fabric.link_bytes_per_s); }
-
 namespace {
 
 double StorageBound(const Scenario& s, double per_node_disk) {
@@ -34,13 +34,13 @@ double StorageBound(const Scenario& s, double per_node_disk) {
 
 double CheckpointWriteBytesPerS(const Scenario& s) {
   if (!s.storage) return 0;
-  const double nics = double(CheckpointWritingNodes(s)) * s.node.nics_per_node * NicLineRate(s);
+  const double nics = double(CheckpointWritingNodes(s)) * s.node.nics_per_node * NicLineBytesPerS(s);
   return std::min(nics, StorageBound(s, s.storage->write_bytes_per_s_per_node));
 }
 
 double CheckpointReadBytesPerS(const Scenario& s) {
   if (!s.storage) return 0;
-  const double nics = double(s.nodes) * s.node.nics_per_node * NicLineRate(s);
+  const double nics = double(s.nodes) * s.node.nics_per_node * NicLineBytesPerS(s);
   return std::min(nics, StorageBound(s, s.storage->read_bytes_per_s_per_node));
 }
 

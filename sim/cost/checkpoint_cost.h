@@ -21,9 +21,6 @@ int CheckpointWriterGpus(const Scenario& s);
 // Nodes those writers sit on (at most every node).
 int CheckpointWritingNodes(const Scenario& s);
 
-// A NIC runs at the slower of its own and the fabric's link rate.
-double NicLineRate(const Scenario& s);
-
 // Aggregate write (or read) bandwidth to the storage: the slowest of the
 // writers' NICs, the storage front-end links and the storage nodes' disks.
 // 0 without storage.

@@ -5,28 +5,16 @@
 
 namespace trainsim {
 
-GroupPlacement PlaceGroup(const Scenario& s, CommGroup group) {
-  const Parallelism& p = s.parallelism;
-  int ranks = 1, stride = 1;
-  switch (group) {
-    case CommGroup::kTensor: ranks = p.tensor; stride = 1; break;
-    case CommGroup::kContext: ranks = p.context; stride = p.tensor; break;
-    case CommGroup::kData: ranks = p.gradient_replicas(); stride = p.tensor; break;  // gradient replicas: DP x CP
-    case CommGroup::kPipeline: ranks = p.pipeline; stride = p.tensor * p.context * p.data; break;
-  }
-  const int gpn = s.node.gpus_per_node;
-  GroupPlacement g;
-  g.ranks = ranks;
-  g.ranks_per_node = std::clamp(gpn / std::max(1, stride), 1, ranks);
-  g.nodes = (ranks + g.ranks_per_node - 1) / g.ranks_per_node;
-  return g;
+double NicLineBytesPerS(const Scenario& s) {
+  return s.fabric.link_bytes_per_s > 0 ? std::min(s.node.nic_bytes_per_s, s.fabric.link_bytes_per_s) : s.node.nic_bytes_per_s;
+}
+
+double NicAchievedBytesPerS(const Scenario& s) {
+  return std::min(s.fabric.achieved_bytes_per_s, s.node.nic_bytes_per_s * s.fabric.achieved_bytes_per_s / s.fabric.link_bytes_per_s);
 }
 
 double NicShareBytesPerS(const Scenario& s) {
-  // A NIC slower than the fabric's link reaches the same fraction of its rate.
-  const double per_nic = std::min(s.fabric.achieved_bytes_per_s,
-                                  s.node.nic_bytes_per_s * s.fabric.achieved_bytes_per_s / s.fabric.link_bytes_per_s);
-  return per_nic * std::min(s.node.nics_per_node, s.node.gpus_per_node) / s.node.gpus_per_node;
+  return NicAchievedBytesPerS(s) * std::min(s.node.nics_per_node, s.node.gpus_per_node) / s.node.gpus_per_node;
 }
 
 double MessageSizeFactor(const Scenario& s, double chunk_bytes) {
@@ -41,7 +29,7 @@ double CollectiveChunkBytes(const CommOp& op, int ranks) {
 }
 
 double CollectiveTime(const Scenario& s, const CommOp& op) {
-  const GroupPlacement g = PlaceGroup(s, op.group);
+  const GroupSpan g = s.layout().Span(op.group);
   if (g.ranks <= 1 || op.bytes <= 0) return 0;
   const double S = op.bytes;
   const double size_f = MessageSizeFactor(s, CollectiveChunkBytes(op, g.ranks));
@@ -51,7 +39,7 @@ double CollectiveTime(const Scenario& s, const CommOp& op) {
     // Point to point with a neighbour: NVLink when the whole group shares a
     // node; otherwise some hop crosses the NICs, and that hop paces the ring
     // or pipeline.
-    if (g.nodes == 1) return s.node.intra_latency_s + S / (s.node.nvlink_bytes_per_s * size_f);
+    if (g.on_nvlink()) return s.node.intra_latency_s + S / (s.node.nvlink_bytes_per_s * size_f);
     return inter_lat + S / (NicShareBytesPerS(s) * size_f);
   }
 
@@ -59,13 +47,13 @@ double CollectiveTime(const Scenario& s, const CommOp& op) {
   const double factor = op.kind == CollectiveKind::kAllReduce ? 2.0 : 1.0;
   const double intra_bus = (op.kind == CollectiveKind::kAllReduce && s.node.nvls) ? s.node.intra_allreduce_bus_bytes_per_s
                                                                                    : s.node.intra_ring_bus_bytes_per_s;
-  if (g.nodes == 1) {
+  if (g.on_nvlink()) {
     return s.node.intra_latency_s + factor * (n - 1) / n * S / (intra_bus * size_f);
   }
   // Hierarchical: the node's members split the buffer over their NICs for the
   // inter-node phase while NVLink carries the intra-node phase; the slower
   // phase bounds a pipelined implementation.
-  const double N = g.nodes, r = g.ranks_per_node;
+  const double N = g.domains, r = g.ranks_per_domain;
   const double inter = factor * (N - 1) / N * S / (r * NicShareBytesPerS(s) * size_f);
   const double intra = r > 1 ? factor * (r - 1) / r * S / (s.node.intra_ring_bus_bytes_per_s * size_f) : 0.0;
   const double latency = s.node.intra_latency_s + inter_lat * 2 * std::ceil(std::log2(N));

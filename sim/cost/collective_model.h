@@ -1,7 +1,6 @@
-// Where the ranks of each parallel group sit (Megatron's rank order: tensor
-// fastest, then context, data, pipeline) and the alpha-beta time of a
-// collective over them: NVLink/NVSwitch inside a node, the NICs across nodes,
-// hierarchical when a group spans both. This is the analytical path's network
+// The alpha-beta time of a collective over a parallel group, placed by the
+// scenario's rank layout (sim/core/rank_layout.h): NVLink/NVSwitch inside an
+// NVLink domain, the NICs across domains, hierarchical when a group spans both. This is the analytical path's network
 // model; the DES replaces the bandwidth terms with flows that share links.
 #pragma once
 
@@ -10,13 +9,11 @@
 
 namespace trainsim {
 
-struct GroupPlacement {
-  int ranks = 1;           // group size
-  int ranks_per_node = 1;  // members sharing one node
-  int nodes = 1;           // nodes the group spans
-};
-
-GroupPlacement PlaceGroup(const Scenario& s, CommGroup group);
+// A NIC runs at the slower of its own and the fabric's link rate.
+double NicLineBytesPerS(const Scenario& s);
+// What NCCL reaches over one NIC (a NIC slower than the fabric's link
+// reaches the same fraction of its own rate).
+double NicAchievedBytesPerS(const Scenario& s);
 
 // NCCL bandwidth one GPU gets from the node's NICs when every GPU of the node
 // communicates at once (8 vs 4 ConnectX-7 shows here).

@@ -16,12 +16,12 @@ Scenario Load(const std::string& name, std::vector<std::string> sets = {}) {
 
 TEST(CollectiveModelTest, MegatronRankOrderPlacesGroups) {
   const Scenario s = Load("llama2-70b-8n-8nic");  // TP4 PP4 DP4 on 64 GPUs
-  EXPECT_EQ(PlaceGroup(s, CommGroup::kTensor).nodes, 1);
-  const GroupPlacement dp = PlaceGroup(s, CommGroup::kData);
+  EXPECT_EQ(s.layout().Span(CommGroup::kTensor).nodes, 1);
+  const GroupSpan dp = s.layout().Span(CommGroup::kData);
   EXPECT_EQ(dp.ranks, 4);
   EXPECT_EQ(dp.ranks_per_node, 2);
   EXPECT_EQ(dp.nodes, 2);
-  const GroupPlacement pp = PlaceGroup(s, CommGroup::kPipeline);
+  const GroupSpan pp = s.layout().Span(CommGroup::kPipeline);
   EXPECT_EQ(pp.ranks_per_node, 1);
   EXPECT_EQ(pp.nodes, 4);
 }

@@ -68,21 +68,22 @@ StageCost AddPasses(const Scenario& s, const PassWork& fwd, const PassWork& bwd,
   return c;
 }
 
-void Accumulate(StageCost& into, const StageCost& c) {
-  into.forward_compute_s += c.forward_compute_s;
-  into.backward_compute_s += c.backward_compute_s;
-  into.forward_exposed_comm_s += c.forward_exposed_comm_s;
-  into.backward_exposed_comm_s += c.backward_exposed_comm_s;
-}
-
 }  // namespace
+
+StageCost& StageCost::operator+=(const StageCost& o) {
+  forward_compute_s += o.forward_compute_s;
+  backward_compute_s += o.backward_compute_s;
+  forward_exposed_comm_s += o.forward_exposed_comm_s;
+  backward_exposed_comm_s += o.backward_exposed_comm_s;
+  return *this;
+}
 
 StepCosts ComputeStepCosts(const Scenario& s) {
   StepCosts c;
   c.workload = BuildWorkload(s);
   const Workload& w = c.workload;
   const Parallelism& p = s.parallelism;
-  const double layers = double(s.model.layers) / p.pipeline;
+  const StagePlan& plan = w.stages;
 
   StageCost layer = AddPasses(s, w.layer_forward, w.layer_backward, 1.0);
   if (!w.layer_recompute.ops.empty()) {
@@ -91,17 +92,25 @@ StepCosts ComputeStepCosts(const Scenario& s) {
     layer.backward_compute_s += rc;
     layer.backward_exposed_comm_s += ExposedCommTime(s, w.layer_recompute, rc);
   }
-  StageCost body;
-  body.forward_compute_s = layers * layer.forward_compute_s;
-  body.backward_compute_s = layers * layer.backward_compute_s;
-  body.forward_exposed_comm_s = layers * layer.forward_exposed_comm_s;
-  body.backward_exposed_comm_s = layers * layer.backward_exposed_comm_s;
-
-  c.first = body;
-  Accumulate(c.first, AddPasses(s, w.embedding_forward, w.embedding_backward, 1.0));
-  c.last = p.pipeline == 1 ? c.first : body;
-  Accumulate(c.last, AddPasses(s, w.head_forward, w.head_backward, 1.0));
-  if (p.pipeline == 1) c.first = c.last;
+  const StageCost embedding = AddPasses(s, w.embedding_forward, w.embedding_backward, 1.0);
+  const StageCost head = AddPasses(s, w.head_forward, w.head_backward, 1.0);
+  const int P = plan.pipeline(), V = plan.virtual_stages();
+  c.virtual_stage.assign(size_t(P) * V, {});
+  c.rank.assign(size_t(P), {});
+  for (int vs = 0; vs < P * V; ++vs) {
+    StageCost& st = c.virtual_stage[size_t(vs)];
+    const double n = plan.VirtualStageLayers(vs);
+    st.forward_compute_s = n * layer.forward_compute_s;
+    st.backward_compute_s = n * layer.backward_compute_s;
+    st.forward_exposed_comm_s = n * layer.forward_exposed_comm_s;
+    st.backward_exposed_comm_s = n * layer.backward_exposed_comm_s;
+    if (vs == 0) st += embedding;
+    if (vs == P * V - 1) st += head;
+    c.rank[size_t(vs % P)] += st;
+  }
+  for (int r = 0; r < P; ++r) {
+    if (c.rank[size_t(r)].slot_s() > c.slowest().slot_s()) c.slowest_rank = r;
+  }
 
   for (const auto* pass : {&w.layer_forward, &w.layer_backward}) {
     for (const auto& cm : pass->comms) {
@@ -110,23 +119,38 @@ StepCosts ComputeStepCosts(const Scenario& s) {
   }
 
   c.p2p_s = p.pipeline > 1 ? CollectiveTime(s, w.pipeline_p2p) : 0.0;
-  if (p.gradient_replicas() > 1) {
-    CommOp grads{"dp gradient " + std::string(p.distributed_optimizer ? "reduce-scatter" : "all-reduce"),
-                 p.distributed_optimizer ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce, CommGroup::kData,
-                 w.grad_reduce_bytes, p.overlap_grad_reduce, ""};
-    c.grad_reduce_s = CollectiveTime(s, grads);
-    if (p.distributed_optimizer) {
-      CommOp params{"dp parameter all-gather", CollectiveKind::kAllGather, CommGroup::kData, w.param_gather_bytes,
-                    p.overlap_param_gather, ""};
-      c.param_gather_s = CollectiveTime(s, params);
-    }
-  }
-  const StageCost st = c.slowest();
-  const double nccl = OverlapSlowdown(s, CommEngine::kNccl);
-  if (p.overlap_grad_reduce) c.grad_reduce_contention_s = std::min(c.grad_reduce_s, st.backward_compute_s / p.virtual_stages) * nccl;
-  if (p.overlap_param_gather) c.param_gather_contention_s = std::min(c.param_gather_s, st.forward_compute_s / p.virtual_stages) * nccl;
   const GpuProfile& g = s.node.gpu;
-  c.optimizer_s = w.optimizer_bytes / (g.hbm_bytes_per_s * g.memory_bound_efficiency);
+  const double nccl = OverlapSlowdown(s, CommEngine::kNccl);
+  const StageCost& slowest = c.slowest();
+  c.rank_dp.assign(size_t(P), {});
+  for (int r = 0; r < P; ++r) {
+    const RankState& state = w.rank_state[size_t(r)];
+    RankStepCost& dp = c.rank_dp[size_t(r)];
+    if (p.gradient_replicas() > 1) {
+      CommOp grads{"dp gradient " + std::string(p.distributed_optimizer ? "reduce-scatter" : "all-reduce"),
+                   p.distributed_optimizer ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce, CommGroup::kData,
+                   state.grad_reduce_bytes, p.overlap_grad_reduce, ""};
+      dp.grad_reduce_s = CollectiveTime(s, grads);
+      if (p.distributed_optimizer) {
+        CommOp params{"dp parameter all-gather", CollectiveKind::kAllGather, CommGroup::kData, state.param_gather_bytes,
+                      p.overlap_param_gather, ""};
+        dp.param_gather_s = CollectiveTime(s, params);
+      }
+    }
+    const StageCost& own = c.rank[size_t(r)];
+    if (p.overlap_grad_reduce) dp.grad_reduce_contention_s = std::min(dp.grad_reduce_s, own.backward_compute_s / V) * nccl;
+    if (p.overlap_param_gather) dp.param_gather_contention_s = std::min(dp.param_gather_s, own.forward_compute_s / V) * nccl;
+    dp.optimizer_s = state.optimizer_bytes / (g.hbm_bytes_per_s * g.memory_bound_efficiency);
+  }
+  // The closed form's step: the largest rank's collectives and optimizer,
+  // overlapping the slowest rank's passes.
+  const RankState* largest = &w.LargestRank();
+  const RankStepCost& big = c.rank_dp[size_t(largest - w.rank_state.data())];
+  c.grad_reduce_s = big.grad_reduce_s;
+  c.param_gather_s = big.param_gather_s;
+  c.optimizer_s = big.optimizer_s;
+  if (p.overlap_grad_reduce) c.grad_reduce_contention_s = std::min(c.grad_reduce_s, slowest.backward_compute_s / V) * nccl;
+  if (p.overlap_param_gather) c.param_gather_contention_s = std::min(c.param_gather_s, slowest.forward_compute_s / V) * nccl;
   return c;
 }
 

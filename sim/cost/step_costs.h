@@ -13,7 +13,8 @@
 
 namespace trainsim {
 
-// One stage, one micro batch, all its virtual chunks together.
+// One micro batch through one virtual stage (a model chunk of a pipeline
+// rank), or through all chunks of a rank together.
 struct StageCost {
   double forward_compute_s = 0;
   double backward_compute_s = 0;  // includes recompute
@@ -21,18 +22,37 @@ struct StageCost {
   double backward_exposed_comm_s = 0;
   double forward_s() const { return forward_compute_s + forward_exposed_comm_s; }
   double backward_s() const { return backward_compute_s + backward_exposed_comm_s; }
+  double slot_s() const { return forward_s() + backward_s(); }
+  StageCost& operator+=(const StageCost& o);
+};
+
+// What data parallelism and the optimizer cost one pipeline rank per step.
+struct RankStepCost {
+  double grad_reduce_s = 0;    // DP reduce-scatter (distributed optimizer) or all-reduce
+  double param_gather_s = 0;   // DP all-gather of updated parameters (distributed optimizer)
+  double optimizer_s = 0;      // Adam step on the local shard
+  // What the overlapped DP collectives cost the micro-batch pass they
+  // overlap (NCCL's SMs): the rank's last backward of a step, its first forward.
+  double grad_reduce_contention_s = 0;
+  double param_gather_contention_s = 0;
 };
 
 struct StepCosts {
   Workload workload;
-  StageCost first, last;   // equal when pipeline == 1
-  StageCost slowest() const { return first.forward_s() + first.backward_s() >= last.forward_s() + last.backward_s() ? first : last; }
+  // Per virtual stage vs = chunk * pipeline + rank: its layers, plus the
+  // embedding on the first and the LM head and loss on the last.
+  std::vector<StageCost> virtual_stage;
+  std::vector<StageCost> rank;       // per pipeline rank, its chunks together
+  std::vector<RankStepCost> rank_dp;  // per pipeline rank
+  int slowest_rank = 0;               // the rank with the longest slot
+  const StageCost& slowest() const { return rank[size_t(slowest_rank)]; }
   double p2p_s = 0;            // one micro batch's activations between neighbouring stages
-  double grad_reduce_s = 0;    // DP reduce-scatter (distributed optimizer) or all-reduce
-  double param_gather_s = 0;   // DP all-gather of updated parameters (distributed optimizer)
-  double optimizer_s = 0;      // Adam step on the local shard
-  // What the overlapped DP collectives cost the micro batch pass they overlap
-  // (NCCL's SMs): the last backward of a step, the first forward.
+  // The step's data-parallel and optimizer figures as the closed form uses
+  // them: the collectives of the rank holding the most parameters, their
+  // contention with the slowest rank's passes.
+  double grad_reduce_s = 0;
+  double param_gather_s = 0;
+  double optimizer_s = 0;
   double grad_reduce_contention_s = 0;
   double param_gather_contention_s = 0;
   double tp_comm_total_per_layer_s = 0;  // TP collectives of one layer, fwd+bwd, for reports

@@ -1,13 +1,14 @@
 #include "sim/des/des_platform.h"
 
-#include "sim/cost/checkpoint_cost.h"
-
 #include <algorithm>
 #include <set>
 
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/connected_components.hpp>
 #include <simgrid/s4u.hpp>
+
+#include "sim/cost/checkpoint_cost.h"
+#include "sim/cost/collective_model.h"
 
 namespace trainsim {
 
@@ -23,26 +24,14 @@ double Cap(double bytes_per_s) { return bytes_per_s > 0 ? bytes_per_s : 1e15; }
 
 }  // namespace
 
-bool DesTopology::GroupSpansSus(CommGroup g, const Scenario& s) const {
-  const Parallelism& p = s.parallelism;
-  int ranks = 1, stride = 1;
-  if (g == CommGroup::kData) { ranks = p.gradient_replicas(); stride = p.tensor; }
-  else if (g == CommGroup::kContext) { ranks = p.context; stride = p.tensor; }
-  else return false;
-  const int gpn = s.node.gpus_per_node;
-  return SuOf(0) != SuOf((ranks - 1) * stride / gpn);
-}
-
 DesTopology BuildDesTopology(const Scenario& s) {
   const Parallelism& p = s.parallelism;
   const int gpn = s.node.gpus_per_node;
   DesTopology t;
   t.nodes_per_su = std::max(1, s.fabric.nodes_per_su);
   // A NIC faster than the fabric's links (400G ConnectX-7 on 100 GbE) runs at the link's rate.
-  t.nic_line_bytes_per_s = s.fabric.link_bytes_per_s > 0 ? std::min(s.node.nic_bytes_per_s, s.fabric.link_bytes_per_s)
-                                                         : s.node.nic_bytes_per_s;
-  t.nic_achieved_bytes_per_s = std::min(s.fabric.achieved_bytes_per_s,
-                                        s.node.nic_bytes_per_s * s.fabric.achieved_bytes_per_s / s.fabric.link_bytes_per_s);
+  t.nic_line_bytes_per_s = NicLineBytesPerS(s);
+  t.nic_achieved_bytes_per_s = NicAchievedBytesPerS(s);
 
   // The simulated TP group of each stage: ranks stage*TP*CP*DP + [0, TP).
   std::map<int, std::set<int>> nics_of_part;  // (stage * nodes + node) -> NICs

@@ -73,7 +73,6 @@ struct DesTopology {
   int simulated_writer_gpus = 0;
 
   int SuOf(int node) const { return node / nodes_per_su; }
-  bool GroupSpansSus(CommGroup g, const Scenario& s) const;  // does a DP/CP ring cross scalable units
 };
 
 // Placement and capacities for the scenario. Pure; cost independent of the

@@ -62,8 +62,8 @@ TEST(DesPlatformTest, CostDoesNotGrowWithDataParallelDegree) {
   const DesTopology big = BuildDesTopology(Make({"cluster.nodes=1024", "training.global_batch=1024"}));
   EXPECT_EQ(small.groups.size(), big.groups.size());
   EXPECT_EQ(small.bundles.size(), big.bundles.size());
-  EXPECT_TRUE(big.GroupSpansSus(CommGroup::kData, Make({"cluster.nodes=1024", "training.global_batch=1024"})));
-  EXPECT_FALSE(small.GroupSpansSus(CommGroup::kData, Make({})));
+  EXPECT_GT(Make({"cluster.nodes=1024", "training.global_batch=1024"}).layout().Span(CommGroup::kData).scalable_units, 1);
+  EXPECT_EQ(Make({}).layout().Span(CommGroup::kData).scalable_units, 1);
 }
 
 }  // namespace

@@ -78,14 +78,13 @@ double InterNodeLatency(const Scenario& s) { return s.fabric.inter_node_latency_
 class DesRun {
  public:
   DesRun(const Scenario& s, const StepCosts& c, bool record)
-      : s_(s), c_(c), p_(s.parallelism), record_(record), topo_(BuildDesTopology(s)) {
+      : s_(s), c_(c), p_(s.parallelism), record_(record), layout_(s.layout()), topo_(BuildDesTopology(s)) {
     P_ = p_.pipeline;
     v_ = std::max(1, p_.virtual_stages);
     nccl_slowdown_ = OverlapSlowdown(s_, CommEngine::kNccl);
     V_ = P_ * v_;
     m_ = std::max(1, s.microbatches_per_step());
     inflate_nic_ = topo_.nic_line_bytes_per_s / std::max(1.0, topo_.nic_achieved_bytes_per_s);
-    StageCosts();
     for (int st = 0; st < P_; ++st) schedule_.push_back(StageSchedule(P_, st, m_, v_));
   }
 
@@ -101,7 +100,6 @@ class DesRun {
   }
 
   // Results.
-  std::vector<StageCost> cost_;
   double steady_step_s_ = 0;
   double steady_data_stall_s_ = 0;
   double run_end_s_ = 0;
@@ -110,22 +108,6 @@ class DesRun {
   DesStats stats_;
 
  private:
-  // Per-stage pass costs: first stage adds the embedding, last the head.
-  void StageCosts() {
-    const Workload& w = c_.workload;
-    const GpuProfile& g = s_.node.gpu;
-    const Precision pr = s_.training.precision;
-    StageCost body = c_.first;
-    if (P_ > 1) {
-      const double fc = PassComputeTime(w.embedding_forward, g, pr, false);
-      const double bc = PassComputeTime(w.embedding_backward, g, pr, true);
-      body.forward_compute_s -= fc;
-      body.backward_compute_s -= bc;
-      body.forward_exposed_comm_s -= ExposedCommTime(s_, w.embedding_forward, fc);
-      body.backward_exposed_comm_s -= ExposedCommTime(s_, w.embedding_backward, bc);
-    }
-    for (int st = 0; st < P_; ++st) cost_.push_back(st == 0 ? c_.first : st == P_ - 1 ? c_.last : body);
-  }
 
   // ---- flows -------------------------------------------------------------
   Flows Start(const std::vector<PathBytes>& paths, double latency_s) {
@@ -147,22 +129,22 @@ class DesRun {
   // hierarchical decomposition of collective_model.h as ring flows (over the
   // NICs towards the folded replicas, over NVLink inside the node).
   Flows StartDp(int st, CollectiveKind kind, double bytes) {
-    const GroupPlacement g = PlaceGroup(s_, CommGroup::kData);
+    const GroupSpan g = layout_.Span(CommGroup::kData);
     if (g.ranks <= 1 || bytes <= 0) return {};
     const double factor = kind == CollectiveKind::kAllReduce ? 2.0 : 1.0;
     const double sf = MessageSizeFactor(s_, bytes / g.ranks);  // one ring step
     const DesGroup& grp = topo_.groups[st];
     std::vector<PathBytes> paths;
     double latency = s_.node.intra_latency_s;
-    if (g.nodes == 1) {
+    if (g.on_nvlink()) {
       const double bus = (kind == CollectiveKind::kAllReduce && s_.node.nvls) ? s_.node.intra_allreduce_bus_bytes_per_s
                                                                               : s_.node.intra_ring_bus_bytes_per_s;
       const double per_gpu = factor * (g.ranks - 1.0) / g.ranks * bytes / sf * s_.node.nvlink_bytes_per_s / bus;
       for (size_t j = 0; j < grp.parts.size(); ++j) paths.push_back({h_.endpoint[st][j], h_.nvlink_mirror[st][j], per_gpu * grp.parts[j].gpus});
     } else {
-      const double N = g.nodes, r = g.ranks_per_node;
+      const double N = g.domains, r = g.ranks_per_domain;
       const double inter = factor * (N - 1) / N * bytes / r / sf * inflate_nic_;
-      const bool su = topo_.GroupSpansSus(CommGroup::kData, s_);
+      const bool su = g.scalable_units > 1;
       for (size_t j = 0; j < grp.parts.size(); ++j) {
         paths.push_back({h_.endpoint[st][j], su ? h_.nic_mirror_su[st][j] : h_.nic_mirror[st][j], inter * grp.parts[j].gpus});
         if (r > 1) {
@@ -176,12 +158,12 @@ class DesRun {
   }
 
   // Context-parallel K/V ring exchanges of one pass of one chunk (all its layers).
-  Flows StartCp(int st, bool forward) {
+  Flows StartCp(int st, int chunk, bool forward) {
     if (p_.context <= 1) return {};
     const Workload& w = c_.workload;
-    const GroupPlacement g = PlaceGroup(s_, CommGroup::kContext);
-    const bool nvlink = g.nodes == 1 || g.ranks_per_node > 1;
-    const double layers = double(s_.layers_per_stage()) / v_;
+    const GroupSpan g = layout_.Span(CommGroup::kContext);
+    const bool nvlink = g.on_nvlink() || g.ranks_per_domain > 1;
+    const double layers = w.stages.Layers(st, chunk);
     double per_gpu = 0, latency = 0;
     auto add = [&](const PassWork& pass) {
       for (const auto& cm : pass.comms) {
@@ -196,7 +178,7 @@ class DesRun {
       add(w.layer_recompute);
     }
     const DesGroup& grp = topo_.groups[st];
-    const bool su = topo_.GroupSpansSus(CommGroup::kContext, s_);
+    const bool su = g.scalable_units > 1;
     std::vector<PathBytes> paths;
     for (size_t j = 0; j < grp.parts.size(); ++j) {
       sg4::Host* to = nvlink ? h_.nvlink_mirror[st][j] : su ? h_.nic_mirror_su[st][j] : h_.nic_mirror[st][j];
@@ -276,12 +258,11 @@ class DesRun {
   }
 
   void RunStep(int st) {
-    const StageCost& sc = cost_[st];
-    const double fwd = sc.forward_s() / v_, bwd = sc.backward_s() / v_;
-    const Workload& w = c_.workload;
+    const RankState& state = c_.workload.rank_state[size_t(st)];
+    const RankStepCost& dp = c_.rank_dp[size_t(st)];
     Flows gather;
     if (p_.gradient_replicas() > 1 && p_.distributed_optimizer) {
-      gather = StartDp(st, CollectiveKind::kAllGather, w.param_gather_bytes);
+      gather = StartDp(st, CollectiveKind::kAllGather, state.param_gather_bytes);
       if (!p_.overlap_param_gather && gather.active) {
         const double t0 = gather.start_s;
         Record(StageTrack(st, "dp"), "param all-gather", t0, gather.Wait());
@@ -294,6 +275,7 @@ class DesRun {
     for (size_t i = 0; i < ops.size(); ++i) {
       const PipelineOp& op = ops[i];
       const int vs = VirtualStage(P_, st, op.chunk);
+      const StageCost& chunk = c_.virtual_stage[size_t(vs)];
       if (op.forward) {
         if (vs > 0) Receive(st, 0, vs, op.microbatch);
         else if (first_forward && data_.active) {
@@ -302,16 +284,16 @@ class DesRun {
           Record("storage", "data read", start, data_.Wait());
           step_data_stall_s_ = Now() - t0;
         }
-        Flows cp = StartCp(st, true);
+        Flows cp = StartCp(st, op.chunk, true);
         const double t0 = Now();
         // An overlapped parameter gather holds NCCL's SMs during the first
         // forward, for as long as it still runs when the forward starts.
         double contention = 0;
         if (first_forward && gather.active && p_.overlap_param_gather) {
-          const double remaining = std::max(0.0, gather.start_s + c_.param_gather_s - Now());
-          contention = std::min(remaining, sc.forward_compute_s / v_) * nccl_slowdown_;
+          const double remaining = std::max(0.0, gather.start_s + dp.param_gather_s - Now());
+          contention = std::min(remaining, chunk.forward_compute_s) * nccl_slowdown_;
         }
-        Compute(fwd + contention);
+        Compute(chunk.forward_s() + contention);
         if (recording_) Record(StageTrack(st, "compute"), PassName(op), t0, Now());
         if (first_forward && gather.active) Record(StageTrack(st, "dp"), "param all-gather", gather.start_s, gather.Wait());
         first_forward = false;
@@ -327,10 +309,10 @@ class DesRun {
         }
       } else {
         if (vs < V_ - 1) Receive(st, 1, vs, op.microbatch);
-        if (i + 1 == ops.size() && p_.gradient_replicas() > 1 && p_.overlap_grad_reduce) grads = StartDp(st, grad_kind, w.grad_reduce_bytes);
-        Flows cp = StartCp(st, false);
+        if (i + 1 == ops.size() && p_.gradient_replicas() > 1 && p_.overlap_grad_reduce) grads = StartDp(st, grad_kind, state.grad_reduce_bytes);
+        Flows cp = StartCp(st, op.chunk, false);
         const double t0 = Now();
-        Compute(bwd + (grads.active ? std::min(c_.grad_reduce_s, sc.backward_compute_s / v_) * nccl_slowdown_ : 0.0));
+        Compute(chunk.backward_s() + (grads.active ? std::min(dp.grad_reduce_s, chunk.backward_compute_s) * nccl_slowdown_ : 0.0));
         if (recording_) Record(StageTrack(st, "compute"), PassName(op), t0, Now());
         if (cp.active) Record(StageTrack(st, "cp"), "cp ring", cp.start_s, cp.Wait());
         if (vs > 0) {
@@ -344,10 +326,10 @@ class DesRun {
         }
       }
     }
-    if (p_.gradient_replicas() > 1 && !grads.active) grads = StartDp(st, grad_kind, w.grad_reduce_bytes);
+    if (p_.gradient_replicas() > 1 && !grads.active) grads = StartDp(st, grad_kind, state.grad_reduce_bytes);
     if (grads.active) Record(StageTrack(st, "dp"), p_.distributed_optimizer ? "grad reduce-scatter" : "grad all-reduce", grads.start_s, grads.Wait());
     const double t0 = Now();
-    Compute(c_.optimizer_s);
+    Compute(dp.optimizer_s);
     Record(StageTrack(st, "compute"), "optimizer", t0, Now());
   }
 
@@ -547,6 +529,7 @@ class DesRun {
   const Parallelism& p_;
   bool record_ = false;
   bool recording_ = false;
+  RankLayout layout_;
   DesTopology topo_;
   DesHosts h_;
   int P_ = 1, v_ = 1, V_ = 1, m_ = 1;
@@ -577,10 +560,7 @@ StepTiming SimulateDes(const Scenario& s, const StepCosts& costs, bool record_ti
   // the analytical path): its compute, its folded TP communication, the
   // optimizer and the data stall are known; the rest of the step is pipeline
   // fill/drain (up to its ideal (p-1)/v slots) and exposed PP/DP/CP traffic.
-  StageCost st = run.cost_[0];
-  for (const auto& c : run.cost_) {
-    if (c.forward_s() + c.backward_s() > st.forward_s() + st.backward_s()) st = c;
-  }
+  const StageCost& st = costs.slowest();
   StepBreakdown& b = r.breakdown;
   b.compute_s = m * (st.forward_compute_s + st.backward_compute_s);
   b.optimizer_s = costs.optimizer_s;

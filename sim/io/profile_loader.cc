@@ -78,6 +78,11 @@ NodeProfile ParseNode(const std::string& path) {
   n.name = m.String("name");
   n.gpu = LoadGpuProfile(m.Raw("gpu"), path, "gpu");
   n.gpus_per_node = m.PositiveInt("gpus_per_node");
+  n.nvlink_domain_gpus = m.PositiveInt("nvlink_domain_gpus", n.gpus_per_node);
+  if (n.nvlink_domain_gpus % n.gpus_per_node != 0) {
+    m.Fail("nvlink_domain_gpus", "an NVLink domain of " + std::to_string(n.nvlink_domain_gpus) + " GPUs is not a whole number of " +
+                                     std::to_string(n.gpus_per_node) + "-GPU nodes");
+  }
   n.nics_per_node = m.PositiveInt("nics_per_node");
   YAML::Node allowed = m.Raw("nics_allowed");
   if (allowed.IsDefined()) {

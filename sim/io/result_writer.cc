@@ -54,6 +54,9 @@ std::string ToJson(const SimulationResult& r, bool pretty) {
       .Field("lost_work_s", r.run.lost_work_s)
       .Field("cost_per_billion_tokens_usd", r.run.cost_per_billion_tokens_usd)
       .EndObject();
+  if (!r.pipeline_layers.empty()) {
+    w.BeginObject("pipeline").Field("layers", r.pipeline_layers).Field("split", r.pipeline_split).EndObject();
+  }
   w.EndObject();
   return w.str() + "\n";
 }
@@ -140,6 +143,9 @@ std::string ToSummary(const SimulationResult& r) {
   o << "    pipeline bubble    " << Fmt("%.4f s", r.breakdown.pipeline_bubble_s) << "  " << pct(r.breakdown.pipeline_bubble_s) << "\n";
   o << "    optimizer          " << Fmt("%.4f s", r.breakdown.optimizer_s) << "  " << pct(r.breakdown.optimizer_s) << "\n";
   o << "    data stall         " << Fmt("%.4f s", r.breakdown.data_stall_s) << "  " << pct(r.breakdown.data_stall_s) << "\n";
+  if (r.pipeline_split != "even" && !r.pipeline_split.empty()) {
+    o << "  pipeline stages      " << r.pipeline_layers << " layers per stage (" << r.pipeline_split << ")\n";
+  }
   o << "  throughput           " << Fmt("%.0f tokens/s/GPU", r.tokens_per_s_per_gpu) << ", "
     << Fmt("%.1f model TFLOP/s/GPU", r.model_tflops_per_gpu) << ", MFU " << Fmt("%.1f%%", 100 * r.mfu) << "\n";
   o << "  memory per GPU       " << Fmt("%.1f GiB", r.memory.peak_gib_per_gpu) << " of " << Fmt("%.1f GiB", r.memory.capacity_gib)

@@ -76,6 +76,10 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
   YamlMap c = top.Map("cluster");
   s.node = LoadNodeProfile(c.Raw("node"), file, "cluster.node");
   s.nodes = c.PositiveInt("nodes");
+  if (long(s.nodes) * s.node.gpus_per_node > kMaxGpus) {
+    c.Fail("nodes", Str(s.nodes) + " nodes x " + Str(s.node.gpus_per_node) + " GPUs = " + Str(long(s.nodes) * s.node.gpus_per_node) +
+                        " GPUs: more than the " + Str(kMaxGpus) + " GPUs trainsim simulates");
+  }
   if (c.Has("nics_per_node")) {
     const int nics = c.PositiveInt("nics_per_node");
     if (std::find(s.node.nics_allowed.begin(), s.node.nics_allowed.end(), nics) == s.node.nics_allowed.end()) {
@@ -139,14 +143,17 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
   par.pipeline = p.PositiveInt("pipeline", 1);
   par.context = p.PositiveInt("context", 1);
   par.virtual_stages = p.PositiveInt("virtual_stages", 1);
-  const int gpus = s.gpus();
-  const int tpc = par.tensor * par.pipeline * par.context;
+  const long gpus = s.gpus();
+  for (auto [key, v] : {std::pair{"tensor", par.tensor}, std::pair{"pipeline", par.pipeline}, std::pair{"context", par.context}}) {
+    if (v > gpus) p.Fail(key, Str(v) + " is more than the cluster's " + Str(gpus) + " GPUs");
+  }
+  const long tpc = long(par.tensor) * par.pipeline * par.context;
   YAML::Node data = p.Raw("data");
   if (!data.IsDefined() || data.IsNull() || (data.IsScalar() && data.Scalar() == "auto")) {
     if (gpus % tpc != 0) {
       p.Fail("tensor", "tensor x pipeline x context = " + Str(tpc) + " does not divide the " + Str(gpus) + " GPUs");
     }
-    par.data = gpus / tpc;
+    par.data = int(gpus / tpc);
   } else {
     par.data = p.PositiveInt("data");
     if (tpc * par.data != gpus) {
@@ -161,6 +168,10 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
   par.tp_comm_overlap = p.Bool("tp_comm_overlap", fw.tp_comm_overlap && par.tensor > 1);
   par.overlap_p2p = p.Bool("overlap_p2p", fw.overlap_p2p);
   par.grad_reduce_bytes = fw.grad_reduce_bytes;
+  par.first_stage_layers = p.NonNegativeInt("first_stage_layers", 0);
+  par.last_stage_layers = p.NonNegativeInt("last_stage_layers", 0);
+  par.embedding_in_pipeline_split = p.Bool("embedding_in_pipeline_split", false);
+  par.loss_in_pipeline_split = p.Bool("loss_in_pipeline_split", false);
 
   if (par.sequence_parallel && par.tensor == 1) par.sequence_parallel = false;  // nothing to split
   if (auto e = CheckParallelism(s)) {

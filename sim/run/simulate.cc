@@ -14,6 +14,8 @@ SimulationResult Simulate(const Scenario& s, const SimulateOptions& options) {
   r.name = s.name;
   r.gpus = s.gpus();
   r.memory = EstimateMemory(s, costs.workload);
+  r.pipeline_layers = costs.workload.stages.Describe();
+  r.pipeline_split = costs.workload.stages.rule();
   // The memory check comes first: a configuration that cannot run is not
   // worth a DES (whose work grows with what does not fit), so it gets the
   // closed-form step time beside its error.

@@ -1,0 +1,55 @@
+// Where each rank of a parallel job sits, in Megatron-Core's rank order:
+// tensor fastest, then context, data, pipeline (experts, when they come, fold
+// over the same GPUs). Ranks fill GPUs in order; GPUs fill nodes, nodes fill
+// NVLink domains (8 GPUs on HGX: the node; 72 on GB200 NVL72: 18 trays of 4),
+// domains fill the fabric's scalable units. The one answer to "which links
+// does this group cross", for the analytical collective model and the DES
+// platform alike.
+#pragma once
+
+#include <string>
+
+namespace trainsim {
+
+enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kSendRecv, kAllToAll };
+enum class CommGroup { kTensor, kContext, kData, kPipeline };
+std::string ToString(CollectiveKind k);
+std::string ToString(CommGroup g);
+
+// How the members of one group (the group of rank 0) are spread.
+struct GroupSpan {
+  int ranks = 1;             // members
+  int stride = 1;            // GPUs between consecutive members
+  int ranks_per_domain = 1;  // members sharing one NVLink domain
+  int domains = 1;           // NVLink domains the group spans
+  int ranks_per_node = 1;    // members sharing one node
+  int nodes = 1;             // nodes the group spans
+  int scalable_units = 1;    // fabric scalable units (leaf groups) the group spans
+  bool on_nvlink() const { return domains == 1; }
+};
+
+struct RankLayoutShape {
+  int tensor = 1, context = 1, data = 1, pipeline = 1;
+  int gpus_per_node = 8;
+  int nvlink_domain_gpus = 8;  // a multiple of gpus_per_node
+  int nodes_per_su = 0;        // 0: one scalable unit
+};
+
+class RankLayout {
+ public:
+  explicit RankLayout(const RankLayoutShape& shape) : shape_(shape) {}
+
+  // The group of rank 0 for `g` (data: the gradient replicas, DP x CP).
+  GroupSpan Span(CommGroup g) const;
+  // A group of `ranks` members `stride` GPUs apart, starting at GPU 0.
+  GroupSpan Span(int ranks, int stride) const;
+
+  int NodeOfGpu(long gpu) const { return int(gpu / shape_.gpus_per_node); }
+  int DomainOfGpu(long gpu) const { return int(gpu / shape_.nvlink_domain_gpus); }
+  const RankLayoutShape& shape() const { return shape_; }
+
+ private:
+  RankLayoutShape shape_;
+};
+
+}  // namespace trainsim

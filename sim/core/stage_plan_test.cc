@@ -1,0 +1,90 @@
+#include "sim/core/stage_plan.h"
+
+#include <gtest/gtest.h>
+
+namespace trainsim {
+namespace {
+
+StagePlan Plan(StagePlanRequest q) {
+  StagePlan::Error e;
+  auto p = StagePlan::Make(q, &e);
+  EXPECT_TRUE(p.has_value()) << e.key << ": " << e.message;
+  return p.value_or(*StagePlan::Make({}));
+}
+
+int Total(const StagePlan& p) {
+  int n = 0;
+  for (int r = 0; r < p.pipeline(); ++r) n += p.RankLayers(r);
+  return n;
+}
+
+TEST(StagePlanTest, EvenSplitWhenTheLayersDivide) {
+  const StagePlan p = Plan({.layers = 80, .pipeline = 4, .virtual_stages = 5});
+  EXPECT_TRUE(p.even());
+  EXPECT_EQ(p.rule(), "even");
+  EXPECT_EQ(p.Layers(3, 4), 4);
+  EXPECT_EQ(p.RankLayers(0), 20);
+}
+
+// Llama 3 405B as its paper ran it: 126 layers on 16 stages, the first and
+// last one layer short of the others' 8.
+TEST(StagePlanTest, Llama405bFirstAndLastStagesOneLayerShort) {
+  const StagePlan p = Plan({.layers = 126, .pipeline = 16, .first_stage_layers = 7, .last_stage_layers = 7});
+  EXPECT_EQ(p.RankLayers(0), 7);
+  EXPECT_EQ(p.RankLayers(15), 7);
+  for (int r = 1; r < 15; ++r) EXPECT_EQ(p.RankLayers(r), 8) << r;
+  EXPECT_EQ(Total(p), 126);
+  EXPECT_EQ(p.MaxRankLayers(), 8);
+  EXPECT_FALSE(p.even());
+  EXPECT_EQ(p.rule(), "first/last");
+  EXPECT_EQ(p.Describe(), "7,8x14,7");
+}
+
+// Megatron's account_for_embedding/loss_in_pipeline_split: 126 layers + 2 =
+// 128 units over PP 8 x VP 8 = 64 virtual stages of 2; the first and last
+// virtual stages hold one layer beside the embedding / the loss.
+TEST(StagePlanTest, EmbeddingAndLossCountedInTheSplit) {
+  const StagePlan p = Plan({.layers = 126, .pipeline = 8, .virtual_stages = 8, .embedding_in_split = true, .loss_in_split = true});
+  EXPECT_EQ(p.VirtualStageLayers(0), 1);
+  EXPECT_EQ(p.VirtualStageLayers(63), 1);
+  EXPECT_EQ(p.VirtualStageLayers(1), 2);
+  EXPECT_EQ(p.Layers(0, 0), 1);
+  EXPECT_EQ(p.Layers(7, 7), 1);
+  EXPECT_EQ(p.RankLayers(0), 15);
+  EXPECT_EQ(p.RankLayers(7), 15);
+  EXPECT_EQ(p.RankLayers(3), 16);
+  EXPECT_EQ(Total(p), 126);
+  EXPECT_EQ(p.Describe(), "(1+2x7),16x6,(2x7+1)");
+}
+
+// Layers that do not divide and no rule given: balanced, embedding and loss a layer each.
+TEST(StagePlanTest, BalancedDefaultWhenTheLayersDoNotDivide) {
+  const StagePlan p = Plan({.layers = 61, .pipeline = 16});
+  EXPECT_EQ(p.rule(), "balanced");
+  EXPECT_EQ(Total(p), 61);
+  // 63 units over 16 stages: 4 each but the first (3); the embedding and the
+  // loss take a layer's place at the ends.
+  int max = 0, min = 100;
+  for (int r = 0; r < 16; ++r) {
+    max = std::max(max, p.RankLayers(r) + (r == 0) + (r == 15));
+    min = std::min(min, p.RankLayers(r) + (r == 0) + (r == 15));
+  }
+  EXPECT_LE(max - min, 1);
+  EXPECT_EQ(p.Describe(), "2,4x14,3");
+}
+
+TEST(StagePlanTest, ErrorsNameTheKey) {
+  StagePlan::Error e;
+  EXPECT_FALSE(StagePlan::Make({.layers = 80, .pipeline = 4, .first_stage_layers = 21}, &e));
+  EXPECT_EQ(e.key, "parallelism.first_stage_layers");
+  EXPECT_FALSE(StagePlan::Make({.layers = 80, .pipeline = 4, .embedding_in_split = true}, &e));
+  EXPECT_EQ(e.key, "parallelism.embedding_in_pipeline_split");
+  EXPECT_NE(e.message.find("81"), std::string::npos) << e.message;
+  EXPECT_FALSE(StagePlan::Make({.layers = 80, .pipeline = 4, .first_stage_layers = 40, .last_stage_layers = 40}, &e));
+  EXPECT_NE(e.message.find("leave 0 of the 80 layers for the 2 middle stages"), std::string::npos) << e.message;
+  EXPECT_FALSE(StagePlan::Make({.layers = 80, .pipeline = 1, .virtual_stages = 2}, &e));
+  EXPECT_EQ(e.key, "parallelism.virtual_stages");
+}
+
+}  // namespace
+}  // namespace trainsim
