@@ -6,12 +6,14 @@
 #include <cstdio>
 #include <map>
 #include <sstream>
+#include <functional>
 #include <tuple>
 
 #include "models/memory_model.h"
 #include "models/workload.h"
 #include "sim/io/json_writer.h"
 #include "sim/io/result_writer.h"
+#include "sim/plan/plan_space.h"
 
 namespace trainsim {
 
@@ -29,42 +31,24 @@ double Objective(const SimulationResult& r, PlanObjective o) {
   return o == PlanObjective::kCost ? r.run.cost_usd : r.step_time_s;
 }
 
-std::vector<int> PowersOfTwoUpTo(int n) {
-  std::vector<int> v;
-  for (int x = 1; x <= n; x *= 2) v.push_back(x);
-  return v;
-}
-
-std::vector<int> Divisors(int n) {
-  std::vector<int> v;
-  for (int d = 1; d <= n; ++d) {
-    if (n % d == 0) v.push_back(d);
-  }
-  return v;
-}
-
 }  // namespace
 
 std::string Describe(const PlanConfig& c) {
-  std::string s = "TP" + Str(c.tensor) + " PP" + Str(c.pipeline) + " VP" + Str(c.virtual_stages) + " CP" + Str(c.context) +
-                  " DP" + Str(c.data) + " mb" + Str(c.micro_batch) + " recompute=" + ToString(c.recompute);
-  if (c.sequence_parallel) s += " SP";
-  if (c.distributed_optimizer) s += " DO";
+  std::string s;
+  for (const PlanDimension& d : PlanDimensions()) {
+    const int v = d.get(c);
+    std::string part;
+    if (d.kind == PlanValueKind::kCount) part = d.label + Str(v);
+    else if (d.kind == PlanValueKind::kRecompute) part = d.label + "=" + ShowValue(d, v);
+    else if (v) part = d.label;
+    if (!part.empty()) s += (s.empty() ? "" : " ") + part;
+  }
   return s;
 }
 
 PlanConfig ConfigOf(const Scenario& s) {
-  const Parallelism& p = s.parallelism;
   PlanConfig c;
-  c.tensor = p.tensor;
-  c.pipeline = p.pipeline;
-  c.virtual_stages = p.virtual_stages;
-  c.context = p.context;
-  c.data = p.data;
-  c.sequence_parallel = p.sequence_parallel;
-  c.distributed_optimizer = p.distributed_optimizer;
-  c.micro_batch = s.training.micro_batch;
-  c.recompute = s.training.recompute;
+  for (const PlanDimension& d : PlanDimensions()) d.set(c, d.read(s));
   return c;
 }
 
@@ -72,16 +56,8 @@ void ApplyConfig(Scenario& s, const PlanConfig& c) {
   Parallelism& p = s.parallelism;
   // The parser's default: TP communication overlap as the framework does it, only with TP.
   const bool tp_overlap = (p.tensor > 1 ? p.tp_comm_overlap : s.framework.tp_comm_overlap) && c.tensor > 1;
-  p.tensor = c.tensor;
-  p.pipeline = c.pipeline;
-  p.virtual_stages = c.virtual_stages;
-  p.context = c.context;
-  p.data = c.data;
-  p.sequence_parallel = c.sequence_parallel && c.tensor > 1;
-  p.distributed_optimizer = c.distributed_optimizer;
+  for (const PlanDimension& d : PlanDimensions()) d.write(s, d.get(c));
   p.tp_comm_overlap = tp_overlap;
-  s.training.micro_batch = c.micro_batch;
-  s.training.recompute = c.recompute;
 }
 
 namespace {
@@ -136,8 +112,6 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
   rep.baseline_config = ConfigOf(base);
   Scenario s = base;
   const int gpus = base.gpus();
-  const int layers = base.model.layers;
-  const int max_tp = std::min(gpus, options.max_tensor > 0 ? options.max_tensor : base.node.gpus_per_node);
   // Feasible configurations keep only what ranks them (full results are large
   // to copy around); the top K are evaluated again for their full results.
   struct Scored {
@@ -173,47 +147,28 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
     }
   };
 
-  for (int tp : PowersOfTwoUpTo(max_tp)) {
-    for (int cp : PowersOfTwoUpTo(std::min(options.max_context, gpus / tp))) {
-      if (gpus % (tp * cp) != 0) continue;
-      for (int pp : Divisors(gpus / (tp * cp))) {
-        if (pp > layers) break;
-        const int dp = gpus / (tp * cp * pp);
-        std::vector<int> vps{1};
-        if (pp > 1 && layers % pp == 0) {
-          for (int v : Divisors(layers / pp)) {
-            if (v > 1) vps.push_back(v);
-          }
-        }
-        const int per_replica = base.training.global_batch / dp;  // sequences per data-parallel rank
-        std::vector<int> mbs;
-        for (int mb : PowersOfTwoUpTo(options.max_micro_batch)) {
-          if (mb <= std::max(1, per_replica)) mbs.push_back(mb);
-        }
-        for (int vp : vps) {
-          for (int mb : mbs) {
-            for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
-              for (bool sp : tp > 1 ? std::vector<bool>{true, false} : std::vector<bool>{false}) {
-                for (bool dopt : dp * cp > 1 ? std::vector<bool>{true, false} : std::vector<bool>{base.parallelism.distributed_optimizer}) {
-                  PlanConfig c;
-                  c.tensor = tp;
-                  c.pipeline = pp;
-                  c.virtual_stages = vp;
-                  c.context = cp;
-                  c.data = dp;
-                  c.sequence_parallel = sp;
-                  c.distributed_optimizer = dopt;
-                  c.micro_batch = mb;
-                  c.recompute = rc;
-                  consider(c);
-                }
-              }
-            }
-          }
-        }
-      }
+  // Every combination of the dimensions' values, each dimension's values
+  // chosen given the ones before it (sim/plan/plan_space.h).
+  const std::vector<PlanDimension>& dims = PlanDimensions();
+  const SearchContext context{&base, &options, gpus};
+  PlanConfig c;
+  std::function<void(size_t)> enumerate = [&](size_t i) {
+    if (i == dims.size()) {
+      consider(c);
+      return;
     }
-  }
+    const PlanDimension& d = dims[i];
+    if (!d.values) {  // derived: data parallelism takes the GPUs left
+      d.set(c, int(gpus / (long(c.tensor) * c.pipeline * c.context)));
+      enumerate(i + 1);
+      return;
+    }
+    for (int v : d.values(c, context)) {
+      d.set(c, v);
+      enumerate(i + 1);
+    }
+  };
+  enumerate(0);
   rep.feasible = long(feasible.size());
   auto better = [](const Scored& a, const Scored& b) {
     if (a.objective != b.objective) return a.objective < b.objective;
@@ -300,13 +255,21 @@ std::string ExplainDifference(const SimulationResult& best, const SimulationResu
 
 namespace {
 
+std::string Pad(const std::string& v, int width, bool right) {
+  const std::string fill(v.size() < size_t(width) ? width - v.size() : 0, ' ');
+  return right ? fill + v : v + fill;
+}
+
+std::string Header() {
+  std::string h = "rank";
+  for (const PlanDimension& d : PlanDimensions()) h += " " + Pad(d.label, d.width, d.kind == PlanValueKind::kCount);
+  return h;
+}
+
 std::string Row(int rank, const PlanCandidate& c, bool show_recheck) {
-  const PlanConfig& k = c.config;
-  char buf[320];
-  std::snprintf(buf, sizeof buf, "%4s %3d %3d %3d %3d %4d %3d %-10s %-3s %-3s %9.4f", rank > 0 ? ("#" + Str(rank)).c_str() : "you",
-                k.tensor, k.pipeline, k.virtual_stages, k.context, k.data, k.micro_batch, ToString(k.recompute).c_str(),
-                k.sequence_parallel ? "on" : "off", k.distributed_optimizer ? "on" : "off", c.analytical.step_time_s);
-  std::string s = buf;
+  std::string s = Pad(rank > 0 ? "#" + Str(rank) : "you", 4, true);
+  for (const PlanDimension& d : PlanDimensions()) s += " " + Pad(ShowValue(d, d.get(c.config)), d.width, d.kind == PlanValueKind::kCount);
+  s += Fmt(" %9.4f", c.analytical.step_time_s);
   if (show_recheck) s += c.result.error.empty() ? Fmt(" %9.4f", c.result.step_time_s) : "    failed";
   const SimulationResult& r = show_recheck && c.result.error.empty() ? c.result : c.analytical;
   s += Fmt(" %8.0f", r.tokens_per_s_per_gpu) + Fmt(" %5.1f%%", 100 * r.mfu) + Fmt(" %7.1f", r.memory.peak_gib_per_gpu) +
@@ -315,11 +278,18 @@ std::string Row(int rank, const PlanCandidate& c, bool show_recheck) {
 }
 
 void ConfigJson(std::string& o, const PlanConfig& c) {
-  o += "\"parallelism\":{\"tensor\":" + Str(c.tensor) + ",\"pipeline\":" + Str(c.pipeline) + ",\"context\":" + Str(c.context) +
-       ",\"data\":" + Str(c.data) + ",\"virtual_stages\":" + Str(c.virtual_stages) +
-       ",\"sequence_parallel\":" + (c.sequence_parallel ? "true" : "false") +
-       ",\"distributed_optimizer\":" + (c.distributed_optimizer ? "true" : "false") + "},";
-  o += "\"training\":{\"micro_batch\":" + Str(c.micro_batch) + ",\"recompute\":" + JsonWriter::Quote(ToString(c.recompute)) + "}";
+  bool first_section = true;
+  for (const char* section : {"parallelism", "training"}) {
+    o += std::string(first_section ? "" : ",") + "\"" + section + "\":{";
+    bool first = true;
+    for (const PlanDimension& d : PlanDimensions()) {
+      if (d.section != section) continue;
+      o += std::string(first ? "" : ",") + "\"" + d.key + "\":" + JsonValue(d, d.get(c));
+      first = false;
+    }
+    o += "}";
+    first_section = false;
+  }
 }
 
 std::string ResultJson(const SimulationResult& r) {
@@ -345,7 +315,7 @@ std::string PlanToText(const PlanReport& r) {
     if (recheck) o << ", top " << r.candidates.size() << " re-checked with the " << r.candidates[0].result.fidelity
                    << Fmt(" (%.2f s)", r.recheck_s);
     o << "\n";
-    o << "rank  TP  PP  VP  CP   DP  mb recompute  SP  DO  step(an.)";
+    o << Header() << " step(an.)";
     if (recheck) o << " step(" << r.candidates[0].result.fidelity << ")";
     o << "  tok/s/GPU   MFU  GiB/GPU   cost USD\n";
     for (size_t i = 0; i < r.candidates.size(); ++i) o << Row(int(i + 1), r.candidates[i], recheck);

@@ -1,0 +1,136 @@
+#include "sim/plan/plan_space.h"
+
+#include <algorithm>
+
+#include "sim/plan/planner.h"
+
+namespace trainsim {
+
+namespace {
+
+std::vector<int> PowersOfTwoUpTo(int n) {
+  std::vector<int> v;
+  for (int x = 1; x <= n; x *= 2) v.push_back(x);
+  return v;
+}
+
+std::vector<int> Divisors(int n) {
+  std::vector<int> v;
+  for (int d = 1; d <= n; ++d) {
+    if (n % d == 0) v.push_back(d);
+  }
+  return v;
+}
+
+std::vector<int> Switch(bool searched, bool fixed) { return searched ? std::vector<int>{1, 0} : std::vector<int>{fixed ? 1 : 0}; }
+
+std::vector<PlanDimension> MakeDimensions() {
+  std::vector<PlanDimension> d;
+  // Tensor parallelism stays inside the NVLink domain unless the options say otherwise.
+  d.push_back({"TP", "parallelism", "tensor", PlanValueKind::kCount, 3,
+               [](const PlanConfig& c) { return c.tensor; }, [](PlanConfig& c, int v) { c.tensor = v; },
+               [](const Scenario& s) { return s.parallelism.tensor; }, [](Scenario& s, int v) { s.parallelism.tensor = v; },
+               [](const PlanConfig&, const SearchContext& x) {
+                 const int domain = std::max(x.base->node.nvlink_domain_gpus, x.base->node.gpus_per_node);
+                 return PowersOfTwoUpTo(std::min(x.gpus, x.options->max_tensor > 0 ? x.options->max_tensor : domain));
+               }});
+  // Any divisor of the GPUs left; layers that do not divide take the balanced uneven split.
+  d.push_back({"PP", "parallelism", "pipeline", PlanValueKind::kCount, 3,
+               [](const PlanConfig& c) { return c.pipeline; }, [](PlanConfig& c, int v) { c.pipeline = v; },
+               [](const Scenario& s) { return s.parallelism.pipeline; }, [](Scenario& s, int v) { s.parallelism.pipeline = v; },
+               [](const PlanConfig& c, const SearchContext& x) {
+                 std::vector<int> v;
+                 for (int pp : Divisors(x.gpus / c.tensor)) {
+                   if (pp <= x.base->model.layers) v.push_back(pp);
+                 }
+                 return v;
+               }});
+  // Interleaving: chunk counts that divide each rank's layers, rounded up
+  // when the pipeline does not divide them (the balanced split evens it out).
+  d.push_back({"VP", "parallelism", "virtual_stages", PlanValueKind::kCount, 3,
+               [](const PlanConfig& c) { return c.virtual_stages; }, [](PlanConfig& c, int v) { c.virtual_stages = v; },
+               [](const Scenario& s) { return s.parallelism.virtual_stages; }, [](Scenario& s, int v) { s.parallelism.virtual_stages = v; },
+               [](const PlanConfig& c, const SearchContext& x) {
+                 std::vector<int> v{1};
+                 if (c.pipeline == 1) return v;
+                 const int layers = x.base->model.layers;
+                 const int per_rank = (layers + c.pipeline - 1) / c.pipeline;
+                 for (int vp : Divisors(per_rank)) {
+                   if (vp > 1 && long(vp) * c.pipeline <= layers + 2) v.push_back(vp);
+                 }
+                 return v;
+               }});
+  d.push_back({"CP", "parallelism", "context", PlanValueKind::kCount, 3,
+               [](const PlanConfig& c) { return c.context; }, [](PlanConfig& c, int v) { c.context = v; },
+               [](const Scenario& s) { return s.parallelism.context; }, [](Scenario& s, int v) { s.parallelism.context = v; },
+               [](const PlanConfig& c, const SearchContext& x) {
+                 std::vector<int> v;
+                 const long tp_pp = long(c.tensor) * c.pipeline;
+                 for (int cp : PowersOfTwoUpTo(std::min<long>(x.options->max_context, x.gpus / tp_pp))) {
+                   if (x.gpus % (tp_pp * cp) == 0) v.push_back(cp);
+                 }
+                 return v;
+               }});
+  d.push_back({"DP", "parallelism", "data", PlanValueKind::kCount, 4,
+               [](const PlanConfig& c) { return c.data; }, [](PlanConfig& c, int v) { c.data = v; },
+               [](const Scenario& s) { return s.parallelism.data; }, [](Scenario& s, int v) { s.parallelism.data = v; },
+               nullptr});
+  d.push_back({"mb", "training", "micro_batch", PlanValueKind::kCount, 3,
+               [](const PlanConfig& c) { return c.micro_batch; }, [](PlanConfig& c, int v) { c.micro_batch = v; },
+               [](const Scenario& s) { return s.training.micro_batch; }, [](Scenario& s, int v) { s.training.micro_batch = v; },
+               [](const PlanConfig& c, const SearchContext& x) {
+                 const int per_replica = x.base->training.global_batch / c.data;  // sequences per data-parallel rank
+                 std::vector<int> v;
+                 for (int mb : PowersOfTwoUpTo(x.options->max_micro_batch)) {
+                   if (mb <= std::max(1, per_replica)) v.push_back(mb);
+                 }
+                 return v;
+               }});
+  d.push_back({"recompute", "training", "recompute", PlanValueKind::kRecompute, 10,
+               [](const PlanConfig& c) { return int(c.recompute); }, [](PlanConfig& c, int v) { c.recompute = Recompute(v); },
+               [](const Scenario& s) { return int(s.training.recompute); }, [](Scenario& s, int v) { s.training.recompute = Recompute(v); },
+               [](const PlanConfig&, const SearchContext&) {
+                 return std::vector<int>{int(Recompute::kNone), int(Recompute::kSelective), int(Recompute::kFull)};
+               }});
+  d.push_back({"SP", "parallelism", "sequence_parallel", PlanValueKind::kSwitch, 3,
+               [](const PlanConfig& c) { return int(c.sequence_parallel); }, [](PlanConfig& c, int v) { c.sequence_parallel = v; },
+               [](const Scenario& s) { return int(s.parallelism.sequence_parallel); },
+               [](Scenario& s, int v) { s.parallelism.sequence_parallel = v && s.parallelism.tensor > 1; },
+               [](const PlanConfig& c, const SearchContext&) { return Switch(c.tensor > 1, false); }});
+  // Sharding the optimizer state pays whenever there are gradient replicas (DP x CP).
+  d.push_back({"DO", "parallelism", "distributed_optimizer", PlanValueKind::kSwitch, 3,
+               [](const PlanConfig& c) { return int(c.distributed_optimizer); }, [](PlanConfig& c, int v) { c.distributed_optimizer = v; },
+               [](const Scenario& s) { return int(s.parallelism.distributed_optimizer); },
+               [](Scenario& s, int v) { s.parallelism.distributed_optimizer = v; },
+               [](const PlanConfig& c, const SearchContext& x) {
+                 return Switch(long(c.data) * c.context > 1, x.base->parallelism.distributed_optimizer);
+               }});
+  return d;
+}
+
+}  // namespace
+
+const std::vector<PlanDimension>& PlanDimensions() {
+  static const std::vector<PlanDimension> dims = MakeDimensions();
+  return dims;
+}
+
+std::string ShowValue(const PlanDimension& d, int v) {
+  switch (d.kind) {
+    case PlanValueKind::kCount: return std::to_string(v);
+    case PlanValueKind::kSwitch: return v ? "on" : "off";
+    case PlanValueKind::kRecompute: return ToString(Recompute(v));
+  }
+  return "?";
+}
+
+std::string JsonValue(const PlanDimension& d, int v) {
+  switch (d.kind) {
+    case PlanValueKind::kCount: return std::to_string(v);
+    case PlanValueKind::kSwitch: return v ? "true" : "false";
+    case PlanValueKind::kRecompute: return "\"" + ToString(Recompute(v)) + "\"";
+  }
+  return "null";
+}
+
+}  // namespace trainsim
