@@ -45,6 +45,7 @@ std::string RunLength(const std::vector<std::string>& items, const char* sep) {
 }  // namespace
 
 std::string StagePlan::Describe() const {
+  if (even_) return pipeline_ > 1 ? Str(chunk_layers_[0] * virtual_stages_) + "x" + Str(pipeline_) : Str(chunk_layers_[0] * virtual_stages_);
   std::vector<std::string> ranks;
   for (int r = 0; r < pipeline_; ++r) {
     std::vector<std::string> chunks;

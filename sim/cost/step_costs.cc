@@ -126,6 +126,13 @@ StepCosts ComputeStepCosts(const Scenario& s) {
   for (int r = 0; r < P; ++r) {
     const RankState& state = w.rank_state[size_t(r)];
     RankStepCost& dp = c.rank_dp[size_t(r)];
+    // Ranks holding the same parameters (the middle of a pipeline) move the
+    // same bytes: time their collectives once.
+    if (r > 0 && state.params_per_gpu == w.rank_state[size_t(r - 1)].params_per_gpu &&
+        c.rank[size_t(r)].slot_s() == c.rank[size_t(r - 1)].slot_s()) {
+      dp = c.rank_dp[size_t(r - 1)];
+      continue;
+    }
     if (p.gradient_replicas() > 1) {
       CommOp grads{"dp gradient " + std::string(p.distributed_optimizer ? "reduce-scatter" : "all-reduce"),
                    p.distributed_optimizer ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce, CommGroup::kData,

@@ -103,7 +103,16 @@ class DesRun {
   double steady_step_s_ = 0;
   double steady_data_stall_s_ = 0;
   double run_end_s_ = 0;
-  std::vector<double> write_s_;
+  // Checkpoint writes: their total time and count (a repeated cycle adds its
+  // write as many times as it repeats).
+  double write_sum_s_ = 0;
+  long writes_ = 0;
+  double last_write_s_ = 0;
+  void AddWrite(double s, long times = 1) {
+    write_sum_s_ += s * times;
+    writes_ += times;
+    last_write_s_ = s;
+  }
   std::vector<TimelineEvent> timeline_;
   DesStats stats_;
 
@@ -438,6 +447,42 @@ class DesRun {
     stats_.simulated_steps++;
   }
 
+  // Whole checkpoint cycles (every_steps steps and their checkpoint) repeat
+  // once two in a row took the same time and wrote for as long: the rest of
+  // the run's cycles but the last are then one sleep, so the cost of a run
+  // does not grow with its number of checkpoints. Called right after a
+  // checkpoint starts (async: its write was just started).
+  double cycle_start_s_ = -1, last_cycle_s_ = 0, last_cycle_write_s_ = 0;
+  void RepeatCheckpointCycles(int& k, int steps, int every, bool async, Flows& write, double& write_start, Periodic& periodic,
+                              std::vector<Flows>& pending_reads) {
+    const double now = Now();
+    const double cycle = cycle_start_s_ >= 0 ? now - cycle_start_s_ : 0;
+    const bool same = cycle_start_s_ >= 0 && last_cycle_s_ > 0 && std::abs(cycle - last_cycle_s_) <= 1e-9 * cycle &&
+                      std::abs(last_write_s_ - last_cycle_write_s_) <= 1e-9 * std::max(1.0, last_write_s_);
+    last_cycle_s_ = cycle;
+    last_cycle_write_s_ = last_write_s_;
+    cycle_start_s_ = now;
+    const long repeats = long(steps - k) / every - 1;
+    if (!same || repeats < 1) return;
+    if (async && write.active) {
+      for (auto& c : write.comms) c->cancel();  // restarted whole after the repeated cycles
+    }
+    sg4::this_actor::sleep_for(double(repeats) * cycle);
+    stats_.repeated_steps += int(repeats * every);
+    k += int(repeats * every);
+    // Each repeated cycle wrote one checkpoint (async: the one started at its
+    // start, whose write the next cycle's start saw finished).
+    AddWrite(last_write_s_, repeats);
+    if (async && write.active) {
+      write = StartCheckpoint(false);
+      write_start = Now();
+      periodic.Start(write);
+    }
+    if (data_.active) pending_reads.push_back(data_);
+    data_ = Flows{};
+    cycle_start_s_ = Now();
+  }
+
   void Controller() {
     const int steps = std::max(1, s_.training.steps);
     const int every = (s_.storage && s_.checkpoint.every_steps > 0) ? s_.checkpoint.every_steps : 0;
@@ -452,7 +497,7 @@ class DesRun {
     for (int k = 0; k < steps;) {
       const bool writing = write.active && !write.Done();
       if (write.active && !writing) {
-        write_s_.push_back(write.EndTime() - write_start);
+        AddWrite(write.EndTime() - write_start);
         Record("storage", "checkpoint write", write_start, write.EndTime(), recording_checkpoint);
         write.active = false;
         recording_checkpoint = false;
@@ -489,11 +534,11 @@ class DesRun {
           Flows f = StartCheckpoint(false);
           const double end = f.Wait();
           Record("storage", "checkpoint write (sync)", t0, end);
-          write_s_.push_back(end - t0);
+          AddWrite(end - t0);
         } else {
           if (write.active) {
             const double end = write.Wait();
-            write_s_.push_back(end - write_start);
+            AddWrite(end - write_start);
             Record("storage", "checkpoint write", write_start, end, recording_checkpoint);
             write.active = false;
             recording_checkpoint = false;
@@ -508,6 +553,7 @@ class DesRun {
         }
         recorded_checkpoint = true;
         recording_ = false;
+        RepeatCheckpointCycles(k, steps, every, async, write, write_start, periodic, pending_reads);
       }
     }
     run_end_s_ = Now();
@@ -515,7 +561,7 @@ class DesRun {
     steady_step_s_ = *steady;
     if (write.active) {
       const double end = write.Wait();
-      write_s_.push_back(end - write_start);
+      AddWrite(end - write_start);
       Record("storage", "checkpoint write", write_start, end, recording_checkpoint);
     }
     if (data_.active) data_.Wait();
@@ -547,6 +593,26 @@ class DesRun {
 
 }  // namespace
 
+std::optional<std::string> DesRefusal(const Scenario& s) {
+  const Parallelism& p = s.parallelism;
+  const long passes = 2L * p.pipeline * p.virtual_stages * std::max(1, s.microbatches_per_step());
+  if (passes > kDesMaxPassesPerStep) {
+    return "the DES would simulate " + std::to_string(passes) + " pipeline passes per step (pipeline " + std::to_string(p.pipeline) +
+           " x virtual stages " + std::to_string(p.virtual_stages) + " x " + std::to_string(s.microbatches_per_step()) +
+           " micro batches x 2), more than the " + std::to_string(kDesMaxPassesPerStep) +
+           " it takes on to bound its memory; --fidelity analytical runs it";
+  }
+  if (s.storage) {
+    const long flows = long(std::max(1, s.storage_nodes)) * p.pipeline * std::min(p.tensor, s.gpus());
+    if (flows > kDesMaxFlowsPerTransfer) {
+      return "the DES would send a checkpoint as " + std::to_string(flows) + " flows (" + std::to_string(s.storage_nodes) +
+             " storage nodes x " + std::to_string(long(p.pipeline) * p.tensor) + " shard owners), more than the " +
+             std::to_string(kDesMaxFlowsPerTransfer) + " it takes on; --fidelity analytical runs it";
+    }
+  }
+  return std::nullopt;
+}
+
 StepTiming SimulateDes(const Scenario& s, const StepCosts& costs, bool record_timeline, DesStats* stats) {
   DesRun run(s, costs, record_timeline);
   RunInFreshEngine([&] { run.Build(); });
@@ -575,11 +641,7 @@ StepTiming SimulateDes(const Scenario& s, const StepCosts& costs, bool record_ti
   const int steps = std::max(1, s.training.steps);
   const int every = (s.storage && s.checkpoint.every_steps > 0) ? s.checkpoint.every_steps : 0;
   const int checkpoints = every > 0 ? steps / every : 0;
-  if (!run.write_s_.empty()) {
-    double sum = 0;
-    for (double w : run.write_s_) sum += w;
-    r.checkpoint_write_s = sum / run.write_s_.size();
-  }
+  if (run.writes_ > 0) r.checkpoint_write_s = run.write_sum_s_ / run.writes_;
   if (checkpoints > 0) r.checkpoint_stall_s = std::max(0.0, (run.run_end_s_ - steps * r.step_time_s) / checkpoints);
   r.timeline = std::move(run.timeline_);
   std::stable_sort(r.timeline.begin(), r.timeline.end(),

@@ -22,6 +22,9 @@
 // Data-parallel replicas are folded (des_platform.h).
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "sim/core/scenario.h"
 #include "sim/cost/step_costs.h"
 
@@ -35,6 +38,15 @@ struct DesStats {
   int flows = 0;
   double run_time_s = 0;   // simulated wall time of the whole run (steps + checkpoint stalls)
 };
+
+// The work the DES takes on is bounded so that its time and memory are
+// (under a GiB, design.md 4): pipeline passes of one step (pipeline ranks x
+// chunks x micro batches x forward and backward), and flows of one storage
+// transfer (storage nodes x simulated shard owners). nullopt: within bounds;
+// else why the DES refuses it (the analytical path still runs it).
+constexpr long kDesMaxPassesPerStep = 1L << 20;
+constexpr long kDesMaxFlowsPerTransfer = 1L << 16;
+std::optional<std::string> DesRefusal(const Scenario& s);
 
 // The step time and breakdown of the steady step, and the checkpoints'
 // write and stall times as simulated over the whole run. Never throws.

@@ -183,3 +183,40 @@ TEST(DesSimulatorTest, TimelineHasStageStreamAndStorageTracks) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// A checkpoint cycle that repeats is simulated once: ten times the steps
+// (and checkpoints) simulate the same number of steps, with the same figures.
+TEST(DesSimulatorTest, RepeatedCheckpointCyclesCostNothingMore) {
+  for (const char* mode : {"checkpoint.mode=sync", "checkpoint.mode=async"}) {
+    DesStats few, many;
+    const SimulationResult a = Simulate(Make(kStorage, {mode, "training.steps=100"}), {Fidelity::kDes, false, &few});
+    const SimulationResult b = Simulate(Make(kStorage, {mode, "training.steps=1000"}), {Fidelity::kDes, false, &many});
+    EXPECT_EQ(b.run.checkpoints, 100) << mode;
+    EXPECT_EQ(few.simulated_steps, many.simulated_steps) << mode;
+    EXPECT_NEAR(b.run.checkpoint_write_s, a.run.checkpoint_write_s, 1e-3 * a.run.checkpoint_write_s) << mode;
+    EXPECT_NEAR(b.run.checkpoint_stall_s, a.run.checkpoint_stall_s, 1e-3 * a.run.checkpoint_stall_s + 1e-9) << mode;
+    EXPECT_NEAR(b.run.time_to_train_s, 10 * a.run.time_to_train_s, 2e-3 * b.run.time_to_train_s) << mode;
+  }
+}
+
+// Work the DES cannot bound is refused with the reason (the analytical step
+// still fills the figures); a configuration that does not fit never reaches it.
+TEST(DesSimulatorTest, RefusesWorkBeyondItsBounds) {
+  const Scenario passes = Make(k7b, {"training.global_batch=2097152"});
+  ASSERT_TRUE(DesRefusal(passes).has_value());
+  const SimulationResult r = Simulate(passes, {Fidelity::kDes});
+  EXPECT_EQ(r.fidelity, "analytical");
+  EXPECT_NE(r.error.find("pipeline passes per step"), std::string::npos) << r.error;
+  EXPECT_GT(r.step_time_s, 0);
+  EXPECT_TRUE(DesRefusal(Make(kStorage, {"cluster.storage_nodes=16384"})).has_value());
+  EXPECT_FALSE(DesRefusal(Make(kStorage)).has_value());
+  const SimulationResult big = Simulate(Make(k7b, {"training.seq_len=1048576"}), {Fidelity::kDes});
+  EXPECT_FALSE(big.memory.fits);
+  EXPECT_EQ(big.fidelity, "analytical");
+}
+
+}  // namespace
+}  // namespace trainsim

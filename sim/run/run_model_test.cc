@@ -91,3 +91,21 @@ TEST(RunModelTest, H200NodeIsTheH100NodeWithFasterAndLargerMemory) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// Failures faster than the work between checkpoints can be redone: no
+// finite time to train, so an error rather than a sentinel (issue 20).
+TEST(RunModelTest, RunThatCannotMakeProgressIsAnError) {
+  auto s = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/examples/reference-design/llama2-70b-8n-8nic.yaml",
+                        {"failures.node_mtbf_hours=0.001"});
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  const SimulationResult r = Simulate(*s);
+  EXPECT_NE(r.error.find("cannot make progress"), std::string::npos) << r.error;
+  EXPECT_GE(r.run.energy_kwh, 0);
+  EXPECT_EQ(r.run.goodput, 0);
+}
+
+}  // namespace
+}  // namespace trainsim

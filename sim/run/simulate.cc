@@ -19,7 +19,9 @@ SimulationResult Simulate(const Scenario& s, const SimulateOptions& options) {
   // The memory check comes first: a configuration that cannot run is not
   // worth a DES (whose work grows with what does not fit), so it gets the
   // closed-form step time beside its error.
-  const bool des = options.fidelity == Fidelity::kDes && r.memory.fits;
+  std::optional<std::string> refused;
+  if (options.fidelity == Fidelity::kDes && r.memory.fits) refused = DesRefusal(s);
+  const bool des = options.fidelity == Fidelity::kDes && r.memory.fits && !refused;
   StepTiming timing = des ? SimulateDes(s, costs, options.record_timeline, options.des_stats) : AnalyticalStep(s, costs);
   r.fidelity = des ? "des" : "analytical";
   r.step_time_s = timing.step_time_s;
@@ -30,6 +32,7 @@ SimulationResult Simulate(const Scenario& s, const SimulateOptions& options) {
   r.mfu = r.model_tflops_per_gpu * 1e12 / s.node.gpu.PeakFlops(s.training.precision);
   ApplyRunModel(s, timing, r);
   r.timeline = std::move(timing.timeline);
+  if (refused) r.error = *refused;
   if (!r.memory.fits) r.error = "does not fit in GPU memory: " + r.memory.reason;
   return r;
 }
