@@ -11,11 +11,25 @@
 
 namespace trainsim {
 
+// What kind of failure an error is, so front ends choose the exit status and
+// sweeps and the planner classify rows without reading messages.
+enum class ErrorKind {
+  kBadInput,        // the input is wrong: exit 2
+  kDoesNotFit,      // the configuration needs more GPU memory than there is: exit 1
+  kCannotProgress,  // failures outrun the checkpoints: exit 1
+  kRefused,         // beyond what the DES bounds itself to: exit 1
+  kInternal,        // a bug: exit 1, reported as such
+};
+std::string ToString(ErrorKind k);
+// 2 for bad input, 1 for a run that cannot happen.
+int ExitStatus(ErrorKind k);
+
 struct InputError {
   std::string file;     // path of the file, or "--set" for a command-line override
   int line = 0;         // 1-based; 0 when unknown
   std::string key;      // dotted key path, e.g. "parallelism.tensor"; may be empty
   std::string message;  // what is wrong, lower case, no trailing period
+  ErrorKind kind = ErrorKind::kBadInput;
 
   std::string ToString() const;
 };

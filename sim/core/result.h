@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/error.h"
+
 namespace trainsim {
 
 struct StepBreakdown {
@@ -75,6 +77,10 @@ struct SimulationResult {
   MemoryReport memory;
   RunReport run;
   std::string error;  // non-empty: the simulation could not run (exit status 1)
+  ErrorKind error_kind = ErrorKind::kInternal;  // meaningful when error is set
+  // The run can happen: it fits and nothing refused or ruled it out. Time and
+  // cost of an infeasible result are what it would take, not what it takes.
+  bool feasible() const { return error.empty(); }
   std::vector<TimelineEvent> timeline;  // filled when asked for (DES)
 };
 

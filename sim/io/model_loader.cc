@@ -113,11 +113,7 @@ ModelSpec ResolveModel(const YAML::Node& ref, const std::string& scenario_file, 
 }
 
 Expected<ModelSpec> LoadModelFile(const std::string& path) {
-  try {
-    return ParseModelFile(path);
-  } catch (const InputException& e) {
-    return e.error();
-  }
+  return CatchInputErrors<ModelSpec>(path, [&] { return ParseModelFile(path); });
 }
 
 }  // namespace trainsim

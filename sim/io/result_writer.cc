@@ -12,7 +12,8 @@ std::string ToJson(const SimulationResult& r, bool pretty) {
   JsonWriter w(pretty);
   w.BeginObject();
   w.Field("name", r.name).Field("gpus", r.gpus).Field("fidelity", r.fidelity);
-  if (!r.error.empty()) w.Field("error", r.error);
+  w.Field("feasible", r.feasible());
+  if (!r.error.empty()) w.Field("error", r.error).Field("error_kind", ToString(r.error_kind));
   w.Field("step_time_s", r.step_time_s)
       .Field("tokens_per_s_per_gpu", r.tokens_per_s_per_gpu)
       .Field("model_tflops_per_gpu", r.model_tflops_per_gpu)

@@ -211,25 +211,15 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
 }  // namespace
 
 Expected<Scenario> ParseScenario(const YAML::Node& root, const std::string& file) {
-  try {
-    return Parse(root, file);
-  } catch (const InputException& e) {
-    return e.error();
-  } catch (const YAML::Exception& e) {
-    return InputError{file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", std::string("malformed YAML: ") + e.msg};
-  }
+  return CatchInputErrors<Scenario>(file, [&] { return Parse(root, file); });
 }
 
 Expected<Scenario> LoadScenario(const std::string& file, const std::vector<std::string>& overrides) {
-  try {
+  return CatchInputErrors<Scenario>(file, [&]() -> Expected<Scenario> {
     YAML::Node root = LoadYamlFile(file);
     ApplyOverrides(root, overrides);
     return ParseScenario(root, file);
-  } catch (const InputException& e) {
-    return e.error();
-  } catch (const YAML::Exception& e) {
-    return InputError{file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", std::string("malformed YAML: ") + e.msg};
-  }
+  });
 }
 
 }  // namespace trainsim

@@ -233,6 +233,10 @@ std::string ClosestMatch(const std::string& word, const std::vector<std::string>
   return best;
 }
 
+InputError MalformedYaml(const YAML::Exception& e, const std::string& file) {
+  return InputError{file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "malformed YAML: " + e.msg};
+}
+
 YAML::Node LoadYamlFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputException(InputError{path, 0, "", "cannot open file"});
@@ -241,7 +245,7 @@ YAML::Node LoadYamlFile(const std::string& path) {
   try {
     return YAML::Load(ss.str());
   } catch (const YAML::Exception& e) {
-    throw InputException(InputError{path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "malformed YAML: " + e.msg});
+    throw InputException(MalformedYaml(e, path));
   }
 }
 

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/error.h"
+
 namespace trainsim {
 
 // Location of a YAML node for messages: the file, or "--set" for nodes that
@@ -65,6 +67,22 @@ class YamlMap {
 
 // Levenshtein-closest candidate within a small distance, or "".
 std::string ClosestMatch(const std::string& word, const std::vector<std::string>& candidates);
+
+// yaml-cpp's exception as the one-line error (file, the mark's line).
+InputError MalformedYaml(const YAML::Exception& e, const std::string& file);
+
+// Runs `parse` and turns what loaders throw (InputException, yaml-cpp's
+// exceptions) into the error value: the one conversion for every loader.
+template <class T, class F>
+Expected<T> CatchInputErrors(const std::string& file, F&& parse) {
+  try {
+    return parse();
+  } catch (const InputException& e) {
+    return e.error();
+  } catch (const YAML::Exception& e) {
+    return MalformedYaml(e, file);
+  }
+}
 
 // Loads a YAML file; throws InputException (file, line) on a syntax error or
 // a file that cannot be read.

@@ -32,8 +32,15 @@ SimulationResult Simulate(const Scenario& s, const SimulateOptions& options) {
   r.mfu = r.model_tflops_per_gpu * 1e12 / s.node.gpu.PeakFlops(s.training.precision);
   ApplyRunModel(s, timing, r);
   r.timeline = std::move(timing.timeline);
-  if (refused) r.error = *refused;
-  if (!r.memory.fits) r.error = "does not fit in GPU memory: " + r.memory.reason;
+  if (!r.error.empty()) r.error_kind = ErrorKind::kCannotProgress;
+  if (refused) {
+    r.error = *refused;
+    r.error_kind = ErrorKind::kRefused;
+  }
+  if (!r.memory.fits) {
+    r.error = "does not fit in GPU memory: " + r.memory.reason;
+    r.error_kind = ErrorKind::kDoesNotFit;
+  }
   return r;
 }
 
