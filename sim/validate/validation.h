@@ -20,6 +20,8 @@ struct ValidationCase {
   std::vector<std::string> defaulted;  // scenario keys the source did not publish
   std::string failure;  // non-empty: could not be predicted
   std::string gpu;      // the GPU profile the case ran on (for per-GPU summaries)
+  std::string precision;  // the training precision (per-precision summaries)
+  std::string family;     // the source family: the id up to its first '-' ("dgxc2502", "mlperf41")
   SimulationResult result;
 };
 
@@ -28,6 +30,14 @@ struct ErrorSummary {
   int cases = 0;
   double mean_abs_error = 0;
   double max_abs_error = 0;
+  double mean_signed_error = 0;  // a bias shows here: all too fast is negative
+};
+
+// One group of cases sharing a GPU, a precision or a source family.
+struct ErrorGroup {
+  std::string by;    // "gpu", "precision" or "source"
+  std::string name;  // e.g. "h100-sxm-80g", "fp8", "dgxc2502"
+  ErrorSummary summary;
 };
 
 struct ValidationReport {
@@ -37,6 +47,10 @@ struct ValidationReport {
   // Per GPU profile (a calibration is per GPU: where the model is off shows
   // here), in the order the GPUs first appear.
   std::vector<std::pair<std::string, ErrorSummary>> by_gpu;
+  // Per GPU, per precision and per source family, in order of appearance.
+  std::vector<ErrorGroup> groups;
+  int predicted = 0;    // cases predicted (the summaries are over these)
+  int unpredicted = 0;  // cases that name a feature trainsim lacks, or fail to parse
 };
 
 Expected<ValidationReport> ValidateReference(const std::string& reference_file, Fidelity fidelity);
@@ -44,8 +58,8 @@ Expected<ValidationReport> ValidateReference(const std::string& reference_file, 
 std::string ValidationTable(const ValidationReport& r);
 std::string ValidationJson(const ValidationReport& r);
 
-// The default reference file: ../shared/reference/measured.yaml next to the
-// source tree, if it exists.
+// The default reference file: tests/reference/measured.yaml in the data
+// directory (a copy of ../shared/reference/ shipped with the tree).
 std::string DefaultReferenceFile();
 
 }  // namespace trainsim

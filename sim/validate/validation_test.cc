@@ -8,12 +8,42 @@
 namespace trainsim {
 namespace {
 
-// The reference file lives in ../shared beside the checkout; a copy of its
-// format ships in tests/data so the test runs anywhere.
-std::string ReferenceFile() {
-  const std::string shared = DefaultReferenceFile();
-  if (std::filesystem::exists(shared)) return shared;
-  return std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/reference-sample.yaml";
+// The reference files ship in tests/reference (copies of ../shared/reference).
+std::string ReferenceFile() { return std::string(TRAINSIM_SOURCE_DIR) + "/tests/reference/measured.yaml"; }
+
+TEST(ValidationTest, DefaultReferenceShipsWithTheTree) {
+  EXPECT_TRUE(std::filesystem::exists(DefaultReferenceFile())) << DefaultReferenceFile();
+}
+
+// The accuracy gate (design.md 4): a change that loses accuracy on the
+// measured runs fails CI. Targets: mean |error| <= 5%, no case over 12%.
+TEST(ValidationTest, AccuracyGateOnMeasuredRuns) {
+  auto rep = ValidateReference(ReferenceFile(), Fidelity::kAnalytical);
+  ASSERT_TRUE(rep.ok()) << rep.error().ToString();
+  EXPECT_EQ(rep->unpredicted, 0);
+  EXPECT_GE(rep->predicted, 27);
+  EXPECT_LE(rep->mean_abs_error, 0.05);
+  EXPECT_LE(rep->max_abs_error, 0.12);
+}
+
+// published-2025.yaml: the dense H100 cases trainsim can describe today run;
+// the others name what they lack. A gate on the count keeps it from slipping
+// back (the accuracy targets there are not met yet: issue 15).
+TEST(ValidationTest, PublishedRunsThatCanBeDescribedArePredicted) {
+  auto rep = ValidateReference(std::string(TRAINSIM_SOURCE_DIR) + "/tests/reference/published-2025.yaml", Fidelity::kAnalytical);
+  ASSERT_TRUE(rep.ok()) << rep.error().ToString();
+  EXPECT_GE(rep->predicted, 36);
+  for (const auto& c : rep->cases) {
+    if (!c.failure.empty()) {
+      EXPECT_NE(c.failure.find(".yaml:"), std::string::npos) << c.id << ": " << c.failure;
+    }
+  }
+  bool bf16 = false, fp8 = false;
+  for (const auto& g : rep->groups) {
+    bf16 |= g.by == "precision" && g.name == "bf16";
+    fp8 |= g.by == "precision" && g.name == "fp8";
+  }
+  EXPECT_TRUE(bf16 && fp8);
 }
 
 TEST(ValidationTest, EveryReferenceCaseIsLoadedAndPredicted) {
