@@ -34,6 +34,8 @@ std::string Usd(double v) {
   return sign + Fmt("$%.0f", a);
 }
 
+std::string Nodes(int n) { return std::to_string(n) + (n == 1 ? " node" : " nodes"); }
+
 std::string Days(double s) { return Fmt("%.1f days", s / kDay_s); }
 
 std::string ClusterName(const SizedCluster& c) {
@@ -237,7 +239,9 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
   // Re-check the top few at the re-check fidelity; one that misses there moves to the rejected.
   const auto t1 = Clock::now();
   const size_t k = std::min(meeting.size(), size_t(std::max(0, o.recheck_top)));
+  rep.recheck_fidelity = o.recheck_fidelity == Fidelity::kDes ? "des" : "analytical";
   if (o.recheck_fidelity != Fidelity::kAnalytical) {
+    rep.rechecked = int(k);
     for (size_t i = 0; i < k; ++i) {
       SizeCandidate& c = meeting[i];
       const NodeProfile* profile = nullptr;
@@ -323,12 +327,10 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
     std::sort(sorted.begin(), sorted.end());
     auto pos = std::find(sorted.begin(), sorted.end(), a.cluster.nodes);
     if (pos != sorted.begin() && pos != sorted.end()) {
-      add({a.cluster.node, a.cluster.nics_per_node, *(pos - 1)},
-          std::to_string(*(pos - 1)) + " nodes instead of " + std::to_string(a.cluster.nodes));
+      add({a.cluster.node, a.cluster.nics_per_node, *(pos - 1)}, Nodes(*(pos - 1)) + " instead of " + std::to_string(a.cluster.nodes));
     }
     if (pos != sorted.end() && pos + 1 != sorted.end()) {
-      add({a.cluster.node, a.cluster.nics_per_node, *(pos + 1)},
-          std::to_string(*(pos + 1)) + " nodes instead of " + std::to_string(a.cluster.nodes));
+      add({a.cluster.node, a.cluster.nics_per_node, *(pos + 1)}, Nodes(*(pos + 1)) + " instead of " + std::to_string(a.cluster.nodes));
     }
   }
   return rep;
@@ -375,7 +377,9 @@ std::string SizeToText(const SizeReport& r) {
   o << "size: " << Fmt("%.4g", r.tokens) << " tokens within " << Fmt("%.4g", r.days) << " days, "
     << (cost ? "cheapest" : "fastest") << " cluster (" << r.cost_model << " pricing)\n";
   o << "searched " << r.clusters << " clusters (" << r.configurations << " parallelism configurations, analytical), "
-    << r.candidates.size() << " meet the deadline; the top ones re-checked with the DES\n";
+    << r.candidates.size() << " meet the deadline";
+  if (r.rechecked > 0) o << "; the best " << r.rechecked << " re-checked with the DES (a window of the run, carried to all of it)";
+  o << "\n";
   if (r.candidates.empty()) {
     o << "no cluster meets the deadline\n";
   } else {
@@ -418,9 +422,17 @@ std::string SizeToText(const SizeReport& r) {
   }
   if (!r.rejected.empty()) {
     o << "cannot make the deadline:\n";
+    // Those that run but late, least late first, then those that cannot run at all.
+    size_t shown = 0, hidden = 0;
     for (const auto& rej : r.rejected) {
-      o << "  " << (rej.cluster.nodes > 0 ? ClusterName(rej.cluster) : rej.cluster.node) << ": " << rej.reason << "\n";
+      if (shown == 16) {
+        ++hidden;
+        continue;
+      }
+      ++shown;
+      o << "  " << ClusterName(rej.cluster) << ": " << rej.reason << "\n";
     }
+    if (hidden) o << "  ... and " << hidden << " more (--json lists all)\n";
   }
   return o.str();
 }
@@ -457,6 +469,7 @@ std::string SizeToJson(const SizeReport& r) {
   o += "],\n\"tokens\":" + JsonWriter::Number(r.tokens) + ",\"days\":" + JsonWriter::Number(r.days) +
        ",\"objective\":" + JsonWriter::Quote(r.objective == SizeObjective::kCost ? "cost" : "time") +
        ",\"cost_model\":" + JsonWriter::Quote(r.cost_model) + ",\"clusters\":" + std::to_string(r.clusters) +
+       ",\"rechecked\":" + std::to_string(r.rechecked) + ",\"recheck_fidelity\":" + JsonWriter::Quote(r.recheck_fidelity) +
        ",\"configurations\":" + std::to_string(r.configurations) + "}\n";
   return o;
 }

@@ -87,6 +87,8 @@ struct SizeReport {
   std::vector<SizeRejection> rejected;    // missing it (least first), then those that cannot run
   std::vector<SizeOptionDelta> options;   // against candidates[0]
   int clusters = 0;                       // searched
+  int rechecked = 0;                      // re-simulated at the re-check fidelity
+  std::string recheck_fidelity;           // "des" or "analytical"
   long configurations = 0;                // parallelism configurations timed, all clusters
   double search_s = 0;
   double recheck_s = 0;
