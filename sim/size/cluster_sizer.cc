@@ -34,6 +34,8 @@ std::string Usd(double v) {
   return sign + Fmt("$%.0f", a);
 }
 
+std::string SignedUsd(double v) { return (v >= 0 ? "+" : "") + Usd(v); }
+
 std::string Nodes(int n) { return std::to_string(n) + (n == 1 ? " node" : " nodes"); }
 
 std::string Days(double s) { return Fmt("%.1f days", s / kDay_s); }
@@ -349,8 +351,8 @@ std::string Why(const SizeCandidate& best, const SizeCandidate& c, SizeObjective
          ExplainDifference(best.result, c.result) + ")";
   } else {
     o += Fmt("%.2fx the GPU-hours", (c.cluster.gpus * b.time_to_train_s) / std::max(1e-9, best.cluster.gpus * a.time_to_train_s));
-    if (obj == SizeObjective::kCost && a.capital_usd > 0) o += ", capital " + Usd(b.capital_usd - a.capital_usd);
-    if (obj == SizeObjective::kTime) o += ", cost " + Usd(b.cost_usd - a.cost_usd);
+    if (obj == SizeObjective::kCost && a.capital_usd > 0) o += ", capital " + SignedUsd(b.capital_usd - a.capital_usd);
+    if (obj == SizeObjective::kTime) o += ", cost " + SignedUsd(b.cost_usd - a.cost_usd);
   }
   return o;
 }
@@ -414,7 +416,7 @@ std::string SizeToText(const SizeReport& r) {
         }
         o << "  " << d.option << ": " << (d.capital_delta_usd <= 0 ? "saves " : "costs ") << Usd(std::fabs(d.capital_delta_usd))
           << " capital, " << (d.days_delta >= 0 ? "costs " : "saves ") << Fmt("%.1f days", std::fabs(d.days_delta)) << ", run cost "
-          << (d.cost_delta_usd >= 0 ? "+" : "") << Usd(d.cost_delta_usd);
+          << SignedUsd(d.cost_delta_usd);
         if (!d.meets_deadline) o << "; misses the deadline by " << Fmt("%.1f days", d.misses_by_days);
         o << "\n";
       }
