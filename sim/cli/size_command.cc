@@ -20,17 +20,18 @@ namespace trainsim::cli {
 namespace {
 
 const char* kSizeHelp =
-    "usage: trainsim size SCENARIO.yaml --tokens T --days D [options]\n"
+    "usage: trainsim size SCENARIO.yaml [--tokens T] --days D [options]\n"
     "The cheapest (or fastest) cluster that trains T tokens of the scenario's model within D days:\n"
     "over node counts, NICs per node and node profiles, with the parallelism and global batch\n"
     "re-planned for each cluster; ranked analytically, the top few re-checked with the DES. Prints the\n"
     "answer, its runners-up and why, what each hardware option buys, and by how much the others miss.\n"
-    "  --tokens T             tokens to train (e.g. 2e12)\n"
+    "  --tokens T             tokens to train (e.g. 2e12; default: the scenario's training.tokens)\n"
     "  --days D               deadline in days\n"
     "  --nodes A..B | N,M,... node counts: a range tries A, B and every 2^k and 3x2^k between\n"
     "                         (default: the scenario's)\n"
     "  --nics K,L             NICs per node (default: the scenario's)\n"
     "  --node P1,P2           node profiles (default: the scenario's)\n"
+    "  --storage-nodes S,T    storage node counts (scenario with cluster.storage; default: the scenario's)\n"
     "  --batch B | LO..HI     global batch in sequences: fixed, or chosen per cluster from the range\n"
     "                         (default: the scenario's, fixed)\n"
     "  --objective O          cost (default) or time\n"
@@ -100,7 +101,7 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
   ParsedArgs a;
   const std::string perr = Parse(args,
                                  {{"--tokens", true}, {"--days", true}, {"--nodes", true}, {"--nics", true}, {"--node", true},
-                                  {"--batch", true}, {"--objective", true}, {"--cost", true}, {"--recheck", true},
+                                  {"--batch", true}, {"--storage-nodes", true}, {"--objective", true}, {"--cost", true}, {"--recheck", true},
                                   {"--top", true}, {"--set", true}, {"--json"}, {"--help", false, "-h"}},
                                  a);
   if (a.Has("--help")) {
@@ -114,9 +115,10 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
   if (!perr.empty()) return bad(perr);
   if (a.positional.size() != 1) return bad("expected one scenario file");
   SizeOptions opt;
-  if (!a.Value("--tokens")) return bad("--tokens: required (tokens to train, e.g. 2e12)");
   if (!a.Value("--days")) return bad("--days: required (the deadline in days)");
-  if (!ParseNumber(*a.Value("--tokens"), false, &opt.tokens)) return bad("--tokens: '" + *a.Value("--tokens") + "' is not a positive number");
+  if (auto v = a.Value("--tokens")) {
+    if (!ParseNumber(*v, false, &opt.tokens)) return bad("--tokens: '" + *v + "' is not a positive number");
+  }
   if (!ParseNumber(*a.Value("--days"), false, &opt.days)) return bad("--days: '" + *a.Value("--days") + "' is not a positive number");
   if (auto v = a.Value("--nodes")) {
     int lo = 0, hi = 0;
@@ -139,6 +141,13 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
       double n = 0;
       if (!ParseNumber(p, true, &n) || n > 64) return bad("--nics: '" + p + "' is not a NIC count (1-64)");
       opt.nics.push_back(int(n));
+    }
+  }
+  if (auto v = a.Value("--storage-nodes")) {
+    for (const auto& p : SplitComma(*v)) {
+      double n = 0;
+      if (!ParseNumber(p, true, &n) || n > 4096) return bad("--storage-nodes: '" + p + "' is not a storage node count (1-4096)");
+      opt.storage_nodes.push_back(int(n));
     }
   }
   if (auto v = a.Value("--batch")) {
@@ -178,6 +187,11 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
   if (!s) {
     err << s.error().ToString() << "\n";
     return kExitBadInput;
+  }
+  if (!opt.storage_nodes.empty() && !s->storage) return bad("--storage-nodes: the scenario has no cluster.storage");
+  if (opt.tokens <= 0) {
+    if (s->training.tokens <= 0) return bad("--tokens: required (tokens to train, e.g. 2e12) unless the scenario sets training.tokens");
+    opt.tokens = s->training.tokens;
   }
   if (auto v = a.Value("--node")) {
     for (const auto& name : SplitComma(*v)) {

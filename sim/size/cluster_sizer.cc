@@ -59,18 +59,23 @@ void ApplyPlanned(Scenario& s, const Scenario& base, const PlanConfig& c) {
   s.parallelism.tp_comm_overlap = tp_overlap && c.tensor > 1;
 }
 
-// Why a cluster has no feasible configuration: the planner's least demanding
-// rejection, memory first (it is what more nodes or bigger GPUs fix).
+// Why a cluster has no feasible configuration: divisibility alone, or the
+// planner's most telling family rejection.
 std::string NoConfigurationReason(const PlanReport& pr, const Scenario& s) {
   if (pr.rejected_memory == 0 && pr.rejected_other == 0) {
     return "no TP x PP x CP x DP of the " + std::to_string(s.gpus()) + " GPUs divides both the global batch " +
            std::to_string(s.training.global_batch) + " and the " + std::to_string(s.model.layers) +
            " layers (--batch LO..HI lets the batch follow the cluster)";
   }
+  // The most telling family: one that fits but cannot run (e.g. failures
+  // outpace the checkpoints), else the most sharded one that does not fit.
   const PlanRejection* pick = nullptr;
+  auto rank = [](const PlanRejection& r) {
+    return (r.category == "simulation" ? 1000000 : r.category == "memory" ? 1000 : 0) + r.config.tensor * r.config.pipeline;
+  };
   for (const auto& r : pr.rejected) {
     if (r.config.context != 1) continue;
-    if (!pick || (r.category == "memory" && pick->category != "memory")) pick = &r;
+    if (!pick || rank(r) > rank(*pick)) pick = &r;
   }
   if (!pick && !pr.rejected.empty()) pick = &pr.rejected.front();
   if (!pick) return "no parallelism configuration is feasible";
@@ -107,7 +112,7 @@ SimulationResult RecheckWholeRun(const Scenario& s, Fidelity fidelity) {
   return r;
 }
 
-using ClusterKey = std::tuple<std::string, int, int>;  // profile, NICs, nodes
+using ClusterKey = std::tuple<std::string, int, int, int>;  // profile, NICs, nodes, storage nodes
 
 struct Outcome {
   SizedCluster cluster;
@@ -115,11 +120,12 @@ struct Outcome {
   std::string reason;  // when !best
 };
 
-Scenario ClusterScenario(const Scenario& base, const NodeProfile& profile, int nics, int nodes) {
+Scenario ClusterScenario(const Scenario& base, const NodeProfile& profile, int nics, int nodes, int storage_nodes) {
   Scenario s = base;
   s.node = profile;
   s.node.nics_per_node = nics;
   s.nodes = nodes;
+  if (s.storage) s.storage_nodes = storage_nodes;
   return s;
 }
 
@@ -159,6 +165,8 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
   const std::vector<NodeProfile> profiles = o.node_profiles.empty() ? std::vector<NodeProfile>{base.node} : o.node_profiles;
   const std::vector<int> nics = o.nics.empty() ? std::vector<int>{base.node.nics_per_node} : o.nics;
   const std::vector<int> counts = o.node_counts.empty() ? std::vector<int>{base.nodes} : o.node_counts;
+  const std::vector<int> storages =
+      o.storage_nodes.empty() || !base.storage ? std::vector<int>{base.storage ? base.storage_nodes : 0} : o.storage_nodes;
   const double deadline_s = o.days * kDay_s;
   const bool batch_range = o.batch_min > 0 || o.batch_max > 0;
 
@@ -168,7 +176,8 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
   for (const NodeProfile& profile : profiles) {
     for (int k : nics) {
       for (int n : counts) {
-        Scenario s = ClusterScenario(base, profile, k, n);
+       for (int st : storages) {
+        Scenario s = ClusterScenario(base, profile, k, n, st);
         Outcome out;
         out.cluster = {profile.name, n, k, s.storage ? s.storage_nodes : 0, s.gpus()};
         ++rep.clusters;
@@ -177,8 +186,15 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
           for (int a : profile.nics_allowed) allowed += (allowed.empty() ? "" : ", ") + std::to_string(a);
           out.reason = "node '" + profile.name + "' takes " + allowed + " NICs, not " + std::to_string(k);
         } else {
-          const std::vector<int> batches = batch_range ? CandidateBatches(s.gpus(), o.batch_min, o.batch_max)
-                                                       : std::vector<int>{base.training.global_batch};
+          std::vector<int> batches{base.training.global_batch};
+          if (batch_range) {
+            // The scenario's own batch when the range holds it, and the range's best fits for this cluster.
+            batches = CandidateBatches(s.gpus(), o.batch_min, o.batch_max);
+            const int own = base.training.global_batch;
+            if (own >= o.batch_min && own <= o.batch_max && std::find(batches.begin(), batches.end(), own) == batches.end()) {
+              batches.push_back(own);
+            }
+          }
           for (int b : batches) {
             const long steps = StepsForTokens(o.tokens, b, s.training.seq_len);
             if (steps > std::numeric_limits<int>::max()) {
@@ -227,7 +243,8 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
                                  Fmt("%.0f%%", 100 * (t / deadline_s - 1)) + ")",
                              (t - deadline_s) / kDay_s});
         }
-        outcomes[{profile.name, k, n}] = std::move(out);
+        outcomes[{profile.name, k, n, st}] = std::move(out);
+       }
       }
     }
   }
@@ -250,7 +267,7 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
       for (const auto& p : profiles) {
         if (p.name == c.cluster.node) profile = &p;
       }
-      Scenario s = ClusterScenario(base, *profile, c.cluster.nics_per_node, c.cluster.nodes);
+      Scenario s = ClusterScenario(base, *profile, c.cluster.nics_per_node, c.cluster.nodes, c.cluster.storage_nodes);
       s.training.global_batch = c.global_batch;
       s.training.steps = c.steps;
       s.training.tokens = o.tokens;
@@ -294,7 +311,8 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
   // figures of both (the same fidelity for the two sides of a comparison).
   if (!rep.candidates.empty()) {
     const SizeCandidate& a = rep.candidates[0];
-    const auto& ao = outcomes.at({a.cluster.node, a.cluster.nics_per_node, a.cluster.nodes});
+    const int ast = storages.size() > 1 ? a.cluster.storage_nodes : storages[0];
+    const auto& ao = outcomes.at({a.cluster.node, a.cluster.nics_per_node, a.cluster.nodes, ast});
     const SimulationResult& ar = ao.best->analytical;
     auto add = [&](const ClusterKey& key, const std::string& label) {
       auto it = outcomes.find(key);
@@ -318,21 +336,27 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
     };
     for (int kk : nics) {
       if (kk != a.cluster.nics_per_node) {
-        add({a.cluster.node, kk, a.cluster.nodes},
+        add({a.cluster.node, kk, a.cluster.nodes, ast},
             std::to_string(kk) + " NICs instead of " + std::to_string(a.cluster.nics_per_node));
       }
     }
     for (const auto& p : profiles) {
-      if (p.name != a.cluster.node) add({p.name, a.cluster.nics_per_node, a.cluster.nodes}, p.name + " instead of " + a.cluster.node);
+      if (p.name != a.cluster.node) add({p.name, a.cluster.nics_per_node, a.cluster.nodes, ast}, p.name + " instead of " + a.cluster.node);
+    }
+    for (int st : storages) {
+      if (st != ast) {
+        add({a.cluster.node, a.cluster.nics_per_node, a.cluster.nodes, st},
+            std::to_string(st) + " storage nodes instead of " + std::to_string(ast));
+      }
     }
     std::vector<int> sorted = counts;
     std::sort(sorted.begin(), sorted.end());
     auto pos = std::find(sorted.begin(), sorted.end(), a.cluster.nodes);
     if (pos != sorted.begin() && pos != sorted.end()) {
-      add({a.cluster.node, a.cluster.nics_per_node, *(pos - 1)}, Nodes(*(pos - 1)) + " instead of " + std::to_string(a.cluster.nodes));
+      add({a.cluster.node, a.cluster.nics_per_node, *(pos - 1), ast}, Nodes(*(pos - 1)) + " instead of " + std::to_string(a.cluster.nodes));
     }
     if (pos != sorted.end() && pos + 1 != sorted.end()) {
-      add({a.cluster.node, a.cluster.nics_per_node, *(pos + 1)}, Nodes(*(pos + 1)) + " instead of " + std::to_string(a.cluster.nodes));
+      add({a.cluster.node, a.cluster.nics_per_node, *(pos + 1), ast}, Nodes(*(pos + 1)) + " instead of " + std::to_string(a.cluster.nodes));
     }
   }
   return rep;
@@ -349,6 +373,7 @@ std::string Why(const SizeCandidate& best, const SizeCandidate& c, SizeObjective
     // Same GPUs: the difference is in the step.
     o += Fmt("step %+.1f%%", 100 * (c.result.step_time_s / best.result.step_time_s - 1)) + " (" +
          ExplainDifference(best.result, c.result) + ")";
+    if (b.capital_usd != a.capital_usd) o += ", capital " + SignedUsd(b.capital_usd - a.capital_usd);
   } else {
     o += Fmt("%.2fx the GPU-hours", (c.cluster.gpus * b.time_to_train_s) / std::max(1e-9, best.cluster.gpus * a.time_to_train_s));
     if (obj == SizeObjective::kCost && a.capital_usd > 0) o += ", capital " + SignedUsd(b.capital_usd - a.capital_usd);
@@ -415,7 +440,7 @@ std::string SizeToText(const SizeReport& r) {
           continue;
         }
         o << "  " << d.option << ": " << (d.capital_delta_usd <= 0 ? "saves " : "costs ") << Usd(std::fabs(d.capital_delta_usd))
-          << " capital, " << (d.days_delta >= 0 ? "costs " : "saves ") << Fmt("%.1f days", std::fabs(d.days_delta)) << ", run cost "
+          << " capital, " << (d.days_delta >= 0 ? "costs " : "saves ") << Fmt("%.2f days", std::fabs(d.days_delta)) << ", run cost "
           << SignedUsd(d.cost_delta_usd);
         if (!d.meets_deadline) o << "; misses the deadline by " << Fmt("%.1f days", d.misses_by_days);
         o << "\n";

@@ -1,7 +1,7 @@
 // The sizer behind `trainsim size` (design.md 3d): which cluster trains T
 // tokens of the scenario's model within D days at least cost (or soonest).
-// Every combination of node profile, NICs per node and node count is a
-// cluster; for each, the global batch (fixed, or the best of the candidates
+// Every combination of node profile, NICs per node, node count and storage
+// node count is a cluster; for each, the global batch (fixed, or the best of the candidates
 // a range allows) and the parallelism are re-planned with the planner
 // (sim/plan/planner.h, analytical), the steps follow from the tokens, and the
 // run model gives the time, energy and cost to train them under the
@@ -9,7 +9,7 @@
 // objective; the top few are re-simulated with the DES and re-ranked. Those
 // that miss say by how much; those that cannot run at all say why. For the
 // answer, each hardware option (the other NIC counts, the other node
-// profiles, the next smaller node count) is priced against it: what it saves
+// profiles, the other storage node counts, the next node counts) is priced against it: what it saves
 // in capital and what it costs in days.
 #pragma once
 
@@ -33,8 +33,10 @@ struct SizeOptions {
   std::vector<int> node_counts;            // tried; empty: the scenario's
   std::vector<int> nics;                   // NICs per node tried; empty: the scenario's
   std::vector<NodeProfile> node_profiles;  // empty: the scenario's
+  std::vector<int> storage_nodes;          // storage node counts tried (scenario with storage); empty: the scenario's
   // Global batch (sequences): fixed at the scenario's when both are 0;
-  // otherwise chosen per cluster from [batch_min, batch_max].
+  // otherwise chosen per cluster among CandidateBatches(gpus, batch_min,
+  // batch_max) and the scenario's own when the range holds it.
   int batch_min = 0;
   int batch_max = 0;
   SizeObjective objective = SizeObjective::kCost;

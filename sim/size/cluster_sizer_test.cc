@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "sim/io/scenario_loader.h"
 
 namespace trainsim {
@@ -122,6 +124,25 @@ TEST(ClusterSizerTest, NicCountsTheNodeDoesNotTakeAreRejectedWithTheReason) {
   const SizeReport r = SizeCluster(Ref7b(), o);
   ASSERT_EQ(r.rejected.size(), 1u);
   EXPECT_NE(r.rejected[0].reason.find("takes 4, 8 NICs, not 2"), std::string::npos) << r.rejected[0].reason;
+}
+
+TEST(ClusterSizerTest, StorageNodeCountsAreAnOptionPricedAgainstTheAnswer) {
+  SizeOptions o = Question({2}, 1e6);
+  o.nics = {8};
+  o.storage_nodes = {2, 4};
+  const SizeReport r = SizeCluster(Ref7b({"cost.model=ownership"}), o);
+  ASSERT_EQ(r.candidates.size(), 2u);
+  const SizeCandidate& a = r.candidates[0];
+  const int other = a.cluster.storage_nodes == 2 ? 4 : 2;
+  bool found = false;
+  for (const auto& d : r.options) {
+    if (d.option == std::to_string(other) + " storage nodes instead of " + std::to_string(a.cluster.storage_nodes)) {
+      found = true;
+      // Two F710 nodes more or fewer: their purchase price, no more.
+      EXPECT_NEAR(std::fabs(d.capital_delta_usd), 2 * 70000.0, 1e-6);
+    }
+  }
+  EXPECT_TRUE(found);
 }
 
 }  // namespace
