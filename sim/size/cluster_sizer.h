@@ -6,7 +6,10 @@
 // (sim/plan/planner.h, analytical), the steps follow from the tokens, and the
 // run model gives the time, energy and cost to train them under the
 // scenario's cost model. Clusters that meet the deadline are ranked by the
-// objective; the top few are re-simulated with the DES and re-ranked. Those
+// objective; the top few are re-simulated with the DES and re-ranked (the DES
+// runs a window of max(500, 2 checkpoint intervals) steps, whose step time and
+// checkpoint write and stall times the run model carries to the whole run:
+// the DES of a 240,000-step run with async checkpoints takes seconds). Those
 // that miss say by how much; those that cannot run at all say why. For the
 // answer, each hardware option (the other NIC counts, the other node
 // profiles, the other storage node counts, the next node counts) is priced against it: what it saves
