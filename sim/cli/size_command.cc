@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <iostream>
+#include <limits>
 
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
@@ -192,6 +194,19 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
   if (opt.tokens <= 0) {
     if (s->training.tokens <= 0) return bad("--tokens: required (tokens to train, e.g. 2e12) unless the scenario sets training.tokens");
     opt.tokens = s->training.tokens;
+  }
+  {
+    // More steps than a run can count is bad input, not a run that fails.
+    const int batch = opt.batch_max > 0 ? opt.batch_max : s->training.global_batch;
+    if (StepsForTokens(opt.tokens, batch, s->training.seq_len) > std::numeric_limits<int>::max()) {
+      char t[32];
+      std::snprintf(t, sizeof t, "%g", opt.tokens);
+      return bad("--tokens: " + std::string(t) + " tokens at " + std::to_string(batch) + " x " +
+                 std::to_string(s->training.seq_len) + " per step are more steps than can be counted");
+    }
+  }
+  if (s->cost.model == CostBasis::kOwnership && (s->fabric.switch_capital_usd <= 0 || s->fabric.link_capital_usd <= 0)) {
+    return bad("--cost: fabric '" + s->fabric.name + "' has no ownership.switch_usd and link_usd; cost.model ownership needs them");
   }
   if (auto v = a.Value("--node")) {
     for (const auto& name : SplitComma(*v)) {

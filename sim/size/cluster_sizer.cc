@@ -403,7 +403,7 @@ std::string SizeToText(const SizeReport& r) {
   const bool cost = r.objective == SizeObjective::kCost;
   o << "size: " << Fmt("%.4g", r.tokens) << " tokens within " << Fmt("%.4g", r.days) << " days, "
     << (cost ? "cheapest" : "fastest") << " cluster (" << r.cost_model << " pricing)\n";
-  o << "searched " << r.clusters << " clusters (" << r.configurations << " parallelism configurations, analytical), "
+  o << "searched " << r.clusters << (r.clusters == 1 ? " cluster (" : " clusters (") << r.configurations << " parallelism configurations, analytical), "
     << r.candidates.size() << " meet the deadline";
   if (r.rechecked > 0) o << "; the best " << r.rechecked << " re-checked with the DES (a window of the run, carried to all of it)";
   o << "\n";
