@@ -2,7 +2,8 @@
 // speed targets), on one core: the DES of a 500-step Llama 2 70B run with
 // checkpoints on 8 XE9680 nodes, one step of Llama 3.1 405B on 16,384 GPUs,
 // how the DES wall time grows from 64 to 16,384 GPUs, the analytical path's
-// configurations per second, and the process's peak memory.
+// configurations per second, `trainsim size` on the 70B capacity question,
+// and the process's peak memory.
 #include <sys/resource.h>
 
 #include <chrono>
@@ -19,7 +20,10 @@
 #include "sim/des/des_simulator.h"
 #include "sim/core/scenario.h"
 #include "sim/cost/step_costs.h"
+#include "sim/io/data_paths.h"
+#include "sim/io/profile_loader.h"
 #include "sim/io/scenario_loader.h"
+#include "sim/size/cluster_sizer.h"
 
 namespace trainsim::cli {
 
@@ -29,7 +33,8 @@ const char* kBenchHelp =
     "usage: trainsim bench [--quick]\n"
     "Time the simulator: DES of a 500-step Llama 2 70B run on 8 XE9680 nodes (sync and async\n"
     "checkpoints), one DES step of Llama 3.1 405B from 64 to 16,384 GPUs, the analytical path\n"
-    "(configurations per second), and peak memory. Targets: design.md section 4.\n"
+    "(configurations per second), trainsim size for Llama 3.1 70B / 2T tokens / 30 days, and peak\n"
+    "memory. Targets: design.md section 4.\n"
     "  --quick      fewer repetitions and sizes\n"
     "  -h, --help   this help\n";
 
@@ -159,6 +164,28 @@ int BenchCommand(const Args& args, std::ostream& out, std::ostream& err) {
   std::snprintf(line, sizeof line, "Analytical: %.0f configurations in %.3f s = %.0f configurations/s on one core (target >= 100,000) [%g]\n",
                 n, wall, n / wall, sink > 0 ? 1.0 : 0.0);
   out << line;
+  // 4. trainsim size: the capacity planner's question on the example scenario.
+  {
+    auto s = LoadScenario(DataDir() + "/examples/size/llama3.1-70b-xe9680.yaml", {"cost.model=ownership"});
+    if (!s) {
+      err << s.error().ToString() << "\n";
+      return kExitBadInput;
+    }
+    SizeOptions o;
+    o.tokens = 2e12;
+    o.days = 30;
+    o.node_counts = {16, 24, 32, 48, 64, 96, 128, 192, 256};
+    o.nics = {4, 8};
+    for (const char* p : {"xe9680-h100", "xe9680-h200"}) o.node_profiles.push_back(LoadNodeProfile(YAML::Node(p), "bench", "node"));
+    const auto t1 = std::chrono::steady_clock::now();
+    const SizeReport r = SizeCluster(*s, o);
+    const double size_wall = Seconds(t1);
+    std::snprintf(line, sizeof line,
+                  "size: Llama 3.1 70B, 2T tokens in 30 days, %d clusters (16-256 XE9680, 4/8 NICs, H100/H200): wall %.3f s "
+                  "(search %.3f s, DES re-check of %d %.3f s; target < 2 s)\n",
+                  r.clusters, size_wall, r.search_s, r.rechecked, r.recheck_s);
+    out << line;
+  }
   std::snprintf(line, sizeof line, "Peak memory (max RSS): %.0f MiB (target < 1024)\n", PeakRssMiB());
   out << line;
   return kExitOk;

@@ -15,6 +15,7 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err);
 int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err);
 int SweepCommand(const Args& args, std::ostream& out, std::ostream& err);
 int PlanCommand(const Args& args, std::ostream& out, std::ostream& err);
+int SizeCommand(const Args& args, std::ostream& out, std::ostream& err);
 int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err);
 int CompareCommand(const Args& args, std::ostream& out, std::ostream& err);
 int BenchCommand(const Args& args, std::ostream& out, std::ostream& err);

@@ -20,6 +20,7 @@ const char* kHelp =
     "  validate                predict published runs and print the error table\n"
     "  sweep SWEEP.yaml -o F   run a grid of scenarios to CSV/JSON lines (resumable; MPI-aware)\n"
     "  plan SCENARIO.yaml      search parallelism settings; rank by time or cost\n"
+    "  size SCENARIO.yaml      the cheapest (or fastest) cluster that trains T tokens within D days\n"
     "  compare A.yaml B.yaml   two scenarios side by side with time and cost deltas\n"
     "  calibrate               measure the hardware (cpu or cuda backend) and write a profile\n"
     "  bench                   speed benchmarks of the analytical path and the DES\n"
@@ -37,6 +38,7 @@ const Verb kVerbs[] = {
     {"validate", trainsim::cli::ValidateCommand},
     {"sweep", trainsim::cli::SweepCommand},
     {"plan", trainsim::cli::PlanCommand},
+    {"size", trainsim::cli::SizeCommand},
     {"compare", trainsim::cli::CompareCommand},
     {"calibrate", trainsim::cli::CalibrateCommand},
     {"bench", trainsim::cli::BenchCommand},

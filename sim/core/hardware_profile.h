@@ -90,6 +90,9 @@ struct NodeProfile {
   double power_idle_w = 0;
   double node_hour_usd = 0;      // with the profile's default nics_per_node
   double nic_port_hour_usd = 0;  // what one NIC and its fabric ports add per hour
+  // Ownership (cost.model: ownership); 0: the profile gives no figure.
+  double capital_usd = 0;      // purchase price of the node without its compute-fabric NICs
+  double nic_capital_usd = 0;  // one compute-fabric NIC (adapter only; its link is the fabric's)
   int default_nics_per_node = 8;
   std::string framework;    // default FrameworkProfile name
   std::string source_file;  // the profile's path, for messages about it
@@ -107,6 +110,9 @@ struct FabricProfile {
   double switch_latency_s = 0;
   double inter_node_latency_s = 0;
   double spine_oversubscription = 1.0;
+  // Ownership (cost.model: ownership); 0: the profile gives no figure.
+  double switch_capital_usd = 0;  // one switch of switch_radix ports
+  double link_capital_usd = 0;    // one link: the cable and the optics at both ends
 };
 
 struct StorageProfile {
@@ -119,6 +125,17 @@ struct StorageProfile {
   double latency_s = 0;
   double power_w = 0;
   double node_hour_usd = 0;
+  double capital_usd = 0;  // ownership: purchase price of one storage node; 0: no figure
+};
+
+// Where owned equipment runs and how it is paid for (cost.model: ownership):
+// the facility's power overhead, the price of energy and the years over which
+// the purchase is written off.
+struct SiteProfile {
+  std::string name;
+  double pue = 1;                      // facility energy / IT energy
+  double electricity_usd_per_kwh = 0;  // price of a kWh at the facility meter
+  double amortization_years = 1;       // straight-line write-off of the capital
 };
 
 }  // namespace trainsim

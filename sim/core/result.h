@@ -51,6 +51,9 @@ struct RunReport {
   double energy_kwh = 0;
   double cost_usd = 0;
   double cost_per_billion_tokens_usd = 0;
+  std::string cost_model = "rental";  // which model priced the run: rental | ownership
+  double capital_usd = 0;  // purchase price of the cluster (nodes, NICs, switches, links, storage); 0: no figures
+  int hot_spares = 0;      // spare nodes that cover the nodes in repair at failures.spare_probability
 };
 
 // One span of the simulated timeline, for --trace and the GUI Gantt chart.

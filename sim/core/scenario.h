@@ -50,6 +50,7 @@ struct Training {
   int global_batch = 1;
   int micro_batch = 1;
   int steps = 1;
+  double tokens = 0;  // training.tokens; 0: not given (steps was). Given: steps = ceil(tokens / tokens per step)
   Precision precision = Precision::kBf16;
   Recompute recompute = Recompute::kNone;
   AttentionKernel attention = AttentionKernel::kFlash;  // "auto": the framework's kernel
@@ -72,11 +73,17 @@ struct DataLoading {
 struct FailureModel {
   double node_mtbf_hours = 0;  // 0: no failures modelled
   double restart_s = 600;      // detect, reschedule, restart processes (before the checkpoint load)
+  double repair_hours = 24;        // a failed node is out this long (replace parts, burn in); sizes the hot spares
+  double spare_probability = 0.99;  // hot spares cover the nodes in repair with this probability
 };
 
+enum class CostBasis { kRental, kOwnership };
+
 struct CostModel {
+  CostBasis model = CostBasis::kRental;  // rental: node-hour prices; ownership: capital amortised + energy
   double node_hour_usd = 0;          // 0: the node profile's price
   double storage_node_hour_usd = -1;  // <0: the storage profile's price
+  SiteProfile site;                  // ownership: PUE, energy price, write-off years (cost.site)
 };
 
 // The largest cluster trainsim simulates (products of counts stay far from

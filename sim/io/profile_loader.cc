@@ -117,6 +117,11 @@ NodeProfile ParseNode(const std::string& path) {
   pw.Finish();
   n.node_hour_usd = m.NonNegativeDouble("node_hour_usd", 0);
   n.nic_port_hour_usd = m.NonNegativeDouble("nic_port_hour_usd", 0);
+  if (auto o = m.OptMap("ownership")) {
+    n.capital_usd = o->NonNegativeDouble("capital_usd", 0);
+    n.nic_capital_usd = o->NonNegativeDouble("nic_usd", 0);
+    o->Finish();
+  }
   n.default_nics_per_node = n.nics_per_node;
   n.framework = m.OptString("framework").value_or("megatron-core-2024");
   n.source_file = path;
@@ -138,6 +143,11 @@ FabricProfile ParseFabric(const std::string& path) {
   f.switch_latency_s = m.NonNegativeDouble("switch_latency_ns") * 1e-9;
   f.inter_node_latency_s = m.NonNegativeDouble("inter_node_latency_us") * 1e-6;
   f.spine_oversubscription = m.PositiveDouble("spine_oversubscription", 1.0);
+  if (auto o = m.OptMap("ownership")) {
+    f.switch_capital_usd = o->NonNegativeDouble("switch_usd", 0);
+    f.link_capital_usd = o->NonNegativeDouble("link_usd", 0);
+    o->Finish();
+  }
   m.Finish();
   return f;
 }
@@ -180,6 +190,22 @@ StorageProfile ParseStorage(const std::string& path) {
   s.latency_s = m.NonNegativeDouble("latency_ms", 0) * 1e-3;
   s.power_w = m.NonNegativeDouble("power_w", 0);
   s.node_hour_usd = m.NonNegativeDouble("node_hour_usd", 0);
+  if (auto o = m.OptMap("ownership")) {
+    s.capital_usd = o->NonNegativeDouble("capital_usd", 0);
+    o->Finish();
+  }
+  m.Finish();
+  return s;
+}
+
+SiteProfile ParseSite(const std::string& path) {
+  YamlMap m(LoadYamlFile(path), path);
+  SiteProfile s;
+  s.name = m.String("name");
+  s.pue = m.PositiveDouble("pue");
+  if (s.pue < 1) m.Fail("pue", "a PUE is at least 1 (facility energy over IT energy)");
+  s.electricity_usd_per_kwh = m.NonNegativeDouble("electricity_usd_per_kwh");
+  s.amortization_years = m.PositiveDouble("amortization_years");
   m.Finish();
   return s;
 }
@@ -201,6 +227,9 @@ FrameworkProfile LoadFrameworkProfile(const YAML::Node& ref, const std::string& 
 }
 StorageProfile LoadStorageProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {
   return ParseStorage(ResolveProfile(ref, from, key, "storage"));
+}
+SiteProfile LoadSiteProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {
+  return ParseSite(ResolveProfile(ref, from, key, "sites"));
 }
 
 }  // namespace trainsim

@@ -18,5 +18,7 @@ NodeProfile LoadNodeProfile(const YAML::Node& ref_node, const std::string& from_
 FabricProfile LoadFabricProfile(const YAML::Node& ref_node, const std::string& from_file, const std::string& key);
 FrameworkProfile LoadFrameworkProfile(const YAML::Node& ref_node, const std::string& from_file, const std::string& key);
 StorageProfile LoadStorageProfile(const YAML::Node& ref_node, const std::string& from_file, const std::string& key);
+// hardware-profiles/sites/: PUE, energy price and write-off years of an owned cluster.
+SiteProfile LoadSiteProfile(const YAML::Node& ref_node, const std::string& from_file, const std::string& key);
 
 }  // namespace trainsim

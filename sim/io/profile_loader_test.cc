@@ -39,7 +39,7 @@ TEST(HardwareProfileTest, EveryNumberHasASourceComment) {
 }
 
 TEST(HardwareProfileTest, EveryProfileLoads) {
-  for (const std::string kind : {"gpus", "nodes", "fabrics", "storage", "frameworks"}) {
+  for (const std::string kind : {"gpus", "nodes", "fabrics", "storage", "frameworks", "sites"}) {
     for (const auto& name : CatalogueNames("hardware-profiles/" + kind)) {
       YAML::Node ref(name);
       EXPECT_NO_THROW({
@@ -48,6 +48,7 @@ TEST(HardwareProfileTest, EveryProfileLoads) {
         if (kind == "fabrics") LoadFabricProfile(ref, "", "fabric");
         if (kind == "storage") LoadStorageProfile(ref, "", "storage");
         if (kind == "frameworks") LoadFrameworkProfile(ref, "", "framework");
+        if (kind == "sites") LoadSiteProfile(ref, "", "site");
       }) << kind << "/" << name;
     }
   }

@@ -54,6 +54,9 @@ std::string ToJson(const SimulationResult& r, bool pretty) {
       .Field("restore_s", r.run.restore_s)
       .Field("lost_work_s", r.run.lost_work_s)
       .Field("cost_per_billion_tokens_usd", r.run.cost_per_billion_tokens_usd)
+      .Field("cost_model", r.run.cost_model)
+      .Field("capital_usd", r.run.capital_usd)
+      .Field("hot_spares", r.run.hot_spares)
       .EndObject();
   if (!r.pipeline_layers.empty()) {
     w.BeginObject("pipeline").Field("layers", r.pipeline_layers).Field("split", r.pipeline_split).EndObject();
@@ -165,10 +168,13 @@ std::string ToSummary(const SimulationResult& r) {
   if (r.run.expected_failures > 0) {
     o << "  failures             " << Fmt("%.3g expected", r.run.expected_failures) << ", goodput "
       << Fmt("%.1f%%", 100 * r.run.goodput) << ", best checkpoint interval " << Duration(r.run.best_checkpoint_interval_s)
-      << " (chosen " << Duration(r.run.chosen_checkpoint_interval_s) << ")\n";
+      << " (chosen " << Duration(r.run.chosen_checkpoint_interval_s) << "), " << r.run.hot_spares
+      << " hot spare" << (r.run.hot_spares == 1 ? "" : "s") << "\n";
   }
   o << "  energy, cost         " << Fmt("%.0f kWh", r.run.energy_kwh) << ", " << Fmt("$%.0f", r.run.cost_usd);
   if (r.run.cost_per_billion_tokens_usd > 0) o << " (" << Fmt("$%.0f", r.run.cost_per_billion_tokens_usd) << " per billion tokens)";
+  o << ", " << r.run.cost_model;
+  if (r.run.capital_usd > 0) o << "; capital " << Fmt("$%.0f", r.run.capital_usd);
   o << "\n";
   return o.str();
 }

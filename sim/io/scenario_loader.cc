@@ -3,6 +3,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
 
 #include "sim/io/yaml_reader.h"
 #include "sim/io/profile_loader.h"
@@ -64,6 +67,11 @@ void ApplyOverrides(YAML::Node& root, const std::vector<std::string>& overrides)
 namespace {
 
 std::string Str(long v) { return std::to_string(v); }
+std::string Fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
 
 Scenario Parse(const YAML::Node& root, const std::string& file) {
   if (!root.IsMap()) YamlMap::FailAt(root, file, "", "a scenario must be a mapping of keys (name, cluster, model, parallelism, training)");
@@ -108,6 +116,20 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
   s.training.global_batch = t.PositiveInt("global_batch");
   s.training.micro_batch = t.PositiveInt("micro_batch", 1);
   s.training.steps = t.PositiveInt("steps", 1);
+  if (t.Has("tokens")) {
+    // Tokens to train decide the steps; steps given as well must agree.
+    s.training.tokens = t.PositiveDouble("tokens");
+    const double per_step = double(s.training.global_batch) * s.training.seq_len;
+    const double steps = std::ceil(s.training.tokens / per_step);
+    if (steps > std::numeric_limits<int>::max()) {
+      t.Fail("tokens", Fmt(s.training.tokens) + " tokens at " + Fmt(per_step) + " per step are more steps than can be counted");
+    }
+    if (t.Has("steps") && s.training.steps != int(steps)) {
+      t.Fail("steps", Str(s.training.steps) + " steps of " + Fmt(per_step) + " tokens disagree with training.tokens = " +
+                          Fmt(s.training.tokens) + " (" + Str(long(steps)) + " steps); give one of them");
+    }
+    s.training.steps = int(steps);
+  }
   const std::string prec = t.Choice("precision", {"bf16", "fp16", "fp8"}, "bf16");
   s.training.precision = prec == "fp8" ? Precision::kFp8 : prec == "fp16" ? Precision::kFp16 : Precision::kBf16;
   if (s.training.precision == Precision::kFp8 && !s.node.gpu.SupportsFp8()) {
@@ -197,9 +219,27 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
   if (auto f = top.OptMap("failures")) {
     s.failures.node_mtbf_hours = f->NonNegativeDouble("node_mtbf_hours", 0);
     s.failures.restart_s = f->NonNegativeDouble("restart_minutes", 10) * 60;
+    s.failures.repair_hours = f->NonNegativeDouble("repair_hours", 24);
+    s.failures.spare_probability = f->Fraction("spare_probability", 0.99);
+    if (s.failures.spare_probability >= 1) f->Fail("spare_probability", "must be below 1 (no number of spares is certain)");
     f->Finish();
   }
   if (auto co = top.OptMap("cost")) {
+    s.cost.model = co->Choice("model", {"rental", "ownership"}, "rental") == "ownership" ? CostBasis::kOwnership : CostBasis::kRental;
+    if (s.cost.model == CostBasis::kOwnership) {
+      // The site's PUE, energy price and write-off years; the default site is a profile too.
+      YAML::Node site = co->Raw("site");
+      s.cost.site = site.IsDefined() && !site.IsNull() ? LoadSiteProfile(site, file, "cost.site")
+                                                       : LoadSiteProfile(YAML::Node("us-colocation"), file, "cost.site");
+      std::string missing;
+      if (s.node.capital_usd <= 0) missing = "node '" + s.node.name + "' has no ownership.capital_usd";
+      else if (s.nodes > 1 && (s.fabric.switch_capital_usd <= 0 || s.fabric.link_capital_usd <= 0))
+        missing = "fabric '" + s.fabric.name + "' has no ownership.switch_usd and link_usd";
+      else if (s.storage && s.storage->capital_usd <= 0) missing = "storage '" + s.storage->name + "' has no ownership.capital_usd";
+      if (!missing.empty()) co->Fail("model", "ownership needs purchase prices: " + missing);
+    } else if (co->Has("site")) {
+      co->Fail("site", "a site (PUE, energy price, write-off years) prices only cost.model: ownership");
+    }
     s.cost.node_hour_usd = co->NonNegativeDouble("node_hour_usd", 0);
     if (co->Has("storage_node_hour_usd")) s.cost.storage_node_hour_usd = co->NonNegativeDouble("storage_node_hour_usd");
     co->Finish();

@@ -164,5 +164,50 @@ TEST(ScenarioTest, FrameworkDefaultsComeFromTheNodeAndCanBeOverridden) {
   EXPECT_TRUE(o->parallelism.overlap_grad_reduce);
 }
 
+TEST(ScenarioTest, TokensDecideTheSteps) {
+  // 2e12 tokens at 128 x 4096 per step: ceil(3814697.27) steps.
+  auto s = ParseText(kBase, {"training.tokens=2e12"});
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  EXPECT_EQ(s->training.steps, 3814698);
+  EXPECT_DOUBLE_EQ(s->training.tokens, 2e12);
+  // Steps that agree are accepted.
+  auto agree = ParseText(kBase, {"training.tokens=5242880", "training.steps=10"});
+  ASSERT_TRUE(agree.ok()) << agree.error().ToString();
+  EXPECT_EQ(agree->training.steps, 10);
+}
+
+TEST(ScenarioTest, TokensAndStepsThatDisagreeAreBadInput) {
+  auto s = ParseText(kBase, {"training.tokens=2e12", "training.steps=500"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().key, "training.steps");
+  EXPECT_NE(s.error().message.find("disagree with training.tokens"), std::string::npos) << s.error().ToString();
+  auto huge = ParseText(kBase, {"training.tokens=1e30"});
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.error().key, "training.tokens");
+}
+
+TEST(ScenarioTest, OwnershipLoadsTheSiteAndNeedsPurchasePrices) {
+  auto s = ParseText(kBase, {"cost.model=ownership"});
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  EXPECT_EQ(s->cost.model, CostBasis::kOwnership);
+  EXPECT_EQ(s->cost.site.name, "us-colocation");
+  EXPECT_GE(s->cost.site.pue, 1.0);
+  auto rental_site = ParseText(kBase, {"cost.site=us-colocation"});
+  ASSERT_FALSE(rental_site.ok());
+  EXPECT_EQ(rental_site.error().key, "cost.site");
+  auto no_price = ParseText(kBase, {"cost.model=ownership", "cluster.node=dgx-a100", "parallelism.tensor=8", "parallelism.pipeline=1"});
+  ASSERT_FALSE(no_price.ok());
+  EXPECT_NE(no_price.error().message.find("ownership needs purchase prices"), std::string::npos) << no_price.error().ToString();
+  auto bad = ParseText(kBase, {"cost.model=lease"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().key, "cost.model");
+}
+
+TEST(ScenarioTest, SpareProbabilityMustBeBelowOne) {
+  auto s = ParseText(kBase, {"failures.node_mtbf_hours=5000", "failures.spare_probability=1"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().key, "failures.spare_probability");
+}
+
 }  // namespace
 }  // namespace trainsim

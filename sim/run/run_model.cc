@@ -6,6 +6,8 @@
 #include <string>
 
 #include "sim/cost/checkpoint_cost.h"
+#include "sim/run/cost_model.h"
+#include "sim/run/hot_spares.h"
 
 namespace trainsim {
 
@@ -79,6 +81,7 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
     run.expected_failures = wall / mtbf;
     run.lost_work_s = run.expected_failures * per_failure;
     run.best_checkpoint_interval_s = YoungDalyInterval(storage ? run.checkpoint_stall_s : 0, mtbf);
+    run.hot_spares = HotSpares(s.nodes * s.failures.repair_hours / s.failures.node_mtbf_hours, s.failures.spare_probability);
   }
   run.time_to_train_s = wall;
   run.goodput = wall > 0 ? compute_s / wall : 1;
@@ -89,21 +92,9 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
   const double hours = wall / 3600.0;
   const double restart_hours = run.expected_failures * s.failures.restart_s / 3600.0;
   const double gpu_node_kwh = s.nodes * (s.node.power_load_w * (hours - restart_hours) + s.node.power_idle_w * restart_hours) / 1000.0;
-  double kw = 0;
-  // The profile's price is for its default NIC count; other counts add or
-  // save the NICs and their fabric ports (a scenario price is taken as given).
-  const double node_price = s.cost.node_hour_usd > 0
-                                ? s.cost.node_hour_usd
-                                : s.node.node_hour_usd + (s.node.nics_per_node - s.node.default_nics_per_node) * s.node.nic_port_hour_usd;
-  double usd_per_hour = s.nodes * node_price;
-  if (storage) {
-    kw += s.storage_nodes * s.storage->power_w / 1000.0;
-    const double st_price = s.cost.storage_node_hour_usd >= 0 ? s.cost.storage_node_hour_usd : s.storage->node_hour_usd;
-    usd_per_hour += s.storage_nodes * st_price;
-  }
-  run.energy_kwh = gpu_node_kwh + kw * hours;
-  run.cost_usd = usd_per_hour * hours;
-  run.cost_per_billion_tokens_usd = run.tokens > 0 ? run.cost_usd / (run.tokens / 1e9) : 0;
+  const double storage_kw = storage ? s.storage_nodes * s.storage->power_w / 1000.0 : 0;
+  run.energy_kwh = gpu_node_kwh + storage_kw * hours;
+  ApplyCostModel(s, run);
 }
 
 }  // namespace trainsim

@@ -1,0 +1,230 @@
+// trainsim size SCENARIO.yaml --tokens T --days D [--nodes A..B|N,M] [--nics 4,8] [--node P1,P2]
+//                [--batch B|LO..HI] [--objective cost|time] [--cost rental|ownership] [--recheck des|analytical]
+//                [--set KEY=VALUE]... [--json]
+// Front end of sim/size/cluster_sizer.h: flags and printing.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <limits>
+
+#include "sim/cli/args.h"
+#include "sim/cli/commands.h"
+#include "sim/core/error.h"
+#include "sim/io/profile_loader.h"
+#include "sim/io/scenario_loader.h"
+#include "sim/size/cluster_sizer.h"
+
+namespace trainsim::cli {
+
+namespace {
+
+const char* kSizeHelp =
+    "usage: trainsim size SCENARIO.yaml [--tokens T] --days D [options]\n"
+    "The cheapest (or fastest) cluster that trains T tokens of the scenario's model within D days:\n"
+    "over node counts, NICs per node and node profiles, with the parallelism and global batch\n"
+    "re-planned for each cluster; ranked analytically, the top few re-checked with the DES. Prints the\n"
+    "answer, its runners-up and why, what each hardware option buys, and by how much the others miss.\n"
+    "  --tokens T             tokens to train (e.g. 2e12; default: the scenario's training.tokens)\n"
+    "  --days D               deadline in days\n"
+    "  --nodes A..B | N,M,... node counts: a range tries A, B and every 2^k and 3x2^k between\n"
+    "                         (default: the scenario's)\n"
+    "  --nics K,L             NICs per node (default: the scenario's)\n"
+    "  --node P1,P2           node profiles (default: the scenario's)\n"
+    "  --storage-nodes S,T    storage node counts (scenario with cluster.storage; default: the scenario's)\n"
+    "  --batch B | LO..HI     global batch in sequences: fixed, or chosen per cluster from the range\n"
+    "                         (default: the scenario's, fixed)\n"
+    "  --objective O          cost (default) or time\n"
+    "  --cost M               rental or ownership (= --set cost.model=M; default: the scenario's)\n"
+    "  --recheck F            des (default) or analytical\n"
+    "  --top K                re-check the best K with the DES (default 3)\n"
+    "  --set KEY=VALUE        override a scenario key by dotted path (repeatable)\n"
+    "  --json                 print {\"candidates\": [...], \"rejected\": [...], \"options\": [...]}\n"
+    "  -h, --help             this help\n"
+    "exit status: 0 a cluster meets the deadline, 1 none does, 2 bad input\n";
+
+// A positive number, whole when `whole`.
+bool ParseNumber(const std::string& text, bool whole, double* out) {
+  try {
+    size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used != text.size() || !(v > 0) || !std::isfinite(v)) return false;
+    if (whole && (v != std::floor(v) || v > 1e9)) return false;
+    *out = v;
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+std::vector<std::string> SplitComma(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t c = s.find(',', start);
+    out.push_back(s.substr(start, c == std::string::npos ? std::string::npos : c - start));
+    if (c == std::string::npos) break;
+    start = c + 1;
+  }
+  return out;
+}
+
+// "A..B" -> {lo, hi}; false when not a range of positive whole numbers with lo <= hi.
+bool ParseRange(const std::string& s, int* lo, int* hi, bool* is_range) {
+  const size_t dots = s.find("..");
+  *is_range = dots != std::string::npos;
+  if (!*is_range) return false;
+  double a = 0, b = 0;
+  if (!ParseNumber(s.substr(0, dots), true, &a) || !ParseNumber(s.substr(dots + 2), true, &b) || a > b) return false;
+  *lo = int(a);
+  *hi = int(b);
+  return true;
+}
+
+// A, B and every 2^k and 3 x 2^k between them.
+std::vector<int> NodeCountsInRange(int lo, int hi) {
+  std::vector<int> out{lo};
+  for (long p = 1; p <= hi; p *= 2) {
+    for (long v : {p, 3 * p}) {
+      if (v > lo && v < hi) out.push_back(int(v));
+    }
+  }
+  if (hi != lo) out.push_back(hi);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace
+
+int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
+  ParsedArgs a;
+  const std::string perr = Parse(args,
+                                 {{"--tokens", true}, {"--days", true}, {"--nodes", true}, {"--nics", true}, {"--node", true},
+                                  {"--batch", true}, {"--storage-nodes", true}, {"--objective", true}, {"--cost", true}, {"--recheck", true},
+                                  {"--top", true}, {"--set", true}, {"--json"}, {"--help", false, "-h"}},
+                                 a);
+  if (a.Has("--help")) {
+    out << kSizeHelp;
+    return kExitOk;
+  }
+  auto bad = [&](const std::string& msg) {
+    err << "trainsim size: " << msg << "\n";
+    return kExitBadInput;
+  };
+  if (!perr.empty()) return bad(perr);
+  if (a.positional.size() != 1) return bad("expected one scenario file");
+  SizeOptions opt;
+  if (!a.Value("--days")) return bad("--days: required (the deadline in days)");
+  if (auto v = a.Value("--tokens")) {
+    if (!ParseNumber(*v, false, &opt.tokens)) return bad("--tokens: '" + *v + "' is not a positive number");
+  }
+  if (!ParseNumber(*a.Value("--days"), false, &opt.days)) return bad("--days: '" + *a.Value("--days") + "' is not a positive number");
+  if (auto v = a.Value("--nodes")) {
+    int lo = 0, hi = 0;
+    bool is_range = false;
+    if (ParseRange(*v, &lo, &hi, &is_range)) {
+      opt.node_counts = NodeCountsInRange(lo, hi);
+    } else if (is_range) {
+      return bad("--nodes: '" + *v + "' is not a range A..B of node counts with A <= B");
+    } else {
+      for (const auto& p : SplitComma(*v)) {
+        double n = 0;
+        if (!ParseNumber(p, true, &n)) return bad("--nodes: '" + p + "' is not a positive whole number");
+        opt.node_counts.push_back(int(n));
+      }
+    }
+    if (opt.node_counts.size() > 64) return bad("--nodes: " + std::to_string(opt.node_counts.size()) + " node counts; at most 64");
+  }
+  if (auto v = a.Value("--nics")) {
+    for (const auto& p : SplitComma(*v)) {
+      double n = 0;
+      if (!ParseNumber(p, true, &n) || n > 64) return bad("--nics: '" + p + "' is not a NIC count (1-64)");
+      opt.nics.push_back(int(n));
+    }
+  }
+  if (auto v = a.Value("--storage-nodes")) {
+    for (const auto& p : SplitComma(*v)) {
+      double n = 0;
+      if (!ParseNumber(p, true, &n) || n > 4096) return bad("--storage-nodes: '" + p + "' is not a storage node count (1-4096)");
+      opt.storage_nodes.push_back(int(n));
+    }
+  }
+  if (auto v = a.Value("--batch")) {
+    int lo = 0, hi = 0;
+    bool is_range = false;
+    double b = 0;
+    if (ParseRange(*v, &lo, &hi, &is_range)) {
+      opt.batch_min = lo;
+      opt.batch_max = hi;
+    } else if (is_range) {
+      return bad("--batch: '" + *v + "' is not a range LO..HI of sequences with LO <= HI");
+    } else if (ParseNumber(*v, true, &b)) {
+      opt.batch_min = opt.batch_max = int(b);
+    } else {
+      return bad("--batch: '" + *v + "' is not a global batch (sequences) or a range LO..HI");
+    }
+  }
+  if (auto v = a.Value("--objective")) {
+    if (*v == "time") opt.objective = SizeObjective::kTime;
+    else if (*v != "cost") return bad("--objective: '" + *v + "' is not one of: cost, time");
+  }
+  if (auto v = a.Value("--recheck")) {
+    if (*v == "analytical") opt.recheck_fidelity = Fidelity::kAnalytical;
+    else if (*v != "des") return bad("--recheck: '" + *v + "' is not one of: des, analytical");
+  }
+  if (auto v = a.Value("--top")) {
+    double k = 0;
+    if (!ParseNumber(*v, true, &k) || k > 100) return bad("--top: '" + *v + "' is not a count (1-100)");
+    opt.recheck_top = int(k);
+  }
+  std::vector<std::string> sets = a.All("--set");
+  if (auto v = a.Value("--cost")) {
+    if (*v != "rental" && *v != "ownership") return bad("--cost: '" + *v + "' is not one of: rental, ownership");
+    sets.push_back("cost.model=" + *v);
+  }
+  Expected<Scenario> s = LoadScenario(a.positional[0], sets);
+  if (!s) {
+    err << s.error().ToString() << "\n";
+    return kExitBadInput;
+  }
+  if (!opt.storage_nodes.empty() && !s->storage) return bad("--storage-nodes: the scenario has no cluster.storage");
+  if (opt.tokens <= 0) {
+    if (s->training.tokens <= 0) return bad("--tokens: required (tokens to train, e.g. 2e12) unless the scenario sets training.tokens");
+    opt.tokens = s->training.tokens;
+  }
+  {
+    // More steps than a run can count is bad input, not a run that fails.
+    const int batch = opt.batch_max > 0 ? opt.batch_max : s->training.global_batch;
+    if (StepsForTokens(opt.tokens, batch, s->training.seq_len) > std::numeric_limits<int>::max()) {
+      char t[32];
+      std::snprintf(t, sizeof t, "%g", opt.tokens);
+      return bad("--tokens: " + std::string(t) + " tokens at " + std::to_string(batch) + " x " +
+                 std::to_string(s->training.seq_len) + " per step are more steps than can be counted");
+    }
+  }
+  if (s->cost.model == CostBasis::kOwnership && (s->fabric.switch_capital_usd <= 0 || s->fabric.link_capital_usd <= 0)) {
+    return bad("--cost: fabric '" + s->fabric.name + "' has no ownership.switch_usd and link_usd; cost.model ownership needs them");
+  }
+  if (auto v = a.Value("--node")) {
+    for (const auto& name : SplitComma(*v)) {
+      try {
+        NodeProfile p = LoadNodeProfile(YAML::Node(name), "--node", "--node");
+        if (s->cost.model == CostBasis::kOwnership && p.capital_usd <= 0) {
+          return bad("--node: node '" + p.name + "' has no ownership.capital_usd; cost.model ownership needs it");
+        }
+        opt.node_profiles.push_back(std::move(p));
+      } catch (const InputException& e) {
+        err << "trainsim size: --node: " << e.error().message << "\n";
+        return kExitBadInput;
+      }
+    }
+  }
+  const SizeReport r = SizeCluster(*s, opt);
+  out << (a.Has("--json") ? SizeToJson(r) : SizeToText(r));
+  return r.candidates.empty() ? kExitSimulationFailed : kExitOk;
+}
+
+}  // namespace trainsim::cli

@@ -1,0 +1,88 @@
+#include "sim/run/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace trainsim {
+
+namespace {
+
+constexpr double kHoursPerYear = 8760;
+
+int CeilDiv(long a, long b) { return int((a + b - 1) / b); }
+
+}  // namespace
+
+FabricPorts FabricFor(const FabricProfile& f, int nodes, int nics_per_node) {
+  FabricPorts p;
+  if (nodes <= 1 || nics_per_node <= 0) return p;
+  const long ports = long(nodes) * nics_per_node;
+  const int radix = std::max(2, f.switch_radix);
+  p.node_links = int(ports);
+  if (f.topology == FabricTopology::kRailOptimized) {
+    // One leaf per rail (NIC index) per group of nodes; half its ports go up.
+    const int per_leaf = std::max(1, std::min(f.nodes_per_su, radix / 2));
+    p.leaves = nics_per_node * CeilDiv(nodes, per_leaf);
+  } else {
+    if (ports <= radix) {
+      p.leaves = 1;  // one switch takes every node port
+      return p;
+    }
+    p.leaves = CeilDiv(ports, radix / 2);
+  }
+  const int uplinks = CeilDiv(long(std::ceil(double(ports) / f.spine_oversubscription)), 1);
+  if (p.leaves <= radix) {
+    // Two tiers: every spine reaches every leaf.
+    p.spines = std::max(1, CeilDiv(uplinks, radix));
+    p.switch_links = uplinks;
+  } else {
+    // Three tiers: spines split their ports between leaves and cores.
+    p.spines = CeilDiv(uplinks, radix / 2);
+    p.cores = CeilDiv(uplinks, radix);
+    p.switch_links = 2 * uplinks;
+  }
+  return p;
+}
+
+CapitalCost ClusterCapital(const Scenario& s) {
+  CapitalCost c;
+  c.fabric = FabricFor(s.fabric, s.nodes, s.node.nics_per_node);
+  c.nodes_usd = s.nodes * s.node.capital_usd;
+  c.nics_usd = double(s.nodes) * s.node.nics_per_node * s.node.nic_capital_usd;
+  c.switches_usd = c.fabric.switches() * s.fabric.switch_capital_usd;
+  c.links_usd = double(c.fabric.node_links + c.fabric.switch_links) * s.fabric.link_capital_usd;
+  if (s.storage) c.storage_usd = s.storage_nodes * s.storage->capital_usd;
+  return c;
+}
+
+double AmortizedUsd(double capital_usd, double years, double hours) {
+  if (years <= 0) return 0;
+  return capital_usd * hours / (years * kHoursPerYear);
+}
+
+void ApplyCostModel(const Scenario& s, RunReport& run) {
+  const double hours = run.time_to_train_s / 3600.0;
+  run.capital_usd = ClusterCapital(s).total_usd();
+  if (s.cost.model == CostBasis::kOwnership) {
+    run.cost_model = "ownership";
+    const SiteProfile& site = s.cost.site;
+    run.cost_usd = AmortizedUsd(run.capital_usd, site.amortization_years, hours) +
+                   run.energy_kwh * site.pue * site.electricity_usd_per_kwh;
+  } else {
+    run.cost_model = "rental";
+    // The profile's price is for its default NIC count; other counts add or
+    // save the NICs and their fabric ports (a scenario price is taken as given).
+    const double node_price = s.cost.node_hour_usd > 0
+                                  ? s.cost.node_hour_usd
+                                  : s.node.node_hour_usd + (s.node.nics_per_node - s.node.default_nics_per_node) * s.node.nic_port_hour_usd;
+    double usd_per_hour = s.nodes * node_price;
+    if (s.storage) {
+      const double st_price = s.cost.storage_node_hour_usd >= 0 ? s.cost.storage_node_hour_usd : s.storage->node_hour_usd;
+      usd_per_hour += s.storage_nodes * st_price;
+    }
+    run.cost_usd = usd_per_hour * hours;
+  }
+  run.cost_per_billion_tokens_usd = run.tokens > 0 ? run.cost_usd / (run.tokens / 1e9) : 0;
+}
+
+}  // namespace trainsim

@@ -1,0 +1,131 @@
+#include "sim/run/cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/io/scenario_loader.h"
+#include "sim/run/simulate.h"
+
+namespace trainsim {
+namespace {
+
+FabricProfile Fabric(FabricTopology t, int radix, int nodes_per_su) {
+  FabricProfile f;
+  f.topology = t;
+  f.switch_radix = radix;
+  f.nodes_per_su = nodes_per_su;
+  return f;
+}
+
+TEST(CostModelTest, RailOptimizedFabricIsOneLeafPerRailPerScalableUnitPlusSpines) {
+  const FabricProfile f = Fabric(FabricTopology::kRailOptimized, 64, 32);
+  // 128 nodes x 8 rails: 4 SUs x 8 leaves; 1024 uplinks over 64-port spines.
+  FabricPorts p = FabricFor(f, 128, 8);
+  EXPECT_EQ(p.leaves, 32);
+  EXPECT_EQ(p.spines, 16);
+  EXPECT_EQ(p.cores, 0);
+  EXPECT_EQ(p.node_links, 1024);
+  EXPECT_EQ(p.switch_links, 1024);
+  // 16 nodes x 4 rails: 4 leaves (one per rail), 64 uplinks fill one spine.
+  p = FabricFor(f, 16, 4);
+  EXPECT_EQ(p.leaves, 4);
+  EXPECT_EQ(p.spines, 1);
+  EXPECT_EQ(p.node_links, 64);
+  // Halving the NICs halves every count at 128 nodes.
+  p = FabricFor(f, 128, 4);
+  EXPECT_EQ(p.leaves, 16);
+  EXPECT_EQ(p.spines, 8);
+  EXPECT_EQ(p.node_links + p.switch_links, 1024);
+}
+
+TEST(CostModelTest, FatTreeFitsOneSwitchThenLeavesOfHalfTheRadix) {
+  const FabricProfile f = Fabric(FabricTopology::kFatTree, 40, 20);
+  FabricPorts p = FabricFor(f, 5, 8);  // 40 ports: one switch
+  EXPECT_EQ(p.switches(), 1);
+  EXPECT_EQ(p.switch_links, 0);
+  p = FabricFor(f, 10, 8);  // 80 ports: 4 leaves of 20, 80 uplinks over 40-port spines
+  EXPECT_EQ(p.leaves, 4);
+  EXPECT_EQ(p.spines, 2);
+  EXPECT_EQ(p.switch_links, 80);
+}
+
+TEST(CostModelTest, MoreLeavesThanASpineHasPortsAddsACoreTier) {
+  const FabricProfile f = Fabric(FabricTopology::kRailOptimized, 64, 32);
+  const FabricPorts p = FabricFor(f, 512, 8);  // 128 leaves > 64 spine ports
+  EXPECT_EQ(p.leaves, 128);
+  EXPECT_EQ(p.spines, 4096 / 32);
+  EXPECT_EQ(p.cores, 4096 / 64);
+  EXPECT_EQ(p.switch_links, 2 * 4096);
+}
+
+TEST(CostModelTest, OneNodeNeedsNoFabric) {
+  const FabricPorts p = FabricFor(Fabric(FabricTopology::kRailOptimized, 64, 32), 1, 8);
+  EXPECT_EQ(p.switches(), 0);
+  EXPECT_EQ(p.node_links, 0);
+}
+
+TEST(CostModelTest, AmortizationIsStraightLine) {
+  EXPECT_DOUBLE_EQ(AmortizedUsd(4 * 8760.0, 4, 1), 1.0);
+  EXPECT_DOUBLE_EQ(AmortizedUsd(1e6, 4, 4 * 8760), 1e6);
+  EXPECT_DOUBLE_EQ(AmortizedUsd(1e6, 0, 10), 0);
+}
+
+Scenario Ref70b16(std::vector<std::string> sets) {
+  auto s = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/examples/reference-design/llama2-70b-16n-8nic.yaml", sets);
+  EXPECT_TRUE(s.ok()) << s.error().ToString();
+  return *s;
+}
+
+TEST(CostModelTest, CapitalIsTheSumOfItsPartsFromTheProfiles) {
+  const Scenario s = Ref70b16({"cost.model=ownership"});
+  const CapitalCost c = ClusterCapital(s);
+  EXPECT_DOUBLE_EQ(c.nodes_usd, 16 * s.node.capital_usd);
+  EXPECT_DOUBLE_EQ(c.nics_usd, 16 * 8 * s.node.nic_capital_usd);
+  EXPECT_EQ(c.fabric.switches(), 8 + 2);
+  EXPECT_DOUBLE_EQ(c.switches_usd, 10 * s.fabric.switch_capital_usd);
+  EXPECT_DOUBLE_EQ(c.links_usd, (128 + 128) * s.fabric.link_capital_usd);
+  EXPECT_DOUBLE_EQ(c.storage_usd, 4 * s.storage->capital_usd);
+  // Four NICs per node save the adapters, half the links and half the switches.
+  const CapitalCost c4 = ClusterCapital(Ref70b16({"cost.model=ownership", "cluster.nics_per_node=4"}));
+  EXPECT_DOUBLE_EQ(c.total_usd() - c4.total_usd(),
+                   64 * s.node.nic_capital_usd + 128 * s.fabric.link_capital_usd + 5 * s.fabric.switch_capital_usd);
+}
+
+TEST(CostModelTest, OwnershipChargesTheWallTimesShareOfCapitalPlusEnergyAtPue) {
+  const Scenario s = Ref70b16({"cost.model=ownership"});
+  RunReport run;
+  run.time_to_train_s = 10 * 3600;
+  run.energy_kwh = 2000;
+  run.tokens = 1e9;
+  ApplyCostModel(s, run);
+  EXPECT_EQ(run.cost_model, "ownership");
+  const double capital = ClusterCapital(s).total_usd();
+  EXPECT_DOUBLE_EQ(run.capital_usd, capital);
+  const SiteProfile& site = s.cost.site;
+  EXPECT_GE(site.pue, 1.0);
+  EXPECT_NEAR(run.cost_usd, capital * 10 / (site.amortization_years * 8760) + 2000 * site.pue * site.electricity_usd_per_kwh, 1e-6);
+  EXPECT_DOUBLE_EQ(run.cost_per_billion_tokens_usd, run.cost_usd);
+}
+
+TEST(CostModelTest, RentalIsTheNodeHourPriceAndStillReportsCapital) {
+  const Scenario s = Ref70b16({});
+  RunReport run;
+  run.time_to_train_s = 3600;
+  ApplyCostModel(s, run);
+  EXPECT_EQ(run.cost_model, "rental");
+  EXPECT_DOUBLE_EQ(run.cost_usd, 16 * s.node.node_hour_usd + 4 * s.storage->node_hour_usd);
+  EXPECT_GT(run.capital_usd, 16 * s.node.capital_usd);
+}
+
+TEST(CostModelTest, SimulatedRunSaysWhichModelPricedIt) {
+  const SimulationResult own = Simulate(Ref70b16({"cost.model=ownership"}));
+  const SimulationResult rent = Simulate(Ref70b16({}));
+  ASSERT_TRUE(own.error.empty()) << own.error;
+  EXPECT_EQ(own.run.cost_model, "ownership");
+  EXPECT_EQ(rent.run.cost_model, "rental");
+  EXPECT_DOUBLE_EQ(own.run.time_to_train_s, rent.run.time_to_train_s);
+  // Owning 16 nodes for a 500-step run costs a sliver of the rental bill.
+  EXPECT_LT(own.run.cost_usd, rent.run.cost_usd);
+}
+
+}  // namespace
+}  // namespace trainsim

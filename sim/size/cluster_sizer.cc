@@ -1,0 +1,504 @@
+#include "sim/size/cluster_sizer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "sim/io/json_writer.h"
+#include "sim/io/result_writer.h"
+#include "sim/run/cost_model.h"
+#include "sim/run/run_model.h"
+
+namespace trainsim {
+
+namespace {
+
+constexpr double kDay_s = 86400;
+
+std::string Fmt(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+std::string Usd(double v) {
+  const double a = std::fabs(v);
+  const std::string sign = v < 0 ? "-" : "";
+  if (a >= 1e6) return sign + Fmt("$%.2fM", a / 1e6);
+  if (a >= 1e4) return sign + Fmt("$%.0fk", a / 1e3);
+  return sign + Fmt("$%.0f", a);
+}
+
+std::string SignedUsd(double v) { return (v >= 0 ? "+" : "") + Usd(v); }
+
+std::string Nodes(int n) { return std::to_string(n) + (n == 1 ? " node" : " nodes"); }
+
+std::string Days(double s) { return Fmt("%.1f days", s / kDay_s); }
+
+std::string ClusterName(const SizedCluster& c) {
+  std::string o = std::to_string(c.nodes) + " x " + c.node + ", " + std::to_string(c.nics_per_node) + " NICs";
+  if (c.storage_nodes > 0) o += ", " + std::to_string(c.storage_nodes) + " storage nodes";
+  return o;
+}
+
+double ObjectiveOf(const SimulationResult& r, SizeObjective o) {
+  return o == SizeObjective::kCost ? r.run.cost_usd : r.run.time_to_train_s;
+}
+
+// The planner's TP overlap rule (sim/plan/planner.cc), for re-simulating a
+// configuration it chose: the scenario's TP overlap, or the framework's when
+// the scenario has no TP.
+void ApplyPlanned(Scenario& s, const Scenario& base, const PlanConfig& c) {
+  ApplyConfig(s, c);
+  const bool tp_overlap = base.parallelism.tensor > 1 ? base.parallelism.tp_comm_overlap : base.framework.tp_comm_overlap;
+  s.parallelism.tp_comm_overlap = tp_overlap && c.tensor > 1;
+}
+
+// Why a cluster has no feasible configuration: divisibility alone, or the
+// planner's most telling family rejection.
+std::string NoConfigurationReason(const PlanReport& pr, const Scenario& s) {
+  if (pr.rejected_memory == 0 && pr.rejected_other == 0) {
+    return "no TP x PP x CP x DP of the " + std::to_string(s.gpus()) + " GPUs divides both the global batch " +
+           std::to_string(s.training.global_batch) + " and the " + std::to_string(s.model.layers) +
+           " layers (--batch LO..HI lets the batch follow the cluster)";
+  }
+  // The most telling family: one that fits but cannot run (e.g. failures
+  // outpace the checkpoints), else the most sharded one that does not fit.
+  const PlanRejection* pick = nullptr;
+  auto rank = [](const PlanRejection& r) {
+    return (r.category == "simulation" ? 1000000 : r.category == "memory" ? 1000 : 0) + r.config.tensor * r.config.pipeline;
+  };
+  for (const auto& r : pr.rejected) {
+    if (r.config.context != 1) continue;
+    if (!pick || rank(r) > rank(*pick)) pick = &r;
+  }
+  if (!pick && !pr.rejected.empty()) pick = &pr.rejected.front();
+  if (!pick) return "no parallelism configuration is feasible";
+  return "no parallelism configuration is feasible (e.g. TP" + std::to_string(pick->config.tensor) + " PP" +
+         std::to_string(pick->config.pipeline) + ": " + pick->reason + ")";
+}
+
+// Steps the re-check simulates before the closed form carries its figures to
+// the whole run: enough for the step time and several checkpoints to settle.
+constexpr int kRecheckMinSteps = 500;
+constexpr int kRecheckCheckpoints = 2;
+
+// The DES over a window of the run (its step time, breakdown and checkpoint
+// write and stall times under contention), carried to the whole run by the
+// run model: a run of hundreds of thousands of steps costs the DES seconds
+// per cluster, the window milliseconds, and the per-step figures are the same.
+SimulationResult RecheckWholeRun(const Scenario& s, Fidelity fidelity) {
+  const int window = std::max(kRecheckMinSteps, kRecheckCheckpoints * s.checkpoint.every_steps);
+  if (s.training.steps <= window) return Simulate(s, SimulateOptions{fidelity, false});
+  Scenario w = s;
+  w.training.steps = window;
+  w.training.tokens = 0;
+  SimulationResult r = Simulate(w, SimulateOptions{fidelity, false});
+  if (!r.error.empty()) return r;
+  StepTiming t;
+  t.step_time_s = r.step_time_s;
+  t.breakdown = r.breakdown;
+  if (r.run.checkpoints > 0) {
+    t.checkpoint_write_s = r.run.checkpoint_write_s;
+    t.checkpoint_stall_s = r.run.checkpoint_stall_s;
+  }
+  r.run = RunReport{};
+  ApplyRunModel(s, t, r);
+  return r;
+}
+
+using ClusterKey = std::tuple<std::string, int, int, int>;  // profile, NICs, nodes, storage nodes
+
+struct Outcome {
+  SizedCluster cluster;
+  std::optional<SizeCandidate> best;
+  std::string reason;  // when !best
+};
+
+Scenario ClusterScenario(const Scenario& base, const NodeProfile& profile, int nics, int nodes, int storage_nodes) {
+  Scenario s = base;
+  s.node = profile;
+  s.node.nics_per_node = nics;
+  s.nodes = nodes;
+  if (s.storage) s.storage_nodes = storage_nodes;
+  return s;
+}
+
+}  // namespace
+
+long StepsForTokens(double tokens, int global_batch, int seq_len) {
+  const double per_step = double(global_batch) * seq_len;
+  if (per_step <= 0 || tokens <= 0) return 0;
+  const double steps = std::ceil(tokens / per_step);
+  return steps > double(std::numeric_limits<long>::max() / 2) ? std::numeric_limits<long>::max() / 2 : long(steps);
+}
+
+std::vector<int> CandidateBatches(int gpus, int lo, int hi, int max_count) {
+  std::vector<int> out;
+  if (gpus <= 0 || hi < lo || hi <= 0) return {std::max(1, lo)};
+  for (int m = 1; m <= 64 && m <= gpus; m *= 2) {
+    if (gpus % m != 0) continue;
+    const int d = gpus / m;  // a data-parallel size the batch must be a multiple of
+    const int b = (hi / d) * d;
+    if (b >= lo && b > 0) out.push_back(b);
+  }
+  std::sort(out.begin(), out.end(), std::greater<int>());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  if (out.size() > size_t(max_count)) out.resize(max_count);
+  if (out.empty()) out.push_back(std::max(1, lo));
+  return out;
+}
+
+SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  SizeReport rep;
+  rep.tokens = o.tokens;
+  rep.days = o.days;
+  rep.objective = o.objective;
+  rep.cost_model = base.cost.model == CostBasis::kOwnership ? "ownership" : "rental";
+  const std::vector<NodeProfile> profiles = o.node_profiles.empty() ? std::vector<NodeProfile>{base.node} : o.node_profiles;
+  const std::vector<int> nics = o.nics.empty() ? std::vector<int>{base.node.nics_per_node} : o.nics;
+  const std::vector<int> counts = o.node_counts.empty() ? std::vector<int>{base.nodes} : o.node_counts;
+  const std::vector<int> storages =
+      o.storage_nodes.empty() || !base.storage ? std::vector<int>{base.storage ? base.storage_nodes : 0} : o.storage_nodes;
+  const double deadline_s = o.days * kDay_s;
+  const bool batch_range = o.batch_min > 0 || o.batch_max > 0;
+
+  std::map<ClusterKey, Outcome> outcomes;
+  std::vector<SizeCandidate> meeting;
+  std::vector<SizeRejection> missing, cannot;
+  for (const NodeProfile& profile : profiles) {
+    for (int k : nics) {
+      for (int n : counts) {
+       for (int st : storages) {
+        Scenario s = ClusterScenario(base, profile, k, n, st);
+        Outcome out;
+        out.cluster = {profile.name, n, k, s.storage ? s.storage_nodes : 0, s.gpus()};
+        ++rep.clusters;
+        if (std::find(profile.nics_allowed.begin(), profile.nics_allowed.end(), k) == profile.nics_allowed.end()) {
+          std::string allowed;
+          for (int a : profile.nics_allowed) allowed += (allowed.empty() ? "" : ", ") + std::to_string(a);
+          out.reason = "node '" + profile.name + "' takes " + allowed + " NICs, not " + std::to_string(k);
+        } else {
+          std::vector<int> batches{base.training.global_batch};
+          if (batch_range) {
+            // The scenario's own batch when the range holds it, and the range's best fits for this cluster.
+            batches = CandidateBatches(s.gpus(), o.batch_min, o.batch_max);
+            const int own = base.training.global_batch;
+            if (own >= o.batch_min && own <= o.batch_max && std::find(batches.begin(), batches.end(), own) == batches.end()) {
+              batches.push_back(own);
+            }
+          }
+          for (int b : batches) {
+            const long steps = StepsForTokens(o.tokens, b, s.training.seq_len);
+            if (steps > std::numeric_limits<int>::max()) {
+              out.reason = "global batch " + std::to_string(b) + " needs more steps than can be counted";
+              continue;
+            }
+            s.training.global_batch = b;
+            s.training.steps = int(steps);
+            s.training.tokens = o.tokens;
+            PlanOptions po;
+            po.objective = o.objective == SizeObjective::kCost ? PlanObjective::kCost : PlanObjective::kTime;
+            po.top_k = 1;
+            po.recheck_fidelity = Fidelity::kAnalytical;
+            po.max_micro_batch = 4;  // larger micro batches rarely win at these sizes and quadruple the search
+            po.max_context = 2;
+            const PlanReport pr = Plan(s, po);
+            rep.configurations += pr.searched;
+            if (pr.candidates.empty()) {
+              out.reason = (batch_range ? "global batch " + std::to_string(b) + ": " : std::string()) + NoConfigurationReason(pr, s);
+              continue;
+            }
+            SizeCandidate c;
+            c.cluster = out.cluster;
+            c.config = pr.candidates[0].config;
+            c.global_batch = b;
+            c.steps = int(steps);
+            c.analytical = pr.candidates[0].result;
+            c.result = c.analytical;
+            c.meets_deadline = c.result.run.time_to_train_s <= deadline_s;
+            c.objective = ObjectiveOf(c.result, o.objective);
+            const bool better = !out.best || (c.meets_deadline && !out.best->meets_deadline) ||
+                                (c.meets_deadline == out.best->meets_deadline &&
+                                 (c.meets_deadline ? c.objective < out.best->objective
+                                                   : c.result.run.time_to_train_s < out.best->result.run.time_to_train_s));
+            if (better) out.best = std::move(c);
+          }
+        }
+        if (!out.best) {
+          cannot.push_back({out.cluster, out.reason, 0});
+        } else if (out.best->meets_deadline) {
+          meeting.push_back(*out.best);
+        } else {
+          const double t = out.best->result.run.time_to_train_s;
+          missing.push_back({out.cluster,
+                             "takes " + Days(t) + ": misses the deadline by " + Days(t - deadline_s) + " (" +
+                                 Fmt("%.0f%%", 100 * (t / deadline_s - 1)) + ")",
+                             (t - deadline_s) / kDay_s});
+        }
+        outcomes[{profile.name, k, n, st}] = std::move(out);
+       }
+      }
+    }
+  }
+  auto by_objective = [](const SizeCandidate& a, const SizeCandidate& b) {
+    if (a.objective != b.objective) return a.objective < b.objective;
+    return a.cluster.gpus < b.cluster.gpus;
+  };
+  std::stable_sort(meeting.begin(), meeting.end(), by_objective);
+  rep.search_s = std::chrono::duration<double>(Clock::now() - t0).count();
+
+  // Re-check the top few at the re-check fidelity; one that misses there moves to the rejected.
+  const auto t1 = Clock::now();
+  const size_t k = std::min(meeting.size(), size_t(std::max(0, o.recheck_top)));
+  rep.recheck_fidelity = o.recheck_fidelity == Fidelity::kDes ? "des" : "analytical";
+  if (o.recheck_fidelity != Fidelity::kAnalytical) {
+    rep.rechecked = int(k);
+    for (size_t i = 0; i < k; ++i) {
+      SizeCandidate& c = meeting[i];
+      const NodeProfile* profile = nullptr;
+      for (const auto& p : profiles) {
+        if (p.name == c.cluster.node) profile = &p;
+      }
+      Scenario s = ClusterScenario(base, *profile, c.cluster.nics_per_node, c.cluster.nodes, c.cluster.storage_nodes);
+      s.training.global_batch = c.global_batch;
+      s.training.steps = c.steps;
+      s.training.tokens = o.tokens;
+      ApplyPlanned(s, base, c.config);
+      SimulationResult r = RecheckWholeRun(s, o.recheck_fidelity);
+      c.rechecked = true;
+      if (!r.error.empty()) {
+        c.result = r;
+        c.meets_deadline = false;
+        continue;
+      }
+      c.result = r;
+      c.meets_deadline = r.run.time_to_train_s <= deadline_s;
+      c.objective = ObjectiveOf(r, o.objective);
+    }
+    std::vector<SizeCandidate> kept;
+    for (size_t i = 0; i < meeting.size(); ++i) {
+      SizeCandidate& c = meeting[i];
+      if (c.meets_deadline) {
+        kept.push_back(std::move(c));
+      } else if (!c.result.error.empty()) {
+        cannot.push_back({c.cluster, "re-check: " + c.result.error, 0});
+      } else {
+        const double t = c.result.run.time_to_train_s;
+        missing.push_back({c.cluster,
+                           "takes " + Days(t) + " when re-checked: misses the deadline by " + Days(t - deadline_s),
+                           (t - deadline_s) / kDay_s});
+      }
+    }
+    meeting = std::move(kept);
+    std::stable_sort(meeting.begin(), meeting.begin() + std::min(meeting.size(), k), by_objective);
+  }
+  rep.recheck_s = std::chrono::duration<double>(Clock::now() - t1).count();
+  std::stable_sort(missing.begin(), missing.end(),
+                   [](const SizeRejection& a, const SizeRejection& b) { return a.misses_by_days < b.misses_by_days; });
+  rep.rejected = std::move(missing);
+  rep.rejected.insert(rep.rejected.end(), cannot.begin(), cannot.end());
+  rep.candidates = std::move(meeting);
+
+  // What each hardware option buys against the answer, on the analytical
+  // figures of both (the same fidelity for the two sides of a comparison).
+  if (!rep.candidates.empty()) {
+    const SizeCandidate& a = rep.candidates[0];
+    const int ast = storages.size() > 1 ? a.cluster.storage_nodes : storages[0];
+    const auto& ao = outcomes.at({a.cluster.node, a.cluster.nics_per_node, a.cluster.nodes, ast});
+    const SimulationResult& ar = ao.best->analytical;
+    auto add = [&](const ClusterKey& key, const std::string& label) {
+      auto it = outcomes.find(key);
+      if (it == outcomes.end()) return;
+      SizeOptionDelta d;
+      d.option = label;
+      if (!it->second.best) {
+        d.meets_deadline = false;
+        d.misses_by_days = -1;  // cannot run
+        d.option += ": cannot run (" + it->second.reason + ")";
+        rep.options.push_back(d);
+        return;
+      }
+      const SimulationResult& r = it->second.best->analytical;
+      d.capital_delta_usd = r.run.capital_usd - ar.run.capital_usd;
+      d.days_delta = (r.run.time_to_train_s - ar.run.time_to_train_s) / kDay_s;
+      d.cost_delta_usd = r.run.cost_usd - ar.run.cost_usd;
+      d.meets_deadline = r.run.time_to_train_s <= deadline_s;
+      d.misses_by_days = d.meets_deadline ? 0 : (r.run.time_to_train_s - deadline_s) / kDay_s;
+      rep.options.push_back(d);
+    };
+    for (int kk : nics) {
+      if (kk != a.cluster.nics_per_node) {
+        add({a.cluster.node, kk, a.cluster.nodes, ast},
+            std::to_string(kk) + " NICs instead of " + std::to_string(a.cluster.nics_per_node));
+      }
+    }
+    for (const auto& p : profiles) {
+      if (p.name != a.cluster.node) add({p.name, a.cluster.nics_per_node, a.cluster.nodes, ast}, p.name + " instead of " + a.cluster.node);
+    }
+    for (int st : storages) {
+      if (st != ast) {
+        add({a.cluster.node, a.cluster.nics_per_node, a.cluster.nodes, st},
+            std::to_string(st) + " storage nodes instead of " + std::to_string(ast));
+      }
+    }
+    std::vector<int> sorted = counts;
+    std::sort(sorted.begin(), sorted.end());
+    auto pos = std::find(sorted.begin(), sorted.end(), a.cluster.nodes);
+    if (pos != sorted.begin() && pos != sorted.end()) {
+      add({a.cluster.node, a.cluster.nics_per_node, *(pos - 1), ast}, Nodes(*(pos - 1)) + " instead of " + std::to_string(a.cluster.nodes));
+    }
+    if (pos != sorted.end() && pos + 1 != sorted.end()) {
+      add({a.cluster.node, a.cluster.nics_per_node, *(pos + 1), ast}, Nodes(*(pos + 1)) + " instead of " + std::to_string(a.cluster.nodes));
+    }
+  }
+  return rep;
+}
+
+namespace {
+
+std::string Why(const SizeCandidate& best, const SizeCandidate& c, SizeObjective obj) {
+  const RunReport& a = best.result.run;
+  const RunReport& b = c.result.run;
+  std::string o = obj == SizeObjective::kCost ? Usd(b.cost_usd - a.cost_usd) + " more" : Fmt("%+.1f days", (b.time_to_train_s - a.time_to_train_s) / kDay_s);
+  o += " (" + Fmt("%+.1f%%", 100 * (c.objective / best.objective - 1)) + "): ";
+  if (c.cluster.gpus == best.cluster.gpus && c.cluster.node == best.cluster.node) {
+    // Same GPUs: the difference is in the step.
+    o += Fmt("step %+.1f%%", 100 * (c.result.step_time_s / best.result.step_time_s - 1)) + " (" +
+         ExplainDifference(best.result, c.result) + ")";
+    if (b.capital_usd != a.capital_usd) o += ", capital " + SignedUsd(b.capital_usd - a.capital_usd);
+  } else {
+    o += Fmt("%.2fx the GPU-hours", (c.cluster.gpus * b.time_to_train_s) / std::max(1e-9, best.cluster.gpus * a.time_to_train_s));
+    if (obj == SizeObjective::kCost && a.capital_usd > 0) o += ", capital " + SignedUsd(b.capital_usd - a.capital_usd);
+    if (obj == SizeObjective::kTime) o += ", cost " + SignedUsd(b.cost_usd - a.cost_usd);
+  }
+  return o;
+}
+
+void ClusterJson(std::string& o, const SizedCluster& c) {
+  o += "\"cluster\":{\"node\":" + JsonWriter::Quote(c.node) + ",\"nodes\":" + std::to_string(c.nodes) +
+       ",\"nics_per_node\":" + std::to_string(c.nics_per_node) + ",\"storage_nodes\":" + std::to_string(c.storage_nodes) +
+       ",\"gpus\":" + std::to_string(c.gpus) + "}";
+}
+
+std::string ResultJson(const SimulationResult& r) {
+  SimulationResult copy = r;
+  copy.timeline.clear();
+  std::string j = ToJson(copy, false);
+  while (!j.empty() && (j.back() == '\n' || j.back() == ' ')) j.pop_back();
+  return j;
+}
+
+}  // namespace
+
+std::string SizeToText(const SizeReport& r) {
+  std::ostringstream o;
+  const bool cost = r.objective == SizeObjective::kCost;
+  o << "size: " << Fmt("%.4g", r.tokens) << " tokens within " << Fmt("%.4g", r.days) << " days, "
+    << (cost ? "cheapest" : "fastest") << " cluster (" << r.cost_model << " pricing)\n";
+  o << "searched " << r.clusters << (r.clusters == 1 ? " cluster (" : " clusters (") << r.configurations << " parallelism configurations, analytical), "
+    << r.candidates.size() << " meet the deadline";
+  if (r.rechecked > 0) o << "; the best " << r.rechecked << " re-checked with the DES (a window of the run, carried to all of it)";
+  o << "\n";
+  if (r.candidates.empty()) {
+    o << "no cluster meets the deadline\n";
+  } else {
+    const SizeCandidate& a = r.candidates[0];
+    const RunReport& run = a.result.run;
+    o << "answer: " << ClusterName(a.cluster) << "\n";
+    o << "  parallelism        " << Describe(a.config) << "\n";
+    o << "  training           global batch " << a.global_batch << " x " << a.result.run.tokens / std::max(1.0, double(a.steps) * a.global_batch)
+      << " tokens, " << a.steps << " steps, step " << Fmt("%.3f s", a.result.step_time_s) << " (" << a.result.fidelity << ")\n";
+    o << "  time to train      " << Days(run.time_to_train_s) << " (" << Fmt("%.1f days", r.days - run.time_to_train_s / kDay_s)
+      << " to spare), goodput " << Fmt("%.1f%%", 100 * run.goodput) << ", " << Fmt("%.3g", run.expected_failures)
+      << " failures expected, " << run.hot_spares << " hot spare" << (run.hot_spares == 1 ? "" : "s") << "\n";
+    o << "  cost               " << Usd(run.cost_usd) << " (" << run.cost_model << ")";
+    if (run.capital_usd > 0) o << ", capital " << Usd(run.capital_usd);
+    o << ", energy " << Fmt("%.0f MWh", run.energy_kwh / 1000) << "\n";
+    if (r.candidates.size() > 1) {
+      o << "runners-up:\n";
+      for (size_t i = 1; i < r.candidates.size() && i < 6; ++i) {
+        const SizeCandidate& c = r.candidates[i];
+        o << "  #" << i + 1 << " " << ClusterName(c.cluster) << ", " << Describe(c.config) << ", batch " << c.global_batch << ": "
+          << Days(c.result.run.time_to_train_s) << ", " << Usd(c.result.run.cost_usd) << (c.rechecked ? "" : " (analytical)") << "\n";
+        o << "      " << Why(a, c, r.objective) << "\n";
+      }
+      if (r.candidates.size() > 6) o << "  ... and " << r.candidates.size() - 6 << " more (--json lists all)\n";
+    }
+    if (!r.options.empty()) {
+      o << "what each option buys (against the answer, analytical):\n";
+      for (const auto& d : r.options) {
+        if (d.misses_by_days < 0) {
+          o << "  " << d.option << "\n";
+          continue;
+        }
+        o << "  " << d.option << ": " << (d.capital_delta_usd <= 0 ? "saves " : "costs ") << Usd(std::fabs(d.capital_delta_usd))
+          << " capital, " << (d.days_delta >= 0 ? "costs " : "saves ") << Fmt("%.2f days", std::fabs(d.days_delta)) << ", run cost "
+          << SignedUsd(d.cost_delta_usd);
+        if (!d.meets_deadline) o << "; misses the deadline by " << Fmt("%.1f days", d.misses_by_days);
+        o << "\n";
+      }
+    }
+  }
+  if (!r.rejected.empty()) {
+    o << "cannot make the deadline:\n";
+    // Those that run but late, least late first, then those that cannot run at all.
+    size_t shown = 0, hidden = 0;
+    for (const auto& rej : r.rejected) {
+      if (shown == 16) {
+        ++hidden;
+        continue;
+      }
+      ++shown;
+      o << "  " << ClusterName(rej.cluster) << ": " << rej.reason << "\n";
+    }
+    if (hidden) o << "  ... and " << hidden << " more (--json lists all)\n";
+  }
+  return o.str();
+}
+
+std::string SizeToJson(const SizeReport& r) {
+  std::string o = "{\"candidates\":[";
+  for (size_t i = 0; i < r.candidates.size(); ++i) {
+    const SizeCandidate& c = r.candidates[i];
+    o += std::string(i ? "," : "") + "\n {";
+    ClusterJson(o, c.cluster);
+    const PlanConfig& p = c.config;
+    o += ",\"parallelism\":{\"tensor\":" + std::to_string(p.tensor) + ",\"pipeline\":" + std::to_string(p.pipeline) +
+         ",\"virtual_stages\":" + std::to_string(p.virtual_stages) + ",\"context\":" + std::to_string(p.context) +
+         ",\"data\":" + std::to_string(p.data) + ",\"sequence_parallel\":" + (p.sequence_parallel ? "true" : "false") +
+         ",\"distributed_optimizer\":" + (p.distributed_optimizer ? "true" : "false") + "}";
+    o += ",\"training\":{\"global_batch\":" + std::to_string(c.global_batch) + ",\"micro_batch\":" + std::to_string(p.micro_batch) +
+         ",\"steps\":" + std::to_string(c.steps) + ",\"recompute\":" + JsonWriter::Quote(ToString(p.recompute)) + "}";
+    o += ",\"rechecked\":" + std::string(c.rechecked ? "true" : "false") + ",\"result\":" + ResultJson(c.result) + "}";
+  }
+  o += "],\n\"rejected\":[";
+  for (size_t i = 0; i < r.rejected.size(); ++i) {
+    o += std::string(i ? "," : "") + "\n {";
+    ClusterJson(o, r.rejected[i].cluster);
+    o += ",\"reason\":" + JsonWriter::Quote(r.rejected[i].reason) +
+         ",\"misses_by_days\":" + JsonWriter::Number(r.rejected[i].misses_by_days) + "}";
+  }
+  o += "],\n\"options\":[";
+  for (size_t i = 0; i < r.options.size(); ++i) {
+    const auto& d = r.options[i];
+    o += std::string(i ? "," : "") + "\n {\"option\":" + JsonWriter::Quote(d.option) +
+         ",\"capital_delta_usd\":" + JsonWriter::Number(d.capital_delta_usd) + ",\"days_delta\":" + JsonWriter::Number(d.days_delta) +
+         ",\"cost_delta_usd\":" + JsonWriter::Number(d.cost_delta_usd) + ",\"meets_deadline\":" + (d.meets_deadline ? "true" : "false") + "}";
+  }
+  o += "],\n\"tokens\":" + JsonWriter::Number(r.tokens) + ",\"days\":" + JsonWriter::Number(r.days) +
+       ",\"objective\":" + JsonWriter::Quote(r.objective == SizeObjective::kCost ? "cost" : "time") +
+       ",\"cost_model\":" + JsonWriter::Quote(r.cost_model) + ",\"clusters\":" + std::to_string(r.clusters) +
+       ",\"rechecked\":" + std::to_string(r.rechecked) + ",\"recheck_fidelity\":" + JsonWriter::Quote(r.recheck_fidelity) +
+       ",\"configurations\":" + std::to_string(r.configurations) + "}\n";
+  return o;
+}
+
+}  // namespace trainsim

@@ -1,0 +1,118 @@
+// The sizer behind `trainsim size` (design.md 3d): which cluster trains T
+// tokens of the scenario's model within D days at least cost (or soonest).
+// Every combination of node profile, NICs per node, node count and storage
+// node count is a cluster; for each, the global batch (fixed, or the best of the candidates
+// a range allows) and the parallelism are re-planned with the planner
+// (sim/plan/planner.h, analytical), the steps follow from the tokens, and the
+// run model gives the time, energy and cost to train them under the
+// scenario's cost model. Clusters that meet the deadline are ranked by the
+// objective; the top few are re-simulated with the DES and re-ranked (the DES
+// runs a window of max(500, 2 checkpoint intervals) steps, whose step time and
+// checkpoint write and stall times the run model carries to the whole run:
+// the DES of a 240,000-step run with async checkpoints takes seconds). Those
+// that miss say by how much; those that cannot run at all say why. For the
+// answer, each hardware option (the other NIC counts, the other node
+// profiles, the other storage node counts, the next node counts) is priced against it: what it saves
+// in capital and what it costs in days.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/core/hardware_profile.h"
+#include "sim/core/result.h"
+#include "sim/core/scenario.h"
+#include "sim/plan/planner.h"
+#include "sim/run/simulate.h"
+
+namespace trainsim {
+
+enum class SizeObjective { kCost, kTime };
+
+struct SizeOptions {
+  double tokens = 0;  // to train
+  double days = 0;    // deadline
+  std::vector<int> node_counts;            // tried; empty: the scenario's
+  std::vector<int> nics;                   // NICs per node tried; empty: the scenario's
+  std::vector<NodeProfile> node_profiles;  // empty: the scenario's
+  std::vector<int> storage_nodes;          // storage node counts tried (scenario with storage); empty: the scenario's
+  // Global batch (sequences): fixed at the scenario's when both are 0;
+  // otherwise chosen per cluster among CandidateBatches(gpus, batch_min,
+  // batch_max) and the scenario's own when the range holds it.
+  int batch_min = 0;
+  int batch_max = 0;
+  SizeObjective objective = SizeObjective::kCost;
+  int recheck_top = 3;  // re-simulated at recheck_fidelity
+  Fidelity recheck_fidelity = Fidelity::kDes;
+};
+
+struct SizedCluster {
+  std::string node;  // profile name
+  int nodes = 0;
+  int nics_per_node = 0;
+  int storage_nodes = 0;
+  int gpus = 0;
+};
+
+struct SizeCandidate {
+  SizedCluster cluster;
+  PlanConfig config;
+  int global_batch = 0;
+  int steps = 0;
+  SimulationResult analytical;  // what ranked it
+  SimulationResult result;      // re-checked (the analytical result outside the top few)
+  bool rechecked = false;
+  bool meets_deadline = false;
+  double objective = 0;  // USD or seconds
+};
+
+struct SizeRejection {
+  SizedCluster cluster;
+  std::string reason;
+  double misses_by_days = 0;  // > 0: it runs but past the deadline
+};
+
+// "4 NICs instead of 8": what one hardware option changes against the answer.
+struct SizeOptionDelta {
+  std::string option;            // e.g. "4 NICs instead of 8"
+  double capital_delta_usd = 0;  // option minus answer
+  double days_delta = 0;
+  double cost_delta_usd = 0;
+  bool meets_deadline = false;
+  double misses_by_days = 0;
+};
+
+struct SizeReport {
+  double tokens = 0;
+  double days = 0;
+  SizeObjective objective = SizeObjective::kCost;
+  std::string cost_model;
+  std::vector<SizeCandidate> candidates;  // meeting the deadline, best first
+  std::vector<SizeRejection> rejected;    // missing it (least first), then those that cannot run
+  std::vector<SizeOptionDelta> options;   // against candidates[0]
+  int clusters = 0;                       // searched
+  int rechecked = 0;                      // re-simulated at the re-check fidelity
+  std::string recheck_fidelity;           // "des" or "analytical"
+  long configurations = 0;                // parallelism configurations timed, all clusters
+  double search_s = 0;
+  double recheck_s = 0;
+};
+
+// steps = ceil(tokens / (global_batch x seq_len)).
+long StepsForTokens(double tokens, int global_batch, int seq_len);
+
+// Global batches tried for a cluster of `gpus` GPUs: the largest multiple of
+// each plausible data-parallel size (gpus / m, m a power of two) in
+// [lo, hi], at most `max_count`, largest first; {lo} when none fits.
+std::vector<int> CandidateBatches(int gpus, int lo, int hi, int max_count = 3);
+
+// Never throws. `base` is a parsed scenario (its model, training settings,
+// fabric, storage, checkpoints, failures and cost model are kept).
+SizeReport SizeCluster(const Scenario& base, const SizeOptions& options);
+
+std::string SizeToText(const SizeReport& r);
+// {"candidates": [{"cluster", "parallelism", "training", "result"}...], "rejected": [{"cluster", "reason"}...], ...}
+std::string SizeToJson(const SizeReport& r);
+
+}  // namespace trainsim

@@ -1,0 +1,154 @@
+#include "sim/size/cluster_sizer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "sim/io/scenario_loader.h"
+
+namespace trainsim {
+namespace {
+
+Scenario Ref7b(std::vector<std::string> sets = {}) {
+  auto s = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/examples/reference-design/llama2-7b-1n-8nic.yaml", sets);
+  EXPECT_TRUE(s.ok()) << s.error().ToString();
+  return *s;
+}
+
+SizeOptions Question(std::vector<int> nodes, double days) {
+  SizeOptions o;
+  o.tokens = 2e9;
+  o.days = days;
+  o.node_counts = std::move(nodes);
+  o.nics = {4, 8};
+  o.recheck_fidelity = Fidelity::kAnalytical;
+  return o;
+}
+
+TEST(ClusterSizerTest, StepsForTokensRoundUp) {
+  EXPECT_EQ(StepsForTokens(2e12, 1024, 8192), 238419);
+  EXPECT_EQ(StepsForTokens(1024.0 * 8192, 1024, 8192), 1);
+  EXPECT_EQ(StepsForTokens(1024.0 * 8192 + 1, 1024, 8192), 2);
+}
+
+TEST(ClusterSizerTest, CandidateBatchesAreMultiplesOfPlausibleDataParallelSizes) {
+  // 384 GPUs: the data-parallel size carries the factor 3, so 1024 cannot work.
+  EXPECT_EQ(CandidateBatches(384, 768, 1024), (std::vector<int>{1020, 1008, 960}));
+  EXPECT_EQ(CandidateBatches(512, 512, 1024), (std::vector<int>{1024}));
+  EXPECT_EQ(CandidateBatches(24, 100, 101), (std::vector<int>{100}));  // no multiple of 24, 12, 6 or 3 in range: the low end
+}
+
+TEST(ClusterSizerTest, InfeasibleOptionsSayByHowMuchTheyMiss) {
+  const Scenario base = Ref7b();
+  // Learn the run times, then set the deadline between 1 and 4 nodes.
+  const SizeReport all = SizeCluster(base, Question({1, 4}, 1e6));
+  double t1 = 0, t4 = 0;
+  for (const auto& c : all.candidates) {
+    if (c.cluster.nodes == 1 && c.cluster.nics_per_node == 8) t1 = c.result.run.time_to_train_s;
+    if (c.cluster.nodes == 4 && c.cluster.nics_per_node == 8) t4 = c.result.run.time_to_train_s;
+  }
+  ASSERT_GT(t1, t4);
+  ASSERT_GT(t4, 0);
+  const double deadline_s = (t1 + t4) / 2;
+  const SizeReport r = SizeCluster(base, Question({1, 4}, deadline_s / 86400));
+  ASSERT_FALSE(r.candidates.empty());
+  EXPECT_EQ(r.candidates[0].cluster.nodes, 4);
+  bool found = false;
+  for (const auto& rej : r.rejected) {
+    if (rej.cluster.nodes == 1 && rej.cluster.nics_per_node == 8) {
+      found = true;
+      EXPECT_NEAR(rej.misses_by_days, (t1 - deadline_s) / 86400, 1e-9);
+      EXPECT_NE(rej.reason.find("misses the deadline by"), std::string::npos) << rej.reason;
+    }
+  }
+  EXPECT_TRUE(found);
+  // The answer's node-count option names the miss too.
+  bool option = false;
+  for (const auto& d : r.options) {
+    if (d.option.rfind("1 node instead of 4", 0) == 0) {
+      option = true;
+      EXPECT_FALSE(d.meets_deadline);
+      EXPECT_GT(d.misses_by_days, 0);
+    }
+  }
+  EXPECT_TRUE(option);
+  EXPECT_NE(SizeToText(r).find("misses the deadline by"), std::string::npos);
+}
+
+TEST(ClusterSizerTest, TimeObjectivePicksTheFastestAndCostTheCheapest) {
+  const Scenario base = Ref7b({"cost.model=ownership"});
+  SizeOptions o = Question({1, 2, 4}, 1e6);
+  const SizeReport cheap = SizeCluster(base, o);
+  o.objective = SizeObjective::kTime;
+  const SizeReport fast = SizeCluster(base, o);
+  ASSERT_FALSE(cheap.candidates.empty());
+  ASSERT_FALSE(fast.candidates.empty());
+  EXPECT_EQ(fast.candidates[0].cluster.nodes, 4);
+  for (const auto& c : fast.candidates) EXPECT_LE(fast.candidates[0].result.run.time_to_train_s, c.result.run.time_to_train_s);
+  for (const auto& c : cheap.candidates) EXPECT_LE(cheap.candidates[0].result.run.cost_usd, c.result.run.cost_usd);
+  EXPECT_EQ(cheap.cost_model, "ownership");
+  // The other NIC count is priced against the answer: fewer NICs, less capital.
+  bool nic_option = false;
+  for (const auto& d : cheap.options) {
+    if (d.option == "4 NICs instead of 8") {
+      nic_option = true;
+      EXPECT_LT(d.capital_delta_usd, 0);
+    }
+    if (d.option == "8 NICs instead of 4") {
+      nic_option = true;
+      EXPECT_GT(d.capital_delta_usd, 0);
+    }
+  }
+  EXPECT_TRUE(nic_option);
+}
+
+// 3 nodes (24 GPUs) and a global batch of 128: the factor 3 cannot go to
+// data parallelism, so with the batch fixed it goes to a pipeline of 3
+// stages (uneven: 32 layers); a batch range lets data parallelism take it.
+TEST(ClusterSizerTest, ABatchRangeLetsNodeCountsThatDoNotDivideTheBatchRun) {
+  const Scenario base = Ref7b();  // global batch 128
+  SizeOptions o = Question({3}, 1e6);
+  o.nics = {8};
+  const SizeReport fixed = SizeCluster(base, o);
+  ASSERT_EQ(fixed.candidates.size(), 1u) << SizeToText(fixed);
+  EXPECT_EQ(fixed.candidates[0].config.pipeline % 3, 0) << Describe(fixed.candidates[0].config);
+  EXPECT_EQ(fixed.candidates[0].global_batch, 128);
+  o.batch_min = 96;
+  o.batch_max = 128;
+  const SizeReport ranged = SizeCluster(base, o);
+  ASSERT_EQ(ranged.candidates.size(), 1u) << SizeToText(ranged);
+  const SizeCandidate& c = ranged.candidates[0];
+  EXPECT_TRUE(c.global_batch % 3 == 0 || c.config.pipeline % 3 == 0) << c.global_batch << " " << Describe(c.config);
+  EXPECT_EQ(c.steps, StepsForTokens(2e9, c.global_batch, base.training.seq_len));
+  EXPECT_LE(c.analytical.run.time_to_train_s, fixed.candidates[0].analytical.run.time_to_train_s * (1 + 1e-9));
+}
+
+TEST(ClusterSizerTest, NicCountsTheNodeDoesNotTakeAreRejectedWithTheReason) {
+  SizeOptions o = Question({1}, 1e6);
+  o.nics = {2};
+  const SizeReport r = SizeCluster(Ref7b(), o);
+  ASSERT_EQ(r.rejected.size(), 1u);
+  EXPECT_NE(r.rejected[0].reason.find("takes 4, 8 NICs, not 2"), std::string::npos) << r.rejected[0].reason;
+}
+
+TEST(ClusterSizerTest, StorageNodeCountsAreAnOptionPricedAgainstTheAnswer) {
+  SizeOptions o = Question({2}, 1e6);
+  o.nics = {8};
+  o.storage_nodes = {2, 4};
+  const SizeReport r = SizeCluster(Ref7b({"cost.model=ownership"}), o);
+  ASSERT_EQ(r.candidates.size(), 2u);
+  const SizeCandidate& a = r.candidates[0];
+  const int other = a.cluster.storage_nodes == 2 ? 4 : 2;
+  bool found = false;
+  for (const auto& d : r.options) {
+    if (d.option == std::to_string(other) + " storage nodes instead of " + std::to_string(a.cluster.storage_nodes)) {
+      found = true;
+      // Two F710 nodes more or fewer: their purchase price, no more.
+      EXPECT_NEAR(std::fabs(d.capital_delta_usd), 2 * 70000.0, 1e-6);
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace trainsim
