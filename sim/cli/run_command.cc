@@ -18,7 +18,9 @@ const char* kRunHelp =
     "  --set KEY=VALUE        override a scenario key by dotted path (repeatable),\n"
     "                         e.g. --set parallelism.tensor=8 --set cluster.nics_per_node=4\n"
     "  --json                 print the result object (design.md section 3) instead of the summary\n"
-    "  --trace FILE.json      write the simulated timeline as Chrome trace JSON (open in Perfetto)\n"
+    "  --trace FILE.json      write one simulated step as Chrome trace JSON (open in Perfetto), time 0\n"
+    "                         at the step's start; with checkpoints, the first one goes to\n"
+    "                         FILE.checkpoint.json. Needs the DES (--fidelity des)\n"
     "  --fidelity F           des (default) or analytical\n"
     "  -h, --help             this help\n"
     "exit status: 0 ok, 1 the run cannot happen (e.g. does not fit in memory), 2 bad input\n";
@@ -42,6 +44,13 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
   opt.record_timeline = a.Has("--trace");
+  if (opt.record_timeline && opt.fidelity != Fidelity::kDes) {
+    // The closed form has step and stall times, not events: an empty or
+    // invented timeline would look like a result.
+    err << "trainsim run: --trace needs --fidelity des: the analytical path computes the step in closed form "
+           "and has no timeline to trace\n";
+    return kExitBadInput;
+  }
   Expected<Scenario> s = LoadScenario(a.positional[0], a.All("--set"));
   if (!s) {
     err << s.error().ToString() << "\n";
@@ -49,11 +58,25 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
   }
   const SimulationResult r = Simulate(*s, opt);
   if (auto trace = a.Value("--trace")) {
-    std::ofstream f(*trace);
-    f << ToChromeTrace(r);
-    if (!f) {
-      err << *trace << ": cannot write trace file\n";
-      return kExitBadInput;
+    if (r.timeline.empty()) {
+      err << "trainsim run: no trace written to " << *trace << ": the run did not simulate (" << r.error << ")\n";
+    } else {
+      std::string checkpoint_path = *trace;
+      if (const auto dot = checkpoint_path.rfind(".json"); dot != std::string::npos && dot + 5 == checkpoint_path.size()) {
+        checkpoint_path.resize(dot);
+      }
+      checkpoint_path += ".checkpoint.json";
+      const bool has_checkpoint = !TimelinePart(r.timeline, TracePart::kCheckpoint).empty();
+      for (int part = 0; part < (has_checkpoint ? 2 : 1); ++part) {
+        const std::string& path = part == 0 ? *trace : checkpoint_path;
+        std::ofstream f(path);
+        f << ToChromeTrace(r, part == 0 ? TracePart::kStep : TracePart::kCheckpoint);
+        if (!f) {
+          err << path << ": cannot write trace file\n";
+          return kExitBadInput;
+        }
+      }
+      if (has_checkpoint) err << "trainsim run: the first checkpoint's timeline is in " << checkpoint_path << "\n";
     }
   }
   out << (a.Has("--json") ? ToJson(r) : ToSummary(r));

@@ -177,7 +177,7 @@ TEST(DesSimulatorTest, TimelineHasStageStreamAndStorageTracks) {
     EXPECT_GE(e.duration_s, 0);
   }
   for (const char* t : {"stage 0 compute", "stage 3 compute", "stage 0 comm", "stage 0 dp", "storage"}) EXPECT_TRUE(tracks.count(t)) << t;
-  EXPECT_NE(ToChromeTrace(r).find("checkpoint write"), std::string::npos);
+  EXPECT_NE(ToChromeTrace(r, TracePart::kCheckpoint).find("checkpoint write"), std::string::npos);
   EXPECT_TRUE(Simulate(s, {Fidelity::kDes, false}).timeline.empty());
 }
 
