@@ -79,8 +79,8 @@ double InterNodeLatency(const Scenario& s) { return s.fabric.inter_node_latency_
 
 class DesRun {
  public:
-  DesRun(const Scenario& s, const StepCosts& c, bool record)
-      : s_(s), c_(c), p_(s.parallelism), record_(record), topo_(BuildDesTopology(s)) {
+  DesRun(const Scenario& s, const StepCosts& c, bool record, const DesControl* control)
+      : s_(s), c_(c), p_(s.parallelism), record_(record), control_(control), topo_(BuildDesTopology(s)) {
     P_ = p_.pipeline;
     v_ = std::max(1, p_.virtual_stages);
     nccl_slowdown_ = OverlapSlowdown(s_, CommEngine::kNccl);
@@ -497,6 +497,11 @@ class DesRun {
     bool recorded_checkpoint = false, recording_checkpoint = false;
     Periodic periodic;
     for (int k = 0; k < steps;) {
+      if (control_ && control_->progress) control_->progress(k, steps);
+      if (control_ && control_->cancel && control_->cancel->load()) {
+        stats_.canceled = true;
+        break;
+      }
       const bool writing = write.active && !write.Done();
       if (write.active && !writing) {
         write_s_.push_back(write.EndTime() - write_start);
@@ -557,6 +562,7 @@ class DesRun {
         recording_ = false;
       }
     }
+    if (control_ && control_->progress && !stats_.canceled) control_->progress(steps, steps);
     run_end_s_ = Now();
     if (!steady) steady = run_end_s_ / steps;
     steady_step_s_ = *steady;
@@ -575,6 +581,7 @@ class DesRun {
   const StepCosts& c_;
   const Parallelism& p_;
   bool record_ = false;
+  const DesControl* control_ = nullptr;
   bool recording_ = false;
   DesTopology topo_;
   DesHosts h_;
@@ -593,8 +600,9 @@ class DesRun {
 
 }  // namespace
 
-StepTiming SimulateDes(const Scenario& s, const StepCosts& costs, bool record_timeline, DesStats* stats) {
-  DesRun run(s, costs, record_timeline);
+StepTiming SimulateDes(const Scenario& s, const StepCosts& costs, bool record_timeline, DesStats* stats,
+                       const DesControl* control) {
+  DesRun run(s, costs, record_timeline, control);
   RunInFreshEngine([&] { run.Build(); });
 
   const Parallelism& p = s.parallelism;

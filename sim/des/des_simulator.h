@@ -22,6 +22,9 @@
 // Data-parallel replicas are folded (des_platform.h).
 #pragma once
 
+#include <atomic>
+#include <functional>
+
 #include "sim/core/scenario.h"
 #include "sim/cost/step_costs.h"
 
@@ -34,10 +37,21 @@ struct DesStats {
   int stage_actors = 0;
   int flows = 0;
   double run_time_s = 0;   // simulated wall time of the whole run (steps + checkpoint stalls)
+  bool canceled = false;   // stopped by DesControl::cancel before the last step
+};
+
+/// Watching and stopping a DES run from outside (progress bars, Cancel).
+struct DesControl {
+  // Called from the simulation's controller after each step it accounts for
+  // (simulated or repeated): steps done of the run's steps. May be empty.
+  std::function<void(int steps_done, int steps_total)> progress;
+  // When it becomes true the run stops at the next step boundary. May be null.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // The step time and breakdown of the steady step, and the checkpoints'
 // write and stall times as simulated over the whole run. Never throws.
-StepTiming SimulateDes(const Scenario& s, const StepCosts& costs, bool record_timeline, DesStats* stats = nullptr);
+StepTiming SimulateDes(const Scenario& s, const StepCosts& costs, bool record_timeline, DesStats* stats = nullptr,
+                       const DesControl* control = nullptr);
 
 }  // namespace trainsim

@@ -18,7 +18,10 @@ SimulationResult Simulate(const Scenario& s, const SimulateOptions& options) {
   // worth a DES (whose work grows with what does not fit), so it gets the
   // closed-form step time beside its error.
   const bool des = options.fidelity == Fidelity::kDes && r.memory.fits;
-  StepTiming timing = des ? SimulateDes(s, costs, options.record_timeline, options.des_stats) : AnalyticalStep(s, costs);
+  DesStats stats;
+  const DesControl control{options.progress, options.cancel};
+  StepTiming timing = des ? SimulateDes(s, costs, options.record_timeline, &stats, &control) : AnalyticalStep(s, costs);
+  if (des && options.des_stats) *options.des_stats = stats;
   r.fidelity = des ? "des" : "analytical";
   r.step_time_s = timing.step_time_s;
   r.breakdown = timing.breakdown;
@@ -29,6 +32,7 @@ SimulationResult Simulate(const Scenario& s, const SimulateOptions& options) {
   ApplyRunModel(s, timing, r);
   r.timeline = std::move(timing.timeline);
   if (!r.memory.fits) r.error = "does not fit in GPU memory: " + r.memory.reason;
+  if (stats.canceled) r.error = "canceled";
   return r;
 }
 
