@@ -4,6 +4,7 @@
 
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/progress.h"
 #include "sim/core/scenario.h"
 #include "sim/run/simulate.h"
 #include "sim/io/scenario_loader.h"
@@ -22,13 +23,16 @@ const char* kRunHelp =
     "                         at the step's start; with checkpoints, the first one goes to\n"
     "                         FILE.checkpoint.json. Needs the DES (--fidelity des)\n"
     "  --fidelity F           des (default) or analytical\n"
+    "  --progress             progress and time left on stderr (default: only when stderr is a terminal)\n"
     "  -h, --help             this help\n"
     "exit status: 0 ok, 1 the run cannot happen (e.g. does not fit in memory), 2 bad input\n";
 }  // namespace
 
 int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
   ParsedArgs a;
-  const std::string perr = Parse(args, {{"--set", true}, {"--json"}, {"--trace", true}, {"--fidelity", true}, {"--help", false, "-h"}}, a);
+  const std::string perr = Parse(args, {{"--set", true}, {"--json"}, {"--trace", true}, {"--fidelity", true}, {"--progress"},
+                                         {"--help", false, "-h"}},
+                                 a);
   if (a.Has("--help")) {
     out << kRunHelp;
     return kExitOk;
@@ -56,7 +60,14 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
     err << s.error().ToString() << "\n";
     return kExitBadInput;
   }
+  ProgressLine progress(err, "run", a.Has("--progress"));
+  if (progress.enabled() && opt.fidelity == Fidelity::kDes) {
+    opt.progress = [&progress](int done, int total) {
+      progress.Update(double(done) / total, "step " + std::to_string(done) + " of " + std::to_string(total));
+    };
+  }
   const SimulationResult r = Simulate(*s, opt);
+  progress.Finish();
   if (auto trace = a.Value("--trace")) {
     if (r.timeline.empty()) {
       err << "trainsim run: no trace written to " << *trace << ": the run did not simulate (" << r.error << ")\n";
