@@ -187,12 +187,11 @@ QChart* BuildMemoryChart(const std::vector<ConfigOutcome>& outcomes) {
 
 QChart* BuildScalingChart(const std::vector<ConfigOutcome>& outcomes, ScalingMetric metric) {
   const bool time = metric == ScalingMetric::kTimeToTrain;
-  QChart* chart = NewChart(time ? QObject::tr("Scaling: time to train over node count (analytical)")
-                                : QObject::tr("Scaling: cost per run over node count (analytical)"));
+  QChart* chart = NewChart(time ? QObject::tr("Time to train by node count") : QObject::tr("Cost per run by node count"));
   auto* x = new QLogValueAxis;
   x->setBase(2);
   x->setLabelFormat(QStringLiteral("%g"));
-  x->setTitleText(QObject::tr("nodes"));
+  x->setTitleText(QObject::tr("nodes (analytical; data parallelism re-derived)"));
   // Hours or days, whichever the longest run reads best in (the result-field table's scale).
   double longest_s = 0;
   for (const auto& o : outcomes) {
@@ -353,7 +352,7 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
   bold.setPointSizeF(font().pointSizeF() * 1.1);
   p.setFont(bold);
   const QString title = has_outcome_ ? tr("Best step time by TP × PP (analytical): %1").arg(outcome_.name) : tr("Best step time by TP × PP");
-  p.drawText(QRect(0, 4, width(), fontMetrics().height() * 2), Qt::AlignCenter, title);
+  p.drawText(QRect(4, 2, width() - 8, QFontMetrics(bold).height() * 2 + 4), Qt::AlignCenter | Qt::TextWordWrap, title);
   p.setFont(font());
   if (!has_outcome_ || outcome_.heatmap.empty()) {
     p.setPen(Qt::darkGray);
@@ -381,16 +380,20 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
       label = QString::number(c.step_time_s, 'f', c.step_time_s < 10 ? 2 : 1) + QStringLiteral(" s");
       if (&c == best) label = QStringLiteral("★ ") + label;
       // What the cell chose, in brief (the tooltip has it in full).
-      const QString rc = c.recompute == QLatin1String("none") ? tr("no rc") : c.recompute == QLatin1String("full") ? tr("full rc") : tr("sel rc");
-      const QString choice = tr("VP%1 mb%2 %3").arg(c.virtual_stages).arg(c.micro_batch).arg(rc);
-      if (p.fontMetrics().height() * 2 + 4 <= r.height() && p.fontMetrics().horizontalAdvance(choice) + 4 <= r.width()) {
-        label += QLatin1Char('\n') + choice;
-      }
+      const QString rc = c.recompute == QLatin1String("none") ? tr("no rc") : c.recompute == QLatin1String("full") ? tr("full rc") : tr("sel. rc");
+      const QString choice = tr("VP%1 mb%2").arg(c.virtual_stages).arg(c.micro_batch);
+      const QFontMetrics fm = p.fontMetrics();
+      const int fit_w = std::max(fm.horizontalAdvance(choice), fm.horizontalAdvance(rc)) + 4;
+      if (fm.height() * 3 + 4 <= r.height() && fit_w <= r.width()) label += QLatin1Char('\n') + choice + QLatin1Char('\n') + rc;
+      else if (fm.height() * 2 + 4 <= r.height() && fm.horizontalAdvance(choice + QLatin1Char(' ') + rc) + 4 <= r.width())
+        label += QLatin1Char('\n') + choice + QLatin1Char(' ') + rc;
       p.setPen(Qt::black);
     } else {
       p.fillRect(r, InfeasibleColor());
       p.fillRect(r, QBrush(QColor(0x9a, 0x9a, 0x9a), Qt::BDiagPattern));
       label = QStringLiteral("✕ ") + ShortReason(c.reason);
+      if (p.fontMetrics().horizontalAdvance(label) + 4 > r.width()) label = ShortReason(c.reason);
+      if (p.fontMetrics().horizontalAdvance(label) + 4 > r.width()) label = QStringLiteral("✕");
       p.setPen(QColor(0x40, 0x40, 0x40));
     }
     QRect text_box = p.fontMetrics().boundingRect(r, Qt::AlignCenter, label).adjusted(-3, -1, 3, 1);
@@ -415,10 +418,9 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
   }
   const int fh = fontMetrics().height();
   p.setPen(Qt::darkGray);
-  p.drawText(QRect(0, g.bottom() + fh + 6, width(), fh * 2), Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap,
-             tr("each cell: the best of virtual stages, micro batch and recompute, as trainsim plan searches; "
-                "green: fastest (★) → red: 2× slower or more; outlined: this configuration's TP × PP; "
-                "grey hatched: nothing runs (hover for why and for what a cell chose)"));
+  p.drawText(QRect(4, g.bottom() + fh + 6, width() - 8, fh * 3), Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap,
+             tr("Each cell: the best VP, micro batch (mb) and recompute (rc), searched as trainsim plan does. "
+                "Green ★ fastest → red 2× slower; outlined: this configuration; grey: nothing runs (hover: why)."));
 }
 
 // ------------------------------------------------------------------ timeline
@@ -545,7 +547,7 @@ void GanttWidget::ResetZoom() { SetView(0, step_s_ > 0 ? step_s_ : 1); }
 
 QRect GanttWidget::PlotArea() const {
   const int fh = fontMetrics().height();
-  return QRect(label_w_ + 12, fh * 2 + 8, std::max(10, width() - label_w_ - 24), std::max(10, height() - fh * 7 - 26));
+  return QRect(label_w_ + 12, fh * 2 + 8, std::max(10, width() - label_w_ - 24), std::max(10, height() - fh * 9 - 26));
 }
 
 void GanttWidget::wheelEvent(QWheelEvent* e) {
@@ -712,7 +714,7 @@ void GanttWidget::paintEvent(QPaintEvent*) {
   p.setPen(Qt::darkGray);
   QString note = tr("Wheel: zoom, drag: pan, double-click: whole step.");
   if (hidden_events_) note += tr(" The first checkpoint (%n event(s), later in the run) is in trainsim run --trace.", nullptr, hidden_events_);
-  p.drawText(QRect(8, line_y + fh + 2, width() - 16, fh + 2), Qt::AlignLeft, note);
+  p.drawText(QRect(8, line_y + fh + 2, width() - 16, fh * 2 + 4), Qt::AlignLeft | Qt::TextWordWrap, note);
 }
 
 // ------------------------------------------------------------------- export

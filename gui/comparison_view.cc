@@ -17,6 +17,7 @@
 #include <QtCharts/QChartView>
 #include <QtCharts/QLegend>
 #include <QtCharts/QLegendMarker>
+#include <QtCharts/QXYSeries>
 
 #include "gui/charts.h"
 
@@ -153,7 +154,9 @@ void ComparisonView::ReplaceChart(const QString& panel, QChart* chart) {
   QStringList items;
   for (QLegendMarker* m : chart->legend()->markers()) {
     if (!m->isVisible()) continue;
-    const QColor c = m->type() == QLegendMarker::LegendMarkerTypeXY ? m->pen().color() : m->brush().color();
+    // A line's colour is its series' pen (the marker's own pen is the outline).
+    auto* xy = qobject_cast<QXYSeries*>(m->series());
+    const QColor c = xy ? xy->pen().color() : m->brush().color();
     items << QStringLiteral("<span style=\"color:%1\">&#9632;</span>&nbsp;%2").arg(c.name(), m->label().toHtmlEscaped());
   }
   chart->legend()->hide();

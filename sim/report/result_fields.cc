@@ -79,7 +79,7 @@ DisplayScale ScaleFor(Quantity q, double magnitude) {
   const double m = std::fabs(magnitude);
   DisplayScale d;
   switch (q) {
-    case Quantity::kCount: d.decimals = m >= 100 || m == std::floor(m) ? 0 : 2; break;
+    case Quantity::kCount: d.decimals = m >= 100 || m == std::floor(m) ? 0 : DecimalsFor(m, 4); break;
     case Quantity::kSeconds:
       if (m < 1) d = {1e-3, "", " ms", 0};
       else d = {1, "", " s", 0};
@@ -98,6 +98,7 @@ DisplayScale ScaleFor(Quantity q, double magnitude) {
     case Quantity::kKwh:
       if (m >= 1e4) d = {1e3, "", " MWh", 1};
       else d = {1, "", " kWh", 0};
+      d.decimals = DecimalsFor(m / d.divisor, 1);
       break;
     case Quantity::kFraction: d = {0.01, "", "%", 1}; break;
     case Quantity::kTokensPerSecond: d = {1, "", " tokens/s", 0}; break;
