@@ -327,6 +327,30 @@ class GuiTest : public QObject {
     QCOMPARE(g->viewEnd(), g->stepSeconds());
   }
 
+  void runThatCannotHappenShowsNoTimeOrCostAndNoBar() {
+    MainWindow w;
+    w.resize(1600, 1000);
+    w.show();
+    QVERIFY(w.OpenScenario(TestData("llama2-70b-4n-8nic.yaml")));
+    // 70B on one node does not fit in GPU memory: its time and cost are not a run.
+    QVERIFY(w.OpenScenario(QStringLiteral(TRAINSIM_SOURCE_DIR "/examples/reference-design/llama2-70b-1n-8nic.yaml")));
+    w.SetFidelity(Fidelity::kAnalytical);
+    QVERIFY(RunAndWait(w));
+    ResultsTableModel* m = w.view()->model();
+    const int col = m->ValueColumn(1);
+    for (const char* key : {"run.time_to_train_s", "run.cost_usd", "step_time_s"}) {
+      const int row = m->RowOf(QString::fromLatin1(key));
+      QCOMPARE(m->data(m->index(row, col)).toString(), QStringLiteral("cannot run"));
+      QCOMPARE(m->data(m->index(row, col + 1)).toString(), QString());  // no delta either
+    }
+    QCOMPARE(m->data(m->index(m->RowOf(QStringLiteral("memory.fits")), col)).toString(), QStringLiteral("no"));
+    QVERIFY(m->data(m->index(m->RowOf(QStringLiteral("error")), col)).toString().contains(QLatin1String("does not fit")));
+    QVERIFY(m->Headlines().at(0).contains(QLatin1String("cannot run")));
+    auto* bars = qobject_cast<QStackedBarSeries*>(w.view()->chartView(QStringLiteral("breakdown"))->chart()->series().value(0));
+    QVERIFY(bars);
+    for (QBarSet* set : bars->barSets()) QCOMPARE(set->at(1), 0.0);
+  }
+
   void formFieldsHaveTooltipsAndHelpHasTheMethod() {
     MainWindow w;
     for (const char* key : {"cluster.nics_per_node", "parallelism.virtual_stages", "training.recompute", "checkpoint.mode"}) {
