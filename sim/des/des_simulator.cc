@@ -338,7 +338,10 @@ class DesRun {
         if (recording_) Record(StageTrack(st, "compute"), PassName(op), "forward", t0, Now(), PassArgs(op, vs));
         if (first_forward && gather.active) Record(StageTrack(st, "dp"), "param all-gather", "dp", gather.start_s, gather.Wait(), FlowArgs(gather));
         first_forward = false;
-        if (cp.active) Record(StageTrack(st, "cp"), "cp ring", "cp", cp.start_s, cp.Wait(), FlowArgs(cp, PassArgs(op, vs)));
+        if (cp.active) {
+          const double end = cp.Wait();  // the args' strings only when recording: this runs per pass
+          if (recording_) Record(StageTrack(st, "cp"), "cp ring", "cp", cp.start_s, end, FlowArgs(cp, PassArgs(op, vs)));
+        }
         if (vs < V_ - 1) {
           Flows f = StartP2p(st, (st + 1) % P_);
           if (!p_.overlap_p2p) {
@@ -355,7 +358,10 @@ class DesRun {
         const double t0 = Now();
         Compute(bwd + (grads.active ? std::min(c_.grad_reduce_s, sc.backward_compute_s / v_) * nccl_slowdown_ : 0.0));
         if (recording_) Record(StageTrack(st, "compute"), PassName(op), "backward", t0, Now(), PassArgs(op, vs));
-        if (cp.active) Record(StageTrack(st, "cp"), "cp ring", "cp", cp.start_s, cp.Wait(), FlowArgs(cp, PassArgs(op, vs)));
+        if (cp.active) {
+          const double end = cp.Wait();  // the args' strings only when recording: this runs per pass
+          if (recording_) Record(StageTrack(st, "cp"), "cp ring", "cp", cp.start_s, end, FlowArgs(cp, PassArgs(op, vs)));
+        }
         if (vs > 0) {
           Flows f = StartP2p(st, (st + P_ - 1) % P_);
           if (!p_.overlap_p2p) {
