@@ -31,6 +31,7 @@
 #include "gui/main_window.h"
 #include "gui/scenario_form.h"
 #include "sim/core/scenario.h"
+#include "sim/io/result_writer.h"
 #include "sim/io/scenario_loader.h"
 
 using namespace trainsim;
@@ -312,6 +313,8 @@ class GuiTest : public QObject {
     g->render(&img);
     const int all = g->PaintedBars();
     QVERIFY(all > 100);
+    // The whole step shows exactly the trace's step: every slice `run --trace` writes, one bar each.
+    QCOMPARE(all, static_cast<int>(TimelinePart(w.view()->outcomes()[0].result.timeline, TracePart::kStep).size()));
     // Zoomed to the first tenth of the step: fewer bars, wider, each named by micro batch and chunk.
     g->SetView(0, g->stepSeconds() / 10);
     g->render(&img);
