@@ -22,6 +22,7 @@ const char* kHelp =
     "  plan SCENARIO.yaml      search parallelism settings; rank by time or cost\n"
     "  size SCENARIO.yaml      the cheapest (or fastest) cluster that trains T tokens within D days\n"
     "  compare A.yaml B.yaml   two scenarios side by side with time and cost deltas\n"
+    "  compare A.yaml --set-b KEY=VALUE   one scenario against itself with B's overrides\n"
     "  calibrate               measure the hardware (cpu or cuda backend) and write a profile\n"
     "  bench                   speed benchmarks of the analytical path and the DES\n"
     "options:\n"

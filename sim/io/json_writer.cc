@@ -78,6 +78,12 @@ JsonWriter& JsonWriter::EndArray() {
   return *this;
 }
 
+JsonWriter& JsonWriter::Raw(const std::string& key, const std::string& json) {
+  Prefix(key);
+  out_ += json;
+  return *this;
+}
+
 JsonWriter& JsonWriter::Field(const std::string& key, double v) {
   Prefix(key);
   out_ += Number(v);

@@ -36,7 +36,8 @@ std::string DefaultReferenceFile() {
   return (std::filesystem::path(DataDir()) / "tests" / "reference" / "measured.yaml").lexically_normal().string();
 }
 
-Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity fidelity) {
+Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity fidelity,
+                                             const std::function<void(int, int, const std::string&)>& progress) {
   ValidationReport rep;
   try {
     YAML::Node root = LoadYamlFile(file);
@@ -72,6 +73,7 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
         if (!vc.result.memory.fits) vc.defaulted.push_back("(prediction does not fit in memory)");
       }
       rep.cases.push_back(std::move(vc));
+      if (progress) progress(static_cast<int>(rep.cases.size()), static_cast<int>(cases.size()), rep.cases.back().id);
     }
     top.Finish();
   } catch (const InputException& e) {
