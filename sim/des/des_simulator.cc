@@ -142,51 +142,62 @@ class DesRun {
     return f;
   }
 
-  // A DP collective of `bytes` per rank from stage st's simulated GPUs: the
-  // hierarchical decomposition of collective_model.h as ring flows (over the
-  // NICs towards the folded replicas, over NVLink inside the node).
-  Flows StartDp(int st, CollectiveKind kind, double bytes) {
-    const GroupSpan g = layout_.Span(CommGroup::kData);
-    if (g.ranks <= 1 || bytes <= 0) return {};
-    const double factor = kind == CollectiveKind::kAllReduce ? 2.0 : 1.0;
-    const double sf = MessageSizeFactor(s_, bytes / g.ranks);  // one ring step
+  // Bytes one GPU sends as a flow for a phase of a collective plan
+  // (collective_model.h): sized so that the platform's link, unshared, takes
+  // the phase's time; the flows' sharing of links does the rest.
+  double FlowBytes(const CollectivePhase& ph) const {
+    const double line = ph.link == LinkClass::kNvlink ? s_.node.nvlink_bytes_per_s : topo_.nic_line_bytes_per_s;
+    return ph.unshared_bytes_per_s > 0 ? ph.bytes * line / ph.unshared_bytes_per_s : 0;
+  }
+  sg4::Host* PhaseTarget(const CollectivePhase& ph, const GroupSpan& g, int st, size_t part) const {
+    if (ph.link == LinkClass::kNvlink) return h_.nvlink_mirror[st][part];
+    return g.scalable_units > 1 ? h_.nic_mirror_su[st][part] : h_.nic_mirror[st][part];
+  }
+
+  // The flows of `repeat` back-to-back collectives of one plan from stage
+  // st's simulated GPUs: each phase towards the mirror host of its link (the
+  // folded replicas over the NICs, the node's peers over NVLink).
+  Flows StartPlanned(int st, const CollectivePlan& plan, double repeat = 1) {
+    if (plan.phase_count == 0 || repeat <= 0) return {};
     const DesGroup& grp = topo_.groups[st];
     std::vector<PathBytes> paths;
-    double latency = s_.node.intra_latency_s;
-    if (g.on_nvlink()) {
-      const double bus = (kind == CollectiveKind::kAllReduce && s_.node.nvls) ? s_.node.intra_allreduce_bus_bytes_per_s
-                                                                              : s_.node.intra_ring_bus_bytes_per_s;
-      const double per_gpu = factor * (g.ranks - 1.0) / g.ranks * bytes / sf * s_.node.nvlink_bytes_per_s / bus;
-      for (size_t j = 0; j < grp.parts.size(); ++j) paths.push_back({h_.endpoint[st][j], h_.nvlink_mirror[st][j], per_gpu * grp.parts[j].gpus});
-    } else {
-      const double N = g.domains, r = g.ranks_per_domain;
-      const double inter = factor * (N - 1) / N * bytes / r / sf * inflate_nic_;
-      const bool su = g.scalable_units > 1;
+    for (int k = 0; k < plan.phase_count; ++k) {
+      const CollectivePhase& ph = plan.phases[k];
       for (size_t j = 0; j < grp.parts.size(); ++j) {
-        paths.push_back({h_.endpoint[st][j], su ? h_.nic_mirror_su[st][j] : h_.nic_mirror[st][j], inter * grp.parts[j].gpus});
-        if (r > 1) {
-          const double intra = factor * (r - 1) / r * bytes / sf * s_.node.nvlink_bytes_per_s / s_.node.intra_ring_bus_bytes_per_s;
-          paths.push_back({h_.endpoint[st][j], h_.nvlink_mirror[st][j], intra * grp.parts[j].gpus});
-        }
+        paths.push_back({h_.endpoint[st][j], PhaseTarget(ph, plan.span, st, j), repeat * FlowBytes(ph) * grp.parts[j].gpus});
       }
-      latency += InterNodeLatency(s_) * 2 * std::ceil(std::log2(N));
     }
-    return Labelled(Start(paths, latency), bytes, g.nodes == 1 ? "NVLink" : "NIC");
+    return Start(paths, repeat * plan.latency_s);
+  }
+
+  // A DP collective of `bytes` per rank from stage st's simulated GPUs.
+  Flows StartDp(int st, CollectiveKind kind, double bytes) {
+    const CollectivePlan plan = PlanCollective(s_, CommOp{"dp", kind, CommGroup::kData, bytes, false, ""});
+    return Labelled(StartPlanned(st, plan), bytes, plan.span.on_nvlink() ? "NVLink" : "NIC");
   }
 
   // Context-parallel K/V ring exchanges of one pass of one chunk (all its layers).
   Flows StartCp(int st, int chunk, bool forward) {
     if (p_.context <= 1) return {};
     const Workload& w = c_.workload;
-    const GroupSpan g = layout_.Span(CommGroup::kContext);
-    const bool nvlink = g.on_nvlink() || g.ranks_per_domain > 1;
     const double layers = w.stages.Layers(st, chunk);
-    double per_gpu = 0, latency = 0;
+    Flows all;
+    double bytes = 0;
+    bool nvlink = true;
     auto add = [&](const PassWork& pass) {
       for (const auto& cm : pass.comms) {
         if (cm.group != CommGroup::kContext || cm.bytes <= 0) continue;
-        per_gpu += layers * cm.bytes / MessageSizeFactor(s_, CollectiveChunkBytes(cm, g.ranks)) * (nvlink ? 1.0 : inflate_nic_);
-        latency += layers * (nvlink ? s_.node.intra_latency_s : InterNodeLatency(s_));
+        const CollectivePlan plan = PlanCollective(s_, cm);
+        nvlink = plan.span.on_nvlink();
+        Flows f = StartPlanned(st, plan, layers);
+        bytes += layers * cm.bytes;
+        all.start_s = f.start_s;
+        all.latency_s += f.latency_s;
+        all.active = all.active || f.active;
+        for (size_t k = 0; k < f.comms.size(); ++k) {
+          all.comms.push_back(f.comms[k]);
+          all.ends.push_back(f.ends[k]);
+        }
       }
     };
     if (forward) add(w.layer_forward);
@@ -194,20 +205,14 @@ class DesRun {
       add(w.layer_backward);
       add(w.layer_recompute);
     }
-    const DesGroup& grp = topo_.groups[st];
-    const bool su = g.scalable_units > 1;
-    std::vector<PathBytes> paths;
-    for (size_t j = 0; j < grp.parts.size(); ++j) {
-      sg4::Host* to = nvlink ? h_.nvlink_mirror[st][j] : su ? h_.nic_mirror_su[st][j] : h_.nic_mirror[st][j];
-      paths.push_back({h_.endpoint[st][j], to, per_gpu * grp.parts[j].gpus});
-    }
-    return Labelled(Start(paths, latency), per_gpu, nvlink ? "NVLink" : "NIC");
+    return Labelled(std::move(all), bytes, nvlink ? "NVLink" : "NIC");
   }
 
   // Activations (or their gradients) of one micro batch from stage a to stage b.
   Flows StartP2p(int a, int b) {
     const double bytes = c_.workload.pipeline_p2p.bytes;
-    const double per_gpu = bytes / MessageSizeFactor(s_, bytes);
+    const CollectivePlan plan = PlanCollective(s_, c_.workload.pipeline_p2p);
+    const double per_gpu = plan.phase_count > 0 ? plan.phases[0].bytes : 0;
     const DesGroup& ga = topo_.groups[a];
     const DesGroup& gb = topo_.groups[b];
     std::vector<PathBytes> paths;
