@@ -150,5 +150,23 @@ TEST(Measurements, AtomicWriteReplacesAndLeavesNoTemporary) {
   EXPECT_NE(WriteFileAtomically(dir + "/no/such/dir/p.yaml", "x"), "");
 }
 
+TEST(Measurements, DuplicateKeysAndEmptyFilesNameTheFile) {
+  const std::string path = TempDir() + "/dup.yaml";
+  std::string text = MeasurementsYaml(Sample());
+  const size_t at = text.find("dtype:");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at, "dtype: bf16\n");  // a doubled dtype: the first used to win silently
+  std::ofstream(path) << text;
+  auto m = LoadMeasurements(path);
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().ToString().find(": dtype: duplicate key (first at line"), std::string::npos) << m.error().ToString();
+  EXPECT_EQ(m.error().file, path);
+  const std::string empty = TempDir() + "/empty.yaml";
+  std::ofstream(empty) << "";
+  auto e = LoadMeasurements(empty);
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().ToString(), empty + ": the file is empty (nothing but comments or blank lines); expected a mapping of keys");
+}
+
 }  // namespace
 }  // namespace trainsim::calib
