@@ -554,6 +554,14 @@ SweepSpec Parse(const std::string& text, const std::string& file) {
     }
   }
   if (spec.points.empty()) top.Fail("filter", "the filters leave no point to run");
+
+  spec.base_definition = spec.base_inline ? YAML::Dump(base_node) : spec.base_text;
+  for (const auto& a : spec.axes) {
+    spec.axes_definition += (a.zip_group < 0 ? "axis " : "zip " + std::to_string(a.zip_group) + " ") + a.key + ":";
+    for (const auto& v : a.yaml) spec.axes_definition += " " + v + "\x1f";
+    spec.axes_definition += "\n";
+  }
+  for (const auto& f : spec.filters) spec.axes_definition += "filter: " + f->text() + "\n";
   return spec;
 }
 
