@@ -90,6 +90,7 @@ struct NodeProfile {
   double nic_port_hour_usd = 0;  // what one NIC and its fabric ports add per hour
   int default_nics_per_node = 8;
   std::string framework;    // default FrameworkProfile name
+  std::string default_fabric;  // path of the fabric profile a scenario without cluster.fabric uses ("" = none)
   std::string source_file;  // the profile's path, for messages about it
 };
 

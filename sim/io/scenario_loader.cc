@@ -112,8 +112,13 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
     }
     s.node.nics_per_node = nics;
   }
-  if (!c.Has("fabric")) c.Fail("fabric", "missing required key (a fabric profile name or path)");
-  s.fabric = LoadFabricProfile(c.Raw("fabric"), file, "cluster.fabric");
+  if (c.Has("fabric")) {
+    s.fabric = LoadFabricProfile(c.Raw("fabric"), file, "cluster.fabric");
+  } else if (!s.node.default_fabric.empty()) {
+    s.fabric = LoadFabricProfile(YAML::Node(s.node.default_fabric), s.node.source_file, "default_fabric");
+  } else {
+    c.Fail("fabric", "missing required key (a fabric profile name or path; node '" + s.node.name + "' has no default_fabric)");
+  }
   if (c.Has("storage")) {
     s.storage = LoadStorageProfile(c.Raw("storage"), file, "cluster.storage");
     s.storage_nodes = c.PositiveInt("storage_nodes", s.storage->default_nodes);

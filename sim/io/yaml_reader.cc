@@ -290,12 +290,16 @@ std::string ReadInputFile(const std::string& path) {
   if (!ec && size > kMaxInputBytes) fail("larger than the " + limit + " input limit");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("cannot open file");
-  // Read at most one byte past the limit: the file may grow after the stat.
-  std::string text(kMaxInputBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  // Read in chunks and stop past the limit: the file may grow after the stat.
+  std::string text;
+  if (!ec) text.reserve(static_cast<size_t>(size));
+  char chunk[1 << 16];
+  while (in) {
+    in.read(chunk, sizeof chunk);
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxInputBytes) fail("larger than the " + limit + " input limit");
+  }
   if (in.bad()) fail("cannot read file");
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (text.size() > kMaxInputBytes) fail("larger than the " + limit + " input limit");
   return text;
 }
 

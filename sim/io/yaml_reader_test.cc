@@ -99,9 +99,21 @@ TEST_F(InputFileTest, MissingKeysNameTheFileNotSet) {
   EXPECT_EQ(LoadError(no_model), no_model + ":1: model: missing required key (a catalogue name, a file, or the model's keys)");
   const std::string no_node = Write("no-node.yaml", Replace(kScenario, "  node: xe9680-h100\n", ""));
   EXPECT_EQ(LoadError(no_node), no_node + ":3: cluster.node: missing required key (a node profile name or path)");
+  // cluster.fabric left out: the node profile's default_fabric (design.md 3b) ...
   const std::string no_fabric = Write("no-fabric.yaml", Replace(kScenario, "  fabric: ndr-rail-optimized\n", ""));
-  const std::string e = LoadError(no_fabric);
-  EXPECT_EQ(e.rfind(no_fabric + ":", 0), 0u) << e;
+  auto s = LoadScenario(no_fabric);
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  EXPECT_EQ(s->fabric.name, "ndr-rail-optimized");
+  // ... and a node without one: the scenario file's error, at its cluster section.
+  std::ifstream node_in(std::string(TRAINSIM_SOURCE_DIR) + "/hardware-profiles/nodes/xe9680-h100.yaml");
+  std::string node_text((std::istreambuf_iterator<char>(node_in)), std::istreambuf_iterator<char>());
+  const size_t df = node_text.find("default_fabric:");
+  ASSERT_NE(df, std::string::npos);
+  node_text.erase(df, node_text.find('\n', df) + 1 - df);
+  Write("plain-node.yaml", node_text);
+  const std::string no_default = Write("no-default.yaml", Replace(Replace(kScenario, "  fabric: ndr-rail-optimized\n", ""),
+                                                                   "node: xe9680-h100", "node: ./plain-node.yaml"));
+  EXPECT_EQ(LoadError(no_default), no_default + ":3: cluster.fabric: missing required key (a fabric profile name or path; node 'xe9680-h100' has no default_fabric)");
   // With an unrelated --set the missing key is still the file's.
   EXPECT_EQ(LoadError(no_model, {"cluster.nodes=8"}), no_model + ":1: model: missing required key (a catalogue name, a file, or the model's keys)");
 }
