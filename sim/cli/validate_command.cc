@@ -15,7 +15,8 @@ int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err) {
   if (a.Has("--help")) {
     out << "usage: trainsim validate [--reference FILE.yaml | --profile PROFILE.yaml] [--json] [--fidelity des|analytical]\n"
            "Predict every case of a reference file of measured runs and print predicted vs measured step time.\n"
-           "  --reference FILE   cases to predict (default: ../shared/reference/measured.yaml beside the source tree)\n"
+           "  --reference FILE   cases to predict (default: the installed reference/measured.yaml, or\n"
+           "                     ../shared/reference/measured.yaml beside the source tree)\n"
            "  --profile FILE     a calibration profile: validate its measured layer steps instead\n"
            "  --json             machine-readable output\n"
            "  --fidelity F       analytical (default) or des\n";

@@ -44,8 +44,8 @@ Expected<ValidationReport> ValidateReference(const std::string& reference_file, 
 std::string ValidationTable(const ValidationReport& r);
 std::string ValidationJson(const ValidationReport& r);
 
-// The default reference file: ../shared/reference/measured.yaml next to the
-// source tree, if it exists.
+// The default reference file: DataDir()/reference/measured.yaml when
+// installed, else ../shared/reference/measured.yaml next to the source tree.
 std::string DefaultReferenceFile();
 
 }  // namespace trainsim
