@@ -28,6 +28,7 @@
 #include <mpi.h>
 #endif
 
+#include "sim/core/fingerprint.h"
 #include "sim/core/version.h"
 #include "sim/io/json_writer.h"
 #include "sim/io/result_writer.h"
@@ -100,33 +101,21 @@ std::vector<std::string> ParseCsvLine(const std::string& line) {
 
 namespace {
 
-// FNV-1a, 64 bits: a fingerprint of text, not a defence against forgery.
-std::string Fnv1a64(const std::string& text) {
-  unsigned long long h = 1469598103934665603ull;
-  for (const unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%016llx", h);
-  return buf;
-}
-
 // The components of a fingerprint, in the order they are written and compared.
 struct FingerprintField {
   const char* key;
   const char* what;  // for the refusal: "the <what> differs"
 };
 constexpr FingerprintField kFingerprintFields[] = {
-    {"base_sha", "base scenario"},
-    {"axes_sha", "axes, zip groups or filters"},
+    {"base_fingerprint", "base scenario"},
+    {"axes_fingerprint", "axes, zip groups or filters"},
     {"fidelity", "fidelity"},
     {"trainsim", "trainsim version"},
 };
 
 std::map<std::string, std::string> FingerprintValues(const SweepSpec& spec, Fidelity fidelity) {
-  return {{"base_sha", Fnv1a64(spec.base_definition)},
-          {"axes_sha", Fnv1a64(spec.axes_definition)},
+  return {{"base_fingerprint", TextFingerprint(spec.base_definition)},
+          {"axes_fingerprint", TextFingerprint(spec.axes_definition)},
           {"fidelity", fidelity == Fidelity::kDes ? "des" : "analytical"},
           {"trainsim", VersionString()}};
 }
