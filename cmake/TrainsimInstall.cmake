@@ -40,6 +40,10 @@ foreach(layer IN LISTS TRAINSIM_EXPORTED_LAYERS)
             FILES_MATCHING PATTERN "*.h" PATTERN "testdata" EXCLUDE PATTERN "catalogue" EXCLUDE)
   endforeach()
 endforeach()
+if(TRAINSIM_SANITIZE)
+  # Instrumented static libraries need the sanitizer runtime wherever they are linked.
+  target_link_options(trainsim_core INTERFACE $<INSTALL_INTERFACE:-fsanitize=address,undefined>)
+endif()
 install(EXPORT trainsimTargets NAMESPACE trainsim:: DESTINATION ${TRAINSIM_INSTALL_CMAKEDIR} FILE trainsimTargets.cmake)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/trainsimConfig.cmake.in
   ${CMAKE_BINARY_DIR}/trainsimConfig.cmake

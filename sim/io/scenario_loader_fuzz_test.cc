@@ -36,7 +36,7 @@ std::string ReadFile(const std::string& path) {
 }
 
 // Child exit codes.
-enum Outcome { kParsedSane = 0, kRejected = 10, kNonsense = 11, kMultiLineError = 12, kThrew = 13 };
+enum Outcome { kParsedSane = 0, kRejected = 10, kNonsense = 11, kMultiLineError = 12, kThrew = 13, kBlamedSet = 14 };
 
 // A successful result that no real run could have.
 bool Nonsense(const Scenario& s, const SimulationResult& r) {
@@ -62,7 +62,11 @@ Outcome Check(const std::string& text, const std::vector<std::string>& sets) {
     } catch (const InputException& e) {
       s = e.error();
     }
-    if (!s.ok()) return s.error().ToString().find('\n') == std::string::npos ? kRejected : kMultiLineError;
+    if (!s.ok()) {
+      if (s.error().ToString().find('\n') != std::string::npos) return kMultiLineError;
+      if (sets.empty() && s.error().file == "--set") return kBlamedSet;  // no --set was given
+      return kRejected;
+    }
     const SimulationResult r = Simulate(*s, SimulateOptions{});
     return Nonsense(*s, r) ? kNonsense : kParsedSane;
   } catch (const YAML::Exception&) {
@@ -73,12 +77,13 @@ Outcome Check(const std::string& text, const std::vector<std::string>& sets) {
 }
 
 struct Figures {
-  int runs = 0, parsed = 0, rejected = 0, crashes = 0, hangs = 0, nonsense = 0, multi_line = 0, threw = 0;
+  int runs = 0, parsed = 0, rejected = 0, crashes = 0, hangs = 0, nonsense = 0, multi_line = 0, threw = 0, blamed_set = 0;
   std::string first_bad;  // the first case that was not fine, to reproduce it
   std::string Summary() const {
-    char buf[256];
+    char buf[320];
     std::snprintf(buf, sizeof buf, "%d runs: %d parsed and sane, %d rejected; %d crashes, %d hangs, %d exit-0-with-nonsense, "
-                  "%d multi-line errors, %d threw", runs, parsed, rejected, crashes, hangs, nonsense, multi_line, threw);
+                  "%d multi-line errors, %d threw, %d blamed --set without one", runs, parsed, rejected, crashes, hangs, nonsense,
+                  multi_line, threw, blamed_set);
     return buf;
   }
 };
@@ -102,6 +107,7 @@ void RunIsolated(const std::string& text, const std::vector<std::string>& sets, 
       case kRejected: ++f.rejected; bad = false; break;
       case kNonsense: ++f.nonsense; break;
       case kMultiLineError: ++f.multi_line; break;
+      case kBlamedSet: ++f.blamed_set; break;
       default: ++f.threw; break;
     }
   }
@@ -115,6 +121,7 @@ void ExpectClean(const Figures& f) {
   EXPECT_EQ(f.nonsense, 0) << f.Summary() << "; first: " << f.first_bad;
   EXPECT_EQ(f.multi_line, 0) << f.Summary() << "; first: " << f.first_bad;
   EXPECT_EQ(f.threw, 0) << f.Summary() << "; first: " << f.first_bad;
+  EXPECT_EQ(f.blamed_set, 0) << f.Summary() << "; first: " << f.first_bad;
 }
 
 std::string Seed() {

@@ -1,7 +1,7 @@
 // Runs the points of a sweep (sweep_spec.h) and appends one row per point to
-// a results file as points finish: CSV (columns: the axis keys, then
+// a results file as points finish: CSV (columns: the axis keys, `feasible`,
 // FlatResultKeys(), then `error`) or JSON lines (.json/.jsonl: one object
-// {"settings", "result", "error"} per line). Infeasible points keep their row
+// {"settings", "feasible", "error", "result"} per line). Infeasible points keep their row
 // with the reason in `error`. Rows are written with write(2) as they finish
 // and fsync'd in batches; a resumed run drops a torn last line, skips the
 // points whose settings already have a row and appends the rest, so an
