@@ -16,7 +16,8 @@ int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err) {
   if (a.Has("--help")) {
     out << "usage: trainsim validate [--reference FILE.yaml | --profile PROFILE.yaml] [--json] [--fidelity des|analytical]\n"
            "Predict every case of a reference file of measured runs and print predicted vs measured step time.\n"
-           "  --reference FILE   cases to predict (default: tests/reference/measured.yaml in the data directory)\n"
+           "  --reference FILE   cases to predict (default: reference/measured.yaml in the data directory when\n"
+           "                     installed, else tests/reference/measured.yaml in the source tree)\n"
            "  --profile FILE     a calibration profile: validate its measured layer steps instead\n"
            "  --json             machine-readable output\n"
            "  --fidelity F       analytical (default) or des\n"

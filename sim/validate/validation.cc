@@ -33,6 +33,10 @@ std::vector<std::string> DefaultedKeys(const YAML::Node& sc) {
 }  // namespace
 
 std::string DefaultReferenceFile() {
+  // Installed: DATA_DIR/reference/; in a checkout: tests/reference (copies of ../shared/reference).
+  const std::filesystem::path installed = std::filesystem::path(DataDir()) / "reference" / "measured.yaml";
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(installed, ec)) return installed.string();
   return (std::filesystem::path(DataDir()) / "tests" / "reference" / "measured.yaml").lexically_normal().string();
 }
 

@@ -63,8 +63,9 @@ Expected<ValidationReport> ValidateReference(
 std::string ValidationTable(const ValidationReport& r);
 std::string ValidationJson(const ValidationReport& r);
 
-// The default reference file: tests/reference/measured.yaml in the data
-// directory (a copy of ../shared/reference/ shipped with the tree).
+// The default reference file: DataDir()/reference/measured.yaml when
+// installed, else tests/reference/measured.yaml in the source tree (copies of
+// ../shared/reference/ shipped with it).
 std::string DefaultReferenceFile();
 
 }  // namespace trainsim
