@@ -1,5 +1,7 @@
 #include "sim/io/data_paths.h"
 
+#include "sim/io/file_cache.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -61,13 +63,18 @@ std::optional<std::string> ResolvePath(const std::string& ref, const std::string
 }
 
 std::vector<std::string> CatalogueNames(const std::string& subdir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(fs::path(DataDir()) / subdir, ec)) {
-    if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
+  // Listed once per directory while it stays unchanged (every profile
+  // reference of every sweep point asks).
+  static ParsedFileCache<std::vector<std::string>> cache;
+  return cache.Get((fs::path(DataDir()) / subdir).string(), [](const std::string& dir) {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  });
 }
 
 }  // namespace trainsim

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/io/data_paths.h"
+#include "sim/io/file_cache.h"
 #include "sim/io/yaml_reader.h"
 
 namespace trainsim {
@@ -85,6 +86,11 @@ ModelSpec ParseModelFile(const std::string& path) {
   return ParseModelKeys(m, Stem(path));
 }
 
+ModelSpec CachedModelFile(const std::string& path) {
+  static ParsedFileCache<ModelSpec> cache;
+  return cache.Get(path, ParseModelFile);
+}
+
 }  // namespace
 
 ModelSpec ResolveModel(const YAML::Node& ref, const std::string& scenario_file, const std::string& key) {
@@ -100,11 +106,11 @@ ModelSpec ResolveModel(const YAML::Node& ref, const std::string& scenario_file, 
   if (LooksLikePath(name)) {
     auto path = ResolvePath(name, scenario_file);
     if (!path) YamlMap::FailAt(ref, scenario_file, key, "model file '" + name + "' not found");
-    return ParseModelFile(*path);
+    return CachedModelFile(*path);
   }
   const auto names = CatalogueNames("models/catalogue");
   for (const auto& n : names) {
-    if (n == name) return ParseModelFile(DataDir() + "/models/catalogue/" + n + ".yaml");
+    if (n == name) return CachedModelFile(DataDir() + "/models/catalogue/" + n + ".yaml");
   }
   const std::string hint = ClosestMatch(name, names);
   YamlMap::FailAt(ref, scenario_file, key,

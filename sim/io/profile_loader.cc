@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/io/data_paths.h"
+#include "sim/io/file_cache.h"
 #include "sim/io/yaml_reader.h"
 
 namespace trainsim {
@@ -217,22 +218,28 @@ SiteProfile ParseSite(const std::string& path) {
 
 
 GpuProfile LoadGpuProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {
-  return ParseGpu(ResolveProfile(ref, from, key, "gpus"));
+  static ParsedFileCache<GpuProfile> cache;
+  return cache.Get(ResolveProfile(ref, from, key, "gpus"), ParseGpu);
 }
 NodeProfile LoadNodeProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {
-  return ParseNode(ResolveProfile(ref, from, key, "nodes"));
+  static ParsedFileCache<NodeProfile> cache;
+  return cache.Get(ResolveProfile(ref, from, key, "nodes"), ParseNode);
 }
 FabricProfile LoadFabricProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {
-  return ParseFabric(ResolveProfile(ref, from, key, "fabrics"));
+  static ParsedFileCache<FabricProfile> cache;
+  return cache.Get(ResolveProfile(ref, from, key, "fabrics"), ParseFabric);
 }
 FrameworkProfile LoadFrameworkProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {
-  return ParseFramework(ResolveProfile(ref, from, key, "frameworks"));
+  static ParsedFileCache<FrameworkProfile> cache;
+  return cache.Get(ResolveProfile(ref, from, key, "frameworks"), ParseFramework);
 }
 StorageProfile LoadStorageProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {
-  return ParseStorage(ResolveProfile(ref, from, key, "storage"));
+  static ParsedFileCache<StorageProfile> cache;
+  return cache.Get(ResolveProfile(ref, from, key, "storage"), ParseStorage);
 }
 SiteProfile LoadSiteProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {
-  return ParseSite(ResolveProfile(ref, from, key, "sites"));
+  static ParsedFileCache<SiteProfile> cache;
+  return cache.Get(ResolveProfile(ref, from, key, "sites"), ParseSite);
 }
 
 }  // namespace trainsim
