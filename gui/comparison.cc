@@ -1,5 +1,6 @@
 #include "gui/comparison.h"
 #include "sim/io/scenario_loader.h"
+#include "sim/io/yaml_reader.h"
 #include "sim/io/result_writer.h"
 #include "sim/report/comparison.h"
 #include "sim/report/result_fields.h"
@@ -32,15 +33,11 @@ QString Configuration::MessageFile() const { return file.isEmpty() ? QStringLite
 
 Expected<Scenario> ParseConfiguration(const Configuration& c, const std::vector<std::string>& overrides) {
   const std::string file = c.MessageFile().toStdString();
-  try {
-    YAML::Node root = YAML::Load(c.yaml.toStdString());
+  return CatchInputErrors<Scenario>(file, [&]() -> Expected<Scenario> {
+    YAML::Node root = ParseYamlText(c.yaml.toStdString(), file);
     ApplyOverrides(root, overrides);
     return ParseScenario(root, file);
-  } catch (const InputException& e) {
-    return e.error();
-  } catch (const YAML::Exception& e) {
-    return InputError{file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", std::string("malformed YAML: ") + e.msg};
-  }
+  });
 }
 
 QString ValidationMessage(const Configuration& c) {

@@ -626,20 +626,16 @@ Expected<Scenario> SweepSpec::PointScenario(const SweepPoint& p) const {
   } catch (const InputException& e) {
     return Relocate(e.error(), *this);
   } catch (const YAML::Exception& e) {
-    return InputError{file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", std::string("malformed YAML: ") + e.msg};
+    return MalformedYaml(e, file);
   }
 }
 
 Expected<SweepSpec> ParseSweepSpec(const std::string& text, const std::string& file) {
-  try {
+  return CatchInputErrors<SweepSpec>(file, [&] {
     SweepSpec spec = Parse(text, file);
     CheckAxisValues(spec);
     return spec;
-  } catch (const InputException& e) {
-    return e.error();
-  } catch (const YAML::Exception& e) {
-    return InputError{file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", std::string("malformed YAML: ") + e.msg};
-  }
+  });
 }
 
 Expected<SweepSpec> LoadSweepSpec(const std::string& file) {
