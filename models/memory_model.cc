@@ -89,9 +89,14 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w) {
     const DataSharding mode = p.data_sharding;
     const double units = kShardUnitsInFlight;
     MemoryReport m;
-    const double weights = mode == DataSharding::kFull ? (params + adapters) / G + units * (w.layer_params_per_gpu + (adapters > 0 ? w.layer_trainable_params_per_gpu : 0))
-                                                       : params + adapters;
-    m.weights_gib = weights * 2 / kGiB;
+    // Base weights and LoRA adapters (16-bit); FSDP keeps 1/G of each plus the units in flight.
+    const bool full = mode == DataSharding::kFull;
+    const double base = full ? params / G + units * w.layer_params_per_gpu : params;
+    const double adapter = adapters == 0 ? 0 : full ? adapters / G + units * w.layer_trainable_params_per_gpu : adapters;
+    // Frozen LoRA base weights under fp8 are kept as Transformer Engine's fp8
+    // copy alone (fp8_model_init): no optimizer updates them, so no 16-bit copy.
+    const double base_bytes = adapters > 0 && sc.training.precision == Precision::kFp8 ? 1 : 2;
+    m.weights_gib = (base * base_bytes + adapter * 2) / kGiB;
     const bool grads_sharded = mode == DataSharding::kGradients || mode == DataSharding::kFull;
     const double grads = grads_sharded ? trainable / G + units * w.layer_trainable_params_per_gpu : trainable;
     m.gradients_gib = grads * 4 / kGiB;  // fp32 main-grad buffer

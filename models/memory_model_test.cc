@@ -97,6 +97,10 @@ TEST(MemoryModelTest, LoraKeepsGradientsAndAdamStateForTheAdaptersOnly) {
   EXPECT_NEAR(m.weights_gib, (base + adapters) * 2 / kGiB, 1e-6);
   EXPECT_NEAR(m.gradients_gib, adapters * 4 / kGiB, 1e-9);
   EXPECT_NEAR(m.optimizer_gib, adapters * 12 / 16 / kGiB, 1e-9);  // DP 16
+  // Under fp8 the frozen base is kept in fp8 only (1 byte per weight), the adapters in 16-bit.
+  std::vector<std::string> fp8_sets = {"model=llama2-70b", "parallelism.tensor=4", "training.finetune={method: lora, rank: 16}",
+                                       "training.precision=fp8"};
+  EXPECT_NEAR(Memory(Make70b(fp8_sets)).weights_gib, (base * 1 + adapters * 2) / kGiB, 1e-6);
   // Full fine-tuning is the normal training step.
   const Scenario full = Make70b({"model=llama2-70b", "parallelism.tensor=4", "training.finetune={method: full}"});
   const Scenario pre = Make70b({"model=llama2-70b", "parallelism.tensor=4"});
