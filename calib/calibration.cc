@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "calib/layer_prediction.h"
+#include "sim/core/fingerprint.h"
 #include "sim/core/hardware_profile.h"
 #include "sim/io/profile_loader.h"
 
@@ -31,16 +32,24 @@ std::vector<LayerShape> DefaultGpuShapes() {
   };
 }
 
+std::string ProfileFingerprintLine(const std::string& profile_text) {
+  return "profile_fingerprint: \"" + TextFingerprint(profile_text) + "\"  # of the profile written with this file\n";
+}
+
 std::string WriteCalibratedProfile(const Measurements& m, const std::string& profile_path, const std::string& name,
                                    double tdp_w, std::string& report) {
   FittedProfile f;
   std::string err = FitProfile(m, name, f);
   if (!err.empty()) return err;
   f.tdp_w = tdp_w;
-  err = WriteFileAtomically(profile_path, ProfileYaml(f, m));
-  if (!err.empty()) return err;
+  // Two files, two renames: the sidecar carries the fingerprint of the
+  // profile it was written with, so a kill between the renames (a new profile
+  // beside an old sidecar, or the reverse) is refused by validate --profile.
+  const std::string profile_text = ProfileYaml(f, m);
   const std::string sidecar = MeasurementsPathFor(profile_path);
-  err = WriteFileAtomically(sidecar, SidecarYaml(f, m));
+  err = WriteFileAtomically(sidecar, SidecarYaml(f, m) + ProfileFingerprintLine(profile_text));
+  if (!err.empty()) return err;
+  err = WriteFileAtomically(profile_path, profile_text);
   if (!err.empty()) return err;
   try {  // what we wrote must be what the simulator reads
     const std::string abs = std::filesystem::absolute(profile_path).string();

@@ -23,10 +23,14 @@ std::vector<LayerShape> DefaultCpuShapes();
 // small enough for an 8-minute calibration).
 std::vector<LayerShape> DefaultGpuShapes();
 
+// The sidecar's last line: `profile_fingerprint: "<TextFingerprint of the
+// profile's text>"`; validate --profile refuses a pair that does not match.
+std::string ProfileFingerprintLine(const std::string& profile_text);
+
 // Fits `m` and writes PROFILE (hardware-profiles/gpus format) and its sidecar
-// PROFILE-measurements.yaml, each atomically; then loads the profile back
-// with the library's loader. Returns "" or a one-line error. `report` gets a
-// human-readable summary of the fit.
+// PROFILE-measurements.yaml, each atomically (the sidecar first, fingerprinting
+// the profile); then loads the profile back with the library's loader.
+// Returns "" or a one-line error. `report` gets a human-readable summary of the fit.
 std::string WriteCalibratedProfile(const Measurements& m, const std::string& profile_path, const std::string& name,
                                    double tdp_w, std::string& report);
 

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "models/workload.h"
+#include "sim/core/fingerprint.h"
 #include "sim/cost/gpu_cost_model.h"
 #include "sim/io/yaml_reader.h"
 #include "sim/io/profile_loader.h"
@@ -115,6 +116,24 @@ Expected<ValidationReport> ValidateProfile(const std::string& profile_path) {
   }
   auto meas = LoadMeasurements(mpath);
   if (!meas) return meas.error();
+  // The pair must have been written together (calibration.cc writes the
+  // sidecar, then the profile; a kill between them leaves a mismatch).
+  try {
+    const YAML::Node side = LoadYamlFile(mpath);
+    const YAML::Node fp = side["profile_fingerprint"];
+    const std::string have = TextFingerprint(ReadInputFile(profile_path));
+    if (!fp.IsDefined() || !fp.IsScalar()) {
+      return InputError{mpath, 0, "profile_fingerprint",
+                        "missing: cannot tell that this sidecar belongs to '" + profile_path + "' (calibrate again)"};
+    }
+    if (fp.Scalar() != have) {
+      return InputError{mpath, fp.Mark().line + 1, "profile_fingerprint",
+                        "was written with another profile than '" + profile_path +
+                            "' (interrupted between the two writes, or one file edited or copied): calibrate again"};
+    }
+  } catch (const InputException& e) {
+    return e.error();
+  }
   if (meas->layers.empty()) return InputError{mpath, 0, "layers", "no measured layer steps to validate against"};
   // Predict the step that was measured: a GPU profile's 16-bit keys hold the
   // bf16 sweep, but its layer step ran in tf32.

@@ -7,9 +7,13 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "calib/text_format.h"
+#include "sim/core/hardware_profile.h"
+#include "sim/io/data_paths.h"
+#include "sim/io/profile_loader.h"
 #include "sim/io/yaml_reader.h"
 
 namespace trainsim::calib {
@@ -34,6 +38,74 @@ void ForEach(YamlMap& top, const std::string& key, F f) {
   }
 }
 
+// No kernel launch, copy or collective completes in a nanosecond (a launch
+// alone is microseconds): a time at or below it is a timer or unit error.
+constexpr double kShortestPlausibleS = 1e-9;
+
+std::string TooShort(double s) {
+  return Num(s) + " s is at or below 1 ns, shorter than any kernel can run: not a plausible measurement (a timer or unit error?)";
+}
+
+// A measured time in seconds: positive and above kShortestPlausibleS.
+double Time(YamlMap& g, const std::string& key) {
+  const double s = g.PositiveDouble(key);
+  if (s <= kShortestPlausibleS) g.Fail(key, TooShort(s));
+  return s;
+}
+
+// The fastest datasheet figures trainsim knows (the bundled GPU profiles):
+// a measurement more than twice as fast is not of real hardware.
+struct DatasheetLimits {
+  std::map<std::string, std::pair<double, std::string>> peak_flops;  // precision -> (FLOP/s, GPU)
+  std::pair<double, std::string> hbm_bytes_per_s{0, ""};
+};
+
+const DatasheetLimits& Limits() {
+  static const DatasheetLimits limits = [] {
+    DatasheetLimits l;
+    for (const auto& name : CatalogueNames("hardware-profiles/gpus")) {
+      try {
+        const GpuProfile g = LoadGpuProfile(YAML::Node(name), "", "gpu");
+        for (const auto& [p, v] : g.peak_flops) {
+          if (v > l.peak_flops[p].first) l.peak_flops[p] = {v, g.name};
+        }
+        if (g.hbm_bytes_per_s > l.hbm_bytes_per_s.first) l.hbm_bytes_per_s = {g.hbm_bytes_per_s, g.name};
+      } catch (const InputException&) {
+        // A broken bundled profile is that profile's test's concern; it sets no limit here.
+      }
+    }
+    return l;
+  }();
+  return limits;
+}
+
+constexpr double kPlausibleOverDatasheet = 2.0;
+
+void CheckGemmPlausible(YamlMap& g, const GemmSample& s) {
+  const auto& peaks = Limits().peak_flops;
+  // tf32 and fp32 GEMMs are bounded by the 16-bit tensor peak (tf32 runs at half of it), fp8 by its own.
+  const std::string key = s.precision == "fp8" && peaks.count("fp8") ? "fp8" : s.precision == "fp16" ? "fp16" : "bf16";
+  auto it = peaks.find(key);
+  if (it == peaks.end() || it->second.first <= 0) return;
+  const double rate = s.Flops() / s.seconds;
+  if (rate > kPlausibleOverDatasheet * it->second.first) {
+    g.Fail("s", Num(s.seconds) + " s for this " + s.precision + " GEMM is " + Num(rate / 1e12) +
+                    " TFLOP/s, more than twice the fastest datasheet peak trainsim knows (" + Num(it->second.first / 1e12) +
+                    " TFLOP/s " + key + ", " + it->second.second + "): not a plausible measurement");
+  }
+}
+
+void CheckMemoryPlausible(YamlMap& g, const MemorySample& s) {
+  const auto& [hbm, gpu] = Limits().hbm_bytes_per_s;
+  if (hbm <= 0) return;
+  const double rate = s.bytes / s.seconds;
+  if (rate > kPlausibleOverDatasheet * hbm) {
+    g.Fail("s", Num(s.seconds) + " s for " + Num(s.bytes) + " bytes is " + Num(rate / 1e12) +
+                    " TB/s, more than twice the fastest memory trainsim knows (" + Num(hbm / 1e12) + " TB/s, " + gpu +
+                    "): not a plausible measurement");
+  }
+}
+
 std::vector<double> Seconds(YamlMap& m, const std::string& key) {
   YAML::Node n = m.Raw(key);
   if (!n.IsSequence()) m.Fail(key, "expected a list of seconds");
@@ -46,6 +118,7 @@ std::vector<double> Seconds(YamlMap& m, const std::string& key) {
       YamlMap::FailAt(v, m.file(), m.Path(key), "expected a number of seconds");
     }
     if (!(d > 0)) YamlMap::FailAt(v, m.file(), m.Path(key), "times must be positive");
+    if (d <= kShortestPlausibleS) YamlMap::FailAt(v, m.file(), m.Path(key), TooShort(d));
     out.push_back(d);
   }
   return out;
@@ -125,14 +198,16 @@ Expected<Measurements> LoadMeasurements(const std::string& path) {
       s.batch = g.PositiveInt("batch", 1);
       s.layout = g.Choice("layout", {"nn", "nt", "tn"}, std::string("nn"));
       s.precision = g.Choice("precision", {"fp32", "tf32", "bf16", "fp16", "fp8"});
-      s.seconds = g.PositiveDouble("s");
+      s.seconds = Time(g, "s");
+      CheckGemmPlausible(g, s);
       m.gemm.push_back(s);
     });
     ForEach(top, "memory", [&](YamlMap& g) {
       MemorySample s;
       s.kernel = g.String("kernel");
       s.bytes = g.PositiveDouble("bytes");
-      s.seconds = g.PositiveDouble("s");
+      s.seconds = Time(g, "s");
+      CheckMemoryPlausible(g, s);
       m.memory.push_back(s);
     });
     ForEach(top, "attention", [&](YamlMap& g) {
@@ -142,8 +217,8 @@ Expected<Measurements> LoadMeasurements(const std::string& path) {
       a.kv_heads = g.PositiveInt("kv_heads");
       a.seq_len = g.PositiveInt("seq_len");
       a.head_dim = g.PositiveInt("head_dim");
-      a.forward_s = g.PositiveDouble("forward_s");
-      a.backward_s = g.PositiveDouble("backward_s");
+      a.forward_s = Time(g, "forward_s");
+      a.backward_s = Time(g, "backward_s");
       m.attention.push_back(a);
     });
     ForEach(top, "layers", [&](YamlMap& g) {
@@ -155,10 +230,15 @@ Expected<Measurements> LoadMeasurements(const std::string& path) {
       l.shape.seq_len = g.PositiveInt("seq_len");
       l.shape.micro_batch = g.PositiveInt("micro_batch");
       if (!l.shape.Valid()) g.Fail("heads", "inconsistent layer shape (hidden % heads, heads % kv_heads, even head_dim)");
-      l.forward_s = g.PositiveDouble("forward_s");
-      l.backward_s = g.PositiveDouble("backward_s");
-      YAML::Node e = g.Raw("max_rel_error");
-      l.max_rel_error = e.IsDefined() ? e.as<double>(-1) : -1;
+      l.forward_s = Time(g, "forward_s");
+      l.backward_s = Time(g, "backward_s");
+      // -1 (as written) or absent: not measured; anything else must be a
+      // non-negative number ("lots" is an error, not -1).
+      l.max_rel_error = -1;
+      if (g.Has("max_rel_error")) {
+        const YAML::Node e = g.Raw("max_rel_error");
+        if (!(e.IsScalar() && e.Scalar() == "-1")) l.max_rel_error = g.NonNegativeDouble("max_rel_error");
+      }
       m.layers.push_back(l);
     });
     ForEach(top, "collectives", [&](YamlMap& g) {
@@ -167,7 +247,7 @@ Expected<Measurements> LoadMeasurements(const std::string& path) {
       c.scope = g.Choice("scope", {"intra-node", "inter-node"});
       c.ranks = g.PositiveInt("ranks");
       c.bytes = g.PositiveDouble("bytes");
-      c.seconds = g.PositiveDouble("s");
+      c.seconds = Time(g, "s");
       m.collectives.push_back(c);
     });
     ForEach(top, "storage", [&](YamlMap& g) {
@@ -182,6 +262,7 @@ Expected<Measurements> LoadMeasurements(const std::string& path) {
       m.storage.push_back(s);
     });
     top.Allow("fitted");  // a profile's sidecar carries the fit results after the measurements
+    top.Allow("profile_fingerprint");  // and the fingerprint of the profile written with it
     top.Finish();
     if (m.gemm.empty()) top.Fail("gemm", "no GEMM measurements: nothing to fit a profile from");
     return m;

@@ -150,5 +150,53 @@ TEST(Measurements, AtomicWriteReplacesAndLeavesNoTemporary) {
   EXPECT_NE(WriteFileAtomically(dir + "/no/such/dir/p.yaml", "x"), "");
 }
 
+TEST(Measurements, DuplicateKeysAndEmptyFilesNameTheFile) {
+  const std::string path = TempDir() + "/dup.yaml";
+  std::string text = MeasurementsYaml(Sample());
+  const size_t at = text.find("dtype:");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at, "dtype: bf16\n");  // a doubled dtype: the first used to win silently
+  std::ofstream(path) << text;
+  auto m = LoadMeasurements(path);
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().ToString().find(": dtype: duplicate key (first at line"), std::string::npos) << m.error().ToString();
+  EXPECT_EQ(m.error().file, path);
+  const std::string empty = TempDir() + "/empty.yaml";
+  std::ofstream(empty) << "";
+  auto e = LoadMeasurements(empty);
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().ToString(), empty + ": the file is empty (nothing but comments or blank lines); expected a mapping of keys");
+}
+
+TEST(Measurements, ImplausibleValuesAreRejectedWithTheReason) {
+  const std::string path = TempDir() + "/implausible.yaml";
+  auto load_with = [&](const std::string& from, const std::string& to) {
+    std::string text = MeasurementsYaml(Sample());
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+    std::ofstream(path) << text;
+    auto m = LoadMeasurements(path);
+    return m ? std::string("(loaded)") : m.error().ToString();
+  };
+  const std::string gemm = "{m: 64, n: 64, k: 64, batch: 1, layout: nn, precision: fp32, s: 1e-05}";
+  // One sample at 1e-12 s used to give a peak of 1e9 TFLOP/s.
+  EXPECT_NE(load_with(gemm, "{m: 64, n: 64, k: 64, batch: 1, layout: nn, precision: fp32, s: 1e-12}")
+                .find("gemm[0].s: 1e-12 s is at or below 1 ns, shorter than any kernel can run"), std::string::npos)
+      << load_with(gemm, "{m: 64, n: 64, k: 64, batch: 1, layout: nn, precision: fp32, s: 1e-12}");
+  // Above 1 ns but far beyond any datasheet: 4096^3 in 10 ns is 1.4e7 TFLOP/s.
+  const std::string fast = load_with(gemm, "{m: 4096, n: 4096, k: 4096, batch: 1, layout: nn, precision: bf16, s: 1e-08}");
+  EXPECT_NE(fast.find("gemm[0].s: 1e-08 s for this bf16 GEMM is"), std::string::npos) << fast;
+  EXPECT_NE(fast.find("more than twice the fastest datasheet peak trainsim knows (989 TFLOP/s bf16"), std::string::npos) << fast;
+  // A copy at 1000 TB/s.
+  const std::string copy = load_with("{kernel: copy, bytes: 1e+06, s: 0.0001}", "{kernel: copy, bytes: 1e9, s: 1e-6}");
+  EXPECT_NE(copy.find("memory[0].s: 1e-06 s for 1e+09 bytes is 1000 TB/s, more than twice the fastest memory"), std::string::npos) << copy;
+  // max_rel_error: a word is an error, not -1.
+  const std::string lots = load_with("max_rel_error: -1", "max_rel_error: lots");
+  EXPECT_NE(lots.find("layers[0].max_rel_error: expected a number, got 'lots'"), std::string::npos) << lots;
+  EXPECT_NE(load_with("max_rel_error: -1", "max_rel_error: -2").find("must not be negative"), std::string::npos);
+  EXPECT_EQ(load_with("max_rel_error: -1", "max_rel_error: 0.001"), "(loaded)");
+}
+
 }  // namespace
 }  // namespace trainsim::calib

@@ -2,6 +2,9 @@
 
 #include <QFileInfo>
 #include <QHelpEvent>
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QWheelEvent>
 #include <QImage>
 #include <QPainter>
 #include <QSvgGenerator>
@@ -14,8 +17,12 @@
 #include <QtCharts/QLogValueAxis>
 #include <QtCharts/QStackedBarSeries>
 #include <QtCharts/QValueAxis>
+
+#include "sim/io/result_writer.h"
+#include "sim/report/result_fields.h"
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <tuple>
@@ -71,7 +78,7 @@ void SmallLegend(QChart* chart) {
 // Stacked bars, one set per component, one category per configuration.
 QChart* StackedChart(const QString& title, const QString& y_title, const std::vector<ConfigOutcome>& outcomes,
                      const QStringList& components, const std::function<std::vector<double>(const ConfigOutcome&)>& values,
-                     double* max_total) {
+                     double* max_total, bool only_runnable) {
   QChart* chart = NewChart(title);
   auto* series = new QStackedBarSeries;
   std::vector<QBarSet*> sets;
@@ -83,7 +90,9 @@ QChart* StackedChart(const QString& title, const QString& y_title, const std::ve
   }
   *max_total = 0;
   for (const auto& o : outcomes) {
-    const std::vector<double> v = o.ran() ? values(o) : std::vector<double>(components.size(), 0.0);
+    // A run that cannot happen draws no bar for what it would take.
+    const bool shown = o.ran() && (!only_runnable || o.result.error.empty());
+    const std::vector<double> v = shown ? values(o) : std::vector<double>(components.size(), 0.0);
     double total = 0;
     for (size_t i = 0; i < sets.size(); ++i) {
       *sets[i] << v[i];
@@ -96,7 +105,12 @@ QChart* StackedChart(const QString& title, const QString& y_title, const std::ve
   chart->addSeries(series);
   auto* x = new QBarCategoryAxis;
   QString common;
-  x->append(Categories(outcomes, &common));
+  QStringList cats = Categories(outcomes, &common);
+  for (int i = 0; i < cats.size() && i < static_cast<int>(outcomes.size()); ++i) {
+    if (only_runnable && outcomes[i].ran() && !outcomes[i].result.error.empty()) cats[i] += QObject::tr(" (cannot run)");
+    if (!outcomes[i].ran()) cats[i] += QObject::tr(" (invalid)");
+  }
+  x->append(cats);
   if (!common.isEmpty()) x->setTitleText(common + QStringLiteral("…"));
   SmallLegend(chart);
   chart->addAxis(x, Qt::AlignBottom);
@@ -116,13 +130,13 @@ QChart* BuildBreakdownChart(const std::vector<ConfigOutcome>& outcomes) {
   double max_total = 0;
   QChart* chart = StackedChart(
       QObject::tr("Step time breakdown"), QObject::tr("seconds per step"), outcomes,
-      {QObject::tr("compute"), QObject::tr("exposed comm"), QObject::tr("bubble"), QObject::tr("optimizer"),
+      {QObject::tr("compute"), QObject::tr("exposed communication"), QObject::tr("pipeline bubble"), QObject::tr("optimizer"),
        QObject::tr("data stall")},
       [](const ConfigOutcome& o) {
         const StepBreakdown& b = o.result.breakdown;
         return std::vector<double>{b.compute_s, b.exposed_communication_s, b.pipeline_bubble_s, b.optimizer_s, b.data_stall_s};
       },
-      &max_total);
+      &max_total, true);
   return chart;
 }
 
@@ -130,15 +144,15 @@ QChart* BuildMemoryChart(const std::vector<ConfigOutcome>& outcomes) {
   double max_total = 0;
   QChart* chart = StackedChart(
       QObject::tr("Memory per GPU vs capacity"), QObject::tr("GiB per GPU"), outcomes,
-      {QObject::tr("weights"), QObject::tr("grads"), QObject::tr("optimizer"), QObject::tr("activations"),
-       QObject::tr("other")},
+      {QObject::tr("weights"), QObject::tr("gradients"), QObject::tr("optimizer state"), QObject::tr("activations"),
+       QObject::tr("workspace and other")},
       [](const ConfigOutcome& o) {
         const MemoryReport& m = o.result.memory;
         const double listed = m.weights_gib + m.gradients_gib + m.optimizer_gib + m.activations_gib;
         return std::vector<double>{m.weights_gib, m.gradients_gib, m.optimizer_gib, m.activations_gib,
                                    std::max(0.0, m.peak_gib_per_gpu - listed)};
       },
-      &max_total);
+      &max_total, false);
   // Capacity: a red segment across each configuration's bar (GPUs may differ).
   auto* x = chart->axes(Qt::Horizontal).value(0);
   auto* y = qobject_cast<QValueAxis*>(chart->axes(Qt::Vertical).value(0));
@@ -149,7 +163,7 @@ QChart* BuildMemoryChart(const std::vector<ConfigOutcome>& outcomes) {
     if (!outcomes[i].ran() || cap <= 0) continue;
     max_capacity = std::max(max_capacity, cap);
     auto* line = new QLineSeries;
-    line->setName(QObject::tr("capacity"));
+    line->setName(QObject::tr("usable GPU memory"));
     QPen pen(QColor(0xC0, 0x00, 0x00));
     pen.setWidthF(3);
     pen.setStyle(Qt::DashLine);
@@ -173,15 +187,25 @@ QChart* BuildMemoryChart(const std::vector<ConfigOutcome>& outcomes) {
 
 QChart* BuildScalingChart(const std::vector<ConfigOutcome>& outcomes, ScalingMetric metric) {
   const bool time = metric == ScalingMetric::kTimeToTrain;
-  QChart* chart = NewChart(time ? QObject::tr("Scaling: time to train over node count (analytical)")
-                                : QObject::tr("Scaling: cost per run over node count (analytical)"));
+  QChart* chart = NewChart(time ? QObject::tr("Time to train by node count") : QObject::tr("Cost per run by node count"));
   auto* x = new QLogValueAxis;
   x->setBase(2);
   x->setLabelFormat(QStringLiteral("%g"));
-  x->setTitleText(QObject::tr("nodes"));
+  x->setTitleText(QObject::tr("nodes (analytical; data parallelism re-derived)"));
+  // Hours or days, whichever the longest run reads best in (the result-field table's scale).
+  double longest_s = 0;
+  for (const auto& o : outcomes) {
+    for (const ScalingPoint& p : o.scaling) {
+      if (p.feasible) longest_s = std::max(longest_s, p.time_to_train_s);
+    }
+  }
+  DisplayScale scale = ScaleFor(Quantity::kDuration, longest_s);
+  if (scale.divisor < 3600) scale = {3600, "", " h", 2};
+  const QString unit = QString::fromStdString(scale.suffix).trimmed();
   auto* y = new QValueAxis;
-  y->setTitleText(time ? QObject::tr("time to train (hours)") : QObject::tr("cost per run (USD)"));
-  y->setLabelFormat(time ? QStringLiteral("%g") : QStringLiteral("%.0f"));
+  y->setTitleText(time ? QObject::tr("time to train (%1)").arg(unit == QLatin1String("h") ? QObject::tr("hours") : unit)
+                       : QObject::tr("cost per run ($)"));
+  y->setLabelFormat(time ? QStringLiteral("%g") : QStringLiteral("$%.0f"));
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   SmallLegend(chart);
@@ -195,7 +219,7 @@ QChart* BuildScalingChart(const std::vector<ConfigOutcome>& outcomes, ScalingMet
     series->setPointsVisible(true);
     for (const ScalingPoint& p : outcomes[i].scaling) {
       if (!p.feasible) continue;
-      const double v = time ? p.time_to_train_s / 3600 : p.cost_usd;
+      const double v = time ? p.time_to_train_s / scale.divisor : p.cost_usd;
       series->append(p.nodes, v);
       min_n = std::min(min_n, double(p.nodes));
       max_n = std::max(max_n, double(p.nodes));
@@ -235,7 +259,7 @@ void HeatmapWidget::SetOutcome(const ConfigOutcome* outcome) {
 QRect HeatmapWidget::GridRect() const {
   const int top = fontMetrics().height() * 2 + 8;
   const int left = fontMetrics().horizontalAdvance(QStringLiteral("PP 16")) + fontMetrics().height() + 14;
-  const int bottom = fontMetrics().height() * 3 + 12;
+  const int bottom = fontMetrics().height() * 4 + 12;
   return QRect(left, top, std::max(10, width() - left - 10), std::max(10, height() - top - bottom));
 }
 
@@ -264,8 +288,18 @@ QString HeatmapWidget::ToolTipAt(const QPoint& pos) const {
   const HeatCell* c = CellAt(pos);
   if (!c) return {};
   const QString where = tr("TP %1 × PP %2").arg(c->tensor).arg(c->pipeline);
-  if (!c->feasible) return where + tr(": cannot run: ") + c->reason;
-  return where + tr(": %1 s per step").arg(c->step_time_s, 0, 'f', 3);
+  if (!c->feasible) {
+    return where + tr(": cannot run: ") + c->reason +
+           (c->searched > 0 ? tr("\n(none of the %1 settings of VP, micro batch and recompute tried runs)").arg(c->searched) : QString());
+  }
+  return where + tr(": %1 s per step, the best of %2 settings tried:\n%3\n(virtual stages %4, micro batch %5, recompute %6; "
+                    "the scenario's other settings kept)")
+                     .arg(c->step_time_s, 0, 'f', 3)
+                     .arg(c->searched)
+                     .arg(c->chosen)
+                     .arg(c->virtual_stages)
+                     .arg(c->micro_batch)
+                     .arg(c->recompute);
 }
 
 bool HeatmapWidget::event(QEvent* e) {
@@ -317,8 +351,8 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
   bold.setBold(true);
   bold.setPointSizeF(font().pointSizeF() * 1.1);
   p.setFont(bold);
-  const QString title = has_outcome_ ? tr("Step time by TP × PP (analytical): %1").arg(outcome_.name) : tr("Step time by TP × PP");
-  p.drawText(QRect(0, 4, width(), fontMetrics().height() * 2), Qt::AlignCenter, title);
+  const QString title = has_outcome_ ? tr("Best step time by TP × PP (analytical): %1").arg(outcome_.name) : tr("Best step time by TP × PP");
+  p.drawText(QRect(4, 2, width() - 8, QFontMetrics(bold).height() * 2 + 4), Qt::AlignCenter | Qt::TextWordWrap, title);
   p.setFont(font());
   if (!has_outcome_ || outcome_.heatmap.empty()) {
     p.setPen(Qt::darkGray);
@@ -345,11 +379,21 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
       p.fillRect(r, HeatColor((std::log(c.step_time_s) - std::log(lo)) / span));
       label = QString::number(c.step_time_s, 'f', c.step_time_s < 10 ? 2 : 1) + QStringLiteral(" s");
       if (&c == best) label = QStringLiteral("★ ") + label;
+      // What the cell chose, in brief (the tooltip has it in full).
+      const QString rc = c.recompute == QLatin1String("none") ? tr("no rc") : c.recompute == QLatin1String("full") ? tr("full rc") : tr("sel. rc");
+      const QString choice = tr("VP%1 mb%2").arg(c.virtual_stages).arg(c.micro_batch);
+      const QFontMetrics fm = p.fontMetrics();
+      const int fit_w = std::max(fm.horizontalAdvance(choice), fm.horizontalAdvance(rc)) + 4;
+      if (fm.height() * 3 + 4 <= r.height() && fit_w <= r.width()) label += QLatin1Char('\n') + choice + QLatin1Char('\n') + rc;
+      else if (fm.height() * 2 + 4 <= r.height() && fm.horizontalAdvance(choice + QLatin1Char(' ') + rc) + 4 <= r.width())
+        label += QLatin1Char('\n') + choice + QLatin1Char(' ') + rc;
       p.setPen(Qt::black);
     } else {
       p.fillRect(r, InfeasibleColor());
       p.fillRect(r, QBrush(QColor(0x9a, 0x9a, 0x9a), Qt::BDiagPattern));
       label = QStringLiteral("✕ ") + ShortReason(c.reason);
+      if (p.fontMetrics().horizontalAdvance(label) + 4 > r.width()) label = ShortReason(c.reason);
+      if (p.fontMetrics().horizontalAdvance(label) + 4 > r.width()) label = QStringLiteral("✕");
       p.setPen(QColor(0x40, 0x40, 0x40));
     }
     QRect text_box = p.fontMetrics().boundingRect(r, Qt::AlignCenter, label).adjusted(-3, -1, 3, 1);
@@ -374,9 +418,9 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
   }
   const int fh = fontMetrics().height();
   p.setPen(Qt::darkGray);
-  p.drawText(QRect(0, g.bottom() + fh + 6, width(), fh * 2), Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap,
-             tr("green: fastest (★) → red: 2× slower or more; outlined: this configuration; "
-                "grey hatched: cannot run (hover for why)"));
+  p.drawText(QRect(4, g.bottom() + fh + 6, width() - 8, fh * 3), Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap,
+             tr("Each cell: the best VP, micro batch (mb) and recompute (rc), searched as trainsim plan does. "
+                "Green ★ fastest → red 2× slower; outlined: this configuration; grey: nothing runs (hover: why)."));
 }
 
 // ------------------------------------------------------------------ timeline
@@ -384,7 +428,51 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
 GanttWidget::GanttWidget(QWidget* parent) : QWidget(parent) {
   setMinimumSize(260, 200);
   setMouseTracking(true);
+  setFocusPolicy(Qt::WheelFocus);
 }
+
+namespace {
+
+QColor EventColor(const TimelineEvent& e) {
+  const std::string& c = e.category;
+  if (c == "forward" || c == "backward") {
+    // Chunks alternate in shade, so interleaved passes read apart.
+    int chunk = 0;
+    for (const auto& [k, v] : e.args) {
+      if (k == "chunk") chunk = std::atoi(v.c_str());
+    }
+    const QColor base = c == "forward" ? QColor(0x00, 0x72, 0xB2) : QColor(0xE6, 0x9F, 0x00);
+    return chunk % 2 ? base.lighter(135) : base;
+  }
+  if (c == "pp") return QColor(0xCC, 0x79, 0xA7);
+  if (c == "dp") return QColor(0x56, 0xB4, 0xE9);
+  if (c == "cp") return QColor(0xD5, 0x5E, 0x00);
+  if (c == "optimizer") return QColor(0x7f, 0x7f, 0x7f);
+  if (c == "checkpoint") return QColor(0x8c, 0x56, 0x4b);
+  if (c == "data") return QColor(0x00, 0x9E, 0x73);
+  if (c == "step") return QColor(0xc8, 0xc8, 0xc8);
+  return QColor(0x00, 0x9E, 0x73);
+}
+
+// Stage by stage (stage 2 before stage 10), each stage's tracks together,
+// run-wide tracks ("steps" first, storage last) around them.
+std::tuple<int, int, std::string, int> TrackOrder(const std::string& t, int lane) {
+  if (t == "steps") return {-1, 0, t, lane};
+  int stage = 1 << 30;
+  std::string kind = t;
+  if (t.rfind("stage ", 0) == 0) {
+    size_t used = 0;
+    try {
+      stage = std::stoi(t.substr(6), &used);
+      kind = t.substr(6 + used);
+    } catch (const std::exception&) {
+    }
+  }
+  const int rank = kind == " compute" ? 0 : kind == " comm" ? 1 : kind == " dp" ? 2 : kind == " cp" ? 3 : 4;
+  return {stage, rank, kind, lane};
+}
+
+}  // namespace
 
 QString GanttWidget::ToolTipAt(const QPoint& pos) const {
   // Bars can be a pixel wide: take the nearest one within a few pixels.
@@ -399,12 +487,16 @@ QString GanttWidget::ToolTipAt(const QPoint& pos) const {
     }
   }
   if (!best) return {};
-  double t0 = best->start_s;
-  for (const auto& e : events_) t0 = std::min(t0, e.start_s);
-  return tr("%1 (%2): %3 ms, from %4 ms")
-      .arg(QString::fromStdString(best->name), QString::fromStdString(best->track))
-      .arg(best->duration_s * 1e3, 0, 'f', 3)
-      .arg((best->start_s - t0) * 1e3, 0, 'f', 3);
+  QString tip = tr("%1 (%2): %3 ms, from %4 ms into the step")
+                    .arg(QString::fromStdString(best->name), QString::fromStdString(best->track))
+                    .arg(best->duration_s * 1e3, 0, 'f', 3)
+                    .arg(best->start_s * 1e3, 0, 'f', 3);
+  for (const auto& [k, v] : best->args) {
+    QString value = QString::fromStdString(v);
+    if (k == "bytes") value = QString::number(std::atof(v.c_str()) / (1024.0 * 1024), 'f', 1) + QStringLiteral(" MiB");
+    tip += QStringLiteral("\n%1: %2").arg(QString::fromStdString(k).replace(QLatin1Char('_'), QLatin1Char(' ')), value);
+  }
+  return tip;
 }
 
 bool GanttWidget::event(QEvent* e) {
@@ -422,60 +514,87 @@ void GanttWidget::SetOutcome(const ConfigOutcome* outcome) {
   name_ = outcome ? outcome->name : QString();
   fidelity_ = outcome ? QString::fromStdString(outcome->result.fidelity) : QString();
   events_.clear();
+  lanes_.clear();
   hidden_events_ = 0;
+  step_s_ = 0;
   if (outcome) {
-    // The timeline holds one step and, when there are checkpoints, the first
-    // checkpoint far later in the run: show the step (the window of the
-    // pipeline-stage tracks) and what overlaps it; --trace has the rest.
+    // The traced step, on its own origin, as `trainsim run --trace` writes
+    // it; the first checkpoint (far later in the run) is counted, not drawn.
     const auto& all = outcome->result.timeline;
-    double t0 = 1e300, t1 = -1e300;
-    for (const auto& e : all) {
-      if (e.track.rfind("stage", 0) != 0) continue;
-      t0 = std::min(t0, e.start_s);
-      t1 = std::max(t1, e.start_s + e.duration_s);
-    }
-    for (const auto& e : all) {
-      if (t1 < t0 || (e.start_s < t1 && e.start_s + e.duration_s > t0)) {
-        TimelineEvent c = e;
-        if (t1 >= t0) {
-          c.start_s = std::max(e.start_s, t0);
-          c.duration_s = std::min(e.start_s + e.duration_s, t1) - c.start_s;
-        }
-        events_.push_back(c);
-      } else {
-        ++hidden_events_;
-      }
-    }
+    events_ = TimelinePart(all, TracePart::kStep);
+    hidden_events_ = static_cast<int>(TimelinePart(all, TracePart::kCheckpoint).size());
+    lanes_ = TimelineLanes(events_);
+    for (const auto& e : events_) step_s_ = std::max(step_s_, e.start_s + e.duration_s);
   }
+  ResetZoom();
+}
+
+void GanttWidget::SetView(double start_s, double end_s) {
+  const double full = step_s_ > 0 ? step_s_ : 1;
+  const double min_span = full * 1e-5;
+  double a = std::clamp(std::min(start_s, end_s), 0.0, full), b = std::clamp(std::max(start_s, end_s), 0.0, full);
+  if (b - a < min_span) {
+    const double mid = (a + b) / 2;
+    a = std::max(0.0, mid - min_span / 2);
+    b = std::min(full, a + min_span);
+  }
+  view0_ = a;
+  view1_ = b;
   update();
+}
+
+void GanttWidget::ResetZoom() { SetView(0, step_s_ > 0 ? step_s_ : 1); }
+
+QRect GanttWidget::PlotArea() const {
+  const int fh = fontMetrics().height();
+  return QRect(label_w_ + 12, fh * 2 + 8, std::max(10, width() - label_w_ - 24), std::max(10, height() - fh * 9 - 26));
+}
+
+void GanttWidget::wheelEvent(QWheelEvent* e) {
+  if (events_.empty()) return;
+  const QRect area = PlotArea();
+  const double f = std::clamp((e->position().x() - area.left()) / std::max(1, area.width()), 0.0, 1.0);
+  const double at = view0_ + f * (view1_ - view0_);
+  const double factor = e->angleDelta().y() > 0 ? 0.8 : 1.25;
+  const double span = (view1_ - view0_) * factor;
+  SetView(at - f * span, at - f * span + span);
+  e->accept();
+}
+
+void GanttWidget::mousePressEvent(QMouseEvent* e) {
+  drag_x_ = e->position().x();
+  drag_view0_ = view0_;
+  dragging_ = e->button() == Qt::LeftButton;
+}
+
+void GanttWidget::mouseMoveEvent(QMouseEvent* e) {
+  if (!dragging_ || events_.empty()) return;
+  const double span = view1_ - view0_;
+  const double dt = -(e->position().x() - drag_x_) / std::max(1, PlotArea().width()) * span;
+  const double start = std::clamp(drag_view0_ + dt, 0.0, std::max(0.0, step_s_ - span));
+  SetView(start, start + span);
+}
+
+void GanttWidget::mouseReleaseEvent(QMouseEvent*) { dragging_ = false; }
+
+void GanttWidget::mouseDoubleClickEvent(QMouseEvent*) { ResetZoom(); }
+
+void GanttWidget::keyPressEvent(QKeyEvent* e) {
+  const double mid = (view0_ + view1_) / 2, span = view1_ - view0_;
+  if (e->key() == Qt::Key_Plus || e->key() == Qt::Key_Equal) SetView(mid - span * 0.4, mid + span * 0.4);
+  else if (e->key() == Qt::Key_Minus) SetView(mid - span * 0.625, mid + span * 0.625);
+  else if (e->key() == Qt::Key_0) ResetZoom();
+  else QWidget::keyPressEvent(e);
 }
 
 QString GanttWidget::PlaceholderText() const {
   if (name_.isEmpty()) return tr("Run the comparison to see the timeline of one simulated step.");
   return tr("No timeline for %1 (fidelity: %2).\n\nThe Gantt chart shows one simulated step per pipeline stage: "
-            "forward and backward micro batches, communication and the optimizer. The discrete-event simulator "
-            "records it (fidelity DES); the analytical path computes the step time in closed form and has no "
-            "events to show. Choose Run ▸ Fidelity ▸ DES and run again once the DES is available in this build.")
+            "forward and backward passes per micro batch and chunk, communication and the optimizer. The "
+            "discrete-event simulator records it (fidelity DES); the analytical path computes the step time in "
+            "closed form and has no events to show. Choose Run ▸ Fidelity ▸ DES and run again.")
       .arg(name_, fidelity_.isEmpty() ? QStringLiteral("?") : fidelity_);
 }
-
-namespace {
-
-QColor EventColor(const TimelineEvent& e) {
-  const QString n = QString::fromStdString(e.name).toLower();
-  const QString track = QString::fromStdString(e.track).toLower();
-  if (n.contains(QLatin1String("checkpoint"))) return QColor(0x8c, 0x56, 0x4b);
-  if (n.contains(QLatin1String("optim"))) return QColor(0x7f, 0x7f, 0x7f);
-  if (track.contains(QLatin1String("comm")) || n.contains(QLatin1String("reduce")) || n.contains(QLatin1String("gather")) ||
-      n.contains(QLatin1String("send")) || n.contains(QLatin1String("recv"))) {
-    return QColor(0xCC, 0x79, 0xA7);
-  }
-  if (n.startsWith(QLatin1Char('f'))) return QColor(0x00, 0x72, 0xB2);
-  if (n.startsWith(QLatin1Char('b'))) return QColor(0xE6, 0x9F, 0x00);
-  return QColor(0x00, 0x9E, 0x73);
-}
-
-}  // namespace
 
 void GanttWidget::paintEvent(QPaintEvent*) {
   QPainter p(this);
@@ -485,69 +604,70 @@ void GanttWidget::paintEvent(QPaintEvent*) {
   bold.setPointSizeF(font().pointSizeF() * 1.1);
   p.setFont(bold);
   const int fh = fontMetrics().height();
-  p.drawText(QRect(0, 4, width(), fh * 2), Qt::AlignCenter,
-             name_.isEmpty() ? tr("Timeline of one step") : tr("Timeline of one step: %1").arg(name_));
+  const bool zoomed = step_s_ > 0 && (view0_ > 0 || view1_ < step_s_);
+  QString title = name_.isEmpty() ? tr("Timeline of one step") : tr("Timeline of one step: %1").arg(name_);
+  if (zoomed) title += tr(" (zoomed: %1–%2 ms; double-click for all)").arg(view0_ * 1e3, 0, 'f', 1).arg(view1_ * 1e3, 0, 'f', 1);
+  p.drawText(QRect(0, 4, width(), fh * 2), Qt::AlignCenter, title);
   p.setFont(font());
+  bars_.clear();
   if (events_.empty()) {
     p.setPen(Qt::darkGray);
     p.drawText(rect().adjusted(16, fh * 2 + 8, -16, -8), Qt::AlignCenter | Qt::TextWordWrap, PlaceholderText());
     return;
   }
-  bars_.clear();
-  std::vector<std::string> tracks;
-  double t0 = 1e300, t1 = 0;
-  for (const auto& e : events_) {
-    if (std::find(tracks.begin(), tracks.end(), e.track) == tracks.end()) tracks.push_back(e.track);
-    t0 = std::min(t0, e.start_s);
-    t1 = std::max(t1, e.start_s + e.duration_s);
+  // Rows: one per (track, lane); a lane holds slices that do not overlap.
+  std::vector<std::pair<std::string, int>> rows;
+  for (size_t i = 0; i < events_.size(); ++i) {
+    const auto key = std::make_pair(events_[i].track, lanes_[i]);
+    if (std::find(rows.begin(), rows.end(), key) == rows.end()) rows.push_back(key);
   }
-  // Stage by stage (stage 2 before stage 10), each stage's tracks together, other tracks last.
-  auto order = [](const std::string& t) {
-    int stage = 1 << 30;
-    std::string kind = t;
-    if (t.rfind("stage ", 0) == 0) {
-      size_t used = 0;
-      try {
-        stage = std::stoi(t.substr(6), &used);
-        kind = t.substr(6 + used);
-      } catch (const std::exception&) {
-      }
-    }
-    const int rank = kind == " compute" ? 0 : kind == " comm" ? 1 : kind == " dp" ? 2 : 3;
-    return std::make_tuple(stage, rank, kind);
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return TrackOrder(a.first, a.second) < TrackOrder(b.first, b.second); });
+  auto row_label = [](const std::pair<std::string, int>& r) {
+    return QString::fromStdString(r.first) + (r.second > 0 ? QStringLiteral(" (%1)").arg(r.second + 1) : QString());
   };
-  std::stable_sort(tracks.begin(), tracks.end(), [&](const std::string& a, const std::string& b) { return order(a) < order(b); });
-  int label_w = 0;
-  for (const auto& t : tracks) label_w = std::max(label_w, fontMetrics().horizontalAdvance(QString::fromStdString(t)));
-  const QRect area(label_w + 12, fh * 2 + 8, std::max(10, width() - label_w - 24), std::max(10, height() - fh * 7 - 26));
-  const double row_h = double(area.height()) / tracks.size();
-  const double span = t1 > t0 ? t1 - t0 : 1;
+  label_w_ = 0;
+  for (const auto& r : rows) label_w_ = std::max(label_w_, fontMetrics().horizontalAdvance(row_label(r)));
+  const QRect area = PlotArea();
+  const double row_h = double(area.height()) / rows.size();
+  const double t0 = view0_, span = std::max(1e-12, view1_ - view0_);
   auto x_of = [&](double t) { return area.left() + (t - t0) / span * area.width(); };
-  for (size_t i = 0; i < tracks.size(); ++i) {
+  for (size_t i = 0; i < rows.size(); ++i) {
     const double y = area.top() + i * row_h;
     p.setPen(Qt::black);
-    p.drawText(QRectF(0, y, label_w + 6, row_h), Qt::AlignRight | Qt::AlignVCenter, QString::fromStdString(tracks[i]));
+    p.drawText(QRectF(0, y, label_w_ + 6, row_h), Qt::AlignRight | Qt::AlignVCenter, row_label(rows[i]));
     if (i % 2 == 1) p.fillRect(QRectF(area.left(), y, area.width(), row_h), QColor(0xf4, 0xf4, 0xf4));
   }
-  for (const auto& e : events_) {
-    const size_t row = std::find(tracks.begin(), tracks.end(), e.track) - tracks.begin();
-    const QRectF r(x_of(e.start_s), area.top() + row * row_h + row_h * 0.15, std::max(1.0, e.duration_s / span * area.width()),
-                   row_h * 0.7);
+  p.save();
+  p.setClipRect(area.adjusted(0, 0, 1, 1));
+  for (size_t i = 0; i < events_.size(); ++i) {
+    const TimelineEvent& e = events_[i];
+    if (e.start_s > view1_ || e.start_s + e.duration_s < view0_) continue;
+    const size_t row = std::find(rows.begin(), rows.end(), std::make_pair(e.track, lanes_[i])) - rows.begin();
+    const double x0 = x_of(e.start_s), w = e.duration_s / span * area.width();
+    const QRectF r(x0, area.top() + row * row_h + row_h * 0.15, std::max(1.0, w), row_h * 0.7);
     p.fillRect(r, EventColor(e));
-    bars_.push_back({r, static_cast<int>(&e - events_.data())});
+    // A hairline between passes once they are wide enough to tell apart: one
+    // bar per micro batch and chunk, not one solid bar per stage.
+    if (w >= 4) {
+      p.setPen(QPen(QColor(255, 255, 255, 200), 1));
+      p.drawLine(QPointF(r.left(), r.top()), QPointF(r.left(), r.bottom()));
+    }
+    bars_.push_back({r, static_cast<int>(i)});
     const QString name = QString::fromStdString(e.name);
     if (fontMetrics().horizontalAdvance(name) + 4 < r.width()) {
-      p.setPen(Qt::white);
+      p.setPen(e.category == "step" ? Qt::black : Qt::white);
       p.drawText(r, Qt::AlignCenter, name);
     }
   }
-  // Time axis: ticks at round multiples (1, 2, 5 x 10^k) from the start of the step.
+  p.restore();
+  // Time axis: ticks at round multiples (1, 2, 5 x 10^k) of the visible span.
   p.setPen(Qt::black);
   const int axis_y = area.bottom() + 4;
   p.drawLine(area.left(), axis_y, area.right(), axis_y);
   const bool in_s = span >= 2;
   const double unit = in_s ? 1 : 1e-3;
-  const int max_ticks = std::max(2, area.width() / (fontMetrics().horizontalAdvance(QStringLiteral("0000 ms")) + 16));
+  const int max_ticks = std::max(2, area.width() / (fontMetrics().horizontalAdvance(QStringLiteral("00000.0 ms")) + 16));
   double tick = std::pow(10, std::floor(std::log10(span / unit / max_ticks))) * unit;
   for (double m : {1.0, 2.0, 5.0, 10.0}) {
     if (span / (tick * m) <= max_ticks) {
@@ -555,19 +675,30 @@ void GanttWidget::paintEvent(QPaintEvent*) {
       break;
     }
   }
-  for (double t = 0; t <= span * 1.0001; t += tick) {
-    const int x = static_cast<int>(x_of(t0 + t));
+  for (double t = std::ceil(t0 / tick) * tick; t <= view1_ + span * 1e-4; t += tick) {
+    const int x = static_cast<int>(x_of(t));
     p.drawLine(x, axis_y, x, axis_y + 4);
     p.drawText(QRect(x - 50, axis_y + 5, 100, fh), Qt::AlignHCenter,
-               QString::number(t / unit, 'g', 4) + (in_s ? QStringLiteral(" s") : QStringLiteral(" ms")));
+               QString::number(t / unit, 'g', 6) + (in_s ? QStringLiteral(" s") : QStringLiteral(" ms")));
   }
   // Legend of the bar colours, then what is not shown.
   int lx = 8;
   const int ly = axis_y + fh + 8;
+  auto ev = [](const char* cat, const char* chunk = "0") {
+    TimelineEvent e;
+    e.category = cat;
+    e.args = {{"chunk", chunk}};
+    return e;
+  };
   const std::pair<QString, QColor> legend[] = {
-      {tr("forward"), EventColor({"", "F", 0, 0})},      {tr("backward"), EventColor({"", "B", 0, 0})},
-      {tr("communication"), EventColor({"comm", "", 0, 0})}, {tr("optimizer"), EventColor({"", "optimizer", 0, 0})},
-      {tr("checkpoint"), EventColor({"", "checkpoint", 0, 0})}, {tr("other"), EventColor({"", "", 0, 0})}};
+      {tr("forward (F<micro batch>.c<chunk>)"), EventColor(ev("forward"))},
+      {tr("odd chunk"), EventColor(ev("forward", "1"))},
+      {tr("backward"), EventColor(ev("backward"))},
+      {tr("pipeline send"), EventColor(ev("pp"))},
+      {tr("data-parallel collective"), EventColor(ev("dp"))},
+      {tr("context-parallel ring"), EventColor(ev("cp"))},
+      {tr("optimizer"), EventColor(ev("optimizer"))},
+      {tr("data read"), EventColor(ev("data"))}};
   int line_y = ly;
   for (const auto& [label, color] : legend) {
     const int item_w = fh + fontMetrics().horizontalAdvance(label) + 12;
@@ -580,11 +711,10 @@ void GanttWidget::paintEvent(QPaintEvent*) {
     p.drawText(QPoint(lx + fh, line_y + fontMetrics().ascent()), label);
     lx += item_w;
   }
-  if (hidden_events_) {
-    p.setPen(Qt::darkGray);
-    p.drawText(QRect(8, line_y + fh + 2, width() - 16, fh + 2), Qt::AlignLeft,
-               tr("%n event(s) outside this step (checkpoints): trainsim run --trace", nullptr, hidden_events_));
-  }
+  p.setPen(Qt::darkGray);
+  QString note = tr("Wheel: zoom, drag: pan, double-click: whole step.");
+  if (hidden_events_) note += tr(" The first checkpoint (%n event(s), later in the run) is in trainsim run --trace.", nullptr, hidden_events_);
+  p.drawText(QRect(8, line_y + fh + 2, width() - 16, fh * 2 + 4), Qt::AlignLeft | Qt::TextWordWrap, note);
 }
 
 // ------------------------------------------------------------------- export

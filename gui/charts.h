@@ -50,8 +50,12 @@ class HeatmapWidget : public QWidget {
   ConfigOutcome outcome_;
 };
 
-// One simulated step per pipeline stage: a row per timeline track, a bar per
-// event. Without a timeline (the analytical path has none) it explains why.
+// One simulated step per pipeline stage, as `trainsim run --trace` writes it
+// (TimelinePart: time 0 at the step's start): a row per timeline track and
+// lane, a bar per forward/backward pass of each micro batch and chunk, per
+// send, collective and the optimizer. Zoomable: the wheel zooms around the
+// pointer, dragging pans, double-click (or 0) shows the whole step, +/- zoom.
+// Without a timeline (the analytical path has none) it explains why.
 class GanttWidget : public QWidget {
   Q_OBJECT
  public:
@@ -59,20 +63,42 @@ class GanttWidget : public QWidget {
   void SetOutcome(const ConfigOutcome* outcome);
   bool HasTimeline() const { return !events_.empty(); }
   QString PlaceholderText() const;
-  // The event under a point of the last painted chart, as tooltip text.
+  // The event under a point of the last painted chart, as tooltip text
+  // (name, track, duration, start, and its args: micro batch, chunk, bytes, link).
   QString ToolTipAt(const QPoint& pos) const;
+  // The visible window, seconds from the step's start.
+  void SetView(double start_s, double end_s);
+  void ResetZoom();
+  double viewStart() const { return view0_; }
+  double viewEnd() const { return view1_; }
+  double stepSeconds() const { return step_s_; }
+  // Bars painted last time (for tests): how many are on screen.
+  int PaintedBars() const { return static_cast<int>(bars_.size()); }
   QSize sizeHint() const override { return {420, 320}; }
 
  protected:
   void paintEvent(QPaintEvent*) override;
   bool event(QEvent* e) override;
+  void wheelEvent(QWheelEvent* e) override;
+  void mousePressEvent(QMouseEvent* e) override;
+  void mouseMoveEvent(QMouseEvent* e) override;
+  void mouseReleaseEvent(QMouseEvent* e) override;
+  void mouseDoubleClickEvent(QMouseEvent* e) override;
+  void keyPressEvent(QKeyEvent* e) override;
 
  private:
+  QRect PlotArea() const;
   std::vector<std::pair<QRectF, int>> bars_;  // painted bars -> index in events_
   QString name_;
   QString fidelity_;
-  std::vector<TimelineEvent> events_;  // clipped to the step
-  int hidden_events_ = 0;               // recorded outside the step (checkpoints)
+  std::vector<TimelineEvent> events_;  // the traced step, time 0 at its start
+  std::vector<int> lanes_;             // per event, its lane on its track
+  int hidden_events_ = 0;              // the first checkpoint's events
+  double step_s_ = 0;
+  double view0_ = 0, view1_ = 1;
+  int label_w_ = 0;
+  bool dragging_ = false;
+  double drag_x_ = 0, drag_view0_ = 0;
 };
 
 // Renders a widget (a chart view, the heatmap, the whole comparison view)

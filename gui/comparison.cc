@@ -1,6 +1,8 @@
 #include "gui/comparison.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/io/result_writer.h"
+#include "sim/report/comparison.h"
+#include "sim/report/result_fields.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -58,65 +60,108 @@ const HeatCell* ConfigOutcome::Cell(int tensor_size, int pipeline_size) const {
 void ResultsTableModel::SetOutcomes(const std::vector<ConfigOutcome>& outcomes) {
   beginResetModel();
   outcomes_ = outcomes;
-  keys_ = FlatResultKeys();
-  keys_.push_back("error");
-  values_.clear();
+  csv_keys_ = FlatResultKeys();
+  csv_keys_.push_back("error");
+  csv_values_.clear();
   for (const ConfigOutcome& o : outcomes_) {
     std::vector<std::string> v;
     if (o.ran()) {
       v = FlatResultValues(o.result);
       v.push_back(o.result.error);
     } else {
-      v.assign(keys_.size(), "");
+      v.assign(csv_keys_.size(), "");
       v[0] = o.name.toStdString();
       v.back() = o.input_error.toStdString();
     }
-    values_.push_back(std::move(v));
+    csv_values_.push_back(std::move(v));
   }
+  rows_.clear();
+  rows_.push_back({"fidelity", nullptr});
+  for (const ResultField& f : ResultFields()) rows_.push_back({f.key, &f});
+  rows_.push_back({"error", nullptr});
   endResetModel();
 }
 
 int ResultsTableModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(keys_.size());
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
 }
 
 int ResultsTableModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(outcomes_.size());
+  if (parent.isValid() || outcomes_.empty()) return 0;
+  return 1 + 3 * (static_cast<int>(outcomes_.size()) - 1);
 }
 
-QString ResultsTableModel::RawValue(int row, int column) const {
-  if (column < 0 || column >= static_cast<int>(values_.size())) return {};
-  const auto& v = values_[column];
-  return row >= 0 && row < static_cast<int>(v.size()) ? QString::fromStdString(v[row]) : QString();
+int ResultsTableModel::ValueColumn(int configuration) const { return configuration == 0 ? 0 : 1 + 3 * (configuration - 1); }
+
+int ResultsTableModel::ConfigurationOf(int column) const { return column <= 0 ? 0 : 1 + (column - 1) / 3; }
+
+ResultsTableModel::ColumnKind ResultsTableModel::KindOf(int column) const {
+  if (column <= 0) return ColumnKind::kValue;
+  return static_cast<ColumnKind>((column - 1) % 3);
 }
+
+int ResultsTableModel::RowOf(const QString& key) const {
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    if (QString::fromStdString(rows_[r].key) == key) return static_cast<int>(r);
+  }
+  return -1;
+}
+
+bool ResultsTableModel::CanRun(int configuration) const {
+  const ConfigOutcome& o = outcomes_[configuration];
+  return o.ran() && o.result.error.empty();
+}
+
+// Figures of a run that cannot happen are not shown as if it could: what it
+// would take is in memory (and its step time is the closed form's).
+static bool ShownWhenItCannotRun(const std::string& key) { return key == "gpus" || key.rfind("memory.", 0) == 0; }
 
 QVariant ResultsTableModel::data(const QModelIndex& index, int role) const {
-  if (!index.isValid()) return {};
-  const QString raw = RawValue(index.row(), index.column());
-  const std::string& key = keys_[index.row()];
+  if (!index.isValid() || index.row() >= static_cast<int>(rows_.size())) return {};
+  const Row& row = rows_[index.row()];
+  const int config = ConfigurationOf(index.column());
+  if (config >= static_cast<int>(outcomes_.size())) return {};
+  const ConfigOutcome& o = outcomes_[config];
+  const ColumnKind kind = KindOf(index.column());
+  const ConfigOutcome& base = outcomes_[0];
+  const bool numeric = row.field && o.ran() && (CanRun(config) || ShownWhenItCannotRun(row.key));
+  const bool base_numeric = row.field && base.ran() && (CanRun(0) || ShownWhenItCannotRun(row.key));
   switch (role) {
     case Qt::DisplayRole: {
-      // Numbers get a readable precision; the CSV keeps the library's digits.
-      bool ok = false;
-      const double v = raw.toDouble(&ok);
-      if (!ok || key == "gpus" || key == "run.steps") return raw;
-      if (key == "run.checkpoint_bytes") return QString::number(v / (1024.0 * 1024 * 1024), 'f', 1) + " GiB";
-      if (key == "mfu" || key == "run.goodput") return QString::number(100 * v, 'f', 1) + " %";
-      if (std::abs(v) >= 1e4) return QString::number(v, 'f', 0);
-      return QString::number(v, 'g', 4);
+      if (!row.field) {
+        if (kind != ColumnKind::kValue) return {};
+        if (row.key == "fidelity") return o.ran() ? QString::fromStdString(o.result.fidelity) : QString();
+        return o.ran() ? QString::fromStdString(o.result.error) : o.input_error;
+      }
+      if (!o.ran()) return {};
+      if (!numeric) return kind == ColumnKind::kValue ? tr("cannot run") : QString();
+      const double v = row.field->get(o.result);
+      if (kind == ColumnKind::kValue) return QString::fromStdString(FormatValue(*row.field, v));
+      if (!base_numeric) return {};
+      const double b = row.field->get(base.result);
+      if (kind == ColumnKind::kDelta) return QString::fromStdString(FormatDelta(*row.field, b, v));
+      if (row.field->quantity == Quantity::kBool || b == 0) return {};
+      const double rel = CleanRelative(b, v);
+      return rel == 0 ? QStringLiteral("0.0%") : QString::asprintf("%+.1f%%", 100 * rel);
     }
-    case Qt::ToolTipRole:
-      return raw;
-    case Qt::TextAlignmentRole: {
-      bool ok = false;
-      raw.toDouble(&ok);
-      return QVariant::fromValue(Qt::Alignment((ok ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter));
+    case Qt::ToolTipRole: {
+      if (!row.field) return data(index, Qt::DisplayRole);
+      QString tip = QString::fromStdString(row.field->label).trimmed() + QStringLiteral(" (") + QString::fromStdString(row.key) +
+                    QStringLiteral(")");
+      if (o.ran()) tip += QStringLiteral(": ") + QString::number(row.field->get(o.result), 'g', 17);
+      if (o.ran() && !o.result.error.empty()) tip += tr("\n%1 cannot run: %2").arg(o.name, QString::fromStdString(o.result.error));
+      return tip;
     }
+    case kRawValueRole:
+      if (!row.field || !o.ran()) return {};
+      return row.field->get(o.result);
+    case Qt::TextAlignmentRole:
+      return QVariant::fromValue(Qt::Alignment((row.field ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter));
     case Qt::FontRole: {
       // Bold where the configurations differ: what the comparison is about.
-      if (values_.size() < 2 || key == "name") return {};
-      for (const auto& v : values_) {
-        if (v[index.row()] != values_[0][index.row()]) {
+      if (!row.field || outcomes_.size() < 2 || kind != ColumnKind::kValue) return {};
+      for (const auto& other : outcomes_) {
+        if (other.ran() && base.ran() && CleanDelta(row.field->get(base.result), row.field->get(other.result)) != 0) {
           QFont f;
           f.setBold(true);
           return f;
@@ -124,20 +169,69 @@ QVariant ResultsTableModel::data(const QModelIndex& index, int role) const {
       }
       return {};
     }
-    case Qt::ForegroundRole:
-      if ((key == "error" && !raw.isEmpty()) || (key == "memory.fits" && raw == "false")) return QBrush(QColor(180, 0, 0));
+    case Qt::ForegroundRole: {
+      if ((row.key == "error" && o.ran() && !o.result.error.empty()) || !o.input_error.isEmpty()) return QBrush(QColor(180, 0, 0));
+      if (row.key == "memory.fits" && o.ran() && !o.result.memory.fits) return QBrush(QColor(180, 0, 0));
+      if (numeric && !o.ran()) return {};
+      if (row.field && kind != ColumnKind::kValue && numeric && base_numeric && row.field->quantity != Quantity::kBool &&
+          row.field->quantity != Quantity::kCount) {
+        // Deltas coloured by whether they help: green better, red worse.
+        const double d = CleanDelta(row.field->get(base.result), row.field->get(o.result));
+        if (d == 0) return QBrush(QColor(0x70, 0x70, 0x70));
+        const bool better = row.field->lower_is_better ? d < 0 : d > 0;
+        return QBrush(better ? QColor(0x1a, 0x7f, 0x37) : QColor(0xb0, 0x20, 0x20));
+      }
+      if (!numeric && row.field && kind == ColumnKind::kValue) return QBrush(QColor(0x80, 0x80, 0x80));
       return {};
+    }
     default:
       return {};
   }
 }
 
 QVariant ResultsTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
   if (orientation == Qt::Vertical) {
-    return section >= 0 && section < static_cast<int>(keys_.size()) ? QString::fromStdString(keys_[section]) : QVariant();
+    if (section < 0 || section >= static_cast<int>(rows_.size())) return {};
+    const Row& row = rows_[section];
+    if (role == Qt::DisplayRole) {
+      if (!row.field) return row.key == "fidelity" ? tr("Fidelity") : tr("Why it cannot run");
+      return QString::fromStdString(row.field->label);
+    }
+    if (role == Qt::ToolTipRole) return QString::fromStdString(row.key);
+    return {};
   }
-  return section >= 0 && section < static_cast<int>(outcomes_.size()) ? outcomes_[section].name : QVariant();
+  if (section < 0 || section >= columnCount()) return {};
+  const int config = ConfigurationOf(section);
+  const QString name = outcomes_[config].name;
+  if (role == Qt::DisplayRole) {
+    switch (KindOf(section)) {
+      case ColumnKind::kValue: return config == 0 ? tr("Baseline: %1").arg(name) : name;
+      case ColumnKind::kDelta: return tr("Δ vs baseline");
+      case ColumnKind::kRelative: return tr("Δ %");
+    }
+  }
+  if (role == Qt::ToolTipRole) {
+    if (config == 0) return tr("%1: the baseline every other configuration is compared with").arg(name);
+    return tr("%1 against the baseline %2 (green: better, red: worse)").arg(name, outcomes_[0].name);
+  }
+  return {};
+}
+
+QString ResultsTableModel::RawValue(int row, int column) const {
+  if (column < 0 || column >= static_cast<int>(csv_values_.size())) return {};
+  const auto& v = csv_values_[column];
+  return row >= 0 && row < static_cast<int>(v.size()) ? QString::fromStdString(v[row]) : QString();
+}
+
+std::vector<QString> ResultsTableModel::Headlines() const {
+  std::vector<QString> out;
+  for (size_t i = 1; i < outcomes_.size(); ++i) {
+    const ConfigOutcome& o = outcomes_[i];
+    if (!o.ran()) out.push_back(o.name + tr(": the scenario does not parse: ") + o.input_error);
+    else if (!outcomes_[0].ran()) out.push_back(o.name + tr(": no baseline to compare with (it does not parse)"));
+    else out.push_back(QString::fromStdString(Headline(outcomes_[0].result, o.result)));
+  }
+  return out;
 }
 
 QString CsvField(const QString& s) {
@@ -149,11 +243,11 @@ QString CsvField(const QString& s) {
 
 QString ResultsTableModel::ToCsv() const {
   QString out = QStringLiteral("configuration");
-  for (const auto& k : keys_) out += QLatin1Char(',') + CsvField(QString::fromStdString(k));
+  for (const auto& k : csv_keys_) out += QLatin1Char(',') + CsvField(QString::fromStdString(k));
   out += QLatin1Char('\n');
-  for (int c = 0; c < columnCount(); ++c) {
+  for (int c = 0; c < static_cast<int>(outcomes_.size()); ++c) {
     out += CsvField(outcomes_[c].name);
-    for (int r = 0; r < rowCount(); ++r) out += QLatin1Char(',') + CsvField(RawValue(r, c));
+    for (int r = 0; r < static_cast<int>(csv_keys_.size()); ++r) out += QLatin1Char(',') + CsvField(RawValue(r, c));
     out += QLatin1Char('\n');
   }
   return out;

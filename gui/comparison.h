@@ -18,6 +18,7 @@
 #include "sim/core/error.h"
 #include "sim/core/result.h"
 #include "sim/core/scenario.h"
+#include "sim/report/result_fields.h"
 
 namespace trainsim::gui {
 
@@ -41,13 +42,20 @@ Expected<Scenario> ParseConfiguration(const Configuration& c, const std::vector<
 // The CLI's one-line message for a configuration that does not parse; empty when it does.
 QString ValidationMessage(const Configuration& c);
 
-// A cell of the TP x PP grid: the step time, or why that setting cannot run.
+// A cell of the TP x PP grid: the best configuration with that TP and PP
+// (virtual stages, micro batch and recompute searched as `trainsim plan`
+// does, the rest of the scenario kept), or why none of them can run.
 struct HeatCell {
   int tensor = 1;
   int pipeline = 1;
   bool feasible = false;
   double step_time_s = 0;
-  QString reason;  // empty when feasible
+  QString reason;  // empty when feasible: the least demanding member's rejection
+  QString chosen;  // what the cell's best sets, planner notation ("TP4 PP4 VP5 ... mb1 recompute=none")
+  int virtual_stages = 1;
+  int micro_batch = 1;
+  QString recompute;
+  int searched = 0;  // configurations tried for the cell
 };
 
 // A point of the scaling curve over node count (the configuration with
@@ -78,12 +86,18 @@ struct ConfigOutcome {
   const HeatCell* Cell(int tensor_size, int pipeline_size) const;
 };
 
-// Results side by side: one row per result field (FlatResultKeys, then
-// "error"), one column per configuration.
+// Results side by side: one row per field of the result-field table
+// (sim/report/result_fields.h: labels, units and scales), plus the fidelity
+// and why a run cannot happen; the first configuration is the baseline
+// column, every other one has its value, its delta against the baseline and
+// the delta in percent. A run that cannot happen shows "cannot run" except
+// for its memory figures (which say why).
 class ResultsTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   using QAbstractTableModel::QAbstractTableModel;
+  static constexpr int kRawValueRole = Qt::UserRole + 1;  // the field's number, full precision
+  enum class ColumnKind { kValue = 0, kDelta = 1, kRelative = 2 };
 
   void SetOutcomes(const std::vector<ConfigOutcome>& outcomes);
   const std::vector<ConfigOutcome>& outcomes() const { return outcomes_; }
@@ -93,16 +107,33 @@ class ResultsTableModel : public QAbstractTableModel {
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
   QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
+  // The row of a result key ("run.cost_usd", "fidelity", "error"); -1 if none.
+  int RowOf(const QString& key) const;
+  // The column of a configuration's value, and the configuration a column shows.
+  int ValueColumn(int configuration) const;
+  int ConfigurationOf(int column) const;
+  ColumnKind KindOf(int column) const;
+
+  // One sentence per configuration after the baseline (Headline of
+  // sim/report/comparison.h): time, cost and energy against the baseline, what its step is made of.
+  std::vector<QString> Headlines() const;
+
   // One line per configuration, columns "configuration", the flat result
   // keys, "error": the layout of the sweep CSV, so the same tools read both.
   QString ToCsv() const;
 
  private:
-  QString RawValue(int row, int column) const;
+  struct Row {
+    std::string key;
+    const ResultField* field = nullptr;  // null: a text row
+  };
+  QString RawValue(int key_index, int configuration) const;
+  bool CanRun(int configuration) const;
 
   std::vector<ConfigOutcome> outcomes_;
-  std::vector<std::string> keys_;
-  std::vector<std::vector<std::string>> values_;  // per column
+  std::vector<Row> rows_;
+  std::vector<std::string> csv_keys_;
+  std::vector<std::vector<std::string>> csv_values_;  // per configuration
 };
 
 // Reads and writes the comparison-set file. Errors come back as

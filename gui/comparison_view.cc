@@ -15,6 +15,9 @@
 #include <QVBoxLayout>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
+#include <QtCharts/QLegend>
+#include <QtCharts/QLegendMarker>
+#include <QtCharts/QXYSeries>
 
 #include "gui/charts.h"
 
@@ -29,7 +32,13 @@ ComparisonView::ComparisonView(QWidget* parent) : QWidget(parent) {
   table_->setSelectionBehavior(QAbstractItemView::SelectColumns);
   table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 4);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  connect(table_->horizontalHeader(), &QHeaderView::sectionClicked, this, &ComparisonView::ShowDetailsOf);
+  connect(table_->horizontalHeader(), &QHeaderView::sectionClicked, this,
+          [this](int column) { ShowDetailsOf(model_->ConfigurationOf(column)); });
+  headline_ = new QLabel(this);
+  headline_->setObjectName(QStringLiteral("headline"));
+  headline_->setWordWrap(true);
+  headline_->setTextFormat(Qt::RichText);
+  headline_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
   heatmap_ = new HeatmapWidget(this);
   heatmap_->setObjectName(QStringLiteral("heatmap"));
@@ -61,17 +70,20 @@ ComparisonView::ComparisonView(QWidget* parent) : QWidget(parent) {
   auto* results = new QWidget(this);
   auto* rl = new QVBoxLayout(results);
   rl->setContentsMargins(0, 0, 0, 0);
-  auto* title = new QLabel(tr("<b>Results</b> (full precision in tooltips; click a column to show it in the heatmap and timeline)"), results);
+  auto* title = new QLabel(tr("<b>Results</b> against the first configuration, the baseline (full precision in tooltips; "
+                              "click a column to show it in the heatmap and timeline)"),
+                           results);
   title->setWordWrap(true);
   rl->addWidget(title);
+  rl->addWidget(headline_);
   rl->addWidget(table_, 1);
   panels_[QStringLiteral("results")] = table_;
   grid->addWidget(results, 0, 0, 2, 1);
-  grid->addWidget(MakePanel(QStringLiteral("breakdown"), charts_["breakdown"]), 0, 1);
-  grid->addWidget(MakePanel(QStringLiteral("memory"), charts_["memory"]), 0, 2);
+  grid->addWidget(MakePanel(QStringLiteral("breakdown"), WithLegend(QStringLiteral("breakdown"))), 0, 1);
+  grid->addWidget(MakePanel(QStringLiteral("memory"), WithLegend(QStringLiteral("memory"))), 0, 2);
   grid->addWidget(MakePanel(QStringLiteral("heatmap"), heatmap_, heat_choice_), 0, 3);
-  grid->addWidget(MakePanel(QStringLiteral("scaling-time"), charts_["scaling-time"]), 1, 1);
-  grid->addWidget(MakePanel(QStringLiteral("scaling-cost"), charts_["scaling-cost"]), 1, 2);
+  grid->addWidget(MakePanel(QStringLiteral("scaling-time"), WithLegend(QStringLiteral("scaling-time"))), 1, 1);
+  grid->addWidget(MakePanel(QStringLiteral("scaling-cost"), WithLegend(QStringLiteral("scaling-cost"))), 1, 2);
   grid->addWidget(MakePanel(QStringLiteral("timeline"), gantt_, gantt_choice_), 1, 3);
   for (int c = 1; c <= 3; ++c) grid->setColumnStretch(c, 3);
   grid->setColumnStretch(0, 0);
@@ -101,6 +113,34 @@ QWidget* ComparisonView::MakePanel(const QString& name, QWidget* content, QCombo
   return panel;
 }
 
+QWidget* ComparisonView::WithLegend(const QString& panel) {
+  // Qt Charts elides legend labels that do not fit in one row ("co… ex…");
+  // the legend is a wrapping label under the chart instead, with every name in full.
+  auto* box = new QWidget(this);
+  box->setAutoFillBackground(true);
+  QPalette pal = box->palette();
+  pal.setColor(QPalette::Window, Qt::white);
+  box->setPalette(pal);
+  auto* v = new QVBoxLayout(box);
+  v->setContentsMargins(0, 0, 0, 4);
+  v->setSpacing(0);
+  v->addWidget(charts_.at(panel), 1);
+  auto* legend = new QLabel(box);
+  legend->setObjectName(panel + QStringLiteral("-legend"));
+  legend->setWordWrap(true);
+  legend->setTextFormat(Qt::RichText);
+  legend->setAlignment(Qt::AlignHCenter);
+  legend->setContentsMargins(6, 0, 6, 0);
+  v->addWidget(legend);
+  legends_[panel] = legend;
+  return box;
+}
+
+QString ComparisonView::LegendText(const QString& panel) const {
+  const auto it = legends_.find(panel);
+  return it == legends_.end() ? QString() : it->second->text();
+}
+
 QChartView* ComparisonView::chartView(const QString& panel) const {
   const auto it = charts_.find(panel);
   return it == charts_.end() ? nullptr : it->second;
@@ -111,12 +151,30 @@ void ComparisonView::ReplaceChart(const QString& panel, QChart* chart) {
   QChart* old = view->chart();
   view->setChart(chart);  // the view releases, but does not delete, the previous chart
   delete old;
+  QStringList items;
+  for (QLegendMarker* m : chart->legend()->markers()) {
+    if (!m->isVisible()) continue;
+    // A line's colour is its series' pen (the marker's own pen is the outline).
+    auto* xy = qobject_cast<QXYSeries*>(m->series());
+    const QColor c = xy ? xy->pen().color() : m->brush().color();
+    items << QStringLiteral("<span style=\"color:%1\">&#9632;</span>&nbsp;%2").arg(c.name(), m->label().toHtmlEscaped());
+  }
+  chart->legend()->hide();
+  if (auto it = legends_.find(panel); it != legends_.end()) it->second->setText(items.join(QStringLiteral(" &nbsp; ")));
 }
 
 void ComparisonView::SetOutcomes(const std::vector<ConfigOutcome>& outcomes) {
   outcomes_ = outcomes;
   model_->SetOutcomes(outcomes_);
   table_->resizeColumnsToContents();
+  QStringList lines;
+  for (const QString& h : model_->Headlines()) {
+    const int colon = h.indexOf(QLatin1String(": "));
+    lines << (colon > 0 ? QStringLiteral("<b>%1</b>%2").arg(h.left(colon).toHtmlEscaped(), h.mid(colon).toHtmlEscaped()) : h.toHtmlEscaped());
+  }
+  if (!outcomes_.empty() && lines.isEmpty()) lines << tr("Add a second configuration to see what it changes against %1.").arg(outcomes_[0].name.toHtmlEscaped());
+  headline_->setText(lines.join(QStringLiteral("<br>")));
+  headline_->setVisible(!lines.isEmpty());
   // Wide enough for every column, up to half the view: side by side is the point.
   int w = table_->verticalHeader()->sizeHint().width() + 2 * table_->frameWidth() + 4;
   for (int c = 0; c < model_->columnCount(); ++c) w += table_->columnWidth(c);

@@ -14,6 +14,7 @@
 class QChart;
 class QChartView;
 class QComboBox;
+class QLabel;
 class QTableView;
 
 namespace trainsim::gui {
@@ -31,9 +32,12 @@ class ComparisonView : public QWidget {
 
   ResultsTableModel* model() const { return model_; }
   QTableView* table() const { return table_; }
+  QLabel* headline() const { return headline_; }
   HeatmapWidget* heatmap() const { return heatmap_; }
   GanttWidget* gantt() const { return gantt_; }
   QChartView* chartView(const QString& panel) const;
+  // The legend under a chart, as shown (rich text, every name in full).
+  QString LegendText(const QString& panel) const;
   // Chooses the configuration the heatmap and timeline show.
   void ShowDetailsOf(int configuration);
 
@@ -51,16 +55,19 @@ class ComparisonView : public QWidget {
   QWidget* MakePanel(const QString& name, QWidget* content, QComboBox* chooser = nullptr);
   void ExportPanelInteractive(const QString& name, bool svg);
   void ReplaceChart(const QString& panel, QChart* chart);
+  QWidget* WithLegend(const QString& panel);
 
   std::vector<ConfigOutcome> outcomes_;
   ResultsTableModel* model_ = nullptr;
   QTableView* table_ = nullptr;
+  QLabel* headline_ = nullptr;  // one sentence per configuration against the baseline
   HeatmapWidget* heatmap_ = nullptr;
   GanttWidget* gantt_ = nullptr;
   QComboBox* heat_choice_ = nullptr;
   QComboBox* gantt_choice_ = nullptr;
   std::map<QString, QChartView*> charts_;
   std::map<QString, QWidget*> panels_;  // what each export renders
+  std::map<QString, QLabel*> legends_;
 };
 
 }  // namespace trainsim::gui

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <QComboBox>
+#include <QDialog>
 #include <QDir>
 #include <QFile>
 #include <QImage>
@@ -16,6 +17,7 @@
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QTextBrowser>
 #include <QTimer>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
@@ -29,6 +31,7 @@
 #include "gui/main_window.h"
 #include "gui/scenario_form.h"
 #include "sim/core/scenario.h"
+#include "sim/io/result_writer.h"
 #include "sim/io/scenario_loader.h"
 
 using namespace trainsim;
@@ -220,20 +223,42 @@ class GuiTest : public QObject {
     QVERIFY(!progress.isEmpty());
 
     ResultsTableModel* m = w.view()->model();
-    QCOMPARE(m->columnCount(), 2);
-    QCOMPARE(m->headerData(0, Qt::Horizontal).toString(), QStringLiteral("llama2-70b-4n-8nic"));
+    // Baseline column, then the other configuration's value, delta and percent.
+    QCOMPARE(m->columnCount(), 4);
+    QCOMPARE(m->headerData(0, Qt::Horizontal).toString(), QStringLiteral("Baseline: llama2-70b-4n-8nic"));
     QCOMPARE(m->headerData(1, Qt::Horizontal).toString(), QStringLiteral("llama2-70b-4n-4nic"));
-    int step_row = -1, error_row = -1;
-    for (int r = 0; r < m->rowCount(); ++r) {
-      if (m->headerData(r, Qt::Vertical).toString() == QLatin1String("step_time_s")) step_row = r;
-      if (m->headerData(r, Qt::Vertical).toString() == QLatin1String("error")) error_row = r;
-    }
-    QVERIFY(step_row >= 0 && error_row >= 0);
-    const double t8 = m->data(m->index(step_row, 0), Qt::ToolTipRole).toDouble();
-    const double t4 = m->data(m->index(step_row, 1), Qt::ToolTipRole).toDouble();
+    QCOMPARE(m->headerData(2, Qt::Horizontal).toString(), QStringLiteral("Δ vs baseline"));
+    QCOMPARE(m->headerData(3, Qt::Horizontal).toString(), QStringLiteral("Δ %"));
+    const int step_row = m->RowOf(QStringLiteral("step_time_s"));
+    const int error_row = m->RowOf(QStringLiteral("error"));
+    const int time_row = m->RowOf(QStringLiteral("run.time_to_train_s"));
+    QVERIFY(step_row >= 0 && error_row >= 0 && time_row >= 0);
+    // Human labels with units and scales from the result-field table.
+    QCOMPARE(m->headerData(step_row, Qt::Vertical).toString(), QStringLiteral("Step time"));
+    QCOMPARE(m->headerData(time_row, Qt::Vertical).toString(), QStringLiteral("Time to train"));
+    QVERIFY2(m->data(m->index(time_row, 0)).toString().endsWith(QLatin1String(" h")), qPrintable(m->data(m->index(time_row, 0)).toString()));
+    QVERIFY(m->data(m->index(m->RowOf(QStringLiteral("run.cost_usd")), 0)).toString().startsWith(QLatin1Char('$')));
+    QVERIFY(m->data(m->index(m->RowOf(QStringLiteral("memory.peak_gib_per_gpu")), 0)).toString().endsWith(QLatin1String(" GiB")));
+    const double t8 = m->data(m->index(step_row, 0), ResultsTableModel::kRawValueRole).toDouble();
+    const double t4 = m->data(m->index(step_row, 1), ResultsTableModel::kRawValueRole).toDouble();
     QVERIFY(t8 > 0);
     QVERIFY2(t4 >= t8, "halving the NICs cannot make the step faster");
+    // The delta columns agree with the values, in the row's scale.
+    const QString delta = m->data(m->index(time_row, 2)).toString();
+    QVERIFY2(delta == QLatin1String("0.00 h") || delta.startsWith(QLatin1Char('+')), qPrintable(delta));
+    QVERIFY(m->data(m->index(time_row, 3)).toString().endsWith(QLatin1Char('%')));
     QCOMPARE(m->data(m->index(error_row, 0)).toString(), QString());
+    // A headline per configuration against the baseline, in the architect's terms.
+    const std::vector<QString> heads = m->Headlines();
+    QCOMPARE(heads.size(), size_t(1));
+    QVERIFY2(heads[0].startsWith(QLatin1String("llama2-70b-4n-4nic: ")) && heads[0].contains(QLatin1String("time to train")) &&
+                 heads[0].contains(QLatin1String("per run")),
+             qPrintable(heads[0]));
+    QVERIFY(w.view()->headline()->text().contains(QLatin1String("per run")));
+    // Legends in full, not elided, and the two curves read apart.
+    QVERIFY(w.view()->LegendText(QStringLiteral("breakdown")).contains(QLatin1String("exposed communication")));
+    QVERIFY(w.view()->LegendText(QStringLiteral("scaling-time")).contains(QLatin1String("llama2-70b-4n-8nic")));
+    QVERIFY(w.view()->LegendText(QStringLiteral("scaling-time")).contains(QLatin1String("llama2-70b-4n-4nic")));
 
     auto* bars = qobject_cast<QStackedBarSeries*>(w.view()->chartView(QStringLiteral("breakdown"))->chart()->series().value(0));
     QVERIFY(bars);
@@ -274,6 +299,75 @@ class GuiTest : public QObject {
     }
   }
 
+  void timelineShowsPassesPerMicroBatchAndChunkAndZooms() {
+    MainWindow w;
+    w.resize(1600, 1000);
+    w.show();
+    QVERIFY(w.OpenScenario(TestData("llama2-70b-4n-8nic.yaml")));
+    w.SetFidelity(Fidelity::kDes);
+    QVERIFY(RunAndWait(w));
+    GanttWidget* g = w.view()->gantt();
+    QVERIFY(g->HasTimeline());
+    g->resize(900, 500);
+    QImage img(g->size(), QImage::Format_ARGB32);
+    g->render(&img);
+    const int all = g->PaintedBars();
+    QVERIFY(all > 100);
+    // The whole step shows exactly the trace's step: every slice `run --trace` writes, one bar each.
+    QCOMPARE(all, static_cast<int>(TimelinePart(w.view()->outcomes()[0].result.timeline, TracePart::kStep).size()));
+    // Zoomed to the first tenth of the step: fewer bars, wider, each named by micro batch and chunk.
+    g->SetView(0, g->stepSeconds() / 10);
+    g->render(&img);
+    QVERIFY(g->PaintedBars() < all);
+    QVERIFY(g->viewEnd() < g->stepSeconds());
+    QString tip;
+    for (int y = 0; y < g->height() && !tip.contains(QLatin1String("micro batch")); y += 3) {
+      for (int x = 0; x < g->width() && !tip.contains(QLatin1String("micro batch")); x += 3) tip = g->ToolTipAt(QPoint(x, y));
+    }
+    QVERIFY2(tip.contains(QLatin1String("micro batch")) && tip.contains(QLatin1String("chunk")), qPrintable(tip));
+    g->ResetZoom();
+    QCOMPARE(g->viewStart(), 0.0);
+    QCOMPARE(g->viewEnd(), g->stepSeconds());
+  }
+
+  void runThatCannotHappenShowsNoTimeOrCostAndNoBar() {
+    MainWindow w;
+    w.resize(1600, 1000);
+    w.show();
+    QVERIFY(w.OpenScenario(TestData("llama2-70b-4n-8nic.yaml")));
+    // 70B on one node does not fit in GPU memory: its time and cost are not a run.
+    QVERIFY(w.OpenScenario(QStringLiteral(TRAINSIM_SOURCE_DIR "/examples/reference-design/llama2-70b-1n-8nic.yaml")));
+    w.SetFidelity(Fidelity::kAnalytical);
+    QVERIFY(RunAndWait(w));
+    ResultsTableModel* m = w.view()->model();
+    const int col = m->ValueColumn(1);
+    for (const char* key : {"run.time_to_train_s", "run.cost_usd", "step_time_s"}) {
+      const int row = m->RowOf(QString::fromLatin1(key));
+      QCOMPARE(m->data(m->index(row, col)).toString(), QStringLiteral("cannot run"));
+      QCOMPARE(m->data(m->index(row, col + 1)).toString(), QString());  // no delta either
+    }
+    QCOMPARE(m->data(m->index(m->RowOf(QStringLiteral("memory.fits")), col)).toString(), QStringLiteral("no"));
+    QVERIFY(m->data(m->index(m->RowOf(QStringLiteral("error")), col)).toString().contains(QLatin1String("does not fit")));
+    QVERIFY(m->Headlines().at(0).contains(QLatin1String("cannot run")));
+    auto* bars = qobject_cast<QStackedBarSeries*>(w.view()->chartView(QStringLiteral("breakdown"))->chart()->series().value(0));
+    QVERIFY(bars);
+    for (QBarSet* set : bars->barSets()) QCOMPARE(set->at(1), 0.0);
+  }
+
+  void formFieldsHaveTooltipsAndHelpHasTheMethod() {
+    MainWindow w;
+    for (const char* key : {"cluster.nics_per_node", "parallelism.virtual_stages", "training.recompute", "checkpoint.mode"}) {
+      QWidget* field = w.form()->findChild<QWidget*>(QString::fromLatin1(key));
+      QVERIFY2(field, key);
+      QVERIFY2(field->toolTip().contains(QLatin1String("Default")), key);
+    }
+    w.ShowHelp();
+    auto* text = w.helpDialog()->findChild<QTextBrowser*>(QStringLiteral("helpText"));
+    QVERIFY(text);
+    QVERIFY(text->toPlainText().contains(QLatin1String("Method")));
+    QVERIFY(text->toPlainText().contains(QLatin1String("Accuracy")));
+  }
+
   void heatmapMarksInfeasibleCell() {
     MainWindow w;
     w.resize(1600, 1000);
@@ -290,6 +384,14 @@ class GuiTest : public QObject {
     QVERIFY2(bad->reason.contains(QLatin1String("fit")), qPrintable(bad->reason));
     QVERIFY(good->feasible);
     QVERIFY(good->step_time_s > 0);
+    // A cell is the best of its family (virtual stages, micro batch, recompute
+    // searched), so the scenario's own cell is at least as fast as the scenario.
+    const HeatCell* pp8 = o.Cell(4, 8);
+    QVERIFY(pp8);
+    QVERIFY2(pp8->feasible, qPrintable(pp8->reason));
+    QVERIFY(pp8->searched > 1);
+    QVERIFY2(pp8->chosen.startsWith(QLatin1String("TP4 PP8 VP")), qPrintable(pp8->chosen));
+    QVERIFY(good->step_time_s <= o.result.step_time_s * (1 + 1e-9));
 
     HeatmapWidget* h = w.view()->heatmap();
     h->resize(640, 480);
@@ -304,6 +406,7 @@ class GuiTest : public QObject {
     const QString tip = h->ToolTipAt(bad_rect.center());
     QVERIFY2(tip.contains(QLatin1String("cannot run")) && tip.contains(bad->reason), qPrintable(tip));
     QVERIFY(h->ToolTipAt(good_rect.center()).contains(QLatin1String("s per step")));
+    QVERIFY(h->ToolTipAt(good_rect.center()).contains(QLatin1String("micro batch")));
   }
 
   void windowStaysResponsiveAndCancelWorks() {

@@ -1,17 +1,23 @@
 // trainsim-gui [SCENARIO...]
-// trainsim-gui --screenshot OUT.png [--size WxH] [--scale S] [--fidelity des|analytical] [--whole-window] [SCENARIO...]
+// trainsim-gui --screenshot OUT.png [--size WxH] [--scale S] [--fidelity des|analytical] [--whole-window]
+//              [--panel NAME [--zoom FROM_MS:TO_MS]] [SCENARIO...]
 //
 // Without --screenshot: the desktop application, with the given scenarios as
 // configurations. With it: open the scenarios (default: the reference design's
 // Llama 2 70B on 4 nodes with 8 and with 4 ConnectX-7), run them, render the
 // comparison view offscreen to OUT.png and exit: 0 written, 1 could not run or
-// write, 2 bad input (the CLI's one-line message on stderr).
+// write, 2 bad input (the CLI's one-line message on stderr). --panel renders
+// one panel (heatmap, timeline, ...) alone at --size; --zoom sets the
+// timeline's window.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QEventLoop>
 #include <QFileInfo>
 #include <QMessageBox>
+#include <QPixmap>
 #include <QRegularExpression>
+#include <QScreen>
+#include <QThread>
 #include <cstdio>
 
 #include "gui/charts.h"
@@ -72,7 +78,16 @@ int main(int argc, char** argv) {
                                     QStringLiteral("F"));
   const QCommandLineOption whole(QStringLiteral("whole-window"),
                                  QStringLiteral("With --screenshot: render the whole window (form and menus too), not only the comparison view."));
-  parser.addOptions({shot, size, scale, fidelity, whole});
+  const QCommandLineOption panel(QStringLiteral("panel"),
+                                 QStringLiteral("With --screenshot: render one panel alone at --size (breakdown, memory, scaling-time, "
+                                                "scaling-cost, heatmap, timeline)."),
+                                 QStringLiteral("NAME"));
+  const QCommandLineOption zoom(QStringLiteral("zoom"), QStringLiteral("With --panel timeline: show FROM_MS to TO_MS of the step."),
+                                QStringLiteral("FROM_MS:TO_MS"));
+  const QCommandLineOption grab(QStringLiteral("grab-display"),
+                                QStringLiteral("With --screenshot on a real display (QT_QPA_PLATFORM=xcb, e.g. under Xvfb): save what the "
+                                               "display shows of the window, not a render of its widgets."));
+  parser.addOptions({shot, size, scale, fidelity, whole, panel, zoom, grab});
   parser.addPositionalArgument(QStringLiteral("scenario"), QStringLiteral("Scenario YAML files to compare."), QStringLiteral("[SCENARIO...]"));
   parser.process(app);
 
@@ -141,7 +156,46 @@ int main(int argc, char** argv) {
 
   const QString out = parser.value(shot);
   QWidget* target_widget = whole_window ? static_cast<QWidget*>(&window) : window.view();
-  if (!trainsim::gui::ExportPng(target_widget, out, image_scale)) {
+  if (parser.isSet(panel)) {
+    QWidget* p = window.view()->Panel(parser.value(panel));
+    if (!p) {
+      Print(stderr, QStringLiteral("trainsim-gui: --panel: '%1' is not one of: %2")
+                        .arg(parser.value(panel), window.view()->PanelNames().join(QStringLiteral(", "))));
+      return 2;
+    }
+    // Out of the grid, at the requested size: a panel read on its own.
+    p->setParent(nullptr);
+    p->resize(target);
+    p->show();
+    QApplication::processEvents();
+    if (parser.isSet(zoom)) {
+      const QRegularExpressionMatch z = QRegularExpression(QStringLiteral("^([0-9.]+):([0-9.]+)$")).match(parser.value(zoom));
+      if (!z.hasMatch() || p != window.view()->gantt()) {
+        Print(stderr, QStringLiteral("trainsim-gui: --zoom FROM_MS:TO_MS goes with --panel timeline"));
+        return 2;
+      }
+      window.view()->gantt()->SetView(z.captured(1).toDouble() / 1e3, z.captured(2).toDouble() / 1e3);
+      QApplication::processEvents();
+    }
+    target_widget = p;
+  }
+  if (parser.isSet(grab)) {
+    // What the window system composed: catches what a render of the widget
+    // tree would not (window decorations aside), e.g. native styling, fonts.
+    target_widget->raise();
+    target_widget->activateWindow();
+    for (int i = 0; i < 10; ++i) {
+      QApplication::processEvents();
+      QThread::msleep(50);
+    }
+    QScreen* screen = target_widget->screen();
+    const QPoint at = target_widget->mapToGlobal(QPoint(0, 0));
+    const QPixmap shot_pixmap = screen ? screen->grabWindow(0, at.x(), at.y(), target_widget->width(), target_widget->height()) : QPixmap();
+    if (shot_pixmap.isNull() || !shot_pixmap.save(out, "PNG")) {
+      Print(stderr, out + QStringLiteral(": cannot grab the display (is there one? QT_QPA_PLATFORM=xcb under Xvfb)"));
+      return 1;
+    }
+  } else if (!trainsim::gui::ExportPng(target_widget, out, image_scale)) {
     Print(stderr, out + QStringLiteral(": cannot write"));
     return 1;
   }

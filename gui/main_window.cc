@@ -1,5 +1,7 @@
 #include "gui/main_window.h"
 
+#include "gui/field_help.h"
+
 #include <QAction>
 #include <QActionGroup>
 #include <QApplication>
@@ -19,7 +21,11 @@
 #include <QListWidget>
 #include <QMenu>
 #include <QMenuBar>
+#include <QDialog>
+#include <QDialogButtonBox>
 #include <QMessageBox>
+#include <QTextBrowser>
+#include <QVBoxLayout>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRegularExpression>
@@ -120,6 +126,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(runner_, &ComparisonRunner::progress, this, [this](int done, int total) {
     progress_->setRange(0, std::max(1, total));
     progress_->setValue(done);
+    // Progress is simulated work (the DES's steps, the sweeps' runs): time left from the rate so far.
+    const double elapsed_s = (QDateTime::currentMSecsSinceEpoch() - run_started_ms_) / 1000.0;
+    const double fraction = total > 0 ? double(done) / total : 0;
+    if (fraction >= 0.02 && fraction < 1 && elapsed_s > 1) {
+      status_->setText(tr("Running… %1 s elapsed, about %2 s left (Esc cancels)")
+                           .arg(elapsed_s, 0, 'f', 0)
+                           .arg(elapsed_s * (1 - fraction) / fraction, 0, 'f', 0));
+    }
   });
   connect(runner_, &ComparisonRunner::finished, this, &MainWindow::OnRunFinished);
 
@@ -230,6 +244,9 @@ void MainWindow::BuildActions() {
   }
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
+  QAction* a_help = help->addAction(tr("trainsim-gui &Help (method and accuracy)"), this, [this] { ShowHelp(); });
+  a_help->setObjectName(QStringLiteral("helpAction"));
+  a_help->setShortcut(QKeySequence::HelpContents);
   help->addAction(tr("&About"), this, [this] {
     QMessageBox::about(this, tr("About trainsim-gui"),
                        tr("<b>trainsim-gui</b>: compare cluster and parallelism options for LLM training.<br>"
@@ -500,6 +517,25 @@ void MainWindow::closeEvent(QCloseEvent* e) {
   settings.setValue(QStringLiteral("geometry"), saveGeometry());
   settings.setValue(QStringLiteral("windowState"), saveState());
   QMainWindow::closeEvent(e);
+}
+
+void MainWindow::ShowHelp() {
+  if (!help_) {
+    help_ = new QDialog(this);
+    help_->setObjectName(QStringLiteral("helpDialog"));
+    help_->setWindowTitle(tr("trainsim-gui Help"));
+    auto* v = new QVBoxLayout(help_);
+    auto* text = new QTextBrowser(help_);
+    text->setObjectName(QStringLiteral("helpText"));
+    text->setHtml(HelpPageHtml());
+    v->addWidget(text);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, help_);
+    connect(buttons, &QDialogButtonBox::rejected, help_, &QDialog::close);
+    v->addWidget(buttons);
+    help_->resize(640, 620);
+  }
+  help_->show();
+  help_->raise();
 }
 
 }  // namespace trainsim::gui

@@ -13,6 +13,7 @@
 
 class QAction;
 class QActionGroup;
+class QDialog;
 class QDockWidget;
 class QLabel;
 class QListWidget;
@@ -77,6 +78,12 @@ class MainWindow : public QMainWindow {
   void SaveCurrent();
   void SaveCurrentAs();
   void NewComparison();
+ public:
+  // Help ▸ Help: the method and its accuracy (field_help.h).
+  void ShowHelp();
+  QDialog* helpDialog() const { return help_; }
+
+ private:
 
   std::vector<Configuration> configs_;
   std::vector<QString> messages_;  // validation message per configuration
@@ -96,6 +103,7 @@ class MainWindow : public QMainWindow {
   QAction* des_action_ = nullptr;
   QAction* analytical_action_ = nullptr;
   qint64 run_started_ms_ = 0;
+  QDialog* help_ = nullptr;
 };
 
 }  // namespace trainsim::gui

@@ -4,6 +4,8 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <string>
 
+#include "sim/plan/planner.h"
+
 namespace trainsim::gui {
 
 namespace {
@@ -14,9 +16,86 @@ QString Reason(const InputError& e) {
   return QString::fromStdString(e.key.empty() ? e.message : e.key + ": " + e.message);
 }
 
+std::vector<int> Divisors(int n) {
+  std::vector<int> d;
+  for (int i = 1; i <= n; ++i) {
+    if (n % i == 0) d.push_back(i);
+  }
+  return d;
+}
+
+// The best of one TP x PP family: virtual stages (divisors of the layers per
+// stage), micro batch (powers of two up to the planner's 16 and the sequences
+// per replica) and recompute, as `trainsim plan` enumerates them, on the
+// scenario `base` with its other settings (CP, SP, the distributed optimizer,
+// the hardware) kept. Ranked by step time, the planner's default objective.
+HeatCell BestOfCell(const Scenario& base, int tp, int pp) {
+  HeatCell cell;
+  cell.tensor = tp;
+  cell.pipeline = pp;
+  PlanConfig c = ConfigOf(base);
+  c.tensor = tp;
+  c.pipeline = pp;
+  const int gpus = base.gpus();
+  if (gpus % (tp * pp * c.context) != 0) {
+    cell.reason = QObject::tr("tensor x pipeline x context = %1 does not divide the %2 GPUs").arg(tp * pp * c.context).arg(gpus);
+    return cell;
+  }
+  c.data = gpus / (tp * pp * c.context);
+  const int layers = base.model.layers;
+  std::vector<int> vps{1};
+  if (pp > 1 && layers % pp == 0) {
+    for (int v : Divisors(layers / pp)) {
+      if (v > 1) vps.push_back(v);
+    }
+  }
+  const int per_replica = std::max(1, base.training.global_batch / c.data);
+  std::vector<int> mbs;
+  for (int mb = 1; mb <= 16 && mb <= per_replica; mb *= 2) mbs.push_back(mb);
+  SimulateOptions fast;
+  fast.fidelity = Fidelity::kAnalytical;
+  // Why the family fails when nothing runs: its least demanding member
+  // (full recompute, micro batch 1, no interleaving), as the planner reports.
+  QString least_demanding_reason;
+  for (int vp : vps) {
+    for (int mb : mbs) {
+      for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+        c.virtual_stages = vp;
+        c.micro_batch = mb;
+        c.recompute = rc;
+        Scenario s = base;
+        ApplyConfig(s, c);
+        QString reason;
+        if (const auto bad = CheckParallelism(s)) {
+          reason = Reason(*bad);
+        } else {
+          ++cell.searched;
+          const SimulationResult r = Simulate(s, fast);
+          if (r.error.empty()) {
+            if (!cell.feasible || r.step_time_s < cell.step_time_s) {
+              cell.feasible = true;
+              cell.step_time_s = r.step_time_s;
+              cell.virtual_stages = vp;
+              cell.micro_batch = mb;
+              cell.recompute = QString::fromStdString(ToString(rc));
+              cell.chosen = QString::fromStdString(Describe(c));
+            }
+          } else {
+            reason = QString::fromStdString(r.error);
+          }
+        }
+        if (vp == 1 && mb == 1 && rc == Recompute::kFull) least_demanding_reason = reason;
+      }
+    }
+  }
+  if (!cell.feasible) cell.reason = least_demanding_reason.isEmpty() ? QObject::tr("no configuration runs") : least_demanding_reason;
+  return cell;
+}
+
 }  // namespace
 
-ConfigOutcome RunConfiguration(const Configuration& config, const RunOptions& options, const std::function<bool()>& tick) {
+ConfigOutcome RunConfiguration(const Configuration& config, const RunOptions& options,
+                               const std::function<bool(double)>& progress, const std::atomic<bool>* cancel) {
   ConfigOutcome o;
   o.name = config.Name();
   o.heat_tensor = options.heat_tensor;
@@ -24,22 +103,29 @@ ConfigOutcome RunConfiguration(const Configuration& config, const RunOptions& op
   const Expected<Scenario> s = ParseConfiguration(config);
   if (!s) {
     o.input_error = QString::fromStdString(s.error().ToString());
-    for (int i = 0; i < options.SimulationsPerConfiguration(); ++i) {
-      if (!tick()) break;
-    }
+    progress(1.0);
     return o;
   }
   o.tensor = s->parallelism.tensor;
   o.pipeline = s->parallelism.pipeline;
   o.nodes = s->nodes;
+  const double main_share = options.MainRunShare();
+  const double sweep_units = double(options.scaling_nodes.size() + options.heat_tensor.size() * options.heat_pipeline.size());
+  const double per_sweep = (1 - main_share) / std::max(1.0, sweep_units);
+  bool stop = false;
   SimulateOptions main_options;
   main_options.fidelity = options.fidelity;
   main_options.record_timeline = options.fidelity == Fidelity::kDes;
+  main_options.cancel = cancel;
+  main_options.progress = [&](int done, int total) {
+    if (!progress(main_share * done / std::max(1, total))) stop = true;
+  };
   o.result = Simulate(*s, main_options);
-  if (!tick()) return o;
+  if (stop || !progress(main_share)) return o;
 
   SimulateOptions fast;
   fast.fidelity = Fidelity::kAnalytical;
+  double done = main_share;
   for (int n : options.scaling_nodes) {
     ScalingPoint p;
     p.nodes = n;
@@ -55,26 +141,15 @@ ConfigOutcome RunConfiguration(const Configuration& config, const RunOptions& op
       p.cost_usd = r.run.cost_usd;
     }
     o.scaling.push_back(p);
-    if (!tick()) return o;
+    done += per_sweep;
+    if (!progress(done)) return o;
   }
 
   for (int pp : options.heat_pipeline) {
     for (int tp : options.heat_tensor) {
-      HeatCell c;
-      c.tensor = tp;
-      c.pipeline = pp;
-      const Expected<Scenario> sc = ParseConfiguration(
-          config, {"parallelism.tensor=" + std::to_string(tp), "parallelism.pipeline=" + std::to_string(pp), "parallelism.data=auto"});
-      if (!sc) {
-        c.reason = Reason(sc.error());
-      } else {
-        const SimulationResult r = Simulate(*sc, fast);
-        c.feasible = r.error.empty();
-        c.reason = QString::fromStdString(r.error);
-        c.step_time_s = r.step_time_s;
-      }
-      o.heatmap.push_back(c);
-      if (!tick()) return o;
+      o.heatmap.push_back(BestOfCell(*s, tp, pp));
+      done += per_sweep;
+      if (!progress(done)) return o;
     }
   }
   return o;
@@ -88,7 +163,7 @@ ComparisonRunner::ComparisonRunner(QObject* parent) : QObject(parent) {
 
 ComparisonRunner::~ComparisonRunner() {
   if (IsRunning()) {
-    watcher_.cancel();
+    Cancel();
     watcher_.waitForFinished();
   }
 }
@@ -98,31 +173,34 @@ bool ComparisonRunner::IsRunning() const { return watcher_.isRunning(); }
 void ComparisonRunner::Start(const std::vector<Configuration>& configs, const RunOptions& options) {
   if (IsRunning()) return;
   outcomes_.clear();
+  cancel_ = std::make_shared<std::atomic<bool>>(false);
+  const int total = static_cast<int>(configs.size()) * kProgressPerConfiguration;
   // The worker owns copies of its inputs: the GUI may edit the configurations meanwhile.
-  QFuture<ConfigOutcome> future = QtConcurrent::run([configs, options](QPromise<ConfigOutcome>& promise) {
-    const int total = static_cast<int>(configs.size()) * options.SimulationsPerConfiguration();
+  QFuture<ConfigOutcome> future = QtConcurrent::run([configs, options, total, cancel = cancel_](QPromise<ConfigOutcome>& promise) {
     promise.setProgressRange(0, total);
-    int done = 0;
-    const auto tick = [&] {
-      promise.setProgressValue(++done);
-      return !promise.isCanceled();
-    };
     for (size_t i = 0; i < configs.size(); ++i) {
-      ConfigOutcome o = RunConfiguration(configs[i], options, tick);
-      if (promise.isCanceled()) return;
+      const int base = static_cast<int>(i) * kProgressPerConfiguration;
+      const auto progress = [&](double fraction) {
+        promise.setProgressValue(base + static_cast<int>(fraction * kProgressPerConfiguration));
+        return !promise.isCanceled() && !cancel->load();
+      };
+      ConfigOutcome o = RunConfiguration(configs[i], options, progress, cancel.get());
+      if (promise.isCanceled() || cancel->load()) return;
       promise.addResult(std::move(o), static_cast<int>(i));
     }
   });
   watcher_.setFuture(future);
-  emit progress(0, static_cast<int>(configs.size()) * options.SimulationsPerConfiguration());
+  emit progress(0, total);
 }
 
 void ComparisonRunner::Cancel() {
-  if (IsRunning()) watcher_.cancel();
+  if (!IsRunning()) return;
+  if (cancel_) *cancel_ = true;
+  watcher_.cancel();
 }
 
 void ComparisonRunner::OnFinished() {
-  const bool canceled = watcher_.isCanceled();
+  const bool canceled = watcher_.isCanceled() || (cancel_ && cancel_->load());
   outcomes_.clear();
   if (!canceled) {
     const QList<ConfigOutcome> results = watcher_.future().results();

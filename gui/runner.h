@@ -1,14 +1,19 @@
 // Runs the configurations of a comparison off the GUI thread. Each
 // configuration is simulated at the chosen fidelity (with the timeline when
-// DES), then swept over node count and over a TP x PP grid with the same
-// --set style overrides the CLI takes (ApplyOverrides), at analytical
-// fidelity: the sweeps are many small runs and the fast path exists for them.
-// Progress counts simulations; Cancel stops between two simulations.
+// DES), then swept over node count with the same --set style overrides the
+// CLI takes (ApplyOverrides), and over a TP x PP grid whose every cell is the
+// best of the virtual stages, micro batches and recompute settings the
+// planner would try (PlanConfig/ApplyConfig of sim/plan/planner.h), at
+// analytical fidelity: the sweeps are many small runs and the fast path
+// exists for them. Progress is by simulated work (the DES reports its steps);
+// Cancel stops inside a DES run at its next step.
 #pragma once
 
 #include <QFutureWatcher>
 #include <QObject>
+#include <atomic>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "gui/comparison.h"
@@ -23,16 +28,21 @@ struct RunOptions {
   std::vector<int> heat_tensor{1, 2, 4, 8};
   std::vector<int> heat_pipeline{1, 2, 4, 8, 16};
 
-  // Simulations per configuration, the unit of progress.
-  int SimulationsPerConfiguration() const {
-    return 1 + static_cast<int>(scaling_nodes.size() + heat_tensor.size() * heat_pipeline.size());
-  }
+  // Share of one configuration's work in its main run (the DES of a whole
+  // run outweighs hundreds of analytical runs); the sweeps share the rest.
+  double MainRunShare() const { return fidelity == Fidelity::kDes ? 0.8 : 0.1; }
 };
 
-// Runs one configuration. `tick` is called after every simulation and
-// returns false to stop early (the outcome is then partial). Thread-safe: it
-// touches only its arguments.
-ConfigOutcome RunConfiguration(const Configuration& config, const RunOptions& options, const std::function<bool()>& tick);
+// Progress units of one configuration (progress() counts these).
+constexpr int kProgressPerConfiguration = 1000;
+
+// Runs one configuration. `progress` is told the fraction of this
+// configuration done (0..1) and returns false to stop early (the outcome is
+// then partial); `cancel`, when set, also stops a DES run at its next step.
+// Thread-safe: it touches only its arguments.
+ConfigOutcome RunConfiguration(const Configuration& config, const RunOptions& options,
+                               const std::function<bool(double fraction)>& progress,
+                               const std::atomic<bool>* cancel = nullptr);
 
 // Runs a list of configurations in a worker thread (QtConcurrent); signals
 // arrive in the GUI thread.
@@ -57,6 +67,7 @@ class ComparisonRunner : public QObject {
   void OnFinished();
 
   QFutureWatcher<ConfigOutcome> watcher_;
+  std::shared_ptr<std::atomic<bool>> cancel_;  // shared with the worker: stops a DES mid-run
   std::vector<ConfigOutcome> outcomes_;
 };
 

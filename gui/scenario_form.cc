@@ -1,5 +1,7 @@
 #include "gui/scenario_form.h"
 
+#include "gui/field_help.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <QComboBox>
@@ -149,6 +151,12 @@ ScenarioForm::ScenarioForm(QWidget* parent) : QWidget(parent) {
   AddCombo("checkpoint.contents", tr("Contents"), {"full", "weights"}, false);
   AddCombo("checkpoint.mode", tr("Mode"), {"sync", "async"}, false);
   outer->addStretch(1);
+  // Every field says what its key means, its default and where the value comes from.
+  for (const Field& f : fields_) {
+    const QString help = FieldHelp(QString::fromStdString(f.key));
+    if (help.isEmpty()) continue;
+    f.widget->setToolTip(help);
+  }
 
   SetConfiguration(Configuration{DefaultScenarioYaml(), QString()});
 }

@@ -93,7 +93,7 @@ int BenchCommand(const Args& args, std::ostream& out, std::ostream& err) {
   auto run_des = [](const Scenario& s) {
     DesRun d;
     const auto t0 = std::chrono::steady_clock::now();
-    d.result = Simulate(s, {Fidelity::kDes, false, &d.stats});
+    d.result = Simulate(s, SimulateOptions::At(Fidelity::kDes, false, &d.stats));
     d.wall_s = Seconds(t0);
     return d;
   };

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -117,8 +119,15 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
     o.storage_dir = storage;
     o.storage_clients = int(storage_clients);
     o.storage_bytes_per_client = storage_mib * 1024 * 1024;
-    o.progress = [&](const std::string& s) { err << "calibrate: " << s << "\n"; };
+    // One line per phase, each with the time so far (the phases' lengths
+    // are not known ahead, so no ETA).
+    const auto start = std::chrono::steady_clock::now();
+    auto elapsed = [&] {
+      return std::to_string(std::lround(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
+    };
+    o.progress = [&](const std::string& s) { err << "calibrate: [" << elapsed() << " s] " << s << "\n" << std::flush; };
     const std::string e = calib::RunCpuCalibration(plan, o, m);
+    err << "calibrate: [" << elapsed() << " s] measurements done\n";
     if (!e.empty()) {
       err << "trainsim calibrate: " << e << "\n";
       return kExitSimulationFailed;

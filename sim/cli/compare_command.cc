@@ -1,4 +1,4 @@
-// trainsim compare A.yaml B.yaml [--set KEY=VALUE]... [--json] [--fidelity des|analytical]
+// trainsim compare A.yaml [B.yaml] [--set KEY=VALUE]... [--set-a KEY=VALUE]... [--set-b KEY=VALUE]... [--json] [--fidelity des|analytical]
 #include <iostream>
 
 #include "sim/cli/args.h"
@@ -12,18 +12,29 @@ namespace trainsim::cli {
 
 int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
   ParsedArgs a;
-  const std::string perr = Parse(args, {{"--set", true}, {"--json"}, {"--fidelity", true}, {"--help", false, "-h"}}, a);
+  const std::string perr = Parse(args,
+                                 {{"--set", true}, {"--set-a", true}, {"--set-b", true}, {"--json"}, {"--fidelity", true},
+                                  {"--help", false, "-h"}},
+                                 a);
   if (a.Has("--help")) {
-    out << "usage: trainsim compare A.yaml B.yaml [--set KEY=VALUE]... [--json] [--fidelity des|analytical]\n"
+    out << "usage: trainsim compare A.yaml [B.yaml] [options]\n"
            "Simulate two scenarios and print their figures side by side with B's delta against A:\n"
            "what one hardware option (NICs per node, storage nodes, fabric, node count) changes in time and cost.\n"
-           "  --set KEY=VALUE   override applied to both scenarios (repeatable)\n"
-           "  --json            machine-readable output\n"
-           "  --fidelity F      des (default) or analytical\n";
+           "With one file, B is A with the --set-b overrides (a what-if on one scenario).\n"
+           "  --set KEY=VALUE     override applied to both scenarios (repeatable)\n"
+           "  --set-a KEY=VALUE   override applied to A only (repeatable)\n"
+           "  --set-b KEY=VALUE   override applied to B only (repeatable), e.g. --set-b cluster.nics_per_node=4\n"
+           "  --json              machine-readable output\n"
+           "  --fidelity F        des (default) or analytical\n";
     return kExitOk;
   }
-  if (!perr.empty() || a.positional.size() != 2) {
-    err << "trainsim compare: " << (perr.empty() ? "expected two scenario files" : perr) << "\n";
+  const size_t files = a.positional.size();
+  if (perr.empty() && files == 1 && a.All("--set-b").empty()) {
+    err << "trainsim compare: with one scenario file, give B's changes with --set-b KEY=VALUE\n";
+    return kExitBadInput;
+  }
+  if (!perr.empty() || files < 1 || files > 2) {
+    err << "trainsim compare: " << (perr.empty() ? "expected one or two scenario files" : perr) << "\n";
     return kExitBadInput;
   }
   SimulateOptions opt;
@@ -34,12 +45,19 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
   }
   SimulationResult r[2];
   for (int i = 0; i < 2; ++i) {
-    Expected<Scenario> s = LoadScenario(a.positional[i], a.All("--set"));
+    std::vector<std::string> overrides = a.All("--set");
+    const auto& own = a.All(i == 0 ? "--set-a" : "--set-b");
+    overrides.insert(overrides.end(), own.begin(), own.end());
+    Expected<Scenario> s = LoadScenario(a.positional[files == 2 ? i : 0], overrides);
     if (!s) {
       err << s.error().ToString() << "\n";
       return kExitBadInput;
     }
     r[i] = Simulate(*s, opt);
+    // Name the what-if by what it changes, so A and B read apart.
+    std::string changes;
+    for (const auto& o : own) changes += (changes.empty() ? "" : ", ") + o;
+    if (!changes.empty()) r[i].name += " [" + changes + "]";
   }
   out << (a.Has("--json") ? ComparisonJson(r[0], r[1]) : ComparisonTable(r[0], r[1]));
   return (r[0].error.empty() && r[1].error.empty()) ? kExitOk : kExitSimulationFailed;

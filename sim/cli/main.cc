@@ -5,10 +5,7 @@
 #include <string>
 
 #include "sim/cli/commands.h"
-
-#ifndef TRAINSIM_VERSION
-#define TRAINSIM_VERSION "0.0.0"
-#endif
+#include "sim/core/version.h"
 
 namespace {
 
@@ -22,10 +19,11 @@ const char* kHelp =
     "  plan SCENARIO.yaml      search parallelism settings; rank by time or cost\n"
     "  size SCENARIO.yaml      the cheapest (or fastest) cluster that trains T tokens within D days\n"
     "  compare A.yaml B.yaml   two scenarios side by side with time and cost deltas\n"
+    "  compare A.yaml --set-b KEY=VALUE   one scenario against itself with B's overrides\n"
     "  calibrate               measure the hardware (cpu or cuda backend) and write a profile\n"
     "  bench                   speed benchmarks of the analytical path and the DES\n"
     "options:\n"
-    "  --version               print the version\n"
+    "  --version               print the version and the git revision it was built from\n"
     "  -h, --help              this help\n";
 
 struct Verb {
@@ -57,7 +55,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (verb == "--version") {
-    std::cout << "trainsim " << TRAINSIM_VERSION << "\n";
+    std::cout << "trainsim " << trainsim::VersionString() << "\n";
     return 0;
   }
   trainsim::cli::Args args(argv + 2, argv + argc);

@@ -4,6 +4,7 @@
 
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/progress.h"
 #include "sim/plan/planner.h"
 #include "sim/core/scenario.h"
 #include "sim/io/scenario_loader.h"
@@ -22,6 +23,7 @@ const char* kPlanHelp =
     "  --recheck F            des (default) or analytical (no re-check)\n"
     "  --set KEY=VALUE        override a scenario key by dotted path (repeatable)\n"
     "  --json                 print {\"candidates\": [...], \"rejected\": [...], ...} (design.md section 3)\n"
+    "  --progress             elapsed time on stderr (default: only when stderr is a terminal)\n"
     "  -h, --help             this help\n"
     "exit status: 0 ok, 1 no configuration fits, 2 bad input\n";
 }  // namespace
@@ -30,7 +32,7 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
   ParsedArgs a;
   const std::string perr = Parse(args,
                                  {{"--top", true}, {"--objective", true}, {"--recheck", true}, {"--set", true}, {"--json"},
-                                  {"--help", false, "-h"}},
+                                  {"--progress"}, {"--help", false, "-h"}},
                                  a);
   if (a.Has("--help")) {
     out << kPlanHelp;
@@ -70,7 +72,12 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
     err << s.error().ToString() << "\n";
     return kExitBadInput;
   }
+  // The planner reports no progress of its own (its search size is known
+  // only as it prunes): elapsed time, so long searches are not silent.
+  ProgressLine progress(err, "plan", a.Has("--progress"));
+  progress.Heartbeat(std::string("searching") + (opt.recheck_fidelity == Fidelity::kDes ? " and re-checking the best with the DES" : ""));
   const PlanReport r = Plan(*s, opt);
+  progress.Finish();
   out << (a.Has("--json") ? PlanToJson(r) : PlanToText(r));
   return r.candidates.empty() ? kExitSimulationFailed : kExitOk;
 }

@@ -4,6 +4,7 @@
 
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/progress.h"
 #include "sim/core/scenario.h"
 #include "sim/run/simulate.h"
 #include "sim/io/scenario_loader.h"
@@ -18,15 +19,20 @@ const char* kRunHelp =
     "  --set KEY=VALUE        override a scenario key by dotted path (repeatable),\n"
     "                         e.g. --set parallelism.tensor=8 --set cluster.nics_per_node=4\n"
     "  --json                 print the result object (design.md section 3) instead of the summary\n"
-    "  --trace FILE.json      write the simulated timeline as Chrome trace JSON (open in Perfetto)\n"
+    "  --trace FILE.json      write one simulated step as Chrome trace JSON (open in Perfetto), time 0\n"
+    "                         at the step's start; with checkpoints, the first one goes to\n"
+    "                         FILE.checkpoint.json. Needs the DES (--fidelity des)\n"
     "  --fidelity F           des (default) or analytical\n"
+    "  --progress             progress and time left on stderr (default: only when stderr is a terminal)\n"
     "  -h, --help             this help\n"
     "exit status: 0 ok, 1 the run cannot happen (e.g. does not fit in memory), 2 bad input\n";
 }  // namespace
 
 int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
   ParsedArgs a;
-  const std::string perr = Parse(args, {{"--set", true}, {"--json"}, {"--trace", true}, {"--fidelity", true}, {"--help", false, "-h"}}, a);
+  const std::string perr = Parse(args, {{"--set", true}, {"--json"}, {"--trace", true}, {"--fidelity", true}, {"--progress"},
+                                         {"--help", false, "-h"}},
+                                 a);
   if (a.Has("--help")) {
     out << kRunHelp;
     return kExitOk;
@@ -42,18 +48,46 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
   opt.record_timeline = a.Has("--trace");
+  if (opt.record_timeline && opt.fidelity != Fidelity::kDes) {
+    // The closed form has step and stall times, not events: an empty or
+    // invented timeline would look like a result.
+    err << "trainsim run: --trace needs --fidelity des: the analytical path computes the step in closed form "
+           "and has no timeline to trace\n";
+    return kExitBadInput;
+  }
   Expected<Scenario> s = LoadScenario(a.positional[0], a.All("--set"));
   if (!s) {
     err << s.error().ToString() << "\n";
     return kExitBadInput;
   }
+  ProgressLine progress(err, "run", a.Has("--progress"));
+  if (progress.enabled() && opt.fidelity == Fidelity::kDes) {
+    opt.progress = [&progress](int done, int total) {
+      progress.Update(double(done) / total, "step " + std::to_string(done) + " of " + std::to_string(total));
+    };
+  }
   const SimulationResult r = Simulate(*s, opt);
+  progress.Finish();
   if (auto trace = a.Value("--trace")) {
-    std::ofstream f(*trace);
-    f << ToChromeTrace(r);
-    if (!f) {
-      err << *trace << ": cannot write trace file\n";
-      return kExitBadInput;
+    if (r.timeline.empty()) {
+      err << "trainsim run: no trace written to " << *trace << ": the run did not simulate (" << r.error << ")\n";
+    } else {
+      std::string checkpoint_path = *trace;
+      if (const auto dot = checkpoint_path.rfind(".json"); dot != std::string::npos && dot + 5 == checkpoint_path.size()) {
+        checkpoint_path.resize(dot);
+      }
+      checkpoint_path += ".checkpoint.json";
+      const bool has_checkpoint = !TimelinePart(r.timeline, TracePart::kCheckpoint).empty();
+      for (int part = 0; part < (has_checkpoint ? 2 : 1); ++part) {
+        const std::string& path = part == 0 ? *trace : checkpoint_path;
+        std::ofstream f(path);
+        f << ToChromeTrace(r, part == 0 ? TracePart::kStep : TracePart::kCheckpoint);
+        if (!f) {
+          err << path << ": cannot write trace file\n";
+          return kExitBadInput;
+        }
+      }
+      if (has_checkpoint) err << "trainsim run: the first checkpoint's timeline is in " << checkpoint_path << "\n";
     }
   }
   out << (a.Has("--json") ? ToJson(r) : ToSummary(r));

@@ -32,8 +32,10 @@ const char* kSweepHelp =
     "  -q, --quiet            no progress display\n"
     "  -h, --help             this help\n"
     "Under `mpirun -n K trainsim sweep ...` the points are spread over the ranks; rank 0 writes FILE.\n"
+    "Another sweep writing FILE holds a lock on it; FILE.fingerprint records what produced the\n"
+    "rows (base scenario, axes, fidelity, version) and --resume refuses a file it does not match.\n"
     "exit status: 0 every point has a row (infeasible points included), 1 interrupted\n"
-    "(rerun with --resume), 2 bad input\n";
+    "(rerun with --resume; also a full disk) or FILE locked by another sweep, 2 bad input\n";
 
 // Ctrl-C (SIGINT) and SIGTERM stop handing out points; the rows in flight
 // are still written, so --resume continues exactly. The signals are blocked in
@@ -160,6 +162,11 @@ int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
   const SweepSummary& s = *r;
+  if (s.locked) {
+    // Locked by another sweep: nothing was read or written.
+    if (root) err << opt.output_path << ": " << s.failure << "\n";
+    return kExitSimulationFailed;
+  }
   if (!s.writer) return s.interrupted ? kExitSimulationFailed : kExitOk;
   out << "sweep: " << s.points << " points -> " << opt.output_path << ": " << s.written << " written";
   if (s.resumed) out << ", " << s.resumed << " already there (resumed)";
@@ -168,6 +175,11 @@ int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
   out << "  " << Fmt("%.2f s", s.wall_s) << Fmt(", %.1f points/s", s.wall_s > 0 ? s.written / s.wall_s : 0.0) << ", "
       << opt.jobs << (opt.jobs == 1 ? " thread" : " threads") << (s.ranks > 1 ? " x " + std::to_string(s.ranks) + " MPI ranks" : "")
       << "\n";
+  if (!s.failure.empty()) {
+    err << opt.output_path << ": " << s.failure << "; interrupted with " << (s.points - s.resumed - s.written)
+        << " points left: free the space (or fix the file) and rerun with --resume\n";
+    return kExitSimulationFailed;
+  }
   if (s.interrupted) {
     err << "trainsim sweep: interrupted with " << (s.points - s.resumed - s.written)
         << " points left; rerun with --resume to finish them\n";

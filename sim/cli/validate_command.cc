@@ -4,6 +4,7 @@
 #include "calib/layer_prediction.h"
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/progress.h"
 #include "sim/validate/validation.h"
 
 namespace trainsim::cli {
@@ -11,14 +12,16 @@ namespace trainsim::cli {
 int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err) {
   ParsedArgs a;
   const std::string perr =
-      Parse(args, {{"--reference", true}, {"--profile", true}, {"--json"}, {"--fidelity", true}, {"--help", false, "-h"}}, a);
+      Parse(args, {{"--reference", true}, {"--profile", true}, {"--json"}, {"--fidelity", true}, {"--progress"}, {"--help", false, "-h"}}, a);
   if (a.Has("--help")) {
     out << "usage: trainsim validate [--reference FILE.yaml | --profile PROFILE.yaml] [--json] [--fidelity des|analytical]\n"
            "Predict every case of a reference file of measured runs and print predicted vs measured step time.\n"
-           "  --reference FILE   cases to predict (default: tests/reference/measured.yaml in the data directory)\n"
+           "  --reference FILE   cases to predict (default: reference/measured.yaml in the data directory when\n"
+           "                     installed, else tests/reference/measured.yaml in the source tree)\n"
            "  --profile FILE     a calibration profile: validate its measured layer steps instead\n"
            "  --json             machine-readable output\n"
-           "  --fidelity F       analytical (default) or des\n";
+           "  --fidelity F       analytical (default) or des\n"
+           "  --progress         progress and time left on stderr (default: only when stderr is a terminal)\n";
     return kExitOk;
   }
   if (!perr.empty() || !a.positional.empty()) {
@@ -41,7 +44,11 @@ int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
   const std::string file = a.Value("--reference").value_or(DefaultReferenceFile());
-  auto rep = ValidateReference(file, fid);
+  ProgressLine progress(err, "validate", a.Has("--progress"));
+  auto rep = ValidateReference(file, fid, [&progress](int done, int total, const std::string& id) {
+    progress.Update(double(done) / total, "case " + std::to_string(done) + " of " + std::to_string(total) + ": " + id);
+  });
+  progress.Finish();
   if (!rep) {
     err << rep.error().ToString() << "\n";
     return kExitBadInput;

@@ -21,7 +21,17 @@ std::string InputError::ToString() const {
   s += ": ";
   if (!key.empty()) s += key + ": ";
   s += message;
-  return s;
+  // One line whatever the input held (a block scalar quoted in a message, a
+  // key with a tab): control characters are written as escapes.
+  std::string one_line;
+  for (const char c : s) {
+    if (c == '\n') one_line += "\\n";
+    else if (c == '\r') one_line += "\\r";
+    else if (c == '\t') one_line += "\\t";
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) one_line += '?';
+    else one_line += c;
+  }
+  return one_line;
 }
 
 InputException::InputException(InputError e) : std::runtime_error(e.ToString()), error_(std::move(e)) {}

@@ -104,6 +104,7 @@ struct NodeProfile {
   double nic_capital_usd = 0;  // one compute-fabric NIC (adapter only; its link is the fabric's)
   int default_nics_per_node = 8;
   std::string framework;    // default FrameworkProfile name
+  std::string default_fabric;  // path of the fabric profile a scenario without cluster.fabric uses ("" = none)
   std::string source_file;  // the profile's path, for messages about it
 };
 

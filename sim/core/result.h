@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/core/error.h"
@@ -57,13 +58,21 @@ struct RunReport {
 };
 
 // One span of the simulated timeline, for --trace and the GUI Gantt chart.
+// A track is "stage N WHAT" (a pipeline stage's compute, comm, dp or cp
+// lane) or a run-wide one ("steps", "storage"); the trace writes "stage N"
+// as a process and WHAT as its thread. Slices on one track may overlap (two
+// sends in flight); writers that need disjoint slices split them into lanes.
 struct TimelineEvent {
   std::string track;  // e.g. "stage 0 compute", "stage 0 comm", "storage"
   std::string name;   // e.g. "F3", "B3", "dp reduce-scatter", "checkpoint write"
   double start_s = 0;
   double duration_s = 0;
+  // What kind of work: "step", "forward", "backward", "optimizer", "pp",
+  // "dp", "cp", "data", "checkpoint" (the trace's `cat`, the GUI's colour).
+  std::string category;
+  // Small key/value details: micro batch, chunk, bytes, link, step.
+  std::vector<std::pair<std::string, std::string>> args;
 };
-
 struct SimulationResult {
   std::string name;
   int gpus = 0;

@@ -28,36 +28,69 @@ double CollectiveChunkBytes(const CommOp& op, int ranks) {
   return op.bytes;                                                                  // one transfer
 }
 
-double CollectiveTime(const Scenario& s, const CommOp& op) {
+double CollectivePlan::Time() const {
+  if (phase_count == 0) return 0;
+  double t = 0;
+  for (int i = 0; i < phase_count; ++i) t = std::max(t, phases[i].time_s());
+  return latency_s + t;
+}
+
+CollectivePlan PlanCollective(const Scenario& s, const CommOp& op) {
+  CollectivePlan plan;
   const GroupSpan g = s.layout().Span(op.group);
-  if (g.ranks <= 1 || op.bytes <= 0) return 0;
+  plan.span = g;
+  if (g.ranks <= 1 || op.bytes <= 0) return plan;
   const double S = op.bytes;
   const double size_f = MessageSizeFactor(s, CollectiveChunkBytes(op, g.ranks));
   const double inter_lat = s.fabric.inter_node_latency_s + 2 * s.fabric.switch_latency_s;
+  const double nic_shared = NicShareBytesPerS(s), nic_alone = NicAchievedBytesPerS(s);
+  auto add = [&](LinkClass link, double bytes, double shared, double unshared) {
+    plan.phases[plan.phase_count++] = CollectivePhase{link, bytes, shared, unshared};
+  };
 
   if (op.kind == CollectiveKind::kSendRecv) {
-    // Point to point with a neighbour: NVLink when the whole group shares a
-    // node; otherwise some hop crosses the NICs, and that hop paces the ring
-    // or pipeline.
-    if (g.on_nvlink()) return s.node.intra_latency_s + S / (s.node.nvlink_bytes_per_s * size_f);
-    return inter_lat + S / (NicShareBytesPerS(s) * size_f);
+    // Point to point with a neighbour: NVLink when the whole group shares an
+    // NVLink domain; otherwise some hop crosses the NICs, and that hop paces
+    // the ring or pipeline.
+    if (g.on_nvlink()) {
+      plan.latency_s = s.node.intra_latency_s;
+      add(LinkClass::kNvlink, S / size_f, s.node.nvlink_bytes_per_s, s.node.nvlink_bytes_per_s);
+    } else {
+      plan.latency_s = inter_lat;
+      add(LinkClass::kNic, S / size_f, nic_shared, nic_alone);
+    }
+    return plan;
   }
-
   const double n = g.ranks;
-  const double factor = op.kind == CollectiveKind::kAllReduce ? 2.0 : 1.0;
-  const double intra_bus = (op.kind == CollectiveKind::kAllReduce && s.node.nvls) ? s.node.intra_allreduce_bus_bytes_per_s
-                                                                                   : s.node.intra_ring_bus_bytes_per_s;
-  if (g.on_nvlink()) {
-    return s.node.intra_latency_s + factor * (n - 1) / n * S / (intra_bus * size_f);
+  if (op.kind == CollectiveKind::kAllToAll) {
+    // Each member keeps 1/n and sends a 1/n piece to every other member:
+    // those in its NVLink domain over NVLink, the rest over the NICs.
+    const double r = g.ranks_per_domain;
+    plan.latency_s = s.node.intra_latency_s + (g.on_nvlink() ? 0.0 : inter_lat);
+    if (r > 1) add(LinkClass::kNvlink, (r - 1) / n * S / size_f, s.node.nvlink_bytes_per_s, s.node.nvlink_bytes_per_s);
+    if (!g.on_nvlink()) add(LinkClass::kNic, (n - r) / n * S / size_f, nic_shared, nic_alone);
+    return plan;
   }
-  // Hierarchical: the node's members split the buffer over their NICs for the
-  // inter-node phase while NVLink carries the intra-node phase; the slower
-  // phase bounds a pipelined implementation.
+  const double factor = op.kind == CollectiveKind::kAllReduce ? 2.0 : 1.0;
+  if (g.on_nvlink()) {
+    const double bus = (op.kind == CollectiveKind::kAllReduce && s.node.nvls) ? s.node.intra_allreduce_bus_bytes_per_s
+                                                                              : s.node.intra_ring_bus_bytes_per_s;
+    plan.latency_s = s.node.intra_latency_s;
+    add(LinkClass::kNvlink, factor * (n - 1) / n * S / size_f, bus, bus);
+    return plan;
+  }
+  // Hierarchical: the domain's members split the buffer over their NICs for
+  // the inter-domain phase while NVLink carries the intra-domain phase; the
+  // slower phase bounds a pipelined implementation.
   const double N = g.domains, r = g.ranks_per_domain;
-  const double inter = factor * (N - 1) / N * S / (r * NicShareBytesPerS(s) * size_f);
-  const double intra = r > 1 ? factor * (r - 1) / r * S / (s.node.intra_ring_bus_bytes_per_s * size_f) : 0.0;
-  const double latency = s.node.intra_latency_s + inter_lat * 2 * std::ceil(std::log2(N));
-  return latency + std::max(inter, intra);
+  plan.latency_s = s.node.intra_latency_s + inter_lat * 2 * std::ceil(std::log2(N));
+  add(LinkClass::kNic, factor * (N - 1) / N * S / r / size_f, nic_shared, nic_alone);
+  if (r > 1) {
+    add(LinkClass::kNvlink, factor * (r - 1) / r * S / size_f, s.node.intra_ring_bus_bytes_per_s, s.node.intra_ring_bus_bytes_per_s);
+  }
+  return plan;
 }
+
+double CollectiveTime(const Scenario& s, const CommOp& op) { return PlanCollective(s, op).Time(); }
 
 }  // namespace trainsim

@@ -26,7 +26,36 @@ double NicShareBytesPerS(const Scenario& s);
 double MessageSizeFactor(const Scenario& s, double chunk_bytes);
 double CollectiveChunkBytes(const CommOp& op, int ranks);
 
-// Time of one collective or point-to-point transfer of `op.bytes`.
+// How a collective moves its bytes, described once for both fidelities: the
+// group as the rank layout places it, the alpha (latency) term, and the
+// phases of its algorithm, each on one kind of link, run pipelined (the
+// slowest bounds the time). The closed form charges each phase at the rate
+// one GPU gets when every GPU of its node communicates at once; the DES sends
+// each phase as flows on the platform's links, sized so that an unshared
+// link takes the phase's time, and lets the links' sharing decide.
+enum class LinkClass { kNvlink, kNic };
+
+struct CollectivePhase {
+  LinkClass link = LinkClass::kNvlink;
+  double bytes = 0;                  // what one GPU moves in the phase, message-size efficiency included
+  double shared_bytes_per_s = 0;     // per GPU, all GPUs of the node at once (NICs shared 8 vs 4)
+  double unshared_bytes_per_s = 0;   // per GPU on an otherwise idle link (NVLink bus rate, one NIC's achieved rate)
+  double time_s() const { return shared_bytes_per_s > 0 ? bytes / shared_bytes_per_s : 0; }
+};
+
+struct CollectivePlan {
+  GroupSpan span;
+  double latency_s = 0;
+  CollectivePhase phases[2];
+  int phase_count = 0;
+  double Time() const;
+};
+
+// The plan of one collective or point-to-point transfer of `op.bytes`; no
+// phases when the group has one member or nothing moves.
+CollectivePlan PlanCollective(const Scenario& s, const CommOp& op);
+
+// Time of one collective or point-to-point transfer: PlanCollective(...).Time().
 double CollectiveTime(const Scenario& s, const CommOp& op);
 
 }  // namespace trainsim

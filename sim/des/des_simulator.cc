@@ -33,6 +33,8 @@ struct Flows {
   double start_s = 0;
   double latency_s = 0;
   bool active = false;
+  double bytes = 0;   // for the timeline: the transfer's logical size
+  std::string link;   // for the timeline: "NVLink", "NIC", "storage", "device-to-host"
 
   double Wait() {
     double done = start_s + latency_s;
@@ -77,8 +79,8 @@ double InterNodeLatency(const Scenario& s) { return s.fabric.inter_node_latency_
 
 class DesRun {
  public:
-  DesRun(const Scenario& s, const StepCosts& c, bool record)
-      : s_(s), c_(c), p_(s.parallelism), record_(record), layout_(s.layout()), topo_(BuildDesTopology(s)) {
+  DesRun(const Scenario& s, const StepCosts& c, bool record, const DesControl* control)
+      : s_(s), c_(c), p_(s.parallelism), record_(record), control_(control), layout_(s.layout()), topo_(BuildDesTopology(s)) {
     P_ = p_.pipeline;
     v_ = std::max(1, p_.virtual_stages);
     nccl_slowdown_ = OverlapSlowdown(s_, CommEngine::kNccl);
@@ -134,51 +136,68 @@ class DesRun {
     return f;
   }
 
-  // A DP collective of `bytes` per rank from stage st's simulated GPUs: the
-  // hierarchical decomposition of collective_model.h as ring flows (over the
-  // NICs towards the folded replicas, over NVLink inside the node).
-  Flows StartDp(int st, CollectiveKind kind, double bytes, CommGroup group = CommGroup::kData) {
-    const GroupSpan g = layout_.Span(group);
-    if (g.ranks <= 1 || bytes <= 0) return {};
-    const double factor = kind == CollectiveKind::kAllReduce ? 2.0 : 1.0;
-    const double sf = MessageSizeFactor(s_, bytes / g.ranks);  // one ring step
+  static Flows Labelled(Flows f, double bytes, const char* link) {
+    f.bytes = bytes;
+    f.link = link;
+    return f;
+  }
+
+  // Bytes one GPU sends as a flow for a phase of a collective plan
+  // (collective_model.h): sized so that the platform's link, unshared, takes
+  // the phase's time; the flows' sharing of links does the rest.
+  double FlowBytes(const CollectivePhase& ph) const {
+    const double line = ph.link == LinkClass::kNvlink ? s_.node.nvlink_bytes_per_s : topo_.nic_line_bytes_per_s;
+    return ph.unshared_bytes_per_s > 0 ? ph.bytes * line / ph.unshared_bytes_per_s : 0;
+  }
+  sg4::Host* PhaseTarget(const CollectivePhase& ph, const GroupSpan& g, int st, size_t part) const {
+    if (ph.link == LinkClass::kNvlink) return h_.nvlink_mirror[st][part];
+    return g.scalable_units > 1 ? h_.nic_mirror_su[st][part] : h_.nic_mirror[st][part];
+  }
+
+  // The flows of `repeat` back-to-back collectives of one plan from stage
+  // st's simulated GPUs: each phase towards the mirror host of its link (the
+  // folded replicas over the NICs, the node's peers over NVLink).
+  Flows StartPlanned(int st, const CollectivePlan& plan, double repeat = 1) {
+    if (plan.phase_count == 0 || repeat <= 0) return {};
     const DesGroup& grp = topo_.groups[st];
     std::vector<PathBytes> paths;
-    double latency = s_.node.intra_latency_s;
-    if (g.on_nvlink()) {
-      const double bus = (kind == CollectiveKind::kAllReduce && s_.node.nvls) ? s_.node.intra_allreduce_bus_bytes_per_s
-                                                                              : s_.node.intra_ring_bus_bytes_per_s;
-      const double per_gpu = factor * (g.ranks - 1.0) / g.ranks * bytes / sf * s_.node.nvlink_bytes_per_s / bus;
-      for (size_t j = 0; j < grp.parts.size(); ++j) paths.push_back({h_.endpoint[st][j], h_.nvlink_mirror[st][j], per_gpu * grp.parts[j].gpus});
-    } else {
-      const double N = g.domains, r = g.ranks_per_domain;
-      const double inter = factor * (N - 1) / N * bytes / r / sf * inflate_nic_;
-      const bool su = g.scalable_units > 1;
+    for (int k = 0; k < plan.phase_count; ++k) {
+      const CollectivePhase& ph = plan.phases[k];
       for (size_t j = 0; j < grp.parts.size(); ++j) {
-        paths.push_back({h_.endpoint[st][j], su ? h_.nic_mirror_su[st][j] : h_.nic_mirror[st][j], inter * grp.parts[j].gpus});
-        if (r > 1) {
-          const double intra = factor * (r - 1) / r * bytes / sf * s_.node.nvlink_bytes_per_s / s_.node.intra_ring_bus_bytes_per_s;
-          paths.push_back({h_.endpoint[st][j], h_.nvlink_mirror[st][j], intra * grp.parts[j].gpus});
-        }
+        paths.push_back({h_.endpoint[st][j], PhaseTarget(ph, plan.span, st, j), repeat * FlowBytes(ph) * grp.parts[j].gpus});
       }
-      latency += InterNodeLatency(s_) * 2 * std::ceil(std::log2(N));
     }
-    return Start(paths, latency);
+    return Start(paths, repeat * plan.latency_s);
+  }
+
+  // A DP collective of `bytes` per rank from stage st's simulated GPUs.
+  Flows StartDp(int st, CollectiveKind kind, double bytes, CommGroup group = CommGroup::kData) {
+    const CollectivePlan plan = PlanCollective(s_, CommOp{"dp", kind, group, bytes, false, ""});
+    return Labelled(StartPlanned(st, plan), bytes, plan.span.on_nvlink() ? "NVLink" : "NIC");
   }
 
   // Context-parallel K/V ring exchanges of one pass of one chunk (all its layers).
   Flows StartCp(int st, int chunk, bool forward) {
     if (p_.context <= 1) return {};
     const Workload& w = c_.workload;
-    const GroupSpan g = layout_.Span(CommGroup::kContext);
-    const bool nvlink = g.on_nvlink() || g.ranks_per_domain > 1;
     const double layers = w.stages.Layers(st, chunk);
-    double per_gpu = 0, latency = 0;
+    Flows all;
+    double bytes = 0;
+    bool nvlink = true;
     auto add = [&](const PassWork& pass) {
       for (const auto& cm : pass.comms) {
         if (cm.group != CommGroup::kContext || cm.bytes <= 0) continue;
-        per_gpu += layers * cm.bytes / MessageSizeFactor(s_, CollectiveChunkBytes(cm, g.ranks)) * (nvlink ? 1.0 : inflate_nic_);
-        latency += layers * (nvlink ? s_.node.intra_latency_s : InterNodeLatency(s_));
+        const CollectivePlan plan = PlanCollective(s_, cm);
+        nvlink = plan.span.on_nvlink();
+        Flows f = StartPlanned(st, plan, layers);
+        bytes += layers * cm.bytes;
+        all.start_s = f.start_s;
+        all.latency_s += f.latency_s;
+        all.active = all.active || f.active;
+        for (size_t k = 0; k < f.comms.size(); ++k) {
+          all.comms.push_back(f.comms[k]);
+          all.ends.push_back(f.ends[k]);
+        }
       }
     };
     if (forward) add(w.layer_forward);
@@ -186,35 +205,43 @@ class DesRun {
       add(w.layer_backward);
       add(w.layer_recompute);
     }
-    const DesGroup& grp = topo_.groups[st];
-    const bool su = g.scalable_units > 1;
-    std::vector<PathBytes> paths;
-    for (size_t j = 0; j < grp.parts.size(); ++j) {
-      sg4::Host* to = nvlink ? h_.nvlink_mirror[st][j] : su ? h_.nic_mirror_su[st][j] : h_.nic_mirror[st][j];
-      paths.push_back({h_.endpoint[st][j], to, per_gpu * grp.parts[j].gpus});
-    }
-    return Start(paths, latency);
+    return Labelled(std::move(all), bytes, nvlink ? "NVLink" : "NIC");
   }
 
   // Activations (or their gradients) of one micro batch from stage a to stage b.
   Flows StartP2p(int a, int b) {
     const double bytes = c_.workload.pipeline_p2p.bytes;
-    const double per_gpu = bytes / MessageSizeFactor(s_, bytes);
+    const CollectivePlan plan = PlanCollective(s_, c_.workload.pipeline_p2p);
+    const double per_gpu = plan.phase_count > 0 ? plan.phases[0].bytes : 0;
     const DesGroup& ga = topo_.groups[a];
     const DesGroup& gb = topo_.groups[b];
     std::vector<PathBytes> paths;
     double latency = 0;
+    const char* link = "NVLink";
     for (size_t j = 0; j < std::min(ga.parts.size(), gb.parts.size()); ++j) {
       const bool same_node = ga.parts[j].node == gb.parts[j].node;
       paths.push_back({h_.endpoint[a][j], h_.endpoint[b][j], per_gpu * ga.parts[j].gpus * (same_node ? 1.0 : inflate_nic_)});
       latency = std::max(latency, same_node ? s_.node.intra_latency_s : InterNodeLatency(s_));
+      link = same_node ? "NVLink" : "NIC";
     }
-    return Start(paths, latency);
+    return Labelled(Start(paths, latency), bytes, link);
   }
 
   // ---- timeline ----------------------------------------------------------
-  void Record(const std::string& track, const std::string& name, double start_s, double end_s, bool force = false) {
-    if ((recording_ || force) && end_s >= start_s) timeline_.push_back({track, name, start_s, end_s - start_s});
+  using Args = std::vector<std::pair<std::string, std::string>>;
+  void Record(const std::string& track, const std::string& name, const char* category, double start_s, double end_s,
+              Args args = {}, bool force = false) {
+    if ((recording_ || force) && end_s >= start_s) {
+      timeline_.push_back({track, name, start_s, end_s - start_s, category, std::move(args)});
+    }
+  }
+  static Args FlowArgs(const Flows& f, Args more = {}) {
+    more.emplace_back("bytes", std::to_string(std::llround(f.bytes)));
+    if (!f.link.empty()) more.emplace_back("link", f.link);
+    return more;
+  }
+  static Args PassArgs(const PipelineOp& op, int vs) {
+    return {{"micro_batch", std::to_string(op.microbatch)}, {"chunk", std::to_string(op.chunk)}, {"virtual_stage", std::to_string(vs)}};
   }
   static std::string StageTrack(int st, const char* what) { return "stage " + std::to_string(st) + " " + what; }
   std::string PassName(const PipelineOp& op) const {
@@ -252,7 +279,8 @@ class DesRun {
     const double start = sl.flows.start_s;
     const double end = sl.flows.Wait();
     if (recording_) {
-      Record(StageTrack(sl.from_stage, "comm"), std::string(dir == 0 ? "send act " : "send grad ") + std::to_string(mb), start, end);
+      Record(StageTrack(sl.from_stage, "comm"), std::string(dir == 0 ? "send act " : "send grad ") + std::to_string(mb), "pp",
+             start, end, FlowArgs(sl.flows, {{"micro_batch", std::to_string(mb)}, {"to_virtual_stage", std::to_string(vs)}}));
     }
   }
 
@@ -274,7 +302,7 @@ class DesRun {
       gather = StartDp(st, CollectiveKind::kAllGather, state.param_gather_bytes, CommGroup::kShard);
       if (!p_.overlap_param_gather && gather.active) {
         const double t0 = gather.start_s;
-        Record(StageTrack(st, "dp"), "param all-gather", t0, gather.Wait());
+        Record(StageTrack(st, "dp"), "param all-gather", "dp", t0, gather.Wait(), FlowArgs(gather));
       }
     }
     Flows grads;
@@ -298,7 +326,7 @@ class DesRun {
         else if (first_forward && data_.active) {
           const double t0 = Now();
           const double start = data_.start_s;
-          Record("storage", "data read", start, data_.Wait());
+          Record("storage", "data read", "data", start, data_.Wait(), FlowArgs(data_));
           step_data_stall_s_ = Now() - t0;
         }
         Flows cp = StartCp(st, op.chunk, true);
@@ -311,10 +339,13 @@ class DesRun {
           contention = std::min(remaining, chunk.forward_compute_s) * nccl_slowdown_;
         }
         Compute(chunk.forward_s() + contention);
-        if (recording_) Record(StageTrack(st, "compute"), PassName(op), t0, Now());
-        if (first_forward && gather.active) Record(StageTrack(st, "dp"), "param all-gather", gather.start_s, gather.Wait());
+        if (recording_) Record(StageTrack(st, "compute"), PassName(op), "forward", t0, Now(), PassArgs(op, vs));
+        if (first_forward && gather.active) Record(StageTrack(st, "dp"), "param all-gather", "dp", gather.start_s, gather.Wait(), FlowArgs(gather));
         first_forward = false;
-        if (cp.active) Record(StageTrack(st, "cp"), "cp ring", cp.start_s, cp.Wait());
+        if (cp.active) {
+          const double end = cp.Wait();  // the args' strings only when recording: this runs per pass
+          if (recording_) Record(StageTrack(st, "cp"), "cp ring", "cp", cp.start_s, end, FlowArgs(cp, PassArgs(op, vs)));
+        }
         if (vs < V_ - 1) {
           Flows f = StartP2p(st, (st + 1) % P_);
           if (!p_.overlap_p2p) {
@@ -330,8 +361,11 @@ class DesRun {
         Flows cp = StartCp(st, op.chunk, false);
         const double t0 = Now();
         Compute(chunk.backward_s() + (grads.active ? std::min(dp.grad_reduce_s, chunk.backward_compute_s) * nccl_slowdown_ : 0.0));
-        if (recording_) Record(StageTrack(st, "compute"), PassName(op), t0, Now());
-        if (cp.active) Record(StageTrack(st, "cp"), "cp ring", cp.start_s, cp.Wait());
+        if (recording_) Record(StageTrack(st, "compute"), PassName(op), "backward", t0, Now(), PassArgs(op, vs));
+        if (cp.active) {
+          const double end = cp.Wait();  // the args' strings only when recording: this runs per pass
+          if (recording_) Record(StageTrack(st, "cp"), "cp ring", "cp", cp.start_s, end, FlowArgs(cp, PassArgs(op, vs)));
+        }
         if (vs > 0) {
           Flows f = StartP2p(st, (st + P_ - 1) % P_);
           if (!p_.overlap_p2p) {
@@ -346,16 +380,16 @@ class DesRun {
     if (p_.gradient_replicas() > 1 && step_grads && !grads.active) grads = start_grads();
     if (grads.active) {
       Record(StageTrack(st, "dp"), state.grad_reduce_bytes > 0 && grad_kind == CollectiveKind::kReduceScatter ? "grad reduce-scatter" : "grad all-reduce",
-             grads.start_s, grads.Wait());
+             "dp", grads.start_s, grads.Wait(), FlowArgs(grads));
     }
     // HSDP after a reduce-scatter: the shard crosses the shard groups.
     if (state.grad_reduce_bytes > 0 && state.grad_replica_reduce_bytes > 0) {
       Flows shard = StartDp(st, CollectiveKind::kAllReduce, state.grad_replica_reduce_bytes, CommGroup::kShardReplica);
-      if (shard.active) Record(StageTrack(st, "dp"), "grad shard all-reduce", shard.start_s, shard.Wait());
+      if (shard.active) Record(StageTrack(st, "dp"), "grad shard all-reduce", "dp", shard.start_s, shard.Wait(), FlowArgs(shard));
     }
     const double t0 = Now();
     Compute(dp.optimizer_s);
-    Record(StageTrack(st, "compute"), "optimizer", t0, Now());
+    Record(StageTrack(st, "compute"), "optimizer", "optimizer", t0, Now());
   }
 
   // ---- controller -----------------------------------------------------------
@@ -370,7 +404,7 @@ class DesRun {
         paths.push_back({h_.storage_read[k], h_.endpoint[0][j], bytes / topo_.storage_nodes / g.parts.size()});
       }
     }
-    return Start(paths, s_.storage->latency_s);
+    return Labelled(Start(paths, s_.storage->latency_s), bytes, "storage");
   }
 
   // Every simulated shard owner copies (async) or writes its shard.
@@ -388,7 +422,8 @@ class DesRun {
         }
       }
     }
-    return Start(paths, to_host ? 0.0 : s_.storage->latency_s);
+    return Labelled(Start(paths, to_host ? 0.0 : s_.storage->latency_s), CheckpointBytes(s_),
+                    to_host ? "device-to-host" : "NIC to storage");
   }
 
   // Steps an asynchronous write overlaps reach a periodic regime: same step
@@ -454,12 +489,14 @@ class DesRun {
     return true;
   }
 
-  void RunOneStep(bool record) {
+  void RunOneStep(int k, bool record) {
     recording_ = record_ && record;
     slots_.assign(size_t(2) * V_ * m_, Slot{});
     step_data_stall_s_ = 0;
+    const double t0 = Now();
     barrier_->wait();
     barrier_->wait();
+    Record("steps", "step " + std::to_string(k), "step", t0, Now(), {{"step", std::to_string(k)}});
     stats_.simulated_steps++;
   }
 
@@ -511,10 +548,15 @@ class DesRun {
     bool recorded_checkpoint = false, recording_checkpoint = false;
     Periodic periodic;
     for (int k = 0; k < steps;) {
+      if (control_ && control_->progress) control_->progress(k, steps);
+      if (control_ && control_->cancel && control_->cancel->load()) {
+        stats_.canceled = true;
+        break;
+      }
       const bool writing = write.active && !write.Done();
       if (write.active && !writing) {
         AddWrite(write.EndTime() - write_start);
-        Record("storage", "checkpoint write", write_start, write.EndTime(), recording_checkpoint);
+        Record("checkpoint", "checkpoint write", "checkpoint", write_start, write.EndTime(), FlowArgs(write), recording_checkpoint);
         write.active = false;
         recording_checkpoint = false;
       }
@@ -533,7 +575,7 @@ class DesRun {
       } else {
         Flows next = (k + 1 < steps) ? StartDataRead() : Flows{};
         const double t0 = Now();
-        RunOneStep(k == steady_index || recording_checkpoint);
+        RunOneStep(k, k == steady_index || recording_checkpoint);
         if (writing) periodic.Observe(Now() - t0, write);
         if (!steady && k >= steady_index && !writing) {
           steady = Now() - t0;
@@ -549,19 +591,19 @@ class DesRun {
           const double t0 = Now();
           Flows f = StartCheckpoint(false);
           const double end = f.Wait();
-          Record("storage", "checkpoint write (sync)", t0, end);
+          Record("checkpoint", "checkpoint write (sync)", "checkpoint", t0, end, FlowArgs(f));
           AddWrite(end - t0);
         } else {
           if (write.active) {
             const double end = write.Wait();
             AddWrite(end - write_start);
-            Record("storage", "checkpoint write", write_start, end, recording_checkpoint);
+            Record("checkpoint", "checkpoint write", "checkpoint", write_start, end, FlowArgs(write), recording_checkpoint);
             write.active = false;
             recording_checkpoint = false;
           }
           const double t0 = Now();
           Flows copy = StartCheckpoint(true);
-          Record("storage", "checkpoint device-to-host copy", t0, copy.Wait());
+          Record("checkpoint", "checkpoint device-to-host copy", "checkpoint", t0, copy.Wait(), FlowArgs(copy));
           write = StartCheckpoint(false);
           write_start = Now();
           periodic.Start(write);
@@ -572,13 +614,14 @@ class DesRun {
         RepeatCheckpointCycles(k, steps, every, async, write, write_start, periodic, pending_reads);
       }
     }
+    if (control_ && control_->progress && !stats_.canceled) control_->progress(steps, steps);
     run_end_s_ = Now();
     if (!steady) steady = run_end_s_ / steps;
     steady_step_s_ = *steady;
     if (write.active) {
       const double end = write.Wait();
       AddWrite(end - write_start);
-      Record("storage", "checkpoint write", write_start, end, recording_checkpoint);
+      Record("checkpoint", "checkpoint write", "checkpoint", write_start, end, FlowArgs(write), recording_checkpoint);
     }
     if (data_.active) data_.Wait();
     for (auto& r : pending_reads) r.Wait();
@@ -590,6 +633,7 @@ class DesRun {
   const StepCosts& c_;
   const Parallelism& p_;
   bool record_ = false;
+  const DesControl* control_ = nullptr;
   bool recording_ = false;
   RankLayout layout_;
   DesTopology topo_;
@@ -629,8 +673,9 @@ std::optional<std::string> DesRefusal(const Scenario& s) {
   return std::nullopt;
 }
 
-StepTiming SimulateDes(const Scenario& s, const StepCosts& costs, bool record_timeline, DesStats* stats) {
-  DesRun run(s, costs, record_timeline);
+StepTiming SimulateDes(const Scenario& s, const StepCosts& costs, bool record_timeline, DesStats* stats,
+                       const DesControl* control) {
+  DesRun run(s, costs, record_timeline, control);
   RunInFreshEngine([&] { run.Build(); });
 
   const Parallelism& p = s.parallelism;

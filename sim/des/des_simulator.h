@@ -24,6 +24,8 @@
 
 #include <optional>
 #include <string>
+#include <atomic>
+#include <functional>
 
 #include "sim/core/scenario.h"
 #include "sim/cost/step_costs.h"
@@ -37,6 +39,16 @@ struct DesStats {
   int stage_actors = 0;
   int flows = 0;
   double run_time_s = 0;   // simulated wall time of the whole run (steps + checkpoint stalls)
+  bool canceled = false;   // stopped by DesControl::cancel before the last step
+};
+
+/// Watching and stopping a DES run from outside (progress bars, Cancel).
+struct DesControl {
+  // Called from the simulation's controller after each step it accounts for
+  // (simulated or repeated): steps done of the run's steps. May be empty.
+  std::function<void(int steps_done, int steps_total)> progress;
+  // When it becomes true the run stops at the next step boundary. May be null.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // The work the DES takes on is bounded so that its time and memory are
@@ -50,6 +62,7 @@ std::optional<std::string> DesRefusal(const Scenario& s);
 
 // The step time and breakdown of the steady step, and the checkpoints'
 // write and stall times as simulated over the whole run. Never throws.
-StepTiming SimulateDes(const Scenario& s, const StepCosts& costs, bool record_timeline, DesStats* stats = nullptr);
+StepTiming SimulateDes(const Scenario& s, const StepCosts& costs, bool record_timeline, DesStats* stats = nullptr,
+                       const DesControl* control = nullptr);
 
 }  // namespace trainsim

@@ -62,8 +62,8 @@ TEST(DesSimulatorTest, AgreesWithAnalyticalWithoutContention) {
   };
   for (const auto& [text, sets] : cases) {
     const Scenario s = Make(text, sets);
-    const SimulationResult a = Simulate(s, {Fidelity::kAnalytical, false});
-    const SimulationResult d = Simulate(s, {Fidelity::kDes, false});
+    const SimulationResult a = Simulate(s, SimulateOptions::At(Fidelity::kAnalytical, false));
+    const SimulationResult d = Simulate(s, SimulateOptions::At(Fidelity::kDes, false));
     std::string what;
     for (const auto& k : sets) what += k + " ";
     EXPECT_EQ(d.fidelity, "des") << what << d.error;
@@ -77,13 +77,13 @@ TEST(DesSimulatorTest, FourNicsSlowDataParallelAcrossNodesOnly) {
   // DP gradient traffic crosses nodes: half the NICs, slower step.
   const Scenario across8 = Make(k7b, {"parallelism.tensor=8", "parallelism.distributed_optimizer=false"});
   const Scenario across4 = Make(k7b, {"parallelism.tensor=8", "parallelism.distributed_optimizer=false", "cluster.nics_per_node=4"});
-  const double t8 = Simulate(across8, {Fidelity::kDes}).step_time_s;
-  const double t4 = Simulate(across4, {Fidelity::kDes}).step_time_s;
+  const double t8 = Simulate(across8, SimulateOptions::At(Fidelity::kDes)).step_time_s;
+  const double t4 = Simulate(across4, SimulateOptions::At(Fidelity::kDes)).step_time_s;
   EXPECT_GT(t4, t8 * 1.001);
   // Inside one node the NICs carry nothing: same step time.
   const Scenario one8 = Make(k7b, {"cluster.nodes=1", "parallelism.tensor=4"});
   const Scenario one4 = Make(k7b, {"cluster.nodes=1", "parallelism.tensor=4", "cluster.nics_per_node=4"});
-  EXPECT_DOUBLE_EQ(Simulate(one8, {Fidelity::kDes}).step_time_s, Simulate(one4, {Fidelity::kDes}).step_time_s);
+  EXPECT_DOUBLE_EQ(Simulate(one8, SimulateOptions::At(Fidelity::kDes)).step_time_s, Simulate(one4, SimulateOptions::At(Fidelity::kDes)).step_time_s);
 }
 
 TEST(DesSimulatorTest, CheckpointWriteFallsWithStorageNodesUntilNicsBind) {
@@ -93,7 +93,7 @@ TEST(DesSimulatorTest, CheckpointWriteFallsWithStorageNodesUntilNicsBind) {
   for (int n : {2, 8, 32, 64, 128}) {
     const Scenario s = Make(kStorage, {"cluster.storage_nodes=" + std::to_string(n), "cluster.nics_per_node=4",
                                        "parallelism.distributed_optimizer=false", "checkpoint.contents=weights"});
-    write.push_back(Simulate(s, {Fidelity::kDes}).run.checkpoint_write_s);
+    write.push_back(Simulate(s, SimulateOptions::At(Fidelity::kDes)).run.checkpoint_write_s);
   }
   EXPECT_GT(write[0], 3.5 * write[1]);
   EXPECT_GT(write[1], 3.5 * write[2]);
@@ -105,8 +105,8 @@ TEST(DesSimulatorTest, AsyncCheckpointHidesMostOfItsWrite) {
   const Scenario sync = Make(kStorage);
   const Scenario async = Make(kStorage, {"checkpoint.mode=async"});
   DesStats st;
-  const SimulationResult rs = Simulate(sync, {Fidelity::kDes});
-  const SimulationResult ra = Simulate(async, {Fidelity::kDes, false, &st});
+  const SimulationResult rs = Simulate(sync, SimulateOptions::At(Fidelity::kDes));
+  const SimulationResult ra = Simulate(async, SimulateOptions::At(Fidelity::kDes, false, &st));
   EXPECT_GT(rs.run.checkpoint_stall_s, 0.9 * rs.run.checkpoint_write_s);
   EXPECT_LT(ra.run.checkpoint_stall_s, 0.5 * rs.run.checkpoint_stall_s);
   EXPECT_GT(ra.run.checkpoint_write_s, 2 * ra.run.checkpoint_stall_s);
@@ -123,8 +123,8 @@ TEST(DesSimulatorTest, AsyncWriteContendsWithTrainingTraffic) {
   // the closed form only the device-to-host copy.
   const Scenario s = Make(kStorage, {"checkpoint.mode=async", "cluster.fabric=roce-100g", "cluster.storage_nodes=64",
                                      "cluster.nics_per_node=4", "parallelism.tensor=2"});
-  const SimulationResult d = Simulate(s, {Fidelity::kDes});
-  const SimulationResult a = Simulate(s, {Fidelity::kAnalytical, false});
+  const SimulationResult d = Simulate(s, SimulateOptions::At(Fidelity::kDes));
+  const SimulationResult a = Simulate(s, SimulateOptions::At(Fidelity::kAnalytical, false));
   EXPECT_LT(Rel(d.step_time_s, a.step_time_s), 1e-3);  // steady steps: only the token reads share the NICs
   EXPECT_GT(d.run.checkpoint_stall_s, 1.05 * a.run.checkpoint_stall_s);
 }
@@ -132,26 +132,26 @@ TEST(DesSimulatorTest, AsyncWriteContendsWithTrainingTraffic) {
 TEST(DesSimulatorTest, CostDoesNotGrowWithDataParallelDegree) {
   // 16 micro batches per replica at DP 2 and DP 256: the same actors and flows.
   DesStats small, big;
-  Simulate(Make(k7b, {"parallelism.pipeline=2", "cluster.nodes=4", "training.global_batch=32"}), {Fidelity::kDes, false, &small});
-  Simulate(Make(k7b, {"parallelism.pipeline=2", "cluster.nodes=512", "training.global_batch=4096"}), {Fidelity::kDes, false, &big});
+  Simulate(Make(k7b, {"parallelism.pipeline=2", "cluster.nodes=4", "training.global_batch=32"}), SimulateOptions::At(Fidelity::kDes, false, &small));
+  Simulate(Make(k7b, {"parallelism.pipeline=2", "cluster.nodes=512", "training.global_batch=4096"}), SimulateOptions::At(Fidelity::kDes, false, &big));
   EXPECT_EQ(small.stage_actors, big.stage_actors);
   EXPECT_EQ(small.flows, big.flows);
 }
 
 TEST(DesSimulatorTest, SlowStorageGivesDataStalls) {
   const Scenario ok = Make(kStorage);
-  EXPECT_EQ(Simulate(ok, {Fidelity::kDes}).breakdown.data_stall_s, 0.0);
+  EXPECT_EQ(Simulate(ok, SimulateOptions::At(Fidelity::kDes)).breakdown.data_stall_s, 0.0);
   // 4 MB per token from one storage node cannot keep up.
   const Scenario slow = Make(kStorage, {"data.bytes_per_token=4000000", "cluster.storage_nodes=1"});
-  const SimulationResult r = Simulate(slow, {Fidelity::kDes});
+  const SimulationResult r = Simulate(slow, SimulateOptions::At(Fidelity::kDes));
   EXPECT_GT(r.breakdown.data_stall_s, 0.1 * r.step_time_s);
 }
 
 TEST(DesSimulatorTest, DeterministicAcrossRepeatedRunsInOneProcess) {
   const Scenario s = Make(kStorage, {"checkpoint.mode=async"});
-  const std::string a = ToJson(Simulate(s, {Fidelity::kDes, true}));
-  const std::string other = ToJson(Simulate(Make(k70b), {Fidelity::kDes, false}));
-  const std::string b = ToJson(Simulate(s, {Fidelity::kDes, true}));
+  const std::string a = ToJson(Simulate(s, SimulateOptions::At(Fidelity::kDes, true)));
+  const std::string other = ToJson(Simulate(Make(k70b), SimulateOptions::At(Fidelity::kDes, false)));
+  const std::string b = ToJson(Simulate(s, SimulateOptions::At(Fidelity::kDes, true)));
   EXPECT_EQ(a, b);
   EXPECT_NE(a, other);
 }
@@ -160,25 +160,25 @@ TEST(DesSimulatorTest, ConcurrentCallersFromThreadsGetTheSameResults) {
   // Sweeps and the GUI call Simulate from worker threads; DES runs queue on
   // the engine lock and give what the main thread gets.
   const Scenario s = Make(kStorage, {"checkpoint.mode=async"});
-  const std::string main_thread = ToJson(Simulate(s, {Fidelity::kDes}));
+  const std::string main_thread = ToJson(Simulate(s, SimulateOptions::At(Fidelity::kDes)));
   std::vector<std::string> out(3);
   std::vector<std::thread> workers;
-  for (auto& o : out) workers.emplace_back([&s, &o] { o = ToJson(Simulate(s, {Fidelity::kDes})); });
+  for (auto& o : out) workers.emplace_back([&s, &o] { o = ToJson(Simulate(s, SimulateOptions::At(Fidelity::kDes))); });
   for (auto& w : workers) w.join();
   for (const auto& o : out) EXPECT_EQ(o, main_thread);
 }
 
 TEST(DesSimulatorTest, TimelineHasStageStreamAndStorageTracks) {
   const Scenario s = Make(k70b, {"cluster.storage=powerscale-f710", "checkpoint.every_steps=5", "checkpoint.mode=async"});
-  const SimulationResult r = Simulate(s, {Fidelity::kDes, true});
+  const SimulationResult r = Simulate(s, SimulateOptions::At(Fidelity::kDes, true));
   std::set<std::string> tracks;
   for (const auto& e : r.timeline) {
     tracks.insert(e.track);
     EXPECT_GE(e.duration_s, 0);
   }
   for (const char* t : {"stage 0 compute", "stage 3 compute", "stage 0 comm", "stage 0 dp", "storage"}) EXPECT_TRUE(tracks.count(t)) << t;
-  EXPECT_NE(ToChromeTrace(r).find("checkpoint write"), std::string::npos);
-  EXPECT_TRUE(Simulate(s, {Fidelity::kDes, false}).timeline.empty());
+  EXPECT_NE(ToChromeTrace(r, TracePart::kCheckpoint).find("checkpoint write"), std::string::npos);
+  EXPECT_TRUE(Simulate(s, SimulateOptions::At(Fidelity::kDes, false)).timeline.empty());
 }
 
 }  // namespace
@@ -192,8 +192,8 @@ namespace {
 TEST(DesSimulatorTest, RepeatedCheckpointCyclesCostNothingMore) {
   for (const char* mode : {"checkpoint.mode=sync", "checkpoint.mode=async"}) {
     DesStats few, many;
-    const SimulationResult a = Simulate(Make(kStorage, {mode, "training.steps=100"}), {Fidelity::kDes, false, &few});
-    const SimulationResult b = Simulate(Make(kStorage, {mode, "training.steps=1000"}), {Fidelity::kDes, false, &many});
+    const SimulationResult a = Simulate(Make(kStorage, {mode, "training.steps=100"}), SimulateOptions::At(Fidelity::kDes, false, &few));
+    const SimulationResult b = Simulate(Make(kStorage, {mode, "training.steps=1000"}), SimulateOptions::At(Fidelity::kDes, false, &many));
     EXPECT_EQ(b.run.checkpoints, 100) << mode;
     EXPECT_EQ(few.simulated_steps, many.simulated_steps) << mode;
     EXPECT_NEAR(b.run.checkpoint_write_s, a.run.checkpoint_write_s, 1e-3 * a.run.checkpoint_write_s) << mode;
@@ -207,13 +207,13 @@ TEST(DesSimulatorTest, RepeatedCheckpointCyclesCostNothingMore) {
 TEST(DesSimulatorTest, RefusesWorkBeyondItsBounds) {
   const Scenario passes = Make(k7b, {"training.global_batch=2097152"});
   ASSERT_TRUE(DesRefusal(passes).has_value());
-  const SimulationResult r = Simulate(passes, {Fidelity::kDes});
+  const SimulationResult r = Simulate(passes, SimulateOptions::At(Fidelity::kDes));
   EXPECT_EQ(r.fidelity, "analytical");
   EXPECT_NE(r.error.find("pipeline passes per step"), std::string::npos) << r.error;
   EXPECT_GT(r.step_time_s, 0);
   EXPECT_TRUE(DesRefusal(Make(kStorage, {"cluster.storage_nodes=16384"})).has_value());
   EXPECT_FALSE(DesRefusal(Make(kStorage)).has_value());
-  const SimulationResult big = Simulate(Make(k7b, {"training.seq_len=1048576"}), {Fidelity::kDes});
+  const SimulationResult big = Simulate(Make(k7b, {"training.seq_len=1048576"}), SimulateOptions::At(Fidelity::kDes));
   EXPECT_FALSE(big.memory.fits);
   EXPECT_EQ(big.fidelity, "analytical");
 }

@@ -11,9 +11,25 @@
 namespace trainsim {
 namespace fs = std::filesystem;
 
+std::optional<std::string> InstalledDataDir(const std::string& exe_path) {
+  std::error_code ec;
+  const fs::path dir = (fs::path(exe_path).parent_path() / ".." / "share" / "trainsim").lexically_normal();
+  if (fs::is_directory(dir / "hardware-profiles", ec)) return dir.string();
+  return std::nullopt;
+}
+
 std::string DataDir() {
   if (const char* env = std::getenv("TRAINSIM_DATA_DIR"); env && *env) return env;
-  return TRAINSIM_DEFAULT_DATA_DIR;
+  // Looked up once: the executable does not move while it runs.
+  static const std::string found = [] {
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+      if (auto d = InstalledDataDir(exe.string())) return *d;
+    }
+    return std::string(TRAINSIM_DEFAULT_DATA_DIR);
+  }();
+  return found;
 }
 
 bool LooksLikePath(const std::string& ref) {

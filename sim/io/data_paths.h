@@ -8,8 +8,15 @@
 
 namespace trainsim {
 
-// $TRAINSIM_DATA_DIR if set, else the source tree the binary was built from.
+// Where hardware-profiles/, models/catalogue/, examples/ (and reference/ when
+// installed) are: $TRAINSIM_DATA_DIR if set; else ../share/trainsim beside the
+// running executable (an installed tree, wherever it was copied); else the
+// source tree the binary was built from.
 std::string DataDir();
+
+// The installed layout's data directory for an executable at `exe_path`
+// (EXE_DIR/../share/trainsim), if it holds hardware-profiles/.
+std::optional<std::string> InstalledDataDir(const std::string& exe_path);
 
 // True when `ref` names a file rather than a catalogue entry.
 bool LooksLikePath(const std::string& ref);

@@ -5,9 +5,50 @@
 
 namespace trainsim {
 
+namespace {
+
+// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlong
+// forms, no surrogates, nothing above U+10FFFF), or 0 if it is not one.
+size_t Utf8SequenceLength(const std::string& s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) n = 2;
+  else if (c == 0xE0) n = 3, lo = 0xA0;
+  else if (c == 0xED) n = 3, hi = 0x9F;
+  else if (c >= 0xE1 && c <= 0xEF) n = 3;
+  else if (c == 0xF0) n = 4, lo = 0x90;
+  else if (c >= 0xF1 && c <= 0xF3) n = 4;
+  else if (c == 0xF4) n = 4, hi = 0x8F;
+  else return 0;
+  if (i + n > s.size()) return 0;
+  if (b(i + 1) < lo || b(i + 1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k) {
+    if (b(i + k) < 0x80 || b(i + k) > 0xBF) return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
 std::string JsonWriter::Quote(const std::string& s) {
   std::string o = "\"";
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      // JSON text is UTF-8 (RFC 8259): a byte that is not part of a valid
+      // sequence (a Latin-1 file name, a corrupted scenario) becomes U+FFFD.
+      const size_t n = Utf8SequenceLength(s, i);
+      if (n == 0) {
+        o += "\\ufffd";
+      } else {
+        o.append(s, i, n);
+        i += n - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '"': o += "\\\""; break;
       case '\\': o += "\\\\"; break;
@@ -75,6 +116,12 @@ JsonWriter& JsonWriter::EndArray() {
   first_.pop_back();
   if (pretty_ && !empty) out_ += "\n" + std::string(2 * first_.size(), ' ');
   out_ += "]";
+  return *this;
+}
+
+JsonWriter& JsonWriter::Raw(const std::string& key, const std::string& json) {
+  Prefix(key);
+  out_ += json;
   return *this;
 }
 

@@ -22,6 +22,8 @@ class JsonWriter {
   JsonWriter& Field(const std::string& key, const std::string& v);
   JsonWriter& Field(const std::string& key, const char* v) { return Field(key, std::string(v)); }
   JsonWriter& Null(const std::string& key);
+  // A value already formatted as JSON (e.g. a number in fixed notation).
+  JsonWriter& Raw(const std::string& key, const std::string& json);
   // Array elements.
   JsonWriter& Value(double v) { return Field("", v); }
   JsonWriter& Value(const std::string& v) { return Field("", v); }

@@ -124,6 +124,9 @@ NodeProfile ParseNode(const std::string& path) {
   }
   n.default_nics_per_node = n.nics_per_node;
   n.framework = m.OptString("framework").value_or("megatron-core-2024");
+  // The fabric the node is sold or published with (design.md 3b): resolved
+  // here, so a wrong name is this file's error, not the scenario's.
+  if (m.Has("default_fabric")) n.default_fabric = ResolveProfile(m.Raw("default_fabric"), path, "default_fabric", "fabrics");
   n.source_file = path;
   m.Finish();
   return n;

@@ -1,6 +1,10 @@
 #include "sim/io/result_writer.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cctype>
+#include <cstdlib>
 #include <map>
 #include <sstream>
 
@@ -88,33 +92,184 @@ std::vector<std::string> FlatResultValues(const SimulationResult& r) {
           n(r.run.cost_per_billion_tokens_usd)};
 }
 
-std::string ToChromeTrace(const SimulationResult& r) {
-  // One "thread" per track, in order of first appearance; times in microseconds.
-  std::map<std::string, int> tid;
-  std::vector<std::string> order;
-  for (const auto& e : r.timeline) {
-    if (!tid.count(e.track)) {
-      tid[e.track] = static_cast<int>(order.size()) + 1;
-      order.push_back(e.track);
+std::vector<TimelineEvent> TimelinePart(const std::vector<TimelineEvent>& timeline, TracePart part) {
+  double t0 = 0, t1 = -1;
+  for (const auto& e : timeline) {
+    if (e.category == "step") {
+      t0 = e.start_s;
+      t1 = e.start_s + e.duration_s;
+      break;
     }
   }
+  const bool has_step = t1 >= t0;
+  std::vector<TimelineEvent> out;
+  auto in_step = [&](const TimelineEvent& e) {
+    if (!has_step) return true;
+    return e.start_s < t1 && (e.start_s + e.duration_s > t0 || e.start_s >= t0);
+  };
+  if (part == TracePart::kStep) {
+    for (const auto& e : timeline) {
+      if (!in_step(e)) continue;
+      TimelineEvent c = e;
+      const double end = std::min(e.start_s + e.duration_s, t1 >= t0 ? t1 : e.start_s + e.duration_s);
+      c.start_s = has_step ? std::max(e.start_s, t0) : e.start_s;
+      c.duration_s = end - c.start_s;
+      if (c.start_s != e.start_s || c.duration_s != e.duration_s) c.args.emplace_back("clipped", "true");
+      c.start_s -= t0;
+      out.push_back(std::move(c));
+    }
+    return out;
+  }
+  double origin = 1e300;
+  // After the traced step; what ended before it (the step's token prefetch) belongs to neither part.
+  for (const auto& e : timeline) {
+    if (!in_step(e) && e.start_s >= t1) {
+      out.push_back(e);
+      origin = std::min(origin, e.start_s);
+    }
+  }
+  for (auto& e : out) e.start_s -= origin;
+  return out;
+}
+
+std::vector<int> TimelineLanes(const std::vector<TimelineEvent>& events) {
+  // Greedy interval partitioning in start order: the first lane free by the
+  // event's start (lanes per track, each remembering its last end).
+  std::vector<size_t> order(events.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return events[a].start_s < events[b].start_s; });
+  std::map<std::string, std::vector<double>> lane_end;
+  std::vector<int> lane(events.size(), 0);
+  for (size_t i : order) {
+    const TimelineEvent& e = events[i];
+    auto& ends = lane_end[e.track];
+    size_t l = 0;
+    while (l < ends.size() && ends[l] > e.start_s) ++l;
+    if (l == ends.size()) ends.push_back(0);
+    ends[l] = e.start_s + e.duration_s;
+    lane[i] = static_cast<int>(l);
+  }
+  return lane;
+}
+
+namespace {
+
+// Seconds as microseconds in fixed notation to the nanosecond ("12.345678").
+// Slices are written as rounded start and rounded end, so abutting slices
+// still abut after rounding.
+long long Nanoseconds(double s) { return std::llround(s * 1e9); }
+std::string Microseconds(long long ns) {
+  char buf[48];
+  const long long a = ns < 0 ? -ns : ns;
+  std::snprintf(buf, sizeof buf, "%s%lld.%03lld", ns < 0 ? "-" : "", a / 1000, a % 1000);
+  return buf;
+}
+
+bool LooksNumeric(const std::string& v) {
+  if (v.empty() || v.find_first_not_of("0123456789.-+eE") != std::string::npos) return false;
+  if (!std::isdigit(static_cast<unsigned char>(v[0])) && v[0] != '-') return false;
+  char* end = nullptr;
+  std::strtod(v.c_str(), &end);
+  return end == v.c_str() + v.size();
+}
+
+// A track's process ("stage N" or the run-wide group) and thread ("compute", ...).
+struct TrackPlace {
+  std::string process;
+  int process_sort = 0;
+  std::string thread;
+  int thread_sort = 0;
+};
+
+TrackPlace PlaceTrack(const std::string& track) {
+  TrackPlace p;
+  if (track.rfind("stage ", 0) == 0) {
+    size_t used = 0;
+    int stage = 0;
+    try {
+      stage = std::stoi(track.substr(6), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used > 0) {
+      p.process = "stage " + std::to_string(stage);
+      p.process_sort = 1 + stage;
+      p.thread = track.size() > 6 + used + 1 ? track.substr(6 + used + 1) : "compute";
+      static const char* kinds[] = {"compute", "comm", "dp", "cp"};
+      p.thread_sort = 4;
+      for (int k = 0; k < 4; ++k) {
+        if (p.thread == kinds[k]) p.thread_sort = k;
+      }
+      return p;
+    }
+  }
+  if (track == "steps") return {"run", 0, track, 0};
+  return {"storage", 1 << 20, track, track == "storage" ? 0 : 1};
+}
+
+}  // namespace
+
+std::string ToChromeTrace(const SimulationResult& r, TracePart part) {
+  const std::vector<TimelineEvent> events = TimelinePart(r.timeline, part);
+  const std::vector<int> lanes = TimelineLanes(events);
+  // pid per process, tid per (track, lane), in order of first appearance.
+  std::map<std::string, int> pid;
+  std::map<std::pair<std::string, int>, int> tid;
   JsonWriter w(false);
   w.BeginObject().BeginArray("traceEvents");
-  for (const auto& t : order) {
-    w.BeginObject().Field("name", "thread_name").Field("ph", "M").Field("pid", 1).Field("tid", tid[t]);
-    w.BeginObject("args").Field("name", t).EndObject().EndObject();
+  auto meta = [&](const char* what, int p, int t, const char* key, const std::string& value, int sort) {
+    w.BeginObject().Field("name", what).Field("ph", "M").Field("pid", p).Field("tid", t);
+    w.BeginObject("args").Field(key, value).EndObject().EndObject();
+    w.BeginObject()
+        .Field("name", std::string(what) == "process_name" ? "process_sort_index" : "thread_sort_index")
+        .Field("ph", "M")
+        .Field("pid", p)
+        .Field("tid", t);
+    w.BeginObject("args").Field("sort_index", sort).EndObject().EndObject();
+  };
+  std::vector<std::pair<int, int>> ids(events.size());
+  for (size_t i = 0; i < events.size(); ++i) {
+    const TrackPlace place = PlaceTrack(events[i].track);
+    if (!pid.count(place.process)) {
+      const int p = static_cast<int>(pid.size()) + 1;
+      pid[place.process] = p;
+      meta("process_name", p, 0, "name", place.process, place.process_sort);
+    }
+    const auto key = std::make_pair(events[i].track, lanes[i]);
+    if (!tid.count(key)) {
+      const int t = static_cast<int>(tid.size()) + 1;
+      tid[key] = t;
+      const std::string name = place.thread + (lanes[i] > 0 ? " (" + std::to_string(lanes[i] + 1) + ")" : "");
+      meta("thread_name", pid[place.process], t, "name", name, place.thread_sort * 1000 + lanes[i]);
+    }
+    ids[i] = {pid[place.process], tid[key]};
   }
-  for (const auto& e : r.timeline) {
+  for (size_t i = 0; i < events.size(); ++i) {
+    const TimelineEvent& e = events[i];
+    const long long ts = Nanoseconds(e.start_s), end = Nanoseconds(e.start_s + e.duration_s);
     w.BeginObject()
         .Field("name", e.name)
+        .Field("cat", e.category.empty() ? std::string("other") : e.category)
         .Field("ph", "X")
-        .Field("pid", 1)
-        .Field("tid", tid[e.track])
-        .Field("ts", e.start_s * 1e6)
-        .Field("dur", e.duration_s * 1e6)
-        .EndObject();
+        .Field("pid", ids[i].first)
+        .Field("tid", ids[i].second)
+        .Raw("ts", Microseconds(ts))
+        .Raw("dur", Microseconds(end - ts));
+    w.BeginObject("args");
+    for (const auto& [k, v] : e.args) {
+      if (LooksNumeric(v)) w.Raw(k, v);
+      else w.Field(k, v);
+    }
+    w.EndObject().EndObject();
   }
-  w.EndArray().Field("displayTimeUnit", "ms").EndObject();
+  w.EndArray().Field("displayTimeUnit", "ms");
+  w.BeginObject("otherData")
+      .Field("scenario", r.name)
+      .Field("fidelity", r.fidelity)
+      .Field("part", part == TracePart::kStep ? "steady step" : "first checkpoint")
+      .Field("time_origin", part == TracePart::kStep ? "start of the traced step" : "start of the first checkpoint event")
+      .EndObject();
+  w.EndObject();
   return w.str() + "\n";
 }
 

@@ -16,8 +16,28 @@ std::string ToJson(const SimulationResult& r, bool pretty = true);
 std::vector<std::string> FlatResultKeys();
 std::vector<std::string> FlatResultValues(const SimulationResult& r);
 
-// Chrome trace JSON (Perfetto) of r.timeline.
-std::string ToChromeTrace(const SimulationResult& r);
+// The DES records one steady step (a "steps" event spans it) and, when the
+// run has checkpoints, the first checkpoint and the steps its write overlaps,
+// far later in the run. Each part is shown on its own time origin.
+enum class TracePart { kStep, kCheckpoint };
+
+// The events of one part, times relative to its origin (the traced step's
+// start; the first checkpoint event's). Step part: what overlaps the traced
+// step, clipped to it (a clipped event gets the arg "clipped"); checkpoint
+// part: what starts after it. Without a "steps" event everything is the step part.
+std::vector<TimelineEvent> TimelinePart(const std::vector<TimelineEvent>& timeline, TracePart part);
+
+// Per event, its lane on its track (0, 1, ...): slices of one lane never
+// overlap, so two sends in flight at once are drawn one above the other.
+std::vector<int> TimelineLanes(const std::vector<TimelineEvent>& events);
+
+// Chrome trace JSON (Perfetto, chrome://tracing) of one part of r.timeline:
+// a process per pipeline stage ("stage N", its compute/comm/dp/cp lanes as
+// threads) plus "run" (steps) and "storage" (data, checkpoints), with
+// process/thread names and sort indices; slices with `cat` and `args`;
+// `ts`/`dur` in microseconds, fixed notation to the nanosecond, time 0 at
+// the part's origin.
+std::string ToChromeTrace(const SimulationResult& r, TracePart part = TracePart::kStep);
 
 // Human-readable summary printed by `trainsim run`.
 std::string ToSummary(const SimulationResult& r);

@@ -13,6 +13,28 @@
 
 namespace trainsim {
 
+namespace {
+
+// A copy of `n` whose nodes carry no mark (YAML::Clone keeps them).
+YAML::Node WithoutMarks(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Scalar: return YAML::Node(n.Scalar());
+    case YAML::NodeType::Sequence: {
+      YAML::Node out(YAML::NodeType::Sequence);
+      for (const auto& v : n) out.push_back(WithoutMarks(v));
+      return out;
+    }
+    case YAML::NodeType::Map: {
+      YAML::Node out(YAML::NodeType::Map);
+      for (auto it = n.begin(); it != n.end(); ++it) out[WithoutMarks(it->first)] = WithoutMarks(it->second);
+      return out;
+    }
+    default: return YAML::Node(YAML::NodeType::Null);
+  }
+}
+
+}  // namespace
+
 void SetDottedKey(YAML::Node& root, const std::string& dotted, const std::string& value) {
   if (dotted.empty()) throw InputException(InputError{"--set", 0, "", "empty key in '=" + value + "'"});
   YAML::Node parsed;
@@ -21,9 +43,10 @@ void SetDottedKey(YAML::Node& root, const std::string& dotted, const std::string
   } catch (const YAML::Exception& e) {
     throw InputException(InputError{"--set", 0, dotted, "cannot parse value '" + value + "': " + e.msg});
   }
-  // A scalar from the command line carries no mark, so messages about it say
-  // "--set" rather than a line of the value's own one-line document.
-  if (parsed.IsScalar()) parsed = YAML::Node(parsed.Scalar());
+  // A value from the command line carries no mark, so messages about it say
+  // "--set" rather than a line of the value's own one-line document (a clone
+  // of a list, map or null is rebuilt without them).
+  parsed = WithoutMarks(parsed);
   std::vector<std::string> parts;
   size_t start = 0;
   while (true) {
@@ -74,7 +97,9 @@ std::string Fmt(double v) {
 }
 
 Scenario Parse(const YAML::Node& root, const std::string& file) {
-  if (!root.IsMap()) YamlMap::FailAt(root, file, "", "a scenario must be a mapping of keys (name, cluster, model, parallelism, training)");
+  const char* kTopKeys = "a scenario must be a mapping of keys (name, cluster, model, parallelism, training)";
+  if (!root.IsDefined() || root.IsNull()) throw InputException(InputError{file, 0, "", "empty scenario: " + std::string(kTopKeys)});
+  if (!root.IsMap()) YamlMap::FailAt(root, file, "", kTopKeys);
   YamlMap top(root, file);
   Scenario s;
   s.source_file = file;
@@ -82,6 +107,8 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
 
   // cluster
   YamlMap c = top.Map("cluster");
+  // Missing keys are reported at their section's line in the file.
+  if (!c.Has("node")) c.Fail("node", "missing required key (a node profile name or path)");
   s.node = LoadNodeProfile(c.Raw("node"), file, "cluster.node");
   s.nodes = c.PositiveInt("nodes");
   if (long(s.nodes) * s.node.gpus_per_node > kMaxGpus) {
@@ -97,7 +124,13 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
     }
     s.node.nics_per_node = nics;
   }
-  s.fabric = LoadFabricProfile(c.Raw("fabric"), file, "cluster.fabric");
+  if (c.Has("fabric")) {
+    s.fabric = LoadFabricProfile(c.Raw("fabric"), file, "cluster.fabric");
+  } else if (!s.node.default_fabric.empty()) {
+    s.fabric = LoadFabricProfile(YAML::Node(s.node.default_fabric), s.node.source_file, "default_fabric");
+  } else {
+    c.Fail("fabric", "missing required key (a fabric profile name or path; node '" + s.node.name + "' has no default_fabric)");
+  }
   if (c.Has("storage")) {
     s.storage = LoadStorageProfile(c.Raw("storage"), file, "cluster.storage");
     s.storage_nodes = c.PositiveInt("storage_nodes", s.storage->default_nodes);
@@ -107,6 +140,7 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
   c.Finish();
 
   // model
+  if (!top.Has("model")) top.Fail("model", "missing required key (a catalogue name, a file, or the model's keys)");
   s.model = ResolveModel(top.Raw("model"), file, "model");
   if (root["model"].IsMap()) s.model.name = s.model.name == "custom" ? s.name : s.model.name;
 

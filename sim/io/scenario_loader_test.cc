@@ -121,11 +121,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"sharding group without sharding", {"parallelism.data_sharding=none", "parallelism.sharding_group=2"},
                  "--set: parallelism.sharding_group: a sharding group needs parallelism.data_sharding (optimizer, gradients or full)"},
         BadInput{"unknown finetune method", {"training.finetune={method: qlora}"},
-                 "s.yaml:1: training.finetune.method: 'qlora' is not one of: full, lora (did you mean 'lora'?)"},
+                 "--set: training.finetune.method: 'qlora' is not one of: full, lora (did you mean 'lora'?)"},
         BadInput{"rank on full finetune", {"training.finetune={method: full, rank: 8}"},
-                 "s.yaml:1: training.finetune.rank: only method: lora takes rank"},
+                 "--set: training.finetune.rank: only method: lora takes rank"},
         BadInput{"unknown target module", {"training.finetune={method: lora, target_modules: [qkv, gate]}"},
-                 "s.yaml:1: training.finetune.target_modules: 'gate' is not one of qkv, proj, fc1, fc2"}),
+                 "--set: training.finetune.target_modules: 'gate' is not one of qkv, proj, fc1, fc2"}),
     // Test names from `what` ("unknown node" -> unknown_node), not the parameter's bytes.
     [](const ::testing::TestParamInfo<BadInput>& info) {
       std::string name = info.param.what;

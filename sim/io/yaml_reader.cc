@@ -2,20 +2,61 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "sim/core/error.h"
 
 namespace trainsim {
+namespace fs = std::filesystem;
 namespace {
 
 int LineOf(const YAML::Node& node) {
-  if (!node.IsDefined() || node.IsNull()) {
-    // A null node still has a mark when it came from a file.
-  }
+  // A null node still has a mark when it came from a file; an undefined one
+  // (a missing key) has none.
   const YAML::Mark m = node.Mark();
   return m.line >= 0 ? m.line + 1 : 0;
+}
+
+std::string KeyText(const YAML::Node& key) { return key.IsScalar() ? key.Scalar() : "?"; }
+
+// The keys of one mapping: the first key written twice, as an exception.
+void CheckMapKeys(const YAML::Node& map, const std::string& file, const std::string& prefix) {
+  std::map<std::string, int> first_line;
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    if (!it->first.IsScalar()) continue;
+    const std::string k = it->first.Scalar();
+    const int line = LineOf(it->first);
+    auto [at, inserted] = first_line.emplace(k, line);
+    if (inserted) continue;
+    const std::string path = prefix.empty() ? k : prefix + "." + k;
+    throw InputException(InputError{line > 0 ? file : std::string("--set"), line, path,
+                                    "duplicate key (first at line " + std::to_string(at->second) + ")"});
+  }
+}
+
+// Walks the document once. An alias shares its anchor's node (and mark), so
+// a node seen at the same position is not walked again: a "billion laughs"
+// document costs its size, not its expansion.
+void WalkDuplicates(const YAML::Node& node, const std::string& file, const std::string& prefix,
+                    std::set<int>& seen, int depth) {
+  if (!node.IsMap() && !node.IsSequence()) return;
+  const int pos = node.Mark().pos;
+  if (pos >= 0 && !seen.insert(pos).second) return;
+  if (depth > 200) {
+    throw InputException(InputError{file, LineOf(node), prefix, "nested more than 200 levels deep"});
+  }
+  if (node.IsMap()) {
+    CheckMapKeys(node, file, prefix);
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const std::string k = KeyText(it->first);
+      WalkDuplicates(it->second, file, prefix.empty() ? k : prefix + "." + k, seen, depth + 1);
+    }
+  } else {
+    for (const auto& v : node) WalkDuplicates(v, file, prefix, seen, depth + 1);
+  }
 }
 
 std::string Describe(const YAML::Node& n) {
@@ -36,13 +77,17 @@ YamlMap::YamlMap(YAML::Node node, std::string file, std::string prefix)
   if (node_.IsDefined() && !node_.IsNull() && !node_.IsMap()) {
     FailAt(node_, file_, prefix_, "expected a mapping of keys, got " + Describe(node_));
   }
+  // Documents parsed in memory (the GUI's editor, sweep points) skip LoadYamlFile.
+  if (node_.IsMap()) CheckMapKeys(node_, file_, prefix_);
 }
 
 void YamlMap::FailAt(const YAML::Node& node, const std::string& file, const std::string& key,
                      const std::string& message) {
   const int line = LineOf(node);
-  // Nodes without a mark were created by a command-line override.
-  throw InputException(InputError{line > 0 ? file : std::string("--set"), line, key, message});
+  // A value without a mark was created by a command-line override; a key that
+  // is missing (an undefined node) is missing from the file.
+  const bool from_set = line == 0 && node.IsDefined();
+  throw InputException(InputError{from_set ? std::string("--set") : file, line, key, message});
 }
 
 void YamlMap::Fail(const std::string& key, const std::string& message) const {
@@ -237,16 +282,50 @@ InputError MalformedYaml(const YAML::Exception& e, const std::string& file) {
   return InputError{file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "malformed YAML: " + e.msg};
 }
 
-YAML::Node LoadYamlFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputException(InputError{path, 0, "", "cannot open file"});
-  std::stringstream ss;
-  ss << in.rdbuf();
-  try {
-    return YAML::Load(ss.str());
-  } catch (const YAML::Exception& e) {
-    throw InputException(MalformedYaml(e, path));
+std::string ReadInputFile(const std::string& path) {
+  auto fail = [&](const std::string& what) { throw InputException(InputError{path, 0, "", what}); };
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) fail("cannot open file");
+  if (fs::is_directory(st)) fail("is a directory, not a file");
+  if (!fs::is_regular_file(st)) fail("not a regular file (a device, pipe or socket); inputs are read from files");
+  const auto size = fs::file_size(path, ec);
+  const std::string limit = std::to_string(kMaxInputBytes >> 20) + " MiB";
+  if (!ec && size > kMaxInputBytes) fail("larger than the " + limit + " input limit");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot open file");
+  // Read in chunks and stop past the limit: the file may grow after the stat.
+  std::string text;
+  if (!ec) text.reserve(static_cast<size_t>(size));
+  char chunk[1 << 16];
+  while (in) {
+    in.read(chunk, sizeof chunk);
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxInputBytes) fail("larger than the " + limit + " input limit");
   }
+  if (in.bad()) fail("cannot read file");
+  return text;
 }
+
+void CheckDuplicateKeys(const YAML::Node& node, const std::string& file, const std::string& prefix) {
+  std::set<int> seen;
+  WalkDuplicates(node, file, prefix, seen, 0);
+}
+
+YAML::Node ParseYamlText(const std::string& text, const std::string& file) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputException(MalformedYaml(e, file));
+  }
+  if (!root.IsDefined() || root.IsNull()) {
+    throw InputException(InputError{file, 0, "", "the file is empty (nothing but comments or blank lines); expected a mapping of keys"});
+  }
+  CheckDuplicateKeys(root, file);
+  return root;
+}
+
+YAML::Node LoadYamlFile(const std::string& path) { return ParseYamlText(ReadInputFile(path), path); }
 
 }  // namespace trainsim

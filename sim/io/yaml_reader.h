@@ -1,11 +1,14 @@
 // Strict, typed reading of a YAML mapping with errors that name file, line
 // and key. A YamlMap remembers which keys were read; Finish() rejects every
 // key that was not, with a "did you mean" suggestion from the keys that were.
+// A mapping with a key written twice is rejected when the YamlMap is made
+// (and, for whole files, when they are loaded).
 // All read functions throw InputException; loaders catch it at their boundary.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstddef>
 #include <optional>
 #include <set>
 #include <string>
@@ -84,8 +87,27 @@ Expected<T> CatchInputErrors(const std::string& file, F&& parse) {
   }
 }
 
-// Loads a YAML file; throws InputException (file, line) on a syntax error or
-// a file that cannot be read.
+// The most an input file (scenario, sweep, profile, model, measurements,
+// reference) may hold: inputs are hand-written YAML of a few KiB, so anything
+// near this is a mistake (`run /dev/zero`), not data to read until killed.
+inline constexpr std::size_t kMaxInputBytes = std::size_t{16} << 20;  // 16 MiB
+
+// The text of an input file: a regular file of at most kMaxInputBytes.
+// Throws InputException naming the file: missing, a directory, not a regular
+// file (a device, a pipe), too large, unreadable.
+std::string ReadInputFile(const std::string& path);
+
+// Throws InputException `FILE:LINE: KEY: duplicate key (first at line N)` for
+// the first key that appears twice in one mapping anywhere under `node`
+// (yaml-cpp keeps both pairs and lookups silently take the first).
+void CheckDuplicateKeys(const YAML::Node& node, const std::string& file, const std::string& prefix = "");
+
+// Parses YAML text read from `file`: a syntax error, a duplicate key, or an
+// empty document (nothing but comments or whitespace) is an InputException
+// naming the file and line.
+YAML::Node ParseYamlText(const std::string& text, const std::string& file);
+
+// ReadInputFile then ParseYamlText.
 YAML::Node LoadYamlFile(const std::string& path);
 
 }  // namespace trainsim

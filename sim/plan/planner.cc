@@ -80,7 +80,7 @@ std::optional<SimulationResult> Evaluate(Scenario& s, const PlanConfig& c, bool 
     rej.reason = "does not fit in GPU memory: " + mem.reason;
     return std::nullopt;
   }
-  SimulationResult r = Simulate(s, SimulateOptions{Fidelity::kAnalytical, false});
+  SimulationResult r = Simulate(s, SimulateOptions::At(Fidelity::kAnalytical, false));
   if (!r.error.empty()) {
     rej.category = r.memory.fits ? "simulation" : "memory";
     rej.reason = r.error;
@@ -213,7 +213,7 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
     c.analytical = *Evaluate(s, c.config, tp_overlap, unused);  // feasible: evaluated before
     top.push_back(std::move(c));
   }
-  SimulateOptions recheck{options.recheck_fidelity, false};
+  const SimulateOptions recheck = SimulateOptions::At(options.recheck_fidelity);
   for (auto& c : top) {
     if (options.recheck_fidelity == Fidelity::kAnalytical) {
       c.result = c.analytical;

@@ -107,7 +107,7 @@ TEST(PlannerTest, BestIsAtLeastAsFastAsNemoDefault) {
   const PlanReport r = Plan(*s, opt);
   ASSERT_EQ(r.candidates.size(), 5u);
   ASSERT_TRUE(r.baseline.has_value()) << (r.baseline_rejection ? r.baseline_rejection->reason : "");
-  const SimulationResult nemo = Simulate(*s, SimulateOptions{Fidelity::kAnalytical, false});
+  const SimulationResult nemo = Simulate(*s, SimulateOptions::At(Fidelity::kAnalytical));
   ASSERT_TRUE(nemo.error.empty()) << nemo.error;
   EXPECT_NEAR(r.baseline->analytical.step_time_s, nemo.step_time_s, 1e-12);  // the planner's mutation = the parser's scenario
   EXPECT_LE(r.candidates[0].analytical.step_time_s, nemo.step_time_s);

@@ -1,24 +1,35 @@
 // Two simulated scenarios side by side: the figures that decide a hardware
 // choice (step time, time to train, cost, energy, goodput) with B's delta
-// against A, absolute and relative. `trainsim compare` and the GUI print it.
+// against A, absolute and relative, and a one-line headline of what B
+// changes. `trainsim compare` and the GUI print it; labels and units come
+// from the result-field table (result_fields.h).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "sim/core/result.h"
+#include "sim/report/result_fields.h"
 
 namespace trainsim {
 
 struct ComparisonRow {
   std::string field;  // result key, e.g. "run.cost_usd"
-  std::string unit;
+  std::string label;  // "Cost per run"
+  Quantity quantity = Quantity::kCount;
   double a = 0, b = 0;
-  double delta() const { return b - a; }
-  double relative() const { return a != 0 ? (b - a) / a : 0; }
+  double delta() const { return CleanDelta(a, b); }
+  double relative() const { return CleanRelative(a, b); }
 };
 
+// The compared fields of ResultFields(), in its order.
 std::vector<ComparisonRow> CompareResults(const SimulationResult& a, const SimulationResult& b);
+
+// What `other` changes against `baseline`, in the architect's terms:
+// "4 NICs: +7.2% time to train (+0.49 h), +$54 per run (+7.2%), +12 kWh;
+// step 71% compute, 18% exposed communication" (the name is other's).
+// A run that cannot happen says so instead.
+std::string Headline(const SimulationResult& baseline, const SimulationResult& other);
 
 std::string ComparisonTable(const SimulationResult& a, const SimulationResult& b);
 std::string ComparisonJson(const SimulationResult& a, const SimulationResult& b);

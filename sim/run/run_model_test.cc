@@ -81,8 +81,8 @@ TEST(RunModelTest, NodesIdleWhileRestartingAfterFailures) {
 TEST(RunModelTest, H200NodeIsTheH100NodeWithFasterAndLargerMemory) {
   // Same chassis, fabric and tensor cores: the HBM3e GPU runs the same scenario
   // faster (memory-bound kernels, shorter GEMM epilogues) and has room to spare.
-  const SimulationResult h100 = Simulate(Ref70b(), {Fidelity::kAnalytical, false});
-  const SimulationResult h200 = Simulate(Ref70b({"cluster.node=xe9680-h200"}), {Fidelity::kAnalytical, false});
+  const SimulationResult h100 = Simulate(Ref70b(), SimulateOptions::At(Fidelity::kAnalytical));
+  const SimulationResult h200 = Simulate(Ref70b({"cluster.node=xe9680-h200"}), SimulateOptions::At(Fidelity::kAnalytical));
   EXPECT_LT(h200.step_time_s, h100.step_time_s);
   EXPECT_GT(h200.step_time_s, 0.85 * h100.step_time_s);  // compute-bound: the peaks are the same
   EXPECT_GT(h200.memory.capacity_gib, 1.7 * h100.memory.capacity_gib);

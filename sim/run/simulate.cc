@@ -22,7 +22,10 @@ SimulationResult Simulate(const Scenario& s, const SimulateOptions& options) {
   std::optional<std::string> refused;
   if (options.fidelity == Fidelity::kDes && r.memory.fits) refused = DesRefusal(s);
   const bool des = options.fidelity == Fidelity::kDes && r.memory.fits && !refused;
-  StepTiming timing = des ? SimulateDes(s, costs, options.record_timeline, options.des_stats) : AnalyticalStep(s, costs);
+  DesStats stats;
+  const DesControl control{options.progress, options.cancel};
+  StepTiming timing = des ? SimulateDes(s, costs, options.record_timeline, &stats, &control) : AnalyticalStep(s, costs);
+  if (des && options.des_stats) *options.des_stats = stats;
   r.fidelity = des ? "des" : "analytical";
   r.step_time_s = timing.step_time_s;
   r.breakdown = timing.breakdown;
@@ -40,6 +43,10 @@ SimulationResult Simulate(const Scenario& s, const SimulateOptions& options) {
   if (!r.memory.fits) {
     r.error = "does not fit in GPU memory: " + r.memory.reason;
     r.error_kind = ErrorKind::kDoesNotFit;
+  }
+  if (stats.canceled) {
+    r.error = "canceled";
+    r.error_kind = ErrorKind::kRefused;
   }
   return r;
 }

@@ -3,6 +3,9 @@
 // and validation all call it.
 #pragma once
 
+#include <atomic>
+#include <functional>
+
 #include "sim/core/result.h"
 #include "sim/core/scenario.h"
 #include "sim/des/des_simulator.h"
@@ -12,9 +15,23 @@ namespace trainsim {
 enum class Fidelity { kAnalytical, kDes };
 
 struct SimulateOptions {
+  // The usual choices, without spelling every field.
+  static SimulateOptions At(Fidelity f, bool record_timeline = false, DesStats* stats = nullptr) {
+    SimulateOptions o;
+    o.fidelity = f;
+    o.record_timeline = record_timeline;
+    o.des_stats = stats;
+    return o;
+  }
   Fidelity fidelity = Fidelity::kAnalytical;
   bool record_timeline = false;  // DES: keep the events of one step (and the checkpoints) for --trace
   DesStats* des_stats = nullptr;  // DES: where to report what the run did (benchmarks, tests); may be null
+  // DES: told the steps done of the run's steps as the simulation advances
+  // (progress bars, ETAs); may be empty. Called on the simulating thread.
+  std::function<void(int steps_done, int steps_total)> progress;
+  // DES: set to true (from any thread) to stop at the next step; the result
+  // then carries error "canceled". May be null.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // Never throws. A scenario that does not fit in memory still gets its step

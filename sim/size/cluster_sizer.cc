@@ -94,11 +94,11 @@ constexpr int kRecheckCheckpoints = 2;
 // per cluster, the window milliseconds, and the per-step figures are the same.
 SimulationResult RecheckWholeRun(const Scenario& s, Fidelity fidelity) {
   const int window = std::max(kRecheckMinSteps, kRecheckCheckpoints * s.checkpoint.every_steps);
-  if (s.training.steps <= window) return Simulate(s, SimulateOptions{fidelity, false});
+  if (s.training.steps <= window) return Simulate(s, SimulateOptions::At(fidelity, false));
   Scenario w = s;
   w.training.steps = window;
   w.training.tokens = 0;
-  SimulationResult r = Simulate(w, SimulateOptions{fidelity, false});
+  SimulationResult r = Simulate(w, SimulateOptions::At(fidelity, false));
   if (!r.error.empty()) return r;
   StepTiming t;
   t.step_time_s = r.step_time_s;

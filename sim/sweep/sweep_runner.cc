@@ -1,6 +1,7 @@
 #include "sim/sweep/sweep_runner.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
@@ -13,7 +14,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -25,8 +28,11 @@
 #include <mpi.h>
 #endif
 
+#include "sim/core/fingerprint.h"
+#include "sim/core/version.h"
 #include "sim/io/json_writer.h"
 #include "sim/io/result_writer.h"
+#include "sim/io/yaml_reader.h"
 
 namespace trainsim {
 
@@ -39,6 +45,7 @@ SweepFormat SweepFormatForPath(const std::string& path) {
 
 std::vector<std::string> SweepColumns(const SweepSpec& spec) {
   std::vector<std::string> c = spec.Keys();
+  c.push_back("feasible");
   for (const auto& k : FlatResultKeys()) c.push_back(k);
   c.push_back("error");
   return c;
@@ -94,6 +101,25 @@ std::vector<std::string> ParseCsvLine(const std::string& line) {
 
 namespace {
 
+// The components of a fingerprint, in the order they are written and compared.
+struct FingerprintField {
+  const char* key;
+  const char* what;  // for the refusal: "the <what> differs"
+};
+constexpr FingerprintField kFingerprintFields[] = {
+    {"base_fingerprint", "base scenario"},
+    {"axes_fingerprint", "axes, zip groups or filters"},
+    {"fidelity", "fidelity"},
+    {"trainsim", "trainsim version"},
+};
+
+std::map<std::string, std::string> FingerprintValues(const SweepSpec& spec, Fidelity fidelity) {
+  return {{"base_fingerprint", TextFingerprint(spec.base_definition)},
+          {"axes_fingerprint", TextFingerprint(spec.axes_definition)},
+          {"fidelity", fidelity == Fidelity::kDes ? "des" : "analytical"},
+          {"trainsim", VersionString()}};
+}
+
 // A JSON value for a setting: numbers and booleans as themselves, else a string.
 std::string JsonSetting(const std::string& v) {
   if (v == "true" || v == "false") return v;
@@ -143,9 +169,10 @@ Row ErrorRow(const SweepSpec& spec, const SweepPoint& p, SweepFormat format, con
   if (format == SweepFormat::kJsonLines) {
     row.text = "{\"settings\":{";
     for (size_t i = 0; i < keys.size(); ++i) row.text += (i ? "," : "") + JsonWriter::Quote(keys[i]) + ":" + JsonSetting(values[i]);
-    row.text += "},\"error\":" + JsonWriter::Quote(error) + ",\"result\":null}\n";
+    row.text += "},\"feasible\":false,\"error\":" + JsonWriter::Quote(error) + ",\"result\":null}\n";
   } else {
     std::vector<std::string> f = values;
+    f.push_back("false");
     f.resize(f.size() + FlatResultKeys().size());
     f.push_back(error);
     row.text = CsvLine(f);
@@ -235,9 +262,27 @@ class Appender {
   ~Appender() {
     if (fd_ >= 0) ::close(fd_);
   }
-  std::string Open(bool truncate) {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | (truncate ? O_TRUNC : 0), 0644);
+  // Opens without truncating: the file is emptied (Truncate) only once it is locked.
+  std::string Open() {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     return fd_ < 0 ? std::string("cannot open for writing: ") + std::strerror(errno) : "";
+  }
+  // An exclusive lock for the whole sweep (released when the fd closes, also
+  // when the process is killed). False when another process holds it.
+  bool Lock() {
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EINTR) continue;
+      return errno != EWOULDBLOCK;  // a file system without flock: proceed unlocked
+    }
+    return true;
+  }
+  bool IsRegularFile() const {
+    struct stat st {};
+    return ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
+  }
+  std::string Truncate() {
+    if (IsRegularFile() && ::ftruncate(fd_, 0) != 0) return std::string("cannot truncate: ") + std::strerror(errno);
+    return "";
   }
   std::string Write(const std::string& s) {
     size_t off = 0;
@@ -308,6 +353,19 @@ class MpiSession {
 
 }  // namespace
 
+std::string SweepFingerprintPath(const std::string& output_path) { return output_path + ".fingerprint"; }
+
+std::string SweepFingerprint(const SweepSpec& spec, Fidelity fidelity) {
+  std::string t =
+      "# What produced the rows of the results file beside this one (trainsim sweep).\n"
+      "# `trainsim sweep --resume` adds rows only when all of these are unchanged.\n";
+  t += "trainsim_sweep_fingerprint: 1\n";
+  t += "base_file: " + JsonWriter::Quote(spec.base_file) + "\n";
+  const auto values = FingerprintValues(spec, fidelity);
+  for (const auto& f : kFingerprintFields) t += std::string(f.key) + ": " + JsonWriter::Quote(values.at(f.key)) + "\n";
+  return t;
+}
+
 int SweepMpiRank() {
   if (!LaunchedByMpirun()) return 0;
   for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
@@ -316,6 +374,18 @@ int SweepMpiRank() {
   return 0;
 }
 
+namespace {
+
+// Figures of a run that happened (times, rates, energy, cost): left empty on
+// an infeasible row. What the configuration is (name, GPUs, memory, steps,
+// checkpoint size) stays.
+bool IsRunFigure(const std::string& key) {
+  static const std::set<std::string> kept = {"name", "gpus", "fidelity", "run.steps", "run.checkpoint_bytes"};
+  return !kept.count(key) && key.rfind("memory.", 0) != 0;
+}
+
+}  // namespace
+
 SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity fidelity,
                            std::vector<std::string>& fields, std::string* json_line) {
   const std::vector<std::string> values = spec.Values(p);
@@ -323,18 +393,28 @@ SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity 
   fields = values;
   SweepOutcome outcome = SweepOutcome::kOk;
   std::string error, result_json = "null";
+  bool feasible = false;
   Expected<Scenario> s = spec.PointScenario(p);
   if (!s.ok()) {
     outcome = SweepOutcome::kInvalid;
     error = s.error().ToString();
+    fields.push_back("false");
     fields.resize(fields.size() + FlatResultKeys().size());
   } else {
     SimulateOptions opt;
     opt.fidelity = fidelity;
     const SimulationResult r = Simulate(*s, opt);
-    for (auto& v : FlatResultValues(r)) fields.push_back(std::move(v));
+    feasible = r.error.empty() && r.memory.fits;
+    fields.push_back(feasible ? "true" : "false");
+    const std::vector<std::string> keys_r = FlatResultKeys();
+    std::vector<std::string> vals = FlatResultValues(r);
+    for (size_t i = 0; i < vals.size(); ++i) {
+      if (!feasible && IsRunFigure(keys_r[i])) vals[i].clear();
+      fields.push_back(std::move(vals[i]));
+    }
     error = r.error;
-    if (!r.error.empty()) outcome = r.memory.fits ? SweepOutcome::kFailed : SweepOutcome::kMemory;
+    if (!feasible) outcome = r.memory.fits ? SweepOutcome::kFailed : SweepOutcome::kMemory;
+    if (!feasible && error.empty()) error = "does not fit in GPU memory";  // never a blank reason on an infeasible row
     if (json_line) {
       result_json = ToJson(r, false);
       while (!result_json.empty() && result_json.back() == '\n') result_json.pop_back();
@@ -348,11 +428,45 @@ SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity 
     }
     std::string err1 = error;
     std::replace(err1.begin(), err1.end(), '\n', ' ');
-    line += "},\"error\":" + JsonWriter::Quote(err1) + ",\"result\":" + result_json + "}\n";
+    line += std::string("},\"feasible\":") + (feasible ? "true" : "false") + ",\"error\":" + JsonWriter::Quote(err1) +
+            ",\"result\":" + result_json + "}\n";
     *json_line = std::move(line);
   }
   return outcome;
 }
+
+namespace {
+
+// Compares the fingerprint beside a results file with this sweep's; the
+// refusal names the first component that differs.
+std::optional<InputError> CheckFingerprint(const SweepSpec& spec, const SweepRunOptions& options) {
+  const std::string fp = SweepFingerprintPath(options.output_path);
+  const std::string advice = " (drop --resume to rewrite the file, or write to another file)";
+  std::error_code ec;
+  if (!std::filesystem::exists(fp, ec)) {
+    return InputError{options.output_path, 0, "", "has rows but no " + fp + ": cannot tell what produced them" + advice};
+  }
+  try {
+    YamlMap m(LoadYamlFile(fp), fp);
+    if (m.PositiveInt("trainsim_sweep_fingerprint") != 1) m.Fail("trainsim_sweep_fingerprint", "unsupported version (expected 1)");
+    m.Allow("base_file");
+    const auto want = FingerprintValues(spec, options.fidelity);
+    for (const auto& f : kFingerprintFields) {
+      const std::string had = m.String(f.key);
+      if (had != want.at(f.key)) {
+        std::string detail;
+        if (std::string(f.key) == "fidelity" || std::string(f.key) == "trainsim") detail = ": '" + had + "', now '" + want.at(f.key) + "'";
+        return InputError{options.output_path, 0, "",
+                          std::string("its rows were produced with another ") + f.what + detail + " (" + fp + ")" + advice};
+      }
+    }
+  } catch (const InputException& e) {
+    return e.error();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -377,19 +491,42 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
   Appender out(options.output_path, std::max<size_t>(1, options.fsync_every_rows), options.fsync_every_s);
   std::vector<unsigned long long> pending;
   std::optional<InputError> prep_error;
+  std::string lock_failure, write_failure;
   if (rank == 0) {
     std::set<std::string> done;
     bool needs_header = format == SweepFormat::kCsv;
-    if (options.resume) {
+    auto fail = [&](const std::string& e) { prep_error = InputError{options.output_path, 0, "", e}; };
+    // Open and lock before reading or truncating: a second sweep on the file stops here.
+    if (std::string e = out.Open(); !e.empty()) {
+      fail(e);
+    } else if (!out.Lock()) {
+      lock_failure = "another trainsim sweep is writing this file (it holds its lock); wait for it to finish, or write to another file";
+    } else if (!options.resume) {
+      if (std::string e2 = out.Truncate(); !e2.empty()) fail(e2);
+    } else {
       auto d = ReadDone(spec, options.output_path, format, needs_header);
       if (!d.ok()) prep_error = d.error();
       else done = std::move(d.value());
-    }
-    if (!prep_error) {
-      if (std::string e = out.Open(!options.resume); !e.empty()) prep_error = InputError{options.output_path, 0, "", e};
-      else if (needs_header) {
-        if (std::string e2 = out.Write(CsvLine(SweepColumns(spec))); !e2.empty()) prep_error = InputError{options.output_path, 0, "", e2};
+      if (!prep_error && !done.empty()) {
+        if (auto mismatch = CheckFingerprint(spec, options); mismatch) prep_error = *mismatch;
       }
+    }
+    // The fingerprint is written once the file holds no rows of another sweep
+    // (after truncating, or resuming a file with none), before the first row.
+    if (!prep_error && lock_failure.empty() && done.empty() && out.IsRegularFile()) {
+      const std::string fp = SweepFingerprintPath(options.output_path);
+      const std::string tmp = fp + ".tmp" + std::to_string(::getpid());
+      {
+        std::ofstream f(tmp, std::ios::trunc);
+        f << SweepFingerprint(spec, options.fidelity);
+        f.flush();
+        if (!f) fail("cannot write " + fp);
+      }
+      if (!prep_error && std::rename(tmp.c_str(), fp.c_str()) != 0) fail("cannot write " + fp + ": " + std::strerror(errno));
+      if (prep_error) std::remove(tmp.c_str());
+    }
+    if (!prep_error && lock_failure.empty() && needs_header) {
+      write_failure = out.Write(CsvLine(SweepColumns(spec)));  // a full disk: an interruption, as for rows
     }
     for (const auto& p : spec.points) {
       if (!done.count(SweepSpec::PointId(spec.Values(p)))) pending.push_back(p.index);
@@ -398,11 +535,17 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
   }
 #ifdef TRAINSIM_HAVE_MPI
   if (size > 1) {
-    int status = prep_error ? 1 : 0;
+    int status = prep_error ? 1 : !lock_failure.empty() ? 2 : !write_failure.empty() ? 3 : 0;
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (status != 0) {
+    if (status == 1) {
       if (rank == 0) return *prep_error;
       return InputError{options.output_path, 0, "", "rank 0 could not prepare the results file"};
+    }
+    if (status == 2 || status == 3) {
+      sum.interrupted = true;
+      sum.locked = status == 2;
+      sum.failure = rank == 0 ? lock_failure + write_failure : "rank 0 could not write the results file";
+      return sum;
     }
     unsigned long long n = pending.size();
     MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
@@ -411,6 +554,12 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
   }
 #endif
   if (prep_error) return *prep_error;
+  if (!lock_failure.empty() || !write_failure.empty()) {
+    sum.interrupted = true;
+    sum.locked = !lock_failure.empty();
+    sum.failure = lock_failure + write_failure;
+    return sum;
+  }
 
   std::vector<size_t> mine;
   for (size_t i = size_t(rank); i < pending.size(); i += size_t(size)) mine.push_back(size_t(pending[i]));
@@ -421,13 +570,14 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
   std::condition_variable cv;
   std::deque<Row> queue;
   std::atomic<size_t> next{0};
+  std::atomic<bool> write_failed{false};  // stop computing rows that cannot be written
   int finished = 0;
   const int threads = int(std::max<size_t>(1, std::min<size_t>(size_t(std::max(1, options.jobs)), std::max<size_t>(1, limit))));
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&] {
       while (true) {
-        if (options.stop && options.stop->load()) break;
+        if ((options.stop && options.stop->load()) || write_failed.load()) break;
         const size_t i = next.fetch_add(1);
         if (i >= limit) break;
         Row row;
@@ -453,6 +603,10 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
   auto record = [&](const Row& row) {
     if (!write_error.empty()) return;
     write_error = out.Write(row.text);
+    if (!write_error.empty()) {
+      write_failed.store(true);
+      return;  // the row is not in the file: --resume computes it again
+    }
     ++sum.written;
     switch (row.outcome) {
       case SweepOutcome::kOk: ++sum.ok; break;
@@ -532,7 +686,12 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
 #endif
   sum.wall_s = elapsed();
   sum.interrupted = sum.resumed + sum.written < sum.points;
-  if (!write_error.empty()) return InputError{options.output_path, 0, "", write_error};
+  if (!write_error.empty()) {
+    // Disk full or an I/O error: what is in the file is whole rows (a torn
+    // last one is dropped on resume), so this is an interruption, not bad input.
+    sum.interrupted = true;
+    sum.failure = write_error;
+  }
   return sum;
 }
 

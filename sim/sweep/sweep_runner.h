@@ -1,13 +1,26 @@
 // Runs the points of a sweep (sweep_spec.h) and appends one row per point to
-// a results file as points finish: CSV (columns: the axis keys, then
+// a results file as points finish: CSV (columns: the axis keys, `feasible`,
 // FlatResultKeys(), then `error`) or JSON lines (.json/.jsonl: one object
-// {"settings", "result", "error"} per line). Infeasible points keep their row
+// {"settings", "feasible", "error", "result"} per line). Infeasible points keep their row
 // with the reason in `error`. Rows are written with write(2) as they finish
 // and fsync'd in batches; a resumed run drops a torn last line, skips the
 // points whose settings already have a row and appends the rest, so an
 // interrupted sweep plus its resume has exactly the rows of an uninterrupted
 // one. `jobs` threads compute points; under `mpirun` (when built with MPI) the
 // points are spread round-robin over the ranks and rank 0 writes the file.
+//
+// Integrity: the writer holds an exclusive flock(2) on the results file for
+// the whole sweep, so a second sweep (or resume) on the same file stops with
+// the reason instead of interleaving rows. Beside the file, FILE.fingerprint
+// records what produced its rows (the base scenario, the axes, zips and
+// filters, the fidelity, the trainsim version); --resume refuses to add rows
+// when any of them differ. A failed write (disk full) stops the sweep as an
+// interruption: the rows written stay valid and --resume continues.
+//
+// CSV columns: the axis keys, `feasible` (the run can happen: it parsed, fits
+// and simulated), the result fields, `error`. Time, rate, energy and cost
+// fields are empty where the run cannot happen, so sorting by cost never picks
+// a configuration that does not fit.
 #pragma once
 
 #include <atomic>
@@ -61,6 +74,10 @@ struct SweepSummary {
   size_t written = 0;  // rows written by this run (all ranks)
   size_t ok = 0, memory = 0, invalid = 0, failed = 0;  // of the rows written
   bool interrupted = false;  // stopped before every point had a row
+  // Why the sweep stopped early without bad input: the results file is locked
+  // by another sweep, or a write failed (disk full). Empty otherwise.
+  std::string failure;
+  bool locked = false;  // the failure is another sweep's lock: nothing was read or written
   int ranks = 1;
   bool writer = true;  // this process wrote the file (MPI rank 0, or no MPI)
   double wall_s = 0;
@@ -68,6 +85,12 @@ struct SweepSummary {
 
 // Column names of the CSV.
 std::vector<std::string> SweepColumns(const SweepSpec& spec);
+
+// The fingerprint file kept beside a results file.
+std::string SweepFingerprintPath(const std::string& output_path);
+// Its text for this sweep at this fidelity: YAML, one `key: value` per
+// component (hashes for the base and the axes), with a comment saying why.
+std::string SweepFingerprint(const SweepSpec& spec, Fidelity fidelity);
 
 // One CSV line (RFC 4180: fields with commas, quotes, line breaks or outer
 // spaces are quoted, quotes doubled), ending in "\n". Line breaks inside
@@ -80,8 +103,9 @@ std::vector<std::string> ParseCsvLine(const std::string& line);
 SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity fidelity,
                            std::vector<std::string>& fields, std::string* json_line = nullptr);
 
-// Runs the sweep. Errors: the results file cannot be read or written, or a
-// --resume file whose columns are not this sweep's. Never throws.
+// Runs the sweep. Errors (bad input): the results file cannot be opened or
+// read, or a --resume file whose columns or fingerprint are not this sweep's.
+// A locked file or a failed write is a summary with `failure` set. Never throws.
 Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& options);
 
 // The MPI rank and size this process would use (0 and 1 without mpirun).

@@ -1,6 +1,8 @@
 #include "sim/sweep/sweep_runner.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
@@ -133,7 +135,7 @@ TEST(SweepRunnerTest, ReferenceGridGivesOneWellFormedRowPerPoint) {
     ids.insert(SweepSpec::PointId({f.begin(), f.begin() + 5}));
     if (!f.back().empty()) ++with_error;
     // A point that ran has a step time; one that did not parse has the reason and no result.
-    if (f[8].empty()) {
+    if (f[9].empty()) {
       EXPECT_FALSE(f.back().empty()) << lines[i];
     }
   }
@@ -326,6 +328,147 @@ TEST(SweepCliTest, MpiRanksWriteOneFile) {
   EXPECT_NE(ReadFile(dir.File("out.txt")).find("already there (resumed)"), std::string::npos) << ReadFile(dir.File("out.txt"));
   EXPECT_EQ(SortedRows(dir.File("mpi.csv"), true), SortedRows(one.output_path, true));
 #endif
+}
+
+// --- Integrity: lock, fingerprint, disk full, feasible column ---------------
+
+TEST(SweepIntegrityTest, ASecondSweepOnALockedFileStopsWithTheReason) {
+  TempDir dir;
+  const SweepSpec spec = SmallSpec();
+  SweepRunOptions opt;
+  opt.output_path = dir.File("locked.csv");
+  ASSERT_TRUE(RunSweep(spec, opt).ok());
+  const std::string before = ReadFile(opt.output_path);
+  // Another sweep holds the file (flock locks belong to an open file description).
+  const int fd = ::open(opt.output_path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  for (bool resume : {false, true}) {
+    opt.resume = resume;
+    auto r = RunSweep(spec, opt);
+    ASSERT_TRUE(r.ok()) << r.error().ToString();
+    EXPECT_TRUE(r->locked);
+    EXPECT_TRUE(r->interrupted);
+    EXPECT_EQ(r->written, 0u);
+    EXPECT_NE(r->failure.find("another trainsim sweep is writing this file"), std::string::npos) << r->failure;
+    EXPECT_EQ(ReadFile(opt.output_path), before);  // neither truncated nor appended to
+  }
+  ::close(fd);
+  opt.resume = true;
+  auto r = RunSweep(spec, opt);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->locked);
+  EXPECT_EQ(r->written, 0u);
+}
+
+TEST(SweepIntegrityTest, ResumeRefusesRowsOfAnotherBaseAxesOrFidelity) {
+  TempDir dir;
+  SweepRunOptions part;
+  part.output_path = dir.File("fp.csv");
+  part.max_new_rows = 10;
+  ASSERT_TRUE(RunSweep(SmallSpec(), part).ok());
+  ASSERT_TRUE(fs::exists(SweepFingerprintPath(part.output_path)));
+  part.max_new_rows = std::numeric_limits<size_t>::max();
+  part.resume = true;
+  auto refused = [&](const std::string& sweep_text, Fidelity fidelity) {
+    auto spec = ParseSweepSpec(sweep_text, "small.yaml");
+    EXPECT_TRUE(spec.ok()) << spec.error().ToString();
+    SweepRunOptions o = part;
+    o.fidelity = fidelity;
+    auto r = RunSweep(*spec, o);
+    return r.ok() ? std::string("(accepted)") : r.error().ToString();
+  };
+  auto replace = [](std::string t, const std::string& from, const std::string& to) { return t.replace(t.find(from), from.size(), to); };
+  const std::string base = kSmallSweep;
+  // The base scenario edited (steps 10 -> 5): the old rows would sit beside new ones.
+  EXPECT_NE(refused(replace(base, "steps: 10", "steps: 5"), Fidelity::kAnalytical).find("its rows were produced with another base scenario"),
+            std::string::npos);
+  // An axis value removed, and a filter added.
+  EXPECT_NE(refused(replace(base, "[1, 2, 4]\n  cluster.nics", "[1, 2]\n  cluster.nics"), Fidelity::kAnalytical)
+                .find("another axes, zip groups or filters"), std::string::npos);
+  EXPECT_NE(refused(base + "filter: cluster.nodes > 1\n", Fidelity::kAnalytical).find("another axes, zip groups or filters"),
+            std::string::npos);
+  // Another fidelity: DES rows would be mixed with analytical ones.
+  EXPECT_NE(refused(base, Fidelity::kDes).find("another fidelity: 'analytical', now 'des'"), std::string::npos);
+  const size_t rows = Lines(ReadFile(part.output_path)).size();
+  EXPECT_EQ(rows, 11u);  // nothing was added by the refused resumes
+  // The same sweep resumes.
+  auto ok = RunSweep(SmallSpec(), part);
+  ASSERT_TRUE(ok.ok()) << ok.error().ToString();
+  EXPECT_EQ(ok->resumed, 10u);
+  // Rows without a fingerprint (a file from elsewhere) are refused too.
+  fs::remove(SweepFingerprintPath(part.output_path));
+  auto none = RunSweep(SmallSpec(), part);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().ToString().find("has rows but no " + SweepFingerprintPath(part.output_path)), std::string::npos)
+      << none.error().ToString();
+}
+
+TEST(SweepIntegrityTest, DiskFullIsAnInterruptionNotBadInput) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  SweepRunOptions opt;
+  opt.output_path = "/dev/full";  // every write fails with ENOSPC
+  opt.jobs = 2;
+  auto r = RunSweep(SmallSpec(), opt);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_TRUE(r->interrupted);
+  EXPECT_FALSE(r->locked);
+  EXPECT_EQ(r->written, 0u);
+  EXPECT_NE(r->failure.find("No space left on device"), std::string::npos) << r->failure;
+  EXPECT_FALSE(fs::exists("/dev/full.fingerprint"));  // no fingerprint beside a device
+}
+
+TEST(SweepIntegrityTest, FeasibleColumnAndNoCostWhereTheRunCannotHappen) {
+  TempDir dir;
+  const SweepSpec spec = ReferenceGrid();
+  SweepRunOptions opt;
+  opt.output_path = dir.File("grid.csv");
+  opt.jobs = 2;
+  ASSERT_TRUE(RunSweep(spec, opt).ok());
+  const auto lines = Lines(ReadFile(opt.output_path));
+  const auto columns = ParseCsvLine(lines[0]);
+  auto col = [&](const std::string& k) { return size_t(std::find(columns.begin(), columns.end(), k) - columns.begin()); };
+  ASSERT_EQ(col("feasible"), spec.Keys().size());  // right after the axis keys
+  size_t infeasible = 0, feasible = 0;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const auto f = ParseCsvLine(lines[i]);
+    const bool ok = f[col("feasible")] == "true";
+    EXPECT_EQ(ok, f[col("error")].empty()) << lines[i];
+    if (ok) {
+      ++feasible;
+      EXPECT_FALSE(f[col("run.cost_usd")].empty()) << lines[i];
+      EXPECT_EQ(f[col("memory.fits")], "true");
+    } else {
+      ++infeasible;
+      for (const char* k : {"step_time_s", "run.cost_usd", "run.time_to_train_s", "run.energy_kwh", "mfu"}) {
+        EXPECT_TRUE(f[col(k)].empty()) << k << ": " << lines[i];
+      }
+    }
+    if (f[col("memory.fits")] == "false") {
+      EXPECT_FALSE(ok) << lines[i];
+    }
+  }
+  EXPECT_GT(feasible, 0u);
+  EXPECT_GT(infeasible, 0u);
+}
+
+TEST(SweepCliTest, LockedFileAndFullDiskExitOne) {
+  if (!fs::exists(Binary())) GTEST_SKIP() << "trainsim not built";
+  TempDir dir;
+  std::ofstream(dir.File("s.yaml")) << kSmallSweep;
+  std::ofstream(dir.File("o.csv")) << "";
+  const int fd = ::open(dir.File("o.csv").c_str(), O_RDONLY);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  int rc = Shell(Binary() + " sweep " + dir.File("s.yaml") + " -o " + dir.File("o.csv") + " -q > /dev/null 2> " + dir.File("err.txt"));
+  ::close(fd);
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(ReadFile(dir.File("err.txt")), dir.File("o.csv") +
+            ": another trainsim sweep is writing this file (it holds its lock); wait for it to finish, or write to another file\n");
+  if (!fs::exists("/dev/full")) return;
+  rc = Shell(Binary() + " sweep " + dir.File("s.yaml") + " -o /dev/full -q > /dev/null 2> " + dir.File("err.txt"));
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(ReadFile(dir.File("err.txt")).find("/dev/full: cannot write: No space left on device; interrupted with 90 points left"),
+            std::string::npos) << ReadFile(dir.File("err.txt"));
 }
 
 }  // namespace

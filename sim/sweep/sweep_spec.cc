@@ -400,12 +400,7 @@ YAML::Node LoadBaseNode(const SweepSpec& spec) {
 }
 
 SweepSpec Parse(const std::string& text, const std::string& file) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    FailAt(file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "malformed YAML: " + e.msg);
-  }
+  const YAML::Node root = ParseYamlText(text, file);  // syntax, duplicate keys, empty file
   if (!root.IsMap()) YamlMap::FailAt(root, file, "", "a sweep file must be a mapping with keys base, axes (and zip, filter)");
   YamlMap top(root, file);
   for (const char* k : {"base", "axes", "zip", "filter"}) top.Allow(k);
@@ -420,17 +415,9 @@ SweepSpec Parse(const std::string& text, const std::string& file) {
     auto path = ResolvePath(base.Scalar(), file);
     if (!path) YamlMap::FailAt(base, file, "base", "no scenario file '" + base.Scalar() + "' (paths are relative to the sweep file)");
     spec.base_file = *path;
-    std::ifstream in(*path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (!in) YamlMap::FailAt(base, file, "base", "cannot read '" + *path + "'");
-    spec.base_text = ss.str();
-    try {
-      const YAML::Node b = YAML::Load(spec.base_text);
-      if (!b.IsMap()) FailAt(*path, LineOf(b), "", "a scenario must be a mapping of keys");
-    } catch (const YAML::Exception& e) {
-      FailAt(*path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "malformed YAML: " + e.msg);
-    }
+    spec.base_text = ReadInputFile(*path);  // errors name the base file
+    const YAML::Node b = ParseYamlText(spec.base_text, *path);
+    if (!b.IsMap()) FailAt(*path, LineOf(b), "", "a scenario must be a mapping of keys");
   } else if (base.IsMap()) {
     spec.base_file = file;
     spec.base_text = text;
@@ -567,6 +554,14 @@ SweepSpec Parse(const std::string& text, const std::string& file) {
     }
   }
   if (spec.points.empty()) top.Fail("filter", "the filters leave no point to run");
+
+  spec.base_definition = spec.base_inline ? YAML::Dump(base_node) : spec.base_text;
+  for (const auto& a : spec.axes) {
+    spec.axes_definition += (a.zip_group < 0 ? "axis " : "zip " + std::to_string(a.zip_group) + " ") + a.key + ":";
+    for (const auto& v : a.yaml) spec.axes_definition += " " + v + "\x1f";
+    spec.axes_definition += "\n";
+  }
+  for (const auto& f : spec.filters) spec.axes_definition += "filter: " + f->text() + "\n";
   return spec;
 }
 
@@ -648,11 +643,13 @@ Expected<SweepSpec> ParseSweepSpec(const std::string& text, const std::string& f
 }
 
 Expected<SweepSpec> LoadSweepSpec(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) return InputError{file, 0, "", "cannot open file"};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseSweepSpec(ss.str(), file);
+  std::string text;
+  try {
+    text = ReadInputFile(file);
+  } catch (const InputException& e) {
+    return e.error();
+  }
+  return ParseSweepSpec(text, file);
 }
 
 }  // namespace trainsim

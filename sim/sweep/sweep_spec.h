@@ -53,6 +53,11 @@ struct SweepSpec {
   std::vector<SweepAxis> axes;  // product axes in file order, then the zip groups' keys
   std::vector<std::shared_ptr<const SweepFilter>> filters;
   std::vector<SweepPoint> points;  // product order (first axis outermost), filtered
+  // What the rows depend on, as text (for the results file's fingerprint):
+  // the base scenario (its file's text, or the inline mapping re-emitted) and
+  // the axes, zip groups and filters (one line each, values in order).
+  std::string base_definition;
+  std::string axes_definition;
 
   // Column keys: the axis keys in `axes` order.
   std::vector<std::string> Keys() const;

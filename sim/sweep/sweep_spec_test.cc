@@ -148,5 +148,25 @@ TEST(SweepSpecTest, BasePathIsRelativeToTheSweepFile) {
   fs::remove_all(dir);
 }
 
+TEST(SweepSpecTest, BaseWithoutModelNamesTheBaseFile) {
+  const fs::path dir = fs::temp_directory_path() / ("trainsim_sweep_nomodel_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "base.yaml") << "name: t\ncluster:\n  node: xe9680-h100\n  nodes: 4\n  fabric: ndr-rail-optimized\n"
+                                      "parallelism:\n  tensor: 4\ntraining:\n  seq_len: 4096\n  global_batch: 128\n";
+  std::ofstream(dir / "s.yaml") << "base: base.yaml\naxes:\n  parallelism.pipeline: [1, 2]\n";
+  auto s = LoadSweepSpec((dir / "s.yaml").string());
+  ASSERT_TRUE(s.ok()) << Error(s);
+  auto p = s->PointScenario(s->points[0]);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().ToString(), (dir / "base.yaml").string() + ":1: model: missing required key (a catalogue name, a file, or the model's keys)");
+  // A duplicate key in the base is the base file's error, at load.
+  std::ofstream(dir / "base.yaml", std::ios::app) << "training:\n  steps: 2\n";
+  EXPECT_EQ(Error(LoadSweepSpec((dir / "s.yaml").string())), (dir / "base.yaml").string() + ":11: training: duplicate key (first at line 8)");
+  // And in the sweep file itself.
+  std::ofstream(dir / "s.yaml", std::ios::app) << "axes:\n  cluster.nodes: [1]\n";
+  EXPECT_EQ(Error(LoadSweepSpec((dir / "s.yaml").string())), (dir / "s.yaml").string() + ":4: axes: duplicate key (first at line 2)");
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace trainsim

@@ -33,10 +33,15 @@ std::vector<std::string> DefaultedKeys(const YAML::Node& sc) {
 }  // namespace
 
 std::string DefaultReferenceFile() {
+  // Installed: DATA_DIR/reference/; in a checkout: tests/reference (copies of ../shared/reference).
+  const std::filesystem::path installed = std::filesystem::path(DataDir()) / "reference" / "measured.yaml";
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(installed, ec)) return installed.string();
   return (std::filesystem::path(DataDir()) / "tests" / "reference" / "measured.yaml").lexically_normal().string();
 }
 
-Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity fidelity) {
+Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity fidelity,
+                                             const std::function<void(int, int, const std::string&)>& progress) {
   ValidationReport rep;
   try {
     YAML::Node root = LoadYamlFile(file);
@@ -72,6 +77,7 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
         if (!vc.result.memory.fits) vc.defaulted.push_back("(prediction does not fit in memory)");
       }
       rep.cases.push_back(std::move(vc));
+      if (progress) progress(static_cast<int>(rep.cases.size()), static_cast<int>(cases.size()), rep.cases.back().id);
     }
     top.Finish();
   } catch (const InputException& e) {

@@ -3,6 +3,7 @@
 // note) is predicted and compared. Error = (predicted - measured) / measured.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,13 +54,18 @@ struct ValidationReport {
   int unpredicted = 0;  // cases that name a feature trainsim lacks, or fail to parse
 };
 
-Expected<ValidationReport> ValidateReference(const std::string& reference_file, Fidelity fidelity);
+// `progress`, when given, is told the cases done of the file's cases (and
+// the id of the case done) after each case.
+Expected<ValidationReport> ValidateReference(
+    const std::string& reference_file, Fidelity fidelity,
+    const std::function<void(int cases_done, int cases_total, const std::string& id)>& progress = {});
 
 std::string ValidationTable(const ValidationReport& r);
 std::string ValidationJson(const ValidationReport& r);
 
-// The default reference file: tests/reference/measured.yaml in the data
-// directory (a copy of ../shared/reference/ shipped with the tree).
+// The default reference file: DataDir()/reference/measured.yaml when
+// installed, else tests/reference/measured.yaml in the source tree (copies of
+// ../shared/reference/ shipped with it).
 std::string DefaultReferenceFile();
 
 }  // namespace trainsim

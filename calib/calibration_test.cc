@@ -1,0 +1,76 @@
+// A calibrated profile and its sidecar are one unit: validate --profile
+// refuses a pair that was not written together (a kill between the two
+// renames, a copied or edited file).
+#include "calib/calibration.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "calib/layer_prediction.h"
+#include "calib/measurements.h"
+
+namespace trainsim::calib {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class ProfilePairTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("trainsim-calibration-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    auto m = LoadMeasurements(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/gpu-measurements-synthetic.yaml");
+    ASSERT_TRUE(m) << m.error().ToString();
+    m_ = *m;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Calibrate(const std::string& file, const std::string& name) {
+    const std::string path = (dir_ / file).string();
+    std::string report;
+    EXPECT_EQ(WriteCalibratedProfile(m_, path, name, 700, report), "");
+    return path;
+  }
+  fs::path dir_;
+  Measurements m_;
+};
+
+TEST_F(ProfilePairTest, APairWrittenTogetherValidates) {
+  const std::string p = Calibrate("gpu.yaml", "gpu");
+  auto rep = ValidateProfile(p);
+  ASSERT_TRUE(rep) << rep.error().ToString();
+  EXPECT_NE(ReadFile(MeasurementsPathFor(p)).find("profile_fingerprint: \""), std::string::npos);
+}
+
+TEST_F(ProfilePairTest, ANewProfileBesideAnOldSidecarIsRefused) {
+  const std::string p = Calibrate("gpu.yaml", "gpu");
+  const std::string other = Calibrate("other.yaml", "other");  // another calibration's profile
+  // As if killed after the profile's rename but before the sidecar's.
+  fs::copy_file(other, p, fs::copy_options::overwrite_existing);
+  auto rep = ValidateProfile(p);
+  ASSERT_FALSE(rep);
+  EXPECT_EQ(rep.error().file, MeasurementsPathFor(p));
+  EXPECT_NE(rep.error().ToString().find("profile_fingerprint: was written with another profile than '" + p + "'"),
+            std::string::npos) << rep.error().ToString();
+  // A sidecar without the fingerprint (hand-made, or from before it existed) is refused too.
+  Calibrate("gpu.yaml", "gpu");
+  std::string side = ReadFile(MeasurementsPathFor(p));
+  side.erase(side.find("profile_fingerprint:"));
+  std::ofstream(MeasurementsPathFor(p)) << side;
+  auto missing = ValidateProfile(p);
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().ToString().find("profile_fingerprint: missing"), std::string::npos) << missing.error().ToString();
+}
+
+}  // namespace
+}  // namespace trainsim::calib

@@ -1,0 +1,112 @@
+#include "gui/field_help.h"
+
+#include <QObject>
+#include <map>
+
+namespace trainsim::gui {
+
+namespace {
+
+struct Help {
+  const char* meaning;
+  const char* default_value;
+  const char* source;
+};
+
+const std::map<QString, Help>& Table() {
+  static const std::map<QString, Help> t = {
+      {"name", {"A label for this configuration: it names the column, the chart bars and the headline.", "the file's name", "you"}},
+      {"cluster.node", {"The GPU server: its GPUs, NVLink, NICs, power and price.", "required", "hardware-profiles/nodes/ (datasheets)"}},
+      {"cluster.nodes", {"How many nodes train together.", "required", "you"}},
+      {"cluster.nics_per_node",
+       {"Scale-out NICs per node (e.g. 8 or 4 ConnectX-7): the bandwidth of data-, pipeline- and context-parallel "
+        "traffic between nodes, and part of the node's price.",
+        "the node profile's NICs", "hardware-profiles/nodes/"}},
+      {"cluster.fabric", {"The network between nodes: switch tiers, latency, oversubscription.", "the node profile's default fabric",
+                          "hardware-profiles/fabrics/"}},
+      {"cluster.storage", {"Where checkpoints are written and training data is read from; none: no checkpoints, no data stalls.",
+                           "none", "hardware-profiles/storage/"}},
+      {"cluster.storage_nodes", {"Storage nodes serving the cluster: their aggregate write and read bandwidth.",
+                                 "the storage profile's", "hardware-profiles/storage/"}},
+      {"model", {"The transformer trained: a catalogue name, a model .yaml or a Hugging Face config.json.", "required",
+                 "models/catalogue/"}},
+      {"parallelism.tensor", {"Tensor parallelism (TP): GPUs sharing each layer's matrices; its all-reduces stay on NVLink "
+                              "when TP fits in a node.", "1", "you"}},
+      {"parallelism.pipeline", {"Pipeline parallelism (PP): stages of consecutive layers, micro batches flowing through them (1F1B).",
+                                "1", "you"}},
+      {"parallelism.context", {"Context parallelism (CP): GPUs sharing one sequence, exchanging K/V in a ring.", "1", "you"}},
+      {"parallelism.data", {"Data parallelism (DP): model replicas; tensor x pipeline x context x data must equal the GPUs.",
+                            "auto (the GPUs left over)", "you"}},
+      {"parallelism.virtual_stages", {"Interleaved pipeline chunks per stage: a smaller bubble for more pipeline sends; 1 is plain 1F1B.",
+                                      "1", "you"}},
+      {"parallelism.sequence_parallel", {"Shard layer norms and dropout along the sequence across the TP group (Megatron SP).",
+                                         "on when tensor > 1", "the framework profile"}},
+      {"parallelism.distributed_optimizer", {"Shard optimizer state across data-parallel ranks (ZeRO-1): less memory, a "
+                                             "reduce-scatter and an all-gather instead of an all-reduce.",
+                                             "on", "the framework profile"}},
+      {"training.seq_len", {"Tokens per sequence.", "4096", "you"}},
+      {"training.global_batch", {"Sequences per optimizer step, over all replicas.", "required", "you"}},
+      {"training.micro_batch", {"Sequences per forward/backward pass on one GPU; global batch / (micro batch x DP) passes per step.",
+                                "1", "you"}},
+      {"training.steps", {"Optimizer steps in the run: time, energy and cost to train scale with it.", "required", "you"}},
+      {"training.precision", {"Number format of the matrix multiplies: sets the GPU's peak FLOP/s and the bytes moved.", "bf16",
+                              "the GPU profile's peaks (datasheet)"}},
+      {"training.recompute", {"Activation recomputation: none keeps every activation; selective recomputes attention; full "
+                              "recomputes each layer in the backward pass (least memory, about a third more compute).",
+                              "none", "you"}},
+      {"checkpoint.every_steps", {"Write a checkpoint every N steps; 0: never.", "0 (never)", "you"}},
+      {"checkpoint.contents", {"full: weights and optimizer state (resumable); weights: weights only.", "full", "you"}},
+      {"checkpoint.mode", {"sync: training waits for the write; async: a device-to-host copy stalls, the write overlaps "
+                           "the following steps.", "sync", "you"}},
+  };
+  return t;
+}
+
+}  // namespace
+
+QString FieldHelp(const QString& key) {
+  const auto& t = Table();
+  const auto it = t.find(key);
+  if (it == t.end()) return {};
+  return QObject::tr("<b>%1</b>: %2<br>Default: %3. Source: %4.")
+      .arg(key, QObject::tr(it->second.meaning), QObject::tr(it->second.default_value), QObject::tr(it->second.source));
+}
+
+QString HelpPageHtml() {
+  return QObject::tr(
+      "<h2>trainsim-gui</h2>"
+      "<p>Compares cluster and parallelism options for training a large language model: each configuration is a "
+      "scenario file of the <tt>trainsim</tt> CLI, and every figure comes from the same library the CLI runs.</p>"
+      "<h3>How to read the comparison</h3>"
+      "<ul><li>The first configuration is the <b>baseline</b>; every other one shows its value, its change "
+      "(Δ) and the change in percent (green: better, red: worse), and a headline: time to train, cost per run, "
+      "energy, and what its step is made of.</li>"
+      "<li><b>Step time breakdown</b>: compute, exposed communication (what overlap does not hide), the pipeline "
+      "bubble, the optimizer and data stalls, per step.</li>"
+      "<li><b>Memory per GPU</b> against what the GPU can use; a run that does not fit says <i>cannot run</i> and "
+      "draws no time or cost.</li>"
+      "<li><b>Scaling</b>: the same configuration on 1 to 64 nodes (data parallelism re-derived), analytical.</li>"
+      "<li><b>Heatmap</b>: for each tensor x pipeline size, the best step time over virtual stages, micro batch and "
+      "recompute, searched as <tt>trainsim plan</tt> does; hover a cell for what it chose.</li>"
+      "<li><b>Timeline</b> (DES only): one simulated step, a bar per forward (F) and backward (B) pass of each micro "
+      "batch and chunk (F3.c1: micro batch 3, chunk 1), the sends between stages and the data-parallel collectives. "
+      "Wheel to zoom, drag to pan, double-click for the whole step. <tt>trainsim run --trace</tt> writes the same "
+      "events for Perfetto.</li></ul>"
+      "<h3>Method</h3>"
+      "<p>Per layer, the transformer's operators (GEMMs, attention, element-wise kernels) are costed from the GPU "
+      "profile (peak FLOP/s and memory bandwidth from datasheets, GEMM efficiency by shape) and the collectives from "
+      "the NVLink, NIC and fabric profiles (ring and tree algorithms, latency plus size over bandwidth). "
+      "<b>Analytical</b> fidelity composes them in closed form (1F1B or interleaved schedule, overlap rules of the "
+      "software stack). <b>DES</b> fidelity runs the schedule on SimGrid: every stage's passes, every send and "
+      "collective as flows sharing the links, data reads and checkpoint writes contending with training traffic. "
+      "The run model adds checkpoints, expected failures (node MTBF), restarts, energy (node power) and cost "
+      "(node-hour prices).</p>"
+      "<h3>Accuracy</h3>"
+      "<p><tt>trainsim validate</tt> predicts published training runs (Megatron-LM on A100, NeMo on H100) from "
+      "profiles with no number fitted to those runs: mean absolute step-time error about 4%, largest about 10% "
+      "(targets: 5% and 12%). Expect the same order of error for configurations like those; further from them "
+      "(other GPUs, unusual shapes, storage-bound runs) the error is not measured. Relative comparisons (8 vs 4 "
+      "NICs on the same model) are more reliable than absolute times, since most modelling errors are shared.</p>");
+}
+
+}  // namespace trainsim::gui

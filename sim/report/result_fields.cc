@@ -1,0 +1,148 @@
+#include "sim/report/result_fields.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace trainsim {
+
+const std::vector<ResultField>& ResultFields() {
+  using R = const SimulationResult&;
+  using Q = Quantity;
+  static const std::vector<ResultField> fields = {
+      {"gpus", "GPUs", Q::kCount, true, true, [](R r) { return double(r.gpus); }},
+      {"step_time_s", "Step time", Q::kSeconds, true, true, [](R r) { return r.step_time_s; }},
+      {"breakdown_s.compute", "  compute", Q::kSeconds, true, true, [](R r) { return r.breakdown.compute_s; }},
+      {"breakdown_s.exposed_communication", "  exposed communication", Q::kSeconds, true, true,
+       [](R r) { return r.breakdown.exposed_communication_s; }},
+      {"breakdown_s.pipeline_bubble", "  pipeline bubble", Q::kSeconds, true, true, [](R r) { return r.breakdown.pipeline_bubble_s; }},
+      {"breakdown_s.optimizer", "  optimizer", Q::kSeconds, true, true, [](R r) { return r.breakdown.optimizer_s; }},
+      {"breakdown_s.data_stall", "  data stall", Q::kSeconds, true, true, [](R r) { return r.breakdown.data_stall_s; }},
+      {"tokens_per_s_per_gpu", "Throughput per GPU", Q::kTokensPerSecond, false, true, [](R r) { return r.tokens_per_s_per_gpu; }},
+      {"model_tflops_per_gpu", "Model TFLOP/s per GPU", Q::kTflops, false, false, [](R r) { return r.model_tflops_per_gpu; }},
+      {"mfu", "MFU", Q::kFraction, false, true, [](R r) { return r.mfu; }},
+      {"memory.fits", "Fits in GPU memory", Q::kBool, false, false, [](R r) { return r.memory.fits ? 1.0 : 0.0; }},
+      {"memory.peak_gib_per_gpu", "Memory per GPU (peak)", Q::kGib, true, true, [](R r) { return r.memory.peak_gib_per_gpu; }},
+      {"memory.weights_gib", "  weights", Q::kGib, true, false, [](R r) { return r.memory.weights_gib; }},
+      {"memory.gradients_gib", "  gradients", Q::kGib, true, false, [](R r) { return r.memory.gradients_gib; }},
+      {"memory.optimizer_gib", "  optimizer state", Q::kGib, true, false, [](R r) { return r.memory.optimizer_gib; }},
+      {"memory.activations_gib", "  activations", Q::kGib, true, false, [](R r) { return r.memory.activations_gib; }},
+      {"memory.capacity_gib", "GPU memory usable", Q::kGib, false, false, [](R r) { return r.memory.capacity_gib; }},
+      {"run.steps", "Steps", Q::kCount, true, false, [](R r) { return double(r.run.steps); }},
+      {"run.time_to_train_s", "Time to train", Q::kDuration, true, true, [](R r) { return r.run.time_to_train_s; }},
+      {"run.checkpoint_bytes", "Checkpoint size", Q::kBytes, true, false, [](R r) { return r.run.checkpoint_bytes; }},
+      {"run.checkpoint_write_s", "Checkpoint write", Q::kDuration, true, true, [](R r) { return r.run.checkpoint_write_s; }},
+      {"run.checkpoint_overhead_s", "Checkpoint overhead (run)", Q::kDuration, true, true, [](R r) { return r.run.checkpoint_overhead_s; }},
+      {"run.expected_failures", "Expected failures", Q::kCount, true, false, [](R r) { return r.run.expected_failures; }},
+      {"run.goodput", "Goodput", Q::kFraction, false, true, [](R r) { return r.run.goodput; }},
+      {"run.best_checkpoint_interval_s", "Best checkpoint interval", Q::kDuration, false, false,
+       [](R r) { return r.run.best_checkpoint_interval_s; }},
+      {"run.energy_kwh", "Energy", Q::kKwh, true, true, [](R r) { return r.run.energy_kwh; }},
+      {"run.cost_usd", "Cost per run", Q::kUsd, true, true, [](R r) { return r.run.cost_usd; }},
+      {"run.cost_per_billion_tokens_usd", "Cost per billion tokens", Q::kUsd, true, true,
+       [](R r) { return r.run.cost_per_billion_tokens_usd; }},
+  };
+  return fields;
+}
+
+const ResultField* FindResultField(const std::string& key) {
+  for (const auto& f : ResultFields()) {
+    if (f.key == key) return &f;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// Decimals for about 4 significant digits at `magnitude` (already scaled).
+int DecimalsFor(double magnitude, int most) {
+  if (!(magnitude > 0)) return std::min(most, 2);
+  const int d = 3 - static_cast<int>(std::floor(std::log10(magnitude)));
+  return std::max(0, std::min(most, d));
+}
+
+std::string WithThousands(const std::string& digits) {
+  // digits: "12345.67" (no sign) -> "12,345.67"
+  const auto dot = digits.find('.');
+  std::string whole = digits.substr(0, dot), rest = dot == std::string::npos ? "" : digits.substr(dot);
+  std::string out;
+  for (size_t i = 0; i < whole.size(); ++i) {
+    if (i > 0 && (whole.size() - i) % 3 == 0) out += ',';
+    out += whole[i];
+  }
+  return out + rest;
+}
+
+}  // namespace
+
+DisplayScale ScaleFor(Quantity q, double magnitude) {
+  const double m = std::fabs(magnitude);
+  DisplayScale d;
+  switch (q) {
+    case Quantity::kCount: d.decimals = m >= 100 || m == std::floor(m) ? 0 : DecimalsFor(m, 4); break;
+    case Quantity::kSeconds:
+      if (m < 1) d = {1e-3, "", " ms", 0};
+      else d = {1, "", " s", 0};
+      d.decimals = DecimalsFor(m / d.divisor, 3);
+      break;
+    case Quantity::kDuration:
+      if (m < 120) d = {1, "", " s", 0};
+      else if (m < 5400) d = {60, "", " min", 0};
+      else if (m < 3 * 86400) d = {3600, "", " h", 0};
+      else d = {86400, "", " days", 0};
+      d.decimals = DecimalsFor(m / d.divisor, 2);
+      break;
+    case Quantity::kUsd: d = {1, "$", "", m >= 100 ? 0 : 2}; break;
+    case Quantity::kGib: d = {1, "", " GiB", 1}; break;
+    case Quantity::kBytes: d = {1024.0 * 1024 * 1024, "", " GiB", 1}; break;
+    case Quantity::kKwh:
+      if (m >= 1e4) d = {1e3, "", " MWh", 1};
+      else d = {1, "", " kWh", 0};
+      d.decimals = DecimalsFor(m / d.divisor, 1);
+      break;
+    case Quantity::kFraction: d = {0.01, "", "%", 1}; break;
+    case Quantity::kTokensPerSecond: d = {1, "", " tokens/s", 0}; break;
+    case Quantity::kTflops: d = {1, "", " TFLOP/s", 1}; break;
+    case Quantity::kBool: d = {1, "", "", 0}; break;
+  }
+  return d;
+}
+
+std::string FormatScaled(const DisplayScale& d, double v, bool sign) {
+  if (!std::isfinite(v)) return "n/a";
+  char buf[64];
+  const double x = v / d.divisor;
+  std::snprintf(buf, sizeof buf, "%.*f", d.decimals, std::fabs(x));
+  std::string digits = buf;
+  const bool zero = digits.find_first_not_of("0.") == std::string::npos;
+  if (d.prefix == "$") digits = WithThousands(digits);
+  std::string s = zero ? "" : x < 0 ? "-" : sign ? "+" : "";
+  if (zero && sign) s = "";
+  return s + d.prefix + digits + d.suffix;
+}
+
+std::string FormatValue(const ResultField& f, double v) {
+  if (f.quantity == Quantity::kBool) return v != 0 ? "yes" : "no";
+  return FormatScaled(ScaleFor(f.quantity, v), v);
+}
+
+std::string FormatDelta(const ResultField& f, double a, double b) {
+  const double d = CleanDelta(a, b);
+  if (f.quantity == Quantity::kBool) return a == b ? "same" : "changed";
+  DisplayScale s = ScaleFor(f.quantity, std::max(std::fabs(a), std::fabs(b)));
+  if (f.quantity == Quantity::kFraction) s.suffix = " pp";
+  return FormatScaled(s, d, true);
+}
+
+double CleanDelta(double a, double b) {
+  const double d = b - a;
+  return std::fabs(d) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)) ? 0.0 : d;
+}
+
+double CleanRelative(double a, double b) {
+  if (a == 0) return 0;
+  const double r = (b - a) / a;
+  return std::fabs(r) < 1e-9 ? 0.0 : r;
+}
+
+}  // namespace trainsim

@@ -1,0 +1,80 @@
+#include "sim/report/result_fields.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "sim/io/result_writer.h"
+#include "sim/report/comparison.h"
+
+namespace trainsim {
+namespace {
+
+TEST(ResultFieldsTest, EveryFieldIsAResultKeyWithALabel) {
+  const auto flat = FlatResultKeys();
+  std::set<std::string> seen;
+  for (const auto& f : ResultFields()) {
+    EXPECT_TRUE(seen.insert(f.key).second) << "twice: " << f.key;
+    EXPECT_FALSE(f.label.empty()) << f.key;
+    ASSERT_NE(f.get, nullptr) << f.key;
+    // Every key but the capacity (a JSON-only field) is a CSV column too.
+    if (f.key != "memory.capacity_gib") EXPECT_NE(std::find(flat.begin(), flat.end(), f.key), flat.end()) << f.key;
+  }
+  EXPECT_EQ(FindResultField("run.cost_usd")->label, "Cost per run");
+  EXPECT_EQ(FindResultField("no.such"), nullptr);
+}
+
+TEST(ResultFieldsTest, ValuesReadInSensibleScales) {
+  EXPECT_EQ(FormatValue(*FindResultField("run.time_to_train_s"), 6337), "1.76 h");
+  EXPECT_EQ(FormatValue(*FindResultField("run.time_to_train_s"), 5 * 86400.0), "5.00 days");
+  EXPECT_EQ(FormatValue(*FindResultField("run.time_to_train_s"), 600), "10.00 min");
+  EXPECT_EQ(FormatValue(*FindResultField("step_time_s"), 0.01904), "19.04 ms");
+  EXPECT_EQ(FormatValue(*FindResultField("step_time_s"), 3.258), "3.258 s");
+  EXPECT_EQ(FormatValue(*FindResultField("run.cost_usd"), 12345.4), "$12,345");
+  EXPECT_EQ(FormatValue(*FindResultField("mfu"), 0.565), "56.5%");
+  EXPECT_EQ(FormatValue(*FindResultField("memory.peak_gib_per_gpu"), 52.13), "52.1 GiB");
+  EXPECT_EQ(FormatValue(*FindResultField("run.checkpoint_bytes"), 1.5 * 1024 * 1024 * 1024), "1.5 GiB");
+  EXPECT_EQ(FormatValue(*FindResultField("memory.fits"), 0), "no");
+}
+
+TEST(ResultFieldsTest, DeltasAreSignedInTheRowsScaleAndCleanAtZero) {
+  const ResultField& cost = *FindResultField("run.cost_usd");
+  EXPECT_EQ(FormatDelta(cost, 822.1, 862.4), "+$40");
+  EXPECT_EQ(FormatDelta(cost, 862.4, 822.1), "-$40");
+  EXPECT_EQ(FormatDelta(*FindResultField("mfu"), 0.565, 0.5307), "-3.4 pp");
+  // An unchanged value recomputed in another order is no change.
+  EXPECT_EQ(CleanDelta(0.2753, 0.2753 + 2.274e-13), 0.0);
+  EXPECT_EQ(CleanRelative(0.2753, 0.2753 - 2.274e-13), 0.0);
+  EXPECT_EQ(FormatDelta(*FindResultField("step_time_s"), 0.2753, 0.2753 + 2.274e-13), "0.0 ms");
+  EXPECT_NE(CleanDelta(1.0, 1.001), 0.0);
+}
+
+TEST(ComparisonTest, HeadlineSaysWhatBChangesInTimeCostAndEnergy) {
+  SimulationResult a, b;
+  a.name = "8 NICs";
+  b.name = "4 NICs";
+  a.run.time_to_train_s = 6337;
+  b.run.time_to_train_s = 6337 * 1.072;
+  a.run.cost_usd = 750;
+  b.run.cost_usd = 804;
+  a.run.energy_kwh = b.run.energy_kwh = 100;
+  b.step_time_s = 1;
+  b.breakdown.compute_s = 0.71;
+  b.breakdown.exposed_communication_s = 0.18;
+  EXPECT_EQ(Headline(a, b), "4 NICs: +7.2% time to train (+0.13 h), +$54 per run (+7.2%), 0.0 kWh; step 71% compute, 18% exposed communication");
+  b.error = "does not fit in GPU memory: 90 GiB of 80";
+  EXPECT_EQ(Headline(a, b), "4 NICs: cannot run: does not fit in GPU memory: 90 GiB of 80");
+}
+
+TEST(ComparisonTest, TableNamesBothScenariosInFull) {
+  SimulationResult a, b;
+  a.name = "llama2-70b-16n-8nic";
+  b.name = "llama2-70b-16n-8nic [cluster.nics_per_node=4]";
+  const std::string t = ComparisonTable(a, b);
+  EXPECT_NE(t.find("A: llama2-70b-16n-8nic (analytical)"), std::string::npos) << t;
+  EXPECT_NE(t.find("B: llama2-70b-16n-8nic [cluster.nics_per_node=4]"), std::string::npos) << t;
+  EXPECT_EQ(t.find("e-1"), std::string::npos) << t;
+}
+
+}  // namespace
+}  // namespace trainsim

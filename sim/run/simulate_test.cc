@@ -1,0 +1,54 @@
+// Simulate's progress callback and cancel flag (what the GUI's progress bar
+// and Cancel, and the CLI's --progress, rely on).
+#include "sim/run/simulate.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/io/scenario_loader.h"
+
+namespace trainsim {
+namespace {
+
+Scenario Reference(const std::vector<std::string>& sets) {
+  auto s = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/examples/reference-design/llama2-7b-1n-8nic.yaml", sets);
+  EXPECT_TRUE(s.ok()) << s.error().ToString();
+  return *s;
+}
+
+TEST(SimulateTest, DesReportsStepsDoneUpToTheRunsSteps) {
+  SimulateOptions opt;
+  opt.fidelity = Fidelity::kDes;
+  std::vector<std::pair<int, int>> calls;
+  opt.progress = [&](int done, int total) { calls.emplace_back(done, total); };
+  const SimulationResult r = Simulate(Reference({"training.steps=50", "checkpoint.every_steps=20"}), opt);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  ASSERT_GE(calls.size(), 3u);
+  EXPECT_EQ(calls.front(), std::make_pair(0, 50));
+  EXPECT_EQ(calls.back(), std::make_pair(50, 50));
+  for (size_t i = 1; i < calls.size(); ++i) EXPECT_GE(calls[i].first, calls[i - 1].first);
+}
+
+TEST(SimulateTest, DesStopsWhenCanceledAndSaysSo) {
+  SimulateOptions opt;
+  opt.fidelity = Fidelity::kDes;
+  std::atomic<bool> cancel{false};
+  opt.cancel = &cancel;
+  int last_done = -1;
+  opt.progress = [&](int done, int) {
+    last_done = done;
+    if (done >= 1) cancel = true;  // after the first step
+  };
+  DesStats stats;
+  opt.des_stats = &stats;
+  const SimulationResult r = Simulate(Reference({"training.steps=50", "checkpoint.every_steps=20"}), opt);
+  EXPECT_EQ(r.error, "canceled");
+  EXPECT_TRUE(stats.canceled);
+  EXPECT_LT(last_done, 50);
+  // Uncanceled, the same run is whole.
+  cancel = false;
+  opt.progress = nullptr;
+  EXPECT_TRUE(Simulate(Reference({"training.steps=50", "checkpoint.every_steps=20"}), opt).error.empty());
+}
+
+}  // namespace
+}  // namespace trainsim
