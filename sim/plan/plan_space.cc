@@ -98,8 +98,11 @@ std::vector<PlanDimension> MakeDimensions() {
                [](Scenario& s, int v) { s.parallelism.sequence_parallel = v && s.parallelism.tensor > 1; },
                [](const PlanConfig& c, const SearchContext&) { return Switch(c.tensor > 1, false); }});
   // What data parallelism shards (design.md 3b), searched whenever there are
-  // gradient replicas (DP x CP): the distributed optimizer first, then DDP,
-  // ZeRO-2 and FSDP (which trade memory for per-micro-batch collectives).
+  // gradient replicas (DP x CP): the distributed optimizer, ZeRO-2 and FSDP
+  // (which trade memory for per-micro-batch collectives). DDP is not tried:
+  // its all-reduce moves what the optimizer's reduce-scatter and all-gather
+  // move, with less of it overlapped, and its memory and optimizer step are
+  // larger, so it never wins.
   d.push_back({"shard", "parallelism", "data_sharding", PlanValueKind::kSharding, 9,
                [](const PlanConfig& c) { return int(c.data_sharding); }, [](PlanConfig& c, int v) { c.data_sharding = DataSharding(v); },
                [](const Scenario& s) { return int(s.parallelism.data_sharding); },
@@ -110,8 +113,7 @@ std::vector<PlanDimension> MakeDimensions() {
                },
                [](const PlanConfig& c, const SearchContext& x) {
                  if (long(c.data) * c.context <= 1) return std::vector<int>{int(x.base->parallelism.data_sharding)};
-                 return std::vector<int>{int(DataSharding::kOptimizer), int(DataSharding::kNone), int(DataSharding::kGradients),
-                                         int(DataSharding::kFull)};
+                 return std::vector<int>{int(DataSharding::kOptimizer), int(DataSharding::kGradients), int(DataSharding::kFull)};
                }});
   return d;
 }
