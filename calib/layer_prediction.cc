@@ -34,6 +34,7 @@ Scenario LayerScenario(const LayerShape& shape, const GpuProfile& gpu) {
   s.parallelism = Parallelism{};
   s.parallelism.sequence_parallel = false;
   s.parallelism.distributed_optimizer = false;
+  s.parallelism.data_sharding = DataSharding::kNone;
   s.training.seq_len = shape.seq_len;
   s.training.micro_batch = shape.micro_batch;
   s.training.global_batch = shape.micro_batch;

@@ -8,6 +8,7 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 }
 
+
 namespace {
 
 // Activation bytes of one layer under a given recompute mode (the layer being
@@ -78,11 +79,28 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w) {
   bool first = true;
   // Every rank is checked: uneven stages move the peak away from rank 0.
   for (int rank = 0; rank < p.pipeline; ++rank) {
-    const double params = w.rank_state[size_t(rank)].params_per_gpu;
+    const RankState& state = w.rank_state[size_t(rank)];
+    const double params = state.params_per_gpu;
+    const double trainable = state.trainable_params_per_gpu;  // all of them, or LoRA's adapters
+    const double adapters = sc.training.finetune.lora() ? trainable : 0;  // weights beside the frozen base
+    // Sharded data parallel (models/memory_model.h): over the shard group G,
+    // with the units in flight gathered in full.
+    const double G = p.shard_group();
+    const DataSharding mode = p.data_sharding;
+    const double units = kShardUnitsInFlight;
     MemoryReport m;
-    m.weights_gib = params * 2 / kGiB;
-    m.gradients_gib = params * 4 / kGiB;  // fp32 main-grad buffer
-    m.optimizer_gib = params * 12 / (p.distributed_optimizer ? p.gradient_replicas() : 1) / kGiB;  // master + two moments
+    // Base weights and LoRA adapters (16-bit); FSDP keeps 1/G of each plus the units in flight.
+    const bool full = mode == DataSharding::kFull;
+    const double base = full ? params / G + units * w.layer_params_per_gpu : params;
+    const double adapter = adapters == 0 ? 0 : full ? adapters / G + units * w.layer_trainable_params_per_gpu : adapters;
+    // Frozen LoRA base weights under fp8 are kept as Transformer Engine's fp8
+    // copy alone (fp8_model_init): no optimizer updates them, so no 16-bit copy.
+    const double base_bytes = adapters > 0 && sc.training.precision == Precision::kFp8 ? 1 : 2;
+    m.weights_gib = (base * base_bytes + adapter * 2) / kGiB;
+    const bool grads_sharded = mode == DataSharding::kGradients || mode == DataSharding::kFull;
+    const double grads = grads_sharded ? trainable / G + units * w.layer_trainable_params_per_gpu : trainable;
+    m.gradients_gib = grads * 4 / kGiB;  // fp32 main-grad buffer
+    m.optimizer_gib = trainable * 12 / G / kGiB;  // master + two moments (G = 1 without sharding)
     const double in_flight = InFlightMicrobatches(sc, rank);
     double act = layer_act * w.stages.RankLayers(rank) * in_flight;
     // The embedding output of each in-flight micro batch (first rank), and

@@ -3,6 +3,14 @@
 // Korthikanti et al. 2022 (arXiv 2205.05198) §4, generalised to GQA, SwiGLU
 // and flash attention, times the micro batches a 1F1B or interleaved pipeline
 // keeps in flight on its first stage. Checked against the GPU's usable memory.
+//
+// Sharded data parallel over a shard group of G gradient replicas
+// (parallelism.data_sharding, sharding_group): optimizer (ZeRO-1) divides the
+// Adam state by G; gradients (ZeRO-2) also the fp32 gradients, plus the
+// unsharded gradients of the units in flight before their reduce-scatter;
+// full (FSDP / ZeRO-3) also the 16-bit weights, plus the gathered units in
+// flight. Under LoRA the base weights are frozen: gradients and optimizer
+// state are the adapters' alone (Hu et al. 2021, arXiv 2106.09685).
 #pragma once
 
 #include "models/workload.h"
@@ -18,6 +26,11 @@ double LayerActivationBytes(const Scenario& s);
 // (in units of the rank's whole layer set); without `rank`, the first rank's.
 double InFlightMicrobatches(const Scenario& s, int rank);
 double InFlightMicrobatches(const Scenario& s);
+
+// Units (layers) a sharded data-parallel rank holds unsharded at once: the
+// one computing and the one prefetched behind it (FSDP2's implicit prefetch of
+// one unit; torchtitan's default).
+constexpr double kShardUnitsInFlight = 2;
 
 MemoryReport EstimateMemory(const Scenario& s, const Workload& w);
 

@@ -24,6 +24,28 @@ double MegatronModelFlops(const ModelSpec& m, long global_batch, long seq_len) {
          ((1.0 + double(m.kv_heads) / m.heads + s / h) + ffn_ratio * gated + double(m.vocab) / (2.0 * L * h));
 }
 
+double LoraLayerParameters(const ModelSpec& m, const Finetune& f) {
+  if (!f.lora()) return 0;
+  const double h = m.hidden, kv = double(m.kv_dim()), ff = m.ffn_hidden, r = f.rank;
+  const double fc1_out = (m.activation == Activation::kSwiGlu ? 2 : 1) * ff;
+  double p = 0;
+  if (f.qkv) p += r * (h + h + 2 * kv);
+  if (f.proj) p += r * (h + h);
+  if (f.fc1) p += r * (h + fc1_out);
+  if (f.fc2) p += r * (ff + h);
+  return p;
+}
+
+double ModelFlopsPerStep(const ModelSpec& m, const Training& t) {
+  const double full = MegatronModelFlops(m, t.global_batch, t.seq_len);
+  if (!t.finetune.lora()) return full;
+  // Megatron's attention-core term (12 B s^2 L h) keeps its backward; the
+  // weight terms lose their weight gradient (a third).
+  const double tokens = double(t.global_batch) * t.seq_len;
+  const double core = 12.0 * tokens * t.seq_len * m.layers * m.hidden;
+  return full - (full - core) / 3 + 6.0 * tokens * m.layers * LoraLayerParameters(m, t.finetune);
+}
+
 namespace {
 
 constexpr double kAct = 2.0;  // bytes per activation element (bf16/fp16)
@@ -58,8 +80,10 @@ CommOp Comm(std::string name, CollectiveKind kind, CommGroup group, double bytes
 // Backward of a forward GEMM: data gradient and weight gradient, same FLOPs
 // each. The weight gradient accumulates into the main-grad buffer in its
 // epilogue (wgrad_out_bytes per element, from the framework profile).
-void AddGemmBackward(std::vector<Operator>& ops, const Operator& f, double wgrad_out_bytes) {
+// A frozen weight (LoRA's base) has no weight gradient.
+void AddGemmBackward(std::vector<Operator>& ops, const Operator& f, double wgrad_out_bytes, bool frozen = false) {
   ops.push_back(Gemm(f.name + " dgrad", f.m, f.k, f.n, f.low_precision, f.batch));
+  if (frozen) return;
   if (f.batch == 1) {
     Operator w = Gemm(f.name + " wgrad", f.k, f.n, f.m, f.low_precision);
     w.out_bytes = wgrad_out_bytes;
@@ -103,6 +127,24 @@ Workload BuildWorkload(const Scenario& sc) {
     if (sp) F.comms.push_back(Comm(gemm + " reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, gemm, CommEngine::kUserbufferPipelined));
     else F.comms.push_back(Comm(gemm + " all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, gemm, CommEngine::kUserbufferPipelined));
   };
+  // LoRA adapters beside a target projection (NeMo's ParallelLinearAdapter):
+  // A (in -> rank) and B (rank -> out) in 16-bit, split over TP like the
+  // projection: beside a column-parallel one A sees the gathered input and
+  // makes rank/t outputs, B makes the local outputs; beside a row-parallel one
+  // A reads the local input shard, B makes out/t outputs.
+  const Finetune& ft = tr.finetune;
+  const bool lora = ft.lora();
+  auto adapter = [&](const std::string& gemm, bool target, bool column_parallel, double in, double out_local) {
+    if (!lora || !target) return;
+    const double r = ft.rank;
+    if (column_parallel) {
+      F.ops.push_back(Gemm(gemm + " lora A", T, std::max(1.0, r / t), in, false));
+      F.ops.push_back(Gemm(gemm + " lora B", T, out_local, r, false));
+    } else {
+      F.ops.push_back(Gemm(gemm + " lora A", T, r, in / t, false));
+      F.ops.push_back(Gemm(gemm + " lora B", T, out_local, r, false));
+    }
+  };
   const double norm_bytes = 2 * T_ln * h * kAct;                   // read input, write output
   const double residual_bytes = T_ln * h * (3 * kAct + (dropout ? 1 : 0));  // (dropout +) add
   const double cast = fp8 ? 3.0 : 0.0;                              // fp8 quantize: read bf16, write fp8
@@ -112,6 +154,7 @@ Workload BuildWorkload(const Scenario& sc) {
   tp_in("qkv");
   const double qkv_n = (heads_local + 2 * kv_local) * d;
   F.ops.push_back(Gemm("qkv", T, qkv_n, h, true));
+  adapter("qkv", ft.qkv, true, h, qkv_n);
   if (md.position == PositionKind::kRope) F.ops.push_back(Mem("rotary", 2 * T * (heads_local + kv_local) * d * kAct));
   if (tr.attention == AttentionKernel::kFlash) {
     Operator a;
@@ -133,6 +176,7 @@ Workload BuildWorkload(const Scenario& sc) {
   }
   F.ops.push_back(Mem("fp8 cast (proj input)", cast * T * heads_local * d));
   F.ops.push_back(Gemm("attention proj", T, h, heads_local * d, true));
+  adapter("attention proj", ft.proj, false, md.heads * d, h / t);
   tp_out("attention proj");
   F.ops.push_back(Mem("residual", residual_bytes));
   // MLP block.
@@ -140,8 +184,10 @@ Workload BuildWorkload(const Scenario& sc) {
   tp_in("fc1");
   const double ffn_local = f / t;
   F.ops.push_back(Gemm("fc1", T, (swiglu ? 2 : 1) * ffn_local, h, true));
+  adapter("fc1", ft.fc1, true, h, (swiglu ? 2 : 1) * ffn_local);
   F.ops.push_back(Mem(swiglu ? "swiglu" : "gelu", T * ffn_local * kAct * (swiglu ? 3 : 2) + cast * T * ffn_local));
   F.ops.push_back(Gemm("fc2", T, h, ffn_local, true));
+  adapter("fc2", ft.fc2, false, f, h / t);
   tp_out("fc2");
   F.ops.push_back(Mem("residual", residual_bytes));
   // Context parallel: each rank's K and V travel around the ring (overlapped with attention).
@@ -158,7 +204,8 @@ Workload BuildWorkload(const Scenario& sc) {
     if (o.cls == OpClass::kGemm) {
       // fp8: the output gradient is quantized and transposed (one fp8 copy per GEMM operand layout).
       if (fp8 && o.low_precision) B.ops.push_back(Mem(o.name + " grad cast-transpose", o.m * o.n * (kAct + 2)));
-      AddGemmBackward(B.ops, o, sc.framework.wgrad_out_bytes);
+      // Under LoRA every base projection is frozen (low_precision marks them; the adapters run in 16-bit).
+      AddGemmBackward(B.ops, o, sc.framework.wgrad_out_bytes, lora && o.low_precision);
     } else if (o.cls == OpClass::kAttention) {
       Operator a = o;
       a.name = "flash attention backward";
@@ -210,7 +257,7 @@ Workload BuildWorkload(const Scenario& sc) {
                                              sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
                                              CommGroup::kTensor, tp_bytes, false));
   }
-  w.embedding_backward.ops.push_back(Mem("embedding grad scatter-add", T * h * (kAct + 4) * 2));
+  if (!lora) w.embedding_backward.ops.push_back(Mem("embedding grad scatter-add", T * h * (kAct + 4) * 2));  // frozen under LoRA
 
   // Last stage: final norm, LM head (kept in 16-bit), vocab-parallel cross entropy.
   const double v_local = double(md.vocab) / t;
@@ -219,7 +266,7 @@ Workload BuildWorkload(const Scenario& sc) {
   Operator head = Gemm("lm head", T, v_local, h, false);
   w.head_forward.ops.push_back(head);
   w.head_forward.ops.push_back(Mem("cross entropy", T * v_local * (kAct + 4 + 4)));
-  AddGemmBackward(w.head_backward.ops, head, sc.framework.wgrad_out_bytes);
+  AddGemmBackward(w.head_backward.ops, head, sc.framework.wgrad_out_bytes, lora);
   w.head_backward.ops.push_back(Mem("cross entropy backward", T * v_local * (4 + kAct)));
   if (tp) {
     w.head_backward.comms.push_back(Comm(sp ? "lm head dgrad reduce-scatter" : "lm head dgrad all-reduce",
@@ -238,24 +285,81 @@ Workload BuildWorkload(const Scenario& sc) {
   // model has one stage), and what data parallelism moves for them.
   w.stages = sc.stage_plan();
   const double layer_params = md.LayerParameters() / t;
+  const double layer_trainable = lora ? LoraLayerParameters(md, ft) / t : layer_params;
   const double emb = double(md.vocab) * h / t + (md.position == PositionKind::kLearned ? s * h / t : 0);
   const double head_params = double(md.vocab) * h / t;
+  w.layer_params_per_gpu = layer_params;
+  w.layer_trainable_params_per_gpu = layer_trainable;
   const int P = p.pipeline;
+  const DataSharding mode = p.data_sharding;
+  const double G = p.shard_group();
+  const bool replicated_shards = mode != DataSharding::kNone && p.shard_replicas() > 1;
   w.rank_state.assign(size_t(P), {});
   for (int r = 0; r < P; ++r) {
     RankState& rs = w.rank_state[size_t(r)];
     rs.params_per_gpu = w.stages.RankLayers(r) * layer_params;
+    rs.trainable_params_per_gpu = w.stages.RankLayers(r) * layer_trainable;
     if (r == 0) rs.params_per_gpu += emb;
     if (r == P - 1 && !(P == 1 && md.tied_embeddings)) rs.params_per_gpu += head_params;
-    rs.grad_reduce_bytes = rs.params_per_gpu * p.grad_reduce_bytes;
-    rs.param_gather_bytes = p.distributed_optimizer ? rs.params_per_gpu * kAct : 0;
+    if (!lora) rs.trainable_params_per_gpu = rs.params_per_gpu;
+    const double grads = rs.trainable_params_per_gpu * p.grad_reduce_bytes;
+    switch (mode) {
+      case DataSharding::kNone:
+        rs.grad_reduce_bytes = grads;
+        break;
+      case DataSharding::kOptimizer:
+        rs.grad_reduce_bytes = grads;
+        rs.grad_reduce_kind = CollectiveKind::kReduceScatter;
+        rs.grad_reduce_group = CommGroup::kShard;
+        rs.param_gather_bytes = rs.trainable_params_per_gpu * kAct;
+        break;
+      case DataSharding::kGradients:
+        rs.param_gather_bytes = rs.trainable_params_per_gpu * kAct;
+        break;
+      case DataSharding::kFull:
+        break;
+    }
+    if (replicated_shards) rs.grad_replica_reduce_bytes = grads / G;
     // Adam: read grad (4), read+write master (8), m (8), v (8), write 16-bit param (2);
-    // plus the grad-norm read and zeroing the main-grad buffer over the full local shard.
-    const double shard = p.distributed_optimizer ? rs.params_per_gpu / p.gradient_replicas() : rs.params_per_gpu;
-    rs.optimizer_bytes = shard * 30.0 + rs.params_per_gpu * (4.0 + 4.0);
+    // plus the grad-norm read and zeroing the main-grad buffer over the full local shard
+    // (ZeRO-2 and FSDP keep only their shard of the gradients).
+    const double shard = mode == DataSharding::kNone ? rs.trainable_params_per_gpu : rs.trainable_params_per_gpu / G;
+    const double grad_buffer = mode == DataSharding::kGradients || mode == DataSharding::kFull ? shard : rs.trainable_params_per_gpu;
+    rs.optimizer_bytes = shard * 30.0 + grad_buffer * (4.0 + 4.0);
   }
 
-  w.model_flops_per_step = MegatronModelFlops(md, tr.global_batch, tr.seq_len);
+  // ZeRO-2 and FSDP, per micro batch: each layer's gradients are
+  // reduce-scattered in the shard group as its backward finishes (DeepSpeed
+  // stage 2's reduce per backward, FSDP2's default), hidden behind the
+  // backward of the layers after it; FSDP gathers each layer's parameters
+  // before its forward and again before its backward, the next layer's gather
+  // prefetched behind the current layer's compute (FSDP2's implicit
+  // prefetch; torchtitan wraps each transformer block). Added after the
+  // recompute pass was copied: the backward's gather serves the recompute.
+  const bool reduce_per_microbatch = mode == DataSharding::kGradients || mode == DataSharding::kFull;
+  if (reduce_per_microbatch && G > 1) {
+    const double unit_reduce = layer_trainable * p.grad_reduce_bytes;
+    const double unit_gather = layer_params * kAct;
+    w.shard_unit_reduce = Comm("shard gradient reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kShard, unit_reduce, true);
+    w.layer_backward.comms.push_back(w.shard_unit_reduce);
+    if (!lora) {
+      w.embedding_backward.comms.push_back(Comm("shard embedding gradient reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kShard,
+                                                emb * p.grad_reduce_bytes, true));
+      w.head_backward.comms.push_back(Comm("shard lm head gradient reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kShard,
+                                           head_params * p.grad_reduce_bytes, true));
+    }
+    if (mode == DataSharding::kFull) {
+      w.shard_unit_gather = Comm("shard parameter all-gather", CollectiveKind::kAllGather, CommGroup::kShard, unit_gather, true);
+      w.layer_forward.comms.push_back(w.shard_unit_gather);
+      w.layer_backward.comms.push_back(w.shard_unit_gather);
+      for (auto [pass, bytes] : {std::pair{&w.embedding_forward, emb}, std::pair{&w.embedding_backward, emb},
+                                 std::pair{&w.head_forward, head_params}, std::pair{&w.head_backward, head_params}}) {
+        pass->comms.push_back(Comm("shard parameter all-gather", CollectiveKind::kAllGather, CommGroup::kShard, bytes * kAct, true));
+      }
+    }
+  }
+
+  w.model_flops_per_step = ModelFlopsPerStep(md, tr);
   return w;
 }
 

@@ -64,10 +64,22 @@ struct PassWork {
 };
 
 // What one GPU of a pipeline rank holds and moves once per step.
+// The once-per-step data-parallel collectives by parallelism.data_sharding:
+//   none       gradient all-reduce over the replicas (kData)
+//   optimizer  gradient reduce-scatter and parameter all-gather in the shard group (kShard)
+//   gradients  parameter all-gather in the shard group; the gradients were reduce-scattered
+//              in every backward (Workload::layer_backward)
+//   full       nothing but HSDP's: parameters and gradients move per layer in the passes
+// and with HSDP (shard groups < replicas) an all-reduce of each rank's gradient
+// shard across the shard groups (kShardReplica).
 struct RankState {
   double params_per_gpu = 0;
+  double trainable_params_per_gpu = 0;  // params_per_gpu, or the LoRA adapters' alone
   double grad_reduce_bytes = 0;   // DP gradient buffer per step
-  double param_gather_bytes = 0;  // DP parameter all-gather per step (distributed optimizer)
+  CollectiveKind grad_reduce_kind = CollectiveKind::kAllReduce;
+  CommGroup grad_reduce_group = CommGroup::kData;
+  double grad_replica_reduce_bytes = 0;  // HSDP: the gradient shard all-reduced across shard groups
+  double param_gather_bytes = 0;  // DP parameter all-gather per step (kShard; distributed optimizer, ZeRO-2)
   double optimizer_bytes = 0;     // HBM traffic of the optimizer step
 };
 
@@ -83,6 +95,17 @@ struct Workload {
   std::vector<RankState> rank_state;  // per pipeline rank
   const RankState& LargestRank() const;  // the rank holding the most parameters
   double cp_exchange_bytes_per_layer = 0;  // K/V ring exchange per layer, forward
+  // Sharded data parallel, per micro batch and virtual stage: the unit
+  // (one layer, as torchtitan and Megatron FSDP wrap) whose collective
+  // nothing hides: FSDP's gather of the first unit before its forward, the
+  // reduce-scatter of the last unit's gradients after its backward (ZeRO-2
+  // and FSDP). Bytes 0 when the mode has none.
+  CommOp shard_unit_gather;
+  CommOp shard_unit_reduce;
+  // Per layer, on one GPU (after TP): what FSDP gathers and keeps in flight,
+  // and the trainable parameters whose gradients it reduces.
+  double layer_params_per_gpu = 0;
+  double layer_trainable_params_per_gpu = 0;
 
   // FLOPs of the whole step over all GPUs by Megatron-LM's
   // num_floating_point_operations (recompute not counted).
@@ -91,8 +114,18 @@ struct Workload {
 
 Workload BuildWorkload(const Scenario& s);
 
+// Parameters of the LoRA adapters (A: in x rank, B: rank x out) on one
+// transformer layer's target projections, the whole layer (before TP).
+double LoraLayerParameters(const ModelSpec& m, const Finetune& f);
+
 // Megatron-LM model FLOPs per step (training/training.py
 // num_floating_point_operations, GQA- and SwiGLU-aware), all GPUs.
 double MegatronModelFlops(const ModelSpec& m, long global_batch, long seq_len);
+
+// The same convention for a training step under training.finetune: LoRA
+// does the forward and the data gradients of the frozen weights (4 of
+// Megatron's 6 FLOPs per parameter and token), the attention core in full,
+// and 6 per adapter parameter and token.
+double ModelFlopsPerStep(const ModelSpec& m, const Training& t);
 
 }  // namespace trainsim

@@ -114,5 +114,43 @@ TEST(WorkloadTest, ContextParallelRanksShareTheGradientReductionAndOptimizerShar
   EXPECT_NEAR(m.optimizer_gib / m.weights_gib, 6.0 / 8, 1e-9);
 }
 
+// LoRA: the frozen base projections lose their weight gradients (backward
+// GEMM FLOPs = forward), the adapters add forward and backward GEMMs; only the
+// adapters' gradients are reduced.
+TEST(WorkloadTest, LoraDropsTheBaseWeightGradients) {
+  const std::vector<std::string> common = {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "training.precision=bf16",
+                                           "parallelism.tensor=4", "parallelism.pipeline=1", "cluster.nodes=1", "training.global_batch=8",
+                                           "training.attention=flash"};
+  std::vector<std::string> lora_sets = common;
+  lora_sets.push_back("training.finetune={method: lora, rank: 16}");
+  const Scenario base = Make("llama2-70b", common);
+  const Scenario lora = Make("llama2-70b", lora_sets);
+  const Workload wb = BuildWorkload(base), wl = BuildWorkload(lora);
+  auto gemm_flops = [](const PassWork& p, bool adapters) {
+    double f = 0;
+    for (const auto& o : p.ops) {
+      const bool adapter = o.name.find("lora") != std::string::npos;
+      if (o.cls == OpClass::kGemm && adapter == adapters) f += o.flops;
+    }
+    return f;
+  };
+  EXPECT_DOUBLE_EQ(gemm_flops(wl.layer_forward, false), gemm_flops(wb.layer_forward, false));
+  EXPECT_DOUBLE_EQ(gemm_flops(wl.layer_backward, false), gemm_flops(wb.layer_forward, false));  // dgrad only
+  EXPECT_DOUBLE_EQ(gemm_flops(wb.layer_backward, false), 2 * gemm_flops(wb.layer_forward, false));
+  // Adapters: forward 2 T r (in + out) per projection; backward twice that.
+  const double T = 2048;  // tokens per micro batch (seq_len 2048, micro batch 1)
+  EXPECT_NEAR(gemm_flops(wl.layer_forward, true), 2 * T * LoraLayerParameters(lora.model, lora.training.finetune) / 4,
+              1e-6 * gemm_flops(wl.layer_forward, true));
+  EXPECT_DOUBLE_EQ(gemm_flops(wl.layer_backward, true), 2 * gemm_flops(wl.layer_forward, true));
+  const RankState& r = wl.rank_state[0];
+  EXPECT_DOUBLE_EQ(r.trainable_params_per_gpu, 80 * LoraLayerParameters(lora.model, lora.training.finetune) / 4);
+  EXPECT_DOUBLE_EQ(r.grad_reduce_bytes, r.trainable_params_per_gpu * lora.parallelism.grad_reduce_bytes);
+  // Model FLOPs: 4 of 6 per weight and token, the attention core in full, 6 per adapter weight.
+  const double tokens = 8.0 * 2048;
+  const double core = 12.0 * tokens * 2048 * 80 * 8192;
+  const double full = MegatronModelFlops(base.model, 8, 2048);
+  EXPECT_DOUBLE_EQ(wl.model_flops_per_step, full - (full - core) / 3 + 6 * tokens * 80 * LoraLayerParameters(lora.model, lora.training.finetune));
+}
+
 }  // namespace
 }  // namespace trainsim

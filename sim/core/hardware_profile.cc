@@ -33,4 +33,14 @@ double GpuProfile::MatmulKHalf(Precision p) const {
   return 0;
 }
 
+std::string ToString(DataSharding d) {
+  switch (d) {
+    case DataSharding::kNone: return "none";
+    case DataSharding::kOptimizer: return "optimizer";
+    case DataSharding::kGradients: return "gradients";
+    case DataSharding::kFull: return "full";
+  }
+  return "none";
+}
+
 }  // namespace trainsim

@@ -48,6 +48,14 @@ struct GpuProfile {
 
 // The software stack's defaults: which kernels and overlaps the training
 // framework uses. Scenario keys override each of them.
+// What data parallelism shards over the gradient replicas (design.md 3b):
+// kNone = DDP (every replica holds everything), kOptimizer = ZeRO-1 / Megatron's
+// distributed optimizer, kGradients = ZeRO-2 (gradients reduce-scattered in
+// every backward, each rank keeps its shard), kFull = FSDP / ZeRO-3 (parameters
+// sharded too, all-gathered per layer in forward and again in backward).
+enum class DataSharding { kNone, kOptimizer, kGradients, kFull };
+std::string ToString(DataSharding d);
+
 struct FrameworkProfile {
   std::string name;
   AttentionKernel attention_kernel = AttentionKernel::kFlash;
@@ -57,6 +65,7 @@ struct FrameworkProfile {
   bool overlap_param_gather = false;
   bool overlap_p2p = false;
   bool distributed_optimizer = false;
+  DataSharding data_sharding = DataSharding::kNone;  // the framework's default; optimizer when distributed_optimizer
   bool sequence_parallel = true;  // with tensor > 1
   // SMs a communication kernel holds while it overlaps compute (the compute
   // runs on the rest): NCCL's channels, TE userbuffers' num_sm.

@@ -21,6 +21,8 @@ std::string ToString(CommGroup g) {
     case CommGroup::kContext: return "cp";
     case CommGroup::kData: return "dp";
     case CommGroup::kPipeline: return "pp";
+    case CommGroup::kShard: return "shard";
+    case CommGroup::kShardReplica: return "shard-replica";
   }
   return "?";
 }
@@ -52,6 +54,8 @@ GroupSpan RankLayout::Span(CommGroup group) const {
     case CommGroup::kContext: return Span(s.context, s.tensor);
     case CommGroup::kData: return Span(s.data * s.context, s.tensor);  // gradient replicas: DP x CP
     case CommGroup::kPipeline: return Span(s.pipeline, s.tensor * s.context * s.data);
+    case CommGroup::kShard: return Span(shard_ranks(), s.tensor);
+    case CommGroup::kShardReplica: return Span(s.data * s.context / shard_ranks(), s.tensor * shard_ranks());
   }
   return {};
 }

@@ -12,7 +12,10 @@
 namespace trainsim {
 
 enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kSendRecv, kAllToAll };
-enum class CommGroup { kTensor, kContext, kData, kPipeline };
+// kShard: the gradient replicas one shard of sharded data-parallel state
+// spans (consecutive ones); kShardReplica: the shard groups holding the same
+// shard (HSDP's replicate dimension). Without HSDP kShard is kData.
+enum class CommGroup { kTensor, kContext, kData, kPipeline, kShard, kShardReplica };
 std::string ToString(CollectiveKind k);
 std::string ToString(CommGroup g);
 
@@ -30,6 +33,7 @@ struct GroupSpan {
 
 struct RankLayoutShape {
   int tensor = 1, context = 1, data = 1, pipeline = 1;
+  int shard = 0;  // gradient replicas per shard group; 0: all of them
   int gpus_per_node = 8;
   int nvlink_domain_gpus = 8;  // a multiple of gpus_per_node
   int nodes_per_su = 0;        // 0: one scalable unit
@@ -47,6 +51,7 @@ class RankLayout {
   int NodeOfGpu(long gpu) const { return int(gpu / shape_.gpus_per_node); }
   int DomainOfGpu(long gpu) const { return int(gpu / shape_.nvlink_domain_gpus); }
   const RankLayoutShape& shape() const { return shape_; }
+  int shard_ranks() const { return shape_.shard > 0 ? shape_.shard : shape_.data * shape_.context; }
 
  private:
   RankLayoutShape shape_;

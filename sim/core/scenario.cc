@@ -15,12 +15,14 @@ std::string ToString(Recompute r) {
   return "none";
 }
 
+
 RankLayout Scenario::layout() const {
   RankLayoutShape shape;
   shape.tensor = parallelism.tensor;
   shape.context = parallelism.context;
   shape.data = parallelism.data;
   shape.pipeline = parallelism.pipeline;
+  shape.shard = parallelism.shard_group();
   shape.gpus_per_node = node.gpus_per_node;
   shape.nvlink_domain_gpus = std::max(node.nvlink_domain_gpus, node.gpus_per_node);
   shape.nodes_per_su = fabric.nodes_per_su;
@@ -97,6 +99,13 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
   if (par.virtual_stages > 1 && s.microbatches_per_step() % par.pipeline != 0) {
     return fail("training.global_batch", "interleaved 1F1B needs the " + str(s.microbatches_per_step()) +
                                              " micro batches per step to be a multiple of pipeline " + str(par.pipeline));
+  }
+  if (par.sharding_group < 0 || (par.sharding_group > 0 && par.gradient_replicas() % par.sharding_group != 0)) {
+    return fail("parallelism.sharding_group", "sharding_group " + str(par.sharding_group) + " does not divide data x context = " +
+                                                  str(par.gradient_replicas()));
+  }
+  if (par.sharding_group > 0 && par.data_sharding == DataSharding::kNone) {
+    return fail("parallelism.sharding_group", "a sharding group needs parallelism.data_sharding (optimizer, gradients or full)");
   }
   return std::nullopt;
 }

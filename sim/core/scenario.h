@@ -18,6 +18,20 @@ namespace trainsim {
 enum class Recompute { kNone, kSelective, kFull };
 std::string ToString(Recompute r);
 
+// training.finetune: kNone = pre-training (no key); kFull = supervised
+// fine-tuning with the normal training step; kLora = base weights frozen, low-rank
+// adapters (Hu et al. 2021, arXiv 2106.09685) on the target projections train.
+enum class FinetuneMethod { kNone, kFull, kLora };
+
+struct Finetune {
+  FinetuneMethod method = FinetuneMethod::kNone;
+  int rank = 16;
+  double alpha = 32;
+  // Target projections (NeMo / Megatron-Bridge default: all four linear layers).
+  bool qkv = true, proj = true, fc1 = true, fc2 = true;
+  bool lora() const { return method == FinetuneMethod::kLora; }
+};
+
 struct Parallelism {
   int tensor = 1;
   int pipeline = 1;
@@ -25,7 +39,10 @@ struct Parallelism {
   int data = 1;            // resolved from "auto"
   int virtual_stages = 1;  // interleaved 1F1B chunks per pipeline rank
   bool sequence_parallel = false;
+  // Kept equal to data_sharding != kNone (its readers predate data_sharding).
   bool distributed_optimizer = true;
+  DataSharding data_sharding = DataSharding::kOptimizer;
+  int sharding_group = 0;  // HSDP: gradient replicas per shard group; 0: all of them
   // Overlap of communication with compute, as Megatron-Core implements it.
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
@@ -43,6 +60,13 @@ struct Parallelism {
   // ranks see different tokens of the same weights (Megatron-Core's
   // data-parallel group "with context parallel").
   int gradient_replicas() const { return data * context; }
+  // Ranks one shard of the sharded state is spread over (all gradient replicas
+  // unless HSDP), and the shard groups that replicate it (all-reduced across).
+  int shard_group() const {
+    if (data_sharding == DataSharding::kNone) return 1;
+    return sharding_group > 0 ? sharding_group : gradient_replicas();
+  }
+  int shard_replicas() const { return gradient_replicas() / shard_group(); }
 };
 
 struct Training {
@@ -55,6 +79,7 @@ struct Training {
   Recompute recompute = Recompute::kNone;
   AttentionKernel attention = AttentionKernel::kFlash;  // "auto": the framework's kernel
   double dropout = 0;  // hidden and attention dropout probability; default: the framework's
+  Finetune finetune;
 };
 
 enum class CheckpointContents { kFull, kWeights };

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 
+#include "models/workload.h"
 #include "sim/cost/collective_model.h"
 
 namespace trainsim {
 
 double CheckpointBytes(const Scenario& s) {
-  const double params = s.model.TotalParameters(s.training.seq_len);
+  // A LoRA run saves its adapters (NeMo's PEFT checkpoints): the frozen base is the model it started from.
+  const double params = s.training.finetune.lora() ? s.model.layers * LoraLayerParameters(s.model, s.training.finetune)
+                                                   : s.model.TotalParameters(s.training.seq_len);
   return params * (s.checkpoint.contents == CheckpointContents::kWeights ? 2.0 : 14.0);
 }
 

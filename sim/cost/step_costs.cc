@@ -92,6 +92,11 @@ StepCosts ComputeStepCosts(const Scenario& s) {
     layer.backward_compute_s += rc;
     layer.backward_exposed_comm_s += ExposedCommTime(s, w.layer_recompute, rc);
   }
+  // Sharded data parallel: the first unit's gather of each forward and the
+  // last unit's reduce-scatter of each backward have no compute before or
+  // after them to hide behind (workload.h).
+  const double unit_gather_s = CollectiveTime(s, w.shard_unit_gather);
+  const double unit_reduce_s = CollectiveTime(s, w.shard_unit_reduce);
   const StageCost embedding = AddPasses(s, w.embedding_forward, w.embedding_backward, 1.0);
   const StageCost head = AddPasses(s, w.head_forward, w.head_backward, 1.0);
   const int P = plan.pipeline(), V = plan.virtual_stages();
@@ -104,6 +109,10 @@ StepCosts ComputeStepCosts(const Scenario& s) {
     st.backward_compute_s = n * layer.backward_compute_s;
     st.forward_exposed_comm_s = n * layer.forward_exposed_comm_s;
     st.backward_exposed_comm_s = n * layer.backward_exposed_comm_s;
+    if (n > 0) {
+      st.forward_exposed_comm_s += unit_gather_s;
+      st.backward_exposed_comm_s += unit_reduce_s;
+    }
     if (vs == 0) st += embedding;
     if (vs == P * V - 1) st += head;
     c.rank[size_t(vs % P)] += st;
@@ -134,15 +143,16 @@ StepCosts ComputeStepCosts(const Scenario& s) {
       continue;
     }
     if (p.gradient_replicas() > 1) {
-      CommOp grads{"dp gradient " + std::string(p.distributed_optimizer ? "reduce-scatter" : "all-reduce"),
-                   p.distributed_optimizer ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce, CommGroup::kData,
+      const bool rs = state.grad_reduce_kind == CollectiveKind::kReduceScatter;
+      CommOp grads{std::string("dp gradient ") + (rs ? "reduce-scatter" : "all-reduce"), state.grad_reduce_kind, state.grad_reduce_group,
                    state.grad_reduce_bytes, p.overlap_grad_reduce, ""};
-      dp.grad_reduce_s = CollectiveTime(s, grads);
-      if (p.distributed_optimizer) {
-        CommOp params{"dp parameter all-gather", CollectiveKind::kAllGather, CommGroup::kData, state.param_gather_bytes,
-                      p.overlap_param_gather, ""};
-        dp.param_gather_s = CollectiveTime(s, params);
-      }
+      // HSDP: the shard then crosses the shard groups (after the reduce-scatter, on the same stream).
+      CommOp replicas{"dp gradient shard all-reduce", CollectiveKind::kAllReduce, CommGroup::kShardReplica, state.grad_replica_reduce_bytes,
+                      p.overlap_grad_reduce, ""};
+      dp.grad_reduce_s = CollectiveTime(s, grads) + CollectiveTime(s, replicas);
+      CommOp params{"dp parameter all-gather", CollectiveKind::kAllGather, CommGroup::kShard, state.param_gather_bytes,
+                    p.overlap_param_gather, ""};
+      dp.param_gather_s = CollectiveTime(s, params);
     }
     const StageCost& own = c.rank[size_t(r)];
     if (p.overlap_grad_reduce) dp.grad_reduce_contention_s = std::min(dp.grad_reduce_s, own.backward_compute_s / V) * nccl;

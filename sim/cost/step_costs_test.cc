@@ -67,5 +67,69 @@ TEST(StepCostsTest, OverlappedDataParallelCollectivesSlowTheirPass) {
   EXPECT_EQ(off.grad_reduce_contention_s, 0.0);
 }
 
+// FSDP: each layer's parameters are gathered in forward and again in
+// backward, its gradients reduce-scattered; the next layer's gather hides
+// behind the current layer's compute, so only what exceeds it is exposed
+// (plus the SMs NCCL holds while both run), and per virtual stage the first
+// unit's gather and the last unit's reduce-scatter stay exposed.
+TEST(StepCostsTest, FsdpGathersPerLayerBehindTheLayersCompute) {
+  const std::vector<std::string> base = {"parallelism.tensor=1", "cluster.nodes=2", "model=llama2-70b", "training.seq_len=4096",
+                                         "training.recompute=full"};
+  auto with = [&](std::string mode) {
+    std::vector<std::string> sets = base;
+    sets.push_back("parallelism.data_sharding=" + mode);
+    return H100Tp8(sets);
+  };
+  const Scenario fsdp = with("full");
+  const Scenario zero1 = with("optimizer");
+  const Workload w = BuildWorkload(fsdp);
+  const GpuProfile& g = fsdp.node.gpu;
+  const double fc = PassComputeTime(w.layer_forward, g, fsdp.training.precision, false);
+  const double gather_s = CollectiveTime(fsdp, w.shard_unit_gather);
+  const double reduce_s = CollectiveTime(fsdp, w.shard_unit_reduce);
+  ASSERT_GT(gather_s, 0);
+  ASSERT_GT(reduce_s, 0);
+  EXPECT_DOUBLE_EQ(w.shard_unit_gather.bytes, fsdp.model.LayerParameters() * 2);  // bf16 weights of one layer
+  EXPECT_DOUBLE_EQ(w.shard_unit_reduce.bytes, fsdp.model.LayerParameters() * 4);  // fp32 gradient reduction
+  const double nccl = OverlapSlowdown(fsdp, CommEngine::kNccl);
+  const double fwd_extra = ExposedCommTime(fsdp, w.layer_forward, fc) - ExposedCommTime(zero1, BuildWorkload(zero1).layer_forward, fc);
+  EXPECT_NEAR(fwd_extra, std::max(0.0, gather_s - fc) + std::min(gather_s, fc) * nccl, 1e-12);
+  // Per virtual stage: the layers' exposed part, plus the edge units.
+  const StepCosts c = ComputeStepCosts(fsdp);
+  const StepCosts c1 = ComputeStepCosts(zero1);
+  const double layers = w.stages.VirtualStageLayers(0);
+  // PP 1: the one virtual stage also holds the embedding and the LM head, gathered as units of their own.
+  const Workload w1 = BuildWorkload(zero1);
+  auto extra = [&](const PassWork& sharded, const PassWork& plain) {
+    const double t = PassComputeTime(sharded, g, fsdp.training.precision, false);
+    return ExposedCommTime(fsdp, sharded, t) - ExposedCommTime(zero1, plain, t);
+  };
+  EXPECT_NEAR(c.virtual_stage[0].forward_exposed_comm_s - c1.virtual_stage[0].forward_exposed_comm_s,
+              layers * fwd_extra + gather_s + extra(w.embedding_forward, w1.embedding_forward) + extra(w.head_forward, w1.head_forward), 1e-9);
+  // No step-level gradient reduction or parameter gather without HSDP.
+  EXPECT_EQ(c.grad_reduce_s, 0.0);
+  EXPECT_EQ(c.param_gather_s, 0.0);
+  EXPECT_GT(c1.grad_reduce_s, 0.0);
+  // HSDP within a node: the shard group stays on NVLink and the shard crosses nodes once per step.
+  const Scenario hsdp = H100Tp8({"parallelism.tensor=1", "cluster.nodes=2", "model=llama2-70b", "training.seq_len=4096",
+                                 "training.recompute=full", "parallelism.data_sharding=full", "parallelism.sharding_group=8"});
+  const StepCosts h = ComputeStepCosts(hsdp);
+  EXPECT_GT(h.grad_reduce_s, 0.0);
+  EXPECT_LT(CollectiveTime(hsdp, BuildWorkload(hsdp).shard_unit_gather), gather_s);
+}
+
+// ZeRO-2 reduce-scatters every micro batch's gradients in the backward and
+// gathers the updated parameters once per step, as the distributed optimizer.
+TEST(StepCostsTest, Zero2ReducesPerMicroBatchAndGathersPerStep) {
+  const Scenario z2 = H100Tp8({"parallelism.tensor=1", "cluster.nodes=2", "parallelism.data_sharding=gradients"});
+  const Scenario z1 = H100Tp8({"parallelism.tensor=1", "cluster.nodes=2", "parallelism.data_sharding=optimizer"});
+  const StepCosts c2 = ComputeStepCosts(z2), c1 = ComputeStepCosts(z1);
+  EXPECT_EQ(c2.grad_reduce_s, 0.0);
+  EXPECT_DOUBLE_EQ(c2.param_gather_s, c1.param_gather_s);
+  EXPECT_GT(c2.slowest().backward_exposed_comm_s, c1.slowest().backward_exposed_comm_s);
+  EXPECT_EQ(c2.slowest().forward_exposed_comm_s, c1.slowest().forward_exposed_comm_s);
+}
+
+
 }  // namespace
 }  // namespace trainsim

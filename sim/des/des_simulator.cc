@@ -171,8 +171,8 @@ class DesRun {
   }
 
   // A DP collective of `bytes` per rank from stage st's simulated GPUs.
-  Flows StartDp(int st, CollectiveKind kind, double bytes) {
-    const CollectivePlan plan = PlanCollective(s_, CommOp{"dp", kind, CommGroup::kData, bytes, false, ""});
+  Flows StartDp(int st, CollectiveKind kind, double bytes, CommGroup group = CommGroup::kData) {
+    const CollectivePlan plan = PlanCollective(s_, CommOp{"dp", kind, group, bytes, false, ""});
     return Labelled(StartPlanned(st, plan), bytes, plan.span.on_nvlink() ? "NVLink" : "NIC");
   }
 
@@ -298,15 +298,23 @@ class DesRun {
     const RankState& state = c_.workload.rank_state[size_t(st)];
     const RankStepCost& dp = c_.rank_dp[size_t(st)];
     Flows gather;
-    if (p_.gradient_replicas() > 1 && p_.distributed_optimizer) {
-      gather = StartDp(st, CollectiveKind::kAllGather, state.param_gather_bytes);
+    if (p_.gradient_replicas() > 1 && state.param_gather_bytes > 0) {
+      gather = StartDp(st, CollectiveKind::kAllGather, state.param_gather_bytes, CommGroup::kShard);
       if (!p_.overlap_param_gather && gather.active) {
         const double t0 = gather.start_s;
         Record(StageTrack(st, "dp"), "param all-gather", "dp", t0, gather.Wait(), FlowArgs(gather));
       }
     }
     Flows grads;
-    const CollectiveKind grad_kind = p_.distributed_optimizer ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
+    const CollectiveKind grad_kind = state.grad_reduce_kind;
+    // ZeRO-2 / FSDP reduce their gradients per micro batch inside the passes
+    // (time, as TP's); what is left per step may be HSDP's all-reduce of the
+    // shard across shard groups alone.
+    const bool step_grads = state.grad_reduce_bytes > 0 || state.grad_replica_reduce_bytes > 0;
+    auto start_grads = [&] {
+      return state.grad_reduce_bytes > 0 ? StartDp(st, grad_kind, state.grad_reduce_bytes, state.grad_reduce_group)
+                                         : StartDp(st, CollectiveKind::kAllReduce, state.grad_replica_reduce_bytes, CommGroup::kShardReplica);
+    };
     bool first_forward = true;
     const auto& ops = schedule_[st];
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -349,7 +357,7 @@ class DesRun {
         }
       } else {
         if (vs < V_ - 1) Receive(st, 1, vs, op.microbatch);
-        if (i + 1 == ops.size() && p_.gradient_replicas() > 1 && p_.overlap_grad_reduce) grads = StartDp(st, grad_kind, state.grad_reduce_bytes);
+        if (i + 1 == ops.size() && p_.gradient_replicas() > 1 && step_grads && p_.overlap_grad_reduce) grads = start_grads();
         Flows cp = StartCp(st, op.chunk, false);
         const double t0 = Now();
         Compute(chunk.backward_s() + (grads.active ? std::min(dp.grad_reduce_s, chunk.backward_compute_s) * nccl_slowdown_ : 0.0));
@@ -369,10 +377,15 @@ class DesRun {
         }
       }
     }
-    if (p_.gradient_replicas() > 1 && !grads.active) grads = StartDp(st, grad_kind, state.grad_reduce_bytes);
+    if (p_.gradient_replicas() > 1 && step_grads && !grads.active) grads = start_grads();
     if (grads.active) {
-      Record(StageTrack(st, "dp"), p_.distributed_optimizer ? "grad reduce-scatter" : "grad all-reduce", "dp", grads.start_s,
-             grads.Wait(), FlowArgs(grads));
+      Record(StageTrack(st, "dp"), state.grad_reduce_bytes > 0 && grad_kind == CollectiveKind::kReduceScatter ? "grad reduce-scatter" : "grad all-reduce",
+             "dp", grads.start_s, grads.Wait(), FlowArgs(grads));
+    }
+    // HSDP after a reduce-scatter: the shard crosses the shard groups.
+    if (state.grad_reduce_bytes > 0 && state.grad_replica_reduce_bytes > 0) {
+      Flows shard = StartDp(st, CollectiveKind::kAllReduce, state.grad_replica_reduce_bytes, CommGroup::kShardReplica);
+      if (shard.active) Record(StageTrack(st, "dp"), "grad shard all-reduce", "dp", shard.start_s, shard.Wait(), FlowArgs(shard));
     }
     const double t0 = Now();
     Compute(dp.optimizer_s);

@@ -168,6 +168,15 @@ FrameworkProfile ParseFramework(const std::string& path) {
   f.overlap_param_gather = m.Bool("overlap_param_gather");
   f.overlap_p2p = m.Bool("overlap_p2p");
   f.distributed_optimizer = m.Bool("distributed_optimizer");
+  {
+    const std::string ds = m.Choice("data_sharding", {"none", "optimizer", "gradients", "full"}, f.distributed_optimizer ? "optimizer" : "none");
+    f.data_sharding = ds == "none" ? DataSharding::kNone : ds == "optimizer" ? DataSharding::kOptimizer
+                      : ds == "gradients"                ? DataSharding::kGradients
+                                                         : DataSharding::kFull;
+    if ((f.data_sharding != DataSharding::kNone) != f.distributed_optimizer) {
+      m.Fail("data_sharding", ds + " disagrees with distributed_optimizer");
+    }
+  }
   f.sequence_parallel = m.Bool("sequence_parallel");
   f.wgrad_out_bytes = m.PositiveDouble("wgrad_out_bytes", 2);
   if (auto o = m.OptMap("overlap_sms")) {

@@ -191,6 +191,33 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
                          : attn == "flash" ? AttentionKernel::kFlash : AttentionKernel::kUnfused;
   s.training.dropout = t.Has("dropout") ? t.NonNegativeDouble("dropout") : s.framework.dropout;
   if (s.training.dropout >= 1) t.Fail("dropout", "must be below 1");
+  if (auto ft = t.OptMap("finetune")) {
+    Finetune& f = s.training.finetune;
+    f.method = ft->Choice("method", {"full", "lora"}) == "lora" ? FinetuneMethod::kLora : FinetuneMethod::kFull;
+    if (f.lora()) {
+      f.rank = ft->PositiveInt("rank", 16);
+      f.alpha = ft->PositiveDouble("alpha", 2.0 * f.rank);
+      if (f.rank > s.model.hidden) ft->Fail("rank", "rank " + Str(f.rank) + " is more than the hidden size " + Str(s.model.hidden));
+      YAML::Node targets = ft->Raw("target_modules");
+      if (targets.IsDefined() && !targets.IsNull()) {
+        if (!targets.IsSequence() || targets.size() == 0) {
+          YamlMap::FailAt(targets, file, ft->Path("target_modules"), "expected a non-empty list of qkv, proj, fc1, fc2");
+        }
+        f.qkv = f.proj = f.fc1 = f.fc2 = false;
+        for (const auto& m : targets) {
+          const std::string name = m.IsScalar() ? m.Scalar() : "";
+          bool* flag = name == "qkv" ? &f.qkv : name == "proj" ? &f.proj : name == "fc1" ? &f.fc1 : name == "fc2" ? &f.fc2 : nullptr;
+          if (!flag) YamlMap::FailAt(m, file, ft->Path("target_modules"), "'" + name + "' is not one of qkv, proj, fc1, fc2");
+          *flag = true;
+        }
+      }
+    } else {
+      for (const char* key : {"rank", "alpha", "target_modules"}) {
+        if (ft->Has(key)) ft->Fail(key, "only method: lora takes " + std::string(key));
+      }
+    }
+    ft->Finish();
+  }
 
   // parallelism
   YamlMap p = top.Map("parallelism");
@@ -219,6 +246,23 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
   const FrameworkProfile& fw = s.framework;
   par.sequence_parallel = p.Bool("sequence_parallel", fw.sequence_parallel && par.tensor > 1);
   par.distributed_optimizer = p.Bool("distributed_optimizer", fw.distributed_optimizer);
+  // distributed_optimizer given alone means what it meant before data_sharding.
+  par.data_sharding = p.Has("distributed_optimizer") ? (par.distributed_optimizer ? DataSharding::kOptimizer : DataSharding::kNone)
+                                                     : fw.data_sharding;
+  if (p.Has("data_sharding")) {
+    // design.md 3b: given, it replaces distributed_optimizer; both given must agree.
+    const std::string ds = p.Choice("data_sharding", {"none", "optimizer", "gradients", "full"});
+    par.data_sharding = ds == "none" ? DataSharding::kNone : ds == "optimizer" ? DataSharding::kOptimizer
+                        : ds == "gradients"                ? DataSharding::kGradients
+                                                           : DataSharding::kFull;
+    const bool sharded = par.data_sharding != DataSharding::kNone;
+    if (p.Has("distributed_optimizer") && par.distributed_optimizer != sharded) {
+      p.Fail("data_sharding", "data_sharding: " + ds + " disagrees with distributed_optimizer: " +
+                                  (par.distributed_optimizer ? "true" : "false") + "; give one of them");
+    }
+    par.distributed_optimizer = sharded;
+  }
+  par.sharding_group = p.NonNegativeInt("sharding_group", 0);
   par.overlap_grad_reduce = p.Bool("overlap_grad_reduce", fw.overlap_grad_reduce);
   par.overlap_param_gather = p.Bool("overlap_param_gather", fw.overlap_param_gather);
   par.tp_comm_overlap = p.Bool("tp_comm_overlap", fw.tp_comm_overlap && par.tensor > 1);

@@ -111,7 +111,21 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"fp8 on a100", {"cluster.node=dgx-a100", "cluster.fabric=hdr-fat-tree", "training.precision=fp8"},
                  "--set: training.precision: GPU 'a100-sxm-80g' has no fp8 tensor cores"},
         BadInput{"unknown nested key", {"training.seqlen=4"}, "--set: training.seqlen: unknown key (did you mean 'seq_len'?)"},
-        BadInput{"checkpoint without storage", {"checkpoint.every_steps=10"}, "--set: checkpoint.every_steps: checkpoints need cluster.storage"}),
+        BadInput{"checkpoint without storage", {"checkpoint.every_steps=10"}, "--set: checkpoint.every_steps: checkpoints need cluster.storage"},
+        BadInput{"sharding and distributed optimizer disagree", {"parallelism.data_sharding=none", "parallelism.distributed_optimizer=true"},
+                 "--set: parallelism.data_sharding: data_sharding: none disagrees with distributed_optimizer: true; give one of them"},
+        BadInput{"unknown sharding", {"parallelism.data_sharding=zero3"},
+                 "--set: parallelism.data_sharding: 'zero3' is not one of: none, optimizer, gradients, full"},
+        BadInput{"sharding group does not divide", {"parallelism.data_sharding=full", "parallelism.sharding_group=3"},
+                 "--set: parallelism.sharding_group: sharding_group 3 does not divide data x context = 2"},
+        BadInput{"sharding group without sharding", {"parallelism.data_sharding=none", "parallelism.sharding_group=2"},
+                 "--set: parallelism.sharding_group: a sharding group needs parallelism.data_sharding (optimizer, gradients or full)"},
+        BadInput{"unknown finetune method", {"training.finetune={method: qlora}"},
+                 "--set: training.finetune.method: 'qlora' is not one of: full, lora (did you mean 'lora'?)"},
+        BadInput{"rank on full finetune", {"training.finetune={method: full, rank: 8}"},
+                 "--set: training.finetune.rank: only method: lora takes rank"},
+        BadInput{"unknown target module", {"training.finetune={method: lora, target_modules: [qkv, gate]}"},
+                 "--set: training.finetune.target_modules: 'gate' is not one of qkv, proj, fc1, fc2"}),
     // Test names from `what` ("unknown node" -> unknown_node), not the parameter's bytes.
     [](const ::testing::TestParamInfo<BadInput>& info) {
       std::string name = info.param.what;
@@ -162,6 +176,39 @@ TEST(ScenarioTest, FrameworkDefaultsComeFromTheNodeAndCanBeOverridden) {
   EXPECT_EQ(o->training.attention, AttentionKernel::kUnfused);
   EXPECT_FALSE(o->parallelism.distributed_optimizer);
   EXPECT_TRUE(o->parallelism.overlap_grad_reduce);
+}
+
+TEST(ScenarioTest, DataShardingReplacesDistributedOptimizer) {
+  auto d = ParseText(kBase, {"parallelism.distributed_optimizer=false"});
+  ASSERT_TRUE(d.ok()) << d.error().ToString();
+  EXPECT_EQ(d->parallelism.data_sharding, DataSharding::kNone);
+  auto f = ParseText(kBase, {"parallelism.data_sharding=full", "parallelism.sharding_group=1"});
+  ASSERT_TRUE(f.ok()) << f.error().ToString();
+  EXPECT_EQ(f->parallelism.data_sharding, DataSharding::kFull);
+  EXPECT_TRUE(f->parallelism.distributed_optimizer);  // its readers see a sharded optimizer
+  EXPECT_EQ(f->parallelism.shard_group(), 1);
+  EXPECT_EQ(f->parallelism.shard_replicas(), 2);
+  auto n = ParseText(kBase, {"parallelism.data_sharding=none", "parallelism.distributed_optimizer=false"});
+  ASSERT_TRUE(n.ok()) << n.error().ToString();
+  EXPECT_FALSE(n->parallelism.distributed_optimizer);
+  // The torchtitan / FSDP2 profile shards fully by default.
+  auto t = ParseText(kBase, {"training.framework=torchtitan-fsdp2-2025"});
+  ASSERT_TRUE(t.ok()) << t.error().ToString();
+  EXPECT_EQ(t->parallelism.data_sharding, DataSharding::kFull);
+}
+
+TEST(ScenarioTest, FinetuneLoraTakesRankAlphaAndTargets) {
+  auto s = ParseText(kBase, {"training.finetune={method: lora, rank: 8, target_modules: [qkv, fc2]}"});
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  const Finetune& f = s->training.finetune;
+  EXPECT_TRUE(f.lora());
+  EXPECT_EQ(f.rank, 8);
+  EXPECT_DOUBLE_EQ(f.alpha, 16);
+  EXPECT_TRUE(f.qkv && f.fc2);
+  EXPECT_FALSE(f.proj || f.fc1);
+  auto full = ParseText(kBase, {"training.finetune={method: full}"});
+  ASSERT_TRUE(full.ok()) << full.error().ToString();
+  EXPECT_EQ(full->training.finetune.method, FinetuneMethod::kFull);
 }
 
 TEST(ScenarioTest, TokensDecideTheSteps) {

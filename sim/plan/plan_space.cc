@@ -97,18 +97,38 @@ std::vector<PlanDimension> MakeDimensions() {
                [](const Scenario& s) { return int(s.parallelism.sequence_parallel); },
                [](Scenario& s, int v) { s.parallelism.sequence_parallel = v && s.parallelism.tensor > 1; },
                [](const PlanConfig& c, const SearchContext&) { return Switch(c.tensor > 1, false); }});
-  // Sharding the optimizer state pays whenever there are gradient replicas (DP x CP).
-  d.push_back({"DO", "parallelism", "distributed_optimizer", PlanValueKind::kSwitch, 3,
-               [](const PlanConfig& c) { return int(c.distributed_optimizer); }, [](PlanConfig& c, int v) { c.distributed_optimizer = v; },
-               [](const Scenario& s) { return int(s.parallelism.distributed_optimizer); },
-               [](Scenario& s, int v) { s.parallelism.distributed_optimizer = v; },
+  // What data parallelism shards (design.md 3b), searched whenever there are
+  // gradient replicas (DP x CP): the distributed optimizer, ZeRO-2 and FSDP
+  // (which trade memory for per-micro-batch collectives). DDP is not tried:
+  // its all-reduce moves what the optimizer's reduce-scatter and all-gather
+  // move, with less of it overlapped, and its memory and optimizer step are
+  // larger, so it never wins.
+  d.push_back({"shard", "parallelism", "data_sharding", PlanValueKind::kSharding, 9,
+               [](const PlanConfig& c) { return int(c.data_sharding); }, [](PlanConfig& c, int v) { c.data_sharding = DataSharding(v); },
+               [](const Scenario& s) { return int(s.parallelism.data_sharding); },
+               [](Scenario& s, int v) {
+                 s.parallelism.data_sharding = DataSharding(v);
+                 s.parallelism.distributed_optimizer = DataSharding(v) != DataSharding::kNone;
+                 if (DataSharding(v) == DataSharding::kNone) s.parallelism.sharding_group = 0;
+               },
                [](const PlanConfig& c, const SearchContext& x) {
-                 return Switch(long(c.data) * c.context > 1, x.base->parallelism.distributed_optimizer);
+                 if (long(c.data) * c.context <= 1) return std::vector<int>{int(x.base->parallelism.data_sharding)};
+                 return std::vector<int>{int(DataSharding::kOptimizer), int(DataSharding::kGradients), int(DataSharding::kFull)};
                }});
   return d;
 }
 
 }  // namespace
+
+std::string ShardingTag(DataSharding d) {
+  switch (d) {
+    case DataSharding::kNone: return "";
+    case DataSharding::kOptimizer: return "DO";
+    case DataSharding::kGradients: return "ZeRO2";
+    case DataSharding::kFull: return "FSDP";
+  }
+  return "";
+}
 
 const std::vector<PlanDimension>& PlanDimensions() {
   static const std::vector<PlanDimension> dims = MakeDimensions();
@@ -120,6 +140,7 @@ std::string ShowValue(const PlanDimension& d, int v) {
     case PlanValueKind::kCount: return std::to_string(v);
     case PlanValueKind::kSwitch: return v ? "on" : "off";
     case PlanValueKind::kRecompute: return ToString(Recompute(v));
+    case PlanValueKind::kSharding: return ToString(DataSharding(v));
   }
   return "?";
 }
@@ -129,6 +150,7 @@ std::string JsonValue(const PlanDimension& d, int v) {
     case PlanValueKind::kCount: return std::to_string(v);
     case PlanValueKind::kSwitch: return v ? "true" : "false";
     case PlanValueKind::kRecompute: return "\"" + ToString(Recompute(v)) + "\"";
+    case PlanValueKind::kSharding: return "\"" + ToString(DataSharding(v)) + "\"";
   }
   return "null";
 }

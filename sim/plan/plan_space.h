@@ -23,7 +23,7 @@ struct SearchContext {
   int gpus = 1;
 };
 
-enum class PlanValueKind { kCount, kSwitch, kRecompute };
+enum class PlanValueKind { kCount, kSwitch, kRecompute, kSharding };
 
 struct PlanDimension {
   std::string label;    // in Describe and the plan table: "TP", "mb", "SP"
@@ -41,11 +41,13 @@ struct PlanDimension {
 };
 
 // The dimensions in search order: TP, CP, PP, DP (derived), VP, micro batch,
-// recompute, sequence parallel, distributed optimizer.
+// recompute, sequence parallel, data sharding.
 const std::vector<PlanDimension>& PlanDimensions();
 
 // A value as the plan table shows it ("on", "selective", "8") and as JSON.
 std::string ShowValue(const PlanDimension& d, int v);
 std::string JsonValue(const PlanDimension& d, int v);
+// A data-sharding value as Describe writes it: "" (none), "DO", "ZeRO2", "FSDP".
+std::string ShardingTag(DataSharding d);
 
 }  // namespace trainsim

@@ -40,6 +40,7 @@ std::string Describe(const PlanConfig& c) {
     std::string part;
     if (d.kind == PlanValueKind::kCount) part = d.label + Str(v);
     else if (d.kind == PlanValueKind::kRecompute) part = d.label + "=" + ShowValue(d, v);
+    else if (d.kind == PlanValueKind::kSharding) part = ShardingTag(DataSharding(v));
     else if (v) part = d.label;
     if (!part.empty()) s += (s.empty() ? "" : " ") + part;
   }
@@ -96,10 +97,10 @@ struct Family {
   int rep_score = -1;  // how close the representative is to the least demanding member
 };
 
-// Least demanding in memory: full recompute, micro batch 1, no interleaving, SP and DO on.
+// Least demanding in memory: full recompute, micro batch 1, no interleaving, fully sharded (FSDP).
 int LeastDemandingScore(const PlanConfig& c) {
   return (c.recompute == Recompute::kFull) * 8 + (c.micro_batch == 1) * 4 + (c.virtual_stages == 1) * 2 +
-         (c.distributed_optimizer ? 1 : 0);
+         (c.data_sharding == DataSharding::kFull ? 1 : 0);
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ struct PlanConfig {
   int context = 1;
   int data = 1;  // derived: GPUs / (tensor x pipeline x context)
   bool sequence_parallel = false;
-  bool distributed_optimizer = true;
+  DataSharding data_sharding = DataSharding::kOptimizer;
   int micro_batch = 1;
   Recompute recompute = Recompute::kNone;
 

@@ -474,7 +474,8 @@ std::string SizeToJson(const SizeReport& r) {
     o += ",\"parallelism\":{\"tensor\":" + std::to_string(p.tensor) + ",\"pipeline\":" + std::to_string(p.pipeline) +
          ",\"virtual_stages\":" + std::to_string(p.virtual_stages) + ",\"context\":" + std::to_string(p.context) +
          ",\"data\":" + std::to_string(p.data) + ",\"sequence_parallel\":" + (p.sequence_parallel ? "true" : "false") +
-         ",\"distributed_optimizer\":" + (p.distributed_optimizer ? "true" : "false") + "}";
+         ",\"distributed_optimizer\":" + (p.data_sharding != DataSharding::kNone ? "true" : "false") +
+         ",\"data_sharding\":" + JsonWriter::Quote(ToString(p.data_sharding)) + "}";
     o += ",\"training\":{\"global_batch\":" + std::to_string(c.global_batch) + ",\"micro_batch\":" + std::to_string(p.micro_batch) +
          ",\"steps\":" + std::to_string(c.steps) + ",\"recompute\":" + JsonWriter::Quote(ToString(p.recompute)) + "}";
     o += ",\"rechecked\":" + std::string(c.rechecked ? "true" : "false") + ",\"result\":" + ResultJson(c.result) + "}";

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -32,7 +33,7 @@ TEST(ValidationTest, AccuracyGateOnMeasuredRuns) {
 TEST(ValidationTest, PublishedRunsThatCanBeDescribedArePredicted) {
   auto rep = ValidateReference(std::string(TRAINSIM_SOURCE_DIR) + "/tests/reference/published-2025.yaml", Fidelity::kAnalytical);
   ASSERT_TRUE(rep.ok()) << rep.error().ToString();
-  EXPECT_GE(rep->predicted, 36);
+  EXPECT_GE(rep->predicted, 43);  // 36 dense H100 + the 7 MLPerf Llama 2 70B LoRA cases (training.finetune)
   for (const auto& c : rep->cases) {
     if (!c.failure.empty()) {
       EXPECT_NE(c.failure.find(".yaml:"), std::string::npos) << c.id << ": " << c.failure;
@@ -44,6 +45,28 @@ TEST(ValidationTest, PublishedRunsThatCanBeDescribedArePredicted) {
     fp8 |= g.by == "precision" && g.name == "fp8";
   }
   EXPECT_TRUE(bf16 && fp8);
+}
+
+// The MLPerf Training v4.1 Llama 2 70B LoRA cases (XE9680 H100 on 1-8 nodes,
+// XE9680 H200, DGX H200, Azure ND H200 v5 on 64 nodes) all run. The issue's
+// targets (mean |error| <= 8%, max <= 15%) are not met yet: the cases with
+// context parallelism are predicted 7-24% fast (those without it within 3%);
+// this gate keeps them from slipping further.
+TEST(ValidationTest, LoraFineTuningRunsArePredicted) {
+  auto rep = ValidateReference(std::string(TRAINSIM_SOURCE_DIR) + "/tests/reference/published-2025.yaml", Fidelity::kAnalytical);
+  ASSERT_TRUE(rep.ok()) << rep.error().ToString();
+  int n = 0;
+  double sum = 0, worst = 0;
+  for (const auto& c : rep->cases) {
+    if (c.id.find("-lora-") == std::string::npos) continue;
+    ASSERT_TRUE(c.failure.empty()) << c.id << ": " << c.failure;
+    ++n;
+    sum += std::fabs(c.error);
+    worst = std::max(worst, std::fabs(c.error));
+  }
+  EXPECT_EQ(n, 7);
+  EXPECT_LE(sum / n, 0.12);
+  EXPECT_LE(worst, 0.25);
 }
 
 TEST(ValidationTest, EveryReferenceCaseIsLoadedAndPredicted) {

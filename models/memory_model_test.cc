@@ -1,0 +1,111 @@
+#include "models/memory_model.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "sim/io/scenario_loader.h"
+
+namespace trainsim {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Llama 3.1 70B on 8 XE9680 (64 H100), TP 1 PP 1 DP 64, full recompute.
+Scenario Make70b(std::vector<std::string> sets) {
+  YAML::Node root = YAML::Load(R"(name: m
+cluster: {node: xe9680-h100, nodes: 8, fabric: ndr-rail-optimized}
+model: llama3.1-70b
+parallelism: {tensor: 1, pipeline: 1}
+training: {seq_len: 8192, global_batch: 64, precision: bf16, recompute: full}
+)");
+  ApplyOverrides(root, sets);
+  auto s = ParseScenario(root, "m.yaml");
+  EXPECT_TRUE(s.ok()) << s.error().ToString();
+  return *s;
+}
+
+MemoryReport Memory(const Scenario& s) { return EstimateMemory(s, BuildWorkload(s)); }
+
+// Parameters of the whole model (TP 1, PP 1; Llama 3.1 has untied embeddings).
+double Params(const Scenario& s) { return s.model.layers * s.model.LayerParameters() + 2.0 * s.model.vocab * s.model.hidden; }
+
+TEST(MemoryModelTest, DdpKeepsEverythingOnEveryReplica) {
+  const Scenario s = Make70b({"parallelism.data_sharding=none"});
+  const MemoryReport m = Memory(s);
+  const double P = Params(s);
+  EXPECT_NEAR(m.weights_gib, P * 2 / kGiB, 1e-6);
+  EXPECT_NEAR(m.gradients_gib, P * 4 / kGiB, 1e-6);
+  EXPECT_NEAR(m.optimizer_gib, P * 12 / kGiB, 1e-6);
+  EXPECT_FALSE(m.fits);
+}
+
+TEST(MemoryModelTest, DistributedOptimizerShardsTheAdamState) {
+  const Scenario s = Make70b({"parallelism.data_sharding=optimizer"});
+  const MemoryReport m = Memory(s);
+  const double P = Params(s);
+  EXPECT_NEAR(m.weights_gib, P * 2 / kGiB, 1e-6);
+  EXPECT_NEAR(m.gradients_gib, P * 4 / kGiB, 1e-6);
+  EXPECT_NEAR(m.optimizer_gib, P * 12 / 64 / kGiB, 1e-6);
+  // The same as the older key.
+  const MemoryReport d = Memory(Make70b({"parallelism.distributed_optimizer=true"}));
+  EXPECT_DOUBLE_EQ(d.peak_gib_per_gpu, m.peak_gib_per_gpu);
+}
+
+TEST(MemoryModelTest, Zero2ShardsTheGradientsToo) {
+  const Scenario s = Make70b({"parallelism.data_sharding=gradients"});
+  const MemoryReport m = Memory(s);
+  const double P = Params(s), layer = s.model.LayerParameters();
+  EXPECT_NEAR(m.weights_gib, P * 2 / kGiB, 1e-6);
+  EXPECT_NEAR(m.gradients_gib, (P / 64 + kShardUnitsInFlight * layer) * 4 / kGiB, 1e-6);
+  EXPECT_NEAR(m.optimizer_gib, P * 12 / 64 / kGiB, 1e-6);
+}
+
+// The issue's figure: 70B with FSDP on 64 H100 fits where plain DDP does not.
+TEST(MemoryModelTest, FsdpShardsTheWeightsPlusTheUnitsInFlight) {
+  const Scenario s = Make70b({"parallelism.data_sharding=full"});
+  const MemoryReport m = Memory(s);
+  const double P = Params(s), layer = s.model.LayerParameters();
+  EXPECT_NEAR(m.weights_gib, (P / 64 + kShardUnitsInFlight * layer) * 2 / kGiB, 1e-6);
+  EXPECT_NEAR(m.gradients_gib, (P / 64 + kShardUnitsInFlight * layer) * 4 / kGiB, 1e-6);
+  EXPECT_NEAR(m.optimizer_gib, P * 12 / 64 / kGiB, 1e-6);
+  EXPECT_TRUE(m.fits) << m.reason;
+  EXPECT_FALSE(Memory(Make70b({"parallelism.data_sharding=none"})).fits);
+}
+
+TEST(MemoryModelTest, HsdpShardsInsideTheShardGroupOnly) {
+  const Scenario s = Make70b({"parallelism.data_sharding=full", "parallelism.sharding_group=8"});
+  EXPECT_EQ(s.parallelism.shard_group(), 8);
+  EXPECT_EQ(s.parallelism.shard_replicas(), 8);
+  const MemoryReport m = Memory(s);
+  const double P = Params(s), layer = s.model.LayerParameters();
+  EXPECT_NEAR(m.weights_gib, (P / 8 + kShardUnitsInFlight * layer) * 2 / kGiB, 1e-6);
+  EXPECT_NEAR(m.optimizer_gib, P * 12 / 8 / kGiB, 1e-6);
+}
+
+// LoRA: frozen base weights carry no gradient and no optimizer state; the
+// adapters (rank x (in + out) per target projection) carry both.
+TEST(MemoryModelTest, LoraKeepsGradientsAndAdamStateForTheAdaptersOnly) {
+  const Scenario s = Make70b({"model=llama2-70b", "parallelism.tensor=4", "training.finetune={method: lora, rank: 16}",
+                              "parallelism.data_sharding=optimizer"});
+  const double h = 8192, kv = 1024, f = 28672, r = 16;
+  const double per_layer = r * (h + h + 2 * kv) + r * (h + h) + r * (h + 2 * f) + r * (f + h);
+  EXPECT_DOUBLE_EQ(LoraLayerParameters(s.model, s.training.finetune), per_layer);
+  const double adapters = 80 * per_layer / 4;
+  const MemoryReport m = Memory(s);
+  const Workload w = BuildWorkload(s);
+  const double base = w.rank_state[0].params_per_gpu;
+  EXPECT_NEAR(m.weights_gib, (base + adapters) * 2 / kGiB, 1e-6);
+  EXPECT_NEAR(m.gradients_gib, adapters * 4 / kGiB, 1e-9);
+  EXPECT_NEAR(m.optimizer_gib, adapters * 12 / 16 / kGiB, 1e-9);  // DP 16
+  // Under fp8 the frozen base is kept in fp8 only (1 byte per weight), the adapters in 16-bit.
+  std::vector<std::string> fp8_sets = {"model=llama2-70b", "parallelism.tensor=4", "training.finetune={method: lora, rank: 16}",
+                                       "training.precision=fp8"};
+  EXPECT_NEAR(Memory(Make70b(fp8_sets)).weights_gib, (base * 1 + adapters * 2) / kGiB, 1e-6);
+  // Full fine-tuning is the normal training step.
+  const Scenario full = Make70b({"model=llama2-70b", "parallelism.tensor=4", "training.finetune={method: full}"});
+  const Scenario pre = Make70b({"model=llama2-70b", "parallelism.tensor=4"});
+  EXPECT_DOUBLE_EQ(Memory(full).peak_gib_per_gpu, Memory(pre).peak_gib_per_gpu);
+}
+
+}  // namespace
+}  // namespace trainsim
