@@ -18,7 +18,9 @@ TEST(ResultFieldsTest, EveryFieldIsAResultKeyWithALabel) {
     EXPECT_FALSE(f.label.empty()) << f.key;
     ASSERT_NE(f.get, nullptr) << f.key;
     // Every key but the capacity (a JSON-only field) is a CSV column too.
-    if (f.key != "memory.capacity_gib") EXPECT_NE(std::find(flat.begin(), flat.end(), f.key), flat.end()) << f.key;
+    if (f.key != "memory.capacity_gib") {
+      EXPECT_NE(std::find(flat.begin(), flat.end(), f.key), flat.end()) << f.key;
+    }
   }
   EXPECT_EQ(FindResultField("run.cost_usd")->label, "Cost per run");
   EXPECT_EQ(FindResultField("no.such"), nullptr);
