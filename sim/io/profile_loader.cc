@@ -223,32 +223,33 @@ SiteProfile ParseSite(const std::string& path) {
   return s;
 }
 
+// One cache per profile kind: a scenario's profiles are parsed once while their files stay unchanged.
+template <class T>
+T LoadProfile(const YAML::Node& ref, const std::string& from, const std::string& key, const char* kind,
+              T (*parse)(const std::string&)) {
+  static ParsedFileCache<T> cache;
+  return cache.Get(ResolveProfile(ref, from, key, kind), parse);
+}
+
 }  // namespace
 
-
 GpuProfile LoadGpuProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {
-  static ParsedFileCache<GpuProfile> cache;
-  return cache.Get(ResolveProfile(ref, from, key, "gpus"), ParseGpu);
+  return LoadProfile(ref, from, key, "gpus", ParseGpu);
 }
 NodeProfile LoadNodeProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {
-  static ParsedFileCache<NodeProfile> cache;
-  return cache.Get(ResolveProfile(ref, from, key, "nodes"), ParseNode);
+  return LoadProfile(ref, from, key, "nodes", ParseNode);
 }
 FabricProfile LoadFabricProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {
-  static ParsedFileCache<FabricProfile> cache;
-  return cache.Get(ResolveProfile(ref, from, key, "fabrics"), ParseFabric);
+  return LoadProfile(ref, from, key, "fabrics", ParseFabric);
 }
 FrameworkProfile LoadFrameworkProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {
-  static ParsedFileCache<FrameworkProfile> cache;
-  return cache.Get(ResolveProfile(ref, from, key, "frameworks"), ParseFramework);
+  return LoadProfile(ref, from, key, "frameworks", ParseFramework);
 }
 StorageProfile LoadStorageProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {
-  static ParsedFileCache<StorageProfile> cache;
-  return cache.Get(ResolveProfile(ref, from, key, "storage"), ParseStorage);
+  return LoadProfile(ref, from, key, "storage", ParseStorage);
 }
 SiteProfile LoadSiteProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {
-  static ParsedFileCache<SiteProfile> cache;
-  return cache.Get(ResolveProfile(ref, from, key, "sites"), ParseSite);
+  return LoadProfile(ref, from, key, "sites", ParseSite);
 }
 
 }  // namespace trainsim
