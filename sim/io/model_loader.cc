@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <set>
+
 #include "sim/io/data_paths.h"
 #include "sim/io/file_cache.h"
 #include "sim/io/yaml_reader.h"
@@ -15,11 +17,29 @@ void CheckShape(YamlMap& m, ModelSpec& s) {
   if (s.heads % s.kv_heads != 0) m.Fail("kv_heads", "heads (" + std::to_string(s.heads) + ") is not divisible by kv_heads (" + std::to_string(s.kv_heads) + ")");
 }
 
-// Hugging Face config.json (Llama, Mistral, Qwen and other decoder-only
-// models with the same key names). Keys we do not need are ignored: HF
-// configs carry many.
+// Hugging Face config.json keys that do not change the training step's work
+// or memory (token ids, initialisation, serving and bookkeeping fields).
+// Every other key is either read below or exit 2: a key trainsim does not
+// model (num_local_experts, q_lora_rank, ...) must never leave a silently
+// different model.
+const std::set<std::string>& HuggingFaceKeysWithoutEffect() {
+  static const std::set<std::string> keys = {
+      "_name_or_path", "architectures", "auto_map", "bos_token_id", "eos_token_id", "pad_token_id", "initializer_range",
+      "max_position_embeddings", "model_type", "pretraining_tp", "rope_scaling", "rope_theta", "torch_dtype",
+      "transformers_version", "use_cache", "attention_bias", "mlp_bias", "attention_dropout", "hidden_dropout",
+      "output_router_logits"};
+  return keys;
+}
+
+// Hugging Face config.json (Llama, Mistral, Qwen and other dense
+// decoder-only models with the same key names).
 ModelSpec ParseHuggingFace(const YAML::Node& root, const std::string& file, const std::string& name) {
   YamlMap m(root, file);
+  for (const auto& key : HuggingFaceKeysWithoutEffect()) m.Allow(key);
+  // Present but null or equal to what is modelled: no effect.
+  if (m.Has("sliding_window") && !m.Raw("sliding_window").IsNull()) {
+    m.Fail("sliding_window", "sliding-window attention is not modelled yet; the model would be misread");
+  }
   ModelSpec s;
   s.name = name;
   s.layers = m.PositiveInt("num_hidden_layers");
@@ -38,8 +58,20 @@ ModelSpec ParseHuggingFace(const YAML::Node& root, const std::string& file, cons
   }
   s.tied_embeddings = m.Bool("tie_word_embeddings", false);
   s.norm = m.Has("rms_norm_eps") ? NormKind::kRmsNorm : NormKind::kLayerNorm;
+  m.Allow("rms_norm_eps");
   s.position = PositionKind::kRope;
+  if (m.Has("head_dim") && !m.Raw("head_dim").IsNull() && m.PositiveInt("head_dim") != s.hidden / s.heads) {
+    m.Fail("head_dim", "a head_dim other than hidden_size / num_attention_heads is not modelled yet; the model would be misread");
+  }
   CheckShape(m, s);
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    if (!m.Known(key)) {
+      YamlMap::FailAt(it->first, file, key,
+                      "config.json key trainsim does not model (mixture of experts, MLA and other variants are not modelled "
+                      "yet); reading the rest would misread the model");
+    }
+  }
   return s;
 }
 

@@ -40,3 +40,22 @@ TEST(ModelSpecTest, HuggingFaceConfigMatchesCatalogue) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// A config.json key trainsim does not model is exit 2 naming the key and
+// the file, never a silently dense model (Mixtral: 46.7B read as 7.2B).
+TEST(ModelSpecTest, HuggingFaceKeyNotModelledIsAnError) {
+  const std::string file = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/mixtral-8x7b-hf-config.json";
+  auto m = LoadModelFile(file);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().ToString().find("mixtral-8x7b-hf-config.json:"), std::string::npos) << m.error().ToString();
+  EXPECT_TRUE(m.error().key == "num_local_experts" || m.error().key == "num_experts_per_tok") << m.error().ToString();
+  EXPECT_EQ(m.error().kind, ErrorKind::kBadInput);
+  // The real Llama 2 config (token ids, rope_scaling, transformers_version, ...) still loads.
+  EXPECT_TRUE(LoadModelFile(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/llama-2-7b-hf-config.json").ok());
+}
+
+}  // namespace
+}  // namespace trainsim

@@ -32,6 +32,8 @@ class YamlMap {
   bool Has(const std::string& key);
   // Marks the key as known without reading it (for keys handled elsewhere).
   void Allow(const std::string& key);
+  // Whether a read or Allow has asked for the key.
+  bool Known(const std::string& key) const { return known_.count(key) > 0; }
 
   std::string String(const std::string& key);
   std::optional<std::string> OptString(const std::string& key);
