@@ -63,6 +63,19 @@ void ApplyConfig(Scenario& s, const PlanConfig& c) {
 
 namespace {
 
+bool PlannedTpOverlap(const Scenario& base) {
+  return base.parallelism.tensor > 1 ? base.parallelism.tp_comm_overlap : base.framework.tp_comm_overlap;
+}
+
+}  // namespace
+
+void ApplyPlannedConfig(Scenario& s, const Scenario& base, const PlanConfig& c) {
+  ApplyConfig(s, c);
+  s.parallelism.tp_comm_overlap = PlannedTpOverlap(base) && c.tensor > 1;
+}
+
+namespace {
+
 // Divisibility, then memory, then the analytical timing. Returns the result,
 // or fills `rej` and returns nullopt.
 std::optional<SimulationResult> Evaluate(Scenario& s, const PlanConfig& c, bool tp_overlap, PlanRejection& rej) {
@@ -123,11 +136,8 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
   std::vector<Scored> feasible;
   std::map<FamilyKey, Family> families;
   // The scenario's TP communication overlap (or the framework's, when it has no TP) for every TP > 1.
-  const bool tp_overlap = base.parallelism.tensor > 1 ? base.parallelism.tp_comm_overlap : base.framework.tp_comm_overlap;
-  auto apply = [&](Scenario& x, const PlanConfig& c) {
-    ApplyConfig(x, c);
-    x.parallelism.tp_comm_overlap = tp_overlap && c.tensor > 1;
-  };
+  const bool tp_overlap = PlannedTpOverlap(base);
+  auto apply = [&](Scenario& x, const PlanConfig& c) { ApplyPlannedConfig(x, base, c); };
 
   auto consider = [&](const PlanConfig& c) {
     ++rep.searched;

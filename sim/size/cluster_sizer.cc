@@ -50,15 +50,6 @@ double ObjectiveOf(const SimulationResult& r, SizeObjective o) {
   return o == SizeObjective::kCost ? r.run.cost_usd : r.run.time_to_train_s;
 }
 
-// The planner's TP overlap rule (sim/plan/planner.cc), for re-simulating a
-// configuration it chose: the scenario's TP overlap, or the framework's when
-// the scenario has no TP.
-void ApplyPlanned(Scenario& s, const Scenario& base, const PlanConfig& c) {
-  ApplyConfig(s, c);
-  const bool tp_overlap = base.parallelism.tensor > 1 ? base.parallelism.tp_comm_overlap : base.framework.tp_comm_overlap;
-  s.parallelism.tp_comm_overlap = tp_overlap && c.tensor > 1;
-}
-
 // Why a cluster has no feasible configuration: divisibility alone, or the
 // planner's most telling family rejection.
 std::string NoConfigurationReason(const PlanReport& pr, const Scenario& s) {
@@ -271,7 +262,7 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
       s.training.global_batch = c.global_batch;
       s.training.steps = c.steps;
       s.training.tokens = o.tokens;
-      ApplyPlanned(s, base, c.config);
+      ApplyPlannedConfig(s, base, c.config);
       SimulationResult r = RecheckWholeRun(s, o.recheck_fidelity);
       c.rechecked = true;
       if (!r.error.empty()) {
