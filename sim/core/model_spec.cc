@@ -1,18 +1,79 @@
 #include "sim/core/model_spec.h"
 
+#include <algorithm>
+
 namespace trainsim {
 
-double ModelSpec::LayerParameters() const {
-  const double h = hidden, f = ffn_hidden, kv = kv_dim();
-  const bool biases = norm == NormKind::kLayerNorm;  // GPT-style layers carry biases; Llama-style do not
-  double attn = h * (h + 2 * kv) + h * h;
-  double mlp = (activation == Activation::kSwiGlu ? 3.0 : 2.0) * h * f;
-  if (biases) {
-    attn += h + 2 * kv + h;
-    mlp += f + h;
+bool Gated(Activation a) { return a == Activation::kSwiGlu || a == Activation::kGeGlu; }
+
+bool ModelSpec::IsMoeLayer(int i) const {
+  if (!moe.enabled() || i < moe.first_k_dense) return false;
+  // Hugging Face's interleave_moe_layer_step / Megatron's moe_layer_freq:
+  // with an interval K the K-th, 2K-th, ... layer after the dense ones is MoE.
+  const int k = std::max(1, moe.layer_interval);
+  return (i - moe.first_k_dense + 1) % k == 0;
+}
+
+int ModelSpec::MoeLayers() const {
+  int n = 0;
+  for (int i = 0; i < layers; ++i) n += IsMoeLayer(i) ? 1 : 0;
+  return n;
+}
+
+LayerKind ModelSpec::LayerAt(int i) const {
+  LayerKind k;
+  k.moe = IsMoeLayer(i);
+  if (sliding_window > 0 && i % std::max(1, sliding_window_every) == 0) k.attention_span = sliding_window;
+  if (attention_chunk > 0 && !(nope_layer_interval > 0 && i % nope_layer_interval == nope_layer_interval - 1)) {
+    k.attention_span = attention_chunk;
+    k.chunked = true;
   }
-  const double norms = 2 * (norm == NormKind::kLayerNorm ? 2 * h : h);
-  return attn + mlp + norms;
+  return k;
+}
+
+double ModelSpec::AttentionParameters() const {
+  const double h = hidden;
+  const bool biases = norm == NormKind::kLayerNorm;  // GPT-style layers carry biases; Llama-style do not
+  if (attention == AttentionKind::kMla) {
+    const MlaSpec& a = mla;
+    const double q = a.q_lora_rank > 0 ? h * a.q_lora_rank + a.q_lora_rank /* norm */ + double(a.q_lora_rank) * heads * a.q_head_dim()
+                                       : h * heads * a.q_head_dim();
+    const double kv = h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank /* norm */ +
+                      double(a.kv_lora_rank) * heads * (a.qk_head_dim + a.v_head_dim);
+    return q + kv + double(heads) * a.v_head_dim * h;
+  }
+  const double q = double(heads) * head_dim(), kv = kv_dim();
+  double p = h * (q + 2 * kv) + q * h;
+  if (biases) p += q + 2 * kv + h;
+  if (qk_norm) p += 2.0 * head_dim();
+  if (attention_sinks) p += heads;
+  return p;
+}
+
+double ModelSpec::DenseMlpParameters() const {
+  const double h = hidden, f = ffn_hidden;
+  double p = (Gated(activation) ? 3.0 : 2.0) * h * f;
+  if (norm == NormKind::kLayerNorm) p += f + h;
+  return p;
+}
+
+double ModelSpec::ExpertParameters() const { return (Gated(activation) ? 3.0 : 2.0) * double(hidden) * moe.ffn_hidden; }
+
+double ModelSpec::MoeMlpParameters() const {
+  return (moe.experts + moe.shared_experts) * ExpertParameters() + double(hidden) * moe.experts /* router */;
+}
+
+double ModelSpec::LayerParameters(const LayerKind& k) const {
+  const double norms = 2 * (norm == NormKind::kLayerNorm ? 2.0 * hidden : double(hidden));
+  return AttentionParameters() + (k.moe ? MoeMlpParameters() : DenseMlpParameters()) + norms;
+}
+
+double ModelSpec::LayerParameters(int i) const { return LayerParameters(LayerAt(i)); }
+
+double ModelSpec::ActiveLayerParameters(int i) const {
+  const LayerKind k = LayerAt(i);
+  if (!k.moe) return LayerParameters(k);
+  return LayerParameters(k) - (moe.experts - moe.top_k) * ExpertParameters();
 }
 
 double ModelSpec::EmbeddingParameters(int seq_len) const {
@@ -23,10 +84,35 @@ double ModelSpec::EmbeddingParameters(int seq_len) const {
   return p;
 }
 
-double ModelSpec::TotalParameters(int seq_len) const { return layers * LayerParameters() + EmbeddingParameters(seq_len); }
+double ModelSpec::MtpParameters() const {
+  if (mtp_layers <= 0) return 0;
+  const double h = hidden;
+  return mtp_layers * (LayerParameters(layers - 1) + 2 * h * h + 3 * h);
+}
 
-std::string ToString(Activation a) { return a == Activation::kGelu ? "gelu" : "swiglu"; }
+double ModelSpec::TotalParameters(int seq_len) const {
+  double p = EmbeddingParameters(seq_len);
+  for (int i = 0; i < layers; ++i) p += LayerParameters(i);
+  return p;
+}
+
+double ModelSpec::ActiveParameters(int seq_len) const {
+  double p = EmbeddingParameters(seq_len);
+  for (int i = 0; i < layers; ++i) p += ActiveLayerParameters(i);
+  return p;
+}
+
+std::string ToString(Activation a) {
+  switch (a) {
+    case Activation::kGelu: return "gelu";
+    case Activation::kSwiGlu: return "swiglu";
+    case Activation::kGeGlu: return "geglu";
+    case Activation::kSquaredRelu: return "squared-relu";
+  }
+  return "?";
+}
 std::string ToString(NormKind n) { return n == NormKind::kLayerNorm ? "layernorm" : "rmsnorm"; }
 std::string ToString(PositionKind p) { return p == PositionKind::kLearned ? "learned" : "rope"; }
+std::string ToString(AttentionKind a) { return a == AttentionKind::kMla ? "mla" : "mha"; }
 
 }  // namespace trainsim

@@ -1,6 +1,12 @@
 // The architecture of a transformer: everything the workload model needs to
 // count operators, FLOPs, bytes and memory (a value type; sim/io/model_loader.h
 // reads it from the catalogue, a file, a Hugging Face config.json or inline keys).
+//
+// A model is a stack of layers that need not all be alike: a mixture of
+// experts may keep dense MLPs in its first layers or interleave MoE and dense
+// layers; sliding-window or chunked attention may apply to every K-th layer.
+// LayerAt(i) says what layer i is; everything that counts parameters, FLOPs
+// or operators goes through it.
 #pragma once
 
 #include <cstdint>
@@ -10,9 +16,48 @@
 
 namespace trainsim {
 
-enum class Activation { kGelu, kSwiGlu };
+// gelu and squared-relu: two MLP matrices (up, down); swiglu and geglu: three (gate, up, down).
+enum class Activation { kGelu, kSwiGlu, kGeGlu, kSquaredRelu };
 enum class NormKind { kLayerNorm, kRmsNorm };
 enum class PositionKind { kLearned, kRope };
+// mha: multi-head attention, grouped-query when kv_heads < heads;
+// mla: DeepSeek-V2/V3 multi-head latent attention (low-rank q and kv).
+enum class AttentionKind { kMha, kMla };
+
+bool Gated(Activation a);  // three MLP matrices (SwiGLU, GeGLU)
+
+// Multi-head latent attention (DeepSeek-V2, arXiv 2405.04434, §2.1).
+struct MlaSpec {
+  int q_lora_rank = 0;        // 0: queries projected directly (DeepSeek-V2-Lite)
+  int kv_lora_rank = 512;
+  int qk_head_dim = 128;      // the no-position part of a query/key head
+  int qk_rope_head_dim = 64;  // the rotary part, shared by all heads for keys
+  int v_head_dim = 128;
+  int q_head_dim() const { return qk_head_dim + qk_rope_head_dim; }
+};
+
+// A mixture-of-experts MLP (model.moe). experts == 0: the model is dense.
+struct MoeSpec {
+  int experts = 0;
+  int top_k = 1;
+  int ffn_hidden = 0;       // per expert (moe_ffn_hidden)
+  int shared_experts = 0;   // each of ffn_hidden, beside the routed ones
+  int first_k_dense = 0;    // leading layers with a dense MLP of the model's ffn_hidden
+  int layer_interval = 1;   // every layer_interval-th layer (after the dense ones) is MoE
+  double capacity_factor = 0;  // >0: tokens beyond capacity_factor x the mean per expert are dropped; 0: dropless
+  bool forced_balance = false;  // the run forced a balanced router (benchmarks do)
+  bool enabled() const { return experts > 0; }
+};
+
+// What one layer of the stack is: its MLP and its attention span. Layers with
+// the same LayerKind have the same operators and parameters.
+struct LayerKind {
+  bool moe = false;        // MoE MLP (else the dense ffn_hidden MLP)
+  int attention_span = 0;  // keys a query sees at most (sliding window or chunk); 0: the whole causal prefix
+  bool chunked = false;    // the span is a chunk (Llama 4: keys of the same chunk) rather than a sliding window
+  bool operator==(const LayerKind&) const = default;
+  bool operator<(const LayerKind& o) const { return moe != o.moe ? moe < o.moe : attention_span != o.attention_span ? attention_span < o.attention_span : chunked < o.chunked; }
+};
 
 struct ModelSpec {
   std::string name;
@@ -23,22 +68,55 @@ struct ModelSpec {
   int kv_heads = 0;
   int vocab = 0;
   int max_positions = 0;  // learned position table size; 0: the training seq_len
+  int head_dim_override = 0;  // model.head_dim; 0: hidden / heads
   Activation activation = Activation::kSwiGlu;
   NormKind norm = NormKind::kRmsNorm;
   PositionKind position = PositionKind::kRope;
   bool tied_embeddings = false;
+  bool qk_norm = false;  // RMSNorm on each query and key head (Qwen3, OLMo 2)
+  AttentionKind attention = AttentionKind::kMha;
+  MlaSpec mla;
+  int sliding_window = 0;        // tokens; 0: none
+  int sliding_window_every = 1;  // layer i is windowed when i % sliding_window_every == 0 (GPT-OSS: 2, layer 0 windowed)
+  bool attention_sinks = false;  // a learned per-head sink logit (GPT-OSS); no extra work to speak of
+  int attention_chunk = 0;       // chunked local attention (Llama 4); 0: none
+  int nope_layer_interval = 0;   // with attention_chunk: every K-th layer (i % K == K-1) is global, without RoPE
+  int mtp_layers = 0;            // DeepSeek-V3 multi-token-prediction modules after the last layer
+  MoeSpec moe;
 
-  int head_dim() const { return hidden / heads; }
+  int head_dim() const { return head_dim_override > 0 ? head_dim_override : hidden / heads; }
   int kv_dim() const { return head_dim() * kv_heads; }
-  // Parameters of one transformer layer (attention, MLP, norms).
-  double LayerParameters() const;
+  // Width of the attention output (the proj GEMM's input): heads x value head dim.
+  int attention_out_dim() const { return attention == AttentionKind::kMla ? heads * mla.v_head_dim : heads * head_dim(); }
+
+  LayerKind LayerAt(int i) const;
+  bool IsMoeLayer(int i) const;
+  int MoeLayers() const;
+
+  // Parameters of layer i: attention, MLP (all experts and the router), norms.
+  double LayerParameters(int i) const;
+  // The same, one layer kind.
+  double LayerParameters(const LayerKind& k) const;
+  double AttentionParameters() const;
+  double DenseMlpParameters() const;
+  double ExpertParameters() const;  // one routed expert's MLP
+  double MoeMlpParameters() const;  // all routed experts, the shared ones and the router
+  // Parameters a token passes through in layer i (top_k routed experts, the shared ones).
+  double ActiveLayerParameters(int i) const;
   // Embedding (+ position table of `seq_len` when learned) and LM head (if untied).
   double EmbeddingParameters(int seq_len) const;
+  // The multi-token-prediction modules: each a layer (of the last layer's kind), an
+  // embedding-concat projection 2h -> h and two norms (the embedding and head are shared).
+  double MtpParameters() const;
   double TotalParameters(int seq_len) const;
+  // Parameters that touch each token (design.md 3b "active_parameters"): for a
+  // dense model the total.
+  double ActiveParameters(int seq_len) const;
 };
 
 std::string ToString(Activation a);
 std::string ToString(NormKind n);
 std::string ToString(PositionKind p);
+std::string ToString(AttentionKind a);
 
 }  // namespace trainsim

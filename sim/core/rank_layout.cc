@@ -23,6 +23,9 @@ std::string ToString(CommGroup g) {
     case CommGroup::kPipeline: return "pp";
     case CommGroup::kShard: return "shard";
     case CommGroup::kShardReplica: return "shard-replica";
+    case CommGroup::kExpert: return "ep";
+    case CommGroup::kExpertTensor: return "etp";
+    case CommGroup::kExpertData: return "edp";
   }
   return "?";
 }
@@ -56,6 +59,10 @@ GroupSpan RankLayout::Span(CommGroup group) const {
     case CommGroup::kPipeline: return Span(s.pipeline, s.tensor * s.context * s.data);
     case CommGroup::kShard: return Span(shard_ranks(), s.tensor);
     case CommGroup::kShardReplica: return Span(s.data * s.context / shard_ranks(), s.tensor * shard_ranks());
+    case CommGroup::kExpert: return Span(s.expert, s.expert_tensor);
+    case CommGroup::kExpertTensor: return Span(s.expert_tensor, 1);
+    case CommGroup::kExpertData:
+      return Span(s.tensor * s.context * s.data / std::max(1, s.expert * s.expert_tensor), s.expert * s.expert_tensor);
   }
   return {};
 }

@@ -1,6 +1,7 @@
 // Where each rank of a parallel job sits, in Megatron-Core's rank order:
-// tensor fastest, then context, data, pipeline (experts, when they come, fold
-// over the same GPUs). Ranks fill GPUs in order; GPUs fill nodes, nodes fill
+// tensor fastest, then context, data, pipeline. The expert layers fold over
+// the same GPUs of a pipeline stage as expert_tensor fastest, then expert,
+// then expert-data (Megatron-Core's MoE parallel folding). Ranks fill GPUs in order; GPUs fill nodes, nodes fill
 // NVLink domains (8 GPUs on HGX: the node; 72 on GB200 NVL72: 18 trays of 4),
 // domains fill the fabric's scalable units. The one answer to "which links
 // does this group cross", for the analytical collective model and the DES
@@ -15,7 +16,9 @@ enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kSendRecv, k
 // kShard: the gradient replicas one shard of sharded data-parallel state
 // spans (consecutive ones); kShardReplica: the shard groups holding the same
 // shard (HSDP's replicate dimension). Without HSDP kShard is kData.
-enum class CommGroup { kTensor, kContext, kData, kPipeline, kShard, kShardReplica };
+// kExpert: the EP group the token all-to-all runs in; kExpertTensor: ETP;
+// kExpertData: the ranks holding the same experts (their gradients' group).
+enum class CommGroup { kTensor, kContext, kData, kPipeline, kShard, kShardReplica, kExpert, kExpertTensor, kExpertData };
 std::string ToString(CollectiveKind k);
 std::string ToString(CommGroup g);
 
@@ -34,6 +37,7 @@ struct GroupSpan {
 struct RankLayoutShape {
   int tensor = 1, context = 1, data = 1, pipeline = 1;
   int shard = 0;  // gradient replicas per shard group; 0: all of them
+  int expert = 1, expert_tensor = 1;
   int gpus_per_node = 8;
   int nvlink_domain_gpus = 8;  // a multiple of gpus_per_node
   int nodes_per_su = 0;        // 0: one scalable unit

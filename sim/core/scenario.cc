@@ -23,6 +23,8 @@ RankLayout Scenario::layout() const {
   shape.data = parallelism.data;
   shape.pipeline = parallelism.pipeline;
   shape.shard = parallelism.shard_group();
+  shape.expert = parallelism.expert;
+  shape.expert_tensor = parallelism.expert_tensor;
   shape.gpus_per_node = node.gpus_per_node;
   shape.nvlink_domain_gpus = std::max(node.nvlink_domain_gpus, node.gpus_per_node);
   shape.nodes_per_su = fabric.nodes_per_su;
@@ -78,7 +80,33 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
   if (m.kv_heads % par.tensor != 0 && par.tensor % m.kv_heads != 0) {
     return fail("parallelism.tensor", "tensor " + str(par.tensor) + " and the " + str(m.kv_heads) + " KV heads do not divide one another");
   }
-  if (m.ffn_hidden % par.tensor != 0) return fail("parallelism.tensor", "tensor " + str(par.tensor) + " does not divide ffn_hidden " + str(m.ffn_hidden));
+  const bool dense_layers = m.MoeLayers() < m.layers;
+  if (dense_layers && m.ffn_hidden % par.tensor != 0) {
+    return fail("parallelism.tensor", "tensor " + str(par.tensor) + " does not divide ffn_hidden " + str(m.ffn_hidden));
+  }
+  if (m.attention == AttentionKind::kMla && m.heads % par.tensor != 0) {
+    return fail("parallelism.tensor", "tensor " + str(par.tensor) + " does not divide the " + str(m.heads) + " attention heads");
+  }
+  if (!m.moe.enabled() && (par.expert > 1 || par.expert_tensor > 1)) {
+    return fail(par.expert > 1 ? "parallelism.expert" : "parallelism.expert_tensor", "expert parallelism needs a mixture-of-experts model (model.moe)");
+  }
+  if (m.moe.enabled()) {
+    const long folded = long(par.expert) * par.expert_tensor, attention_ranks = long(par.tensor) * par.context * par.data;
+    if (par.expert <= 0 || par.expert_tensor <= 0) return fail("parallelism.expert", "expert and expert_tensor must be at least 1");
+    if (m.moe.experts % par.expert != 0) {
+      return fail("parallelism.expert", "expert " + str(par.expert) + " does not divide the " + str(m.moe.experts) + " experts");
+    }
+    if (m.moe.ffn_hidden % par.expert_tensor != 0) {
+      return fail("parallelism.expert_tensor", "expert_tensor " + str(par.expert_tensor) + " does not divide moe_ffn_hidden " + str(m.moe.ffn_hidden));
+    }
+    if (attention_ranks % folded != 0) {
+      return fail("parallelism.expert", "expert x expert_tensor = " + str(folded) + " does not divide tensor x context x data = " +
+                                            str(attention_ranks) + " (the GPUs of a pipeline stage)");
+    }
+    if (par.tensor > 1 && !par.sequence_parallel) {
+      return fail("parallelism.sequence_parallel", "a mixture of experts with tensor parallelism needs sequence_parallel (Megatron-Core requires it)");
+    }
+  }
   if (long(par.pipeline) * par.virtual_stages > long(m.layers) + 2) {
     return fail(par.virtual_stages > 1 ? "parallelism.virtual_stages" : "parallelism.pipeline",
                 "pipeline x virtual_stages = " + str(long(par.pipeline) * par.virtual_stages) + " is more than the " + str(m.layers) + " layers");

@@ -38,6 +38,11 @@ struct Parallelism {
   int context = 1;
   int data = 1;            // resolved from "auto"
   int virtual_stages = 1;  // interleaved 1F1B chunks per pipeline rank
+  // Megatron-Core's MoE parallel folding (arXiv 2504.14960): the expert
+  // layers re-split the tensor x context x data GPUs of a pipeline stage as
+  // expert_tensor x expert x expert-data (ETP fastest), on the same GPUs.
+  int expert = 1;         // EP: ranks the routed experts are spread over
+  int expert_tensor = 1;  // ETP: ranks each expert's MLP is split over
   bool sequence_parallel = false;
   // Kept equal to data_sharding != kNone (its readers predate data_sharding).
   bool distributed_optimizer = true;
@@ -60,6 +65,9 @@ struct Parallelism {
   // ranks see different tokens of the same weights (Megatron-Core's
   // data-parallel group "with context parallel").
   int gradient_replicas() const { return data * context; }
+  // Ranks holding the same experts (expert-DP): their expert gradients are
+  // reduced together and the distributed optimizer shards expert state over them.
+  int expert_data() const { return tensor * context * data / (expert_tensor * expert); }
   // Ranks one shard of the sharded state is spread over (all gradient replicas
   // unless HSDP), and the shard groups that replicate it (all-reduced across).
   int shard_group() const {

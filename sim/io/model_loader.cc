@@ -13,8 +13,26 @@ namespace trainsim {
 namespace {
 
 void CheckShape(YamlMap& m, ModelSpec& s) {
-  if (s.hidden % s.heads != 0) m.Fail("heads", "hidden (" + std::to_string(s.hidden) + ") is not divisible by heads (" + std::to_string(s.heads) + ")");
+  if (s.head_dim_override == 0 && s.attention == AttentionKind::kMha && s.hidden % s.heads != 0) {
+    m.Fail("heads", "hidden (" + std::to_string(s.hidden) + ") is not divisible by heads (" + std::to_string(s.heads) + "); give head_dim");
+  }
   if (s.heads % s.kv_heads != 0) m.Fail("kv_heads", "heads (" + std::to_string(s.heads) + ") is not divisible by kv_heads (" + std::to_string(s.kv_heads) + ")");
+}
+
+void CheckMoe(YamlMap& m, const ModelSpec& s) {
+  if (!s.moe.enabled()) return;
+  if (s.moe.top_k > s.moe.experts) {
+    m.Fail("top_k", "top_k " + std::to_string(s.moe.top_k) + " is more than the " + std::to_string(s.moe.experts) + " experts");
+  }
+  if (s.moe.first_k_dense >= s.layers) {
+    m.Fail("first_k_dense", "first_k_dense " + std::to_string(s.moe.first_k_dense) + " leaves no MoE layer of the " + std::to_string(s.layers));
+  }
+  if (s.MoeLayers() == 0) m.Fail("layer_interval", "no layer is a mixture of experts at this interval");
+}
+
+Activation ParseActivation(YamlMap& m, const std::string& key) {
+  const std::string a = m.Choice(key, {"gelu", "swiglu", "geglu", "squared-relu"}, "swiglu");
+  return a == "gelu" ? Activation::kGelu : a == "geglu" ? Activation::kGeGlu : a == "squared-relu" ? Activation::kSquaredRelu : Activation::kSwiGlu;
 }
 
 // Hugging Face config.json keys that do not change the training step's work
@@ -87,10 +105,42 @@ ModelSpec ParseModelKeys(YamlMap& m, const std::string& default_name) {
   s.kv_heads = m.PositiveInt("kv_heads", s.heads);
   s.vocab = m.PositiveInt("vocab");
   s.max_positions = m.NonNegativeInt("max_positions", 0);
-  s.activation = m.Choice("activation", {"gelu", "swiglu"}, "swiglu") == "gelu" ? Activation::kGelu : Activation::kSwiGlu;
+  s.activation = ParseActivation(m, "activation");
   s.norm = m.Choice("norm", {"layernorm", "rmsnorm"}, "rmsnorm") == "layernorm" ? NormKind::kLayerNorm : NormKind::kRmsNorm;
   s.position = m.Choice("position", {"learned", "rope"}, "rope") == "learned" ? PositionKind::kLearned : PositionKind::kRope;
   s.tied_embeddings = m.Bool("tied_embeddings", false);
+  s.head_dim_override = m.NonNegativeInt("head_dim", 0);
+  s.qk_norm = m.Bool("qk_norm", false);
+  s.attention = m.Choice("attention", {"mha", "mla"}, "mha") == "mla" ? AttentionKind::kMla : AttentionKind::kMha;
+  if (auto mla = m.OptMap("mla")) {
+    if (s.attention != AttentionKind::kMla) m.Fail("mla", "mla keys given but attention is not 'mla'");
+    s.mla.q_lora_rank = mla->NonNegativeInt("q_lora_rank", 0);
+    s.mla.kv_lora_rank = mla->PositiveInt("kv_lora_rank");
+    s.mla.qk_head_dim = mla->PositiveInt("qk_head_dim");
+    s.mla.qk_rope_head_dim = mla->PositiveInt("qk_rope_head_dim");
+    s.mla.v_head_dim = mla->PositiveInt("v_head_dim");
+    mla->Finish();
+  } else if (s.attention == AttentionKind::kMla) {
+    m.Fail("attention", "attention 'mla' needs the mla keys (q_lora_rank, kv_lora_rank, qk_head_dim, qk_rope_head_dim, v_head_dim)");
+  }
+  s.sliding_window = m.NonNegativeInt("sliding_window", 0);
+  s.sliding_window_every = m.PositiveInt("sliding_window_every", 1);
+  s.attention_sinks = m.Bool("attention_sinks", false);
+  s.attention_chunk = m.NonNegativeInt("attention_chunk", 0);
+  s.nope_layer_interval = m.NonNegativeInt("nope_layer_interval", 0);
+  s.mtp_layers = m.NonNegativeInt("mtp_layers", 0);
+  if (auto moe = m.OptMap("moe")) {
+    s.moe.experts = moe->PositiveInt("experts");
+    s.moe.top_k = moe->PositiveInt("top_k");
+    s.moe.ffn_hidden = moe->PositiveInt("moe_ffn_hidden");
+    s.moe.shared_experts = moe->NonNegativeInt("shared_experts", 0);
+    s.moe.first_k_dense = moe->NonNegativeInt("first_k_dense", 0);
+    s.moe.layer_interval = moe->PositiveInt("layer_interval", 1);
+    s.moe.capacity_factor = moe->Has("capacity_factor") ? moe->PositiveDouble("capacity_factor") : 0.0;
+    s.moe.forced_balance = moe->Bool("forced_balance", false);
+    CheckMoe(*moe, s);
+    moe->Finish();
+  }
   m.Allow("source");  // where the architecture was published
   CheckShape(m, s);
   m.Finish();
