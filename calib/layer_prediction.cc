@@ -51,8 +51,8 @@ LayerPrediction PredictLayerStep(const LayerShape& shape, const GpuProfile& gpu)
   const Scenario sc = LayerScenario(shape, gpu);
   const Workload w = BuildWorkload(sc);
   LayerPrediction p;
-  p.forward_s = PassComputeTime(w.layer_forward, gpu, sc.training.precision, false);
-  p.backward_s = PassComputeTime(w.layer_backward, gpu, sc.training.precision, true);
+  p.forward_s = PassComputeTime(w.layer(0).forward, gpu, sc.training.precision, false);
+  p.backward_s = PassComputeTime(w.layer(0).backward, gpu, sc.training.precision, true);
   return p;
 }
 

@@ -46,7 +46,7 @@ CalibrationPlan MakePlan(const std::vector<LayerShape>& layers) {
   long max_tensor = 0;
   for (const auto& shape : layers) {
     const Workload w = BuildWorkload(LayerScenario(shape, any));
-    for (const PassWork* pass : {&w.layer_forward, &w.layer_backward}) {
+    for (const PassWork* pass : {&w.layer(0).forward, &w.layer(0).backward}) {
       for (const auto& op : pass->ops) {
         if (op.cls == OpClass::kGemm) {
           gemms.insert(GemmShape{op.m, op.n, op.k, op.batch, LayoutForOperator(op.name)});

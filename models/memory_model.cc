@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <vector>
 
 namespace trainsim {
 namespace {
@@ -11,32 +12,50 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 namespace {
 
-// Activation bytes of one layer under a given recompute mode (the layer being
-// recomputed under full recompute holds its no-recompute activations).
-double LayerActivationBytes(const Scenario& sc, Recompute recompute) {
+// Activation bytes of one layer of `kind` under a given recompute mode (the
+// layer being recomputed under full recompute holds its no-recompute activations).
+double LayerActivationBytes(const Scenario& sc, const LayerKind& kind, Recompute recompute) {
   const ModelSpec& m = sc.model;
   const Parallelism& p = sc.parallelism;
   const Training& tr = sc.training;
   const double t = p.tensor;
   const double sb = double(tr.seq_len) / p.context * tr.micro_batch;  // tokens per GPU
   const double h = m.hidden, f = m.ffn_hidden;
-  const double kv = double(m.kv_dim());
+  const bool mla = m.attention == AttentionKind::kMla;
+  // Per token: queries and the attention output over all heads, keys and values over the KV heads.
+  const double q = mla ? double(m.heads) * m.mla.q_head_dim() : double(m.heads) * m.head_dim();
+  const double kv = mla ? double(m.heads) * (m.mla.q_head_dim() + m.mla.v_head_dim) / 2 : double(m.kv_dim());
+  const double o = m.attention_out_dim();
   const double a = m.heads, s = tr.seq_len;
   const bool dropout = tr.dropout > 0;
-  const bool swiglu = m.activation == Activation::kSwiGlu;
+  const bool gated = Gated(m.activation);
   // Korthikanti's 34sbh splits into a part inside the TP region (divided by t)
   // and a part outside it (divided by t only with sequence parallelism).
   const double mask = dropout ? 1.0 : 0.0;
   // With fp8 the four projections keep their inputs for the weight gradient
   // in fp8 (Transformer Engine saves the quantized copy), the rest stays 16-bit.
   const double in = tr.precision == Precision::kFp8 ? 1.0 : 2.0;
-  const double outside = 4 * h /* norm inputs */ + in * h + in * h /* QKV and fc1 inputs */ + 2 * mask * h /* dropout masks */;
+  // MLA keeps the latent down-projections' outputs (replicated over TP) for the up-projections.
+  const double latents = mla ? 2.0 * (m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) : 0.0;
+  const double outside = 4 * h /* norm inputs */ + in * h + in * h /* QKV and fc1 (router) inputs */ + 2 * mask * h /* dropout masks */;
   // With flash attention the proj input is the kernel's output O, which the
   // kernel keeps in 16-bit for its own backward; an fp8 proj keeps a copy too.
   const bool flash = tr.attention == AttentionKernel::kFlash;
   const double proj_in = flash && in < 2 ? 2 + in : in;
-  const double inside_attn = 2 * h /* Q */ + 4 * kv /* K, V */ + proj_in * h /* proj input */;
-  const double inside_mlp = (swiglu ? 4 * f : 2 * f) /* activation input(s) */ + in * f /* fc2 input */;
+  const double inside_attn = 2 * q /* Q */ + 4 * kv /* K, V */ + proj_in * o /* proj input */;
+  auto mlp = [&](double width) { return (gated ? 4 * width : 2 * width) /* activation input(s) */ + in * width /* fc2 input */; };
+  double inside_mlp = kind.moe ? mlp(double(m.moe.shared_experts) * m.moe.ffn_hidden) : mlp(f);
+  // MoE: per token routed, top_k copies at the busiest rank's load reach the
+  // experts; each keeps its fc1 input, activation inputs and fc2 input, and
+  // the combine keeps the expert outputs and routing probabilities. They are
+  // sequence-sharded like the tokens (T / t per GPU under TP with SP) and
+  // gathered over ETP with 1/ETP of the expert's width.
+  double experts = 0;  // per token of the layer, on this GPU
+  if (kind.moe) {
+    const double copies = m.moe.top_k * ExpertLoadFactor(sc), etp = p.expert_tensor;
+    experts = copies * (in * h * etp + mlp(double(m.moe.ffn_hidden)) + 2 * h /* expert outputs for the combine */) / (p.sequence_parallel ? t : 1) +
+              4.0 * m.moe.experts / (p.sequence_parallel ? t : 1) /* router probabilities, fp32 */;
+  }
   double scores = 0;  // per token: the unfused path keeps the s x s scores, softmax output, dropout mask
   if (tr.attention == AttentionKernel::kUnfused) scores = a * s / p.context * (2 + 2 + mask);
   else scores = a * 4.0 * 2 / s;  // flash keeps only the softmax statistics (negligible)
@@ -45,16 +64,16 @@ double LayerActivationBytes(const Scenario& sc, Recompute recompute) {
     case Recompute::kFull:
       return sb * 2 * h / (p.sequence_parallel ? t : 1);  // the layer input only
     case Recompute::kSelective:
-      return sb * (outside / (p.sequence_parallel ? t : 1) + (inside_attn + inside_mlp) / t);
+      return sb * ((outside + latents) / (p.sequence_parallel ? t : 1) + (inside_attn + inside_mlp) / t + experts);
     case Recompute::kNone:
       break;
   }
-  return sb * (outside / (p.sequence_parallel ? t : 1) + (inside_attn + inside_mlp + scores) / t);
+  return sb * ((outside + latents) / (p.sequence_parallel ? t : 1) + (inside_attn + inside_mlp + scores) / t + experts);
 }
 
 }  // namespace
 
-double LayerActivationBytes(const Scenario& sc) { return LayerActivationBytes(sc, sc.training.recompute); }
+double LayerActivationBytes(const Scenario& sc) { return LayerActivationBytes(sc, sc.model.LayerAt(0), sc.training.recompute); }
 
 double InFlightMicrobatches(const Scenario& sc, int rank) {
   const Parallelism& p = sc.parallelism;
@@ -74,7 +93,13 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w) {
   const Parallelism& p = sc.parallelism;
   const GpuProfile& g = sc.node.gpu;
   const double tokens = double(sc.training.seq_len) / p.context * sc.training.micro_batch;
-  const double layer_act = LayerActivationBytes(sc);
+  // Activations of each layer kind (workload.h kinds), and of the largest.
+  std::vector<double> kind_act;
+  double largest_none = 0;
+  for (const LayerWork& k : w.kinds) {
+    kind_act.push_back(LayerActivationBytes(sc, k.kind, sc.training.recompute));
+    largest_none = std::max(largest_none, LayerActivationBytes(sc, k.kind, Recompute::kNone));
+  }
   MemoryReport r;
   bool first = true;
   // Every rank is checked: uneven stages move the peak away from rank 0.
@@ -100,13 +125,22 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w) {
     const bool grads_sharded = mode == DataSharding::kGradients || mode == DataSharding::kFull;
     const double grads = grads_sharded ? trainable / G + units * w.layer_trainable_params_per_gpu : trainable;
     m.gradients_gib = grads * 4 / kGiB;  // fp32 main-grad buffer
-    m.optimizer_gib = trainable * 12 / G / kGiB;  // master + two moments (G = 1 without sharding)
+    // Master weights and two moments (G = 1 without sharding); the routed
+    // experts' state is sharded over expert-DP instead.
+    const double experts = adapters > 0 ? 0 : state.expert_params_per_gpu;
+    const double G_expert = mode == DataSharding::kNone ? 1.0 : double(p.expert_data());
+    m.optimizer_gib = ((trainable - experts) * 12 / G + experts * 12 / G_expert) / kGiB;
     const double in_flight = InFlightMicrobatches(sc, rank);
-    double act = layer_act * w.stages.RankLayers(rank) * in_flight;
+    double layers_act = 0;
+    for (int chunk = 0; chunk < w.stages.virtual_stages(); ++chunk) {
+      const std::vector<int> counts = w.KindCounts(chunk * p.pipeline + rank);
+      for (size_t k = 0; k < counts.size(); ++k) layers_act += counts[k] * kind_act[k];
+    }
+    double act = layers_act * in_flight;
     // The embedding output of each in-flight micro batch (first rank), and
     // with full recompute one layer's full activations while it is recomputed.
     if (rank == 0) act += tokens * sc.model.hidden * 2 / (p.sequence_parallel ? p.tensor : 1) * in_flight;
-    if (sc.training.recompute == Recompute::kFull) act += LayerActivationBytes(sc, Recompute::kNone);
+    if (sc.training.recompute == Recompute::kFull) act += largest_none;
     if (p.pipeline == 1) act += tokens * double(sc.model.vocab) / p.tensor * 4;  // fp32 logits for the loss
     m.activations_gib = act / kGiB;
     m.peak_gib_per_gpu = m.weights_gib + m.gradients_gib + m.optimizer_gib + m.activations_gib;

@@ -27,7 +27,7 @@ training: {seq_len: 8192, global_batch: 64, precision: bf16, recompute: full}
 MemoryReport Memory(const Scenario& s) { return EstimateMemory(s, BuildWorkload(s)); }
 
 // Parameters of the whole model (TP 1, PP 1; Llama 3.1 has untied embeddings).
-double Params(const Scenario& s) { return s.model.layers * s.model.LayerParameters() + 2.0 * s.model.vocab * s.model.hidden; }
+double Params(const Scenario& s) { return s.model.layers * s.model.LayerParameters(0) + 2.0 * s.model.vocab * s.model.hidden; }
 
 TEST(MemoryModelTest, DdpKeepsEverythingOnEveryReplica) {
   const Scenario s = Make70b({"parallelism.data_sharding=none"});
@@ -54,7 +54,7 @@ TEST(MemoryModelTest, DistributedOptimizerShardsTheAdamState) {
 TEST(MemoryModelTest, Zero2ShardsTheGradientsToo) {
   const Scenario s = Make70b({"parallelism.data_sharding=gradients"});
   const MemoryReport m = Memory(s);
-  const double P = Params(s), layer = s.model.LayerParameters();
+  const double P = Params(s), layer = s.model.LayerParameters(0);
   EXPECT_NEAR(m.weights_gib, P * 2 / kGiB, 1e-6);
   EXPECT_NEAR(m.gradients_gib, (P / 64 + kShardUnitsInFlight * layer) * 4 / kGiB, 1e-6);
   EXPECT_NEAR(m.optimizer_gib, P * 12 / 64 / kGiB, 1e-6);
@@ -64,7 +64,7 @@ TEST(MemoryModelTest, Zero2ShardsTheGradientsToo) {
 TEST(MemoryModelTest, FsdpShardsTheWeightsPlusTheUnitsInFlight) {
   const Scenario s = Make70b({"parallelism.data_sharding=full"});
   const MemoryReport m = Memory(s);
-  const double P = Params(s), layer = s.model.LayerParameters();
+  const double P = Params(s), layer = s.model.LayerParameters(0);
   EXPECT_NEAR(m.weights_gib, (P / 64 + kShardUnitsInFlight * layer) * 2 / kGiB, 1e-6);
   EXPECT_NEAR(m.gradients_gib, (P / 64 + kShardUnitsInFlight * layer) * 4 / kGiB, 1e-6);
   EXPECT_NEAR(m.optimizer_gib, P * 12 / 64 / kGiB, 1e-6);
@@ -77,7 +77,7 @@ TEST(MemoryModelTest, HsdpShardsInsideTheShardGroupOnly) {
   EXPECT_EQ(s.parallelism.shard_group(), 8);
   EXPECT_EQ(s.parallelism.shard_replicas(), 8);
   const MemoryReport m = Memory(s);
-  const double P = Params(s), layer = s.model.LayerParameters();
+  const double P = Params(s), layer = s.model.LayerParameters(0);
   EXPECT_NEAR(m.weights_gib, (P / 8 + kShardUnitsInFlight * layer) * 2 / kGiB, 1e-6);
   EXPECT_NEAR(m.optimizer_gib, P * 12 / 8 / kGiB, 1e-6);
 }

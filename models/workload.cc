@@ -16,12 +16,31 @@ double PassWork::TotalFlops() const {
 }
 
 double MegatronModelFlops(const ModelSpec& m, long global_batch, long seq_len) {
-  const double h = m.hidden, L = m.layers, s = double(seq_len);
-  const double gated = m.activation == Activation::kSwiGlu ? 1.5 : 1.0;
-  const double ffn_ratio = double(m.ffn_hidden) / h;
-  // For SwiGLU Megatron counts three matrices via the 3/2 multiplier on 2*ffn.
-  return 12.0 * global_batch * s * L * h * h *
-         ((1.0 + double(m.kv_heads) / m.heads + s / h) + ffn_ratio * gated + double(m.vocab) / (2.0 * L * h));
+  const double h = m.hidden, L = m.layers, s = double(seq_len), tokens = double(global_batch) * s;
+  auto gated = [](Activation a) { return Gated(a) ? 1.5 : 1.0; };  // three matrices as 3/2 of two
+  // MLP: 12 = 3 (forward, wgrad, dgrad) x 2 (two stacked GEMMs) x 2 (FMA).
+  double mlp_width = 0;  // summed over layers (and MTP modules, of the last layer's kind)
+  const int mtp = std::max(0, m.mtp_layers);
+  for (int i = 0; i < m.layers + mtp; ++i) {
+    const bool moe = m.IsMoeLayer(std::min(i, m.layers - 1));
+    mlp_width += moe ? double(m.moe.ffn_hidden) * (m.moe.top_k + m.moe.shared_experts) : double(m.ffn_hidden);
+  }
+  const double layers = L + mtp;
+  double attention = 0;  // per token
+  if (m.attention == AttentionKind::kMla) {
+    const MlaSpec& a = m.mla;
+    const double heads = m.heads;
+    const double q = a.q_lora_rank > 0 ? a.q_lora_rank * (h + heads * a.q_head_dim() + 1) : h * heads * a.q_head_dim();
+    attention = 6.0 * layers *
+                (q + a.kv_lora_rank * (h + heads * (a.qk_head_dim + a.v_head_dim) + 1) + h * a.qk_rope_head_dim +
+                 heads * a.v_head_dim * h + s * heads * a.q_head_dim() / 2 + s * heads * a.v_head_dim / 2);
+  } else {
+    const double q_ratio = double(m.heads) * m.head_dim() / h;
+    attention = 12.0 * layers * h * h * (1.0 + double(m.kv_heads) / m.heads + s / h) * q_ratio;
+  }
+  const double mtp_proj = 6.0 * mtp * (3 * h + 2 * h * h);
+  const double logits = 6.0 * h * m.vocab * (mtp + 1);
+  return tokens * (12.0 * h * mlp_width * gated(m.activation) + attention + mtp_proj + logits);
 }
 
 double LoraLayerParameters(const ModelSpec& m, const Finetune& f) {
@@ -96,159 +115,401 @@ void AddGemmBackward(std::vector<Operator>& ops, const Operator& f, double wgrad
 
 }  // namespace
 
-Workload BuildWorkload(const Scenario& sc) {
-  const ModelSpec& md = sc.model;
-  const Parallelism& p = sc.parallelism;
-  const Training& tr = sc.training;
-  const double t = p.tensor, cp = p.context, b = tr.micro_batch;
-  const double s = tr.seq_len, s_local = s / cp;
-  const double h = md.hidden, f = md.ffn_hidden, d = md.head_dim();
-  const double heads_local = md.heads / t;
-  const double kv_local = std::max(1.0, md.kv_heads / t);
-  const double T = b * s_local;                                 // tokens through the TP region per GPU
-  const double T_ln = p.sequence_parallel ? T / t : T;          // tokens of ops outside it
-  const bool fp8 = tr.precision == Precision::kFp8;
-  const bool dropout = tr.dropout > 0;
-  const bool swiglu = md.activation == Activation::kSwiGlu;
-  const bool tp = p.tensor > 1;
-  const bool sp = p.sequence_parallel;
-  const double tp_bytes = T * h * kAct;  // gathered activation of one TP collective
+double ExpertLoadFactor(const Scenario& sc) {
+  const MoeSpec& moe = sc.model.moe;
+  if (moe.forced_balance) return 1.0;
+  if (moe.capacity_factor > 0) return moe.capacity_factor;
+  return sc.framework.moe_dropless_load_factor;
+}
 
-  Workload w;
-  PassWork& F = w.layer_forward;
-  // With TP comm overlap (Transformer Engine userbuffers) each collective is
-  // chunked and pipelined with the GEMM it feeds or drains, so it can hide
-  // only behind that GEMM.
-  auto tp_in = [&](const std::string& gemm) {  // before a column-parallel GEMM
-    if (tp && sp) F.comms.push_back(Comm(gemm + " all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, gemm, CommEngine::kCopyEngine));
-  };
-  auto tp_out = [&](const std::string& gemm) {  // after a row-parallel GEMM
-    if (!tp) return;
-    if (sp) F.comms.push_back(Comm(gemm + " reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, gemm, CommEngine::kUserbufferPipelined));
-    else F.comms.push_back(Comm(gemm + " all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, gemm, CommEngine::kUserbufferPipelined));
-  };
+std::vector<int> Workload::KindCounts(int vs) const {
+  std::vector<int> counts(kinds.size(), 0);
+  int first = 0;
+  for (int u = 0; u < vs; ++u) first += stages.VirtualStageLayers(u);
+  for (int i = first; i < first + stages.VirtualStageLayers(vs); ++i) counts[size_t(kind_of_layer[size_t(i)])]++;
+  return counts;
+}
+
+namespace {
+
+// The shapes every block of a layer shares: tokens per GPU, sharding, precision.
+struct LayerContext {
+  const Scenario& sc;
+  const ModelSpec& md;
+  const Parallelism& p;
+  double t, cp, b, s, s_local, h, T, T_ln, tp_bytes;
+  bool fp8, dropout, tp, sp, lora;
+  double norm_bytes, residual_bytes, cast;
+  explicit LayerContext(const Scenario& scenario)
+      : sc(scenario), md(scenario.model), p(scenario.parallelism) {
+    const Training& tr = sc.training;
+    t = p.tensor;
+    cp = p.context;
+    b = tr.micro_batch;
+    s = tr.seq_len;
+    s_local = s / cp;
+    h = md.hidden;
+    T = b * s_local;                         // tokens through the TP region per GPU
+    T_ln = p.sequence_parallel ? T / t : T;  // tokens of ops outside it
+    fp8 = tr.precision == Precision::kFp8;
+    dropout = tr.dropout > 0;
+    tp = p.tensor > 1;
+    sp = p.sequence_parallel;
+    lora = tr.finetune.lora();
+    tp_bytes = T * h * kAct;  // gathered activation of one TP collective
+    norm_bytes = 2 * T_ln * h * kAct;                                    // read input, write output
+    residual_bytes = T_ln * h * (3 * kAct + (dropout ? 1 : 0));          // (dropout +) add
+    cast = fp8 ? 3.0 : 0.0;                                              // fp8 quantize: read bf16, write fp8
+  }
+};
+
+// A tensor-parallel region of a forward pass: entered before a
+// column-parallel GEMM (all-gather with SP), left after a row-parallel one
+// (reduce-scatter with SP, all-reduce without). The backward mirrors each
+// region (LayerBuilder::Backward), so a block names its GEMMs once.
+struct TpRegion {
+  std::string column_gemm;
+  std::string row_gemm;
+};
+
+// Builds the passes of one layer kind, block by block: attention (MHA/GQA or
+// MLA, full, windowed or chunked), then a dense or MoE MLP.
+class LayerBuilder {
+ public:
+  explicit LayerBuilder(const Scenario& sc) : c_(sc) {}
+
+  LayerWork Build(const LayerKind& kind) {
+    LayerWork lw;
+    lw.kind = kind;
+    regions_.clear();
+    PassWork& F = lw.forward;
+    Attention(F, kind);
+    F.ops.push_back(Mem("post-attention norm", c_.norm_bytes + c_.cast * c_.T * c_.h / (c_.sp ? c_.t : 1)));
+    if (kind.moe) {
+      MoeMlp(F);
+    } else {
+      DenseMlp(F, c_.md.ffn_hidden, "");
+    }
+    F.ops.push_back(Mem("residual", c_.residual_bytes));
+    // Context parallel: each rank's K and V travel around the ring (overlapped with attention).
+    if (c_.p.context > 1) {
+      cp_bytes_ = (c_.cp - 1) * c_.b * c_.s_local * 2 * KvWidthLocal() * kAct;
+      F.comms.push_back(Comm("cp kv ring", CollectiveKind::kSendRecv, CommGroup::kContext, cp_bytes_, true,
+                             c_.sc.training.attention == AttentionKernel::kFlash ? "flash attention" : ""));
+    }
+    F.ops.erase(std::remove_if(F.ops.begin(), F.ops.end(), [](const Operator& o) { return o.flops == 0 && o.bytes == 0; }), F.ops.end());
+    Backward(F, lw.backward);
+    AddRecompute(F, lw.recompute);
+    Parameters(lw);
+    return lw;
+  }
+
+  double cp_exchange_bytes() const { return cp_bytes_; }
+
+ private:
+  const LayerContext c_;
+  std::vector<TpRegion> regions_;
+  double cp_bytes_ = 0;
+  // MoE communication of the forward and its mirror in the backward (same bytes, reverse order).
+  std::vector<CommOp> moe_comms_;
+
+  double HeadsLocal() const { return c_.md.heads / c_.t; }
+  double KvHeadsLocal() const {
+    return c_.md.attention == AttentionKind::kMla ? HeadsLocal() : std::max(1.0, c_.md.kv_heads / c_.t);
+  }
+  double QHeadDim() const { return c_.md.attention == AttentionKind::kMla ? c_.md.mla.q_head_dim() : c_.md.head_dim(); }
+  double VHeadDim() const { return c_.md.attention == AttentionKind::kMla ? c_.md.mla.v_head_dim : c_.md.head_dim(); }
+  double KvWidthLocal() const { return KvHeadsLocal() * (QHeadDim() + VHeadDim()) / 2; }  // K and V per token, each
+
+  void TpIn(PassWork& F, const std::string& gemm) {  // before a column-parallel GEMM
+    if (c_.tp && c_.sp) {
+      F.comms.push_back(Comm(gemm + " all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, c_.tp_bytes, c_.p.tp_comm_overlap, gemm,
+                             CommEngine::kCopyEngine));
+    }
+  }
+  void TpOut(PassWork& F, const std::string& gemm) {  // after a row-parallel GEMM
+    if (!c_.tp) return;
+    if (c_.sp) {
+      F.comms.push_back(Comm(gemm + " reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, c_.tp_bytes, c_.p.tp_comm_overlap, gemm,
+                             CommEngine::kUserbufferPipelined));
+    } else {
+      F.comms.push_back(Comm(gemm + " all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, c_.tp_bytes, c_.p.tp_comm_overlap, gemm,
+                             CommEngine::kUserbufferPipelined));
+    }
+  }
+
   // LoRA adapters beside a target projection (NeMo's ParallelLinearAdapter):
   // A (in -> rank) and B (rank -> out) in 16-bit, split over TP like the
   // projection: beside a column-parallel one A sees the gathered input and
   // makes rank/t outputs, B makes the local outputs; beside a row-parallel one
   // A reads the local input shard, B makes out/t outputs.
-  const Finetune& ft = tr.finetune;
-  const bool lora = ft.lora();
-  auto adapter = [&](const std::string& gemm, bool target, bool column_parallel, double in, double out_local) {
-    if (!lora || !target) return;
-    const double r = ft.rank;
+  void Adapter(PassWork& F, const std::string& gemm, bool target, bool column_parallel, double in, double out_local) {
+    if (!c_.lora || !target) return;
+    const double r = c_.sc.training.finetune.rank, T = c_.T, t = c_.t;
     if (column_parallel) {
       F.ops.push_back(Gemm(gemm + " lora A", T, std::max(1.0, r / t), in, false));
-      F.ops.push_back(Gemm(gemm + " lora B", T, out_local, r, false));
     } else {
       F.ops.push_back(Gemm(gemm + " lora A", T, r, in / t, false));
-      F.ops.push_back(Gemm(gemm + " lora B", T, out_local, r, false));
     }
-  };
-  const double norm_bytes = 2 * T_ln * h * kAct;                   // read input, write output
-  const double residual_bytes = T_ln * h * (3 * kAct + (dropout ? 1 : 0));  // (dropout +) add
-  const double cast = fp8 ? 3.0 : 0.0;                              // fp8 quantize: read bf16, write fp8
+    F.ops.push_back(Gemm(gemm + " lora B", T, out_local, r, false));
+  }
 
-  // Attention block.
-  F.ops.push_back(Mem("input norm", norm_bytes + cast * T * h / (sp ? t : 1)));
-  tp_in("qkv");
-  const double qkv_n = (heads_local + 2 * kv_local) * d;
-  F.ops.push_back(Gemm("qkv", T, qkv_n, h, true));
-  adapter("qkv", ft.qkv, true, h, qkv_n);
-  if (md.position == PositionKind::kRope) F.ops.push_back(Mem("rotary", 2 * T * (heads_local + kv_local) * d * kAct));
-  if (tr.attention == AttentionKernel::kFlash) {
-    Operator a;
-    a.name = "flash attention";
-    a.cls = OpClass::kAttention;
-    a.flops = 4.0 * b * heads_local * s_local * s * d * 0.5;  // causal: half the score matrix
-    a.bytes = T * (2 * heads_local + 2 * kv_local) * d * kAct;
-    // With context parallelism the kernel runs once per ring step on the
-    // local chunk's keys, so its efficiency is that of the shorter sequence.
-    a.seq = s_local;
-    F.ops.push_back(a);
-  } else {
-    // Megatron's unfused path: full s x s scores (the causal mask does not skip work).
-    const double scores = b * heads_local * s_local * s;
-    F.ops.push_back(Gemm("attention scores QK^T", s_local, s, d, false, b * heads_local));
-    F.ops.push_back(Mem("scale-mask-softmax", scores * 2 * kAct));
-    if (dropout) F.ops.push_back(Mem("attention dropout", scores * (2 * kAct + 1)));
-    F.ops.push_back(Gemm("attention over values", s_local, d, s, false, b * heads_local));
-  }
-  F.ops.push_back(Mem("fp8 cast (proj input)", cast * T * heads_local * d));
-  F.ops.push_back(Gemm("attention proj", T, h, heads_local * d, true));
-  adapter("attention proj", ft.proj, false, md.heads * d, h / t);
-  tp_out("attention proj");
-  F.ops.push_back(Mem("residual", residual_bytes));
-  // MLP block.
-  F.ops.push_back(Mem("post-attention norm", norm_bytes + cast * T * h / (sp ? t : 1)));
-  tp_in("fc1");
-  const double ffn_local = f / t;
-  F.ops.push_back(Gemm("fc1", T, (swiglu ? 2 : 1) * ffn_local, h, true));
-  adapter("fc1", ft.fc1, true, h, (swiglu ? 2 : 1) * ffn_local);
-  F.ops.push_back(Mem(swiglu ? "swiglu" : "gelu", T * ffn_local * kAct * (swiglu ? 3 : 2) + cast * T * ffn_local));
-  F.ops.push_back(Gemm("fc2", T, h, ffn_local, true));
-  adapter("fc2", ft.fc2, false, f, h / t);
-  tp_out("fc2");
-  F.ops.push_back(Mem("residual", residual_bytes));
-  // Context parallel: each rank's K and V travel around the ring (overlapped with attention).
-  if (p.context > 1) {
-    w.cp_exchange_bytes_per_layer = (cp - 1) * b * s_local * 2 * kv_local * d * kAct;
-    F.comms.push_back(Comm("cp kv ring", CollectiveKind::kSendRecv, CommGroup::kContext, w.cp_exchange_bytes_per_layer, true,
-                           tr.attention == AttentionKernel::kFlash ? "flash attention" : ""));
-  }
-  F.ops.erase(std::remove_if(F.ops.begin(), F.ops.end(), [](const Operator& o) { return o.flops == 0 && o.bytes == 0; }), F.ops.end());
-
-  // Backward: GEMMs twice, attention by its backward kernel, memory-bound ops ~2x traffic.
-  PassWork& B = w.layer_backward;
-  for (const auto& o : F.ops) {
-    if (o.cls == OpClass::kGemm) {
-      // fp8: the output gradient is quantized and transposed (one fp8 copy per GEMM operand layout).
-      if (fp8 && o.low_precision) B.ops.push_back(Mem(o.name + " grad cast-transpose", o.m * o.n * (kAct + 2)));
-      // Under LoRA every base projection is frozen (low_precision marks them; the adapters run in 16-bit).
-      AddGemmBackward(B.ops, o, sc.framework.wgrad_out_bytes, lora && o.low_precision);
-    } else if (o.cls == OpClass::kAttention) {
-      Operator a = o;
-      a.name = "flash attention backward";
-      a.flops = 2.5 * o.flops;  // five matmuls against the forward's two
-      a.bytes = 2 * o.bytes;
-      B.ops.push_back(a);
-    } else {
-      B.ops.push_back(Mem(o.name + " backward", 2 * o.bytes));
-    }
-  }
-  if (tp) {
-    const CommEngine ub_bulk = p.tp_comm_overlap ? CommEngine::kUserbufferBulk : CommEngine::kNccl;
-    for (const std::string where : {"qkv", "fc1"}) {
-      if (sp) {
-        // Megatron re-gathers the input for the weight gradient while the data gradient runs.
-        // (Megatron's async NCCL all-gather without TE userbuffers; userbuffers' bulk overlap with them.)
-        B.comms.push_back(Comm(where + " input re-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, true, where + " dgrad", ub_bulk));
-        B.comms.push_back(Comm(where + " dgrad reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, where + " wgrad", ub_bulk));
+  void Attention(PassWork& F, const LayerKind& kind) {
+    const ModelSpec& md = c_.md;
+    const Finetune& ft = c_.sc.training.finetune;
+    const double T = c_.T, h = c_.h, heads = HeadsLocal(), kv = KvHeadsLocal();
+    const double dq = QHeadDim(), dv = VHeadDim();
+    F.ops.push_back(Mem("input norm", c_.norm_bytes + c_.cast * T * h / (c_.sp ? c_.t : 1)));
+    std::string first_gemm;
+    if (md.attention == AttentionKind::kMla) {
+      // DeepSeek's latent projections are replicated over TP (each rank
+      // projects the gathered tokens), the up-projections column-parallel.
+      const MlaSpec& a = md.mla;
+      first_gemm = a.q_lora_rank > 0 ? "q down" : "q";
+      TpIn(F, first_gemm);
+      if (a.q_lora_rank > 0) {
+        F.ops.push_back(Gemm("q down", T, a.q_lora_rank, h, true));
+        F.ops.push_back(Mem("q norm", 2 * T * a.q_lora_rank * kAct));
+        F.ops.push_back(Gemm("q up", T, heads * dq, a.q_lora_rank, true));
       } else {
-        B.comms.push_back(Comm(where + " dgrad all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, where + " wgrad", ub_bulk));
+        F.ops.push_back(Gemm("q", T, heads * dq, h, true));
       }
+      F.ops.push_back(Gemm("kv down", T, a.kv_lora_rank + a.qk_rope_head_dim, h, true));
+      F.ops.push_back(Mem("kv norm", 2 * T * a.kv_lora_rank * kAct));
+      F.ops.push_back(Gemm("kv up", T, heads * (a.qk_head_dim + a.v_head_dim), a.kv_lora_rank, true));
+      F.ops.push_back(Mem("rotary", 2 * T * (heads + 1) * a.qk_rope_head_dim * kAct));
+    } else {
+      first_gemm = "qkv";
+      TpIn(F, "qkv");
+      const double d = md.head_dim();
+      const double qkv_n = (heads + 2 * kv) * d;
+      F.ops.push_back(Gemm("qkv", T, qkv_n, h, true));
+      Adapter(F, "qkv", ft.qkv, true, h, qkv_n);
+      if (md.qk_norm) F.ops.push_back(Mem("qk norm", 2 * T * (heads + kv) * d * kAct));
+      if (md.position == PositionKind::kRope) F.ops.push_back(Mem("rotary", 2 * T * (heads + kv) * d * kAct));
     }
-    if (sp) {
-      for (const std::string where : {"attention proj", "fc2"}) {
-        B.comms.push_back(Comm(where + " grad all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, where + " dgrad", CommEngine::kCopyEngine));
-      }
+    // Keys each query attends to, on average, over the whole sequence: half
+    // of it when causal; a window w sees min(position, w); a chunk c the keys
+    // of its own chunk before it.
+    const double s = c_.s;
+    double keys_per_query = s / 2;
+    double kernel_seq = c_.s_local;
+    if (kind.attention_span > 0 && kind.attention_span < s) {
+      const double w = kind.attention_span;
+      keys_per_query = kind.chunked ? w / 2 : w - w * w / (2 * s);
+      kernel_seq = std::min(kernel_seq, w);
     }
+    if (c_.sc.training.attention == AttentionKernel::kFlash) {
+      Operator a;
+      a.name = "flash attention";
+      a.cls = OpClass::kAttention;
+      a.flops = 2.0 * c_.b * heads * c_.s_local * keys_per_query * (dq + dv);
+      a.bytes = T * (heads * (dq + dv) + kv * (dq + dv)) * kAct;
+      // With context parallelism the kernel runs once per ring step on the
+      // local chunk's keys, so its efficiency is that of the shorter sequence.
+      a.seq = kernel_seq;
+      F.ops.push_back(a);
+    } else {
+      // Megatron's unfused path: full s x s scores (the causal mask does not skip work).
+      const double scores = c_.b * heads * c_.s_local * s;
+      F.ops.push_back(Gemm("attention scores QK^T", c_.s_local, s, dq, false, c_.b * heads));
+      F.ops.push_back(Mem("scale-mask-softmax", scores * 2 * kAct));
+      if (c_.dropout) F.ops.push_back(Mem("attention dropout", scores * (2 * kAct + 1)));
+      F.ops.push_back(Gemm("attention over values", c_.s_local, dv, s, false, c_.b * heads));
+    }
+    F.ops.push_back(Mem("fp8 cast (proj input)", c_.cast * T * heads * dv));
+    F.ops.push_back(Gemm("attention proj", T, h, heads * dv, true));
+    Adapter(F, "attention proj", ft.proj, false, md.heads * dv, h / c_.t);
+    TpOut(F, "attention proj");
+    regions_.push_back({first_gemm, "attention proj"});
+    F.ops.push_back(Mem("residual", c_.residual_bytes));
   }
-  if (p.context > 1) {
-    B.comms.push_back(Comm("cp kv+grad ring", CollectiveKind::kSendRecv, CommGroup::kContext, 2 * w.cp_exchange_bytes_per_layer, true,
-                           tr.attention == AttentionKernel::kFlash ? "flash attention backward" : ""));
+
+  // A tensor-parallel MLP of `ffn` (the dense MLP, or the shared experts'
+  // with `prefix` "shared ").
+  void DenseMlp(PassWork& F, double ffn, const std::string& prefix) {
+    const Finetune& ft = c_.sc.training.finetune;
+    const double T = c_.T, h = c_.h;
+    const bool gated = Gated(c_.md.activation);
+    const std::string fc1 = prefix + "fc1", fc2 = prefix + "fc2";
+    TpIn(F, fc1);
+    const double ffn_local = ffn / c_.t;
+    F.ops.push_back(Gemm(fc1, T, (gated ? 2 : 1) * ffn_local, h, true));
+    Adapter(F, fc1, ft.fc1 && prefix.empty(), true, h, (gated ? 2 : 1) * ffn_local);
+    F.ops.push_back(Mem(prefix + ActivationName(), T * ffn_local * kAct * (gated ? 3 : 2) + c_.cast * T * ffn_local));
+    F.ops.push_back(Gemm(fc2, T, h, ffn_local, true));
+    Adapter(F, fc2, ft.fc2 && prefix.empty(), false, ffn, h / c_.t);
+    TpOut(F, fc2);
+    regions_.push_back({fc1, fc2});
+  }
+
+  std::string ActivationName() const {
+    switch (c_.md.activation) {
+      case Activation::kGelu: return "gelu";
+      case Activation::kSwiGlu: return "swiglu";
+      case Activation::kGeGlu: return "geglu";
+      case Activation::kSquaredRelu: return "squared-relu";
+    }
+    return "activation";
+  }
+
+  // The MoE MLP as Megatron-Core runs it with the all-to-all dispatcher: the
+  // router scores the rank's tokens (sequence-sharded under TP), the tokens
+  // are permuted by expert and sent over the EP group, each rank runs its
+  // experts as grouped GEMMs (the ETP group gathers the tokens and splits
+  // each expert's MLP), and the outputs travel back and are combined.
+  void MoeMlp(PassWork& F) {
+    const ModelSpec& md = c_.md;
+    const MoeSpec& moe = md.moe;
+    const double h = c_.h, E = moe.experts, k = moe.top_k;
+    const double ep = c_.p.expert, etp = c_.p.expert_tensor;
+    const double T_moe = c_.T_ln;  // tokens this GPU routes
+    const double load = ExpertLoadFactor(c_.sc);
+    const bool gated = Gated(md.activation);
+    F.ops.push_back(Gemm("router", T_moe, E, h, false));
+    F.ops.push_back(Mem("router softmax top-k", T_moe * E * 4 * 3));
+    F.ops.push_back(Mem("moe permute", T_moe * h * kAct * (1 + k)));
+    // Each routed copy of a token travels to its expert's EP rank (1/ep of
+    // them stay), at the busiest rank's load.
+    const double dispatch_bytes = T_moe * k * h * kAct * load;
+    F.comms.push_back(Comm("moe dispatch all-to-all", CollectiveKind::kAllToAll, CommGroup::kExpert, dispatch_bytes, false));
+    const double received = T_moe * k * load;  // token copies this rank's experts compute, before ETP
+    if (etp > 1) {
+      F.comms.push_back(Comm("moe etp all-gather", CollectiveKind::kAllGather, CommGroup::kExpertTensor, received * etp * h * kAct, false));
+    }
+    const double local_experts = E / ep;
+    const double tokens_per_expert = received * etp / local_experts;
+    const double ffn_local = moe.ffn_hidden / etp;
+    F.ops.push_back(Mem("fp8 cast (expert input)", c_.cast * received * etp * h));
+    F.ops.push_back(Gemm("expert fc1", tokens_per_expert, (gated ? 2 : 1) * ffn_local, h, true, local_experts));
+    F.ops.push_back(Mem("expert " + ActivationName(), received * etp * ffn_local * kAct * (gated ? 3 : 2) + c_.cast * received * etp * ffn_local));
+    F.ops.push_back(Gemm("expert fc2", tokens_per_expert, h, ffn_local, true, local_experts));
+    if (etp > 1) {
+      F.comms.push_back(Comm("moe etp reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kExpertTensor, received * etp * h * kAct, false));
+    }
+    F.comms.push_back(Comm("moe combine all-to-all", CollectiveKind::kAllToAll, CommGroup::kExpert, dispatch_bytes, false));
+    F.ops.push_back(Mem("moe unpermute", T_moe * h * kAct * (1 + k)));
+    if (moe.shared_experts > 0) DenseMlp(F, double(moe.shared_experts) * moe.ffn_hidden, "shared ");
+  }
+
+  // Backward: GEMMs twice, attention by its backward kernel, memory-bound ops
+  // ~2x traffic; each TP region's collectives mirrored; the MoE all-to-alls
+  // and ETP collectives again (the gradients retrace the tokens' path).
+  void Backward(const PassWork& F, PassWork& B) const {
+    const bool lora = c_.lora;
+    for (const auto& o : F.ops) {
+      if (o.cls == OpClass::kGemm) {
+        // fp8: the output gradient is quantized and transposed (one fp8 copy per GEMM operand layout).
+        if (c_.fp8 && o.low_precision) B.ops.push_back(Mem(o.name + " grad cast-transpose", o.m * o.n * o.batch * (kAct + 2)));
+        // Under LoRA every base projection is frozen (low_precision marks them; the adapters run in 16-bit).
+        AddGemmBackward(B.ops, o, c_.sc.framework.wgrad_out_bytes, lora && o.low_precision);
+      } else if (o.cls == OpClass::kAttention) {
+        Operator a = o;
+        a.name = "flash attention backward";
+        a.flops = 2.5 * o.flops;  // five matmuls against the forward's two
+        a.bytes = 2 * o.bytes;
+        B.ops.push_back(a);
+      } else {
+        B.ops.push_back(Mem(o.name + " backward", 2 * o.bytes));
+      }
+    }
+    if (c_.tp) {
+      const Parallelism& p = c_.p;
+      const CommEngine ub_bulk = p.tp_comm_overlap ? CommEngine::kUserbufferBulk : CommEngine::kNccl;
+      for (const TpRegion& r : regions_) {
+        const std::string& where = r.column_gemm;
+        if (c_.sp) {
+          // Megatron re-gathers the input for the weight gradient while the data gradient runs.
+          // (Megatron's async NCCL all-gather without TE userbuffers; userbuffers' bulk overlap with them.)
+          B.comms.push_back(Comm(where + " input re-gather", CollectiveKind::kAllGather, CommGroup::kTensor, c_.tp_bytes, true, where + " dgrad", ub_bulk));
+          B.comms.push_back(Comm(where + " dgrad reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, c_.tp_bytes, p.tp_comm_overlap,
+                                 where + " wgrad", ub_bulk));
+        } else {
+          B.comms.push_back(Comm(where + " dgrad all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, c_.tp_bytes, p.tp_comm_overlap,
+                                 where + " wgrad", ub_bulk));
+        }
+      }
+      if (c_.sp) {
+        for (const TpRegion& r : regions_) {
+          B.comms.push_back(Comm(r.row_gemm + " grad all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, c_.tp_bytes, p.tp_comm_overlap,
+                                 r.row_gemm + " dgrad", CommEngine::kCopyEngine));
+        }
+      }
+    }
+    for (auto it = F.comms.rbegin(); it != F.comms.rend(); ++it) {
+      if (it->group != CommGroup::kExpert && it->group != CommGroup::kExpertTensor) continue;
+      CommOp back = *it;
+      back.name += " backward";
+      // The reverse of a gather is a reduce-scatter and vice versa.
+      if (back.kind == CollectiveKind::kAllGather) back.kind = CollectiveKind::kReduceScatter;
+      else if (back.kind == CollectiveKind::kReduceScatter) back.kind = CollectiveKind::kAllGather;
+      B.comms.push_back(back);
+    }
+    if (c_.p.context > 1) {
+      B.comms.push_back(Comm("cp kv+grad ring", CollectiveKind::kSendRecv, CommGroup::kContext, 2 * cp_bytes_, true,
+                             c_.sc.training.attention == AttentionKernel::kFlash ? "flash attention backward" : ""));
+    }
   }
 
   // Recompute: full re-runs the layer forward; selective re-runs the attention core.
-  if (tr.recompute == Recompute::kFull) {
-    w.layer_recompute = F;
-  } else if (tr.recompute == Recompute::kSelective) {
-    for (const auto& o : F.ops) {
-      const bool core = o.cls == OpClass::kAttention || o.name.rfind("attention scores", 0) == 0 ||
-                        o.name == "scale-mask-softmax" || o.name == "attention dropout" || o.name == "attention over values";
-      if (core) w.layer_recompute.ops.push_back(o);
+  void AddRecompute(const PassWork& F, PassWork& R) const {
+    const Recompute mode = c_.sc.training.recompute;
+    if (mode == Recompute::kFull) {
+      R = F;
+    } else if (mode == Recompute::kSelective) {
+      for (const auto& o : F.ops) {
+        const bool core = o.cls == OpClass::kAttention || o.name.rfind("attention scores", 0) == 0 || o.name == "scale-mask-softmax" ||
+                          o.name == "attention dropout" || o.name == "attention over values";
+        if (core) R.ops.push_back(o);
+      }
     }
   }
+
+  // What one GPU holds of the layer: attention, dense MLP, shared experts
+  // and norms split over TP (the dense count divided as a whole, as before
+  // MoE); routed experts over EP x ETP; the router replicated.
+  void Parameters(LayerWork& lw) const {
+    const ModelSpec& md = c_.md;
+    if (!lw.kind.moe) {
+      lw.params_per_gpu = md.LayerParameters(lw.kind) / c_.t;
+    } else {
+      const double routed = md.moe.experts * md.ExpertParameters();
+      const double router = double(md.hidden) * md.moe.experts;
+      lw.expert_params_per_gpu = routed / (double(c_.p.expert) * c_.p.expert_tensor);
+      lw.params_per_gpu = (md.LayerParameters(lw.kind) - routed - router) / c_.t + router + lw.expert_params_per_gpu;
+    }
+    lw.trainable_params_per_gpu = c_.lora ? LoraLayerParameters(md, c_.sc.training.finetune) / c_.t : lw.params_per_gpu;
+  }
+};
+
+}  // namespace
+
+Workload BuildWorkload(const Scenario& sc) {
+  const ModelSpec& md = sc.model;
+  const Parallelism& p = sc.parallelism;
+  const Training& tr = sc.training;
+  const LayerContext c(sc);
+  const double t = c.t, h = c.h, s = c.s, T = c.T;
+  const bool tp = c.tp, sp = c.sp, lora = c.lora;
+  const double tp_bytes = c.tp_bytes;
+
+  Workload w;
+  // One LayerWork per distinct layer kind, in order of first appearance.
+  LayerBuilder builder(sc);
+  std::vector<LayerKind> seen;
+  w.kind_of_layer.resize(size_t(md.layers));
+  for (int i = 0; i < md.layers; ++i) {
+    const LayerKind k = md.LayerAt(i);
+    auto it = std::find(seen.begin(), seen.end(), k);
+    if (it == seen.end()) {
+      seen.push_back(k);
+      w.kinds.push_back(builder.Build(k));
+      it = seen.end() - 1;
+    }
+    w.kind_of_layer[size_t(i)] = int(it - seen.begin());
+  }
+  w.cp_exchange_bytes_per_layer = builder.cp_exchange_bytes();
+  w.mtp_layers = md.mtp_layers;
 
   // First stage: embedding lookup (vocab-parallel: combine partial rows over TP).
   w.embedding_forward.ops.push_back(Mem("embedding lookup", T * h * kAct * 2));
@@ -261,7 +522,7 @@ Workload BuildWorkload(const Scenario& sc) {
 
   // Last stage: final norm, LM head (kept in 16-bit), vocab-parallel cross entropy.
   const double v_local = double(md.vocab) / t;
-  w.head_forward.ops.push_back(Mem("final norm", norm_bytes));
+  w.head_forward.ops.push_back(Mem("final norm", c.norm_bytes));
   if (tp && sp) w.head_forward.comms.push_back(Comm("lm head all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, false));
   Operator head = Gemm("lm head", T, v_local, h, false);
   w.head_forward.ops.push_back(head);
@@ -277,32 +538,48 @@ Workload BuildWorkload(const Scenario& sc) {
   // Pipeline: one micro batch's activations. Each TP rank sends 1/t of them
   // (sequence-sharded with SP; without SP Megatron's scatter/gather
   // optimisation splits the replicated tensor and re-gathers it over NVLink).
-  w.pipeline_p2p = Comm("pipeline send/recv", CollectiveKind::kSendRecv, CommGroup::kPipeline, b * s_local * h * kAct / t,
+  w.pipeline_p2p = Comm("pipeline send/recv", CollectiveKind::kSendRecv, CommGroup::kPipeline, c.b * c.s_local * h * kAct / t,
                         p.overlap_p2p);
 
   // Parameters per GPU of each pipeline rank: its layers, the embedding on
-  // the first rank and the LM head on the last (one copy when tied and the
-  // model has one stage), and what data parallelism moves for them.
+  // the first rank and the LM head (and MTP modules) on the last (one copy
+  // when tied and the model has one stage), and what data parallelism moves
+  // for them.
   w.stages = sc.stage_plan();
-  const double layer_params = md.LayerParameters() / t;
-  const double layer_trainable = lora ? LoraLayerParameters(md, ft) / t : layer_params;
   const double emb = double(md.vocab) * h / t + (md.position == PositionKind::kLearned ? s * h / t : 0);
   const double head_params = double(md.vocab) * h / t;
-  w.layer_params_per_gpu = layer_params;
-  w.layer_trainable_params_per_gpu = layer_trainable;
+  const double mtp_params = md.mtp_layers > 0 ? md.MtpParameters() / t : 0;  // approximation: experts split like TP
+  for (const LayerWork& k : w.kinds) {
+    w.layer_params_per_gpu = std::max(w.layer_params_per_gpu, k.params_per_gpu);
+    w.layer_trainable_params_per_gpu = std::max(w.layer_trainable_params_per_gpu, k.trainable_params_per_gpu);
+  }
   const int P = p.pipeline;
   const DataSharding mode = p.data_sharding;
   const double G = p.shard_group();
   const bool replicated_shards = mode != DataSharding::kNone && p.shard_replicas() > 1;
+  const double G_expert = mode == DataSharding::kNone ? 1.0 : double(p.expert_data());
   w.rank_state.assign(size_t(P), {});
   for (int r = 0; r < P; ++r) {
     RankState& rs = w.rank_state[size_t(r)];
-    rs.params_per_gpu = w.stages.RankLayers(r) * layer_params;
-    rs.trainable_params_per_gpu = w.stages.RankLayers(r) * layer_trainable;
+    double layer_params = 0, layer_trainable = 0, experts = 0;
+    for (int chunk = 0; chunk < w.stages.virtual_stages(); ++chunk) {
+      const int vs = chunk * P + r;
+      const std::vector<int> counts = w.KindCounts(vs);
+      for (size_t k = 0; k < counts.size(); ++k) {
+        layer_params += counts[k] * w.kinds[k].params_per_gpu;
+        layer_trainable += counts[k] * w.kinds[k].trainable_params_per_gpu;
+        experts += counts[k] * w.kinds[k].expert_params_per_gpu;
+      }
+    }
+    rs.params_per_gpu = layer_params;
+    rs.trainable_params_per_gpu = layer_trainable;
+    rs.expert_params_per_gpu = experts;
     if (r == 0) rs.params_per_gpu += emb;
     if (r == P - 1 && !(P == 1 && md.tied_embeddings)) rs.params_per_gpu += head_params;
+    if (r == P - 1) rs.params_per_gpu += mtp_params;
     if (!lora) rs.trainable_params_per_gpu = rs.params_per_gpu;
-    const double grads = rs.trainable_params_per_gpu * p.grad_reduce_bytes;
+    const double dense_trainable = rs.trainable_params_per_gpu - (lora ? 0 : experts);
+    const double grads = dense_trainable * p.grad_reduce_bytes;
     switch (mode) {
       case DataSharding::kNone:
         rs.grad_reduce_bytes = grads;
@@ -311,21 +588,27 @@ Workload BuildWorkload(const Scenario& sc) {
         rs.grad_reduce_bytes = grads;
         rs.grad_reduce_kind = CollectiveKind::kReduceScatter;
         rs.grad_reduce_group = CommGroup::kShard;
-        rs.param_gather_bytes = rs.trainable_params_per_gpu * kAct;
+        rs.param_gather_bytes = dense_trainable * kAct;
         break;
       case DataSharding::kGradients:
-        rs.param_gather_bytes = rs.trainable_params_per_gpu * kAct;
+        rs.param_gather_bytes = dense_trainable * kAct;
         break;
       case DataSharding::kFull:
         break;
     }
+    if (!lora && experts > 0 && p.expert_data() > 1) {
+      rs.expert_grad_reduce_bytes = experts * p.grad_reduce_bytes;
+      if (mode == DataSharding::kOptimizer) rs.expert_param_gather_bytes = experts * kAct;
+    }
     if (replicated_shards) rs.grad_replica_reduce_bytes = grads / G;
     // Adam: read grad (4), read+write master (8), m (8), v (8), write 16-bit param (2);
     // plus the grad-norm read and zeroing the main-grad buffer over the full local shard
-    // (ZeRO-2 and FSDP keep only their shard of the gradients).
-    const double shard = mode == DataSharding::kNone ? rs.trainable_params_per_gpu : rs.trainable_params_per_gpu / G;
-    const double grad_buffer = mode == DataSharding::kGradients || mode == DataSharding::kFull ? shard : rs.trainable_params_per_gpu;
-    rs.optimizer_bytes = shard * 30.0 + grad_buffer * (4.0 + 4.0);
+    // (ZeRO-2 and FSDP keep only their shard of the gradients). The experts'
+    // state is sharded over expert-DP.
+    const double expert_trainable = lora ? 0 : experts;
+    const double shard = mode == DataSharding::kNone ? dense_trainable : dense_trainable / G;
+    const double grad_buffer = mode == DataSharding::kGradients || mode == DataSharding::kFull ? shard : dense_trainable;
+    rs.optimizer_bytes = shard * 30.0 + grad_buffer * (4.0 + 4.0) + expert_trainable / G_expert * 30.0 + expert_trainable * 8.0;
   }
 
   // ZeRO-2 and FSDP, per micro batch: each layer's gradients are
@@ -338,10 +621,20 @@ Workload BuildWorkload(const Scenario& sc) {
   // recompute pass was copied: the backward's gather serves the recompute.
   const bool reduce_per_microbatch = mode == DataSharding::kGradients || mode == DataSharding::kFull;
   if (reduce_per_microbatch && G > 1) {
-    const double unit_reduce = layer_trainable * p.grad_reduce_bytes;
-    const double unit_gather = layer_params * kAct;
-    w.shard_unit_reduce = Comm("shard gradient reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kShard, unit_reduce, true);
-    w.layer_backward.comms.push_back(w.shard_unit_reduce);
+    w.shard_unit_reduce = Comm("shard gradient reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kShard, 0, true);
+    w.shard_unit_gather = Comm("shard parameter all-gather", CollectiveKind::kAllGather, CommGroup::kShard, 0, true);
+    for (LayerWork& k : w.kinds) {
+      CommOp reduce = w.shard_unit_reduce, gather = w.shard_unit_gather;
+      reduce.bytes = k.trainable_params_per_gpu * p.grad_reduce_bytes;
+      gather.bytes = k.params_per_gpu * kAct;
+      k.backward.comms.push_back(reduce);
+      if (mode == DataSharding::kFull) {
+        k.forward.comms.push_back(gather);
+        k.backward.comms.push_back(gather);
+      }
+    }
+    w.shard_unit_reduce.bytes = w.layer_trainable_params_per_gpu * p.grad_reduce_bytes;
+    if (mode == DataSharding::kFull) w.shard_unit_gather.bytes = w.layer_params_per_gpu * kAct;
     if (!lora) {
       w.embedding_backward.comms.push_back(Comm("shard embedding gradient reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kShard,
                                                 emb * p.grad_reduce_bytes, true));
@@ -349,9 +642,6 @@ Workload BuildWorkload(const Scenario& sc) {
                                            head_params * p.grad_reduce_bytes, true));
     }
     if (mode == DataSharding::kFull) {
-      w.shard_unit_gather = Comm("shard parameter all-gather", CollectiveKind::kAllGather, CommGroup::kShard, unit_gather, true);
-      w.layer_forward.comms.push_back(w.shard_unit_gather);
-      w.layer_backward.comms.push_back(w.shard_unit_gather);
       for (auto [pass, bytes] : {std::pair{&w.embedding_forward, emb}, std::pair{&w.embedding_backward, emb},
                                  std::pair{&w.head_forward, head_params}, std::pair{&w.head_backward, head_params}}) {
         pass->comms.push_back(Comm("shard parameter all-gather", CollectiveKind::kAllGather, CommGroup::kShard, bytes * kAct, true));

@@ -68,27 +68,50 @@ struct PassWork {
 //   none       gradient all-reduce over the replicas (kData)
 //   optimizer  gradient reduce-scatter and parameter all-gather in the shard group (kShard)
 //   gradients  parameter all-gather in the shard group; the gradients were reduce-scattered
-//              in every backward (Workload::layer_backward)
+//              in every backward (Workload::LayerWork backward)
 //   full       nothing but HSDP's: parameters and gradients move per layer in the passes
 // and with HSDP (shard groups < replicas) an all-reduce of each rank's gradient
 // shard across the shard groups (kShardReplica).
+// The routed experts' parameters are held by the expert-DP ranks
+// (kExpertData) instead: their gradients are reduced, and with the distributed
+// optimizer their state sharded, over that group.
 struct RankState {
-  double params_per_gpu = 0;
+  double params_per_gpu = 0;            // everything, experts included
   double trainable_params_per_gpu = 0;  // params_per_gpu, or the LoRA adapters' alone
-  double grad_reduce_bytes = 0;   // DP gradient buffer per step
+  double expert_params_per_gpu = 0;     // the routed experts' part of params_per_gpu (and of the trainable ones)
+  double grad_reduce_bytes = 0;   // DP gradient buffer per step (without the experts')
   CollectiveKind grad_reduce_kind = CollectiveKind::kAllReduce;
   CommGroup grad_reduce_group = CommGroup::kData;
   double grad_replica_reduce_bytes = 0;  // HSDP: the gradient shard all-reduced across shard groups
   double param_gather_bytes = 0;  // DP parameter all-gather per step (kShard; distributed optimizer, ZeRO-2)
+  double expert_grad_reduce_bytes = 0;   // over kExpertData, grad_reduce_kind
+  double expert_param_gather_bytes = 0;  // over kExpertData (distributed optimizer)
   double optimizer_bytes = 0;     // HBM traffic of the optimizer step
 };
 
+// One kind of transformer layer (sim/core/model_spec.h LayerKind): its passes
+// for one micro batch on one GPU and what it holds. A model's layers are
+// one or a few kinds (dense and MoE MLPs, full and windowed attention).
+struct LayerWork {
+  LayerKind kind;
+  PassWork forward;
+  PassWork backward;
+  PassWork recompute;  // empty without recompute
+  double params_per_gpu = 0;             // after TP (attention, dense MLP) and EP x ETP (routed experts)
+  double trainable_params_per_gpu = 0;   // params_per_gpu, or the LoRA adapters'
+  double expert_params_per_gpu = 0;      // the routed experts' part of params_per_gpu
+};
+
 struct Workload {
-  PassWork layer_forward;
-  PassWork layer_backward;
-  PassWork layer_recompute;  // empty without recompute
+  std::vector<LayerWork> kinds;    // the distinct layer kinds of the model
+  std::vector<int> kind_of_layer;  // per model layer, its index in kinds
+  const LayerWork& layer(int i) const { return kinds[size_t(kind_of_layer[size_t(i)])]; }
+  // Layers of each kind (indexed as kinds) in virtual stage vs.
+  std::vector<int> KindCounts(int vs) const;
+
   PassWork embedding_forward, embedding_backward;  // first stage
   PassWork head_forward, head_backward;            // last stage: final norm, LM head, loss
+  int mtp_layers = 0;  // multi-token prediction: last stage, each a layer of the last kind plus the head again
 
   CommOp pipeline_p2p;     // activations of one micro batch between stages (each direction)
   StagePlan stages;        // layers of each pipeline rank and chunk
@@ -102,8 +125,8 @@ struct Workload {
   // and FSDP). Bytes 0 when the mode has none.
   CommOp shard_unit_gather;
   CommOp shard_unit_reduce;
-  // Per layer, on one GPU (after TP): what FSDP gathers and keeps in flight,
-  // and the trainable parameters whose gradients it reduces.
+  // Per layer, on one GPU (after TP), the largest kind: what FSDP gathers and
+  // keeps in flight, and the trainable parameters whose gradients it reduces.
   double layer_params_per_gpu = 0;
   double layer_trainable_params_per_gpu = 0;
 
@@ -112,6 +135,12 @@ struct Workload {
   double model_flops_per_step = 0;
 };
 
+// Tokens each local expert computes per micro batch, relative to a perfectly
+// balanced router: 1 when the run forced balance, the capacity factor when
+// tokens are dropped (and padded to capacity), else the framework's estimate
+// of a dropless router's most-loaded expert (the all-to-all waits for it).
+double ExpertLoadFactor(const Scenario& s);
+
 Workload BuildWorkload(const Scenario& s);
 
 // Parameters of the LoRA adapters (A: in x rank, B: rank x out) on one
@@ -119,7 +148,10 @@ Workload BuildWorkload(const Scenario& s);
 double LoraLayerParameters(const ModelSpec& m, const Finetune& f);
 
 // Megatron-LM model FLOPs per step (training/training.py
-// num_floating_point_operations, GQA- and SwiGLU-aware), all GPUs.
+// num_floating_point_operations, all GPUs): GQA- and SwiGLU-aware; for MoE
+// layers the routed experts count top_k times and the shared experts once
+// (Megatron-Core's MoE convention, routers not counted); MLA by its own term
+// there; MTP modules as extra layers plus their projection and head.
 double MegatronModelFlops(const ModelSpec& m, long global_batch, long seq_len);
 
 // The same convention for a training step under training.finetune: LoRA

@@ -43,9 +43,9 @@ TEST(WorkloadTest, LayerGemmFlopsMatchMegatronPerLayerTerms) {
   const double b = 1, sq = 2048, h = m.hidden;
   const double gemm = 2 * b * sq * (4 * h * h + 2 * h * m.ffn_hidden);
   const double attn_causal = 2 * b * sq * sq * h;  // 4bs^2h / 2
-  EXPECT_NEAR(w.layer_forward.TotalFlops() / (gemm + attn_causal), 1.0, 1e-9);
+  EXPECT_NEAR(w.layer(0).forward.TotalFlops() / (gemm + attn_causal), 1.0, 1e-9);
   double bwd_gemm = 0;
-  for (const auto& o : w.layer_backward.ops) bwd_gemm += o.cls == OpClass::kGemm ? o.flops : 0;
+  for (const auto& o : w.layer(0).backward.ops) bwd_gemm += o.cls == OpClass::kGemm ? o.flops : 0;
   EXPECT_NEAR(bwd_gemm / (2 * gemm), 1.0, 1e-9);
 }
 
@@ -134,14 +134,14 @@ TEST(WorkloadTest, LoraDropsTheBaseWeightGradients) {
     }
     return f;
   };
-  EXPECT_DOUBLE_EQ(gemm_flops(wl.layer_forward, false), gemm_flops(wb.layer_forward, false));
-  EXPECT_DOUBLE_EQ(gemm_flops(wl.layer_backward, false), gemm_flops(wb.layer_forward, false));  // dgrad only
-  EXPECT_DOUBLE_EQ(gemm_flops(wb.layer_backward, false), 2 * gemm_flops(wb.layer_forward, false));
+  EXPECT_DOUBLE_EQ(gemm_flops(wl.layer(0).forward, false), gemm_flops(wb.layer(0).forward, false));
+  EXPECT_DOUBLE_EQ(gemm_flops(wl.layer(0).backward, false), gemm_flops(wb.layer(0).forward, false));  // dgrad only
+  EXPECT_DOUBLE_EQ(gemm_flops(wb.layer(0).backward, false), 2 * gemm_flops(wb.layer(0).forward, false));
   // Adapters: forward 2 T r (in + out) per projection; backward twice that.
   const double T = 2048;  // tokens per micro batch (seq_len 2048, micro batch 1)
-  EXPECT_NEAR(gemm_flops(wl.layer_forward, true), 2 * T * LoraLayerParameters(lora.model, lora.training.finetune) / 4,
-              1e-6 * gemm_flops(wl.layer_forward, true));
-  EXPECT_DOUBLE_EQ(gemm_flops(wl.layer_backward, true), 2 * gemm_flops(wl.layer_forward, true));
+  EXPECT_NEAR(gemm_flops(wl.layer(0).forward, true), 2 * T * LoraLayerParameters(lora.model, lora.training.finetune) / 4,
+              1e-6 * gemm_flops(wl.layer(0).forward, true));
+  EXPECT_DOUBLE_EQ(gemm_flops(wl.layer(0).backward, true), 2 * gemm_flops(wl.layer(0).forward, true));
   const RankState& r = wl.rank_state[0];
   EXPECT_DOUBLE_EQ(r.trainable_params_per_gpu, 80 * LoraLayerParameters(lora.model, lora.training.finetune) / 4);
   EXPECT_DOUBLE_EQ(r.grad_reduce_bytes, r.trainable_params_per_gpu * lora.parallelism.grad_reduce_bytes);

@@ -76,6 +76,10 @@ struct FrameworkProfile {
   int userbuffer_pipelined_sms = 0;
   int userbuffer_bulk_sms = 0;
   int grad_reduce_bytes = 4;
+  // A dropless MoE router's busiest expert (EP rank) against the mean, when
+  // the run neither forces balance nor drops tokens: the all-to-all and the
+  // expert GEMMs wait for it (models/workload.h ExpertLoadFactor).
+  double moe_dropless_load_factor = 1.0;
 };
 
 struct NodeProfile {

@@ -103,6 +103,12 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
       return fail("parallelism.expert", "expert x expert_tensor = " + str(folded) + " does not divide tensor x context x data = " +
                                             str(attention_ranks) + " (the GPUs of a pipeline stage)");
     }
+    if (s.training.finetune.lora()) {
+      return fail("training.finetune", "LoRA on a mixture of experts is not modelled (adapters on the routed experts); use method: full");
+    }
+    if (par.data_sharding == DataSharding::kGradients || par.data_sharding == DataSharding::kFull) {
+      return fail("parallelism.data_sharding", "ZeRO-2 / FSDP of a mixture of experts is not modelled; use data_sharding: optimizer (Megatron-Core's distributed optimizer) or none");
+    }
     if (par.tensor > 1 && !par.sequence_parallel) {
       return fail("parallelism.sequence_parallel", "a mixture of experts with tensor parallelism needs sequence_parallel (Megatron-Core requires it)");
     }

@@ -55,26 +55,72 @@ double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_comp
 
 namespace {
 
-StageCost AddPasses(const Scenario& s, const PassWork& fwd, const PassWork& bwd, double repeat) {
+StageCost AddPasses(const Scenario& s, const PassWork& fwd, const PassWork& bwd) {
   const GpuProfile& g = s.node.gpu;
   const Precision pr = s.training.precision;
   StageCost c;
   const double fc = PassComputeTime(fwd, g, pr, false);
   const double bc = PassComputeTime(bwd, g, pr, true);
-  c.forward_compute_s = repeat * fc;
-  c.backward_compute_s = repeat * bc;
-  c.forward_exposed_comm_s = repeat * ExposedCommTime(s, fwd, fc);
-  c.backward_exposed_comm_s = repeat * ExposedCommTime(s, bwd, bc, true);
+  c.forward_compute_s = fc;
+  c.backward_compute_s = bc;
+  c.forward_exposed_comm_s = ExposedCommTime(s, fwd, fc);
+  c.backward_exposed_comm_s = ExposedCommTime(s, bwd, bc, true);
+  c.forward_all_to_all_s = AllToAllTime(s, fwd);
+  c.backward_all_to_all_s = AllToAllTime(s, bwd);
+  return c;
+}
+
+StageCost Times(double n, const StageCost& c) {
+  StageCost r;
+  r.forward_compute_s = n * c.forward_compute_s;
+  r.backward_compute_s = n * c.backward_compute_s;
+  r.forward_exposed_comm_s = n * c.forward_exposed_comm_s;
+  r.backward_exposed_comm_s = n * c.backward_exposed_comm_s;
+  r.forward_all_to_all_s = n * c.forward_all_to_all_s;
+  r.backward_all_to_all_s = n * c.backward_all_to_all_s;
+  return r;
+}
+
+// One layer kind for one micro batch: forward, backward and its recompute.
+StageCost LayerCost(const Scenario& s, const LayerWork& layer) {
+  StageCost c = AddPasses(s, layer.forward, layer.backward);
+  if (!layer.recompute.ops.empty()) {
+    const double rc = PassComputeTime(layer.recompute, s.node.gpu, s.training.precision, false);
+    c.backward_compute_s += rc;
+    c.backward_exposed_comm_s += ExposedCommTime(s, layer.recompute, rc);
+    c.backward_all_to_all_s += AllToAllTime(s, layer.recompute);
+  }
   return c;
 }
 
 }  // namespace
+
+CommOp ExpertGradientReduce(const Scenario& s, const RankState& state) {
+  const bool rs = s.parallelism.data_sharding == DataSharding::kOptimizer;
+  return CommOp{rs ? "expert gradient reduce-scatter" : "expert gradient all-reduce", rs ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                CommGroup::kExpertData, state.expert_grad_reduce_bytes, s.parallelism.overlap_grad_reduce, ""};
+}
+
+CommOp ExpertParamGather(const Scenario& s, const RankState& state) {
+  return CommOp{"expert parameter all-gather", CollectiveKind::kAllGather, CommGroup::kExpertData, state.expert_param_gather_bytes,
+                s.parallelism.overlap_param_gather, ""};
+}
+
+double AllToAllTime(const Scenario& s, const PassWork& pass) {
+  double t = 0;
+  for (const auto& c : pass.comms) {
+    if (c.group == CommGroup::kExpert) t += CollectiveTime(s, c);
+  }
+  return t;
+}
 
 StageCost& StageCost::operator+=(const StageCost& o) {
   forward_compute_s += o.forward_compute_s;
   backward_compute_s += o.backward_compute_s;
   forward_exposed_comm_s += o.forward_exposed_comm_s;
   backward_exposed_comm_s += o.backward_exposed_comm_s;
+  forward_all_to_all_s += o.forward_all_to_all_s;
+  backward_all_to_all_s += o.backward_all_to_all_s;
   return *this;
 }
 
@@ -85,31 +131,32 @@ StepCosts ComputeStepCosts(const Scenario& s) {
   const Parallelism& p = s.parallelism;
   const StagePlan& plan = w.stages;
 
-  StageCost layer = AddPasses(s, w.layer_forward, w.layer_backward, 1.0);
-  if (!w.layer_recompute.ops.empty()) {
-    const GpuProfile& g = s.node.gpu;
-    const double rc = PassComputeTime(w.layer_recompute, g, s.training.precision, false);
-    layer.backward_compute_s += rc;
-    layer.backward_exposed_comm_s += ExposedCommTime(s, w.layer_recompute, rc);
-  }
+  std::vector<StageCost> layer(w.kinds.size());
+  for (size_t k = 0; k < w.kinds.size(); ++k) layer[k] = LayerCost(s, w.kinds[k]);
   // Sharded data parallel: the first unit's gather of each forward and the
   // last unit's reduce-scatter of each backward have no compute before or
   // after them to hide behind (workload.h).
   const double unit_gather_s = CollectiveTime(s, w.shard_unit_gather);
   const double unit_reduce_s = CollectiveTime(s, w.shard_unit_reduce);
-  const StageCost embedding = AddPasses(s, w.embedding_forward, w.embedding_backward, 1.0);
-  const StageCost head = AddPasses(s, w.head_forward, w.head_backward, 1.0);
+  const StageCost embedding = AddPasses(s, w.embedding_forward, w.embedding_backward);
+  StageCost head = AddPasses(s, w.head_forward, w.head_backward);
+  // Multi-token prediction: each module is one more layer (of the last
+  // layer's kind) and one more pass through the shared head.
+  if (w.mtp_layers > 0) {
+    StageCost module = layer[size_t(w.kind_of_layer.back())];
+    module += AddPasses(s, w.head_forward, w.head_backward);
+    head += Times(w.mtp_layers, module);
+  }
   const int P = plan.pipeline(), V = plan.virtual_stages();
   c.virtual_stage.assign(size_t(P) * V, {});
   c.rank.assign(size_t(P), {});
   for (int vs = 0; vs < P * V; ++vs) {
     StageCost& st = c.virtual_stage[size_t(vs)];
-    const double n = plan.VirtualStageLayers(vs);
-    st.forward_compute_s = n * layer.forward_compute_s;
-    st.backward_compute_s = n * layer.backward_compute_s;
-    st.forward_exposed_comm_s = n * layer.forward_exposed_comm_s;
-    st.backward_exposed_comm_s = n * layer.backward_exposed_comm_s;
-    if (n > 0) {
+    const std::vector<int> counts = w.KindCounts(vs);
+    for (size_t k = 0; k < counts.size(); ++k) {
+      if (counts[k] > 0) st += Times(counts[k], layer[k]);
+    }
+    if (plan.VirtualStageLayers(vs) > 0) {
       st.forward_exposed_comm_s += unit_gather_s;
       st.backward_exposed_comm_s += unit_reduce_s;
     }
@@ -121,7 +168,7 @@ StepCosts ComputeStepCosts(const Scenario& s) {
     if (c.rank[size_t(r)].slot_s() > c.slowest().slot_s()) c.slowest_rank = r;
   }
 
-  for (const auto* pass : {&w.layer_forward, &w.layer_backward}) {
+  for (const auto* pass : {&w.layer(0).forward, &w.layer(0).backward}) {
     for (const auto& cm : pass->comms) {
       if (cm.group == CommGroup::kTensor) c.tp_comm_total_per_layer_s += CollectiveTime(s, cm);
     }
@@ -142,17 +189,17 @@ StepCosts ComputeStepCosts(const Scenario& s) {
       dp = c.rank_dp[size_t(r - 1)];
       continue;
     }
-    if (p.gradient_replicas() > 1) {
+    if (p.gradient_replicas() > 1 || state.expert_grad_reduce_bytes > 0) {
       const bool rs = state.grad_reduce_kind == CollectiveKind::kReduceScatter;
       CommOp grads{std::string("dp gradient ") + (rs ? "reduce-scatter" : "all-reduce"), state.grad_reduce_kind, state.grad_reduce_group,
                    state.grad_reduce_bytes, p.overlap_grad_reduce, ""};
       // HSDP: the shard then crosses the shard groups (after the reduce-scatter, on the same stream).
       CommOp replicas{"dp gradient shard all-reduce", CollectiveKind::kAllReduce, CommGroup::kShardReplica, state.grad_replica_reduce_bytes,
                       p.overlap_grad_reduce, ""};
-      dp.grad_reduce_s = CollectiveTime(s, grads) + CollectiveTime(s, replicas);
+      dp.grad_reduce_s = CollectiveTime(s, grads) + CollectiveTime(s, replicas) + CollectiveTime(s, ExpertGradientReduce(s, state));
       CommOp params{"dp parameter all-gather", CollectiveKind::kAllGather, CommGroup::kShard, state.param_gather_bytes,
                     p.overlap_param_gather, ""};
-      dp.param_gather_s = CollectiveTime(s, params);
+      dp.param_gather_s = CollectiveTime(s, params) + CollectiveTime(s, ExpertParamGather(s, state));
     }
     const StageCost& own = c.rank[size_t(r)];
     if (p.overlap_grad_reduce) dp.grad_reduce_contention_s = std::min(dp.grad_reduce_s, own.backward_compute_s / V) * nccl;

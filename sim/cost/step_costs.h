@@ -20,6 +20,10 @@ struct StageCost {
   double backward_compute_s = 0;  // includes recompute
   double forward_exposed_comm_s = 0;   // TP/CP communication on the critical path
   double backward_exposed_comm_s = 0;
+  // The MoE token all-to-alls (EP group) within the exposed communication:
+  // the DES sends them as flows on the links instead of charging this time.
+  double forward_all_to_all_s = 0;
+  double backward_all_to_all_s = 0;
   double forward_s() const { return forward_compute_s + forward_exposed_comm_s; }
   double backward_s() const { return backward_compute_s + backward_exposed_comm_s; }
   double slot_s() const { return forward_s() + backward_s(); }
@@ -81,6 +85,16 @@ double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_comp
 // overlapped collective run by `engine`: k / (SMs - k) for the k SMs the
 // framework profile says it holds.
 double OverlapSlowdown(const Scenario& s, CommEngine engine);
+
+// Time of a pass's expert-parallel all-to-alls (never overlapped: Megatron-Core's
+// dispatcher waits for them).
+double AllToAllTime(const Scenario& s, const PassWork& pass);
+
+// The routed experts' once-per-step collectives over expert-DP (Megatron-Core's
+// expert data-parallel group): the gradient reduction (a reduce-scatter with the
+// distributed optimizer) and the parameter all-gather after the optimizer step.
+CommOp ExpertGradientReduce(const Scenario& s, const RankState& state);
+CommOp ExpertParamGather(const Scenario& s, const RankState& state);
 
 StepCosts ComputeStepCosts(const Scenario& s);
 

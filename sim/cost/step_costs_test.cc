@@ -84,15 +84,15 @@ TEST(StepCostsTest, FsdpGathersPerLayerBehindTheLayersCompute) {
   const Scenario zero1 = with("optimizer");
   const Workload w = BuildWorkload(fsdp);
   const GpuProfile& g = fsdp.node.gpu;
-  const double fc = PassComputeTime(w.layer_forward, g, fsdp.training.precision, false);
+  const double fc = PassComputeTime(w.layer(0).forward, g, fsdp.training.precision, false);
   const double gather_s = CollectiveTime(fsdp, w.shard_unit_gather);
   const double reduce_s = CollectiveTime(fsdp, w.shard_unit_reduce);
   ASSERT_GT(gather_s, 0);
   ASSERT_GT(reduce_s, 0);
-  EXPECT_DOUBLE_EQ(w.shard_unit_gather.bytes, fsdp.model.LayerParameters() * 2);  // bf16 weights of one layer
-  EXPECT_DOUBLE_EQ(w.shard_unit_reduce.bytes, fsdp.model.LayerParameters() * 4);  // fp32 gradient reduction
+  EXPECT_DOUBLE_EQ(w.shard_unit_gather.bytes, fsdp.model.LayerParameters(0) * 2);  // bf16 weights of one layer
+  EXPECT_DOUBLE_EQ(w.shard_unit_reduce.bytes, fsdp.model.LayerParameters(0) * 4);  // fp32 gradient reduction
   const double nccl = OverlapSlowdown(fsdp, CommEngine::kNccl);
-  const double fwd_extra = ExposedCommTime(fsdp, w.layer_forward, fc) - ExposedCommTime(zero1, BuildWorkload(zero1).layer_forward, fc);
+  const double fwd_extra = ExposedCommTime(fsdp, w.layer(0).forward, fc) - ExposedCommTime(zero1, BuildWorkload(zero1).layer(0).forward, fc);
   EXPECT_NEAR(fwd_extra, std::max(0.0, gather_s - fc) + std::min(gather_s, fc) * nccl, 1e-12);
   // Per virtual stage: the layers' exposed part, plus the edge units.
   const StepCosts c = ComputeStepCosts(fsdp);

@@ -176,36 +176,57 @@ class DesRun {
     return Labelled(StartPlanned(st, plan), bytes, plan.span.on_nvlink() ? "NVLink" : "NIC");
   }
 
-  // Context-parallel K/V ring exchanges of one pass of one chunk (all its layers).
-  Flows StartCp(int st, int chunk, bool forward) {
-    if (p_.context <= 1) return {};
+  // Flows of `f` joined to `all` (one wait for both).
+  static void Absorb(Flows& all, Flows f) {
+    if (!f.active) return;
+    if (!all.active) all.start_s = f.start_s;
+    all.latency_s += f.latency_s;
+    all.active = true;
+    for (size_t k = 0; k < f.comms.size(); ++k) {
+      all.comms.push_back(f.comms[k]);
+      all.ends.push_back(f.ends[k]);
+    }
+  }
+
+  // The collectives of `group` in one pass of one chunk (all its layers, of
+  // every kind), as flows: the context-parallel K/V ring exchanges, the MoE
+  // token all-to-alls.
+  Flows StartLayerFlows(int st, int chunk, bool forward, CommGroup group) {
+    if (group == CommGroup::kContext && p_.context <= 1) return {};
+    if (group == CommGroup::kExpert && p_.expert <= 1) return {};
     const Workload& w = c_.workload;
-    const double layers = w.stages.Layers(st, chunk);
+    const std::vector<int> counts = w.KindCounts(VirtualStage(P_, st, chunk));
     Flows all;
     double bytes = 0;
     bool nvlink = true;
-    auto add = [&](const PassWork& pass) {
-      for (const auto& cm : pass.comms) {
-        if (cm.group != CommGroup::kContext || cm.bytes <= 0) continue;
-        const CollectivePlan plan = PlanCollective(s_, cm);
-        nvlink = plan.span.on_nvlink();
-        Flows f = StartPlanned(st, plan, layers);
-        bytes += layers * cm.bytes;
-        all.start_s = f.start_s;
-        all.latency_s += f.latency_s;
-        all.active = all.active || f.active;
-        for (size_t k = 0; k < f.comms.size(); ++k) {
-          all.comms.push_back(f.comms[k]);
-          all.ends.push_back(f.ends[k]);
+    for (size_t k = 0; k < counts.size(); ++k) {
+      if (counts[k] == 0) continue;
+      auto add = [&](const PassWork& pass) {
+        for (const auto& cm : pass.comms) {
+          if (cm.group != group || cm.bytes <= 0) continue;
+          const CollectivePlan plan = PlanCollective(s_, cm);
+          nvlink = plan.span.on_nvlink();
+          bytes += counts[k] * cm.bytes;
+          Absorb(all, StartPlanned(st, plan, counts[k]));
         }
+      };
+      const LayerWork& layer = w.kinds[k];
+      if (forward) {
+        add(layer.forward);
+      } else {
+        add(layer.backward);
+        add(layer.recompute);
       }
-    };
-    if (forward) add(w.layer_forward);
-    else {
-      add(w.layer_backward);
-      add(w.layer_recompute);
     }
     return Labelled(std::move(all), bytes, nvlink ? "NVLink" : "NIC");
+  }
+
+  // A pass's expert all-to-alls, after its compute: the dispatcher waits for them.
+  void RunAllToAll(int st, const PipelineOp& op, int vs) {
+    Flows a2a = StartLayerFlows(st, op.chunk, op.forward, CommGroup::kExpert);
+    if (!a2a.active) return;
+    const double end = a2a.Wait();
+    if (recording_) Record(StageTrack(st, "ep"), "moe all-to-all", "ep", a2a.start_s, end, FlowArgs(a2a, PassArgs(op, vs)));
   }
 
   // Activations (or their gradients) of one micro batch from stage a to stage b.
@@ -298,8 +319,10 @@ class DesRun {
     const RankState& state = c_.workload.rank_state[size_t(st)];
     const RankStepCost& dp = c_.rank_dp[size_t(st)];
     Flows gather;
-    if (p_.gradient_replicas() > 1 && state.param_gather_bytes > 0) {
-      gather = StartDp(st, CollectiveKind::kAllGather, state.param_gather_bytes, CommGroup::kShard);
+    if ((p_.gradient_replicas() > 1 && state.param_gather_bytes > 0) || state.expert_param_gather_bytes > 0) {
+      if (p_.gradient_replicas() > 1) gather = StartDp(st, CollectiveKind::kAllGather, state.param_gather_bytes, CommGroup::kShard);
+      const CommOp experts = ExpertParamGather(s_, state);
+      if (experts.bytes > 0) Absorb(gather, StartDp(st, experts.kind, experts.bytes, experts.group));
       if (!p_.overlap_param_gather && gather.active) {
         const double t0 = gather.start_s;
         Record(StageTrack(st, "dp"), "param all-gather", "dp", t0, gather.Wait(), FlowArgs(gather));
@@ -310,10 +333,18 @@ class DesRun {
     // ZeRO-2 / FSDP reduce their gradients per micro batch inside the passes
     // (time, as TP's); what is left per step may be HSDP's all-reduce of the
     // shard across shard groups alone.
-    const bool step_grads = state.grad_reduce_bytes > 0 || state.grad_replica_reduce_bytes > 0;
+    // The routed experts' gradients reduce over expert-DP on the same stream.
+    const CommOp expert_grads = ExpertGradientReduce(s_, state);
+    const bool dense_grads = p_.gradient_replicas() > 1 && (state.grad_reduce_bytes > 0 || state.grad_replica_reduce_bytes > 0);
+    const bool step_grads = dense_grads || expert_grads.bytes > 0;
     auto start_grads = [&] {
-      return state.grad_reduce_bytes > 0 ? StartDp(st, grad_kind, state.grad_reduce_bytes, state.grad_reduce_group)
-                                         : StartDp(st, CollectiveKind::kAllReduce, state.grad_replica_reduce_bytes, CommGroup::kShardReplica);
+      Flows f;
+      if (dense_grads) {
+        f = state.grad_reduce_bytes > 0 ? StartDp(st, grad_kind, state.grad_reduce_bytes, state.grad_reduce_group)
+                                        : StartDp(st, CollectiveKind::kAllReduce, state.grad_replica_reduce_bytes, CommGroup::kShardReplica);
+      }
+      if (expert_grads.bytes > 0) Absorb(f, StartDp(st, expert_grads.kind, expert_grads.bytes, expert_grads.group));
+      return f;
     };
     bool first_forward = true;
     const auto& ops = schedule_[st];
@@ -329,7 +360,7 @@ class DesRun {
           Record("storage", "data read", "data", start, data_.Wait(), FlowArgs(data_));
           step_data_stall_s_ = Now() - t0;
         }
-        Flows cp = StartCp(st, op.chunk, true);
+        Flows cp = StartLayerFlows(st, op.chunk, true, CommGroup::kContext);
         const double t0 = Now();
         // An overlapped parameter gather holds NCCL's SMs during the first
         // forward, for as long as it still runs when the forward starts.
@@ -338,7 +369,8 @@ class DesRun {
           const double remaining = std::max(0.0, gather.start_s + dp.param_gather_s - Now());
           contention = std::min(remaining, chunk.forward_compute_s) * nccl_slowdown_;
         }
-        Compute(chunk.forward_s() + contention);
+        Compute(chunk.forward_s() - chunk.forward_all_to_all_s + contention);
+        RunAllToAll(st, op, vs);
         if (recording_) Record(StageTrack(st, "compute"), PassName(op), "forward", t0, Now(), PassArgs(op, vs));
         if (first_forward && gather.active) Record(StageTrack(st, "dp"), "param all-gather", "dp", gather.start_s, gather.Wait(), FlowArgs(gather));
         first_forward = false;
@@ -357,10 +389,12 @@ class DesRun {
         }
       } else {
         if (vs < V_ - 1) Receive(st, 1, vs, op.microbatch);
-        if (i + 1 == ops.size() && p_.gradient_replicas() > 1 && step_grads && p_.overlap_grad_reduce) grads = start_grads();
-        Flows cp = StartCp(st, op.chunk, false);
+        if (i + 1 == ops.size() && step_grads && p_.overlap_grad_reduce) grads = start_grads();
+        Flows cp = StartLayerFlows(st, op.chunk, false, CommGroup::kContext);
         const double t0 = Now();
-        Compute(chunk.backward_s() + (grads.active ? std::min(dp.grad_reduce_s, chunk.backward_compute_s) * nccl_slowdown_ : 0.0));
+        Compute(chunk.backward_s() - chunk.backward_all_to_all_s +
+                (grads.active ? std::min(dp.grad_reduce_s, chunk.backward_compute_s) * nccl_slowdown_ : 0.0));
+        RunAllToAll(st, op, vs);
         if (recording_) Record(StageTrack(st, "compute"), PassName(op), "backward", t0, Now(), PassArgs(op, vs));
         if (cp.active) {
           const double end = cp.Wait();  // the args' strings only when recording: this runs per pass
@@ -377,7 +411,7 @@ class DesRun {
         }
       }
     }
-    if (p_.gradient_replicas() > 1 && step_grads && !grads.active) grads = start_grads();
+    if (step_grads && !grads.active) grads = start_grads();
     if (grads.active) {
       Record(StageTrack(st, "dp"), state.grad_reduce_bytes > 0 && grad_kind == CollectiveKind::kReduceScatter ? "grad reduce-scatter" : "grad all-reduce",
              "dp", grads.start_s, grads.Wait(), FlowArgs(grads));
