@@ -1,0 +1,249 @@
+// Mixture-of-experts: parameter counts, FLOPs, the MoE operators and their
+// all-to-alls, expert sharding of memory, the EP/ETP rules, and the
+// all-to-all as DES flows.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "models/memory_model.h"
+#include "models/workload.h"
+#include "sim/cost/collective_model.h"
+#include "sim/cost/step_costs.h"
+#include "sim/io/scenario_loader.h"
+#include "sim/run/simulate.h"
+
+namespace trainsim {
+namespace {
+
+// Mixtral 8x7B (mistralai/Mixtral-8x7B-v0.1 config.json) on XE9680 nodes.
+constexpr const char* kMixtral = R"(name: mixtral
+cluster: {node: xe9680-h100, nodes: 2}
+model:
+  layers: 32
+  hidden: 4096
+  ffn_hidden: 14336
+  heads: 32
+  kv_heads: 8
+  vocab: 32000
+  moe: {experts: 8, top_k: 2, moe_ffn_hidden: 14336, forced_balance: true}
+parallelism: {tensor: 1, pipeline: 1, expert: 8}
+training: {seq_len: 4096, global_batch: 256, micro_batch: 1, precision: bf16}
+)";
+
+// DeepSeek-V3 (deepseek-ai/DeepSeek-V3 config.json), MTP module left out as
+// the published 671B total does.
+constexpr const char* kDeepSeekV3 = R"(name: dsv3
+cluster: {node: dgx-h100, nodes: 128}
+model:
+  layers: 61
+  hidden: 7168
+  ffn_hidden: 18432
+  heads: 128
+  kv_heads: 128
+  vocab: 129280
+  attention: mla
+  mla: {q_lora_rank: 1536, kv_lora_rank: 512, qk_head_dim: 128, qk_rope_head_dim: 64, v_head_dim: 128}
+  moe: {experts: 256, top_k: 8, moe_ffn_hidden: 2048, shared_experts: 1, first_k_dense: 3, forced_balance: true}
+parallelism: {tensor: 2, pipeline: 8, virtual_stages: 4, expert: 64, sequence_parallel: true}
+training: {seq_len: 4096, global_batch: 8192, micro_batch: 1, precision: fp8}
+)";
+
+Expected<Scenario> Parse(const std::string& text, std::vector<std::string> sets = {}) {
+  YAML::Node root = YAML::Load(text);
+  ApplyOverrides(root, sets);
+  return ParseScenario(root, "moe.yaml");
+}
+
+Scenario Make(const std::string& text, std::vector<std::string> sets = {}) {
+  auto s = Parse(text, std::move(sets));
+  EXPECT_TRUE(s.ok()) << s.error().ToString();
+  return *s;
+}
+
+const CommOp* FindComm(const PassWork& pass, const std::string& name) {
+  for (const auto& c : pass.comms) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+TEST(MoeModelTest, MixtralParameterCountsMatchThePublishedTotals) {
+  const Scenario s = Make(kMixtral);
+  // Mistral AI: 46.7B parameters, 12.9B active per token.
+  EXPECT_NEAR(s.model.TotalParameters(4096) / 46.7e9, 1.0, 0.01);
+  EXPECT_NEAR(s.model.ActiveParameters(4096) / 12.9e9, 1.0, 0.01);
+  EXPECT_EQ(s.model.MoeLayers(), 32);
+}
+
+TEST(MoeModelTest, DeepSeekV3ParameterCountsMatchThePublishedTotals) {
+  const Scenario s = Make(kDeepSeekV3);
+  EXPECT_EQ(s.model.MoeLayers(), 58);
+  EXPECT_FALSE(s.model.IsMoeLayer(2));
+  EXPECT_TRUE(s.model.IsMoeLayer(3));
+  // DeepSeek-V3 report (arXiv 2412.19437): 671B total, 37B activated. The
+  // count here is 37.55B: the report's figure is rounded down (it gives no
+  // decimals); counting the input embedding, which a token touches once,
+  // as not "activated" would give 36.6B.
+  EXPECT_NEAR(s.model.TotalParameters(4096) / 671e9, 1.0, 0.01);
+  EXPECT_NEAR(s.model.ActiveParameters(4096) / 37e9, 1.0, 0.02);
+}
+
+TEST(MoeModelTest, MegatronFlopsCountTopKExpertsAndSharedOnes) {
+  // All layers MoE, no shared experts: the dense formula with an MLP of top_k experts.
+  Scenario s = Make(kMixtral);
+  ModelSpec dense = s.model;
+  dense.moe = MoeSpec{};
+  dense.ffn_hidden = 2 * 14336;
+  EXPECT_NEAR(MegatronModelFlops(s.model, 256, 4096) / MegatronModelFlops(dense, 256, 4096), 1.0, 1e-12);
+  // A shared expert counts as one more expert's MLP per token.
+  ModelSpec shared = s.model;
+  shared.moe.shared_experts = 1;
+  dense.ffn_hidden = 3 * 14336;
+  EXPECT_NEAR(MegatronModelFlops(shared, 256, 4096) / MegatronModelFlops(dense, 256, 4096), 1.0, 1e-12);
+}
+
+TEST(MoeWorkloadTest, DispatchAndCombineMoveTopKCopiesOfEachToken) {
+  const Scenario s = Make(kMixtral);
+  const Workload w = BuildWorkload(s);
+  ASSERT_EQ(w.kinds.size(), 1u);
+  const LayerWork& layer = w.layer(0);
+  EXPECT_TRUE(layer.kind.moe);
+  const double T = 4096, h = 4096, top_k = 2;
+  const CommOp* dispatch = FindComm(layer.forward, "moe dispatch all-to-all");
+  const CommOp* combine = FindComm(layer.forward, "moe combine all-to-all");
+  ASSERT_TRUE(dispatch && combine);
+  EXPECT_EQ(dispatch->kind, CollectiveKind::kAllToAll);
+  EXPECT_EQ(dispatch->group, CommGroup::kExpert);
+  EXPECT_DOUBLE_EQ(dispatch->bytes, T * top_k * h * 2);
+  EXPECT_DOUBLE_EQ(combine->bytes, dispatch->bytes);
+  // The backward sends the gradients back along both paths.
+  EXPECT_TRUE(FindComm(layer.backward, "moe dispatch all-to-all backward"));
+  EXPECT_TRUE(FindComm(layer.backward, "moe combine all-to-all backward"));
+  // Expert GEMMs: one local expert per rank with EP 8, all top_k copies of the rank's tokens.
+  double expert_flops = 0;
+  for (const auto& op : layer.forward.ops) {
+    if (op.name.rfind("expert fc", 0) == 0) expert_flops += op.flops;
+  }
+  EXPECT_DOUBLE_EQ(expert_flops, 2.0 * T * top_k * 3 * h * 14336);
+}
+
+TEST(MoeWorkloadTest, CapacityFactorPadsTheExpertsAndTheAllToAll) {
+  const Scenario balanced = Make(kMixtral);
+  const Scenario padded = Make(kMixtral, {"model.moe.forced_balance=false", "model.moe.capacity_factor=1.25"});
+  const double b = FindComm(BuildWorkload(balanced).layer(0).forward, "moe dispatch all-to-all")->bytes;
+  const double p = FindComm(BuildWorkload(padded).layer(0).forward, "moe dispatch all-to-all")->bytes;
+  EXPECT_DOUBLE_EQ(p / b, 1.25);
+  // Dropless without forced balance waits for the framework's busiest expert.
+  const Scenario dropless = Make(kMixtral, {"model.moe.forced_balance=false"});
+  EXPECT_DOUBLE_EQ(ExpertLoadFactor(dropless), dropless.framework.moe_dropless_load_factor);
+  EXPECT_GE(ExpertLoadFactor(dropless), 1.0);
+}
+
+TEST(MoeWorkloadTest, FirstDenseLayersAreTheirOwnKind) {
+  const Scenario s = Make(kDeepSeekV3);
+  const Workload w = BuildWorkload(s);
+  ASSERT_EQ(w.kinds.size(), 2u);
+  EXPECT_FALSE(w.layer(0).kind.moe);
+  EXPECT_TRUE(w.layer(3).kind.moe);
+  // The three dense layers sit in the first virtual stages, in layer order.
+  int layers = 0, dense = 0;
+  for (int vs = 0; vs < 32; ++vs) {
+    const std::vector<int> counts = w.KindCounts(vs);
+    if (layers < 3) EXPECT_EQ(counts[0], std::min(3 - layers, w.stages.VirtualStageLayers(vs))) << vs;
+    dense += counts[0];
+    layers += counts[0] + counts[1];
+  }
+  EXPECT_EQ(dense, 3);
+  EXPECT_EQ(layers, 61);
+}
+
+TEST(MoeLayoutTest, AllToAllStaysOnNvlinkInsideTheNodeAndCrossesTheNicsBeyondIt) {
+  const Scenario in_node = Make(kMixtral);
+  const Scenario across = Make(kMixtral, {"model.moe.experts=16", "parallelism.expert=16"});
+  const Workload wi = BuildWorkload(in_node), wa = BuildWorkload(across);
+  const CollectivePlan pi = PlanCollective(in_node, *FindComm(wi.layer(0).forward, "moe dispatch all-to-all"));
+  const CollectivePlan pa = PlanCollective(across, *FindComm(wa.layer(0).forward, "moe dispatch all-to-all"));
+  EXPECT_TRUE(pi.span.on_nvlink());
+  EXPECT_EQ(pi.phase_count, 1);
+  EXPECT_FALSE(pa.span.on_nvlink());
+  EXPECT_EQ(pa.span.domains, 2);
+  ASSERT_EQ(pa.phase_count, 2);
+  EXPECT_EQ(pa.phases[1].link, LinkClass::kNic);
+  // Half of each rank's pieces go to the other node's eight ranks.
+  EXPECT_NEAR(pa.phases[1].bytes * MessageSizeFactor(across, CollectiveChunkBytes(*FindComm(wa.layer(0).forward, "moe dispatch all-to-all"), 16)) /
+                  FindComm(wa.layer(0).forward, "moe dispatch all-to-all")->bytes, 0.5, 1e-9);
+  // With 4 ConnectX-7 per node the NIC phase takes twice as long.
+  const Scenario four = Make(kMixtral, {"model.moe.experts=16", "parallelism.expert=16", "cluster.nics_per_node=4"});
+  const CommOp& op = *FindComm(wa.layer(0).forward, "moe dispatch all-to-all");
+  EXPECT_NEAR(PlanCollective(four, op).phases[1].time_s() / pa.phases[1].time_s(), 2.0, 1e-9);
+}
+
+TEST(MoeLayoutTest, ExpertGroupsFoldOverTheAttentionRanks) {
+  // TP 2 x DP 64 per stage; EP 64 x ETP 1: expert-DP 2.
+  const Scenario s = Make(kDeepSeekV3);
+  EXPECT_EQ(s.parallelism.expert_data(), 2);
+  const RankLayout layout = s.layout();
+  EXPECT_EQ(layout.Span(CommGroup::kExpert).ranks, 64);
+  EXPECT_EQ(layout.Span(CommGroup::kExpert).stride, 1);
+  EXPECT_EQ(layout.Span(CommGroup::kExpertData).ranks, 2);
+  EXPECT_EQ(layout.Span(CommGroup::kExpertData).stride, 64);
+  const Scenario etp = Make(kDeepSeekV3, {"parallelism.expert=32", "parallelism.expert_tensor=2"});
+  EXPECT_EQ(etp.layout().Span(CommGroup::kExpert).stride, 2);
+  EXPECT_EQ(etp.layout().Span(CommGroup::kExpertTensor).ranks, 2);
+}
+
+TEST(MoeMemoryTest, ExpertsAreShardedOverExpertParallelRanks) {
+  const Scenario s = Make(kMixtral);
+  const Workload w = BuildWorkload(s);
+  const ModelSpec& m = s.model;
+  // EP 8: each GPU holds one of the eight experts of every layer, the attention and router whole.
+  const double expected_layer = m.LayerParameters(0) - 7 * m.ExpertParameters();
+  EXPECT_NEAR(w.layer(0).params_per_gpu / expected_layer, 1.0, 1e-12);
+  EXPECT_NEAR(w.layer(0).expert_params_per_gpu, m.ExpertParameters(), 1e-3);
+  // Expert-DP = 16 GPUs / EP 8 = 2: the experts' optimizer state is halved,
+  // the rest sharded over all 16 data-parallel ranks.
+  const RankState& r = w.rank_state[0];
+  const MemoryReport mem = EstimateMemory(s, w);
+  const double experts = r.expert_params_per_gpu, dense = r.params_per_gpu - experts;
+  EXPECT_NEAR(mem.optimizer_gib * 1024.0 * 1024 * 1024, (dense * 12 / 16 + experts * 12 / 2), 1e3);
+  EXPECT_NEAR(mem.weights_gib * 1024.0 * 1024 * 1024, r.params_per_gpu * 2, 1e3);
+}
+
+TEST(MoeRulesTest, ExpertParallelDivisibilityErrorsNameTheKey) {
+  struct Case {
+    std::vector<std::string> sets;
+    std::string key;
+  };
+  for (const Case& c : {Case{{"parallelism.expert=3"}, "expert"},
+                        Case{{"parallelism.expert=32"}, "expert"},  // EP 32 > 16 GPUs per stage
+                        Case{{"parallelism.expert_tensor=3"}, "expert_tensor"},
+                        Case{{"model.moe.top_k=9"}, "top_k"},
+                        Case{{"parallelism.tensor=2", "parallelism.sequence_parallel=false"}, "sequence_parallel"}}) {
+    auto s = Parse(kMixtral, c.sets);
+    ASSERT_FALSE(s.ok()) << c.sets[0];
+    EXPECT_EQ(s.error().kind, ErrorKind::kBadInput);
+    EXPECT_NE(s.error().ToString().find(c.key), std::string::npos) << s.error().ToString();
+  }
+  YAML::Node dense = YAML::Load(kMixtral);
+  dense["model"].remove("moe");
+  auto s = ParseScenario(dense, "dense.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().ToString().find("parallelism.expert"), std::string::npos) << s.error().ToString();
+}
+
+TEST(MoeDesTest, AllToAllFlowsShareTheNicsAndAgreeWithTheClosedFormWhenAlone) {
+  // EP 16 over two nodes, one pipeline stage: nothing else contends, so the
+  // DES's all-to-all flows take the closed form's time.
+  const Scenario s = Make(kMixtral, {"model.moe.experts=16", "parallelism.expert=16", "training.global_batch=64"});
+  const SimulationResult des = Simulate(s, SimulateOptions::At(Fidelity::kDes));
+  const SimulationResult ana = Simulate(s, SimulateOptions::At(Fidelity::kAnalytical));
+  // (EP 16 leaves each expert on one GPU: its optimizer state does not fit; the step time is still simulated.)
+  ASSERT_GT(des.step_time_s, 0);
+  EXPECT_NEAR(des.step_time_s / ana.step_time_s, 1.0, 0.05);
+  // Fewer NICs: the all-to-all, a large part of this step, slows it down in both.
+  const Scenario four = Make(kMixtral, {"model.moe.experts=16", "parallelism.expert=16", "training.global_batch=64", "cluster.nics_per_node=4"});
+  const SimulationResult des4 = Simulate(four, SimulateOptions::At(Fidelity::kDes));
+  EXPECT_GT(des4.step_time_s, des.step_time_s * 1.1);
+}
+
+}  // namespace
+}  // namespace trainsim
