@@ -75,6 +75,40 @@ std::vector<PlanDimension> MakeDimensions() {
                [](const PlanConfig& c) { return c.data; }, [](PlanConfig& c, int v) { c.data = v; },
                [](const Scenario& s) { return s.parallelism.data; }, [](Scenario& s, int v) { s.parallelism.data = v; },
                nullptr});
+  // Expert parallelism (MoE): any divisor of the experts that divides the
+  // attention ranks of a stage (TP x CP x DP), up to the NVLink domain times
+  // the nodes; expert tensor parallelism 1 or the attention's TP.
+  {
+    PlanDimension ep{"EP", "parallelism", "expert", PlanValueKind::kCount, 3,
+                     [](const PlanConfig& c) { return c.expert; }, [](PlanConfig& c, int v) { c.expert = v; },
+                     [](const Scenario& s) { return s.parallelism.expert; }, [](Scenario& s, int v) { s.parallelism.expert = v; },
+                     [](const PlanConfig& c, const SearchContext& x) {
+                       const int experts = x.base->model.moe.experts;
+                       if (experts == 0) return std::vector<int>{1};
+                       const long ranks = long(c.tensor) * c.context * c.data;
+                       std::vector<int> v;
+                       for (int ep : Divisors(experts)) {
+                         if (ranks % ep == 0) v.push_back(ep);
+                       }
+                       return v;
+                     }};
+    ep.moe_only = true;
+    d.push_back(ep);
+    PlanDimension etp{"ETP", "parallelism", "expert_tensor", PlanValueKind::kCount, 3,
+                      [](const PlanConfig& c) { return c.expert_tensor; }, [](PlanConfig& c, int v) { c.expert_tensor = v; },
+                      [](const Scenario& s) { return s.parallelism.expert_tensor; }, [](Scenario& s, int v) { s.parallelism.expert_tensor = v; },
+                      [](const PlanConfig& c, const SearchContext& x) {
+                        std::vector<int> v{1};
+                        const long ranks = long(c.tensor) * c.context * c.data;
+                        if (x.base->model.moe.enabled() && c.tensor > 1 && ranks % (long(c.expert) * c.tensor) == 0 &&
+                            x.base->model.moe.ffn_hidden % c.tensor == 0) {
+                          v.push_back(c.tensor);
+                        }
+                        return v;
+                      }};
+    etp.moe_only = true;
+    d.push_back(etp);
+  }
   d.push_back({"mb", "training", "micro_batch", PlanValueKind::kCount, 3,
                [](const PlanConfig& c) { return c.micro_batch; }, [](PlanConfig& c, int v) { c.micro_batch = v; },
                [](const Scenario& s) { return s.training.micro_batch; }, [](Scenario& s, int v) { s.training.micro_batch = v; },
@@ -113,6 +147,8 @@ std::vector<PlanDimension> MakeDimensions() {
                },
                [](const PlanConfig& c, const SearchContext& x) {
                  if (long(c.data) * c.context <= 1) return std::vector<int>{int(x.base->parallelism.data_sharding)};
+                 // ZeRO-2 / FSDP of a mixture of experts is not modelled (sim/core/scenario.cc).
+                 if (x.base->model.moe.enabled()) return std::vector<int>{int(DataSharding::kOptimizer)};
                  return std::vector<int>{int(DataSharding::kOptimizer), int(DataSharding::kGradients), int(DataSharding::kFull)};
                }});
   return d;

@@ -38,6 +38,9 @@ struct PlanDimension {
   // The values to try given the dimensions before this one (already set in
   // `so_far`); empty function: derived, not searched (data parallelism).
   std::function<std::vector<int>(const PlanConfig& so_far, const SearchContext&)> values;
+  // Only a mixture of experts has it (EP, ETP): left out of descriptions at 1
+  // and out of dense models' tables and JSON.
+  bool moe_only = false;
 };
 
 // The dimensions in search order: TP, CP, PP, DP (derived), VP, micro batch,

@@ -37,6 +37,7 @@ std::string Describe(const PlanConfig& c) {
   std::string s;
   for (const PlanDimension& d : PlanDimensions()) {
     const int v = d.get(c);
+    if (d.moe_only && v == 1) continue;
     std::string part;
     if (d.kind == PlanValueKind::kCount) part = d.label + Str(v);
     else if (d.kind == PlanValueKind::kRecompute) part = d.label + "=" + ShowValue(d, v);
@@ -124,6 +125,7 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
   PlanReport rep;
   rep.objective = options.objective;
   rep.baseline_config = ConfigOf(base);
+  rep.mixture_of_experts = base.model.moe.enabled();
   Scenario s = base;
   const int gpus = base.gpus();
   // Feasible configurations keep only what ranks them (full results are large
@@ -271,15 +273,19 @@ std::string Pad(const std::string& v, int width, bool right) {
   return right ? fill + v : v + fill;
 }
 
-std::string Header() {
+std::string Header(bool moe) {
   std::string h = "rank";
-  for (const PlanDimension& d : PlanDimensions()) h += " " + Pad(d.label, d.width, d.kind == PlanValueKind::kCount);
+  for (const PlanDimension& d : PlanDimensions()) {
+    if (!d.moe_only || moe) h += " " + Pad(d.label, d.width, d.kind == PlanValueKind::kCount);
+  }
   return h;
 }
 
-std::string Row(int rank, const PlanCandidate& c, bool show_recheck) {
+std::string Row(int rank, const PlanCandidate& c, bool show_recheck, bool moe) {
   std::string s = Pad(rank > 0 ? "#" + Str(rank) : "you", 4, true);
-  for (const PlanDimension& d : PlanDimensions()) s += " " + Pad(ShowValue(d, d.get(c.config)), d.width, d.kind == PlanValueKind::kCount);
+  for (const PlanDimension& d : PlanDimensions()) {
+    if (!d.moe_only || moe) s += " " + Pad(ShowValue(d, d.get(c.config)), d.width, d.kind == PlanValueKind::kCount);
+  }
   s += Fmt(" %9.4f", c.analytical.step_time_s);
   if (show_recheck) s += c.result.error.empty() ? Fmt(" %9.4f", c.result.step_time_s) : "    failed";
   const SimulationResult& r = show_recheck && c.result.error.empty() ? c.result : c.analytical;
@@ -288,13 +294,13 @@ std::string Row(int rank, const PlanCandidate& c, bool show_recheck) {
   return s + "\n";
 }
 
-void ConfigJson(std::string& o, const PlanConfig& c) {
+void ConfigJson(std::string& o, const PlanConfig& c, bool moe) {
   bool first_section = true;
   for (const char* section : {"parallelism", "training"}) {
     o += std::string(first_section ? "" : ",") + "\"" + section + "\":{";
     bool first = true;
     for (const PlanDimension& d : PlanDimensions()) {
-      if (d.section != section) continue;
+      if (d.section != section || (d.moe_only && !moe)) continue;
       o += std::string(first ? "" : ",") + "\"" + d.key + "\":" + JsonValue(d, d.get(c));
       first = false;
     }
@@ -326,12 +332,12 @@ std::string PlanToText(const PlanReport& r) {
     if (recheck) o << ", top " << r.candidates.size() << " re-checked with the " << r.candidates[0].result.fidelity
                    << Fmt(" (%.2f s)", r.recheck_s);
     o << "\n";
-    o << Header() << " step(an.)";
+    o << Header(r.mixture_of_experts) << " step(an.)";
     if (recheck) o << " step(" << r.candidates[0].result.fidelity << ")";
     o << "  tok/s/GPU   MFU  GiB/GPU   cost USD\n";
-    for (size_t i = 0; i < r.candidates.size(); ++i) o << Row(int(i + 1), r.candidates[i], recheck);
+    for (size_t i = 0; i < r.candidates.size(); ++i) o << Row(int(i + 1), r.candidates[i], recheck, r.mixture_of_experts);
     if (r.baseline) {
-      o << Row(0, *r.baseline, recheck);
+      o << Row(0, *r.baseline, recheck, r.mixture_of_experts);
     }
     const PlanCandidate& best = r.candidates[0];
     const SimulationResult& bres = recheck && best.result.error.empty() ? best.result : best.analytical;
@@ -381,17 +387,17 @@ std::string PlanToJson(const PlanReport& r) {
   for (size_t i = 0; i < r.candidates.size(); ++i) {
     const PlanCandidate& c = r.candidates[i];
     o += std::string(i ? "," : "") + "\n {";
-    ConfigJson(o, c.config);
+    ConfigJson(o, c.config, r.mixture_of_experts);
     o += ",\"result\":" + ResultJson(c.result) + ",\"analytical_step_time_s\":" + JsonWriter::Number(c.analytical.step_time_s) + "}";
   }
   o += "],\n\"rejected\":[";
   for (size_t i = 0; i < r.rejected.size(); ++i) {
     o += std::string(i ? "," : "") + "\n {";
-    ConfigJson(o, r.rejected[i].config);
+    ConfigJson(o, r.rejected[i].config, r.mixture_of_experts);
     o += ",\"category\":" + JsonWriter::Quote(r.rejected[i].category) + ",\"reason\":" + JsonWriter::Quote(r.rejected[i].reason) + "}";
   }
   o += "],\n\"baseline\":{";
-  ConfigJson(o, r.baseline_config);
+  ConfigJson(o, r.baseline_config, r.mixture_of_experts);
   if (r.baseline) {
     o += ",\"rank\":" + Str(r.baseline_rank) + ",\"result\":" + ResultJson(r.baseline->result);
   } else if (r.baseline_rejection) {

@@ -31,6 +31,8 @@ struct PlanConfig {
   DataSharding data_sharding = DataSharding::kOptimizer;
   int micro_batch = 1;
   Recompute recompute = Recompute::kNone;
+  int expert = 1;         // EP (mixtures of experts)
+  int expert_tensor = 1;  // ETP
 
   bool operator==(const PlanConfig&) const = default;
 };
@@ -81,6 +83,7 @@ struct PlanReport {
   std::optional<PlanRejection> baseline_rejection;
   int baseline_rank = 0;  // 1-based analytical rank among the feasible (0: infeasible)
   PlanObjective objective = PlanObjective::kTime;
+  bool mixture_of_experts = false;  // the EP and ETP columns are shown
   long searched = 0, feasible = 0, rejected_divisibility = 0, rejected_memory = 0, rejected_other = 0;
   double search_s = 0;   // enumeration, pruning and analytical timing
   double recheck_s = 0;  // re-simulating the top K
