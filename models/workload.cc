@@ -107,7 +107,7 @@ Workload BuildWorkload(const Scenario& sc) {
   const double kv_local = std::max(1.0, md.kv_heads / t);
   const double T = b * s_local;                                 // tokens through the TP region per GPU
   const double T_ln = p.sequence_parallel ? T / t : T;          // tokens of ops outside it
-  const bool fp8 = tr.precision == Precision::kFp8;
+  const Precision prec = tr.precision;  // which GEMMs and casts it implies: sim/core/precision.h
   const bool dropout = tr.dropout > 0;
   const bool swiglu = md.activation == Activation::kSwiGlu;
   const bool tp = p.tensor > 1;
@@ -147,7 +147,7 @@ Workload BuildWorkload(const Scenario& sc) {
   };
   const double norm_bytes = 2 * T_ln * h * kAct;                   // read input, write output
   const double residual_bytes = T_ln * h * (3 * kAct + (dropout ? 1 : 0));  // (dropout +) add
-  const double cast = fp8 ? 3.0 : 0.0;                              // fp8 quantize: read bf16, write fp8
+  const double cast = ForwardCastBytesPerElement(prec, h);         // quantize a projection input (0 in 16-bit)
 
   // Attention block.
   F.ops.push_back(Mem("input norm", norm_bytes + cast * T * h / (sp ? t : 1)));
@@ -202,8 +202,8 @@ Workload BuildWorkload(const Scenario& sc) {
   PassWork& B = w.layer_backward;
   for (const auto& o : F.ops) {
     if (o.cls == OpClass::kGemm) {
-      // fp8: the output gradient is quantized and transposed (one fp8 copy per GEMM operand layout).
-      if (fp8 && o.low_precision) B.ops.push_back(Mem(o.name + " grad cast-transpose", o.m * o.n * (kAct + 2)));
+      // Low precision: the output gradient is quantized in both layouts (dgrad and wgrad reduce over different axes).
+      if (IsLowPrecision(prec) && o.low_precision) B.ops.push_back(Mem(o.name + " grad cast-transpose", o.m * o.n * BackwardCastBytesPerElement(prec, o.n)));
       // Under LoRA every base projection is frozen (low_precision marks them; the adapters run in 16-bit).
       AddGemmBackward(B.ops, o, sc.framework.wgrad_out_bytes, lora && o.low_precision);
     } else if (o.cls == OpClass::kAttention) {
