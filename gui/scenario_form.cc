@@ -143,7 +143,7 @@ ScenarioForm::ScenarioForm(QWidget* parent) : QWidget(parent) {
   AddSpin("training.global_batch", tr("&Global batch"), 1, 1 << 26, 1);
   AddSpin("training.micro_batch", tr("&Micro batch"), 1, 1 << 16, 1);
   AddSpin("training.steps", tr("Steps"), 1, 2000000000, 1);
-  AddCombo("training.precision", tr("Precision"), {"bf16", "fp16", "fp8"}, false);
+  AddCombo("training.precision", tr("Precision"), {"bf16", "fp16", "fp8", "fp8-blockwise", "fp8-rowwise", "mxfp8", "nvfp4"}, false);
   AddCombo("training.recompute", tr("Recompute"), {"none", "selective", "full"}, false);
 
   section(tr("Checkpoint"));

@@ -32,9 +32,10 @@ double LayerActivationBytes(const Scenario& sc, const LayerKind& kind, Recompute
   // Korthikanti's 34sbh splits into a part inside the TP region (divided by t)
   // and a part outside it (divided by t only with sequence parallelism).
   const double mask = dropout ? 1.0 : 0.0;
-  // With fp8 the four projections keep their inputs for the weight gradient
-  // in fp8 (Transformer Engine saves the quantized copy), the rest stays 16-bit.
-  const double in = tr.precision == Precision::kFp8 ? 1.0 : 2.0;
+  // In a low-precision format the four projections keep their inputs for the
+  // weight gradient quantized (Transformer Engine saves the quantized copy,
+  // scale factors included: sim/core/precision.h), the rest stays 16-bit.
+  const double in = SavedInputBytes(tr.precision, h);
   // MLA keeps the latent down-projections' outputs (replicated over TP) for the up-projections.
   const double latents = mla ? 2.0 * (m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) : 0.0;
   const double outside = 4 * h /* norm inputs */ + in * h + in * h /* QKV and fc1 (router) inputs */ + 2 * mask * h /* dropout masks */;
@@ -120,7 +121,7 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w) {
     const double adapter = adapters == 0 ? 0 : full ? adapters / G + units * w.layer_trainable_params_per_gpu : adapters;
     // Frozen LoRA base weights under fp8 are kept as Transformer Engine's fp8
     // copy alone (fp8_model_init): no optimizer updates them, so no 16-bit copy.
-    const double base_bytes = adapters > 0 && sc.training.precision == Precision::kFp8 ? 1 : 2;
+    const double base_bytes = adapters > 0 && IsLowPrecision(sc.training.precision) ? OperandBytes(sc.training.precision, sc.model.hidden) : 2;
     m.weights_gib = (base * base_bytes + adapter * 2) / kGiB;
     const bool grads_sharded = mode == DataSharding::kGradients || mode == DataSharding::kFull;
     const double grads = grads_sharded ? trainable / G + units * w.layer_trainable_params_per_gpu : trainable;

@@ -138,7 +138,8 @@ struct LayerContext {
   const ModelSpec& md;
   const Parallelism& p;
   double t, cp, b, s, s_local, h, T, T_ln, tp_bytes;
-  bool fp8, dropout, tp, sp, lora;
+  Precision prec;  // which GEMMs and casts it implies: sim/core/precision.h
+  bool dropout, tp, sp, lora;
   double norm_bytes, residual_bytes, cast;
   explicit LayerContext(const Scenario& scenario)
       : sc(scenario), md(scenario.model), p(scenario.parallelism) {
@@ -151,7 +152,7 @@ struct LayerContext {
     h = md.hidden;
     T = b * s_local;                         // tokens through the TP region per GPU
     T_ln = p.sequence_parallel ? T / t : T;  // tokens of ops outside it
-    fp8 = tr.precision == Precision::kFp8;
+    prec = tr.precision;
     dropout = tr.dropout > 0;
     tp = p.tensor > 1;
     sp = p.sequence_parallel;
@@ -159,7 +160,7 @@ struct LayerContext {
     tp_bytes = T * h * kAct;  // gathered activation of one TP collective
     norm_bytes = 2 * T_ln * h * kAct;                                    // read input, write output
     residual_bytes = T_ln * h * (3 * kAct + (dropout ? 1 : 0));          // (dropout +) add
-    cast = fp8 ? 3.0 : 0.0;                                              // fp8 quantize: read bf16, write fp8
+    cast = ForwardCastBytesPerElement(prec, h);                          // quantize a projection input (0 in 16-bit)
   }
 };
 
@@ -399,8 +400,10 @@ class LayerBuilder {
     const bool lora = c_.lora;
     for (const auto& o : F.ops) {
       if (o.cls == OpClass::kGemm) {
-        // fp8: the output gradient is quantized and transposed (one fp8 copy per GEMM operand layout).
-        if (c_.fp8 && o.low_precision) B.ops.push_back(Mem(o.name + " grad cast-transpose", o.m * o.n * o.batch * (kAct + 2)));
+        // Low precision: the output gradient is quantized in both layouts (dgrad and wgrad reduce over different axes).
+        if (IsLowPrecision(c_.prec) && o.low_precision) {
+          B.ops.push_back(Mem(o.name + " grad cast-transpose", o.m * o.n * o.batch * BackwardCastBytesPerElement(c_.prec, o.n)));
+        }
         // Under LoRA every base projection is frozen (low_precision marks them; the adapters run in 16-bit).
         AddGemmBackward(B.ops, o, c_.sc.framework.wgrad_out_bytes, lora && o.low_precision);
       } else if (o.cls == OpClass::kAttention) {

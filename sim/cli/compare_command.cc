@@ -51,7 +51,7 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
     Expected<Scenario> s = LoadScenario(a.positional[files == 2 ? i : 0], overrides);
     if (!s) {
       err << s.error().ToString() << "\n";
-      return kExitBadInput;
+      return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
     }
     r[i] = Simulate(*s, opt);
     // Name the what-if by what it changes, so A and B read apart.

@@ -70,7 +70,7 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
   Expected<Scenario> s = LoadScenario(a.positional[0], a.All("--set"));
   if (!s) {
     err << s.error().ToString() << "\n";
-    return kExitBadInput;
+    return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
   }
   // The planner reports no progress of its own (its search size is known
   // only as it prunes): elapsed time, so long searches are not silent.

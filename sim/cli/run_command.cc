@@ -58,7 +58,7 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
   Expected<Scenario> s = LoadScenario(a.positional[0], a.All("--set"));
   if (!s) {
     err << s.error().ToString() << "\n";
-    return kExitBadInput;
+    return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
   }
   ProgressLine progress(err, "run", a.Has("--progress"));
   if (progress.enabled() && opt.fidelity == Fidelity::kDes) {

@@ -188,7 +188,7 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
   Expected<Scenario> s = LoadScenario(a.positional[0], sets);
   if (!s) {
     err << s.error().ToString() << "\n";
-    return kExitBadInput;
+    return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
   }
   if (!opt.storage_nodes.empty() && !s->storage) return bad("--storage-nodes: the scenario has no cluster.storage");
   if (opt.tokens <= 0) {

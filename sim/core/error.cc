@@ -8,6 +8,7 @@ std::string ToString(ErrorKind k) {
     case ErrorKind::kDoesNotFit: return "does not fit";
     case ErrorKind::kCannotProgress: return "cannot make progress";
     case ErrorKind::kRefused: return "refused";
+    case ErrorKind::kUnsupported: return "unsupported by the hardware";
     case ErrorKind::kInternal: return "internal error";
   }
   return "?";

@@ -18,6 +18,7 @@ enum class ErrorKind {
   kDoesNotFit,      // the configuration needs more GPU memory than there is: exit 1
   kCannotProgress,  // failures outrun the checkpoints: exit 1
   kRefused,         // beyond what the DES bounds itself to: exit 1
+  kUnsupported,     // the hardware cannot run it (a number format its tensor cores lack): exit 1
   kInternal,        // a bug: exit 1, reported as such
 };
 std::string ToString(ErrorKind k);

@@ -2,35 +2,36 @@
 
 namespace trainsim {
 
-std::string ToString(Precision p) {
-  switch (p) {
-    case Precision::kBf16: return "bf16";
-    case Precision::kFp16: return "fp16";
-    case Precision::kFp8: return "fp8";
+namespace {
+
+// The value of the precision's key, else of the keys it falls back to: a
+// block-scaled fp8 GEMM to the fp8 one, everything to the 16-bit one.
+template <typename Fallback>
+double Lookup(const std::map<std::string, double>& m, Precision p, Fallback last) {
+  for (const char* k : {GemmRateKey(p), p == Precision::kMxfp8 ? "fp8" : "", "bf16", "fp16"}) {
+    if (*k == 0) continue;
+    if (auto it = m.find(k); it != m.end()) return it->second;
   }
-  return "bf16";
+  return last();
 }
 
+}  // namespace
+
 double GpuProfile::PeakFlops(Precision p) const {
-  const std::string k = ToString(p);
-  if (auto it = peak_flops.find(k); it != peak_flops.end()) return it->second;
-  if (auto it = peak_flops.find("bf16"); it != peak_flops.end()) return it->second;
-  return peak_flops.at("fp16");
+  return Lookup(peak_flops, p, [&] { return peak_flops.at("fp16"); });
 }
 
 double GpuProfile::MatmulMaxEfficiency(Precision p) const {
-  const std::string k = ToString(p);
-  if (auto it = matmul_max_eff.find(k); it != matmul_max_eff.end()) return it->second;
-  if (auto it = matmul_max_eff.find("bf16"); it != matmul_max_eff.end()) return it->second;
-  if (auto it = matmul_max_eff.find("fp16"); it != matmul_max_eff.end()) return it->second;
-  return 0.8;
+  return Lookup(matmul_max_eff, p, [] { return 0.8; });
 }
 
 double GpuProfile::MatmulKHalf(Precision p) const {
-  const std::string k = ToString(p);
-  if (auto it = matmul_k_half.find(k); it != matmul_k_half.end()) return it->second;
-  if (auto it = matmul_k_half.find("bf16"); it != matmul_k_half.end()) return it->second;
-  return 0;
+  return Lookup(matmul_k_half, p, [] { return 0.0; });
+}
+
+bool GpuProfile::Supports(Precision p) const {
+  const std::string k = RequiredPeakKey(p);
+  return k.empty() || peak_flops.count(k) > 0;
 }
 
 std::string ToString(DataSharding d) {

@@ -9,11 +9,9 @@
 #include <vector>
 
 #include "sim/core/error.h"
+#include "sim/core/precision.h"
 
 namespace trainsim {
-
-enum class Precision { kBf16, kFp16, kFp8 };
-std::string ToString(Precision p);
 
 enum class AttentionKernel { kFlash, kUnfused };
 
@@ -24,7 +22,7 @@ struct GpuProfile {
   double hbm_bytes_per_s = 0;
   int sms = 0;
   double tdp_w = 0;
-  std::map<std::string, double> peak_flops;      // "bf16", "fp16", "fp8", "fp32" -> FLOP/s
+  std::map<std::string, double> peak_flops;      // "bf16", "fp16", "fp8", "mxfp8", "nvfp4", "fp32" -> FLOP/s
   std::map<std::string, double> matmul_max_eff;  // asymptotic (K -> infinity) fraction of peak
   std::map<std::string, double> matmul_k_half;   // K at which a GEMM reaches half of it
   int matmul_tile_m = 128;
@@ -39,11 +37,14 @@ struct GpuProfile {
   // the boost clock the peaks and short benchmarks use.
   double sustained_clock_fraction = 1.0;
 
-  // Dense peak for a precision; fp8 falls back to the 16-bit peak where the GPU has none.
+  // Dense peak of a precision's GEMMs (its GemmRateKey, sim/core/precision.h);
+  // a key the profile lacks falls back: mxfp8 to fp8, then to the 16-bit one.
   double PeakFlops(Precision p) const;
   double MatmulMaxEfficiency(Precision p) const;
   double MatmulKHalf(Precision p) const;
   bool SupportsFp8() const { return peak_flops.count("fp8") > 0; }
+  // Whether the tensor cores run the precision at all (its RequiredPeakKey).
+  bool Supports(Precision p) const;
 };
 
 // The software stack's defaults: which kernels and overlaps the training

@@ -24,7 +24,9 @@ double OperatorTime(const Operator& op, const GpuProfile& gpu, Precision precisi
   const double mem_time = op.bytes / mem_bw;
   switch (op.cls) {
     case OpClass::kGemm: {
-      const Precision p = (op.low_precision && precision == Precision::kFp8) ? Precision::kFp8
+      // Only the projections run in the scenario's low-precision format
+      // (sim/core/precision.h); the rest keep the 16-bit format of the step.
+      const Precision p = (op.low_precision && IsLowPrecision(precision)) ? precision
                           : precision == Precision::kFp16 ? Precision::kFp16 : Precision::kBf16;
       const double eff = GemmEfficiency(gpu, p, op.m, op.n, op.k, op.batch, op.out_bytes);
       const double compute = op.flops / (gpu.PeakFlops(p) * gpu.sustained_clock_fraction * eff);

@@ -29,6 +29,7 @@ DesTopology BuildDesTopology(const Scenario& s) {
   const int gpn = s.node.gpus_per_node;
   DesTopology t;
   t.nodes_per_su = std::max(1, s.fabric.nodes_per_su);
+  t.nodes_per_domain = std::max(1, s.node.nvlink_domain_gpus / gpn);
   // A NIC faster than the fabric's links (400G ConnectX-7 on 100 GbE) runs at the link's rate.
   t.nic_line_bytes_per_s = NicLineBytesPerS(s);
   t.nic_achieved_bytes_per_s = NicAchievedBytesPerS(s);
@@ -98,6 +99,9 @@ DesTopology BuildDesTopology(const Scenario& s) {
     t.host_link_bytes_per_s[node] = s.node.pcie_bytes_per_s * n / gpn;
     sim_gpus_per_su[t.SuOf(node)] += n;
   }
+  if (t.nodes_per_domain > 1) {
+    for (const auto& [node, n] : t.simulated_gpus_per_node) t.nvlink_switch_bytes_per_s[t.DomainOf(node)] += n * s.node.nvlink_bytes_per_s;
+  }
   for (const auto& [su, n] : sim_gpus_per_su) {
     const int nodes_in_su = std::min(t.nodes_per_su, s.nodes - su * t.nodes_per_su);
     const double uplinks = nodes_in_su * EffectiveNics(s) * t.nic_line_bytes_per_s / std::max(1.0, s.fabric.spine_oversubscription);
@@ -133,8 +137,20 @@ DesHosts BuildSimgridPlatform(const Scenario& s, const DesTopology& t) {
   h.controller = zone->create_host("controller", 1.0);
   std::vector<sg4::Link*> bundle_links;
   for (size_t i = 0; i < t.bundles.size(); ++i) bundle_links.push_back(duplex("nic" + std::to_string(i), t.bundles[i].capacity_bytes_per_s));
-  std::map<int, sg4::Link*> su_links, host_links;
+  std::map<int, sg4::Link*> su_links, host_links, switch_links;
   for (const auto& [su, bw] : t.su_uplink_bytes_per_s) su_links[su] = duplex("su" + std::to_string(su), bw);
+  for (const auto& [d, bw] : t.nvlink_switch_bytes_per_s) switch_links[d] = duplex("nvswitch" + std::to_string(d), bw);
+  // NVLink from a GPU link to another node's GPU link of the same domain
+  // crosses the switch trays; inside a node it does not.
+  auto nvlink_route = [&](sg4::Link* from, int from_node, sg4::Link* to, int to_node) {
+    std::vector<sg4::LinkInRoute> links{{from, Dir::UP}};
+    if (auto sw = switch_links.find(t.DomainOf(from_node)); sw != switch_links.end() && from_node != to_node) {
+      links.push_back({sw->second, Dir::UP});
+      links.push_back({sw->second, Dir::DOWN});
+    }
+    links.push_back({to, Dir::DOWN});
+    return links;
+  };
   for (const auto& [node, bw] : t.host_link_bytes_per_s) {
     host_links[node] = simple("pcie" + std::to_string(node), bw);
     h.host_memory[node] = zone->create_host("hostmem" + std::to_string(node), 1.0);
@@ -171,7 +187,10 @@ DesHosts BuildSimgridPlatform(const Scenario& s, const DesTopology& t) {
       sg4::Link* su = su_links.at(t.SuOf(part.node));
       route(ep, mir, {{b, Dir::UP}, {b, Dir::DOWN}});
       route(ep, mir_su, {{b, Dir::UP}, {su, Dir::UP}, {su, Dir::DOWN}, {b, Dir::DOWN}});
-      route(ep, nvm, {{nv, Dir::UP}, {nv, Dir::DOWN}});
+      // The NVLink mirror: the group's peers. A group spread over several
+      // trays of one domain reaches them through the switch trays.
+      const bool spread = g.parts.size() > 1 && switch_links.count(t.DomainOf(part.node));
+      route(ep, nvm, nvlink_route(nv, part.node, nv, spread ? -1 : part.node));
       route(ep, h.host_memory.at(part.node), {sg4::LinkInRoute(host_links.at(part.node))});
       for (int k = 0; k < t.storage_nodes; ++k) {
         route(ep, h.storage_write[k], {{b, Dir::UP}, {su, Dir::UP}, sg4::LinkInRoute(few[k]), sg4::LinkInRoute(dw[k])});
@@ -197,8 +216,8 @@ DesHosts BuildSimgridPlatform(const Scenario& s, const DesTopology& t) {
         const GroupPart& pa = t.groups[a].parts[j];
         const GroupPart& pb = t.groups[b].parts[j];
         std::vector<sg4::LinkInRoute> links;
-        if (pa.node == pb.node) {
-          links = {{nvlinks[a][j], Dir::UP}, {nvlinks[b][j], Dir::DOWN}};
+        if (t.SameNvlinkDomain(pa.node, pb.node)) {
+          links = nvlink_route(nvlinks[a][j], pa.node, nvlinks[b][j], pb.node);
         } else {
           links.push_back({bundle_links[pa.bundle], Dir::UP});
           if (t.SuOf(pa.node) != t.SuOf(pb.node)) {

@@ -59,7 +59,13 @@ struct DesTopology {
   std::map<int, int> simulated_gpus_per_node;
   std::map<int, double> host_link_bytes_per_s;  // per simulated node: PCIe/host path for device-to-host copies
   std::map<int, double> su_uplink_bytes_per_s;  // per scalable unit with simulated nodes
+  // NVLink switch trays of an NVLink domain larger than a node (GB200 NVL72:
+  // 9 switch trays joining 18 compute trays), per domain with simulated GPUs:
+  // non-blocking, so the simulated GPUs' share is their own NVLink rate.
+  // Empty when the domain is the node (HGX: the NVSwitch is the node's own).
+  std::map<int, double> nvlink_switch_bytes_per_s;
   int nodes_per_su = 1;
+  int nodes_per_domain = 1;  // nodes sharing one NVLink domain
   double nic_line_bytes_per_s = 0;
   double nic_achieved_bytes_per_s = 0;  // what NCCL reaches per NIC (collective_model's NicShare before the split)
   // Storage (absent when the scenario has none).
@@ -73,6 +79,9 @@ struct DesTopology {
   int simulated_writer_gpus = 0;
 
   int SuOf(int node) const { return node / nodes_per_su; }
+  int DomainOf(int node) const { return node / nodes_per_domain; }
+  // Traffic between the two nodes stays on NVLink (one NVLink domain).
+  bool SameNvlinkDomain(int a, int b) const { return DomainOf(a) == DomainOf(b); }
 };
 
 // Placement and capacities for the scenario. Pure; cost independent of the

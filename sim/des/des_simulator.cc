@@ -240,10 +240,11 @@ class DesRun {
     double latency = 0;
     const char* link = "NVLink";
     for (size_t j = 0; j < std::min(ga.parts.size(), gb.parts.size()); ++j) {
-      const bool same_node = ga.parts[j].node == gb.parts[j].node;
-      paths.push_back({h_.endpoint[a][j], h_.endpoint[b][j], per_gpu * ga.parts[j].gpus * (same_node ? 1.0 : inflate_nic_)});
-      latency = std::max(latency, same_node ? s_.node.intra_latency_s : InterNodeLatency(s_));
-      link = same_node ? "NVLink" : "NIC";
+      // One NVLink domain (the node on HGX, the rack on NVL72): NVLink.
+      const bool nvlink = topo_.SameNvlinkDomain(ga.parts[j].node, gb.parts[j].node);
+      paths.push_back({h_.endpoint[a][j], h_.endpoint[b][j], per_gpu * ga.parts[j].gpus * (nvlink ? 1.0 : inflate_nic_)});
+      latency = std::max(latency, nvlink ? s_.node.intra_latency_s : InterNodeLatency(s_));
+      link = nvlink ? "NVLink" : "NIC";
     }
     return Labelled(Start(paths, latency), bytes, link);
   }

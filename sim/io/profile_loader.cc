@@ -37,7 +37,8 @@ std::string ResolveProfile(const YAML::Node& ref, const std::string& from_file, 
 std::map<std::string, double> RatesMap(YamlMap& parent, const std::string& key, double scale, bool fraction) {
   std::map<std::string, double> out;
   YamlMap m = parent.Map(key);
-  for (const char* p : {"bf16", "fp16", "fp8", "fp32"}) {
+  // Keys: the GemmRateKey of each precision (sim/core/precision.h) and fp32.
+  for (const char* p : {"bf16", "fp16", "fp8", "mxfp8", "nvfp4", "fp32"}) {
     if (m.Has(p)) out[p] = (fraction ? m.Fraction(p) : m.PositiveDouble(p)) * scale;
   }
   m.Finish();

@@ -57,7 +57,11 @@ TEST(HardwareProfileTest, EveryProfileLoads) {
 TEST(HardwareProfileTest, DesignBriefProfilesExist) {
   for (const char* p : {"gpus/h100-sxm-80g", "gpus/a100-sxm-80g", "gpus/h200-sxm-141g", "nodes/xe9680-h100", "nodes/dgx-h100",
                         "nodes/dgx-a100", "fabrics/ndr-rail-optimized", "fabrics/hdr-fat-tree", "fabrics/roce-400g",
-                        "fabrics/roce-100g", "storage/powerscale-f710"}) {
+                        "fabrics/roce-100g", "storage/powerscale-f710",
+                        // design.md 3c: Blackwell and 800 Gb/s fabrics
+                        "gpus/b200-sxm-180g", "gpus/gb200", "gpus/b300-sxm-288g", "nodes/dgx-b200", "nodes/xe9680l-b200",
+                        "nodes/gb200-nvl72", "nodes/xe9712-gb200", "nodes/xe9780-b300", "fabrics/xdr-rail-optimized",
+                        "fabrics/spectrum-x-800g"}) {
     EXPECT_TRUE(fs::exists(fs::path(DataDir()) / "hardware-profiles" / (std::string(p) + ".yaml"))) << p;
   }
 }
@@ -69,6 +73,29 @@ TEST(HardwareProfileTest, H100DatasheetFigures) {
   EXPECT_EQ(n.gpus_per_node, 8);
   EXPECT_EQ(n.nics_allowed, (std::vector<int>{4, 8}));
   EXPECT_DOUBLE_EQ(n.nic_bytes_per_s, 50e9);
+}
+
+TEST(HardwareProfileTest, BlackwellDatasheetFigures) {
+  const NodeProfile b = LoadNodeProfile(YAML::Node("dgx-b200"), "", "node");
+  EXPECT_DOUBLE_EQ(b.gpu.PeakFlops(Precision::kBf16), 2250e12);
+  EXPECT_DOUBLE_EQ(b.gpu.PeakFlops(Precision::kMxfp8), 4500e12);
+  EXPECT_DOUBLE_EQ(b.gpu.PeakFlops(Precision::kNvfp4), 9000e12);
+  EXPECT_DOUBLE_EQ(b.gpu.PeakFlops(Precision::kFp8Blockwise), 4500e12);  // the fp8 rate
+  EXPECT_TRUE(b.gpu.Supports(Precision::kNvfp4));
+  EXPECT_EQ(b.nvlink_domain_gpus, 8);
+  const NodeProfile g = LoadNodeProfile(YAML::Node("gb200-nvl72"), "", "node");
+  EXPECT_EQ(g.gpus_per_node, 4);
+  EXPECT_EQ(g.nvlink_domain_gpus, 72);
+  EXPECT_EQ(g.nics_per_node, 4);
+  EXPECT_DOUBLE_EQ(g.nvlink_bytes_per_s, 900e9);
+  EXPECT_DOUBLE_EQ(g.gpu.PeakFlops(Precision::kNvfp4), 10000e12);
+  const NodeProfile x = LoadNodeProfile(YAML::Node("xe9712-gb200"), "", "node");
+  EXPECT_EQ(x.nvlink_domain_gpus, 72);
+  const NodeProfile u = LoadNodeProfile(YAML::Node("xe9780-b300"), "", "node");
+  EXPECT_DOUBLE_EQ(u.nic_bytes_per_s, 100e9);  // ConnectX-8 800 Gb/s
+  const NodeProfile h = LoadNodeProfile(YAML::Node("xe9680-h100"), "", "node");
+  EXPECT_FALSE(h.gpu.Supports(Precision::kMxfp8));  // Hopper: no block-scaled MMA
+  EXPECT_TRUE(h.gpu.Supports(Precision::kFp8Rowwise));
 }
 
 TEST(HardwareProfileTest, BadProfileNamesItsFileAndKey) {

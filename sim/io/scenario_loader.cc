@@ -164,10 +164,24 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
     }
     s.training.steps = int(steps);
   }
-  const std::string prec = t.Choice("precision", {"bf16", "fp16", "fp8"}, "bf16");
-  s.training.precision = prec == "fp8" ? Precision::kFp8 : prec == "fp16" ? Precision::kFp16 : Precision::kBf16;
-  if (s.training.precision == Precision::kFp8 && !s.node.gpu.SupportsFp8()) {
-    t.Fail("precision", "GPU '" + s.node.gpu.name + "' has no fp8 tensor cores");
+  {
+    int count = 0;
+    const char* const* names = PrecisionNames(count);
+    const std::string prec = t.Choice("precision", std::vector<std::string>(names, names + count), "bf16");
+    ParsePrecision(prec, s.training.precision);
+    if (!s.node.gpu.Supports(s.training.precision)) {
+      if (std::string(GemmRateKey(s.training.precision)) == "fp8") t.Fail("precision", "GPU '" + s.node.gpu.name + "' has no fp8 tensor cores");
+      // A block-scaled format on Hopper is a run that cannot happen (exit 1),
+      // not bad input: the same scenario runs on a Blackwell node.
+      try {
+        t.Fail("precision", "GPU '" + s.node.gpu.name + "' has no block-scaled tensor cores for " + prec +
+                                " (microscaled formats need Blackwell, sm_100, or later)");
+      } catch (const InputException& e) {
+        InputError err = e.error();
+        err.kind = ErrorKind::kUnsupported;
+        throw InputException(err);
+      }
+    }
   }
   const std::string rc = t.Choice("recompute", {"none", "selective", "full"}, "none");
   s.training.recompute = rc == "full" ? Recompute::kFull : rc == "selective" ? Recompute::kSelective : Recompute::kNone;

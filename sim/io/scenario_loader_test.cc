@@ -105,10 +105,12 @@ INSTANTIATE_TEST_SUITE_P(
                  "--set: parallelism.tensor: tensor 16 does not divide the 40 attention heads"},
         BadInput{"batch not divisible", {"training.global_batch=127"}, "--set: training.global_batch: global_batch 127 is not divisible by micro_batch x data = 1 x 2"},
         BadInput{"unknown model", {"model=llama2-71b"}, "--set: model: unknown model 'llama2-71b' (did you mean 'llama2-70b'?); catalogue: models/catalogue/, or give a path"},
-        BadInput{"unknown node", {"cluster.node=xe9680"}, "--set: cluster.node: unknown node profile 'xe9680' (did you mean 'xe9680-h100'?); known: dgx-a100, dgx-h100, xe9680-h100, xe9680-h200"},
+        BadInput{"unknown node", {"cluster.node=xe9680"}, "--set: cluster.node: unknown node profile 'xe9680' (did you mean 'xe9680-h100'?); known: dgx-a100, dgx-b200, dgx-h100, gb200-nvl72, xe9680-h100, xe9680-h200, xe9680l-b200, xe9712-gb200, xe9780-b300"},
         BadInput{"nics not allowed", {"cluster.nics_per_node=6"}, "--set: cluster.nics_per_node: node 'xe9680-h100' takes 4, 8 NICs, not 6"},
-        BadInput{"bad choice", {"training.precision=fp4"}, "--set: training.precision: 'fp4' is not one of: bf16, fp16, fp8 (did you mean 'fp8'?)"},
+        BadInput{"bad choice", {"training.precision=fp4"}, "--set: training.precision: 'fp4' is not one of: bf16, fp16, fp8, fp8-blockwise, fp8-rowwise, mxfp8, nvfp4 (did you mean 'fp8'?)"},
         BadInput{"fp8 on a100", {"cluster.node=dgx-a100", "cluster.fabric=hdr-fat-tree", "training.precision=fp8"},
+                 "--set: training.precision: GPU 'a100-sxm-80g' has no fp8 tensor cores"},
+        BadInput{"fp8-blockwise on a100", {"cluster.node=dgx-a100", "cluster.fabric=hdr-fat-tree", "training.precision=fp8-blockwise"},
                  "--set: training.precision: GPU 'a100-sxm-80g' has no fp8 tensor cores"},
         BadInput{"unknown nested key", {"training.seqlen=4"}, "--set: training.seqlen: unknown key (did you mean 'seq_len'?)"},
         BadInput{"checkpoint without storage", {"checkpoint.every_steps=10"}, "--set: checkpoint.every_steps: checkpoints need cluster.storage"},
@@ -132,6 +134,24 @@ INSTANTIATE_TEST_SUITE_P(
       for (char& c : name) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
       return name;
     });
+
+// A block-scaled format on Hopper cannot run (no block-scaled tensor cores):
+// exit 1 with the reason, not bad input; on Blackwell the same scenario runs.
+TEST(ScenarioTest, BlockScaledFormatsNeedBlackwell) {
+  for (const char* prec : {"mxfp8", "nvfp4"}) {
+    auto h = ParseText(kBase, {std::string("training.precision=") + prec});
+    ASSERT_FALSE(h.ok()) << prec;
+    EXPECT_EQ(h.error().kind, ErrorKind::kUnsupported);
+    EXPECT_EQ(ExitStatus(h.error().kind), 1);
+    EXPECT_NE(h.error().ToString().find("has no block-scaled tensor cores for " + std::string(prec)), std::string::npos)
+        << h.error().ToString();
+    auto b = ParseText(kBase, {std::string("training.precision=") + prec, "cluster.node=dgx-b200"});
+    ASSERT_TRUE(b.ok()) << b.error().ToString();
+    EXPECT_EQ(ToString(b->training.precision), prec);
+  }
+  auto hopper_blockwise = ParseText(kBase, {"training.precision=fp8-blockwise"});
+  ASSERT_TRUE(hopper_blockwise.ok()) << hopper_blockwise.error().ToString();
+}
 
 TEST(ScenarioTest, MalformedYamlNamesLine) {
   auto s = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/malformed.yaml");

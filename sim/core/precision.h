@@ -1,0 +1,82 @@
+// The number formats a training step can run its matrix multiplies in
+// (training.precision, design.md 3b), and what each one means for the cost
+// and memory models: which GEMMs run in the low-precision format, which of the
+// GPU profile's peak/efficiency keys they use, what the GPU must have, and how
+// many bytes an element takes with its scale factors. The one place these
+// facts live: the GPU cost model (sim/cost/gpu_cost_model.cc), the
+// workload's cast operators (models/workload.cc) and the memory model
+// (models/memory_model.cc) ask here.
+//
+// Recipes (what the frameworks do):
+//   fp8            Transformer Engine per-tensor scaling (delayed or current):
+//                  e4m3/e5m2 values, one fp32 scale per tensor.
+//   fp8-blockwise  DeepSeek-V3 style fine-grained scaling: activations and
+//                  gradients in 1x128 tiles, weights in 128x128 blocks, one
+//                  fp32 scale per 128 elements of the operand.
+//   fp8-rowwise    torchtitan's "rowwise" float8 recipe: one fp32 scale per
+//                  row (per token of an activation, per output channel of a
+//                  weight) for all three GEMMs.
+//   mxfp8          OCP microscaling: e4m3 values, one E8M0 (1-byte) scale per
+//                  32 consecutive elements along the reduction dimension;
+//                  needs block-scaled tensor cores (Blackwell, sm_100+).
+//   nvfp4          NVIDIA NVFP4: e2m1 (4-bit) values, one E4M3 (1-byte) scale
+//                  per 16 elements plus one fp32 scale per tensor; Blackwell.
+// In all low-precision recipes only the transformer layers' projection GEMMs
+// (QKV, attention output, fc1, fc2: fprop, dgrad and wgrad) run in the low
+// format; the attention core (flash kernel), the LM head, the embedding,
+// norms and the optimizer stay in 16/32-bit (Transformer Engine and
+// torchtitan both leave them out).
+#pragma once
+
+#include <string>
+
+namespace trainsim {
+
+enum class Precision { kBf16, kFp16, kFp8, kFp8Blockwise, kFp8Rowwise, kMxfp8, kNvfp4 };
+
+// Scenario spelling ("bf16", "fp8-blockwise", ...).
+std::string ToString(Precision p);
+// The precision of a scenario spelling; false when there is none.
+bool ParsePrecision(const std::string& name, Precision& out);
+// Every scenario spelling, in the order design.md 3b lists them.
+const char* const* PrecisionNames(int& count);
+
+// True when the projection GEMMs run in an 8- or 4-bit format.
+bool IsLowPrecision(Precision p);
+
+// The GPU profile key (peak_tflops, matmul.*) whose rate a GEMM of this
+// precision runs at: "bf16" / "fp16" for the 16-bit formats, "fp8" for the
+// three fp8 recipes (the scales are applied outside the tensor-core MMA on
+// Hopper: DeepGEMM's and cuBLASLt's scaled GEMMs run at the fp8 rate),
+// "mxfp8" and "nvfp4" for the block-scaled formats.
+const char* GemmRateKey(Precision p);
+// The key whose presence in a GPU profile's peak_tflops says the GPU can run
+// the precision at all: "fp8" for the fp8 recipes, "mxfp8" / "nvfp4" for the
+// block-scaled ones (Hopper has no block-scaled MMA, so a Hopper profile has
+// neither), "" for the 16-bit formats (every profile has them).
+const char* RequiredPeakKey(Precision p);
+
+// Bytes per element of a quantized GEMM operand, scale factors included, for
+// rows of `row_elems` elements (the rowwise recipe's scale is per row):
+// 16-bit 2; fp8 1; fp8-blockwise 1 + 4/128; fp8-rowwise 1 + 4/row_elems;
+// mxfp8 1 + 1/32; nvfp4 0.5 + 1/16.
+double OperandBytes(Precision p, double row_elems = 8192);
+
+// HBM bytes per element of the cast that quantizes a 16-bit tensor before a
+// low-precision GEMM (0 in 16-bit): it reads the 16-bit element and writes
+// `copies` quantized ones. Forward inputs: one copy for fp8 (Transformer
+// Engine's per-tensor copy is transposed on the fly for the weight
+// gradient), two for the block-scaled recipes (blocks run along the
+// reduction dimension, so the weight gradient, which reduces over tokens,
+// needs a second copy quantized along the other axis). Output gradients in
+// the backward: always both orientations (dgrad and wgrad reduce over
+// different axes).
+double ForwardCastBytesPerElement(Precision p, double row_elems = 8192);
+double BackwardCastBytesPerElement(Precision p, double row_elems = 8192);
+
+// Bytes per element of a projection input saved for the backward: the
+// quantized copy the weight gradient reads (Transformer Engine keeps it
+// instead of the 16-bit tensor), 2 in 16-bit.
+double SavedInputBytes(Precision p, double row_elems = 8192);
+
+}  // namespace trainsim

@@ -1,0 +1,55 @@
+#include "sim/core/precision.h"
+
+#include <gtest/gtest.h>
+
+namespace trainsim {
+namespace {
+
+TEST(PrecisionTest, EverySpellingRoundTrips) {
+  int n = 0;
+  const char* const* names = PrecisionNames(n);
+  ASSERT_EQ(n, 7);  // design.md 3b: bf16 | fp16 | fp8 | fp8-blockwise | fp8-rowwise | mxfp8 | nvfp4
+  for (int i = 0; i < n; ++i) {
+    Precision p = Precision::kBf16;
+    ASSERT_TRUE(ParsePrecision(names[i], p)) << names[i];
+    EXPECT_EQ(ToString(p), names[i]);
+  }
+  Precision p = Precision::kBf16;
+  EXPECT_FALSE(ParsePrecision("fp4", p));
+}
+
+TEST(PrecisionTest, OperandBytesCountTheScaleFactors) {
+  EXPECT_DOUBLE_EQ(OperandBytes(Precision::kBf16), 2.0);
+  EXPECT_DOUBLE_EQ(OperandBytes(Precision::kFp8), 1.0);                    // one fp32 scale per tensor
+  EXPECT_DOUBLE_EQ(OperandBytes(Precision::kFp8Blockwise), 1.0 + 4.0 / 128);  // fp32 per 128 elements
+  EXPECT_DOUBLE_EQ(OperandBytes(Precision::kFp8Rowwise, 4096), 1.0 + 4.0 / 4096);  // fp32 per row
+  EXPECT_DOUBLE_EQ(OperandBytes(Precision::kMxfp8), 1.0 + 1.0 / 32);     // E8M0 per 32
+  EXPECT_DOUBLE_EQ(OperandBytes(Precision::kNvfp4), 0.5 + 1.0 / 16);     // e2m1 + E4M3 per 16
+}
+
+TEST(PrecisionTest, CastTrafficReadsSixteenBitAndWritesTheCopies) {
+  EXPECT_DOUBLE_EQ(ForwardCastBytesPerElement(Precision::kBf16), 0.0);
+  EXPECT_DOUBLE_EQ(BackwardCastBytesPerElement(Precision::kFp16), 0.0);
+  // Per-tensor fp8: one forward copy (TE transposes it on the fly), both layouts of the gradient.
+  EXPECT_DOUBLE_EQ(ForwardCastBytesPerElement(Precision::kFp8), 3.0);
+  EXPECT_DOUBLE_EQ(BackwardCastBytesPerElement(Precision::kFp8), 4.0);
+  // Block-scaled: both layouts in the forward too (blocks run along the reduction axis).
+  EXPECT_DOUBLE_EQ(ForwardCastBytesPerElement(Precision::kMxfp8), 2.0 + 2 * (1.0 + 1.0 / 32));
+  EXPECT_DOUBLE_EQ(ForwardCastBytesPerElement(Precision::kNvfp4), 2.0 + 2 * 0.5625);
+  EXPECT_LT(ForwardCastBytesPerElement(Precision::kNvfp4), ForwardCastBytesPerElement(Precision::kMxfp8));
+}
+
+TEST(PrecisionTest, RateAndHardwareKeys) {
+  EXPECT_STREQ(GemmRateKey(Precision::kFp8Blockwise), "fp8");
+  EXPECT_STREQ(GemmRateKey(Precision::kFp8Rowwise), "fp8");
+  EXPECT_STREQ(GemmRateKey(Precision::kMxfp8), "mxfp8");
+  EXPECT_STREQ(RequiredPeakKey(Precision::kNvfp4), "nvfp4");
+  EXPECT_STREQ(RequiredPeakKey(Precision::kBf16), "");
+  EXPECT_FALSE(IsLowPrecision(Precision::kFp16));
+  EXPECT_TRUE(IsLowPrecision(Precision::kFp8Rowwise));
+  EXPECT_DOUBLE_EQ(SavedInputBytes(Precision::kBf16), 2.0);
+  EXPECT_DOUBLE_EQ(SavedInputBytes(Precision::kNvfp4), 0.5625);
+}
+
+}  // namespace
+}  // namespace trainsim
