@@ -243,5 +243,44 @@ TEST(PlanCliTest, BadInputIsOneLineAndExitTwo) {
   EXPECT_EQ(status, 2);
 }
 
+TEST(PlannerTest, SearchesExpertParallelismForAMixtureOfExperts) {
+  // Mixtral 8x7B on 2 nodes: EP is searched over the divisors of the 8
+  // experts that divide TP x CP x DP, and every candidate keeps its experts
+  // sharded accordingly; a dense model's report has no EP column.
+  auto s = ParseText(R"(name: plan-moe
+cluster: {node: xe9680-h100, nodes: 2}
+model:
+  layers: 32
+  hidden: 4096
+  ffn_hidden: 14336
+  heads: 32
+  kv_heads: 8
+  vocab: 32000
+  moe: {experts: 8, top_k: 2, moe_ffn_hidden: 14336, forced_balance: true}
+parallelism: {tensor: 1, pipeline: 1, expert: 1}
+training: {seq_len: 4096, global_batch: 128, precision: bf16}
+)");
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  PlanOptions o;
+  o.recheck_fidelity = Fidelity::kAnalytical;
+  const PlanReport r = Plan(*s, o);
+  ASSERT_FALSE(r.candidates.empty());
+  EXPECT_TRUE(r.mixture_of_experts);
+  bool expert_parallel = false;
+  for (const PlanCandidate& c : r.candidates) {
+    EXPECT_EQ(8 % c.config.expert, 0);
+    EXPECT_EQ((long(c.config.tensor) * c.config.context * c.config.data) % (long(c.config.expert) * c.config.expert_tensor), 0);
+    expert_parallel = expert_parallel || c.config.expert > 1;
+    if (c.config.expert > 1) EXPECT_NE(Describe(c.config).find("EP" + std::to_string(c.config.expert)), std::string::npos);
+  }
+  // EP 1 replicates all eight experts on every GPU (46.7B parameters): it does not fit.
+  EXPECT_TRUE(expert_parallel);
+  EXPECT_FALSE(r.baseline.has_value());
+  EXPECT_NE(PlanToText(r).find(" EP "), std::string::npos);
+  auto dense = ParseText(k70b);
+  ASSERT_TRUE(dense.ok());
+  EXPECT_EQ(PlanToText(Plan(*dense, o)).find(" EP "), std::string::npos);
+}
+
 }  // namespace
 }  // namespace trainsim
