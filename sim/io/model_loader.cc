@@ -60,7 +60,7 @@ const std::set<std::string>& HuggingFaceKeysWithoutEffect() {
       // Positions: RoPE bases and scaling and the longest context the checkpoint serves; rotary
       // embedding is elementwise and the training seq_len is the scenario's.
       "max_position_embeddings", "rope_scaling", "rope_theta", "rope_parameters", "rope_local_base_freq",
-      "initial_context_length",
+      "initial_context_length", "rope_interleave",
       // Llama 2's tensor-parallel slicing of its pretraining run: the same matrices.
       "pretraining_tp",
       // Dropout: elementwise, no matrices.
@@ -270,6 +270,10 @@ void ParseHfMla(YamlMap& m, ModelSpec& s) {
   s.mla.qk_head_dim = m.PositiveInt("qk_nope_head_dim");
   s.mla.qk_rope_head_dim = m.PositiveInt("qk_rope_head_dim");
   s.mla.v_head_dim = m.PositiveInt("v_head_dim");
+  // transformers 5 also writes the sum.
+  if (m.Has("qk_head_dim") && m.PositiveInt("qk_head_dim") != s.mla.q_head_dim()) {
+    m.Fail("qk_head_dim", "is not qk_nope_head_dim + qk_rope_head_dim");
+  }
   // MLA has one latent KV for all heads: num_key_value_heads (= heads) and head_dim
   // (transformers 5 writes qk_rope_head_dim there) size nothing.
   s.kv_heads = s.heads;
@@ -342,6 +346,12 @@ ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool
     }
   } else {
     m.Allow("sliding_window");
+    // Newer Qwen configs list the layers' kinds too; with the window off they are all full.
+    for (const auto& t : ListOf(m, "layer_types")) {
+      if (!t.IsScalar() || t.Scalar() != "full_attention") {
+        m.Fail("layer_types", "windowed layers are listed but no sliding_window applies; the model would be misread");
+      }
+    }
   }
   // Llama 4 chunked local attention (NoPE global layers).
   if (m.Has("attention_chunk_size")) {

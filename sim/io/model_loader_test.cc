@@ -113,6 +113,8 @@ TEST(ModelSpecTest, MoeCatalogueMatchesConfigJsonAndPublishedCounts) {
       for (int i = 0; i < cat.layers; ++i) EXPECT_EQ(hf.LayerAt(i), cat.LayerAt(i)) << e.name << " layer " << i;
     }
   }
+  // DeepSeek-V3 README_WEIGHTS.md: the MTP module has 11.5B parameters besides the shared embedding and head.
+  EXPECT_NEAR(LoadOk(DataDir() + "/models/catalogue/deepseek-v3.yaml").MtpParameters() / 11.5e9, 1.0, 0.01);
   // DeepSeek-V3 with its MTP module: the Hugging Face model card's 685B.
   const ModelSpec v3 = LoadOk(DataDir() + "/models/catalogue/deepseek-v3.yaml");
   EXPECT_NEAR((v3.TotalParameters(seq) + v3.MtpParameters()) / 685e9, 1.0, 0.01);
@@ -266,6 +268,11 @@ TEST(ModelSpecTest, HuggingFaceKeysCheckedByValue) {
       "first_k_dense_replace": 32, "q_lora_rank": null, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
       "qk_rope_head_dim": 64, "v_head_dim": 128)")),
             "first_k_dense_replace");
+  EXPECT_TRUE(load("qwen3", R"(, "use_sliding_window": false, "layer_types": [)" + [] {
+                std::string l;
+                for (int i = 0; i < 32; ++i) l += std::string(i ? ", " : "") + "\"full_attention\"";
+                return l + "]";
+              }()).ok());
   EXPECT_EQ(key(load("qwen2", R"(, "use_sliding_window": true, "sliding_window": 4096)")), "use_sliding_window");
   EXPECT_EQ(key(load("gpt_oss", R"(, "sliding_window": 128, "layer_types": ["sliding_attention"])")), "layer_types");
   // An activation whose gating depends on an architecture trainsim does not know.
