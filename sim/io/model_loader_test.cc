@@ -203,6 +203,17 @@ TEST(ModelSpecTest, HuggingFaceArchitectureKeysAreRead) {
   EXPECT_EQ(l4.LayerAt(3).attention_span, 0);  // every 4th layer global
   EXPECT_FALSE(l4.qk_norm);
 
+  // Llama 4 Scout, in the newer form (moe_layers, no_rope_layers listed; use_qk_norm): MoE on every layer.
+  const ModelSpec scout = LoadOk(HfConfig("llama4-scout"));
+  EXPECT_EQ(scout.MoeLayers(), 48);
+  EXPECT_EQ(scout.nope_layer_interval, 4);
+  EXPECT_TRUE(scout.qk_norm);
+  EXPECT_FALSE(scout.tied_embeddings);  // the wrapper's tie_word_embeddings
+  // Meta's model card: 109B total, 17B active. The 109B counts the vision encoder: 0.872B by the module
+  // table printed beside this config (34 layers of 23.8M, adapter, projector, patch and position embeddings).
+  EXPECT_NEAR((scout.TotalParameters(4096) + 0.872e9) / 109e9, 1.0, 0.01) << scout.TotalParameters(4096);
+  EXPECT_NEAR(scout.ActiveParameters(4096) / 17e9, 1.0, 0.02) << scout.ActiveParameters(4096);
+
   const ModelSpec gemma = LoadOk(HfConfig("gemma-7b"));
   EXPECT_EQ(gemma.activation, Activation::kGeGlu);  // hidden_act gelu, a gated MLP
   EXPECT_EQ(gemma.head_dim(), 256);                 // not 3072 / 16
