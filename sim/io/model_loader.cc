@@ -2,7 +2,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <optional>
 #include <set>
+#include <vector>
 
 #include "sim/io/data_paths.h"
 #include "sim/io/file_cache.h"
@@ -35,29 +38,254 @@ Activation ParseActivation(YamlMap& m, const std::string& key) {
   return a == "gelu" ? Activation::kGelu : a == "geglu" ? Activation::kGeGlu : a == "squared-relu" ? Activation::kSquaredRelu : Activation::kSwiGlu;
 }
 
-// Hugging Face config.json keys that do not change the training step's work
-// or memory (token ids, initialisation, serving and bookkeeping fields).
-// Every other key is either read below or exit 2: a key trainsim does not
-// model (num_local_experts, q_lora_rank, ...) must never leave a silently
-// different model.
+// Hugging Face config.json (transformers' configuration_*.py key names).
+//
+// Every key of a config.json is either read into the ModelSpec below, listed
+// here as not changing the training step's work or memory, or exit 2 naming
+// the key and the file: a key trainsim does not model must never leave a
+// silently different model (a Mixtral config once ran as a dense 7B).
+// Keys whose effect depends on their value (sliding_window: null, an empty
+// mlp_only_layers, moe_layer_freq 1) are checked by value.
 const std::set<std::string>& HuggingFaceKeysWithoutEffect() {
   static const std::set<std::string> keys = {
+      // Token ids, initialisation, bookkeeping and the checkpoint's own loading code.
       "_name_or_path", "architectures", "auto_map", "bos_token_id", "eos_token_id", "pad_token_id", "initializer_range",
-      "max_position_embeddings", "model_type", "pretraining_tp", "rope_scaling", "rope_theta", "torch_dtype",
-      "transformers_version", "use_cache", "attention_bias", "mlp_bias", "attention_dropout", "hidden_dropout",
-      "output_router_logits"};
+      "torch_dtype", "dtype", "transformers_version", "_attn_implementation_autoset", "for_llm_compressor",
+      // Serving only: the KV cache and the expert-parallel size of the checkpoint's inference code
+      // (a run's parallelism is the scenario's).
+      "use_cache", "cache_implementation", "ep_size",
+      // How the released weights are stored (DeepSeek-V3 fp8 blocks, GPT-OSS mxfp4 experts); a
+      // training run's precision is the scenario's training.precision.
+      "quantization_config",
+      // Positions: RoPE bases and scaling and the longest context the checkpoint serves; rotary
+      // embedding is elementwise and the training seq_len is the scenario's.
+      "max_position_embeddings", "rope_scaling", "rope_theta", "rope_parameters", "rope_local_base_freq",
+      "initial_context_length", "rope_interleave",
+      // Llama 2's tensor-parallel slicing of its pretraining run: the same matrices.
+      "pretraining_tp",
+      // Dropout: elementwise, no matrices.
+      "attention_dropout", "hidden_dropout",
+      // Linear-layer biases (GPT-OSS, Qwen2 q/k/v): a vector per matrix, under 0.01% of the
+      // parameters and work; not counted.
+      "attention_bias", "mlp_bias",
+      // Elementwise on scores, logits or activations: Gemma 2's softcapping and query scale, GPT-OSS's
+      // SwiGLU clamp, Llama 4's attention temperature on its NoPE layers.
+      "attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar", "swiglu_limit", "attn_scale",
+      "attn_temperature_tuning", "floor_scale",
+      // Router details that change no matrix: the auxiliary-loss coefficients, how top-k probabilities
+      // are normalised, scored (softmax or sigmoid), grouped (DeepSeek's node-limited routing) and
+      // scaled, and jitter noise. The router's GEMM (hidden x experts) is counted from the experts.
+      "output_router_logits", "router_aux_loss_coef", "aux_loss_alpha", "seq_aux", "norm_topk_prob", "scoring_func",
+      "topk_method", "n_group", "topk_group", "routed_scaling_factor", "router_jitter_noise"};
   return keys;
 }
 
-// Hugging Face config.json (Llama, Mistral, Qwen and other dense
-// decoder-only models with the same key names).
-ModelSpec ParseHuggingFace(const YAML::Node& root, const std::string& file, const std::string& name) {
-  YamlMap m(root, file);
-  for (const auto& key : HuggingFaceKeysWithoutEffect()) m.Allow(key);
-  // Present but null or equal to what is modelled: no effect.
-  if (m.Has("sliding_window") && !m.Raw("sliding_window").IsNull()) {
-    m.Fail("sliding_window", "sliding-window attention is not modelled yet; the model would be misread");
+// What a model_type implies that its config.json does not say.
+struct HfFamily {
+  bool known = false;          // a decoder whose MLP trainsim knows to be gated
+  bool tied_default = false;   // tie_word_embeddings when absent (transformers' config class default)
+  bool qk_norm = false;        // RMSNorm on each query and key head (Qwen3, Gemma 3)
+  bool attention_sinks = false;  // GPT-OSS
+  bool shared_expert = false;  // Llama 4: one shared expert of intermediate_size beside the routed ones
+  bool mla = false;            // DeepSeek-V2/V3 multi-head latent attention
+  bool gemma = false;          // Gemma: hidden_activation, a GeGLU MLP, tied embeddings
+  bool alternating_window = false;  // Gemma 2: sliding_window on even layers, without a layer list
+};
+
+HfFamily FamilyOf(const std::string& model_type) {
+  HfFamily f;
+  static const std::set<std::string> gated = {"llama",  "mistral",     "mixtral",     "qwen2",    "qwen2_moe",
+                                              "qwen3",  "qwen3_moe",   "deepseek_v2", "deepseek_v3", "gpt_oss",
+                                              "llama4_text", "gemma", "gemma2",      "gemma3_text"};
+  f.known = gated.count(model_type) > 0;
+  f.gemma = model_type.rfind("gemma", 0) == 0;
+  f.tied_default = f.gemma;
+  f.alternating_window = model_type == "gemma2";
+  f.qk_norm = model_type == "qwen3" || model_type == "qwen3_moe" || model_type == "gemma3_text";
+  f.attention_sinks = model_type == "gpt_oss";
+  f.shared_expert = model_type == "llama4_text";
+  f.mla = model_type == "deepseek_v2" || model_type == "deepseek_v3";
+  return f;
+}
+
+std::vector<YAML::Node> ListOf(YamlMap& m, const std::string& key) {
+  YAML::Node n = m.Raw(key);
+  if (!n.IsDefined() || n.IsNull()) return {};
+  if (!n.IsSequence()) m.Fail(key, "expected a list");
+  std::vector<YAML::Node> out;
+  for (const auto& e : n) out.push_back(e);
+  return out;
+}
+
+int IntElement(YamlMap& m, const std::string& key, const YAML::Node& e) {
+  try {
+    return e.as<int>();
+  } catch (const YAML::Exception&) {
+    m.Fail(key, "expected a list of whole numbers");
   }
+}
+
+// Which layers use a sliding window. trainsim models "layer i is windowed
+// when i % K == 0" (sliding_window_every K); another pattern is exit 2.
+// Returns K, or 0 when no layer is windowed.
+int SlidingWindowEvery(YamlMap& m, const ModelSpec& s, const HfFamily& family) {
+  std::vector<bool> windowed(s.layers, true);  // Mistral: every layer
+  std::string pattern_key = "sliding_window";
+  if (m.Has("layer_types")) {
+    pattern_key = "layer_types";
+    const auto types = ListOf(m, "layer_types");
+    if (static_cast<int>(types.size()) != s.layers) {
+      m.Fail("layer_types", std::to_string(types.size()) + " entries for " + std::to_string(s.layers) + " layers");
+    }
+    for (int i = 0; i < s.layers; ++i) {
+      const std::string t = types[i].IsScalar() ? types[i].Scalar() : "";
+      if (t != "sliding_attention" && t != "full_attention") {
+        m.Fail("layer_types", "layer type '" + t + "' is not modelled (sliding_attention or full_attention)");
+      }
+      windowed[i] = t == "sliding_attention";
+    }
+  } else if (m.Has("sliding_window_pattern")) {
+    // Gemma 3: layer i is global when (i + 1) % pattern == 0, the others windowed.
+    pattern_key = "sliding_window_pattern";
+    const int p = m.PositiveInt("sliding_window_pattern");
+    for (int i = 0; i < s.layers; ++i) windowed[i] = (i + 1) % p != 0;
+  } else if (family.alternating_window) {
+    // Gemma 2 (modeling_gemma2.py): even layers windowed, odd layers global.
+    for (int i = 0; i < s.layers; ++i) windowed[i] = i % 2 == 0;
+  }
+  if (std::none_of(windowed.begin(), windowed.end(), [](bool w) { return w; })) return 0;
+  for (int k = 1; k <= s.layers; ++k) {
+    bool match = true;
+    for (int i = 0; i < s.layers && match; ++i) match = windowed[i] == (i % k == 0);
+    if (match) return k;
+  }
+  m.Fail(pattern_key, "this pattern of windowed and global layers is not modelled (trainsim windows every K-th "
+                      "layer from layer 0: sliding_window_every); the model would be misread");
+}
+
+// Llama 4's chunked local attention: no_rope_layers[i] == 0 marks a global
+// NoPE layer; the default is every 4th (configuration_llama4.py
+// no_rope_layer_interval). trainsim models "i % K == K - 1 is global".
+int NopeLayerInterval(YamlMap& m, const ModelSpec& s) {
+  const int interval = m.PositiveInt("no_rope_layer_interval", 4);
+  const auto flags = ListOf(m, "no_rope_layers");
+  if (flags.empty()) return interval;
+  if (static_cast<int>(flags.size()) != s.layers) {
+    m.Fail("no_rope_layers", std::to_string(flags.size()) + " entries for " + std::to_string(s.layers) + " layers");
+  }
+  for (int k = 1; k <= s.layers; ++k) {
+    bool match = true;
+    for (int i = 0; i < s.layers && match; ++i) match = (IntElement(m, "no_rope_layers", flags[i]) == 0) == (i % k == k - 1);
+    if (match) return k;
+  }
+  m.Fail("no_rope_layers", "this pattern of RoPE and NoPE layers is not modelled (every K-th layer global: "
+                           "nope_layer_interval); the model would be misread");
+}
+
+// The first of `keys` present (all present ones must agree); 0 when none is.
+int OneOf(YamlMap& m, const std::vector<std::string>& keys) {
+  int value = 0;
+  std::string first;
+  for (const auto& k : keys) {
+    if (!m.Has(k)) continue;
+    const int v = m.PositiveInt(k);
+    if (first.empty()) {
+      value = v;
+      first = k;
+    } else if (v != value) {
+      m.Fail(k, k + " " + std::to_string(v) + " disagrees with " + first + " " + std::to_string(value));
+    }
+  }
+  return value;
+}
+
+// The mixture of experts (Mixtral, Qwen2/3-MoE, DeepSeek-V2/V3, GPT-OSS,
+// Llama 4). Keys of a dense config are left unread, so a stray MoE key in
+// one is exit 2.
+void ParseHfMoe(YamlMap& m, ModelSpec& s, const HfFamily& family) {
+  s.moe.experts = OneOf(m, {"num_local_experts", "num_experts", "n_routed_experts"});
+  if (s.moe.experts == 0) return;
+  s.moe.top_k = OneOf(m, {"num_experts_per_tok", "experts_per_token"});
+  if (s.moe.top_k == 0) m.Fail("num_experts_per_tok", "missing required key (experts per token)");
+  // Mixtral, GPT-OSS, Llama 4: intermediate_size is the expert's; Qwen and DeepSeek name it apart.
+  s.moe.ffn_hidden = m.Has("moe_intermediate_size") ? m.PositiveInt("moe_intermediate_size") : s.ffn_hidden;
+  // Llama 4: the dense layers' MLP.
+  if (m.Has("intermediate_size_mlp")) s.ffn_hidden = m.PositiveInt("intermediate_size_mlp");
+  s.moe.shared_experts = m.NonNegativeInt("n_shared_experts", family.shared_expert ? 1 : 0);
+  if (m.Has("shared_expert_intermediate_size")) {
+    // Qwen2-MoE: one shared MLP of this width (with a sigmoid gate, hidden x 1); as
+    // shared_experts of moe_intermediate_size it has the same matrices' work.
+    const int w = m.NonNegativeInt("shared_expert_intermediate_size");
+    if (w % s.moe.ffn_hidden != 0) {
+      m.Fail("shared_expert_intermediate_size", "a shared expert of " + std::to_string(w) +
+                                                   " is not a whole number of experts of moe_intermediate_size " +
+                                                   std::to_string(s.moe.ffn_hidden) + "; not modelled");
+    }
+    s.moe.shared_experts = w / s.moe.ffn_hidden;
+  }
+  s.moe.first_k_dense = m.NonNegativeInt("first_k_dense_replace", 0);
+  // DeepSeek: layer i >= first_k_dense_replace is MoE when i % moe_layer_freq == 0.
+  if (m.Has("moe_layer_freq") && m.PositiveInt("moe_layer_freq") != 1) {
+    m.Fail("moe_layer_freq", "a moe_layer_freq other than 1 is not modelled; the model would be misread");
+  }
+  // Qwen decoder_sparse_step / Llama 4 interleave_moe_layer_step: the K-th, 2K-th, ... layer is MoE.
+  s.moe.layer_interval = OneOf(m, {"decoder_sparse_step", "interleave_moe_layer_step"});
+  if (s.moe.layer_interval == 0) s.moe.layer_interval = 1;
+  // Qwen mlp_only_layers: dense layers by index; modelled when they are the leading ones.
+  const auto dense = ListOf(m, "mlp_only_layers");
+  for (size_t i = 0; i < dense.size(); ++i) {
+    if (IntElement(m, "mlp_only_layers", dense[i]) != static_cast<int>(i) || s.moe.layer_interval != 1) {
+      m.Fail("mlp_only_layers", "dense layers other than the leading ones are not modelled; the model would be misread");
+    }
+  }
+  if (!dense.empty()) s.moe.first_k_dense = static_cast<int>(dense.size());
+  // Llama 4 (newer configs): the MoE layers listed; they must be the interleave's.
+  const auto listed = ListOf(m, "moe_layers");
+  if (m.Raw("moe_layers").IsDefined() && !m.Raw("moe_layers").IsNull()) {
+    std::vector<int> expect;
+    for (int i = 0; i < s.layers; ++i) {
+      if (s.IsMoeLayer(i)) expect.push_back(i);
+    }
+    std::vector<int> got;
+    for (const auto& e : listed) got.push_back(IntElement(m, "moe_layers", e));
+    if (got != expect) {
+      m.Fail("moe_layers", "MoE layers other than every interleave_moe_layer_step-th are not modelled");
+    }
+  }
+  // CheckMoe's checks, naming the config.json's keys.
+  if (s.moe.top_k > s.moe.experts) {
+    m.Fail("num_experts_per_tok", std::to_string(s.moe.top_k) + " experts per token of " + std::to_string(s.moe.experts));
+  }
+  if (s.moe.first_k_dense >= s.layers) {
+    m.Fail(dense.empty() ? "first_k_dense_replace" : "mlp_only_layers", "no layer is left a mixture of experts");
+  }
+  if (s.MoeLayers() == 0) m.Fail("num_hidden_layers", "no layer is a mixture of experts at this MoE layer step");
+}
+
+// DeepSeek-V2/V3 multi-head latent attention.
+void ParseHfMla(YamlMap& m, ModelSpec& s) {
+  s.attention = AttentionKind::kMla;
+  s.mla.q_lora_rank = m.NonNegativeInt("q_lora_rank", 0);  // null: DeepSeek-V2-Lite projects queries directly
+  s.mla.kv_lora_rank = m.PositiveInt("kv_lora_rank");
+  s.mla.qk_head_dim = m.PositiveInt("qk_nope_head_dim");
+  s.mla.qk_rope_head_dim = m.PositiveInt("qk_rope_head_dim");
+  s.mla.v_head_dim = m.PositiveInt("v_head_dim");
+  // transformers 5 also writes the sum.
+  if (m.Has("qk_head_dim") && m.PositiveInt("qk_head_dim") != s.mla.q_head_dim()) {
+    m.Fail("qk_head_dim", "is not qk_nope_head_dim + qk_rope_head_dim");
+  }
+  // MLA has one latent KV for all heads: num_key_value_heads (= heads) and head_dim
+  // (transformers 5 writes qk_rope_head_dim there) size nothing.
+  s.kv_heads = s.heads;
+  m.Allow("head_dim");
+  // DeepSeek-V3 multi-token prediction modules (trained, not counted in the published 671B).
+  s.mtp_layers = m.NonNegativeInt("num_nextn_predict_layers", 0);
+}
+
+// The decoder's keys: the whole file, or text_config of a multimodal wrapper.
+ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool> outer_tied) {
+  const std::string model_type = m.OptString("model_type").value_or("");
+  const HfFamily family = FamilyOf(model_type);
   ModelSpec s;
   s.name = name;
   s.layers = m.PositiveInt("num_hidden_layers");
@@ -66,31 +294,112 @@ ModelSpec ParseHuggingFace(const YAML::Node& root, const std::string& file, cons
   s.heads = m.PositiveInt("num_attention_heads");
   s.kv_heads = m.PositiveInt("num_key_value_heads", s.heads);
   s.vocab = m.PositiveInt("vocab_size");
-  const std::string act = m.OptString("hidden_act").value_or("silu");
+  // Gemma 2/3 name the MLP's activation hidden_activation (hidden_act too, in Gemma 2).
+  const std::string act_key = m.Has("hidden_activation") ? "hidden_activation" : "hidden_act";
+  m.Allow("hidden_act");
+  const std::string act = m.OptString(act_key).value_or("silu");
   if (act == "silu" || act == "swish" || act == "swiglu") {
     s.activation = Activation::kSwiGlu;
+  } else if (act.rfind("gelu", 0) == 0 && family.known) {
+    // Gemma's MLP is gated (gate, up, down): GeGLU. The tanh approximation is the same work.
+    s.activation = Activation::kGeGlu;
   } else if (act.rfind("gelu", 0) == 0) {
-    s.activation = Activation::kGelu;
+    m.Fail(act_key, "whether a '" + act + "' MLP is gated (GeGLU) depends on the architecture; model_type '" +
+                        model_type + "' is not known to trainsim");
   } else {
-    m.Fail("hidden_act", "unsupported activation '" + act + "' (silu or gelu)");
+    m.Fail(act_key, "unsupported activation '" + act + "' (silu or gelu)");
   }
-  s.tied_embeddings = m.Bool("tie_word_embeddings", false);
+  s.tied_embeddings = outer_tied.value_or(m.Bool("tie_word_embeddings", family.tied_default));
+  m.Allow("tie_word_embeddings");
   s.norm = m.Has("rms_norm_eps") ? NormKind::kRmsNorm : NormKind::kLayerNorm;
   m.Allow("rms_norm_eps");
   s.position = PositionKind::kRope;
-  if (m.Has("head_dim") && !m.Raw("head_dim").IsNull() && m.PositiveInt("head_dim") != s.hidden / s.heads) {
-    m.Fail("head_dim", "a head_dim other than hidden_size / num_attention_heads is not modelled yet; the model would be misread");
+  s.qk_norm = family.qk_norm;
+  // Llama 4: an L2 norm (no weights) on queries and keys of its RoPE layers; counted as
+  // qk_norm's 2 x head_dim weights, a negligible difference.
+  if (m.Has("use_qk_norm")) s.qk_norm = m.Bool("use_qk_norm");
+  s.attention_sinks = family.attention_sinks;
+  if (family.mla) {
+    ParseHfMla(m, s);
+  } else if (m.Has("head_dim")) {
+    s.head_dim_override = m.PositiveInt("head_dim");
   }
+  // Sliding windows. Qwen2/3 write a window but apply it only with use_sliding_window (then
+  // from layer max_window_layers on).
+  if (m.Has("use_sliding_window") && m.Bool("use_sliding_window")) {
+    m.Fail("use_sliding_window", "Qwen's sliding window from layer max_window_layers on is not modelled");
+  }
+  const bool qwen_window_off = m.Has("use_sliding_window");
+  m.Allow("max_window_layers");
+  // Gemma 2 writes the window twice.
+  if (m.Has("sliding_window_size") && m.Has("sliding_window") &&
+      m.PositiveInt("sliding_window_size") != m.PositiveInt("sliding_window")) {
+    m.Fail("sliding_window_size", "disagrees with sliding_window");
+  }
+  m.Allow("sliding_window_size");
+  if (!qwen_window_off && m.Has("sliding_window")) {
+    s.sliding_window = m.PositiveInt("sliding_window");
+    s.sliding_window_every = SlidingWindowEvery(m, s, family);
+    if (s.sliding_window_every == 0) {
+      s.sliding_window = 0;
+      s.sliding_window_every = 1;
+    }
+  } else {
+    m.Allow("sliding_window");
+    // Newer Qwen configs list the layers' kinds too; with the window off they are all full.
+    for (const auto& t : ListOf(m, "layer_types")) {
+      if (!t.IsScalar() || t.Scalar() != "full_attention") {
+        m.Fail("layer_types", "windowed layers are listed but no sliding_window applies; the model would be misread");
+      }
+    }
+  }
+  // Llama 4 chunked local attention (NoPE global layers).
+  if (m.Has("attention_chunk_size")) {
+    s.attention_chunk = m.PositiveInt("attention_chunk_size");
+    s.nope_layer_interval = NopeLayerInterval(m, s);
+  }
+  ParseHfMoe(m, s, family);
   CheckShape(m, s);
-  for (auto it = root.begin(); it != root.end(); ++it) {
+  for (auto it = m.node().begin(); it != m.node().end(); ++it) {
     const std::string key = it->first.Scalar();
     if (!m.Known(key)) {
-      YamlMap::FailAt(it->first, file, key,
-                      "config.json key trainsim does not model (mixture of experts, MLA and other variants are not modelled "
-                      "yet); reading the rest would misread the model");
+      YamlMap::FailAt(it->first, m.file(), m.Path(key),
+                      "config.json key trainsim does not model (neither read nor known to leave the training step "
+                      "unchanged); reading the rest would misread the model");
     }
   }
   return s;
+}
+
+// A multimodal wrapper (Llama 4, Gemma 3): the language model is text_config.
+// trainsim simulates training the language model on text: the vision tower
+// (vision_config; Llama 4's is under 1B parameters) is not modelled.
+ModelSpec ParseHuggingFace(const YAML::Node& root, const std::string& file, const std::string& name) {
+  if (!root["text_config"].IsDefined()) {
+    YamlMap m(root, file);
+    for (const auto& key : HuggingFaceKeysWithoutEffect()) m.Allow(key);
+    return ParseHfDecoder(m, name, std::nullopt);
+  }
+  YamlMap outer(root, file);
+  for (const auto& key : HuggingFaceKeysWithoutEffect()) outer.Allow(key);
+  // Image-token ids and the image tokens per picture: the vision side.
+  for (const char* key : {"model_type", "boi_token_index", "eoi_token_index", "image_token_index", "image_token_id",
+                          "mm_tokens_per_image", "vision_config", "text_config"}) {
+    outer.Allow(key);
+  }
+  std::optional<bool> tied;
+  if (outer.Has("tie_word_embeddings")) tied = outer.Bool("tie_word_embeddings");
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    if (!outer.Known(key)) {
+      YamlMap::FailAt(it->first, file, key,
+                      "config.json key trainsim does not model (neither read nor known to leave the training step "
+                      "unchanged); reading the rest would misread the model");
+    }
+  }
+  YamlMap text(root["text_config"], file, "text_config");
+  for (const auto& key : HuggingFaceKeysWithoutEffect()) text.Allow(key);
+  return ParseHfDecoder(text, name, tied);
 }
 
 }  // namespace
@@ -159,7 +468,7 @@ std::string Stem(const std::string& path) {
 
 ModelSpec ParseModelFile(const std::string& path) {
   YAML::Node root = LoadYamlFile(path);  // yaml-cpp reads JSON too
-  if (root.IsMap() && root["num_hidden_layers"].IsDefined()) {
+  if (root.IsMap() && (root["num_hidden_layers"].IsDefined() || root["text_config"].IsMap())) {
     std::string name = Stem(path);
     if (name == "config") name = Stem(DirName(path));
     return ParseHuggingFace(root, path, name);

@@ -1,6 +1,9 @@
 #include "sim/core/model_spec.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include "sim/io/data_paths.h"
 #include "sim/io/model_loader.h"
@@ -44,17 +47,262 @@ TEST(ModelSpecTest, HuggingFaceConfigMatchesCatalogue) {
 namespace trainsim {
 namespace {
 
+std::string HfConfig(const std::string& model) {
+  return std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/hf/" + model + "/config.json";
+}
+
+ModelSpec LoadOk(const std::string& path) {
+  auto m = LoadModelFile(path);
+  EXPECT_TRUE(m.ok()) << path << ": " << (m.ok() ? "" : m.error().ToString());
+  return m.ok() ? *m : ModelSpec{};
+}
+
+// The mixture-of-experts catalogue: each entry is what its config.json
+// says, and both count the published parameters. Published totals are
+// matched within 1%. Active counts: ActiveParameters is the parameters a
+// token passes through, both embedding matrices included; where a published
+// figure counts otherwise or is given to two digits, the case says so.
+TEST(ModelSpecTest, MoeCatalogueMatchesConfigJsonAndPublishedCounts) {
+  struct Expect {
+    const char* name;
+    const char* hf;  // tests/data/hf/<hf>/config.json; "" when none is published
+    double total;
+    double active;      // 0: none published
+    double active_tol;  // relative
+    bool active_without_embedding_table;  // the published figure leaves out the input embedding (a lookup, no GEMM)
+  };
+  const int seq = 4096;
+  for (const Expect& e : {
+           // Mistral AI, "Mixtral of experts" (arXiv 2401.04088): 46.7B total, 12.9B active.
+           Expect{"mixtral-8x7b", "mixtral-8x7b", 46.7e9, 12.9e9, 0.01, false},
+           // mistral.ai/news/mixtral-8x22b: 141B total, 39B active.
+           Expect{"mixtral-8x22b", "mixtral-8x22b", 141e9, 39e9, 0.01, false},
+           // deepseek-ai/DeepSeek-V3 README_WEIGHTS.md: main model 671B total (the 14B multi-token-prediction
+           // module apart; the Hugging Face release's 685B has it), 36.7B activated. 36.7B is the active
+           // parameters here (37.55B, = 671B less 248 idle experts in each of 58 MoE layers) less the 0.93B
+           // input embedding table, although the README says it includes the embedding; the paper's rounded
+           // "37B" is 1.5% below 37.55B. DeepSeek-V2's 21B and V2-Lite's 2.4B fit the same way (below).
+           Expect{"deepseek-v3", "deepseek-v3", 671e9, 36.7e9, 0.01, true},
+           // Qwen3 model cards: 30.5B total / 3.3B activated; 235B / 22B. 3.3B is two digits: 3.35B here (1.6%).
+           Expect{"qwen3-30b-a3b", "qwen3-30b-a3b", 30.5e9, 3.3e9, 0.02, false},
+           Expect{"qwen3-235b-a22b", "qwen3-235b-a22b", 235e9, 22e9, 0.01, false},
+           // OpenAI gpt-oss model card Table 1: 116.83B total, 5.13B active, which counts the un-embedding
+           // but not the embedding table.
+           Expect{"gpt-oss-120b", "gpt-oss-120b", 116.83e9, 5.13e9, 0.01, true},
+           // Meta Llama 4 model card: Maverick 400B total, 17B active (the language model; the vision encoder
+           // is not modelled). 17B is two digits: 17.18B here (1.1%).
+           Expect{"llama4-maverick", "llama4-maverick", 400e9, 17e9, 0.02, false},
+           // xai-org/grok-1 README: 314B parameters.
+           Expect{"grok-1", "", 314e9, 0, 0, false}}) {
+    const ModelSpec cat = LoadOk(DataDir() + "/models/catalogue/" + e.name + ".yaml");
+    EXPECT_TRUE(cat.moe.enabled()) << e.name;
+    EXPECT_NEAR(cat.TotalParameters(seq) / e.total, 1.0, 0.01) << e.name << ": " << cat.TotalParameters(seq);
+    if (e.active > 0) {
+      const double active =
+          cat.ActiveParameters(seq) - (e.active_without_embedding_table ? double(cat.vocab) * cat.hidden : 0.0);
+      EXPECT_NEAR(active / e.active, 1.0, e.active_tol) << e.name << ": " << active;
+    }
+    if (*e.hf) {
+      const ModelSpec hf = LoadOk(HfConfig(e.hf));
+      EXPECT_DOUBLE_EQ(hf.TotalParameters(seq), cat.TotalParameters(seq)) << e.name;
+      EXPECT_DOUBLE_EQ(hf.ActiveParameters(seq), cat.ActiveParameters(seq)) << e.name;
+      EXPECT_DOUBLE_EQ(hf.MtpParameters(), cat.MtpParameters()) << e.name;
+      EXPECT_EQ(hf.head_dim(), cat.head_dim()) << e.name;
+      EXPECT_EQ(hf.qk_norm, cat.qk_norm) << e.name;
+      EXPECT_EQ(hf.attention_sinks, cat.attention_sinks) << e.name;
+      for (int i = 0; i < cat.layers; ++i) EXPECT_EQ(hf.LayerAt(i), cat.LayerAt(i)) << e.name << " layer " << i;
+    }
+  }
+  // DeepSeek-V3 README_WEIGHTS.md: the MTP module has 11.5B parameters besides the shared embedding and head.
+  EXPECT_NEAR(LoadOk(DataDir() + "/models/catalogue/deepseek-v3.yaml").MtpParameters() / 11.5e9, 1.0, 0.01);
+  // DeepSeek-V3 with its MTP module: the Hugging Face model card's 685B.
+  const ModelSpec v3 = LoadOk(DataDir() + "/models/catalogue/deepseek-v3.yaml");
+  EXPECT_NEAR((v3.TotalParameters(seq) + v3.MtpParameters()) / 685e9, 1.0, 0.01);
+  // Active = total less the idle routed experts, exactly.
+  EXPECT_DOUBLE_EQ(v3.ActiveParameters(seq),
+                   v3.TotalParameters(seq) - v3.MoeLayers() * (v3.moe.experts - v3.moe.top_k) * v3.ExpertParameters());
+}
+
+// Other families of config.json against published counts.
+TEST(ModelSpecTest, HuggingFaceConfigsCountPublishedParameters) {
+  struct Expect { const char* hf; double total, active, active_tol; };
+  for (const Expect& e : {
+           // The safetensors of deepseek-ai/DeepSeek-V2-Lite-Chat hold 15,706,484,224 parameters (counted
+           // exactly here). Its card's 2.4B activated, like DeepSeek-V2's 21B (arXiv 2405.04434: 236B total),
+           // leaves out the input embedding table (see DeepSeek-V3 above); both are two digits.
+           Expect{"deepseek-v2-lite", 15706484224.0, 2.4e9, 0.025}, Expect{"deepseek-v2", 236e9, 21e9, 0.01},
+           // Qwen2 report (arXiv 2407.10671) Table 1: 57B total, 14B activated (two digits: 14.25B here).
+           Expect{"qwen2-57b-a14b", 57e9, 0, 0},
+           // Gemma report (arXiv 2403.08295) Table 2: 7B = 7,751M non-embedding + 786M embedding; Gemma 2
+           // (arXiv 2408.00118) Table 1: 9B = 8,324M + 918M. Both tie the embeddings. Gemma 2's two extra
+           // norms per layer (post-attention, post-MLP: 2 x hidden) are not counted.
+           Expect{"gemma-7b", 8.537e9, 0, 0}, Expect{"gemma-2-9b", 9.242e9, 0, 0}}) {
+    const ModelSpec m = LoadOk(HfConfig(e.hf));
+    EXPECT_NEAR(m.TotalParameters(4096) / e.total, 1.0, 0.01) << e.hf << ": " << m.TotalParameters(4096);
+    if (e.active > 0) {
+      const double active = m.ActiveParameters(4096) - double(m.vocab) * m.hidden;
+      EXPECT_NEAR(active / e.active, 1.0, e.active_tol) << e.hf << ": " << active;
+    }
+  }
+  const ModelSpec lite = LoadOk(HfConfig("deepseek-v2-lite"));
+  EXPECT_NEAR(lite.TotalParameters(4096), 15706484224.0, 1.0);
+  const ModelSpec qwen2 = LoadOk(HfConfig("qwen2-57b-a14b"));
+  EXPECT_NEAR(qwen2.ActiveParameters(4096) / 14e9, 1.0, 0.02) << qwen2.ActiveParameters(4096);
+}
+
+// What each family's config.json says beyond the Llama keys reaches the ModelSpec.
+TEST(ModelSpecTest, HuggingFaceArchitectureKeysAreRead) {
+  const ModelSpec v3 = LoadOk(HfConfig("deepseek-v3"));
+  EXPECT_EQ(v3.attention, AttentionKind::kMla);
+  EXPECT_EQ(v3.mla.q_lora_rank, 1536);
+  EXPECT_EQ(v3.mla.kv_lora_rank, 512);
+  EXPECT_EQ(v3.mla.qk_head_dim, 128);
+  EXPECT_EQ(v3.mla.qk_rope_head_dim, 64);
+  EXPECT_EQ(v3.mla.v_head_dim, 128);
+  EXPECT_EQ(v3.moe.experts, 256);
+  EXPECT_EQ(v3.moe.top_k, 8);
+  EXPECT_EQ(v3.moe.ffn_hidden, 2048);
+  EXPECT_EQ(v3.moe.shared_experts, 1);
+  EXPECT_EQ(v3.moe.first_k_dense, 3);
+  EXPECT_EQ(v3.MoeLayers(), 58);
+  EXPECT_EQ(v3.mtp_layers, 1);
+  EXPECT_FALSE(v3.tied_embeddings);
+  // DeepSeek-V2-Lite: q_lora_rank null, queries projected directly.
+  EXPECT_EQ(LoadOk(HfConfig("deepseek-v2-lite")).mla.q_lora_rank, 0);
+
+  const ModelSpec qwen = LoadOk(HfConfig("qwen3-30b-a3b"));
+  EXPECT_TRUE(qwen.qk_norm);  // implied by model_type qwen3_moe
+  EXPECT_EQ(qwen.head_dim(), 128);
+  EXPECT_EQ(qwen.sliding_window, 0);  // use_sliding_window false
+  EXPECT_EQ(qwen.MoeLayers(), 48);
+  const ModelSpec qwen2 = LoadOk(HfConfig("qwen2-57b-a14b"));
+  EXPECT_EQ(qwen2.moe.shared_experts, 8);  // 20480 = 8 x 2560
+  EXPECT_EQ(qwen2.sliding_window, 0);  // 131072 written, use_sliding_window false
+  EXPECT_FALSE(qwen2.qk_norm);
+
+  const ModelSpec oss = LoadOk(HfConfig("gpt-oss-120b"));
+  EXPECT_EQ(oss.head_dim(), 64);
+  EXPECT_EQ(oss.sliding_window, 128);
+  EXPECT_EQ(oss.sliding_window_every, 2);
+  EXPECT_EQ(oss.LayerAt(0).attention_span, 128);
+  EXPECT_EQ(oss.LayerAt(1).attention_span, 0);
+  EXPECT_TRUE(oss.attention_sinks);
+  EXPECT_EQ(oss.moe.top_k, 4);
+
+  const ModelSpec l4 = LoadOk(HfConfig("llama4-maverick"));  // text_config
+  EXPECT_EQ(l4.name, "llama4-maverick");
+  EXPECT_EQ(l4.ffn_hidden, 16384);  // intermediate_size_mlp
+  EXPECT_EQ(l4.moe.ffn_hidden, 8192);
+  EXPECT_EQ(l4.moe.shared_experts, 1);
+  EXPECT_EQ(l4.moe.layer_interval, 2);
+  EXPECT_FALSE(l4.IsMoeLayer(0));
+  EXPECT_TRUE(l4.IsMoeLayer(1));
+  EXPECT_EQ(l4.attention_chunk, 8192);
+  EXPECT_EQ(l4.nope_layer_interval, 4);
+  EXPECT_TRUE(l4.LayerAt(0).chunked);
+  EXPECT_EQ(l4.LayerAt(3).attention_span, 0);  // every 4th layer global
+  EXPECT_FALSE(l4.qk_norm);
+
+  // Llama 4 Scout, in the newer form (moe_layers, no_rope_layers listed; use_qk_norm): MoE on every layer.
+  const ModelSpec scout = LoadOk(HfConfig("llama4-scout"));
+  EXPECT_EQ(scout.MoeLayers(), 48);
+  EXPECT_EQ(scout.nope_layer_interval, 4);
+  EXPECT_TRUE(scout.qk_norm);
+  EXPECT_FALSE(scout.tied_embeddings);  // the wrapper's tie_word_embeddings
+  // Meta's model card: 109B total, 17B active. The 109B counts the vision encoder: 0.872B by the module
+  // table printed beside this config (34 layers of 23.8M, adapter, projector, patch and position embeddings).
+  EXPECT_NEAR((scout.TotalParameters(4096) + 0.872e9) / 109e9, 1.0, 0.01) << scout.TotalParameters(4096);
+  EXPECT_NEAR(scout.ActiveParameters(4096) / 17e9, 1.0, 0.02) << scout.ActiveParameters(4096);
+
+  const ModelSpec gemma = LoadOk(HfConfig("gemma-7b"));
+  EXPECT_EQ(gemma.activation, Activation::kGeGlu);  // hidden_act gelu, a gated MLP
+  EXPECT_EQ(gemma.head_dim(), 256);                 // not 3072 / 16
+  EXPECT_TRUE(gemma.tied_embeddings);               // GemmaConfig's default
+  const ModelSpec gemma2 = LoadOk(HfConfig("gemma-2-9b"));
+  EXPECT_EQ(gemma2.activation, Activation::kGeGlu);  // hidden_activation gelu_pytorch_tanh
+  EXPECT_EQ(gemma2.sliding_window, 4096);
+  EXPECT_EQ(gemma2.sliding_window_every, 2);  // even layers windowed
+}
+
 // A config.json key trainsim does not model is exit 2 naming the key and
-// the file, never a silently dense model (Mixtral: 46.7B read as 7.2B).
+// the file, never a silently different model (Mixtral once read as a dense 7.2B).
 TEST(ModelSpecTest, HuggingFaceKeyNotModelledIsAnError) {
-  const std::string file = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/mixtral-8x7b-hf-config.json";
-  auto m = LoadModelFile(file);
-  ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.error().ToString().find("mixtral-8x7b-hf-config.json:"), std::string::npos) << m.error().ToString();
-  EXPECT_TRUE(m.error().key == "num_local_experts" || m.error().key == "num_experts_per_tok") << m.error().ToString();
-  EXPECT_EQ(m.error().kind, ErrorKind::kBadInput);
+  struct Case { const char* hf; const char* key; };
+  for (const Case& c : {// Qwen3-Next: Gated DeltaNet linear attention on 3 of every 4 layers.
+                        Case{"qwen3-next-80b-a3b", "full_attention_interval"},
+                        // Gemma 3: 5 windowed layers of every 6 (sliding_window_every cannot say it).
+                        Case{"gemma-3-1b", "sliding_window_pattern"}}) {
+    auto m = LoadModelFile(HfConfig(c.hf));
+    ASSERT_FALSE(m.ok()) << c.hf;
+    EXPECT_EQ(m.error().kind, ErrorKind::kBadInput);
+    EXPECT_EQ(m.error().key, c.key) << m.error().ToString();
+    EXPECT_NE(m.error().ToString().find(std::string(c.hf) + "/config.json:"), std::string::npos) << m.error().ToString();
+    EXPECT_GT(m.error().line, 0) << m.error().ToString();
+  }
   // The real Llama 2 config (token ids, rope_scaling, transformers_version, ...) still loads.
   EXPECT_TRUE(LoadModelFile(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/llama-2-7b-hf-config.json").ok());
+}
+
+// Keys that matter only with some values are checked by value; a stray MoE
+// key in a dense config is unknown.
+TEST(ModelSpecTest, HuggingFaceKeysCheckedByValue) {
+  const std::string dir = ::testing::TempDir();
+  int n = 0;
+  auto load = [&](const std::string& model_type, const std::string& extra) {
+    const std::string path = dir + "hf_by_value_" + std::to_string(::getpid()) + "_" + std::to_string(n++) + ".json";
+    std::ofstream(path) << R"({"model_type": ")" << model_type << R"(", "hidden_size": 4096, "intermediate_size": 11008,
+        "num_attention_heads": 32, "num_hidden_layers": 32, "vocab_size": 32000, "rms_norm_eps": 1e-5)"
+                        << extra << "}";
+    return LoadModelFile(path);
+  };
+  auto key = [](const Expected<ModelSpec>& m) { return m.ok() ? std::string("(loaded)") : m.error().key; };
+  ASSERT_TRUE(load("llama", "").ok());
+  auto no_window = load("llama", R"(, "sliding_window": null)");
+  ASSERT_TRUE(no_window.ok());
+  EXPECT_EQ(no_window->sliding_window, 0);
+  auto mistral = load("mistral", R"(, "sliding_window": 4096)");  // Mistral 7B v0.1: every layer
+  ASSERT_TRUE(mistral.ok());
+  EXPECT_EQ(mistral->LayerAt(1).attention_span, 4096);
+  EXPECT_EQ(key(load("llama", R"(, "num_experts_per_tok": 2)")), "num_experts_per_tok");
+  const std::string moe = R"(, "n_routed_experts": 64, "num_experts_per_tok": 6, "moe_intermediate_size": 1408)";
+  EXPECT_TRUE(load("qwen2_moe", moe + R"(, "moe_layer_freq": 1)").ok());
+  EXPECT_EQ(key(load("qwen2_moe", moe + R"(, "moe_layer_freq": 2)")), "moe_layer_freq");
+  auto leading = load("qwen2_moe", moe + R"(, "mlp_only_layers": [0, 1])");
+  ASSERT_TRUE(leading.ok());
+  EXPECT_EQ(leading->moe.first_k_dense, 2);
+  EXPECT_EQ(key(load("qwen2_moe", moe + R"(, "mlp_only_layers": [3])")), "mlp_only_layers");
+  EXPECT_EQ(key(load("qwen2_moe", moe + R"(, "shared_expert_intermediate_size": 1000)")),
+            "shared_expert_intermediate_size");
+  EXPECT_EQ(key(load("qwen2_moe", R"(, "num_experts": 4, "num_experts_per_tok": 6, "moe_intermediate_size": 1408)")),
+            "num_experts_per_tok");
+  EXPECT_EQ(key(load("deepseek_v3", R"(, "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 1408,
+      "first_k_dense_replace": 32, "q_lora_rank": null, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
+      "qk_rope_head_dim": 64, "v_head_dim": 128)")),
+            "first_k_dense_replace");
+  EXPECT_TRUE(load("qwen3", R"(, "use_sliding_window": false, "layer_types": [)" + [] {
+                std::string l;
+                for (int i = 0; i < 32; ++i) l += std::string(i ? ", " : "") + "\"full_attention\"";
+                return l + "]";
+              }()).ok());
+  EXPECT_EQ(key(load("qwen2", R"(, "use_sliding_window": true, "sliding_window": 4096)")), "use_sliding_window");
+  EXPECT_EQ(key(load("gpt_oss", R"(, "sliding_window": 128, "layer_types": ["sliding_attention"])")), "layer_types");
+  // An activation whose gating depends on an architecture trainsim does not know.
+  EXPECT_EQ(key(load("phi", R"(, "hidden_act": "gelu_new")")), "hidden_act");
+  // Llama 4's newer keys: the listed MoE and NoPE layers must be the interleave's.
+  const std::string l4 = R"(, "intermediate_size_mlp": 16384, "num_local_experts": 16, "num_experts_per_tok": 1,
+      "interleave_moe_layer_step": 2, "attention_chunk_size": 8192)";
+  std::string every_other = ", \"moe_layers\": [";
+  std::string nope = ", \"no_rope_layers\": [";
+  for (int i = 0; i < 32; ++i) {
+    if (i % 2 == 1) every_other += std::to_string(i) + (i < 31 ? ", " : "]");
+    nope += std::string((i + 1) % 4 != 0 ? "1" : "0") + (i < 31 ? ", " : "]");
+  }
+  auto scout = load("llama4_text", l4 + every_other + nope);
+  ASSERT_TRUE(scout.ok()) << scout.error().ToString();
+  EXPECT_EQ(scout->nope_layer_interval, 4);
+  EXPECT_EQ(scout->MoeLayers(), 16);
+  EXPECT_EQ(key(load("llama4_text", l4 + R"(, "moe_layers": [1, 3])")), "moe_layers");
+  EXPECT_EQ(key(load("llama4_text", l4 + R"(, "no_rope_layers": [1, 0])")), "no_rope_layers");
 }
 
 }  // namespace
