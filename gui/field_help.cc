@@ -37,6 +37,12 @@ const std::map<QString, Help>& Table() {
       {"parallelism.context", {"Context parallelism (CP): GPUs sharing one sequence, exchanging K/V in a ring.", "1", "you"}},
       {"parallelism.data", {"Data parallelism (DP): model replicas; tensor x pipeline x context x data must equal the GPUs.",
                             "auto (the GPUs left over)", "you"}},
+      {"parallelism.expert", {"Expert parallelism (EP, mixtures of experts): GPUs the routed experts are spread over; tokens reach "
+                              "their experts by all-to-all, on NVLink inside a node, over the NICs beyond it.", "1", "you"}},
+      {"parallelism.expert_tensor", {"Expert tensor parallelism (ETP): GPUs each expert's MLP is split over; EP x ETP must divide "
+                                     "tensor x context x data (Megatron-Core's MoE parallel folding).", "1", "you"}},
+      {"parallelism.moe_a2a_overlap", {"Hide the MoE all-to-alls behind compute (Megatron-Core overlap_moe_expert_parallel_comm).",
+                                       "the framework's", "framework profile"}},
       {"parallelism.virtual_stages", {"Interleaved pipeline chunks per stage: a smaller bubble for more pipeline sends; 1 is plain 1F1B.",
                                       "1", "you"}},
       {"parallelism.sequence_parallel", {"Shard layer norms and dropout along the sequence across the TP group (Megatron SP).",

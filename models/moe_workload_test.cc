@@ -245,5 +245,21 @@ TEST(MoeDesTest, AllToAllFlowsShareTheNicsAndAgreeWithTheClosedFormWhenAlone) {
   EXPECT_GT(des4.step_time_s, des.step_time_s * 1.1);
 }
 
+TEST(MoeDesTest, OverlappedAllToAllHidesBehindComputeInBothFidelities) {
+  const std::vector<std::string> across = {"model.moe.experts=16", "parallelism.expert=16", "training.global_batch=64"};
+  std::vector<std::string> overlapped = across;
+  overlapped.push_back("parallelism.moe_a2a_overlap=true");
+  const Scenario plain = Make(kMixtral, across), over = Make(kMixtral, overlapped);
+  const StepCosts cp = ComputeStepCosts(plain), co = ComputeStepCosts(over);
+  // Exposed: what the compute does not cover, never more than without overlap.
+  EXPECT_LT(co.virtual_stage[0].forward_all_to_all_s, cp.virtual_stage[0].forward_all_to_all_s);
+  EXPECT_NEAR(co.virtual_stage[0].forward_all_to_all_s,
+              std::max(0.0, cp.virtual_stage[0].forward_all_to_all_s - co.virtual_stage[0].forward_compute_s), 1e-9);
+  const double des = Simulate(over, SimulateOptions::At(Fidelity::kDes)).step_time_s;
+  const double ana = Simulate(over, SimulateOptions::At(Fidelity::kAnalytical)).step_time_s;
+  EXPECT_LT(des, Simulate(plain, SimulateOptions::At(Fidelity::kDes)).step_time_s);
+  EXPECT_NEAR(des / ana, 1.0, 0.05);
+}
+
 }  // namespace
 }  // namespace trainsim

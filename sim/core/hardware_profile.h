@@ -65,6 +65,9 @@ struct FrameworkProfile {
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
   bool overlap_p2p = false;
+  // Megatron-Core's overlap_moe_expert_parallel_comm (2025): the EP
+  // all-to-alls of one micro batch run behind another's compute.
+  bool moe_a2a_overlap = false;
   bool distributed_optimizer = false;
   DataSharding data_sharding = DataSharding::kNone;  // the framework's default; optimizer when distributed_optimizer
   bool sequence_parallel = true;  // with tensor > 1

@@ -67,6 +67,16 @@ StageCost AddPasses(const Scenario& s, const PassWork& fwd, const PassWork& bwd)
   c.backward_exposed_comm_s = ExposedCommTime(s, bwd, bc, true);
   c.forward_all_to_all_s = AllToAllTime(s, fwd);
   c.backward_all_to_all_s = AllToAllTime(s, bwd);
+  // Overlapped (Megatron-Core's overlap_moe_expert_parallel_comm pairs one
+  // micro batch's all-to-alls with another's compute): only what exceeds the
+  // compute is exposed.
+  if (s.parallelism.moe_a2a_overlap) {
+    const double f_exposed = std::max(0.0, c.forward_all_to_all_s - fc), b_exposed = std::max(0.0, c.backward_all_to_all_s - bc);
+    c.forward_exposed_comm_s += f_exposed - c.forward_all_to_all_s;
+    c.backward_exposed_comm_s += b_exposed - c.backward_all_to_all_s;
+    c.forward_all_to_all_s = f_exposed;
+    c.backward_all_to_all_s = b_exposed;
+  }
   return c;
 }
 

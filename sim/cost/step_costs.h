@@ -20,8 +20,9 @@ struct StageCost {
   double backward_compute_s = 0;  // includes recompute
   double forward_exposed_comm_s = 0;   // TP/CP communication on the critical path
   double backward_exposed_comm_s = 0;
-  // The MoE token all-to-alls (EP group) within the exposed communication:
-  // the DES sends them as flows on the links instead of charging this time.
+  // The MoE token all-to-alls' (EP group) part of the exposed communication:
+  // the DES sends them as flows on the links instead of charging this time
+  // (with parallelism.moe_a2a_overlap, only what the compute does not hide).
   double forward_all_to_all_s = 0;
   double backward_all_to_all_s = 0;
   double forward_s() const { return forward_compute_s + forward_exposed_comm_s; }

@@ -221,9 +221,11 @@ class DesRun {
     return Labelled(std::move(all), bytes, nvlink ? "NVLink" : "NIC");
   }
 
-  // A pass's expert all-to-alls, after its compute: the dispatcher waits for them.
-  void RunAllToAll(int st, const PipelineOp& op, int vs) {
-    Flows a2a = StartLayerFlows(st, op.chunk, op.forward, CommGroup::kExpert);
+  // A pass's expert all-to-alls: after its compute (the dispatcher waits for
+  // them), or with parallelism.moe_a2a_overlap started with the compute
+  // (`started`) and waited for after it.
+  void RunAllToAll(int st, const PipelineOp& op, int vs, Flows started = {}) {
+    Flows a2a = p_.moe_a2a_overlap ? std::move(started) : StartLayerFlows(st, op.chunk, op.forward, CommGroup::kExpert);
     if (!a2a.active) return;
     const double end = a2a.Wait();
     if (recording_) Record(StageTrack(st, "ep"), "moe all-to-all", "ep", a2a.start_s, end, FlowArgs(a2a, PassArgs(op, vs)));
@@ -370,9 +372,10 @@ class DesRun {
           const double remaining = std::max(0.0, gather.start_s + dp.param_gather_s - Now());
           contention = std::min(remaining, chunk.forward_compute_s) * nccl_slowdown_;
         }
+        Flows a2a = p_.moe_a2a_overlap ? StartLayerFlows(st, op.chunk, true, CommGroup::kExpert) : Flows{};
         Compute(chunk.forward_s() - chunk.forward_all_to_all_s + contention);
-        RunAllToAll(st, op, vs);
         if (recording_) Record(StageTrack(st, "compute"), PassName(op), "forward", t0, Now(), PassArgs(op, vs));
+        RunAllToAll(st, op, vs, std::move(a2a));
         if (first_forward && gather.active) Record(StageTrack(st, "dp"), "param all-gather", "dp", gather.start_s, gather.Wait(), FlowArgs(gather));
         first_forward = false;
         if (cp.active) {
@@ -393,10 +396,11 @@ class DesRun {
         if (i + 1 == ops.size() && step_grads && p_.overlap_grad_reduce) grads = start_grads();
         Flows cp = StartLayerFlows(st, op.chunk, false, CommGroup::kContext);
         const double t0 = Now();
+        Flows a2a = p_.moe_a2a_overlap ? StartLayerFlows(st, op.chunk, false, CommGroup::kExpert) : Flows{};
         Compute(chunk.backward_s() - chunk.backward_all_to_all_s +
                 (grads.active ? std::min(dp.grad_reduce_s, chunk.backward_compute_s) * nccl_slowdown_ : 0.0));
-        RunAllToAll(st, op, vs);
         if (recording_) Record(StageTrack(st, "compute"), PassName(op), "backward", t0, Now(), PassArgs(op, vs));
+        RunAllToAll(st, op, vs, std::move(a2a));
         if (cp.active) {
           const double end = cp.Wait();  // the args' strings only when recording: this runs per pass
           if (recording_) Record(StageTrack(st, "cp"), "cp ring", "cp", cp.start_s, end, FlowArgs(cp, PassArgs(op, vs)));

@@ -283,6 +283,7 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
   par.overlap_param_gather = p.Bool("overlap_param_gather", fw.overlap_param_gather);
   par.tp_comm_overlap = p.Bool("tp_comm_overlap", fw.tp_comm_overlap && par.tensor > 1);
   par.overlap_p2p = p.Bool("overlap_p2p", fw.overlap_p2p);
+  par.moe_a2a_overlap = p.Bool("moe_a2a_overlap", fw.moe_a2a_overlap);
   par.grad_reduce_bytes = fw.grad_reduce_bytes;
   par.first_stage_layers = p.NonNegativeInt("first_stage_layers", 0);
   par.last_stage_layers = p.NonNegativeInt("last_stage_layers", 0);
