@@ -113,6 +113,10 @@ Workload BuildWorkload(const Scenario& sc) {
   const bool tp = p.tensor > 1;
   const bool sp = p.sequence_parallel;
   const double tp_bytes = T * h * kAct;  // gathered activation of one TP collective
+  // Transformer Engine's userbuffers all-gathers (qkv/fc1 fprop and dgrad, proj/fc2 dgrad) move
+  // fp8 buffers under an fp8 recipe ("AllGather buffers use fp8 when using fp8 recipe",
+  // layers_all_gather_overlap in TE's initialize_ub); its reduce-scatters stay 16-bit.
+  const double tp_gather_bytes = fp8 && p.tp_comm_overlap ? T * h * 1.0 : tp_bytes;
 
   Workload w;
   PassWork& F = w.layer_forward;
@@ -120,7 +124,7 @@ Workload BuildWorkload(const Scenario& sc) {
   // chunked and pipelined with the GEMM it feeds or drains, so it can hide
   // only behind that GEMM.
   auto tp_in = [&](const std::string& gemm) {  // before a column-parallel GEMM
-    if (tp && sp) F.comms.push_back(Comm(gemm + " all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, gemm, CommEngine::kCopyEngine));
+    if (tp && sp) F.comms.push_back(Comm(gemm + " all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_gather_bytes, p.tp_comm_overlap, gemm, CommEngine::kCopyEngine));
   };
   auto tp_out = [&](const std::string& gemm) {  // after a row-parallel GEMM
     if (!tp) return;
@@ -222,7 +226,7 @@ Workload BuildWorkload(const Scenario& sc) {
       if (sp) {
         // Megatron re-gathers the input for the weight gradient while the data gradient runs.
         // (Megatron's async NCCL all-gather without TE userbuffers; userbuffers' bulk overlap with them.)
-        B.comms.push_back(Comm(where + " input re-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, true, where + " dgrad", ub_bulk));
+        B.comms.push_back(Comm(where + " input re-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_gather_bytes, true, where + " dgrad", ub_bulk));
         B.comms.push_back(Comm(where + " dgrad reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, where + " wgrad", ub_bulk));
       } else {
         B.comms.push_back(Comm(where + " dgrad all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, where + " wgrad", ub_bulk));
@@ -230,7 +234,7 @@ Workload BuildWorkload(const Scenario& sc) {
     }
     if (sp) {
       for (const std::string where : {"attention proj", "fc2"}) {
-        B.comms.push_back(Comm(where + " grad all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, p.tp_comm_overlap, where + " dgrad", CommEngine::kCopyEngine));
+        B.comms.push_back(Comm(where + " grad all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_gather_bytes, p.tp_comm_overlap, where + " dgrad", CommEngine::kCopyEngine));
       }
     }
   }
