@@ -38,11 +38,16 @@ struct GpuProfile {
   // Tensor-core work sustained for hours runs at the power limit's clock, not
   // the boost clock the peaks and short benchmarks use.
   double sustained_clock_fraction = 1.0;
+  // Per precision, the clock fraction a GEMM's max_efficiency/k_half still
+  // needs: they replace sustained_clock_fraction where those figures were
+  // measured at sustained clocks already (1.0), so the derate is not taken twice.
+  std::map<std::string, double> matmul_clock_fraction;
 
   // Dense peak for a precision; fp8 falls back to the 16-bit peak where the GPU has none.
   double PeakFlops(Precision p) const;
   double MatmulMaxEfficiency(Precision p) const;
   double MatmulKHalf(Precision p) const;
+  double MatmulClockFraction(Precision p) const;
   bool SupportsFp8() const { return peak_flops.count("fp8") > 0; }
 };
 

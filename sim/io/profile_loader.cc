@@ -58,6 +58,7 @@ GpuProfile ParseGpu(const std::string& path) {
   YamlMap mm = m.Map("matmul");
   g.matmul_max_eff = RatesMap(mm, "max_efficiency", 1.0, true);
   g.matmul_k_half = RatesMap(mm, "k_half", 1.0, false);
+  if (mm.Has("sustained_clock_fraction")) g.matmul_clock_fraction = RatesMap(mm, "sustained_clock_fraction", 1.0, true);
   g.matmul_tile_m = mm.PositiveInt("tile_m", 128);
   g.matmul_tile_n = mm.PositiveInt("tile_n", 128);
   g.matmul_min_kernel_s = mm.NonNegativeDouble("min_kernel_us", 0) * 1e-6;
