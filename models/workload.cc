@@ -269,9 +269,9 @@ Workload BuildWorkload(const Scenario& sc) {
   if (tp && sp) w.head_forward.comms.push_back(Comm("lm head all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, false));
   Operator head = Gemm("lm head", T, v_local, h, false);
   w.head_forward.ops.push_back(head);
-  w.head_forward.ops.push_back(Mem("cross entropy", T * v_local * (kAct + 4 + 4)));
+  w.head_forward.ops.push_back(Mem("cross entropy", T * v_local * sc.framework.cross_entropy_forward_bytes));
   AddGemmBackward(w.head_backward.ops, head, sc.framework.wgrad_out_bytes, lora);
-  w.head_backward.ops.push_back(Mem("cross entropy backward", T * v_local * (4 + kAct)));
+  w.head_backward.ops.push_back(Mem("cross entropy backward", T * v_local * sc.framework.cross_entropy_backward_bytes));
   if (tp) {
     w.head_backward.comms.push_back(Comm(sp ? "lm head dgrad reduce-scatter" : "lm head dgrad all-reduce",
                                          sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,

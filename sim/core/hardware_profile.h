@@ -81,6 +81,11 @@ struct FrameworkProfile {
   int userbuffer_pipelined_sms = 0;
   int userbuffer_bulk_sms = 0;
   int grad_reduce_bytes = 4;
+  // HBM bytes the loss moves per local logit (tokens x vocab / TP), forward
+  // and backward: Megatron's unfused fp32 vocab-parallel cross entropy makes
+  // several passes over an fp32 copy of the logits; a fused kernel one.
+  double cross_entropy_forward_bytes = 10;
+  double cross_entropy_backward_bytes = 6;
 };
 
 struct NodeProfile {

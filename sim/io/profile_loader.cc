@@ -188,6 +188,11 @@ FrameworkProfile ParseFramework(const std::string& path) {
   }
   f.grad_reduce_bytes = m.PositiveInt("grad_reduce_bytes", 4);
   if (f.grad_reduce_bytes != 2 && f.grad_reduce_bytes != 4) m.Fail("grad_reduce_bytes", "must be 2 or 4");
+  if (auto ce = m.OptMap("cross_entropy_bytes_per_logit")) {
+    f.cross_entropy_forward_bytes = ce->PositiveDouble("forward");
+    f.cross_entropy_backward_bytes = ce->PositiveDouble("backward");
+    ce->Finish();
+  }
   m.Finish();
   return f;
 }
