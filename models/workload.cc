@@ -242,6 +242,17 @@ Workload BuildWorkload(const Scenario& sc) {
     B.comms.push_back(Comm("cp kv+grad ring", CollectiveKind::kSendRecv, CommGroup::kContext, 2 * w.cp_exchange_bytes_per_layer, true,
                            tr.attention == AttentionKernel::kFlash ? "flash attention backward" : ""));
   }
+  // Transformer Engine's ring attention (AttnFuncWithCPAndKVP2P) runs one kernel per ring step and
+  // merges the partial outputs: per step a softmax-correction pass reads the step's output and
+  // reads and writes the result (16-bit); the rank with the most full-length steps does all cp of
+  // them on all its tokens. Its backward adds each step's dQ and dK/dV into the accumulated ones,
+  // and the last step's dK/dV return to their owner after the last kernel, with nothing to hide behind.
+  if (p.context > 1 && tr.attention == AttentionKernel::kFlash) {
+    const double q_elems = T * heads_local * d, kv_elems = T * 2 * kv_local * d;
+    F.ops.push_back(Mem("cp output correction", cp * q_elems * 3 * kAct));
+    B.ops.push_back(Mem("cp gradient accumulation", cp * (q_elems + kv_elems) * 3 * kAct));
+    B.comms.push_back(Comm("cp dkv return", CollectiveKind::kSendRecv, CommGroup::kContext, kv_elems * kAct, false));
+  }
 
   // Recompute: full re-runs the layer forward; selective re-runs the attention core.
   if (tr.recompute == Recompute::kFull) {
