@@ -23,21 +23,13 @@ StepTiming AnalyticalStep(const Scenario& s, const StepCosts& c) {
     const double hops = p.overlap_p2p ? 2.0 * (p.pipeline - 1) : 2.0 * (p.pipeline - 1) + 2.0 * m * v;
     exposed += hops * c.p2p_s;
   }
-  // Data parallel: each chunk's gradient reduction starts when its last
-  // backward does (its parameter gather before its first forward), so the
-  // step's collectives overlap DpOverlapPasses chunk passes; the first
-  // chunk's reduction still has only its own last backward (the first
-  // chunk's gather nothing but its own first forward) to hide behind. The
-  // passes are slowed by the SMs the collective holds, and whichever ends
-  // last ends it.
+  // Data parallel: gradient reduction overlaps the last micro batch's backward
+  // pass, parameter gathering the first micro batch's forward pass; the pass
+  // is slowed by the SMs the collective holds, and whichever ends last ends it.
   const double last_bwd = st.backward_s() / v;
   const double first_fwd = st.forward_s() / v;
-  const double passes = DpOverlapPasses(s);
-  auto overlapped = [&](double comm_s, double contention_s, double pass_s) {
-    return std::max({contention_s, comm_s - passes * pass_s, comm_s / v - pass_s});
-  };
-  exposed += p.overlap_grad_reduce ? overlapped(c.grad_reduce_s, c.grad_reduce_contention_s, last_bwd) : c.grad_reduce_s;
-  exposed += p.overlap_param_gather ? overlapped(c.param_gather_s, c.param_gather_contention_s, first_fwd) : c.param_gather_s;
+  exposed += p.overlap_grad_reduce ? std::max(c.grad_reduce_contention_s, c.grad_reduce_s - last_bwd) : c.grad_reduce_s;
+  exposed += p.overlap_param_gather ? std::max(c.param_gather_contention_s, c.param_gather_s - first_fwd) : c.param_gather_s;
   b.exposed_communication_s = exposed;
   b.optimizer_s = c.optimizer_s;
   b.data_stall_s = 0;

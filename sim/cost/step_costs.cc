@@ -70,12 +70,6 @@ StageCost AddPasses(const Scenario& s, const PassWork& fwd, const PassWork& bwd,
 
 }  // namespace
 
-double DpOverlapPasses(const Scenario& s) {
-  const Parallelism& p = s.parallelism;
-  const double groups = std::min(double(s.microbatches_per_step()), double(p.pipeline));
-  return (p.virtual_stages - 1) * groups + 1;
-}
-
 StageCost& StageCost::operator+=(const StageCost& o) {
   forward_compute_s += o.forward_compute_s;
   backward_compute_s += o.backward_compute_s;
@@ -136,7 +130,6 @@ StepCosts ComputeStepCosts(const Scenario& s) {
   c.p2p_s = p.pipeline > 1 ? CollectiveTime(s, w.pipeline_p2p) : 0.0;
   const GpuProfile& g = s.node.gpu;
   const double nccl = OverlapSlowdown(s, CommEngine::kNccl);
-  const double dp_passes = DpOverlapPasses(s);
   const StageCost& slowest = c.slowest();
   c.rank_dp.assign(size_t(P), {});
   for (int r = 0; r < P; ++r) {
@@ -162,8 +155,8 @@ StepCosts ComputeStepCosts(const Scenario& s) {
       dp.param_gather_s = CollectiveTime(s, params);
     }
     const StageCost& own = c.rank[size_t(r)];
-    if (p.overlap_grad_reduce) dp.grad_reduce_contention_s = std::min(dp.grad_reduce_s, dp_passes * own.backward_compute_s / V) * nccl;
-    if (p.overlap_param_gather) dp.param_gather_contention_s = std::min(dp.param_gather_s, dp_passes * own.forward_compute_s / V) * nccl;
+    if (p.overlap_grad_reduce) dp.grad_reduce_contention_s = std::min(dp.grad_reduce_s, own.backward_compute_s / V) * nccl;
+    if (p.overlap_param_gather) dp.param_gather_contention_s = std::min(dp.param_gather_s, own.forward_compute_s / V) * nccl;
     dp.optimizer_s = state.optimizer_bytes / (g.hbm_bytes_per_s * g.memory_bound_efficiency);
   }
   // The closed form's step: the largest rank's collectives and optimizer,
@@ -173,8 +166,8 @@ StepCosts ComputeStepCosts(const Scenario& s) {
   c.grad_reduce_s = big.grad_reduce_s;
   c.param_gather_s = big.param_gather_s;
   c.optimizer_s = big.optimizer_s;
-  if (p.overlap_grad_reduce) c.grad_reduce_contention_s = std::min(c.grad_reduce_s, dp_passes * slowest.backward_compute_s / V) * nccl;
-  if (p.overlap_param_gather) c.param_gather_contention_s = std::min(c.param_gather_s, dp_passes * slowest.forward_compute_s / V) * nccl;
+  if (p.overlap_grad_reduce) c.grad_reduce_contention_s = std::min(c.grad_reduce_s, slowest.backward_compute_s / V) * nccl;
+  if (p.overlap_param_gather) c.param_gather_contention_s = std::min(c.param_gather_s, slowest.forward_compute_s / V) * nccl;
   return c;
 }
 

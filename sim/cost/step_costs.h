@@ -82,17 +82,6 @@ double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_comp
 // framework profile says it holds.
 double OverlapSlowdown(const Scenario& s, CommEngine engine);
 
-// How many one-chunk passes of a rank a step's overlapped data-parallel
-// collectives can hide behind. Megatron launches each model chunk's gradient
-// reduction when the chunk's last backward ends (grad_sync_func per chunk in
-// the interleaved schedule) and prefetches chunk j+1's parameter gather at
-// chunk j's first forward (param_sync_func). Under interleaved 1F1B chunk j's
-// last backward ends j x min(m, p) chunk passes before the step's last one
-// (the cooldown runs the chunks in groups of p micro batches), and the first
-// forwards of the chunks are as far apart: (v - 1) x min(m, p) + 1 passes,
-// 1 without interleaving (the last backward / first forward alone).
-double DpOverlapPasses(const Scenario& s);
-
 StepCosts ComputeStepCosts(const Scenario& s);
 
 }  // namespace trainsim
