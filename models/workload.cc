@@ -137,7 +137,7 @@ struct LayerContext {
   const Scenario& sc;
   const ModelSpec& md;
   const Parallelism& p;
-  double t, cp, b, s, s_local, h, T, T_ln, tp_bytes;
+  double t, cp, b, s, s_local, h, T, T_ln, tp_bytes, tp_gather_bytes;
   Precision prec;  // which GEMMs and casts it implies: sim/core/precision.h
   bool dropout, tp, sp, lora;
   double norm_bytes, residual_bytes, cast;
@@ -158,6 +158,10 @@ struct LayerContext {
     sp = p.sequence_parallel;
     lora = tr.finetune.lora();
     tp_bytes = T * h * kAct;  // gathered activation of one TP collective
+    // Transformer Engine's userbuffers all-gathers (qkv/fc1 fprop and dgrad, proj/fc2 dgrad) move
+    // low-precision buffers under a low-precision recipe ("AllGather buffers use fp8 when using fp8
+    // recipe", layers_all_gather_overlap in TE's initialize_ub); its reduce-scatters stay 16-bit.
+    tp_gather_bytes = IsLowPrecision(prec) && p.tp_comm_overlap ? T * h * SavedInputBytes(prec, h) : tp_bytes;
     norm_bytes = 2 * T_ln * h * kAct;                                    // read input, write output
     residual_bytes = T_ln * h * (3 * kAct + (dropout ? 1 : 0));          // (dropout +) add
     cast = ForwardCastBytesPerElement(prec, h);                          // quantize a projection input (0 in 16-bit)
@@ -200,6 +204,7 @@ class LayerBuilder {
     }
     F.ops.erase(std::remove_if(F.ops.begin(), F.ops.end(), [](const Operator& o) { return o.flops == 0 && o.bytes == 0; }), F.ops.end());
     Backward(F, lw.backward);
+    ContextParallelOverheads(F, lw.backward);
     AddRecompute(F, lw.recompute);
     Parameters(lw);
     return lw;
@@ -224,7 +229,7 @@ class LayerBuilder {
 
   void TpIn(PassWork& F, const std::string& gemm) {  // before a column-parallel GEMM
     if (c_.tp && c_.sp) {
-      F.comms.push_back(Comm(gemm + " all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, c_.tp_bytes, c_.p.tp_comm_overlap, gemm,
+      F.comms.push_back(Comm(gemm + " all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, c_.tp_gather_bytes, c_.p.tp_comm_overlap, gemm,
                              CommEngine::kCopyEngine));
     }
   }
@@ -424,7 +429,7 @@ class LayerBuilder {
         if (c_.sp) {
           // Megatron re-gathers the input for the weight gradient while the data gradient runs.
           // (Megatron's async NCCL all-gather without TE userbuffers; userbuffers' bulk overlap with them.)
-          B.comms.push_back(Comm(where + " input re-gather", CollectiveKind::kAllGather, CommGroup::kTensor, c_.tp_bytes, true, where + " dgrad", ub_bulk));
+          B.comms.push_back(Comm(where + " input re-gather", CollectiveKind::kAllGather, CommGroup::kTensor, c_.tp_gather_bytes, true, where + " dgrad", ub_bulk));
           B.comms.push_back(Comm(where + " dgrad reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, c_.tp_bytes, p.tp_comm_overlap,
                                  where + " wgrad", ub_bulk));
         } else {
@@ -434,7 +439,7 @@ class LayerBuilder {
       }
       if (c_.sp) {
         for (const TpRegion& r : regions_) {
-          B.comms.push_back(Comm(r.row_gemm + " grad all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, c_.tp_bytes, p.tp_comm_overlap,
+          B.comms.push_back(Comm(r.row_gemm + " grad all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, c_.tp_gather_bytes, p.tp_comm_overlap,
                                  r.row_gemm + " dgrad", CommEngine::kCopyEngine));
         }
       }
@@ -452,6 +457,20 @@ class LayerBuilder {
       B.comms.push_back(Comm("cp kv+grad ring", CollectiveKind::kSendRecv, CommGroup::kContext, 2 * cp_bytes_, true,
                              c_.sc.training.attention == AttentionKernel::kFlash ? "flash attention backward" : ""));
     }
+  }
+
+  // Transformer Engine's ring attention (AttnFuncWithCPAndKVP2P) runs one kernel per ring step and
+  // merges the partial outputs: per step a softmax-correction pass reads the step's output and
+  // reads and writes the result (16-bit); the rank with the most full-length steps does all cp of
+  // them on all its tokens. Its backward adds each step's dQ and dK/dV into the accumulated ones,
+  // and the last step's dK/dV return to their owner after the last kernel, with nothing to hide behind.
+  // (After the backward is derived: these have no mirror.)
+  void ContextParallelOverheads(PassWork& F, PassWork& B) const {
+    if (c_.p.context <= 1 || c_.sc.training.attention != AttentionKernel::kFlash) return;
+    const double q_elems = c_.T * HeadsLocal() * QHeadDim(), kv_elems = c_.T * 2 * KvWidthLocal();
+    F.ops.push_back(Mem("cp output correction", c_.cp * q_elems * 3 * kAct));
+    B.ops.push_back(Mem("cp gradient accumulation", c_.cp * (q_elems + kv_elems) * 3 * kAct));
+    B.comms.push_back(Comm("cp dkv return", CollectiveKind::kSendRecv, CommGroup::kContext, kv_elems * kAct, false));
   }
 
   // Recompute: full re-runs the layer forward; selective re-runs the attention core.
@@ -529,9 +548,9 @@ Workload BuildWorkload(const Scenario& sc) {
   if (tp && sp) w.head_forward.comms.push_back(Comm("lm head all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, false));
   Operator head = Gemm("lm head", T, v_local, h, false);
   w.head_forward.ops.push_back(head);
-  w.head_forward.ops.push_back(Mem("cross entropy", T * v_local * (kAct + 4 + 4)));
+  w.head_forward.ops.push_back(Mem("cross entropy", T * v_local * sc.framework.cross_entropy_forward_bytes));
   AddGemmBackward(w.head_backward.ops, head, sc.framework.wgrad_out_bytes, lora);
-  w.head_backward.ops.push_back(Mem("cross entropy backward", T * v_local * (4 + kAct)));
+  w.head_backward.ops.push_back(Mem("cross entropy backward", T * v_local * sc.framework.cross_entropy_backward_bytes));
   if (tp) {
     w.head_backward.comms.push_back(Comm(sp ? "lm head dgrad reduce-scatter" : "lm head dgrad all-reduce",
                                          sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,

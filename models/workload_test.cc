@@ -1,6 +1,7 @@
 #include "models/workload.h"
 
 #include <gtest/gtest.h>
+#include <tuple>
 #include <yaml-cpp/yaml.h>
 
 #include "models/memory_model.h"
@@ -112,6 +113,84 @@ TEST(WorkloadTest, ContextParallelRanksShareTheGradientReductionAndOptimizerShar
   const MemoryReport m = EstimateMemory(s, BuildWorkload(s));
   EXPECT_EQ(s.parallelism.data, 4);
   EXPECT_NEAR(m.optimizer_gib / m.weights_gib, 6.0 / 8, 1e-9);
+}
+
+const CommOp& CommNamed(const PassWork& pass, const std::string& name) {
+  for (const auto& c : pass.comms) {
+    if (c.name == name) return c;
+  }
+  ADD_FAILURE() << "no comm " << name;
+  static const CommOp none{};
+  return none;
+}
+
+// Transformer Engine's userbuffers all-gathers carry fp8 buffers under an fp8
+// recipe; its reduce-scatters stay 16-bit. Without TP overlap (plain NCCL
+// collectives) the model keeps 2 bytes.
+TEST(WorkloadTest, Fp8AllGathersOfTheOverlappedLayersMoveOneByte) {
+  std::vector<std::string> sets = {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "parallelism.sequence_parallel=true",
+                                   "training.precision=fp8", "parallelism.tp_comm_overlap=true"};
+  const Workload w = BuildWorkload(Make("gpt3-175b", sets));
+  const double rs = CommNamed(w.layer(0).forward, "attention proj reduce-scatter").bytes;
+  EXPECT_DOUBLE_EQ(CommNamed(w.layer(0).forward, "qkv all-gather").bytes, rs / 2);
+  EXPECT_DOUBLE_EQ(CommNamed(w.layer(0).forward, "fc1 all-gather").bytes, rs / 2);
+  EXPECT_DOUBLE_EQ(CommNamed(w.layer(0).backward, "qkv input re-gather").bytes, rs / 2);
+  EXPECT_DOUBLE_EQ(CommNamed(w.layer(0).backward, "fc2 grad all-gather").bytes, rs / 2);
+  EXPECT_DOUBLE_EQ(CommNamed(w.layer(0).backward, "fc1 dgrad reduce-scatter").bytes, rs);
+  sets.back() = "parallelism.tp_comm_overlap=false";
+  const Workload nccl = BuildWorkload(Make("gpt3-175b", sets));
+  EXPECT_DOUBLE_EQ(CommNamed(nccl.layer(0).forward, "qkv all-gather").bytes, rs);
+  sets.back() = "training.precision=bf16";
+  const Workload bf16 = BuildWorkload(Make("gpt3-175b", sets));
+  EXPECT_DOUBLE_EQ(CommNamed(bf16.layer(0).forward, "qkv all-gather").bytes, rs);
+}
+
+// Megatron's unfused fp32 cross entropy: 38 bytes per local logit forward,
+// 14 backward (megatron-core-2024 and megatron-lm-2022 profiles).
+TEST(WorkloadTest, CrossEntropyMovesTheFrameworksBytesPerLogit) {
+  const Scenario s = Make("gpt3-175b", {});
+  EXPECT_DOUBLE_EQ(s.framework.cross_entropy_forward_bytes, 38);
+  EXPECT_DOUBLE_EQ(s.framework.cross_entropy_backward_bytes, 14);
+  const Workload w = BuildWorkload(s);
+  const double logits = 2048.0 * s.training.micro_batch * s.model.vocab / s.parallelism.tensor;
+  for (const auto& [pass, name, bytes] : {std::tuple{&w.head_forward, "cross entropy", 38.0},
+                                          std::tuple{&w.head_backward, "cross entropy backward", 14.0}}) {
+    bool found = false;
+    for (const auto& o : pass->ops) {
+      if (o.name != name) continue;
+      found = true;
+      EXPECT_DOUBLE_EQ(o.bytes, logits * bytes);
+    }
+    EXPECT_TRUE(found) << name;
+  }
+}
+
+// Context parallel with TE's ring attention: cp output corrections in
+// forward, cp gradient accumulations in backward, and the last dK/dV return
+// exposed; none of them without context parallelism.
+TEST(WorkloadTest, ContextParallelAddsTheRingAttentionMergeAndTheLastDkvReturn) {
+  const std::vector<std::string> base = {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "cluster.nodes=1",
+                                         "parallelism.tensor=1", "parallelism.pipeline=1", "training.seq_len=8192",
+                                         "training.global_batch=8", "training.precision=bf16"};
+  std::vector<std::string> cp2 = base;
+  cp2.push_back("parallelism.context=2");
+  const Scenario s = Make("llama3-8b", cp2);
+  const Workload w = BuildWorkload(s);
+  const double T = 8192 / 2, q = T * s.model.heads * s.model.head_dim(), kv = T * 2 * s.model.kv_heads * s.model.head_dim();
+  auto op_bytes = [](const PassWork& p, const std::string& name) {
+    for (const auto& o : p.ops) {
+      if (o.name == name) return o.bytes;
+    }
+    return 0.0;
+  };
+  EXPECT_DOUBLE_EQ(op_bytes(w.layer(0).forward, "cp output correction"), 2 * q * 6);
+  EXPECT_DOUBLE_EQ(op_bytes(w.layer(0).backward, "cp gradient accumulation"), 2 * (q + kv) * 6);
+  const CommOp& ret = CommNamed(w.layer(0).backward, "cp dkv return");
+  EXPECT_FALSE(ret.overlapped);
+  EXPECT_DOUBLE_EQ(ret.bytes, kv * 2);
+  const Workload none = BuildWorkload(Make("llama3-8b", base));
+  EXPECT_EQ(op_bytes(none.layer(0).forward, "cp output correction"), 0.0);
+  for (const auto& c : none.layer(0).backward.comms) EXPECT_NE(c.name, "cp dkv return");
 }
 
 // LoRA: the frozen base projections lose their weight gradients (backward

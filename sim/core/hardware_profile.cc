@@ -34,6 +34,11 @@ bool GpuProfile::Supports(Precision p) const {
   return k.empty() || peak_flops.count(k) > 0;
 }
 
+double GpuProfile::MatmulClockFraction(Precision p) const {
+  if (auto it = matmul_clock_fraction.find(ToString(p)); it != matmul_clock_fraction.end()) return it->second;
+  return sustained_clock_fraction;
+}
+
 std::string ToString(DataSharding d) {
   switch (d) {
     case DataSharding::kNone: return "none";

@@ -36,12 +36,17 @@ struct GpuProfile {
   // Tensor-core work sustained for hours runs at the power limit's clock, not
   // the boost clock the peaks and short benchmarks use.
   double sustained_clock_fraction = 1.0;
+  // Per precision, the clock fraction a GEMM's max_efficiency/k_half still
+  // needs: they replace sustained_clock_fraction where those figures were
+  // measured at sustained clocks already (1.0), so the derate is not taken twice.
+  std::map<std::string, double> matmul_clock_fraction;
 
   // Dense peak of a precision's GEMMs (its GemmRateKey, sim/core/precision.h);
   // a key the profile lacks falls back: mxfp8 to fp8, then to the 16-bit one.
   double PeakFlops(Precision p) const;
   double MatmulMaxEfficiency(Precision p) const;
   double MatmulKHalf(Precision p) const;
+  double MatmulClockFraction(Precision p) const;
   bool SupportsFp8() const { return peak_flops.count("fp8") > 0; }
   // Whether the tensor cores run the precision at all (its RequiredPeakKey).
   bool Supports(Precision p) const;
@@ -84,6 +89,11 @@ struct FrameworkProfile {
   // the run neither forces balance nor drops tokens: the all-to-all and the
   // expert GEMMs wait for it (models/workload.h ExpertLoadFactor).
   double moe_dropless_load_factor = 1.0;
+  // HBM bytes the loss moves per local logit (tokens x vocab / TP), forward
+  // and backward: Megatron's unfused fp32 vocab-parallel cross entropy makes
+  // several passes over an fp32 copy of the logits; a fused kernel one.
+  double cross_entropy_forward_bytes = 10;
+  double cross_entropy_backward_bytes = 6;
 };
 
 struct NodeProfile {

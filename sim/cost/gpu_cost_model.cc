@@ -29,7 +29,7 @@ double OperatorTime(const Operator& op, const GpuProfile& gpu, Precision precisi
       const Precision p = (op.low_precision && IsLowPrecision(precision)) ? precision
                           : precision == Precision::kFp16 ? Precision::kFp16 : Precision::kBf16;
       const double eff = GemmEfficiency(gpu, p, op.m, op.n, op.k, op.batch, op.out_bytes);
-      const double compute = op.flops / (gpu.PeakFlops(p) * gpu.sustained_clock_fraction * eff);
+      const double compute = op.flops / (gpu.PeakFlops(p) * gpu.MatmulClockFraction(p) * eff);
       return std::max({compute, mem_time, gpu.matmul_min_kernel_s});
     }
     case OpClass::kAttention: {

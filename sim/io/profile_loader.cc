@@ -59,6 +59,7 @@ GpuProfile ParseGpu(const std::string& path) {
   YamlMap mm = m.Map("matmul");
   g.matmul_max_eff = RatesMap(mm, "max_efficiency", 1.0, true);
   g.matmul_k_half = RatesMap(mm, "k_half", 1.0, false);
+  if (mm.Has("sustained_clock_fraction")) g.matmul_clock_fraction = RatesMap(mm, "sustained_clock_fraction", 1.0, true);
   g.matmul_tile_m = mm.PositiveInt("tile_m", 128);
   g.matmul_tile_n = mm.PositiveInt("tile_n", 128);
   g.matmul_min_kernel_s = mm.NonNegativeDouble("min_kernel_us", 0) * 1e-6;
@@ -191,6 +192,11 @@ FrameworkProfile ParseFramework(const std::string& path) {
   if (f.moe_dropless_load_factor < 1) m.Fail("moe_dropless_load_factor", "the busiest expert carries at least the mean load (>= 1)");
   f.grad_reduce_bytes = m.PositiveInt("grad_reduce_bytes", 4);
   if (f.grad_reduce_bytes != 2 && f.grad_reduce_bytes != 4) m.Fail("grad_reduce_bytes", "must be 2 or 4");
+  if (auto ce = m.OptMap("cross_entropy_bytes_per_logit")) {
+    f.cross_entropy_forward_bytes = ce->PositiveDouble("forward");
+    f.cross_entropy_backward_bytes = ce->PositiveDouble("backward");
+    ce->Finish();
+  }
   m.Finish();
   return f;
 }
