@@ -25,6 +25,8 @@ double ModelSpec::EmbeddingParameters(int seq_len) const {
 
 double ModelSpec::TotalParameters(int seq_len) const { return layers * LayerParameters() + EmbeddingParameters(seq_len); }
 
+double ModelSpec::ActiveParameters(int seq_len) const { return TotalParameters(seq_len); }
+
 std::string ToString(Activation a) { return a == Activation::kGelu ? "gelu" : "swiglu"; }
 std::string ToString(NormKind n) { return n == NormKind::kLayerNorm ? "layernorm" : "rmsnorm"; }
 std::string ToString(PositionKind p) { return p == PositionKind::kLearned ? "learned" : "rope"; }

@@ -35,6 +35,8 @@ struct ModelSpec {
   // Embedding (+ position table of `seq_len` when learned) and LM head (if untied).
   double EmbeddingParameters(int seq_len) const;
   double TotalParameters(int seq_len) const;
+  // Parameters a token passes through: all of them for a dense model.
+  double ActiveParameters(int seq_len) const;
 };
 
 std::string ToString(Activation a);

@@ -11,8 +11,8 @@ namespace trainsim {
 
 std::vector<ComparisonRow> CompareResults(const SimulationResult& a, const SimulationResult& b) {
   std::vector<ComparisonRow> rows;
-  for (const auto& f : ResultFields()) {
-    if (f.compared) rows.push_back({f.key, f.label, f.quantity, f.get(a), f.get(b)});
+  for (const ResultField* f : DisplayFields()) {
+    if (f->compared) rows.push_back({f->key, DisplayLabel(*f), f->quantity, f->get(a), f->get(b)});
   }
   return rows;
 }

@@ -2,14 +2,14 @@
 // choice (step time, time to train, cost, energy, goodput) with B's delta
 // against A, absolute and relative, and a one-line headline of what B
 // changes. `trainsim compare` and the GUI print it; labels and units come
-// from the result-field table (result_fields.h).
+// from the result-field table (sim/core/result_fields.h, result_format.h).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "sim/core/result.h"
-#include "sim/report/result_fields.h"
+#include "sim/report/result_format.h"
 
 namespace trainsim {
 
@@ -22,7 +22,7 @@ struct ComparisonRow {
   double relative() const { return CleanRelative(a, b); }
 };
 
-// The compared fields of ResultFields(), in its order.
+// The compared fields of the result-field table, in reading order (DisplayFields).
 std::vector<ComparisonRow> CompareResults(const SimulationResult& a, const SimulationResult& b);
 
 // What `other` changes against `baseline`, in the architect's terms:

@@ -1,30 +1,11 @@
-#include "sim/report/result_fields.h"
+#include "sim/report/result_format.h"
 
 #include <gtest/gtest.h>
 
-#include <set>
-
-#include "sim/io/result_writer.h"
 #include "sim/report/comparison.h"
 
 namespace trainsim {
 namespace {
-
-TEST(ResultFieldsTest, EveryFieldIsAResultKeyWithALabel) {
-  const auto flat = FlatResultKeys();
-  std::set<std::string> seen;
-  for (const auto& f : ResultFields()) {
-    EXPECT_TRUE(seen.insert(f.key).second) << "twice: " << f.key;
-    EXPECT_FALSE(f.label.empty()) << f.key;
-    ASSERT_NE(f.get, nullptr) << f.key;
-    // Every key but the capacity (a JSON-only field) is a CSV column too.
-    if (f.key != "memory.capacity_gib") {
-      EXPECT_NE(std::find(flat.begin(), flat.end(), f.key), flat.end()) << f.key;
-    }
-  }
-  EXPECT_EQ(FindResultField("run.cost_usd")->label, "Cost per run");
-  EXPECT_EQ(FindResultField("no.such"), nullptr);
-}
 
 TEST(ResultFieldsTest, ValuesReadInSensibleScales) {
   EXPECT_EQ(FormatValue(*FindResultField("run.time_to_train_s"), 6337), "1.76 h");
