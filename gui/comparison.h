@@ -116,7 +116,7 @@ class ResultsTableModel : public QAbstractTableModel {
   ColumnKind KindOf(int column) const;
 
   // One sentence per configuration after the baseline (Headline of
-  // sim/report/comparison.h): time, cost and energy against the baseline, what its step is made of.
+  // sim/report/comparison.h): time, cost, capital and energy against the baseline, what its step is made of.
   std::vector<QString> Headlines() const;
 
   // One line per configuration, columns "configuration", the flat result

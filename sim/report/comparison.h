@@ -26,8 +26,9 @@ struct ComparisonRow {
 std::vector<ComparisonRow> CompareResults(const SimulationResult& a, const SimulationResult& b);
 
 // What `other` changes against `baseline`, in the architect's terms:
-// "4 NICs: +7.2% time to train (+0.49 h), +$54 per run (+7.2%), +12 kWh;
-// step 71% compute, 18% exposed communication" (the name is other's).
+// "4 NICs: +7.2% time to train (+0.49 h), +$54 per run (+7.2%), -$140,000
+// capital (-7.2%), +12 kWh; step 71% compute, 18% exposed communication"
+// (the name is other's; capital only where both clusters are priced).
 // A run that cannot happen says so instead.
 std::string Headline(const SimulationResult& baseline, const SimulationResult& other);
 

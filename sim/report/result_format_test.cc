@@ -45,6 +45,12 @@ TEST(ComparisonTest, HeadlineSaysWhatBChangesInTimeCostAndEnergy) {
   b.breakdown.compute_s = 0.71;
   b.breakdown.exposed_communication_s = 0.18;
   EXPECT_EQ(Headline(a, b), "4 NICs: +7.2% time to train (+0.13 h), +$54 per run (+7.2%), 0.0 kWh; step 71% compute, 18% exposed communication");
+  // With the clusters priced, what B saves (or costs) in capital.
+  a.run.capital_usd = 1956480;
+  b.run.capital_usd = 1730240;
+  EXPECT_EQ(Headline(a, b),
+            "4 NICs: +7.2% time to train (+0.13 h), +$54 per run (+7.2%), -$226,240 capital (-11.6%), 0.0 kWh; "
+            "step 71% compute, 18% exposed communication");
   b.error = "does not fit in GPU memory: 90 GiB of 80";
   EXPECT_EQ(Headline(a, b), "4 NICs: cannot run: does not fit in GPU memory: 90 GiB of 80");
 }
