@@ -33,7 +33,10 @@ DisplayScale ScaleFor(Quantity q, double magnitude) {
   const double m = std::fabs(magnitude);
   DisplayScale d;
   switch (q) {
-    case Quantity::kCount: d.decimals = m >= 100 || m == std::floor(m) ? 0 : DecimalsFor(m, 4); break;
+    case Quantity::kCount:
+      d.decimals = m >= 100 || m == std::floor(m) ? 0 : DecimalsFor(m, 4);
+      d.thousands = true;
+      break;
     case Quantity::kSeconds:
       if (m < 1) d = {1e-3, "", " ms", 0};
       else d = {1, "", " s", 0};
@@ -70,7 +73,8 @@ std::string FormatScaled(const DisplayScale& d, double v, bool sign) {
   std::snprintf(buf, sizeof buf, "%.*f", d.decimals, std::fabs(x));
   std::string digits = buf;
   const bool zero = digits.find_first_not_of("0.") == std::string::npos;
-  if (d.prefix == "$") digits = WithThousands(digits);
+  // Dollars, and counts past four digits (tokens, parameters), in groups of three.
+  if (d.prefix == "$" || (d.thousands && std::fabs(x) >= 1e4)) digits = WithThousands(digits);
   std::string s = zero ? "" : x < 0 ? "-" : sign ? "+" : "";
   if (zero && sign) s = "";
   return s + d.prefix + digits + d.suffix;

@@ -18,6 +18,7 @@ struct DisplayScale {
   std::string prefix;  // "$"
   std::string suffix;  // " h"
   int decimals = 2;
+  bool thousands = false;  // digits grouped by commas past 9,999 ("262,144,000"); dollars always are
 };
 // The scale for values of this quantity around `magnitude` (in the field's
 // own unit); a row shows A, B and B - A in one scale.

@@ -18,6 +18,8 @@ TEST(ResultFieldsTest, ValuesReadInSensibleScales) {
   EXPECT_EQ(FormatValue(*FindResultField("memory.peak_gib_per_gpu"), 52.13), "52.1 GiB");
   EXPECT_EQ(FormatValue(*FindResultField("run.checkpoint_bytes"), 1.5 * 1024 * 1024 * 1024), "1.5 GiB");
   EXPECT_EQ(FormatValue(*FindResultField("memory.fits"), 0), "no");
+  EXPECT_EQ(FormatValue(*FindResultField("model.parameters"), 68976648192), "68,976,648,192");
+  EXPECT_EQ(FormatValue(*FindResultField("gpus"), 1024), "1024");
 }
 
 TEST(ResultFieldsTest, DeltasAreSignedInTheRowsScaleAndCleanAtZero) {
