@@ -145,10 +145,25 @@ std::string UtcNow() {
 }
 
 std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationOptions& o, Measurements& m) {
-  auto say = [&](const std::string& s) {
-    if (o.progress) o.progress(s);
-  };
   if (plan.layers.empty()) return "no layer shapes to calibrate";
+  // Progress in benchmark-time units: a timed benchmark runs for about its
+  // least time (min_seconds, or half of it), so the units done over the units
+  // planned track the time spent. Collectives and storage count as a few
+  // benchmarks each (their length is their own).
+  const double collective_units = o.collective_ranks >= 2 ? 8 : 0;
+  const double storage_units = o.storage_dir.empty() ? 0 : 8.0 * (o.storage_clients > 1 ? 2 : 1);
+  const double total_units = 0.2 + double(plan.gemms.size()) + 0.5 * double(plan.copy_floats.size() + plan.memory.size()) +
+                             4.0 * double(plan.layers.size()) + collective_units + storage_units;
+  double done_units = 0;
+  std::string phase;
+  auto say = [&](const std::string& s) {
+    phase = s;
+    if (o.progress) o.progress(done_units / total_units, phase);
+  };
+  auto did = [&](double units) {
+    done_units += units;
+    if (o.progress) o.progress(std::min(1.0, done_units / total_units), phase);
+  };
   m = Measurements{};
   m.backend = "cpu";
   m.host = HostName();
@@ -163,6 +178,7 @@ std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationO
   {
     std::vector<float> a = Filled(64, 1), b = Filled(64, 2), c(64);
     m.launch_s = TimeBest([&] { ops.Gemm(false, false, 8, 8, 8, 1, a.data(), 8, b.data(), 8, 0, c.data(), 8); }, o.min_seconds / 5, o.min_reps, o.max_reps);
+    did(0.2);
   }
   for (const auto& g : plan.gemms) {
     std::vector<float> a = Filled(size_t(g.batch) * g.m * g.k, 1), b = Filled(size_t(g.batch) * g.k * g.n, 2);
@@ -174,6 +190,7 @@ std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationO
                       int(g.batch));
     }, o.min_seconds, o.min_reps, o.max_reps);
     m.gemm.push_back(GemmSample{g.m, g.n, g.k, g.batch, g.layout, "fp32", t});
+    did(1);
   }
 
   say("memory: streaming copy and " + std::to_string(plan.memory.size()) + " memory-bound kernels");
@@ -183,12 +200,14 @@ std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationO
     const double t = TimeBest([&] { std::memcpy(dst.data(), src.data(), size_t(n) * sizeof(float)); }, o.min_seconds / 2, o.min_reps, o.max_reps);
     // Read + write of n elements, counted at the workload's 2 bytes per element.
     m.memory.push_back(MemorySample{"copy", 2.0 * 2.0 * double(n), t});
+    did(0.5);
   }
   for (const auto& mk : plan.memory) {
     std::vector<std::vector<float>> bufs;
     auto fn = MemoryKernelFn(mk, ops, bufs);
     if (!fn) return "plan names an unknown memory kernel '" + mk.kernel + "'";
     m.memory.push_back(MemorySample{mk.kernel, mk.bytes, TimeBest(fn, o.min_seconds / 2, o.min_reps, o.max_reps)});
+    did(0.5);
   }
 
   say("attention and layer steps: " + std::to_string(plan.layers.size()) + " shapes");
@@ -205,6 +224,7 @@ std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationO
     l.forward_s = TimeBest([&] { layer.Forward(); }, o.min_seconds, o.min_reps, o.max_reps);
     l.backward_s = TimeBest([&] { layer.Backward(); }, o.min_seconds, o.min_reps, o.max_reps);
     m.layers.push_back(l);
+    did(4);
   }
 
   if (o.collective_ranks >= 2) {
@@ -212,6 +232,7 @@ std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationO
     std::vector<double> sizes;
     for (double b = 64 * 1024; b <= 16 * 1024 * 1024; b *= 4) sizes.push_back(b);
     m.collectives = RunThreadCollectives(o.collective_ranks, sizes, 5);
+    did(collective_units);
   }
   if (!o.storage_dir.empty()) {
     for (int clients : {1, o.storage_clients}) {
@@ -225,9 +246,11 @@ std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationO
       const std::string err = RunStorageBenchmark(so, s);
       if (!err.empty()) return err;
       m.storage.push_back(s);
+      did(8);
       if (o.storage_clients == 1) break;
     }
   }
+  if (o.progress) o.progress(1, "measurements done");
   return "";
 }
 

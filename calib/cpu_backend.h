@@ -26,7 +26,9 @@ struct CpuCalibrationOptions {
   std::string storage_dir;         // "" skips the storage test
   int storage_clients = 2;
   double storage_bytes_per_client = 64.0 * 1024 * 1024;
-  std::function<void(const std::string&)> progress;  // one line per phase; may be empty
+  // Told the fraction of the measuring done (by timed benchmarks, a layer
+  // step's four counting four GEMMs' worth) and the phase; may be empty.
+  std::function<void(double fraction, const std::string& phase)> progress;
 };
 
 // Best-of timing of fn in thread CPU seconds (one warm-up call first; the

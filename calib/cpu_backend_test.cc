@@ -30,7 +30,20 @@ TEST(CpuBackend, CalibrateWriteAndValidateLoop) {
   o.storage_bytes_per_client = 1 << 20;
   const CalibrationPlan plan = MakePlan({{64, 176, 4, 2, 32, 1}, {64, 176, 2, 2, 64, 1}});
   Measurements m;
+  // Progress runs from the start to 1 and never backwards, through every phase.
+  std::vector<double> fractions;
+  std::vector<std::string> phases;
+  o.progress = [&](double f, const std::string& phase) {
+    fractions.push_back(f);
+    if (phases.empty() || phases.back() != phase) phases.push_back(phase);
+  };
   ASSERT_EQ(RunCpuCalibration(plan, o, m), "");
+  ASSERT_GT(fractions.size(), plan.gemms.size());
+  EXPECT_LT(fractions.front(), 0.05);
+  EXPECT_EQ(fractions.back(), 1.0);
+  for (size_t i = 1; i < fractions.size(); ++i) EXPECT_GE(fractions[i], fractions[i - 1]);
+  EXPECT_EQ(phases.size(), 7u);  // gemm, memory, layers, collectives, storage x2, done
+  EXPECT_EQ(phases.back(), "measurements done");
   EXPECT_EQ(m.layers.size(), 2u);
   EXPECT_EQ(m.gemm.size(), plan.gemms.size());
   EXPECT_EQ(m.storage.size(), 2u);  // one client and two

@@ -19,7 +19,7 @@
 #include <QtCharts/QValueAxis>
 
 #include "sim/io/result_writer.h"
-#include "sim/report/result_fields.h"
+#include "sim/report/result_format.h"
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>

@@ -3,7 +3,7 @@
 #include "sim/io/yaml_reader.h"
 #include "sim/io/result_writer.h"
 #include "sim/report/comparison.h"
-#include "sim/report/result_fields.h"
+#include "sim/report/result_format.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -73,9 +73,10 @@ void ResultsTableModel::SetOutcomes(const std::vector<ConfigOutcome>& outcomes) 
     csv_values_.push_back(std::move(v));
   }
   rows_.clear();
-  rows_.push_back({"fidelity", nullptr});
-  for (const ResultField& f : ResultFields()) rows_.push_back({f.key, &f});
-  rows_.push_back({"error", nullptr});
+  // Every field of the result-field table in reading order; the name is the column's header.
+  for (const ResultField* f : DisplayFields()) {
+    if (f->key != "name") rows_.push_back({f->key, f});
+  }
   endResetModel();
 }
 
@@ -110,8 +111,9 @@ bool ResultsTableModel::CanRun(int configuration) const {
 }
 
 // Figures of a run that cannot happen are not shown as if it could: what it
-// would take is in memory (and its step time is the closed form's).
-static bool ShownWhenItCannotRun(const std::string& key) { return key == "gpus" || key.rfind("memory.", 0) == 0; }
+// would take is in memory (and its step time is the closed form's); what the
+// configuration is (kept_when_infeasible) is shown.
+static bool ShownWhenItCannotRun(const ResultField& f) { return f.kept_when_infeasible; }
 
 QVariant ResultsTableModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= static_cast<int>(rows_.size())) return {};
@@ -121,14 +123,15 @@ QVariant ResultsTableModel::data(const QModelIndex& index, int role) const {
   const ConfigOutcome& o = outcomes_[config];
   const ColumnKind kind = KindOf(index.column());
   const ConfigOutcome& base = outcomes_[0];
-  const bool numeric = row.field && o.ran() && (CanRun(config) || ShownWhenItCannotRun(row.key));
-  const bool base_numeric = row.field && base.ran() && (CanRun(0) || ShownWhenItCannotRun(row.key));
+  const bool text = row.field->is_text();
+  const bool numeric = !text && o.ran() && (CanRun(config) || ShownWhenItCannotRun(*row.field));
+  const bool base_numeric = !text && base.ran() && (CanRun(0) || ShownWhenItCannotRun(*row.field));
   switch (role) {
     case Qt::DisplayRole: {
-      if (!row.field) {
+      if (text) {
         if (kind != ColumnKind::kValue) return {};
-        if (row.key == "fidelity") return o.ran() ? QString::fromStdString(o.result.fidelity) : QString();
-        return o.ran() ? QString::fromStdString(o.result.error) : o.input_error;
+        if (!o.ran()) return row.key == "error" ? o.input_error : QString();
+        return row.field->Present(o.result) ? QString::fromStdString(row.field->text(o.result)) : QString();
       }
       if (!o.ran()) return {};
       if (!numeric) return kind == ColumnKind::kValue ? tr("cannot run") : QString();
@@ -142,21 +145,21 @@ QVariant ResultsTableModel::data(const QModelIndex& index, int role) const {
       return rel == 0 ? QStringLiteral("0.0%") : QString::asprintf("%+.1f%%", 100 * rel);
     }
     case Qt::ToolTipRole: {
-      if (!row.field) return data(index, Qt::DisplayRole);
-      QString tip = QString::fromStdString(row.field->label).trimmed() + QStringLiteral(" (") + QString::fromStdString(row.key) +
+      if (text) return data(index, Qt::DisplayRole);
+      QString tip = QString::fromStdString(row.field->label) + QStringLiteral(" (") + QString::fromStdString(row.key) +
                     QStringLiteral(")");
       if (o.ran()) tip += QStringLiteral(": ") + QString::number(row.field->get(o.result), 'g', 17);
       if (o.ran() && !o.result.error.empty()) tip += tr("\n%1 cannot run: %2").arg(o.name, QString::fromStdString(o.result.error));
       return tip;
     }
     case kRawValueRole:
-      if (!row.field || !o.ran()) return {};
+      if (text || !o.ran()) return {};
       return row.field->get(o.result);
     case Qt::TextAlignmentRole:
-      return QVariant::fromValue(Qt::Alignment((row.field ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter));
+      return QVariant::fromValue(Qt::Alignment((text ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter));
     case Qt::FontRole: {
       // Bold where the configurations differ: what the comparison is about.
-      if (!row.field || outcomes_.size() < 2 || kind != ColumnKind::kValue) return {};
+      if (text || outcomes_.size() < 2 || kind != ColumnKind::kValue) return {};
       for (const auto& other : outcomes_) {
         if (other.ran() && base.ran() && CleanDelta(row.field->get(base.result), row.field->get(other.result)) != 0) {
           QFont f;
@@ -170,7 +173,7 @@ QVariant ResultsTableModel::data(const QModelIndex& index, int role) const {
       if ((row.key == "error" && o.ran() && !o.result.error.empty()) || !o.input_error.isEmpty()) return QBrush(QColor(180, 0, 0));
       if (row.key == "memory.fits" && o.ran() && !o.result.memory.fits) return QBrush(QColor(180, 0, 0));
       if (numeric && !o.ran()) return {};
-      if (row.field && kind != ColumnKind::kValue && numeric && base_numeric && row.field->quantity != Quantity::kBool &&
+      if (kind != ColumnKind::kValue && numeric && base_numeric && row.field->quantity != Quantity::kBool &&
           row.field->quantity != Quantity::kCount) {
         // Deltas coloured by whether they help: green better, red worse.
         const double d = CleanDelta(row.field->get(base.result), row.field->get(o.result));
@@ -178,7 +181,7 @@ QVariant ResultsTableModel::data(const QModelIndex& index, int role) const {
         const bool better = row.field->lower_is_better ? d < 0 : d > 0;
         return QBrush(better ? QColor(0x1a, 0x7f, 0x37) : QColor(0xb0, 0x20, 0x20));
       }
-      if (!numeric && row.field && kind == ColumnKind::kValue) return QBrush(QColor(0x80, 0x80, 0x80));
+      if (!numeric && !text && kind == ColumnKind::kValue) return QBrush(QColor(0x80, 0x80, 0x80));
       return {};
     }
     default:
@@ -191,8 +194,7 @@ QVariant ResultsTableModel::headerData(int section, Qt::Orientation orientation,
     if (section < 0 || section >= static_cast<int>(rows_.size())) return {};
     const Row& row = rows_[section];
     if (role == Qt::DisplayRole) {
-      if (!row.field) return row.key == "fidelity" ? tr("Fidelity") : tr("Why it cannot run");
-      return QString::fromStdString(row.field->label);
+      return QString::fromStdString(DisplayLabel(*row.field));
     }
     if (role == Qt::ToolTipRole) return QString::fromStdString(row.key);
     return {};

@@ -18,7 +18,7 @@
 #include "sim/core/error.h"
 #include "sim/core/result.h"
 #include "sim/core/scenario.h"
-#include "sim/report/result_fields.h"
+#include "sim/report/result_format.h"
 
 namespace trainsim::gui {
 
@@ -87,8 +87,9 @@ struct ConfigOutcome {
 };
 
 // Results side by side: one row per field of the result-field table
-// (sim/report/result_fields.h: labels, units and scales), plus the fidelity
-// and why a run cannot happen; the first configuration is the baseline
+// (sim/core/result_fields.h, in DisplayFields order; units and scales from
+// sim/report/result_format.h), the text ones (fidelity, why a run cannot
+// happen) as text; the first configuration is the baseline
 // column, every other one has its value, its delta against the baseline and
 // the delta in percent. A run that cannot happen shows "cannot run" except
 // for its memory figures (which say why).
@@ -115,7 +116,7 @@ class ResultsTableModel : public QAbstractTableModel {
   ColumnKind KindOf(int column) const;
 
   // One sentence per configuration after the baseline (Headline of
-  // sim/report/comparison.h): time, cost and energy against the baseline, what its step is made of.
+  // sim/report/comparison.h): time, cost, capital and energy against the baseline, what its step is made of.
   std::vector<QString> Headlines() const;
 
   // One line per configuration, columns "configuration", the flat result
@@ -125,7 +126,7 @@ class ResultsTableModel : public QAbstractTableModel {
  private:
   struct Row {
     std::string key;
-    const ResultField* field = nullptr;  // null: a text row
+    const ResultField* field = nullptr;  // never null; text rows: field->is_text()
   };
   QString RawValue(int key_index, int configuration) const;
   bool CanRun(int configuration) const;

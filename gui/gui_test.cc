@@ -252,8 +252,11 @@ class GuiTest : public QObject {
     const std::vector<QString> heads = m->Headlines();
     QCOMPARE(heads.size(), size_t(1));
     QVERIFY2(heads[0].startsWith(QLatin1String("llama2-70b-4n-4nic: ")) && heads[0].contains(QLatin1String("time to train")) &&
-                 heads[0].contains(QLatin1String("per run")),
+                 heads[0].contains(QLatin1String("per run")) && heads[0].contains(QLatin1String(" capital (")),
              qPrintable(heads[0]));
+    // Fewer NICs: less capital (the NIC and switch-port prices of the profiles).
+    QVERIFY2(heads[0].contains(QLatin1String(", -$")) && heads[0].contains(QLatin1String(" capital (-")), qPrintable(heads[0]));
+    QVERIFY(w.view()->headline()->text().contains(QLatin1String("capital")));
     QVERIFY(w.view()->headline()->text().contains(QLatin1String("per run")));
     // Legends in full, not elided, and the two curves read apart.
     QVERIFY(w.view()->LegendText(QStringLiteral("breakdown")).contains(QLatin1String("exposed communication")));

@@ -18,6 +18,7 @@
 #include "calib/storage_bench.h"
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/progress.h"
 
 namespace trainsim::cli {
 namespace {
@@ -40,7 +41,8 @@ const char* kUsage =
     "  --measurements FILE  CUDA: fit a measurements file written by trainsim-calib-cuda instead\n"
     "  --write-plan FILE    write the measuring plan for trainsim-calib-cuda and stop\n"
     "  --name NAME          profile name (default: the output file's stem)\n"
-    "  --tdp-w W            power to record in the profile (not measured)\n";
+    "  --tdp-w W            power to record in the profile (not measured)\n"
+    "  --progress           CPU: progress and time left on stderr (default: only when stderr is a terminal)\n";
 
 std::string SelfDir() {
   std::error_code ec;
@@ -64,7 +66,7 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
                                   {"--storage", true},        {"--storage-clients", true}, {"--storage-mib", true},
                                   {"--ranks", true},          {"--min-ms", true},       {"--nccl"},
                                   {"--measurements", true},   {"--write-plan", true},   {"--name", true},
-                                  {"--tdp-w", true},          {"--help", false, "-h"}},
+                                  {"--tdp-w", true},          {"--progress"},           {"--help", false, "-h"}},
                                  a);
   if (a.Has("--help")) {
     out << kUsage;
@@ -119,15 +121,11 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
     o.storage_dir = storage;
     o.storage_clients = int(storage_clients);
     o.storage_bytes_per_client = storage_mib * 1024 * 1024;
-    // One line per phase, each with the time so far (the phases' lengths
-    // are not known ahead, so no ETA).
-    const auto start = std::chrono::steady_clock::now();
-    auto elapsed = [&] {
-      return std::to_string(std::lround(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
-    };
-    o.progress = [&](const std::string& s) { err << "calibrate: [" << elapsed() << " s] " << s << "\n" << std::flush; };
+    // The benchmarks done of those planned (by their least times), with the phase.
+    ProgressLine progress(err, "calibrate", a.Has("--progress"));
+    if (progress.enabled()) o.progress = [&progress](double fraction, const std::string& phase) { progress.Update(fraction, phase); };
     const std::string e = calib::RunCpuCalibration(plan, o, m);
-    err << "calibrate: [" << elapsed() << " s] measurements done\n";
+    progress.Finish();
     if (!e.empty()) {
       err << "trainsim calibrate: " << e << "\n";
       return kExitSimulationFailed;

@@ -23,7 +23,7 @@ const char* kPlanHelp =
     "  --recheck F            des (default) or analytical (no re-check)\n"
     "  --set KEY=VALUE        override a scenario key by dotted path (repeatable)\n"
     "  --json                 print {\"candidates\": [...], \"rejected\": [...], ...} (design.md section 3)\n"
-    "  --progress             elapsed time on stderr (default: only when stderr is a terminal)\n"
+    "  --progress             progress and time left on stderr (default: only when stderr is a terminal)\n"
     "  -h, --help             this help\n"
     "exit status: 0 ok, 1 no configuration fits, 2 bad input\n";
 }  // namespace
@@ -72,10 +72,17 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
     err << s.error().ToString() << "\n";
     return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
   }
-  // The planner reports no progress of its own (its search size is known
-  // only as it prunes): elapsed time, so long searches are not silent.
+  // The search (configurations evaluated of those listed), then the DES
+  // re-checks, each phase with its own ETA.
   ProgressLine progress(err, "plan", a.Has("--progress"));
-  progress.Heartbeat(std::string("searching") + (opt.recheck_fidelity == Fidelity::kDes ? " and re-checking the best with the DES" : ""));
+  if (progress.enabled()) {
+    opt.progress = [&progress](long done, long total, const std::string& phase) {
+      progress.Phase(phase);
+      const bool search = phase == "searching";
+      progress.Update(total > 0 ? double(done) / total : 1,
+                      (search ? "configuration " : "re-check ") + std::to_string(done) + " of " + std::to_string(total));
+    };
+  }
   const PlanReport r = Plan(*s, opt);
   progress.Finish();
   out << (a.Has("--json") ? PlanToJson(r) : PlanToText(r));

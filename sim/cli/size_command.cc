@@ -12,6 +12,7 @@
 
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/progress.h"
 #include "sim/core/error.h"
 #include "sim/io/profile_loader.h"
 #include "sim/io/scenario_loader.h"
@@ -42,6 +43,7 @@ const char* kSizeHelp =
     "  --top K                re-check the best K with the DES (default 3)\n"
     "  --set KEY=VALUE        override a scenario key by dotted path (repeatable)\n"
     "  --json                 print {\"candidates\": [...], \"rejected\": [...], \"options\": [...]}\n"
+    "  --progress             progress and time left on stderr (default: only when stderr is a terminal)\n"
     "  -h, --help             this help\n"
     "exit status: 0 a cluster meets the deadline, 1 none does, 2 bad input\n";
 
@@ -104,7 +106,7 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
   const std::string perr = Parse(args,
                                  {{"--tokens", true}, {"--days", true}, {"--nodes", true}, {"--nics", true}, {"--node", true},
                                   {"--batch", true}, {"--storage-nodes", true}, {"--objective", true}, {"--cost", true}, {"--recheck", true},
-                                  {"--top", true}, {"--set", true}, {"--json"}, {"--help", false, "-h"}},
+                                  {"--top", true}, {"--set", true}, {"--json"}, {"--progress"}, {"--help", false, "-h"}},
                                  a);
   if (a.Has("--help")) {
     out << kSizeHelp;
@@ -222,7 +224,21 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
       }
     }
   }
+  // The clusters planned of those tried, then the DES re-checks of the best,
+  // each phase with its own ETA.
+  ProgressLine progress(err, "size", a.Has("--progress"));
+  if (progress.enabled()) {
+    opt.progress = [&progress](int done, int total, const std::string& phase, const std::string& what) {
+      progress.Phase(phase);
+      // While one is under way: its number and what it is; at the end, the count.
+      const int n = what.empty() ? done : done + 1;
+      std::string text = (phase == "sizing" ? "cluster " : "re-check ") + std::to_string(n) + " of " + std::to_string(total);
+      if (!what.empty()) text += ": " + what;
+      progress.Update(total > 0 ? double(done) / total : 1, text);
+    };
+  }
   const SizeReport r = SizeCluster(*s, opt);
+  progress.Finish();
   out << (a.Has("--json") ? SizeToJson(r) : SizeToText(r));
   return r.candidates.empty() ? kExitSimulationFailed : kExitOk;
 }

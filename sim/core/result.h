@@ -1,7 +1,7 @@
 // The result of simulating a scenario: step time and its breakdown, memory per
 // GPU, and the run-level figures (time to train, checkpoints, failures, cost).
-// Field names are the result keys of design.md §3 (sim/io/result_writer.h
-// writes them as JSON, CSV columns, a trace and a summary).
+// Field names are the result keys of design.md §3; sim/core/result_fields.h
+// lists each once, and every writer (JSON, CSV, summary, compare, GUI) walks that table.
 #pragma once
 
 #include <string>
@@ -73,6 +73,13 @@ struct TimelineEvent {
   // Small key/value details: micro batch, chunk, bytes, link, step.
   std::vector<std::pair<std::string, std::string>> args;
 };
+// The model's size: the parameters it holds, and those a token passes
+// through (all of them for a dense model; the routed experts' share for MoE).
+struct ModelSummary {
+  double parameters = 0;
+  double active_parameters = 0;
+};
+
 struct SimulationResult {
   std::string name;
   int gpus = 0;
@@ -88,6 +95,7 @@ struct SimulationResult {
   std::string pipeline_split;
   MemoryReport memory;
   RunReport run;
+  ModelSummary model;
   std::string error;  // non-empty: the simulation could not run (exit status 1)
   ErrorKind error_kind = ErrorKind::kInternal;  // meaningful when error is set
   // The run can happen: it fits and nothing refused or ruled it out. Time and

@@ -6,15 +6,22 @@
 #include <vector>
 
 #include "sim/core/result.h"
+#include "sim/core/result_fields.h"
 
 namespace trainsim {
 
-// The result object of design.md §3 (plus extra fields after the contract's).
+// The result object of design.md §3 (plus extra fields after the contract's):
+// every field of the result-field table (sim/core/result_fields.h) in its
+// order, nested at the dots of its key.
 std::string ToJson(const SimulationResult& r, bool pretty = true);
 
-// Result fields flattened with dots, in a fixed order, for CSV columns.
+// The table's fields but the status ones (feasible, error_kind, error, which
+// a sweep places itself), flattened with dots, for CSV columns; a value is
+// empty where the JSON leaves its field out.
 std::vector<std::string> FlatResultKeys();
 std::vector<std::string> FlatResultValues(const SimulationResult& r);
+// One field's CSV text: a number as the JSON writes it, true / false, the text.
+std::string FlatResultValue(const ResultField& f, const SimulationResult& r);
 
 // The DES records one steady step (a "steps" event spans it) and, when the
 // run has checkpoints, the first checkpoint and the steps its write overlaps,

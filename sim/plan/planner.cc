@@ -164,10 +164,12 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
   // chosen given the ones before it (sim/plan/plan_space.h).
   const std::vector<PlanDimension>& dims = PlanDimensions();
   const SearchContext context{&base, &options, gpus};
+  // The configurations are listed first, so progress knows the total.
   PlanConfig c;
+  std::vector<PlanConfig> configs;
   std::function<void(size_t)> enumerate = [&](size_t i) {
     if (i == dims.size()) {
-      consider(c);
+      configs.push_back(c);
       return;
     }
     const PlanDimension& d = dims[i];
@@ -182,6 +184,13 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
     }
   };
   enumerate(0);
+  const long total = long(configs.size());
+  const long every = std::max(1L, total / 1000);  // about a thousand reports, whatever the size
+  for (long i = 0; i < total; ++i) {
+    if (options.progress && i % every == 0) options.progress(i, total, "searching");
+    consider(configs[size_t(i)]);
+  }
+  if (options.progress) options.progress(total, total, "searching");
   rep.feasible = long(feasible.size());
   auto better = [](const Scored& a, const Scored& b) {
     if (a.objective != b.objective) return a.objective < b.objective;
@@ -226,22 +235,29 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
     top.push_back(std::move(c));
   }
   const SimulateOptions recheck = SimulateOptions::At(options.recheck_fidelity);
+  const bool rechecks = options.recheck_fidelity != Fidelity::kAnalytical;
+  const long recheck_total = long(top.size()) + (rep.baseline && rechecks ? 1 : 0);
+  const std::string recheck_phase = "re-checking with the DES";
+  long rechecked = 0;
   for (auto& c : top) {
-    if (options.recheck_fidelity == Fidelity::kAnalytical) {
+    if (!rechecks) {
       c.result = c.analytical;
       continue;
     }
+    if (options.progress) options.progress(rechecked++, recheck_total, recheck_phase);
     apply(s, c.config);
     c.result = Simulate(s, recheck);
     c.objective = c.result.error.empty() ? Objective(c.result, options.objective) : INFINITY;
   }
   std::stable_sort(top.begin(), top.end(),
                    [](const PlanCandidate& a, const PlanCandidate& b) { return a.objective < b.objective; });
-  if (rep.baseline && options.recheck_fidelity != Fidelity::kAnalytical) {
+  if (rep.baseline && rechecks) {
+    if (options.progress) options.progress(rechecked++, recheck_total, recheck_phase);
     apply(s, rep.baseline->config);
     rep.baseline->result = Simulate(s, recheck);
     rep.baseline->objective = rep.baseline->result.error.empty() ? Objective(rep.baseline->result, options.objective) : INFINITY;
   }
+  if (options.progress && rechecks && recheck_total > 0) options.progress(recheck_total, recheck_total, recheck_phase);
   rep.candidates = std::move(top);
   rep.recheck_s = std::chrono::duration<double>(Clock::now() - t1).count();
   return rep;

@@ -9,6 +9,7 @@
 // one parsed Scenario in place, so the search never touches the disk.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,10 @@ struct PlanOptions {
   int max_micro_batch = 16;
   int max_context = 8;
   int max_tensor = 0;  // 0: the GPUs per node (tensor parallelism stays on NVLink)
+  // Told how far the planner is, for progress and ETAs; may be empty. Phases:
+  // "searching" (configurations evaluated of those the search space gives),
+  // then "re-checking with the DES" (the top K and the baseline) when it re-checks.
+  std::function<void(long done, long total, const std::string& phase)> progress;
 };
 
 struct PlanCandidate {

@@ -155,6 +155,47 @@ TEST(PlannerTest, RecheckRunsTheTopKAtTheRecheckFidelity) {
   EXPECT_FALSE(PlanToText(r).empty());
 }
 
+// Progress: the search counts configurations up to the number searched, then
+// the DES re-checks count up to the top K plus the baseline; never backwards.
+TEST(PlannerTest, ReportsProgressBySearchThenRecheck) {
+  auto s = ParseText(std::string(k70b), {"model=llama2-7b", "parallelism.tensor=1", "parallelism.pipeline=1",
+                                         "parallelism.virtual_stages=1", "cluster.nodes=1"});
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  PlanOptions opt;
+  opt.top_k = 2;
+  struct Report {
+    long done, total;
+    std::string phase;
+  };
+  std::vector<Report> seen;
+  opt.progress = [&](long done, long total, const std::string& phase) { seen.push_back({done, total, phase}); };
+  const PlanReport r = Plan(*s, opt);
+  ASSERT_GE(seen.size(), 4u);
+  EXPECT_EQ(seen.front().phase, "searching");
+  EXPECT_EQ(seen.front().done, 0);
+  EXPECT_EQ(seen.front().total, r.searched);
+  EXPECT_EQ(seen.back().phase, "re-checking with the DES");
+  EXPECT_EQ(seen.back().done, seen.back().total);
+  EXPECT_EQ(seen.back().total, long(r.candidates.size()) + (r.baseline ? 1 : 0));
+  bool search_finished = false;
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_LE(seen[i].done, seen[i].total);
+    if (seen[i].phase == "searching" && seen[i].done == seen[i].total) search_finished = true;
+    if (i > 0 && seen[i].phase == seen[i - 1].phase) {
+      EXPECT_GE(seen[i].done, seen[i - 1].done);
+    }
+    if (seen[i].phase != "searching") {
+      EXPECT_TRUE(search_finished) << "re-checks before the search ended";
+    }
+  }
+  // Without a re-check there is no second phase.
+  seen.clear();
+  opt.recheck_fidelity = Fidelity::kAnalytical;
+  Plan(*s, opt);
+  ASSERT_FALSE(seen.empty());
+  for (const auto& x : seen) EXPECT_EQ(x.phase, "searching");
+}
+
 TEST(PlannerTest, CostObjectiveRanksByRunCost) {
   auto s = ParseText(k70b);
   ASSERT_TRUE(s.ok());

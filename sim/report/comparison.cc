@@ -11,8 +11,8 @@ namespace trainsim {
 
 std::vector<ComparisonRow> CompareResults(const SimulationResult& a, const SimulationResult& b) {
   std::vector<ComparisonRow> rows;
-  for (const auto& f : ResultFields()) {
-    if (f.compared) rows.push_back({f.key, f.label, f.quantity, f.get(a), f.get(b)});
+  for (const ResultField* f : DisplayFields()) {
+    if (f->compared) rows.push_back({f->key, DisplayLabel(*f), f->quantity, f->get(a), f->get(b)});
   }
   return rows;
 }
@@ -51,11 +51,15 @@ std::string Headline(const SimulationResult& baseline, const SimulationResult& o
   const ResultField& time = *FindResultField("run.time_to_train_s");
   const ResultField& cost = *FindResultField("run.cost_usd");
   const ResultField& energy = *FindResultField("run.energy_kwh");
+  const ResultField& capital = *FindResultField("run.capital_usd");
   const double ta = baseline.run.time_to_train_s, tb = other.run.time_to_train_s;
   const double ca = baseline.run.cost_usd, cb = other.run.cost_usd;
+  const double ka = baseline.run.capital_usd, kb = other.run.capital_usd;
   std::string s = other.name + ": ";
   s += Percent(CleanRelative(ta, tb)) + " time to train (" + FormatDelta(time, ta, tb) + "), ";
   s += FormatDelta(cost, ca, cb) + " per run (" + Percent(CleanRelative(ca, cb)) + "), ";
+  // What the cluster costs to buy, where its profiles price it (0: no figures).
+  if (ka > 0 && kb > 0) s += FormatDelta(capital, ka, kb) + " capital (" + Percent(CleanRelative(ka, kb)) + "), ";
   s += FormatDelta(energy, baseline.run.energy_kwh, other.run.energy_kwh);
   s += "; step " + StepShares(other);
   if (!baseline.error.empty()) s += " (the baseline cannot run: its figures are not a run)";

@@ -2,14 +2,14 @@
 // choice (step time, time to train, cost, energy, goodput) with B's delta
 // against A, absolute and relative, and a one-line headline of what B
 // changes. `trainsim compare` and the GUI print it; labels and units come
-// from the result-field table (result_fields.h).
+// from the result-field table (sim/core/result_fields.h, result_format.h).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "sim/core/result.h"
-#include "sim/report/result_fields.h"
+#include "sim/report/result_format.h"
 
 namespace trainsim {
 
@@ -22,12 +22,13 @@ struct ComparisonRow {
   double relative() const { return CleanRelative(a, b); }
 };
 
-// The compared fields of ResultFields(), in its order.
+// The compared fields of the result-field table, in reading order (DisplayFields).
 std::vector<ComparisonRow> CompareResults(const SimulationResult& a, const SimulationResult& b);
 
 // What `other` changes against `baseline`, in the architect's terms:
-// "4 NICs: +7.2% time to train (+0.49 h), +$54 per run (+7.2%), +12 kWh;
-// step 71% compute, 18% exposed communication" (the name is other's).
+// "4 NICs: +7.2% time to train (+0.49 h), +$54 per run (+7.2%), -$140,000
+// capital (-7.2%), +12 kWh; step 71% compute, 18% exposed communication"
+// (the name is other's; capital only where both clusters are priced).
 // A run that cannot happen says so instead.
 std::string Headline(const SimulationResult& baseline, const SimulationResult& other);
 

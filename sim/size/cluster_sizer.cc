@@ -164,10 +164,15 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
   std::map<ClusterKey, Outcome> outcomes;
   std::vector<SizeCandidate> meeting;
   std::vector<SizeRejection> missing, cannot;
+  const int clusters_total = int(profiles.size() * nics.size() * counts.size() * storages.size());
   for (const NodeProfile& profile : profiles) {
     for (int k : nics) {
       for (int n : counts) {
        for (int st : storages) {
+        if (o.progress) {
+          o.progress(rep.clusters, clusters_total, "sizing",
+                     std::to_string(n) + " x " + profile.name + ", " + std::to_string(k) + " NICs");
+        }
         Scenario s = ClusterScenario(base, profile, k, n, st);
         Outcome out;
         out.cluster = {profile.name, n, k, s.storage ? s.storage_nodes : 0, s.gpus()};
@@ -244,6 +249,7 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
     return a.cluster.gpus < b.cluster.gpus;
   };
   std::stable_sort(meeting.begin(), meeting.end(), by_objective);
+  if (o.progress) o.progress(clusters_total, clusters_total, "sizing", "");
   rep.search_s = std::chrono::duration<double>(Clock::now() - t0).count();
 
   // Re-check the top few at the re-check fidelity; one that misses there moves to the rejected.
@@ -252,8 +258,13 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
   rep.recheck_fidelity = o.recheck_fidelity == Fidelity::kDes ? "des" : "analytical";
   if (o.recheck_fidelity != Fidelity::kAnalytical) {
     rep.rechecked = int(k);
+    const std::string phase = "re-checking with the DES";
     for (size_t i = 0; i < k; ++i) {
       SizeCandidate& c = meeting[i];
+      if (o.progress) {
+        o.progress(int(i), int(k), phase,
+                   std::to_string(c.cluster.nodes) + " x " + c.cluster.node + ", " + std::to_string(c.cluster.nics_per_node) + " NICs");
+      }
       const NodeProfile* profile = nullptr;
       for (const auto& p : profiles) {
         if (p.name == c.cluster.node) profile = &p;
@@ -288,6 +299,7 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
                            (t - deadline_s) / kDay_s});
       }
     }
+    if (o.progress && k > 0) o.progress(int(k), int(k), phase, "");
     meeting = std::move(kept);
     std::stable_sort(meeting.begin(), meeting.begin() + std::min(meeting.size(), k), by_objective);
   }

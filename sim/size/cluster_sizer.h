@@ -17,6 +17,7 @@
 #pragma once
 
 #include <optional>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,10 @@ struct SizeOptions {
   SizeObjective objective = SizeObjective::kCost;
   int recheck_top = 3;  // re-simulated at recheck_fidelity
   Fidelity recheck_fidelity = Fidelity::kDes;
+  // Told how far the sizer is, for progress and ETAs; may be empty. Phases:
+  // "sizing" (clusters planned of those tried; `what` names the cluster), then
+  // "re-checking with the DES" (the top few, each over the whole run).
+  std::function<void(int done, int total, const std::string& phase, const std::string& what)> progress;
 };
 
 struct SizedCluster {

@@ -102,6 +102,28 @@ TEST(ClusterSizerTest, TimeObjectivePicksTheFastestAndCostTheCheapest) {
   EXPECT_TRUE(nic_option);
 }
 
+// Progress: every cluster tried is named as it starts, counted up to the
+// number tried, then the DES re-checks of the best few.
+TEST(ClusterSizerTest, ReportsProgressByClusterThenRecheck) {
+  SizeOptions o = Question({1, 2}, 1e6);
+  o.recheck_fidelity = Fidelity::kDes;
+  o.recheck_top = 1;
+  std::vector<std::string> lines;
+  o.progress = [&](int done, int total, const std::string& phase, const std::string& what) {
+    lines.push_back(phase + " " + std::to_string(done) + "/" + std::to_string(total) + (what.empty() ? "" : " " + what));
+  };
+  const SizeReport r = SizeCluster(Ref7b(), o);
+  ASSERT_FALSE(r.candidates.empty());
+  ASSERT_EQ(r.clusters, 4);
+  const std::vector<std::string> want = {"sizing 0/4 1 x xe9680-h100, 4 NICs", "sizing 1/4 2 x xe9680-h100, 4 NICs",
+                                         "sizing 2/4 1 x xe9680-h100, 8 NICs", "sizing 3/4 2 x xe9680-h100, 8 NICs",
+                                         "sizing 4/4"};
+  ASSERT_GE(lines.size(), want.size() + 2);
+  EXPECT_EQ(std::vector<std::string>(lines.begin(), lines.begin() + 5), want);
+  EXPECT_EQ(lines[5].rfind("re-checking with the DES 0/1 ", 0), 0u) << lines[5];
+  EXPECT_EQ(lines.back(), "re-checking with the DES 1/1");
+}
+
 // 3 nodes (24 GPUs) and a global batch of 128: the factor 3 cannot go to
 // data parallelism, so with the batch fixed it goes to a pipeline of 3
 // stages (uneven: 32 layers); a batch range lets data parallelism take it.

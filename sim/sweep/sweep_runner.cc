@@ -47,6 +47,7 @@ std::vector<std::string> SweepColumns(const SweepSpec& spec) {
   std::vector<std::string> c = spec.Keys();
   c.push_back("feasible");
   for (const auto& k : FlatResultKeys()) c.push_back(k);
+  c.push_back("error_kind");
   c.push_back("error");
   return c;
 }
@@ -174,6 +175,7 @@ Row ErrorRow(const SweepSpec& spec, const SweepPoint& p, SweepFormat format, con
     std::vector<std::string> f = values;
     f.push_back("false");
     f.resize(f.size() + FlatResultKeys().size());
+    f.push_back(ToString(ErrorKind::kInternal));
     f.push_back(error);
     row.text = CsvLine(f);
   }
@@ -374,18 +376,6 @@ int SweepMpiRank() {
   return 0;
 }
 
-namespace {
-
-// Figures of a run that happened (times, rates, energy, cost): left empty on
-// an infeasible row. What the configuration is (name, GPUs, memory, steps,
-// checkpoint size) stays.
-bool IsRunFigure(const std::string& key) {
-  static const std::set<std::string> kept = {"name", "gpus", "fidelity", "run.steps", "run.checkpoint_bytes"};
-  return !kept.count(key) && key.rfind("memory.", 0) != 0;
-}
-
-}  // namespace
-
 SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity fidelity,
                            std::vector<std::string>& fields, std::string* json_line) {
   const std::vector<std::string> values = spec.Values(p);
@@ -400,21 +390,27 @@ SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity 
     error = s.error().ToString();
     fields.push_back("false");
     fields.resize(fields.size() + FlatResultKeys().size());
+    fields.push_back(ToString(s.error().kind));
   } else {
     SimulateOptions opt;
     opt.fidelity = fidelity;
     const SimulationResult r = Simulate(*s, opt);
     feasible = r.error.empty() && r.memory.fits;
     fields.push_back(feasible ? "true" : "false");
-    const std::vector<std::string> keys_r = FlatResultKeys();
-    std::vector<std::string> vals = FlatResultValues(r);
-    for (size_t i = 0; i < vals.size(); ++i) {
-      if (!feasible && IsRunFigure(keys_r[i])) vals[i].clear();
-      fields.push_back(std::move(vals[i]));
+    // Figures of a run that happened (times, rates, energy, cost) are left
+    // empty on an infeasible row; what the configuration is stays.
+    for (const ResultField& f : ResultFields()) {
+      if (f.status) continue;
+      fields.push_back(!feasible && !f.kept_when_infeasible ? std::string() : FlatResultValue(f, r));
     }
     error = r.error;
     if (!feasible) outcome = r.memory.fits ? SweepOutcome::kFailed : SweepOutcome::kMemory;
-    if (!feasible && error.empty()) error = "does not fit in GPU memory";  // never a blank reason on an infeasible row
+    ErrorKind kind = r.error_kind;
+    if (!feasible && error.empty()) {
+      error = "does not fit in GPU memory";  // never a blank reason on an infeasible row
+      kind = ErrorKind::kDoesNotFit;
+    }
+    fields.push_back(feasible ? std::string() : ToString(kind));
     if (json_line) {
       result_json = ToJson(r, false);
       while (!result_json.empty() && result_json.back() == '\n') result_json.pop_back();

@@ -1,6 +1,6 @@
 // Runs the points of a sweep (sweep_spec.h) and appends one row per point to
 // a results file as points finish: CSV (columns: the axis keys, `feasible`,
-// FlatResultKeys(), then `error`) or JSON lines (.json/.jsonl: one object
+// FlatResultKeys(), then `error_kind` and `error`) or JSON lines (.json/.jsonl: one object
 // {"settings", "feasible", "error", "result"} per line). Infeasible points keep their row
 // with the reason in `error`. Rows are written with write(2) as they finish
 // and fsync'd in batches; a resumed run drops a torn last line, skips the
@@ -18,7 +18,8 @@
 // interruption: the rows written stay valid and --resume continues.
 //
 // CSV columns: the axis keys, `feasible` (the run can happen: it parsed, fits
-// and simulated), the result fields, `error`. Time, rate, energy and cost
+// and simulated), the result fields, `error_kind` (ToString(ErrorKind), empty
+// when it ran), `error`. Time, rate, energy and cost
 // fields are empty where the run cannot happen, so sorting by cost never picks
 // a configuration that does not fit.
 #pragma once

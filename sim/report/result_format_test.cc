@@ -1,30 +1,11 @@
-#include "sim/report/result_fields.h"
+#include "sim/report/result_format.h"
 
 #include <gtest/gtest.h>
 
-#include <set>
-
-#include "sim/io/result_writer.h"
 #include "sim/report/comparison.h"
 
 namespace trainsim {
 namespace {
-
-TEST(ResultFieldsTest, EveryFieldIsAResultKeyWithALabel) {
-  const auto flat = FlatResultKeys();
-  std::set<std::string> seen;
-  for (const auto& f : ResultFields()) {
-    EXPECT_TRUE(seen.insert(f.key).second) << "twice: " << f.key;
-    EXPECT_FALSE(f.label.empty()) << f.key;
-    ASSERT_NE(f.get, nullptr) << f.key;
-    // Every key but the capacity (a JSON-only field) is a CSV column too.
-    if (f.key != "memory.capacity_gib") {
-      EXPECT_NE(std::find(flat.begin(), flat.end(), f.key), flat.end()) << f.key;
-    }
-  }
-  EXPECT_EQ(FindResultField("run.cost_usd")->label, "Cost per run");
-  EXPECT_EQ(FindResultField("no.such"), nullptr);
-}
 
 TEST(ResultFieldsTest, ValuesReadInSensibleScales) {
   EXPECT_EQ(FormatValue(*FindResultField("run.time_to_train_s"), 6337), "1.76 h");
@@ -37,6 +18,8 @@ TEST(ResultFieldsTest, ValuesReadInSensibleScales) {
   EXPECT_EQ(FormatValue(*FindResultField("memory.peak_gib_per_gpu"), 52.13), "52.1 GiB");
   EXPECT_EQ(FormatValue(*FindResultField("run.checkpoint_bytes"), 1.5 * 1024 * 1024 * 1024), "1.5 GiB");
   EXPECT_EQ(FormatValue(*FindResultField("memory.fits"), 0), "no");
+  EXPECT_EQ(FormatValue(*FindResultField("model.parameters"), 68976648192), "68,976,648,192");
+  EXPECT_EQ(FormatValue(*FindResultField("gpus"), 1024), "1024");
 }
 
 TEST(ResultFieldsTest, DeltasAreSignedInTheRowsScaleAndCleanAtZero) {
@@ -64,6 +47,12 @@ TEST(ComparisonTest, HeadlineSaysWhatBChangesInTimeCostAndEnergy) {
   b.breakdown.compute_s = 0.71;
   b.breakdown.exposed_communication_s = 0.18;
   EXPECT_EQ(Headline(a, b), "4 NICs: +7.2% time to train (+0.13 h), +$54 per run (+7.2%), 0.0 kWh; step 71% compute, 18% exposed communication");
+  // With the clusters priced, what B saves (or costs) in capital.
+  a.run.capital_usd = 1956480;
+  b.run.capital_usd = 1730240;
+  EXPECT_EQ(Headline(a, b),
+            "4 NICs: +7.2% time to train (+0.13 h), +$54 per run (+7.2%), -$226,240 capital (-11.6%), 0.0 kWh; "
+            "step 71% compute, 18% exposed communication");
   b.error = "does not fit in GPU memory: 90 GiB of 80";
   EXPECT_EQ(Headline(a, b), "4 NICs: cannot run: does not fit in GPU memory: 90 GiB of 80");
 }

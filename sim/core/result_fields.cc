@@ -1,0 +1,152 @@
+#include "sim/core/result_fields.h"
+
+#include <stdexcept>
+
+namespace trainsim {
+
+std::string ResultField::Group() const {
+  const auto dot = key.find('.');
+  return dot == std::string::npos ? std::string() : key.substr(0, dot);
+}
+
+std::string ResultField::Name() const {
+  const auto dot = key.find('.');
+  return dot == std::string::npos ? key : key.substr(dot + 1);
+}
+
+const std::vector<ResultField>& ResultFields() {
+  using R = const SimulationResult&;
+  using Q = Quantity;
+  static const auto has_error = [](R r) { return !r.error.empty(); };
+  static const auto has_pipeline = [](R r) { return !r.pipeline_layers.empty(); };
+  static const std::vector<ResultField> fields = {
+      {.key = "name", .label = "Scenario", .quantity = Q::kText, .kept_when_infeasible = true,
+       .text = [](R r) { return r.name; }},
+      {.key = "gpus", .label = "GPUs", .quantity = Q::kCount, .compared = true, .kept_when_infeasible = true,
+       .get = [](R r) { return double(r.gpus); }},
+      {.key = "fidelity", .label = "Fidelity", .quantity = Q::kText, .kept_when_infeasible = true,
+       .text = [](R r) { return r.fidelity; }},
+      {.key = "feasible", .label = "Can run", .quantity = Q::kBool, .lower_is_better = false, .kept_when_infeasible = true,
+       .status = true, .get = [](R r) { return r.feasible() ? 1.0 : 0.0; }},
+      {.key = "error", .label = "Why it cannot run", .quantity = Q::kText, .status = true, .present = has_error,
+       .text = [](R r) { return r.error; }},
+      {.key = "error_kind", .label = "Kind of failure", .quantity = Q::kText, .status = true, .present = has_error,
+       .text = [](R r) { return ToString(r.error_kind); }},
+      {.key = "step_time_s", .label = "Step time", .quantity = Q::kSeconds, .compared = true,
+       .get = [](R r) { return r.step_time_s; }},
+      {.key = "tokens_per_s_per_gpu", .label = "Throughput per GPU", .quantity = Q::kTokensPerSecond,
+       .lower_is_better = false, .compared = true, .get = [](R r) { return r.tokens_per_s_per_gpu; }},
+      {.key = "model_tflops_per_gpu", .label = "Model TFLOP/s per GPU", .quantity = Q::kTflops,
+       .lower_is_better = false, .get = [](R r) { return r.model_tflops_per_gpu; }},
+      {.key = "mfu", .label = "MFU", .quantity = Q::kFraction, .lower_is_better = false, .compared = true,
+       .get = [](R r) { return r.mfu; }},
+      {.key = "breakdown_s.compute", .label = "compute", .quantity = Q::kSeconds, .compared = true,
+       .part_of = "step_time_s", .get = [](R r) { return r.breakdown.compute_s; }},
+      {.key = "breakdown_s.exposed_communication", .label = "exposed communication", .quantity = Q::kSeconds,
+       .compared = true, .part_of = "step_time_s", .get = [](R r) { return r.breakdown.exposed_communication_s; }},
+      {.key = "breakdown_s.pipeline_bubble", .label = "pipeline bubble", .quantity = Q::kSeconds, .compared = true,
+       .part_of = "step_time_s", .get = [](R r) { return r.breakdown.pipeline_bubble_s; }},
+      {.key = "breakdown_s.optimizer", .label = "optimizer", .quantity = Q::kSeconds, .compared = true,
+       .part_of = "step_time_s", .get = [](R r) { return r.breakdown.optimizer_s; }},
+      {.key = "breakdown_s.data_stall", .label = "data stall", .quantity = Q::kSeconds, .compared = true,
+       .part_of = "step_time_s", .get = [](R r) { return r.breakdown.data_stall_s; }},
+      {.key = "memory.fits", .label = "Fits in GPU memory", .quantity = Q::kBool, .lower_is_better = false,
+       .kept_when_infeasible = true, .get = [](R r) { return r.memory.fits ? 1.0 : 0.0; }},
+      {.key = "memory.peak_gib_per_gpu", .label = "Memory per GPU (peak)", .quantity = Q::kGib, .compared = true,
+       .kept_when_infeasible = true, .get = [](R r) { return r.memory.peak_gib_per_gpu; }},
+      {.key = "memory.weights_gib", .label = "weights", .quantity = Q::kGib, .kept_when_infeasible = true,
+       .part_of = "memory.peak_gib_per_gpu", .get = [](R r) { return r.memory.weights_gib; }},
+      {.key = "memory.gradients_gib", .label = "gradients", .quantity = Q::kGib, .kept_when_infeasible = true,
+       .part_of = "memory.peak_gib_per_gpu", .get = [](R r) { return r.memory.gradients_gib; }},
+      {.key = "memory.optimizer_gib", .label = "optimizer state", .quantity = Q::kGib, .kept_when_infeasible = true,
+       .part_of = "memory.peak_gib_per_gpu", .get = [](R r) { return r.memory.optimizer_gib; }},
+      {.key = "memory.activations_gib", .label = "activations", .quantity = Q::kGib, .kept_when_infeasible = true,
+       .part_of = "memory.peak_gib_per_gpu", .get = [](R r) { return r.memory.activations_gib; }},
+      {.key = "memory.workspace_gib", .label = "workspace", .quantity = Q::kGib, .kept_when_infeasible = true,
+       .part_of = "memory.peak_gib_per_gpu", .get = [](R r) { return r.memory.workspace_gib; }},
+      {.key = "memory.capacity_gib", .label = "GPU memory usable", .quantity = Q::kGib, .lower_is_better = false,
+       .kept_when_infeasible = true, .get = [](R r) { return r.memory.capacity_gib; }},
+      {.key = "memory.reason", .label = "Why it does not fit", .quantity = Q::kText, .kept_when_infeasible = true,
+       .present = [](R r) { return !r.memory.reason.empty(); }, .text = [](R r) { return r.memory.reason; }},
+      {.key = "run.steps", .label = "Steps", .quantity = Q::kCount, .kept_when_infeasible = true,
+       .get = [](R r) { return double(r.run.steps); }},
+      {.key = "run.time_to_train_s", .label = "Time to train", .quantity = Q::kDuration, .compared = true,
+       .get = [](R r) { return r.run.time_to_train_s; }},
+      {.key = "run.checkpoint_bytes", .label = "Checkpoint size", .quantity = Q::kBytes, .kept_when_infeasible = true,
+       .get = [](R r) { return r.run.checkpoint_bytes; }},
+      {.key = "run.checkpoint_write_s", .label = "Checkpoint write", .quantity = Q::kDuration, .compared = true,
+       .get = [](R r) { return r.run.checkpoint_write_s; }},
+      {.key = "run.checkpoint_overhead_s", .label = "Checkpoint overhead (run)", .quantity = Q::kDuration,
+       .compared = true, .get = [](R r) { return r.run.checkpoint_overhead_s; }},
+      {.key = "run.expected_failures", .label = "Expected failures", .quantity = Q::kCount,
+       .get = [](R r) { return r.run.expected_failures; }},
+      {.key = "run.goodput", .label = "Goodput", .quantity = Q::kFraction, .lower_is_better = false, .compared = true,
+       .get = [](R r) { return r.run.goodput; }},
+      {.key = "run.best_checkpoint_interval_s", .label = "Best checkpoint interval", .quantity = Q::kDuration,
+       .lower_is_better = false, .get = [](R r) { return r.run.best_checkpoint_interval_s; }},
+      {.key = "run.energy_kwh", .label = "Energy", .quantity = Q::kKwh, .compared = true,
+       .get = [](R r) { return r.run.energy_kwh; }},
+      {.key = "run.cost_usd", .label = "Cost per run", .quantity = Q::kUsd, .compared = true,
+       .get = [](R r) { return r.run.cost_usd; }},
+      // After the contract's run fields, in the order they were added.
+      {.key = "run.tokens", .label = "Tokens", .quantity = Q::kCount, .kept_when_infeasible = true,
+       .get = [](R r) { return r.run.tokens; }},
+      {.key = "run.checkpoints", .label = "Checkpoints in the run", .quantity = Q::kCount,
+       .get = [](R r) { return double(r.run.checkpoints); }},
+      {.key = "run.checkpoint_stall_s", .label = "Checkpoint stall (each)", .quantity = Q::kDuration,
+       .get = [](R r) { return r.run.checkpoint_stall_s; }},
+      {.key = "run.chosen_checkpoint_interval_s", .label = "Checkpoint interval (chosen)", .quantity = Q::kDuration,
+       .lower_is_better = false, .get = [](R r) { return r.run.chosen_checkpoint_interval_s; }},
+      {.key = "run.restore_s", .label = "Restore after a failure", .quantity = Q::kDuration,
+       .get = [](R r) { return r.run.restore_s; }},
+      {.key = "run.lost_work_s", .label = "Work lost to failures", .quantity = Q::kDuration,
+       .get = [](R r) { return r.run.lost_work_s; }},
+      {.key = "run.cost_per_billion_tokens_usd", .label = "Cost per billion tokens", .quantity = Q::kUsd,
+       .compared = true, .get = [](R r) { return r.run.cost_per_billion_tokens_usd; }},
+      {.key = "run.cost_model", .label = "Cost model", .quantity = Q::kText, .kept_when_infeasible = true,
+       .text = [](R r) { return r.run.cost_model; }},
+      {.key = "run.capital_usd", .label = "Capital (purchase)", .quantity = Q::kUsd, .kept_when_infeasible = true,
+       .get = [](R r) { return r.run.capital_usd; }},
+      {.key = "run.hot_spares", .label = "Hot spares", .quantity = Q::kCount, .kept_when_infeasible = true,
+       .get = [](R r) { return double(r.run.hot_spares); }},
+      {.key = "model.parameters", .label = "Parameters", .quantity = Q::kCount, .kept_when_infeasible = true,
+       .get = [](R r) { return r.model.parameters; }},
+      {.key = "model.active_parameters", .label = "Active parameters per token", .quantity = Q::kCount,
+       .kept_when_infeasible = true, .get = [](R r) { return r.model.active_parameters; }},
+      {.key = "pipeline.layers", .label = "Layers per pipeline stage", .quantity = Q::kText,
+       .kept_when_infeasible = true, .present = has_pipeline, .text = [](R r) { return r.pipeline_layers; }},
+      {.key = "pipeline.split", .label = "Pipeline split", .quantity = Q::kText, .kept_when_infeasible = true,
+       .present = has_pipeline, .text = [](R r) { return r.pipeline_split; }},
+  };
+  return fields;
+}
+
+const ResultField* FindResultField(const std::string& key) {
+  for (const auto& f : ResultFields()) {
+    if (f.key == key) return &f;
+  }
+  return nullptr;
+}
+
+const ResultField& ResultFieldOf(const std::string& key) {
+  const ResultField* f = FindResultField(key);
+  if (f == nullptr) throw std::logic_error("no result field " + key);
+  return *f;
+}
+
+std::vector<const ResultField*> DisplayFields() {
+  std::vector<const ResultField*> out;
+  const auto& all = ResultFields();
+  for (const auto& f : all) {
+    if (!f.part_of.empty() && FindResultField(f.part_of) != nullptr) continue;  // shown under its whole
+    out.push_back(&f);
+    for (const auto& part : all) {
+      if (part.part_of == f.key) out.push_back(&part);
+    }
+  }
+  return out;
+}
+
+std::string DisplayLabel(const ResultField& f) { return f.part_of.empty() ? f.label : "  " + f.label; }
+
+}  // namespace trainsim
