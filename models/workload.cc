@@ -122,14 +122,6 @@ double ExpertLoadFactor(const Scenario& sc) {
   return sc.framework.moe_dropless_load_factor;
 }
 
-std::vector<int> Workload::KindCounts(int vs) const {
-  std::vector<int> counts(kinds.size(), 0);
-  int first = 0;
-  for (int u = 0; u < vs; ++u) first += stages.VirtualStageLayers(u);
-  for (int i = first; i < first + stages.VirtualStageLayers(vs); ++i) counts[size_t(kind_of_layer[size_t(i)])]++;
-  return counts;
-}
-
 namespace {
 
 // The shapes every block of a layer shares: tokens per GPU, sharding, precision.
@@ -519,8 +511,8 @@ Workload BuildWorkload(const Scenario& sc) {
   // One LayerWork per distinct layer kind, in order of first appearance.
   LayerBuilder builder(sc);
   std::vector<LayerKind> seen;
-  w.kind_of_layer.resize(size_t(md.layers));
-  for (int i = 0; i < md.layers; ++i) {
+  w.kind_of_layer.assign(size_t(md.layers), 0);
+  for (int i = 0; i < (md.uniform() ? 1 : md.layers); ++i) {
     const LayerKind k = md.LayerAt(i);
     auto it = std::find(seen.begin(), seen.end(), k);
     if (it == seen.end()) {
@@ -568,6 +560,14 @@ Workload BuildWorkload(const Scenario& sc) {
   // when tied and the model has one stage), and what data parallelism moves
   // for them.
   w.stages = sc.stage_plan();
+  {
+    const int stages = w.stages.pipeline() * w.stages.virtual_stages();
+    w.vs_kind_counts.assign(size_t(stages), std::vector<int>(w.kinds.size(), 0));
+    int layer = 0;
+    for (int vs = 0; vs < stages; ++vs) {
+      for (int n = 0; n < w.stages.VirtualStageLayers(vs); ++n) w.vs_kind_counts[size_t(vs)][size_t(w.kind_of_layer[size_t(layer++)])]++;
+    }
+  }
   const double emb = double(md.vocab) * h / t + (md.position == PositionKind::kLearned ? s * h / t : 0);
   const double head_params = double(md.vocab) * h / t;
   const double mtp_params = md.mtp_layers > 0 ? md.MtpParameters() / t : 0;  // approximation: experts split like TP
@@ -586,7 +586,7 @@ Workload BuildWorkload(const Scenario& sc) {
     double layer_params = 0, layer_trainable = 0, experts = 0;
     for (int chunk = 0; chunk < w.stages.virtual_stages(); ++chunk) {
       const int vs = chunk * P + r;
-      const std::vector<int> counts = w.KindCounts(vs);
+      const std::vector<int>& counts = w.KindCounts(vs);
       for (size_t k = 0; k < counts.size(); ++k) {
         layer_params += counts[k] * w.kinds[k].params_per_gpu;
         layer_trainable += counts[k] * w.kinds[k].trainable_params_per_gpu;

@@ -1,6 +1,8 @@
 #include "sim/core/model_spec.h"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 namespace trainsim {
 
@@ -90,15 +92,35 @@ double ModelSpec::MtpParameters() const {
   return mtp_layers * (LayerParameters(layers - 1) + 2 * h * h + 3 * h);
 }
 
+namespace {
+
+// Layers of each distinct kind, in order of first appearance (a model has a
+// few kinds; counting them once keeps the totals cheap for the planner).
+std::vector<std::pair<LayerKind, int>> KindCounts(const ModelSpec& m) {
+  std::vector<std::pair<LayerKind, int>> kinds;
+  if (m.uniform()) return {{m.LayerAt(0), m.layers}};
+  for (int i = 0; i < m.layers; ++i) {
+    const LayerKind k = m.LayerAt(i);
+    auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& e) { return e.first == k; });
+    if (it == kinds.end()) kinds.emplace_back(k, 1);
+    else it->second++;
+  }
+  return kinds;
+}
+
+}  // namespace
+
 double ModelSpec::TotalParameters(int seq_len) const {
   double p = EmbeddingParameters(seq_len);
-  for (int i = 0; i < layers; ++i) p += LayerParameters(i);
+  for (const auto& [kind, n] : KindCounts(*this)) p += n * LayerParameters(kind);
   return p;
 }
 
 double ModelSpec::ActiveParameters(int seq_len) const {
   double p = EmbeddingParameters(seq_len);
-  for (int i = 0; i < layers; ++i) p += ActiveLayerParameters(i);
+  for (const auto& [kind, n] : KindCounts(*this)) {
+    p += n * (LayerParameters(kind) - (kind.moe ? (moe.experts - moe.top_k) * ExpertParameters() : 0.0));
+  }
   return p;
 }
 

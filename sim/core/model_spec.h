@@ -90,6 +90,8 @@ struct ModelSpec {
   int attention_out_dim() const { return attention == AttentionKind::kMla ? heads * mla.v_head_dim : heads * head_dim(); }
 
   LayerKind LayerAt(int i) const;
+  // Every layer is of one kind (LayerAt(0)): no MoE, no windowed or chunked attention.
+  bool uniform() const { return !moe.enabled() && sliding_window == 0 && attention_chunk == 0; }
   bool IsMoeLayer(int i) const;
   int MoeLayers() const;
 

@@ -162,7 +162,7 @@ StepCosts ComputeStepCosts(const Scenario& s) {
   c.rank.assign(size_t(P), {});
   for (int vs = 0; vs < P * V; ++vs) {
     StageCost& st = c.virtual_stage[size_t(vs)];
-    const std::vector<int> counts = w.KindCounts(vs);
+    const std::vector<int>& counts = w.KindCounts(vs);
     for (size_t k = 0; k < counts.size(); ++k) {
       if (counts[k] > 0) st += Times(counts[k], layer[k]);
     }
