@@ -27,13 +27,14 @@ TEST(ValidationTest, AccuracyGateOnMeasuredRuns) {
   EXPECT_LE(rep->max_abs_error, 0.12);
 }
 
-// published-2025.yaml: the dense H100 cases trainsim can describe today run;
-// the others name what they lack. A gate on the count keeps it from slipping
-// back (the accuracy targets there are not met yet: issue 15).
+// published-2025.yaml: every case runs (dense, LoRA, MoE; H100, H200, B200,
+// GB200). A gate on the count keeps it from slipping back (the accuracy
+// targets there are not met yet: issues 13-16).
 TEST(ValidationTest, PublishedRunsThatCanBeDescribedArePredicted) {
   auto rep = ValidateReference(std::string(TRAINSIM_SOURCE_DIR) + "/tests/reference/published-2025.yaml", Fidelity::kAnalytical);
   ASSERT_TRUE(rep.ok()) << rep.error().ToString();
-  EXPECT_GE(rep->predicted, 43);  // 36 dense H100 + the 7 MLPerf Llama 2 70B LoRA cases (training.finetune)
+  EXPECT_EQ(rep->predicted, 154);
+  EXPECT_EQ(rep->unpredicted, 0);
   for (const auto& c : rep->cases) {
     if (!c.failure.empty()) {
       EXPECT_NE(c.failure.find(".yaml:"), std::string::npos) << c.id << ": " << c.failure;
