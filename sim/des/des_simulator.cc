@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <simgrid/s4u.hpp>
@@ -283,6 +284,8 @@ class DesRun {
     if (seconds > 0) sg4::this_actor::sleep_for(seconds);
   }
 
+  // Slots live from their post (or the receiver's first wait) to their
+  // receipt: at most a pipeline's depth of them, whatever the micro batches.
   Slot& SlotOf(int dir, int vs, int mb) { return slots_[(size_t(dir) * V_ + vs) * m_ + mb]; }
 
   void Post(int dir, int vs, int mb, int from_stage, Flows f) {
@@ -306,6 +309,9 @@ class DesRun {
       Record(StageTrack(sl.from_stage, "comm"), std::string(dir == 0 ? "send act " : "send grad ") + std::to_string(mb), "pp",
              start, end, FlowArgs(sl.flows, {{"micro_batch", std::to_string(mb)}, {"to_virtual_stage", std::to_string(vs)}}));
     }
+    // A received slot is never read again: drop it (and the engine's
+    // activities its flows hold), so memory does not grow with the micro batches.
+    slots_.erase((size_t(dir) * V_ + vs) * m_ + mb);
   }
 
   void StageLoop(int st) {
@@ -530,7 +536,7 @@ class DesRun {
 
   void RunOneStep(int k, bool record) {
     recording_ = record_ && record;
-    slots_.assign(size_t(2) * V_ * m_, Slot{});
+    slots_.clear();
     step_data_stall_s_ = 0;
     const double t0 = Now();
     barrier_->wait();
@@ -684,7 +690,7 @@ class DesRun {
   sg4::BarrierPtr barrier_;
   sg4::MutexPtr mutex_;
   std::vector<sg4::ConditionVariablePtr> cv_;
-  std::vector<Slot> slots_;
+  std::unordered_map<size_t, Slot> slots_;  // node-based: references stay valid while others are added
   Flows data_;  // the current step's token read
   double step_data_stall_s_ = 0;
   bool quit_ = false;
