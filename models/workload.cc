@@ -115,6 +115,22 @@ void AddGemmBackward(std::vector<Operator>& ops, const Operator& f, double wgrad
 
 }  // namespace
 
+void ResolvePartners(PassWork& pass) {
+  for (CommOp& c : pass.comms) {
+    if (c.overlaps_op.empty()) {
+      c.partner = kWholePass;
+      continue;
+    }
+    c.partner = kNoPartner;
+    for (size_t i = 0; i < pass.ops.size(); ++i) {
+      if (pass.ops[i].name == c.overlaps_op) {
+        c.partner = int(i);
+        break;
+      }
+    }
+  }
+}
+
 double ExpertLoadFactor(const Scenario& sc) {
   const MoeSpec& moe = sc.model.moe;
   if (moe.forced_balance) return 1.0;
@@ -671,6 +687,10 @@ Workload BuildWorkload(const Scenario& sc) {
     }
   }
 
+  for (LayerWork& k : w.kinds) {
+    for (PassWork* pass : {&k.forward, &k.backward, &k.recompute}) ResolvePartners(*pass);
+  }
+  for (PassWork* pass : {&w.embedding_forward, &w.embedding_backward, &w.head_forward, &w.head_backward}) ResolvePartners(*pass);
   w.model_flops_per_step = ModelFlopsPerStep(md, tr);
   return w;
 }

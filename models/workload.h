@@ -46,14 +46,21 @@ enum class CommEngine {
   kCopyEngine             // TE userbuffers ring exchange: copy engines, no SMs
 };
 
+// CommOp::partner values other than an operator's index.
+constexpr int kWholePass = -1;  // overlaps the pass's compute as a whole
+constexpr int kNoPartner = -2;  // its partner is absent from the pass (a frozen weight's gradient GEMM): nothing hides it
+
 struct CommOp {
   std::string name;
   CollectiveKind kind = CollectiveKind::kAllReduce;
   CommGroup group = CommGroup::kTensor;
   double bytes = 0;          // the full (gathered / reduced) buffer per rank, as nccl-tests counts "size"
   bool overlapped = false;   // hidden behind compute by the framework (TP comm overlap, wgrad re-gather)
-  std::string overlaps_op;   // the operator it is pipelined with (e.g. the GEMM it feeds); empty: the whole pass
+  std::string overlaps_op;   // name of the operator it is pipelined with (e.g. the GEMM it feeds); empty: the whole pass
   CommEngine engine = CommEngine::kNccl;  // meaningful when overlapped
+  // That operator, by its index in the pass's ops (BuildWorkload resolves
+  // overlaps_op once), kWholePass or kNoPartner.
+  int partner = kWholePass;
 };
 
 // Work of one pass (forward, backward or recompute) of one unit for one micro batch.
@@ -143,6 +150,10 @@ struct Workload {
 double ExpertLoadFactor(const Scenario& s);
 
 Workload BuildWorkload(const Scenario& s);
+
+// Sets each comm's partner from its overlaps_op: the index of the pass's
+// operator of that name, kNoPartner when there is none, kWholePass when unnamed.
+void ResolvePartners(PassWork& pass);
 
 // Parameters of the LoRA adapters (A: in x rank, B: rank x out) on one
 // transformer layer's target projections, the whole layer (before TP).

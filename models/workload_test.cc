@@ -231,5 +231,27 @@ TEST(WorkloadTest, LoraDropsTheBaseWeightGradients) {
   EXPECT_DOUBLE_EQ(wl.model_flops_per_step, full - (full - core) / 3 + 6 * tokens * 80 * LoraLayerParameters(lora.model, lora.training.finetune));
 }
 
+TEST(WorkloadTest, OverlappedCollectivesNameTheirPartnerOperatorByIndex) {
+  const Workload w = BuildWorkload(Make("llama2-70b", {"parallelism.tensor=8", "parallelism.pipeline=8", "cluster.node=dgx-h100",
+                                                        "cluster.fabric=ndr-rail-optimized", "training.precision=bf16"}));
+  int resolved = 0;
+  for (const PassWork* pass : {&w.layer(0).forward, &w.layer(0).backward}) {
+    for (const CommOp& c : pass->comms) {
+      if (c.overlaps_op.empty()) {
+        EXPECT_EQ(c.partner, kWholePass) << c.name;
+        continue;
+      }
+      ASSERT_GE(c.partner, 0) << c.name;
+      EXPECT_EQ(pass->ops[size_t(c.partner)].name, c.overlaps_op) << c.name;
+      ++resolved;
+    }
+  }
+  EXPECT_GE(resolved, 8);  // the four TP regions' collectives, forward and backward
+  PassWork p;
+  p.comms.push_back(CommOp{"x", CollectiveKind::kAllGather, CommGroup::kTensor, 1, true, "qkv wgrad"});
+  ResolvePartners(p);
+  EXPECT_EQ(p.comms[0].partner, kNoPartner);  // a frozen weight has no wgrad to hide behind
+}
+
 }  // namespace
 }  // namespace trainsim

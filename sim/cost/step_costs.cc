@@ -24,7 +24,7 @@ double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_comp
     double op_s = 0;    // the operator's compute time (timed once)
     double comm_s = 0;  // overlapped comm behind it
   };
-  std::map<std::string, Partner> behind;
+  std::map<int, Partner> behind;  // by the partner operator's index
   for (const auto& c : pass.comms) {
     const double t = CollectiveTime(s, c);
     if (!c.overlapped) {
@@ -32,14 +32,12 @@ double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_comp
       continue;
     }
     double partner_s = pass_compute_s;
-    if (c.overlaps_op.empty()) {
+    if (c.partner == kWholePass) {
       overlapped += t;
     } else {
-      auto [it, fresh] = behind.try_emplace(c.overlaps_op);
-      if (fresh) {
-        for (const auto& op : pass.ops) {
-          if (op.name == c.overlaps_op) it->second.op_s += OperatorTime(op, s.node.gpu, s.training.precision, backward);
-        }
+      auto [it, fresh] = behind.try_emplace(c.partner);
+      if (fresh && c.partner >= 0 && size_t(c.partner) < pass.ops.size()) {
+        it->second.op_s = OperatorTime(pass.ops[size_t(c.partner)], s.node.gpu, s.training.precision, backward);
       }
       it->second.comm_s += t;
       partner_s = it->second.op_s;
@@ -49,7 +47,7 @@ double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_comp
     const double shared_s = c.engine == CommEngine::kUserbufferPipelined ? partner_s : std::min(t, partner_s);
     contention += shared_s * OverlapSlowdown(s, c.engine);
   }
-  for (const auto& [op_name, p] : behind) exposed += std::max(0.0, p.comm_s - p.op_s);
+  for (const auto& [op, p] : behind) exposed += std::max(0.0, p.comm_s - p.op_s);
   return exposed + std::max(0.0, overlapped - pass_compute_s) + contention;
 }
 

@@ -28,6 +28,7 @@ PassWork GemmWithComm(CommEngine engine, double comm_bytes) {
   g.bytes = 2.0 * (g.m * g.k + g.k * g.n + g.m * g.n);
   p.ops.push_back(g);
   p.comms.push_back(CommOp{"fc2 reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, comm_bytes, true, "fc2", engine});
+  ResolvePartners(p);
   return p;
 }
 
