@@ -402,11 +402,18 @@ InputError Relocate(InputError e, const SweepSpec& spec) {
 // it parsed once: every point sets every axis key, in the same order, so the
 // document a point parses equals the base with that point's values (a
 // lookup of a missing key leaves an undefined entry, which every read and
-// iteration skips, as in a fresh parse).
+// iteration skips, as in a fresh parse). yaml-cpp frees no node of a document
+// before the document, so a document is parsed afresh after kDocumentUses
+// points (the memory a sweep holds does not grow with its points).
 struct SweepParsed {
+  static constexpr int kDocumentUses = 256;
+  struct Document {
+    YAML::Node root;
+    int uses = 0;
+  };
   std::vector<std::vector<YAML::Node>> value;  // per axis, per value: the parsed override
   mutable std::mutex mu;
-  mutable std::vector<YAML::Node> idle;  // documents no point is using
+  mutable std::vector<Document> idle;  // documents no point is using
   mutable ProfileMemo profiles;
 };
 
@@ -632,11 +639,11 @@ Expected<Scenario> SweepSpec::PointScenario(const SweepPoint& p) const {
   // A document of the worker's own for the parsed path, returned when the point is done.
   struct Lease {
     const SweepParsed* owner = nullptr;
-    YAML::Node doc;
+    SweepParsed::Document doc;
     ~Lease() {
-      if (!owner) return;
+      if (!owner || ++doc.uses >= SweepParsed::kDocumentUses) return;
       std::lock_guard<std::mutex> lock(owner->mu);
-      owner->idle.push_back(doc);
+      owner->idle.push_back(std::move(doc));
     }
   } lease;
   try {
@@ -651,14 +658,14 @@ Expected<Scenario> SweepSpec::PointScenario(const SweepPoint& p) const {
       {
         std::lock_guard<std::mutex> lock(parsed->mu);
         if (!parsed->idle.empty()) {
-          lease.doc = parsed->idle.back();
+          lease.doc = std::move(parsed->idle.back());
           parsed->idle.pop_back();
           reused = true;
         }
       }
-      if (!reused) lease.doc = LoadBaseNode(*this);
+      if (!reused) lease.doc.root = LoadBaseNode(*this);
       lease.owner = parsed.get();
-      root = lease.doc;
+      root = lease.doc.root;
       if (!root.IsMap()) throw InputException(InputError{"--set", 0, "", "the scenario is not a mapping of keys"});
       for (size_t i = 0; i < axes.size(); ++i) SetDottedKey(root, axes[i].key, parsed->value[i][p.value_index[i]]);
     } else {
