@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
+#include <mutex>
 
 #include "sim/io/yaml_reader.h"
 #include "sim/io/profile_loader.h"
@@ -43,10 +45,15 @@ void SetDottedKey(YAML::Node& root, const std::string& dotted, const std::string
   } catch (const YAML::Exception& e) {
     throw InputException(InputError{"--set", 0, dotted, "cannot parse value '" + value + "': " + e.msg});
   }
+  SetDottedKey(root, dotted, parsed);
+}
+
+void SetDottedKey(YAML::Node& root, const std::string& dotted, const YAML::Node& value) {
+  if (dotted.empty()) throw InputException(InputError{"--set", 0, "", "empty key"});
   // A value from the command line carries no mark, so messages about it say
   // "--set" rather than a line of the value's own one-line document (a clone
   // of a list, map or null is rebuilt without them).
-  parsed = WithoutMarks(parsed);
+  YAML::Node parsed = WithoutMarks(value);
   std::vector<std::string> parts;
   size_t start = 0;
   while (true) {
@@ -87,6 +94,39 @@ void ApplyOverrides(YAML::Node& root, const std::vector<std::string>& overrides)
   }
 }
 
+struct ProfileMemo::Tables {
+  std::map<std::string, NodeProfile> node;
+  std::map<std::string, FabricProfile> fabric;
+  std::map<std::string, FrameworkProfile> framework;
+  std::map<std::string, StorageProfile> storage;
+  std::map<std::string, SiteProfile> site;
+  std::map<std::string, ModelSpec> model;
+};
+
+ProfileMemo::ProfileMemo() : tables_(std::make_unique<Tables>()) {}
+ProfileMemo::~ProfileMemo() = default;
+
+struct ProfileMemoAccess {
+  // `load()` (a profile loader on `ref` read from `from`), or its earlier
+  // result for the same reference. A map (an inline profile or model) is not
+  // a reference: it is parsed each time, with its own lines in errors.
+  template <class T, class Load>
+  static T Get(ProfileMemo* memo, std::map<std::string, T> ProfileMemo::Tables::*table, const YAML::Node& ref,
+               const std::string& from, Load&& load) {
+    if (!memo || !ref.IsScalar()) return load();
+    const std::string id = from + '\n' + ref.Scalar();
+    {
+      std::lock_guard<std::mutex> lock(memo->mu_);
+      const auto& t = (*memo->tables_).*table;
+      if (auto it = t.find(id); it != t.end()) return it->second;
+    }
+    T v = load();  // throws for a bad reference: nothing is kept
+    std::lock_guard<std::mutex> lock(memo->mu_);
+    ((*memo->tables_).*table).emplace(id, v);
+    return v;
+  }
+};
+
 namespace {
 
 std::string Str(long v) { return std::to_string(v); }
@@ -96,7 +136,11 @@ std::string Fmt(double v) {
   return buf;
 }
 
-Scenario Parse(const YAML::Node& root, const std::string& file) {
+Scenario Parse(const YAML::Node& root, const std::string& file, ProfileMemo* memo) {
+  using M = ProfileMemo::Tables;
+  auto memoized = [memo](auto table, const YAML::Node& ref, const std::string& from, auto load) {
+    return ProfileMemoAccess::Get(memo, table, ref, from, [&] { return load(ref, from); });
+  };
   const char* kTopKeys = "a scenario must be a mapping of keys (name, cluster, model, parallelism, training)";
   if (!root.IsDefined() || root.IsNull()) throw InputException(InputError{file, 0, "", "empty scenario: " + std::string(kTopKeys)});
   if (!root.IsMap()) YamlMap::FailAt(root, file, "", kTopKeys);
@@ -109,7 +153,7 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
   YamlMap c = top.Map("cluster");
   // Missing keys are reported at their section's line in the file.
   if (!c.Has("node")) c.Fail("node", "missing required key (a node profile name or path)");
-  s.node = LoadNodeProfile(c.Raw("node"), file, "cluster.node");
+  s.node = memoized(&M::node, c.Raw("node"), file, [](const YAML::Node& r, const std::string& f) { return LoadNodeProfile(r, f, "cluster.node"); });
   s.nodes = c.PositiveInt("nodes");
   if (long(s.nodes) * s.node.gpus_per_node > kMaxGpus) {
     c.Fail("nodes", Str(s.nodes) + " nodes x " + Str(s.node.gpus_per_node) + " GPUs = " + Str(long(s.nodes) * s.node.gpus_per_node) +
@@ -125,14 +169,15 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
     s.node.nics_per_node = nics;
   }
   if (c.Has("fabric")) {
-    s.fabric = LoadFabricProfile(c.Raw("fabric"), file, "cluster.fabric");
+    s.fabric = memoized(&M::fabric, c.Raw("fabric"), file, [](const YAML::Node& r, const std::string& f) { return LoadFabricProfile(r, f, "cluster.fabric"); });
   } else if (!s.node.default_fabric.empty()) {
-    s.fabric = LoadFabricProfile(YAML::Node(s.node.default_fabric), s.node.source_file, "default_fabric");
+    s.fabric = memoized(&M::fabric, YAML::Node(s.node.default_fabric), s.node.source_file,
+                        [](const YAML::Node& r, const std::string& f) { return LoadFabricProfile(r, f, "default_fabric"); });
   } else {
     c.Fail("fabric", "missing required key (a fabric profile name or path; node '" + s.node.name + "' has no default_fabric)");
   }
   if (c.Has("storage")) {
-    s.storage = LoadStorageProfile(c.Raw("storage"), file, "cluster.storage");
+    s.storage = memoized(&M::storage, c.Raw("storage"), file, [](const YAML::Node& r, const std::string& f) { return LoadStorageProfile(r, f, "cluster.storage"); });
     s.storage_nodes = c.PositiveInt("storage_nodes", s.storage->default_nodes);
   } else if (c.Has("storage_nodes")) {
     c.Fail("storage_nodes", "set cluster.storage (a storage profile) to use storage nodes");
@@ -141,7 +186,7 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
 
   // model
   if (!top.Has("model")) top.Fail("model", "missing required key (a catalogue name, a file, or the model's keys)");
-  s.model = ResolveModel(top.Raw("model"), file, "model");
+  s.model = memoized(&M::model, top.Raw("model"), file, [](const YAML::Node& r, const std::string& f) { return ResolveModel(r, f, "model"); });
   if (root["model"].IsMap()) s.model.name = s.model.name == "custom" ? s.name : s.model.name;
 
   // training (parsed before parallelism: data=auto and batch checks need it)
@@ -188,9 +233,10 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
   {
     YAML::Node fw = t.Raw("framework");
     if (fw.IsDefined() && !fw.IsNull()) {
-      s.framework = LoadFrameworkProfile(fw, file, "training.framework");
+      s.framework = memoized(&M::framework, fw, file, [](const YAML::Node& r, const std::string& f) { return LoadFrameworkProfile(r, f, "training.framework"); });
     } else {
-      s.framework = LoadFrameworkProfile(YAML::Node(s.node.framework), s.node.source_file, "framework");
+      s.framework = memoized(&M::framework, YAML::Node(s.node.framework), s.node.source_file,
+                               [](const YAML::Node& r, const std::string& f) { return LoadFrameworkProfile(r, f, "framework"); });
     }
     const FrameworkProfile& f = s.framework;
     for (int sms : {f.nccl_overlap_sms, f.userbuffer_pipelined_sms, f.userbuffer_bulk_sms}) {
@@ -324,8 +370,8 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
     if (s.cost.model == CostBasis::kOwnership) {
       // The site's PUE, energy price and write-off years; the default site is a profile too.
       YAML::Node site = co->Raw("site");
-      s.cost.site = site.IsDefined() && !site.IsNull() ? LoadSiteProfile(site, file, "cost.site")
-                                                       : LoadSiteProfile(YAML::Node("us-colocation"), file, "cost.site");
+      const YAML::Node site_ref = site.IsDefined() && !site.IsNull() ? site : YAML::Node("us-colocation");
+      s.cost.site = memoized(&M::site, site_ref, file, [](const YAML::Node& r, const std::string& f) { return LoadSiteProfile(r, f, "cost.site"); });
       std::string missing;
       if (s.node.capital_usd <= 0) missing = "node '" + s.node.name + "' has no ownership.capital_usd";
       else if (s.nodes > 1 && (s.fabric.switch_capital_usd <= 0 || s.fabric.link_capital_usd <= 0))
@@ -345,8 +391,8 @@ Scenario Parse(const YAML::Node& root, const std::string& file) {
 
 }  // namespace
 
-Expected<Scenario> ParseScenario(const YAML::Node& root, const std::string& file) {
-  return CatchInputErrors<Scenario>(file, [&] { return Parse(root, file); });
+Expected<Scenario> ParseScenario(const YAML::Node& root, const std::string& file, ProfileMemo* memo) {
+  return CatchInputErrors<Scenario>(file, [&] { return Parse(root, file, memo); });
 }
 
 Expected<Scenario> LoadScenario(const std::string& file, const std::vector<std::string>& overrides) {

@@ -2,6 +2,9 @@
 // checked Scenario, with every error as FILE:LINE: KEY: what is wrong.
 #pragma once
 
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -15,14 +18,37 @@ namespace trainsim {
 // Sets `dotted` (e.g. "parallelism.tensor") in `root` to the YAML value parsed
 // from `value`, creating maps on the way. Throws InputException("--set").
 void SetDottedKey(YAML::Node& root, const std::string& dotted, const std::string& value);
+// The same with the value already parsed (a sweep parses each axis value
+// once); `root` gets a mark-less copy of it, never `value` itself.
+void SetDottedKey(YAML::Node& root, const std::string& dotted, const YAML::Node& value);
 
 // Parses "KEY=VALUE" overrides (as given to --set) into root, in place (a
 // YAML::Clone would lose the line marks the error messages need).
 void ApplyOverrides(YAML::Node& root, const std::vector<std::string>& overrides);
 
+// Profiles and models shared by a series of parses (a sweep's points): a
+// profile or model referenced by name or path from the same file is loaded
+// once and copied out while the memo lives, so neither the file cache's stat
+// calls nor the catalogue listing are repeated per point, and every point of a
+// sweep sees the same profiles even if a file is edited meanwhile. Only
+// successful loads are kept (an error is re-raised with its own line each
+// time). Thread-safe.
+class ProfileMemo {
+ public:
+  ProfileMemo();
+  ~ProfileMemo();
+  struct Tables;  // scenario_loader.cc
+
+ private:
+  friend struct ProfileMemoAccess;
+  std::mutex mu_;
+  std::unique_ptr<Tables> tables_;
+};
+
 // Parses and checks a scenario document. `file` names the source in errors and
-// anchors relative paths. Never throws.
-Expected<Scenario> ParseScenario(const YAML::Node& root, const std::string& file);
+// anchors relative paths. `memo`, when given, serves the profile and model
+// references. Never throws.
+Expected<Scenario> ParseScenario(const YAML::Node& root, const std::string& file, ProfileMemo* memo = nullptr);
 
 // Reads FILE, applies the --set overrides, parses. Never throws.
 Expected<Scenario> LoadScenario(const std::string& file, const std::vector<std::string>& overrides = {});

@@ -91,10 +91,12 @@ void YamlMap::FailAt(const YAML::Node& node, const std::string& file, const std:
 }
 
 void YamlMap::Fail(const std::string& key, const std::string& message) const {
-  YAML::Node at = node_;
-  if (node_.IsMap() && node_[key].IsDefined()) at = node_[key];
+  // Initialised, never assigned: assigning one yaml-cpp node to another
+  // rewrites the first node's value in the document (a sweep reuses it).
+  const bool has = node_.IsMap() && node_[key].IsDefined();
+  const YAML::Node at = has ? node_[key] : node_;
   const int line = LineOf(at);
-  if (line == 0 && LineOf(node_) > 0 && !(node_.IsMap() && node_[key].IsDefined())) {
+  if (line == 0 && LineOf(node_) > 0 && !has) {
     throw InputException(InputError{file_, LineOf(node_), Path(key), message});
   }
   FailAt(at, file_, Path(key), message);

@@ -2,8 +2,9 @@
 // a results file as points finish: CSV (columns: the axis keys, `feasible`,
 // FlatResultKeys(), then `error_kind` and `error`) or JSON lines (.json/.jsonl: one object
 // {"settings", "feasible", "error", "result"} per line). Infeasible points keep their row
-// with the reason in `error`. Rows are written with write(2) as they finish
-// and fsync'd in batches; a resumed run drops a torn last line, skips the
+// with the reason in `error`. Rows are written with write(2) as they finish,
+// a batch (up to 256 rows, or what is there every 20 ms) per call, and
+// fsync'd every few thousand rows or seconds; a resumed run drops a torn last line, skips the
 // points whose settings already have a row and appends the rest, so an
 // interrupted sweep plus its resume has exactly the rows of an uninterrupted
 // one. `jobs` threads compute points; under `mpirun` (when built with MPI) the
@@ -58,7 +59,9 @@ struct SweepRunOptions {
   int jobs = 1;
   bool resume = false;  // keep the rows already in the file; without it the file is rewritten
   Fidelity fidelity = Fidelity::kAnalytical;
-  size_t fsync_every_rows = 64;  // fsync after this many rows or seconds, and at the end
+  // fsync after this many rows or seconds, and at the end: only a power loss
+  // loses rows that were written, and --resume computes them again.
+  size_t fsync_every_rows = 8192;
   double fsync_every_s = 2.0;
   // Stop after this many new rows (as if killed there); for tests of resume.
   size_t max_new_rows = std::numeric_limits<size_t>::max();

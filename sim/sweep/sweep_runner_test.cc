@@ -473,3 +473,80 @@ TEST(SweepCliTest, LockedFileAndFullDiskExitOne) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// The parsed path (one document per worker, reused with each point's values
+// set in place; profiles loaded once) must give every point exactly what
+// parsing the base text afresh gives: the same result fields, the same
+// error, FILE:LINE: KEY and kind, on points that parse, that do not fit and
+// that are invalid for several reasons (divisibility, NIC count, interleaving,
+// steps against tokens, data_sharding against distributed_optimizer, a section
+// the base does not have), in any order (a document that saw an error is reused).
+TEST(SweepParsedPathTest, EveryPointEqualsParsingTheTextAfresh) {
+  const char* sweep = R"(base:
+  name: eq
+  cluster:
+    node: xe9680-h100
+    nodes: 2
+    fabric: ndr-rail-optimized
+    storage: powerscale-f710
+  model: llama2-7b
+  parallelism:
+    tensor: 1
+    data_sharding: optimizer
+  training:
+    seq_len: 4096
+    global_batch: 64
+    tokens: 2621440
+  checkpoint:
+    every_steps: 5
+axes:
+  cluster.nodes: [1, 2, 4]
+  cluster.nics_per_node: [4, 6, 8]
+  parallelism.tensor: [1, 2, 3, 8]
+  parallelism.pipeline: [1, 2]
+  parallelism.virtual_stages: [1, 2]
+  parallelism.distributed_optimizer: [true, false]
+  training.steps: [10, 20]
+  data.bytes_per_token: [4, 8]
+zip:
+  training.micro_batch: [1, 4]
+  training.precision: [bf16, fp8]
+)";
+  auto parsed = ParseSweepSpec(sweep, "eq.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().ToString();
+  ASSERT_TRUE(parsed->parsed) << "ParseSweepSpec parses the base once";
+  SweepSpec text = *parsed;
+  text.parsed.reset();  // every point parses base_text afresh, as before
+  std::vector<size_t> order(parsed->points.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::reverse(order.begin() + long(order.size() / 2), order.end());  // documents carry history both ways
+  std::set<std::string> errors;
+  size_t ok = 0;
+  for (size_t i : order) {
+    const SweepPoint& p = parsed->points[i];
+    const Expected<Scenario> a = parsed->PointScenario(p), b = text.PointScenario(p);
+    ASSERT_EQ(a.ok(), b.ok()) << "point " << i;
+    if (!a.ok()) {
+      EXPECT_EQ(a.error().ToString(), b.error().ToString()) << "point " << i;
+      EXPECT_EQ(a.error().kind, b.error().kind) << "point " << i;
+      errors.insert(a.error().ToString().substr(0, a.error().ToString().find(": ", 10)));
+      continue;
+    }
+    ++ok;
+    EXPECT_EQ(a->name, b->name);
+    std::vector<std::string> fa, fb;
+    std::string ja, jb;
+    RunSweepPoint(*parsed, p, Fidelity::kAnalytical, fa, &ja);
+    RunSweepPoint(text, p, Fidelity::kAnalytical, fb, &jb);
+    EXPECT_EQ(fa, fb) << "point " << i;
+    EXPECT_EQ(ja, jb) << "point " << i;
+  }
+  EXPECT_GT(ok, 10u);
+  EXPECT_GE(errors.size(), 4u) << "the set covers several kinds of invalid point";
+}
+
+}  // namespace
+}  // namespace trainsim

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -392,6 +394,31 @@ InputError Relocate(InputError e, const SweepSpec& spec) {
   return e;
 }
 
+}  // namespace
+
+// A point's document is the base document with the point's values set in
+// place. yaml-cpp's Clone drops the line marks the messages need and parsing
+// the text again is most of a point's cost, so each worker reuses a document
+// it parsed once: every point sets every axis key, in the same order, so the
+// document a point parses equals the base with that point's values (a
+// lookup of a missing key leaves an undefined entry, which every read and
+// iteration skips, as in a fresh parse). yaml-cpp frees no node of a document
+// before the document, so a document is parsed afresh after kDocumentUses
+// points (the memory a sweep holds does not grow with its points).
+struct SweepParsed {
+  static constexpr int kDocumentUses = 256;
+  struct Document {
+    YAML::Node root;
+    int uses = 0;
+  };
+  std::vector<std::vector<YAML::Node>> value;  // per axis, per value: the parsed override
+  mutable std::mutex mu;
+  mutable std::vector<Document> idle;  // documents no point is using
+  mutable ProfileMemo profiles;
+};
+
+namespace {
+
 YAML::Node LoadBaseNode(const SweepSpec& spec) {
   YAML::Node doc = YAML::Load(spec.base_text);
   if (!spec.base_inline) return doc;
@@ -609,17 +636,45 @@ std::string SweepSpec::PointId(const std::vector<std::string>& values) {
 }
 
 Expected<Scenario> SweepSpec::PointScenario(const SweepPoint& p) const {
+  // A document of the worker's own for the parsed path, returned when the point is done.
+  struct Lease {
+    const SweepParsed* owner = nullptr;
+    SweepParsed::Document doc;
+    ~Lease() {
+      if (!owner || ++doc.uses >= SweepParsed::kDocumentUses) return;
+      std::lock_guard<std::mutex> lock(owner->mu);
+      owner->idle.push_back(std::move(doc));
+    }
+  } lease;
   try {
-    YAML::Node root = LoadBaseNode(*this);
-    std::vector<std::string> sets;
     std::string suffix;
     for (size_t i = 0; i < axes.size(); ++i) {
-      sets.push_back(axes[i].key + "=" + axes[i].yaml[p.value_index[i]]);
       const std::string& k = axes[i].key;
       suffix += " " + k.substr(k.rfind('.') == std::string::npos ? 0 : k.rfind('.') + 1) + "=" + axes[i].values[p.value_index[i]];
     }
-    ApplyOverrides(root, sets);
-    Expected<Scenario> s = ParseScenario(root, base_file);
+    YAML::Node root;
+    if (parsed) {
+      bool reused = false;
+      {
+        std::lock_guard<std::mutex> lock(parsed->mu);
+        if (!parsed->idle.empty()) {
+          lease.doc = std::move(parsed->idle.back());
+          parsed->idle.pop_back();
+          reused = true;
+        }
+      }
+      if (!reused) lease.doc.root = LoadBaseNode(*this);
+      lease.owner = parsed.get();
+      root = lease.doc.root;
+      if (!root.IsMap()) throw InputException(InputError{"--set", 0, "", "the scenario is not a mapping of keys"});
+      for (size_t i = 0; i < axes.size(); ++i) SetDottedKey(root, axes[i].key, parsed->value[i][p.value_index[i]]);
+    } else {
+      root = LoadBaseNode(*this);
+      std::vector<std::string> sets;
+      for (size_t i = 0; i < axes.size(); ++i) sets.push_back(axes[i].key + "=" + axes[i].yaml[p.value_index[i]]);
+      ApplyOverrides(root, sets);
+    }
+    Expected<Scenario> s = ParseScenario(root, base_file, parsed ? &parsed->profiles : nullptr);
     if (!s.ok()) return Relocate(s.error(), *this);
     s->name += suffix;
     return s;
@@ -634,6 +689,19 @@ Expected<SweepSpec> ParseSweepSpec(const std::string& text, const std::string& f
   return CatchInputErrors<SweepSpec>(file, [&] {
     SweepSpec spec = Parse(text, file);
     CheckAxisValues(spec);
+    // Parsed once here for every point: each axis value was just parsed (by
+    // CheckAxisValues, through ApplyOverrides) without error.
+    try {
+      auto parsed = std::make_shared<SweepParsed>();
+      for (const auto& a : spec.axes) {
+        parsed->value.emplace_back();
+        for (const auto& y : a.yaml) parsed->value.back().push_back(YAML::Load(y));
+      }
+      spec.parsed = std::move(parsed);
+    } catch (const YAML::Exception&) {
+      // Not expected (the values came from this YAML file); the points then parse
+      // their text, which reports what is wrong.
+    }
     return spec;
   });
 }

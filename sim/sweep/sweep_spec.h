@@ -43,6 +43,7 @@ struct SweepPoint {
 };
 
 class SweepFilter;  // a parsed `filter` expression (sweep_spec.cc)
+struct SweepParsed;  // the base document and axis values parsed once, shared profiles (sweep_spec.cc)
 
 // A parsed sweep file. Immutable after loading; PointScenario is thread-safe.
 struct SweepSpec {
@@ -58,6 +59,11 @@ struct SweepSpec {
   // the axes, zip groups and filters (one line each, values in order).
   std::string base_definition;
   std::string axes_definition;
+  // Set by ParseSweepSpec: what every point would otherwise parse again (the
+  // base YAML, each axis value, the profiles and models it names). A point is
+  // then a copy of the parsed base with its values set, parsed by the same
+  // loader; without it (a hand-built spec) each point parses base_text.
+  std::shared_ptr<const SweepParsed> parsed;
 
   // Column keys: the axis keys in `axes` order.
   std::vector<std::string> Keys() const;
