@@ -196,6 +196,11 @@ class LayerBuilder {
     lw.kind = kind;
     regions_.clear();
     PassWork& F = lw.forward;
+    // A layer has a few dozen operators: reserve once rather than regrow (the planner builds thousands).
+    F.ops.reserve(48);
+    F.comms.reserve(16);
+    lw.backward.ops.reserve(96);
+    lw.backward.comms.reserve(24);
     Attention(F, kind);
     F.ops.push_back(Mem("post-attention norm", c_.norm_bytes + c_.cast * c_.T * c_.h / (c_.sp ? c_.t : 1)));
     if (kind.moe) {
