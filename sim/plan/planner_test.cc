@@ -290,14 +290,7 @@ TEST(PlannerTest, SearchesExpertParallelismForAMixtureOfExperts) {
   // sharded accordingly; a dense model's report has no EP column.
   auto s = ParseText(R"(name: plan-moe
 cluster: {node: xe9680-h100, nodes: 2}
-model:
-  layers: 32
-  hidden: 4096
-  ffn_hidden: 14336
-  heads: 32
-  kv_heads: 8
-  vocab: 32000
-  moe: {experts: 8, top_k: 2, moe_ffn_hidden: 14336, forced_balance: true}
+model: mixtral-8x7b
 parallelism: {tensor: 1, pipeline: 1, expert: 1}
 training: {seq_len: 4096, global_batch: 128, precision: bf16}
 )");
