@@ -129,7 +129,7 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w) {
     // Master weights and two moments (G = 1 without sharding); the routed
     // experts' state is sharded over expert-DP instead.
     const double experts = adapters > 0 ? 0 : state.expert_params_per_gpu;
-    const double G_expert = mode == DataSharding::kNone ? 1.0 : double(p.expert_data());
+    const double G_expert = p.expert_shard_group();
     m.optimizer_gib = ((trainable - experts) * 12 / G + experts * 12 / G_expert) / kGiB;
     const double in_flight = InFlightMicrobatches(sc, rank);
     double layers_act = 0;

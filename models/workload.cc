@@ -600,7 +600,7 @@ Workload BuildWorkload(const Scenario& sc) {
   const DataSharding mode = p.data_sharding;
   const double G = p.shard_group();
   const bool replicated_shards = mode != DataSharding::kNone && p.shard_replicas() > 1;
-  const double G_expert = mode == DataSharding::kNone ? 1.0 : double(p.expert_data());
+  const double G_expert = p.expert_shard_group();
   w.rank_state.assign(size_t(P), {});
   for (int r = 0; r < P; ++r) {
     RankState& rs = w.rank_state[size_t(r)];

@@ -84,9 +84,6 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
   if (dense_layers && m.ffn_hidden % par.tensor != 0) {
     return fail("parallelism.tensor", "tensor " + str(par.tensor) + " does not divide ffn_hidden " + str(m.ffn_hidden));
   }
-  if (m.attention == AttentionKind::kMla && m.heads % par.tensor != 0) {
-    return fail("parallelism.tensor", "tensor " + str(par.tensor) + " does not divide the " + str(m.heads) + " attention heads");
-  }
   if (!m.moe.enabled() && (par.expert > 1 || par.expert_tensor > 1)) {
     return fail(par.expert > 1 ? "parallelism.expert" : "parallelism.expert_tensor", "expert parallelism needs a mixture-of-experts model (model.moe)");
   }

@@ -69,6 +69,9 @@ struct Parallelism {
   // Ranks holding the same experts (expert-DP): their expert gradients are
   // reduced together and the distributed optimizer shards expert state over them.
   int expert_data() const { return tensor * context * data / (expert_tensor * expert); }
+  // Ranks the routed experts' optimizer state is sharded over: expert-DP
+  // with a distributed optimizer, none (1) without.
+  int expert_shard_group() const { return data_sharding == DataSharding::kNone ? 1 : expert_data(); }
   // Ranks one shard of the sharded state is spread over (all gradient replicas
   // unless HSDP), and the shard groups that replicate it (all-reduced across).
   int shard_group() const {
