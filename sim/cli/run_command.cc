@@ -2,8 +2,10 @@
 #include <fstream>
 #include <iostream>
 
+#include "models/workload.h"
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/operator_table.h"
 #include "sim/cli/progress.h"
 #include "sim/core/scenario.h"
 #include "sim/run/simulate.h"
@@ -23,6 +25,8 @@ const char* kRunHelp =
     "                         at the step's start; with checkpoints, the first one goes to\n"
     "                         FILE.checkpoint.json. Needs the DES (--fidelity des)\n"
     "  --fidelity F           des (default) or analytical\n"
+    "  --operators            after the summary, each pass of one micro batch operator by operator:\n"
+    "                         shapes, FLOPs, bytes, time, achieved rate, and its collectives\n"
     "  --progress             progress and time left on stderr (default: only when stderr is a terminal)\n"
     "  -h, --help             this help\n"
     "exit status: 0 ok, 1 the run cannot happen (e.g. does not fit in memory), 2 bad input\n";
@@ -30,7 +34,7 @@ const char* kRunHelp =
 
 int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
   ParsedArgs a;
-  const std::string perr = Parse(args, {{"--set", true}, {"--json"}, {"--trace", true}, {"--fidelity", true}, {"--progress"},
+  const std::string perr = Parse(args, {{"--set", true}, {"--json"}, {"--trace", true}, {"--fidelity", true}, {"--progress"}, {"--operators"},
                                          {"--help", false, "-h"}},
                                  a);
   if (a.Has("--help")) {
@@ -48,6 +52,10 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
   opt.record_timeline = a.Has("--trace");
+  if (a.Has("--operators") && a.Has("--json")) {
+    err << "trainsim run: --operators prints a table for people; it does not go with --json\n";
+    return kExitBadInput;
+  }
   if (opt.record_timeline && opt.fidelity != Fidelity::kDes) {
     // The closed form has step and stall times, not events: an empty or
     // invented timeline would look like a result.
@@ -91,6 +99,7 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
     }
   }
   out << (a.Has("--json") ? ToJson(r) : ToSummary(r));
+  if (a.Has("--operators")) out << "\n" << OperatorTable(*s, BreakDownPasses(*s, BuildWorkload(*s)));
   if (!r.error.empty()) {
     if (!a.Has("--json")) err << "trainsim run: " << r.error << "\n";
     return kExitSimulationFailed;

@@ -1,0 +1,55 @@
+#include "sim/cli/operator_table.h"
+
+#include <cstdio>
+
+namespace trainsim::cli {
+
+namespace {
+
+std::string Line(const char* fmt, auto... args) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, fmt, args...);
+  return buf;
+}
+
+const char* ClassName(OpClass c) {
+  switch (c) {
+    case OpClass::kGemm: return "gemm";
+    case OpClass::kAttention: return "attention";
+    case OpClass::kMemoryBound: return "memory";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string OperatorTable(const Scenario& s, const std::vector<PassBreakdown>& passes) {
+  std::string o;
+  o += "operators of one micro batch on one GPU (" + s.node.gpu.name + ", " + ToString(s.training.precision) + ")\n";
+  for (const PassBreakdown& p : passes) {
+    o += "\n" + p.unit + ", " + p.pass + "\n";
+    o += Line("  %-34s %-9s %-22s %10s %10s %10s  %s\n", "operator", "class", "m x n x k (x batch)", "GFLOP", "MB", "time us", "rate");
+    for (const OperatorRow& r : p.ops) {
+      std::string shape;
+      if (r.cls == OpClass::kGemm) {
+        shape = std::to_string(r.m) + "x" + std::to_string(r.n) + "x" + std::to_string(r.k);
+        if (r.batch > 1) shape += " x" + std::to_string(r.batch);
+      }
+      const std::string rate = r.time_s <= 0 ? ""
+                               : r.cls == OpClass::kMemoryBound ? Line("%.0f GB/s", r.bytes / r.time_s / 1e9)
+                                                                : Line("%.0f TFLOP/s", r.flops / r.time_s / 1e12);
+      o += Line("  %-34s %-9s %-22s %10.1f %10.1f %10.1f  %s\n", r.name.c_str(), ClassName(r.cls), shape.c_str(), r.flops / 1e9,
+                r.bytes / 1e6, r.time_s * 1e6, rate.c_str());
+    }
+    o += Line("  %-34s %-9s %-22s %10s %10s %10.1f\n", "compute", "", "", "", "", p.compute_s * 1e6);
+    for (const CommRow& c : p.comms) {
+      const std::string how = !c.overlapped ? "on the critical path" : c.behind.empty() ? "overlapped with the pass" : "behind " + c.behind;
+      o += Line("  %-34s %-9s %-22s %10s %10.1f %10.1f  %s\n", c.name.c_str(), "comm", (ToString(c.group) + " " + ToString(c.kind)).c_str(), "",
+                c.bytes / 1e6, c.time_s * 1e6, how.c_str());
+    }
+    if (!p.comms.empty()) o += Line("  %-34s %-9s %-22s %10s %10s %10.1f\n", "exposed communication", "", "", "", "", p.exposed_comm_s * 1e6);
+  }
+  return o;
+}
+
+}  // namespace trainsim::cli

@@ -1,0 +1,72 @@
+#include "sim/cost/operator_breakdown.h"
+
+#include "sim/cost/collective_model.h"
+#include "sim/cost/gpu_cost_model.h"
+#include "sim/cost/step_costs.h"
+
+namespace trainsim {
+
+namespace {
+
+std::string UnitName(const Workload& w, size_t kind) {
+  const LayerKind& k = w.kinds[kind].kind;
+  int layers = 0;
+  for (int i : w.kind_of_layer) layers += size_t(i) == kind;
+  std::string attention = k.attention_span == 0 ? "full attention"
+                          : k.chunked           ? "chunked attention " + std::to_string(k.attention_span)
+                                                : "sliding window " + std::to_string(k.attention_span);
+  return std::string("layer (") + (k.moe ? "MoE MLP" : "dense MLP") + ", " + attention + ") x " + std::to_string(layers);
+}
+
+PassBreakdown Break(const Scenario& s, const PassWork& pw, std::string unit, std::string pass, bool backward) {
+  PassBreakdown b;
+  b.unit = std::move(unit);
+  b.pass = std::move(pass);
+  const GpuProfile& g = s.node.gpu;
+  for (const Operator& op : pw.ops) {
+    OperatorRow r;
+    r.name = op.name;
+    r.cls = op.cls;
+    r.m = op.m, r.n = op.n, r.k = op.k, r.batch = op.batch;
+    r.flops = op.flops;
+    r.bytes = op.bytes;
+    r.time_s = OperatorTime(op, g, s.training.precision, backward);
+    b.compute_s += r.time_s;
+    b.ops.push_back(std::move(r));
+  }
+  for (const CommOp& c : pw.comms) {
+    CommRow r;
+    r.name = c.name;
+    r.kind = c.kind;
+    r.group = c.group;
+    r.bytes = c.bytes;
+    r.time_s = CollectiveTime(s, c);
+    r.overlapped = c.overlapped;
+    if (c.overlapped && c.partner >= 0 && size_t(c.partner) < pw.ops.size()) r.behind = pw.ops[size_t(c.partner)].name;
+    b.comms.push_back(std::move(r));
+  }
+  b.exposed_comm_s = ExposedCommTime(s, pw, b.compute_s, backward);
+  return b;
+}
+
+}  // namespace
+
+std::vector<PassBreakdown> BreakDownPasses(const Scenario& s, const Workload& w) {
+  std::vector<PassBreakdown> out;
+  auto add = [&](const PassWork& pw, const std::string& unit, const char* pass, bool backward) {
+    if (!pw.ops.empty() || !pw.comms.empty()) out.push_back(Break(s, pw, unit, pass, backward));
+  };
+  add(w.embedding_forward, "embedding", "forward", false);
+  add(w.embedding_backward, "embedding", "backward", true);
+  for (size_t k = 0; k < w.kinds.size(); ++k) {
+    const std::string unit = UnitName(w, k);
+    add(w.kinds[k].forward, unit, "forward", false);
+    add(w.kinds[k].backward, unit, "backward", true);
+    add(w.kinds[k].recompute, unit, "recompute", false);
+  }
+  add(w.head_forward, "LM head and loss", "forward", false);
+  add(w.head_backward, "LM head and loss", "backward", true);
+  return out;
+}
+
+}  // namespace trainsim

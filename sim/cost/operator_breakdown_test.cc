@@ -1,0 +1,60 @@
+#include "sim/cost/operator_breakdown.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/cost/step_costs.h"
+#include "sim/io/scenario_loader.h"
+
+namespace trainsim {
+namespace {
+
+Scenario Load(std::vector<std::string> sets) {
+  auto s = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/examples/reference-design/llama2-7b-1n-8nic.yaml", sets);
+  EXPECT_TRUE(s.ok()) << s.error().ToString();
+  return *s;
+}
+
+// The breakdown is the step's own arithmetic laid out: on one pipeline rank,
+// its passes times the layers of each kind add up to the stage's compute.
+TEST(OperatorBreakdownTest, ReconcilesWithTheStageCosts) {
+  for (const std::vector<std::string>& sets : std::vector<std::vector<std::string>>{
+           {"parallelism.tensor=2"}, {"parallelism.tensor=1", "training.recompute=selective"}, {"model=mixtral-8x7b", "parallelism.tensor=1", "parallelism.expert=8"}}) {
+    const Scenario s = Load(sets);
+    const StepCosts c = ComputeStepCosts(s);
+    ASSERT_EQ(s.parallelism.pipeline, 1);
+    const std::vector<PassBreakdown> passes = BreakDownPasses(s, c.workload);
+    double forward = 0, backward = 0;
+    for (const PassBreakdown& p : passes) {
+      // "layer (...) x N": N layers of that kind on the rank; embedding and head once.
+      const double layers = p.unit.rfind("layer", 0) == 0 ? std::stod(p.unit.substr(p.unit.rfind(' ') + 1)) : 1.0;
+      double sum = 0;
+      for (const OperatorRow& r : p.ops) sum += r.time_s;
+      EXPECT_DOUBLE_EQ(sum, p.compute_s) << p.unit << " " << p.pass;
+      (p.pass == "forward" ? forward : backward) += layers * p.compute_s;
+    }
+    EXPECT_NEAR(forward, c.slowest().forward_compute_s, 1e-9 * forward) << sets[0];
+    EXPECT_NEAR(backward, c.slowest().backward_compute_s, 1e-9 * backward) << sets[0];
+  }
+}
+
+// Each collective says what it hides behind, and a TP collective with comm
+// overlap names its GEMM.
+TEST(OperatorBreakdownTest, NamesWhatEachCollectiveHidesBehind) {
+  const Scenario s = Load({"parallelism.tensor=8"});
+  const std::vector<PassBreakdown> passes = BreakDownPasses(s, ComputeStepCosts(s).workload);
+  bool found = false;
+  for (const PassBreakdown& p : passes) {
+    for (const CommRow& c : p.comms) {
+      if (c.name == "fc1 all-gather") {
+        found = true;
+        EXPECT_TRUE(c.overlapped);
+        EXPECT_EQ(c.behind, "fc1");
+        EXPECT_GT(c.time_s, 0);
+      }
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace trainsim
