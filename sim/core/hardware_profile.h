@@ -84,6 +84,10 @@ struct FrameworkProfile {
   int nccl_overlap_sms = 0;
   int userbuffer_pipelined_sms = 0;
   int userbuffer_bulk_sms = 0;
+  // TE's pipelined GEMM + reduce-scatter overlap (userbuffers "pipeline":
+  // proj_fprop, fc2_fprop) cuts the GEMM into this many chunks, each chunk's
+  // reduce-scatter behind the next chunk's GEMM: the last one's is exposed.
+  int userbuffer_pipelined_splits = 1;
   int grad_reduce_bytes = 4;
   // A dropless MoE router's busiest expert (EP rank) against the mean, when
   // the run neither forces balance nor drops tokens: the all-to-all and the

@@ -23,6 +23,7 @@ double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_comp
   struct Partner {
     double op_s = 0;    // the operator's compute time (timed once)
     double comm_s = 0;  // overlapped comm behind it
+    bool pipelined = false;  // TE's chunked GEMM + reduce-scatter
   };
   std::map<int, Partner> behind;  // by the partner operator's index
   for (const auto& c : pass.comms) {
@@ -40,6 +41,7 @@ double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_comp
         it->second.op_s = OperatorTime(pass.ops[size_t(c.partner)], s.node.gpu, s.training.precision, backward);
       }
       it->second.comm_s += t;
+      it->second.pipelined |= c.engine == CommEngine::kUserbufferPipelined;
       partner_s = it->second.op_s;
     }
     // The partner loses the comm's SMs while both run; a pipelined userbuffers
@@ -47,7 +49,13 @@ double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_comp
     const double shared_s = c.engine == CommEngine::kUserbufferPipelined ? partner_s : std::min(t, partner_s);
     contention += shared_s * OverlapSlowdown(s, c.engine);
   }
-  for (const auto& [op, p] : behind) exposed += std::max(0.0, p.comm_s - p.op_s);
+  // Behind a chunked (pipelined) GEMM, each chunk's collective waits for its
+  // chunk and runs behind the next: the last chunk's is exposed, and a
+  // collective longer than the GEMM ends its own length after the first chunk.
+  const double n = std::max(1, s.framework.userbuffer_pipelined_splits);
+  for (const auto& [op, p] : behind) {
+    exposed += p.pipelined ? std::max(p.comm_s / n, p.comm_s - p.op_s * (1 - 1 / n)) : std::max(0.0, p.comm_s - p.op_s);
+  }
   return exposed + std::max(0.0, overlapped - pass_compute_s) + contention;
 }
 

@@ -43,8 +43,17 @@ TEST(StepCostsTest, OverlappedCollectivesCostTheSmsTheyHold) {
   const double gemm_s = PassComputeTime(pipe, s.node.gpu, s.training.precision, false);
   const double comm_s = CollectiveTime(s, pipe.comms[0]);
   ASSERT_LT(comm_s, gemm_s);
-  // Pipelined userbuffers: the GEMM runs on the SMs left over for its whole duration.
-  EXPECT_NEAR(ExposedCommTime(s, pipe, gemm_s), gemm_s * f.userbuffer_pipelined_sms / (sms - f.userbuffer_pipelined_sms), 1e-12);
+  // Pipelined userbuffers: the GEMM runs on the SMs left over for its whole
+  // duration, and the last of its chunks' reduce-scatters follows it.
+  const double splits = f.userbuffer_pipelined_splits;
+  ASSERT_GT(splits, 1);
+  EXPECT_NEAR(ExposedCommTime(s, pipe, gemm_s), comm_s / splits + gemm_s * f.userbuffer_pipelined_sms / (sms - f.userbuffer_pipelined_sms), 1e-12);
+  // Longer than the GEMM: it ends its own length after the first chunk.
+  const PassWork long_pipe = GemmWithComm(CommEngine::kUserbufferPipelined, 4e9);
+  const double long_pipe_s = CollectiveTime(s, long_pipe.comms[0]);
+  ASSERT_GT(long_pipe_s, gemm_s);
+  EXPECT_NEAR(ExposedCommTime(s, long_pipe, gemm_s),
+              long_pipe_s - gemm_s * (1 - 1 / splits) + gemm_s * f.userbuffer_pipelined_sms / (sms - f.userbuffer_pipelined_sms), 1e-12);
   // Bulk and NCCL: only while the collective runs.
   const PassWork bulk = GemmWithComm(CommEngine::kUserbufferBulk, small);
   EXPECT_NEAR(ExposedCommTime(s, bulk, gemm_s), comm_s * f.userbuffer_bulk_sms / (sms - f.userbuffer_bulk_sms), 1e-12);

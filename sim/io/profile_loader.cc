@@ -188,6 +188,7 @@ FrameworkProfile ParseFramework(const std::string& path) {
     f.userbuffer_bulk_sms = o->NonNegativeInt("userbuffers_bulk", 0);
     o->Finish();
   }
+  f.userbuffer_pipelined_splits = m.PositiveInt("userbuffers_pipelined_splits", 1);
   f.moe_dropless_load_factor = m.PositiveDouble("moe_dropless_load_factor", 1.0);
   if (f.moe_dropless_load_factor < 1) m.Fail("moe_dropless_load_factor", "the busiest expert carries at least the mean load (>= 1)");
   f.grad_reduce_bytes = m.PositiveInt("grad_reduce_bytes", 4);
