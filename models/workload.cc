@@ -604,7 +604,7 @@ Workload BuildWorkload(const Scenario& sc) {
   w.rank_state.assign(size_t(P), {});
   for (int r = 0; r < P; ++r) {
     RankState& rs = w.rank_state[size_t(r)];
-    double layer_params = 0, layer_trainable = 0, experts = 0;
+    double layer_params = 0, layer_trainable = 0, experts = 0, first_chunk = 0;
     for (int chunk = 0; chunk < w.stages.virtual_stages(); ++chunk) {
       const int vs = chunk * P + r;
       const std::vector<int>& counts = w.KindCounts(vs);
@@ -613,6 +613,7 @@ Workload BuildWorkload(const Scenario& sc) {
         layer_trainable += counts[k] * w.kinds[k].trainable_params_per_gpu;
         experts += counts[k] * w.kinds[k].expert_params_per_gpu;
       }
+      if (chunk == 0) first_chunk = layer_params + (r == 0 ? emb : 0.0);
     }
     rs.params_per_gpu = layer_params;
     rs.trainable_params_per_gpu = layer_trainable;
@@ -620,6 +621,7 @@ Workload BuildWorkload(const Scenario& sc) {
     if (r == 0) rs.params_per_gpu += emb;
     if (r == P - 1 && !(P == 1 && md.tied_embeddings)) rs.params_per_gpu += head_params;
     if (r == P - 1) rs.params_per_gpu += mtp_params;
+    rs.first_chunk_fraction = w.stages.virtual_stages() == 1 || rs.params_per_gpu <= 0 ? 1.0 : first_chunk / rs.params_per_gpu;
     if (!lora) rs.trainable_params_per_gpu = rs.params_per_gpu;
     const double dense_trainable = rs.trainable_params_per_gpu - (lora ? 0 : experts);
     const double grads = dense_trainable * p.grad_reduce_bytes;

@@ -94,6 +94,9 @@ struct RankState {
   double expert_grad_reduce_bytes = 0;   // over kExpertData, grad_reduce_kind
   double expert_param_gather_bytes = 0;  // over kExpertData (distributed optimizer)
   double optimizer_bytes = 0;     // HBM traffic of the optimizer step
+  // Chunk 0's part of params_per_gpu: with per-chunk DP syncs, the chunk
+  // whose gradients reduce last and whose parameters are gathered first.
+  double first_chunk_fraction = 1;
 };
 
 // One kind of transformer layer (sim/core/model_spec.h LayerKind): its passes

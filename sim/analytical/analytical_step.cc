@@ -23,13 +23,15 @@ StepTiming AnalyticalStep(const Scenario& s, const StepCosts& c) {
     const double hops = p.overlap_p2p ? 2.0 * (p.pipeline - 1) : 2.0 * (p.pipeline - 1) + 2.0 * m * v;
     exposed += hops * c.p2p_s;
   }
-  // Data parallel: gradient reduction overlaps the last micro batch's backward
-  // pass, parameter gathering the first micro batch's forward pass; the pass
-  // is slowed by the SMs the collective holds, and whichever ends last ends it.
-  const double last_bwd = st.backward_s() / v;
-  const double first_fwd = st.forward_s() / v;
-  exposed += p.overlap_grad_reduce ? std::max(c.grad_reduce_contention_s, c.grad_reduce_s - last_bwd) : c.grad_reduce_s;
-  exposed += p.overlap_param_gather ? std::max(c.param_gather_contention_s, c.param_gather_s - first_fwd) : c.param_gather_s;
+  // Data parallel: each chunk's gradient reduction overlaps the passes
+  // after its last backward, its parameter gather those before its first
+  // forward (OverlappedDpTime); while overlapping, NCCL's SMs slow the pass.
+  const double nccl = OverlapSlowdown(s, CommEngine::kNccl);
+  const double first = c.workload.LargestRank().first_chunk_fraction;
+  exposed += p.overlap_grad_reduce ? OverlappedDpTime(c.grad_reduce_s, st.backward_s() / v, p.virtual_stages, p.pipeline, nccl, first)
+                                   : c.grad_reduce_s;
+  exposed += p.overlap_param_gather ? OverlappedDpTime(c.param_gather_s, st.forward_s() / v, p.virtual_stages, p.pipeline, nccl, first)
+                                    : c.param_gather_s;
   b.exposed_communication_s = exposed;
   b.optimizer_s = c.optimizer_s;
   b.data_stall_s = 0;

@@ -18,6 +18,18 @@ double OverlapSlowdown(const Scenario& s, CommEngine engine) {
   return k > 0 && k < sms ? double(k) / (sms - k) : 0.0;
 }
 
+double OverlappedDpTime(double total_s, double chunk_pass_s, int chunks, int pipeline, double nccl_slowdown, double last_share) {
+  if (total_s <= 0) return 0;
+  const double v = std::max(1, chunks);
+  const double gap_s = std::max(1, pipeline) * chunk_pass_s;
+  // Counting back from the last chunk to sync, chunk k starts k gaps earlier
+  // than it; the queue left when the last chunk starts is its own share, or
+  // what the earlier shares could not finish in the gaps.
+  const double last_s = v == 1 ? total_s : std::max(total_s * last_share, total_s - (v - 1) * gap_s);
+  const double early_s = total_s - last_s;
+  return early_s * nccl_slowdown + std::max(last_s - chunk_pass_s, std::min(last_s, chunk_pass_s) * nccl_slowdown);
+}
+
 double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_compute_s, bool backward) {
   double exposed = 0, overlapped = 0, contention = 0;
   struct Partner {
@@ -192,8 +204,6 @@ StepCosts ComputeStepCosts(const Scenario& s) {
 
   c.p2p_s = p.pipeline > 1 ? CollectiveTime(s, w.pipeline_p2p) : 0.0;
   const GpuProfile& g = s.node.gpu;
-  const double nccl = OverlapSlowdown(s, CommEngine::kNccl);
-  const StageCost& slowest = c.slowest();
   c.rank_dp.assign(size_t(P), {});
   for (int r = 0; r < P; ++r) {
     const RankState& state = w.rank_state[size_t(r)];
@@ -217,9 +227,6 @@ StepCosts ComputeStepCosts(const Scenario& s) {
                     p.overlap_param_gather, ""};
       dp.param_gather_s = CollectiveTime(s, params) + CollectiveTime(s, ExpertParamGather(s, state));
     }
-    const StageCost& own = c.rank[size_t(r)];
-    if (p.overlap_grad_reduce) dp.grad_reduce_contention_s = std::min(dp.grad_reduce_s, own.backward_compute_s / V) * nccl;
-    if (p.overlap_param_gather) dp.param_gather_contention_s = std::min(dp.param_gather_s, own.forward_compute_s / V) * nccl;
     dp.optimizer_s = state.optimizer_bytes / (g.hbm_bytes_per_s * g.memory_bound_efficiency);
   }
   // The closed form's step: the largest rank's collectives and optimizer,
@@ -229,8 +236,6 @@ StepCosts ComputeStepCosts(const Scenario& s) {
   c.grad_reduce_s = big.grad_reduce_s;
   c.param_gather_s = big.param_gather_s;
   c.optimizer_s = big.optimizer_s;
-  if (p.overlap_grad_reduce) c.grad_reduce_contention_s = std::min(c.grad_reduce_s, slowest.backward_compute_s / V) * nccl;
-  if (p.overlap_param_gather) c.param_gather_contention_s = std::min(c.param_gather_s, slowest.forward_compute_s / V) * nccl;
   return c;
 }
 

@@ -36,10 +36,6 @@ struct RankStepCost {
   double grad_reduce_s = 0;    // DP reduce-scatter (distributed optimizer) or all-reduce
   double param_gather_s = 0;   // DP all-gather of updated parameters (distributed optimizer)
   double optimizer_s = 0;      // Adam step on the local shard
-  // What the overlapped DP collectives cost the micro-batch pass they
-  // overlap (NCCL's SMs): the rank's last backward of a step, its first forward.
-  double grad_reduce_contention_s = 0;
-  double param_gather_contention_s = 0;
 };
 
 struct StepCosts {
@@ -53,13 +49,10 @@ struct StepCosts {
   const StageCost& slowest() const { return rank[size_t(slowest_rank)]; }
   double p2p_s = 0;            // one micro batch's activations between neighbouring stages
   // The step's data-parallel and optimizer figures as the closed form uses
-  // them: the collectives of the rank holding the most parameters, their
-  // contention with the slowest rank's passes.
+  // them: the collectives of the rank holding the most parameters.
   double grad_reduce_s = 0;
   double param_gather_s = 0;
   double optimizer_s = 0;
-  double grad_reduce_contention_s = 0;
-  double param_gather_contention_s = 0;
   double tp_comm_total_per_layer_s = 0;  // TP collectives of one layer, fwd+bwd, for reports
 };
 
@@ -86,6 +79,22 @@ double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_comp
 // overlapped collective run by `engine`: k / (SMs - k) for the k SMs the
 // framework profile says it holds.
 double OverlapSlowdown(const Scenario& s, CommEngine engine);
+
+// What an overlapped once-per-step DP collective (Megatron-Core
+// overlap_grad_reduce or overlap_param_gather) adds to the step under a
+// pipeline schedule with `chunks` model chunks per rank. Each chunk syncs on
+// its own: its gradients once its last backward of the step starts, its
+// parameters before its first forward (the next chunk's prefetched
+// meanwhile). The shares queue on one stream; consecutive chunks' last
+// backwards (first forwards) are `pipeline` passes of one chunk apart (the
+// last group of micro batches of the interleaved schedule); `chunk_pass_s`
+// is one micro batch's pass of one chunk; `last_share` is the part of
+// total_s the last chunk to sync moves (chunk 0: RankState::first_chunk_fraction).
+// The shares that run before the
+// last chunk's pass slow the passes they overlap by `nccl_slowdown` (NCCL's
+// SMs); from there, whichever ends last, the slowed pass or the queue,
+// ends the step. With one chunk: max(pass x slowdown, total - pass).
+double OverlappedDpTime(double total_s, double chunk_pass_s, int chunks, int pipeline, double nccl_slowdown, double last_share);
 
 // Time of a pass's expert-parallel all-to-alls (never overlapped: Megatron-Core's
 // dispatcher waits for them).

@@ -67,14 +67,25 @@ TEST(StepCostsTest, OverlappedCollectivesCostTheSmsTheyHold) {
               (long_s - gemm_s) + gemm_s * f.userbuffer_bulk_sms / (sms - f.userbuffer_bulk_sms), 1e-12);
 }
 
-TEST(StepCostsTest, OverlappedDataParallelCollectivesSlowTheirPass) {
-  const Scenario on = H100Tp8({"parallelism.tensor=1", "cluster.nodes=2"});
-  const StepCosts c = ComputeStepCosts(on);
-  ASSERT_GT(c.grad_reduce_s, 0);
-  const double k = on.framework.nccl_overlap_sms, sms = on.node.gpu.sms;
-  EXPECT_NEAR(c.grad_reduce_contention_s, std::min(c.grad_reduce_s, c.slowest().backward_compute_s) * k / (sms - k), 1e-12);
-  const StepCosts off = ComputeStepCosts(H100Tp8({"parallelism.tensor=1", "cluster.nodes=2", "parallelism.overlap_grad_reduce=false"}));
-  EXPECT_EQ(off.grad_reduce_contention_s, 0.0);
+// Megatron-Core syncs each model chunk on its own: with one chunk, what
+// outlasts the last backward is exposed (or the SMs NCCL takes from it);
+// with v chunks, only the last chunk's share, unless the shares queue past
+// the gaps between the chunks; the earlier shares slow the passes they overlap.
+TEST(StepCostsTest, OverlappedDataParallelCollectivesSyncPerChunk) {
+  const double k = 0.1;  // slowdown of a pass while NCCL runs beside it
+  EXPECT_DOUBLE_EQ(OverlappedDpTime(/*total_s=*/1.0, /*chunk_pass_s=*/0.25, /*chunks=*/1, /*pipeline=*/4, k, /*last_share=*/1.0), 0.75);
+  EXPECT_DOUBLE_EQ(OverlappedDpTime(0.1, 0.25, 1, 4, k, 1.0), 0.1 * k);
+  // Four chunks, a chunk's pass 0.05 s, pipeline 4: the chunks' last
+  // backwards 0.2 s apart, each share 0.25 s: 0.4 s of queue left when the
+  // last chunk starts, 0.6 s ran beside earlier passes.
+  EXPECT_NEAR(OverlappedDpTime(1.0, 0.05, 4, 4, k, 0.25), 0.6 * k + 0.35, 1e-12);
+  // Shares shorter than the gaps: the last chunk's share alone is left.
+  EXPECT_NEAR(OverlappedDpTime(0.4, 0.05, 4, 4, k, 0.25), 0.3 * k + 0.05, 1e-12);
+  // The last chunk to sync holds the embedding: its larger share is left.
+  EXPECT_NEAR(OverlappedDpTime(0.4, 0.05, 4, 4, k, 0.4), 0.24 * k + 0.11, 1e-12);
+  // Shorter than a pass: only the SMs it holds.
+  EXPECT_NEAR(OverlappedDpTime(0.1, 0.05, 4, 4, k, 0.25), 0.1 * k, 1e-12);
+  EXPECT_EQ(OverlappedDpTime(0.0, 0.05, 4, 4, k, 0.25), 0.0);
 }
 
 // FSDP: each layer's parameters are gathered in forward and again in

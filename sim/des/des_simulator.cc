@@ -89,6 +89,13 @@ class DesRun {
     m_ = std::max(1, s.microbatches_per_step());
     inflate_nic_ = topo_.nic_line_bytes_per_s / std::max(1.0, topo_.nic_achieved_bytes_per_s);
     for (int st = 0; st < P_; ++st) schedule_.push_back(StageSchedule(P_, st, m_, v_));
+    for (const auto& ops : schedule_) {
+      std::vector<size_t> last(size_t(v_), ops.size());
+      for (size_t i = 0; i < ops.size(); ++i) {
+        if (!ops[i].forward) last[size_t(ops[i].chunk)] = i;
+      }
+      last_backward_.push_back(std::move(last));
+    }
   }
 
   void Build() {
@@ -181,6 +188,8 @@ class DesRun {
   static void Absorb(Flows& all, Flows f) {
     if (!f.active) return;
     if (!all.active) all.start_s = f.start_s;
+    if (all.link.empty()) all.link = f.link;
+    all.bytes += f.bytes;
     all.latency_s += f.latency_s;
     all.active = true;
     for (size_t k = 0; k < f.comms.size(); ++k) {
@@ -327,17 +336,40 @@ class DesRun {
   void RunStep(int st) {
     const RankState& state = c_.workload.rank_state[size_t(st)];
     const RankStepCost& dp = c_.rank_dp[size_t(st)];
-    Flows gather;
-    if ((p_.gradient_replicas() > 1 && state.param_gather_bytes > 0) || state.expert_param_gather_bytes > 0) {
-      if (p_.gradient_replicas() > 1) gather = StartDp(st, CollectiveKind::kAllGather, state.param_gather_bytes, CommGroup::kShard);
+    // Megatron-Core with an interleaved schedule syncs each model chunk on
+    // its own (schedules.py: param_sync_func / grad_sync_func per chunk):
+    // chunk c's parameters are gathered before its first forward, chunk c+1's
+    // prefetched meanwhile, and chunk c's gradients reduced once its last
+    // backward of the step starts. Chunk 0 moves its part of the rank's
+    // parameters (the embedding's too, on the first rank), the others the
+    // rest evenly. Without overlap, the whole rank's collectives run at once.
+    const double first_share = state.first_chunk_fraction;
+    auto share = [&](int chunk) { return v_ == 1 ? 1.0 : chunk == 0 ? first_share : (1.0 - first_share) / (v_ - 1); };
+    const bool gathers = (p_.gradient_replicas() > 1 && state.param_gather_bytes > 0) || state.expert_param_gather_bytes > 0;
+    auto start_gather = [&](double fraction) {
+      Flows f;
+      if (p_.gradient_replicas() > 1) f = StartDp(st, CollectiveKind::kAllGather, state.param_gather_bytes * fraction, CommGroup::kShard);
       const CommOp experts = ExpertParamGather(s_, state);
-      if (experts.bytes > 0) Absorb(gather, StartDp(st, experts.kind, experts.bytes, experts.group));
-      if (!p_.overlap_param_gather && gather.active) {
-        const double t0 = gather.start_s;
-        Record(StageTrack(st, "dp"), "param all-gather", "dp", t0, gather.Wait(), FlowArgs(gather));
+      if (experts.bytes > 0) Absorb(f, StartDp(st, experts.kind, experts.bytes * fraction, experts.group));
+      return f;
+    };
+    std::vector<Flows> gather(static_cast<size_t>(v_));
+    std::vector<char> gather_started(static_cast<size_t>(v_), 0), gathered(static_cast<size_t>(v_), 0);
+    double gather_busy_until = 0;  // when the started gathers would end, for NCCL's SM contention
+    if (gathers && !p_.overlap_param_gather) {
+      Flows all = start_gather(1.0);
+      if (all.active) {
+        const double t0 = all.start_s;
+        Record(StageTrack(st, "dp"), "param all-gather", "dp", t0, all.Wait(), FlowArgs(all));
       }
     }
-    Flows grads;
+    auto prefetch = [&](int chunk) {
+      if (!gathers || !p_.overlap_param_gather || chunk >= v_ || gather_started[size_t(chunk)]) return;
+      gather_started[size_t(chunk)] = 1;
+      gather[size_t(chunk)] = start_gather(share(chunk));
+      gather_busy_until = std::max(gather_busy_until, Now()) + dp.param_gather_s * share(chunk);
+    };
+    prefetch(0);
     const CollectiveKind grad_kind = state.grad_reduce_kind;
     // ZeRO-2 / FSDP reduce their gradients per micro batch inside the passes
     // (time, as TP's); what is left per step may be HSDP's all-reduce of the
@@ -346,44 +378,48 @@ class DesRun {
     const CommOp expert_grads = ExpertGradientReduce(s_, state);
     const bool dense_grads = p_.gradient_replicas() > 1 && (state.grad_reduce_bytes > 0 || state.grad_replica_reduce_bytes > 0);
     const bool step_grads = dense_grads || expert_grads.bytes > 0;
-    auto start_grads = [&] {
+    auto start_grads = [&](double fraction) {
       Flows f;
       if (dense_grads) {
-        f = state.grad_reduce_bytes > 0 ? StartDp(st, grad_kind, state.grad_reduce_bytes, state.grad_reduce_group)
-                                        : StartDp(st, CollectiveKind::kAllReduce, state.grad_replica_reduce_bytes, CommGroup::kShardReplica);
+        f = state.grad_reduce_bytes > 0 ? StartDp(st, grad_kind, state.grad_reduce_bytes * fraction, state.grad_reduce_group)
+                                        : StartDp(st, CollectiveKind::kAllReduce, state.grad_replica_reduce_bytes * fraction, CommGroup::kShardReplica);
       }
-      if (expert_grads.bytes > 0) Absorb(f, StartDp(st, expert_grads.kind, expert_grads.bytes, expert_grads.group));
+      if (expert_grads.bytes > 0) Absorb(f, StartDp(st, expert_grads.kind, expert_grads.bytes * fraction, expert_grads.group));
       return f;
     };
-    bool first_forward = true;
+    Flows grads;
+    double grads_busy_until = 0;
     const auto& ops = schedule_[st];
+    const std::vector<size_t>& last_backward = last_backward_[st];
     for (size_t i = 0; i < ops.size(); ++i) {
       const PipelineOp& op = ops[i];
       const int vs = VirtualStage(P_, st, op.chunk);
       const StageCost& chunk = c_.virtual_stage[size_t(vs)];
       if (op.forward) {
+        const bool first_of_chunk = !gathered[size_t(op.chunk)];
         if (vs > 0) Receive(st, 0, vs, op.microbatch);
-        else if (first_forward && data_.active) {
+        else if (i == 0 && data_.active) {
           const double t0 = Now();
           const double start = data_.start_s;
           Record("storage", "data read", "data", start, data_.Wait(), FlowArgs(data_));
           step_data_stall_s_ = Now() - t0;
         }
+        if (first_of_chunk) prefetch(op.chunk), prefetch(op.chunk + 1);
         Flows cp = StartLayerFlows(st, op.chunk, true, CommGroup::kContext);
         const double t0 = Now();
-        // An overlapped parameter gather holds NCCL's SMs during the first
-        // forward, for as long as it still runs when the forward starts.
-        double contention = 0;
-        if (first_forward && gather.active && p_.overlap_param_gather) {
-          const double remaining = std::max(0.0, gather.start_s + dp.param_gather_s - Now());
-          contention = std::min(remaining, chunk.forward_compute_s) * nccl_slowdown_;
-        }
+        // An overlapped parameter gather holds NCCL's SMs during a chunk's
+        // first forward, for as long as gathers still run.
+        const double contention =
+            first_of_chunk ? std::min(std::max(0.0, gather_busy_until - Now()), chunk.forward_compute_s) * nccl_slowdown_ : 0.0;
         Flows a2a = p_.moe_a2a_overlap ? StartLayerFlows(st, op.chunk, true, CommGroup::kExpert) : Flows{};
         Compute(chunk.forward_s() - chunk.forward_all_to_all_s + contention);
         if (recording_) Record(StageTrack(st, "compute"), PassName(op), "forward", t0, Now(), PassArgs(op, vs));
         RunAllToAll(st, op, vs, std::move(a2a));
-        if (first_forward && gather.active) Record(StageTrack(st, "dp"), "param all-gather", "dp", gather.start_s, gather.Wait(), FlowArgs(gather));
-        first_forward = false;
+        if (first_of_chunk) {
+          gathered[size_t(op.chunk)] = 1;
+          Flows& g = gather[size_t(op.chunk)];
+          if (g.active) Record(StageTrack(st, "dp"), "param all-gather", "dp", g.start_s, g.Wait(), FlowArgs(g));
+        }
         if (cp.active) {
           const double end = cp.Wait();  // the args' strings only when recording: this runs per pass
           if (recording_) Record(StageTrack(st, "cp"), "cp ring", "cp", cp.start_s, end, FlowArgs(cp, PassArgs(op, vs)));
@@ -399,12 +435,15 @@ class DesRun {
         }
       } else {
         if (vs < V_ - 1) Receive(st, 1, vs, op.microbatch);
-        if (i + 1 == ops.size() && step_grads && p_.overlap_grad_reduce) grads = start_grads();
+        if (step_grads && p_.overlap_grad_reduce && i == last_backward[size_t(op.chunk)]) {
+          Absorb(grads, start_grads(share(op.chunk)));
+          grads_busy_until = std::max(grads_busy_until, Now()) + dp.grad_reduce_s * share(op.chunk);
+        }
         Flows cp = StartLayerFlows(st, op.chunk, false, CommGroup::kContext);
         const double t0 = Now();
         Flows a2a = p_.moe_a2a_overlap ? StartLayerFlows(st, op.chunk, false, CommGroup::kExpert) : Flows{};
         Compute(chunk.backward_s() - chunk.backward_all_to_all_s +
-                (grads.active ? std::min(dp.grad_reduce_s, chunk.backward_compute_s) * nccl_slowdown_ : 0.0));
+                std::min(std::max(0.0, grads_busy_until - Now()), chunk.backward_compute_s) * nccl_slowdown_);
         if (recording_) Record(StageTrack(st, "compute"), PassName(op), "backward", t0, Now(), PassArgs(op, vs));
         RunAllToAll(st, op, vs, std::move(a2a));
         if (cp.active) {
@@ -422,7 +461,7 @@ class DesRun {
         }
       }
     }
-    if (step_grads && !grads.active) grads = start_grads();
+    if (step_grads && !p_.overlap_grad_reduce) grads = start_grads(1.0);
     if (grads.active) {
       Record(StageTrack(st, "dp"), state.grad_reduce_bytes > 0 && grad_kind == CollectiveKind::kReduceScatter ? "grad reduce-scatter" : "grad all-reduce",
              "dp", grads.start_s, grads.Wait(), FlowArgs(grads));
@@ -687,6 +726,7 @@ class DesRun {
   double nccl_slowdown_ = 0;  // compute lost per second of overlapped DP collective (NCCL holds SMs)
   double inflate_nic_ = 1;
   std::vector<std::vector<PipelineOp>> schedule_;
+  std::vector<std::vector<size_t>> last_backward_;  // per stage and chunk: its last backward op of the step
   sg4::BarrierPtr barrier_;
   sg4::MutexPtr mutex_;
   std::vector<sg4::ConditionVariablePtr> cv_;
