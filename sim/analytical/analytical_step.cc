@@ -27,10 +27,9 @@ StepTiming AnalyticalStep(const Scenario& s, const StepCosts& c) {
   // after its last backward, its parameter gather those before its first
   // forward (OverlappedDpTime); while overlapping, NCCL's SMs slow the pass.
   const double nccl = OverlapSlowdown(s, CommEngine::kNccl);
-  const double first = c.workload.LargestRank().first_chunk_fraction;
-  exposed += p.overlap_grad_reduce ? OverlappedDpTime(c.grad_reduce_s, st.backward_s() / v, p.virtual_stages, p.pipeline, nccl, first)
+  exposed += p.overlap_grad_reduce ? OverlappedDpTime(c.grad_reduce_chunks, st.backward_s() / v, p.virtual_stages, p.pipeline, nccl)
                                    : c.grad_reduce_s;
-  exposed += p.overlap_param_gather ? OverlappedDpTime(c.param_gather_s, st.forward_s() / v, p.virtual_stages, p.pipeline, nccl, first)
+  exposed += p.overlap_param_gather ? OverlappedDpTime(c.param_gather_chunks, st.forward_s() / v, p.virtual_stages, p.pipeline, nccl)
                                     : c.param_gather_s;
   b.exposed_communication_s = exposed;
   b.optimizer_s = c.optimizer_s;

@@ -18,14 +18,15 @@ double OverlapSlowdown(const Scenario& s, CommEngine engine) {
   return k > 0 && k < sms ? double(k) / (sms - k) : 0.0;
 }
 
-double OverlappedDpTime(double total_s, double chunk_pass_s, int chunks, int pipeline, double nccl_slowdown, double last_share) {
-  if (total_s <= 0) return 0;
+double OverlappedDpTime(const DpChunkTimes& t, double chunk_pass_s, int chunks, int pipeline, double nccl_slowdown) {
   const double v = std::max(1, chunks);
+  const double total_s = t.first_s + (v - 1) * t.other_s;
+  if (total_s <= 0) return 0;
   const double gap_s = std::max(1, pipeline) * chunk_pass_s;
-  // Counting back from the last chunk to sync, chunk k starts k gaps earlier
-  // than it; the queue left when the last chunk starts is its own share, or
-  // what the earlier shares could not finish in the gaps.
-  const double last_s = v == 1 ? total_s : std::max(total_s * last_share, total_s - (v - 1) * gap_s);
+  // Counting back from chunk 0, chunk k starts k gaps earlier; the queue left
+  // when chunk 0 starts is its own collective, or what the earlier ones could
+  // not finish in the gaps.
+  const double last_s = std::max(t.first_s, total_s - (v - 1) * gap_s);
   const double early_s = total_s - last_s;
   return early_s * nccl_slowdown + std::max(last_s - chunk_pass_s, std::min(last_s, chunk_pass_s) * nccl_slowdown);
 }
@@ -216,16 +217,31 @@ StepCosts ComputeStepCosts(const Scenario& s) {
       continue;
     }
     if (p.gradient_replicas() > 1 || state.expert_grad_reduce_bytes > 0) {
-      const bool rs = state.grad_reduce_kind == CollectiveKind::kReduceScatter;
-      CommOp grads{std::string("dp gradient ") + (rs ? "reduce-scatter" : "all-reduce"), state.grad_reduce_kind, state.grad_reduce_group,
-                   state.grad_reduce_bytes, p.overlap_grad_reduce, ""};
-      // HSDP: the shard then crosses the shard groups (after the reduce-scatter, on the same stream).
-      CommOp replicas{"dp gradient shard all-reduce", CollectiveKind::kAllReduce, CommGroup::kShardReplica, state.grad_replica_reduce_bytes,
-                      p.overlap_grad_reduce, ""};
-      dp.grad_reduce_s = CollectiveTime(s, grads) + CollectiveTime(s, replicas) + CollectiveTime(s, ExpertGradientReduce(s, state));
-      CommOp params{"dp parameter all-gather", CollectiveKind::kAllGather, CommGroup::kShard, state.param_gather_bytes,
-                    p.overlap_param_gather, ""};
-      dp.param_gather_s = CollectiveTime(s, params) + CollectiveTime(s, ExpertParamGather(s, state));
+      // The rank's collectives for a part of its parameters (all of them, or
+      // one model chunk's share).
+      auto grads_s = [&](double part) {
+        const bool rs = state.grad_reduce_kind == CollectiveKind::kReduceScatter;
+        CommOp grads{std::string("dp gradient ") + (rs ? "reduce-scatter" : "all-reduce"), state.grad_reduce_kind, state.grad_reduce_group,
+                     state.grad_reduce_bytes * part, p.overlap_grad_reduce, ""};
+        // HSDP: the shard then crosses the shard groups (after the reduce-scatter, on the same stream).
+        CommOp replicas{"dp gradient shard all-reduce", CollectiveKind::kAllReduce, CommGroup::kShardReplica,
+                        state.grad_replica_reduce_bytes * part, p.overlap_grad_reduce, ""};
+        CommOp experts = ExpertGradientReduce(s, state);
+        experts.bytes *= part;
+        return CollectiveTime(s, grads) + CollectiveTime(s, replicas) + CollectiveTime(s, experts);
+      };
+      auto params_s = [&](double part) {
+        CommOp params{"dp parameter all-gather", CollectiveKind::kAllGather, CommGroup::kShard, state.param_gather_bytes * part,
+                      p.overlap_param_gather, ""};
+        CommOp experts = ExpertParamGather(s, state);
+        experts.bytes *= part;
+        return CollectiveTime(s, params) + CollectiveTime(s, experts);
+      };
+      dp.grad_reduce_s = grads_s(1.0);
+      dp.param_gather_s = params_s(1.0);
+      const double first = state.first_chunk_fraction, other = V > 1 ? (1 - first) / (V - 1) : 0.0;
+      dp.grad_reduce_chunks = V > 1 ? DpChunkTimes{grads_s(first), grads_s(other)} : DpChunkTimes{dp.grad_reduce_s, 0};
+      dp.param_gather_chunks = V > 1 ? DpChunkTimes{params_s(first), params_s(other)} : DpChunkTimes{dp.param_gather_s, 0};
     }
     dp.optimizer_s = state.optimizer_bytes / (g.hbm_bytes_per_s * g.memory_bound_efficiency);
   }
@@ -235,6 +251,8 @@ StepCosts ComputeStepCosts(const Scenario& s) {
   const RankStepCost& big = c.rank_dp[size_t(largest - w.rank_state.data())];
   c.grad_reduce_s = big.grad_reduce_s;
   c.param_gather_s = big.param_gather_s;
+  c.grad_reduce_chunks = big.grad_reduce_chunks;
+  c.param_gather_chunks = big.param_gather_chunks;
   c.optimizer_s = big.optimizer_s;
   return c;
 }

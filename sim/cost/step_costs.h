@@ -32,9 +32,19 @@ struct StageCost {
 };
 
 // What data parallelism and the optimizer cost one pipeline rank per step.
+// A once-per-step DP collective cut per model chunk (Megatron-Core syncs each
+// chunk of the interleaved schedule on its own): the time of chunk 0's share
+// (its layers, and the embedding on the first rank) and of each other chunk's.
+// With one chunk, first_s is the whole collective.
+struct DpChunkTimes {
+  double first_s = 0;
+  double other_s = 0;
+};
+
 struct RankStepCost {
   double grad_reduce_s = 0;    // DP reduce-scatter (distributed optimizer) or all-reduce
   double param_gather_s = 0;   // DP all-gather of updated parameters (distributed optimizer)
+  DpChunkTimes grad_reduce_chunks, param_gather_chunks;
   double optimizer_s = 0;      // Adam step on the local shard
 };
 
@@ -52,6 +62,7 @@ struct StepCosts {
   // them: the collectives of the rank holding the most parameters.
   double grad_reduce_s = 0;
   double param_gather_s = 0;
+  DpChunkTimes grad_reduce_chunks, param_gather_chunks;
   double optimizer_s = 0;
   double tp_comm_total_per_layer_s = 0;  // TP collectives of one layer, fwd+bwd, for reports
 };
@@ -85,16 +96,15 @@ double OverlapSlowdown(const Scenario& s, CommEngine engine);
 // pipeline schedule with `chunks` model chunks per rank. Each chunk syncs on
 // its own: its gradients once its last backward of the step starts, its
 // parameters before its first forward (the next chunk's prefetched
-// meanwhile). The shares queue on one stream; consecutive chunks' last
-// backwards (first forwards) are `pipeline` passes of one chunk apart (the
-// last group of micro batches of the interleaved schedule); `chunk_pass_s`
-// is one micro batch's pass of one chunk; `last_share` is the part of
-// total_s the last chunk to sync moves (chunk 0: RankState::first_chunk_fraction).
-// The shares that run before the
-// last chunk's pass slow the passes they overlap by `nccl_slowdown` (NCCL's
-// SMs); from there, whichever ends last, the slowed pass or the queue,
-// ends the step. With one chunk: max(pass x slowdown, total - pass).
-double OverlappedDpTime(double total_s, double chunk_pass_s, int chunks, int pipeline, double nccl_slowdown, double last_share);
+// meanwhile). The chunks' collectives queue on one stream; consecutive
+// chunks' last backwards (first forwards) are `pipeline` passes of one chunk
+// apart (the last group of micro batches of the interleaved schedule);
+// `chunk_pass_s` is one micro batch's pass of one chunk, and chunk 0 syncs
+// last (gathers first). The collectives that run before the last chunk's
+// pass slow the passes they overlap by `nccl_slowdown` (NCCL's SMs); from
+// there, whichever ends last, the slowed pass or the queue, ends the step.
+// With one chunk: max(pass x slowdown, collective - pass).
+double OverlappedDpTime(const DpChunkTimes& t, double chunk_pass_s, int chunks, int pipeline, double nccl_slowdown);
 
 // Time of a pass's expert-parallel all-to-alls (never overlapped: Megatron-Core's
 // dispatcher waits for them).

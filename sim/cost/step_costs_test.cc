@@ -73,19 +73,32 @@ TEST(StepCostsTest, OverlappedCollectivesCostTheSmsTheyHold) {
 // the gaps between the chunks; the earlier shares slow the passes they overlap.
 TEST(StepCostsTest, OverlappedDataParallelCollectivesSyncPerChunk) {
   const double k = 0.1;  // slowdown of a pass while NCCL runs beside it
-  EXPECT_DOUBLE_EQ(OverlappedDpTime(/*total_s=*/1.0, /*chunk_pass_s=*/0.25, /*chunks=*/1, /*pipeline=*/4, k, /*last_share=*/1.0), 0.75);
-  EXPECT_DOUBLE_EQ(OverlappedDpTime(0.1, 0.25, 1, 4, k, 1.0), 0.1 * k);
-  // Four chunks, a chunk's pass 0.05 s, pipeline 4: the chunks' last
-  // backwards 0.2 s apart, each share 0.25 s: 0.4 s of queue left when the
-  // last chunk starts, 0.6 s ran beside earlier passes.
-  EXPECT_NEAR(OverlappedDpTime(1.0, 0.05, 4, 4, k, 0.25), 0.6 * k + 0.35, 1e-12);
-  // Shares shorter than the gaps: the last chunk's share alone is left.
-  EXPECT_NEAR(OverlappedDpTime(0.4, 0.05, 4, 4, k, 0.25), 0.3 * k + 0.05, 1e-12);
-  // The last chunk to sync holds the embedding: its larger share is left.
-  EXPECT_NEAR(OverlappedDpTime(0.4, 0.05, 4, 4, k, 0.4), 0.24 * k + 0.11, 1e-12);
+  // One chunk: what outlasts the pass, or the SMs it takes from it.
+  EXPECT_DOUBLE_EQ(OverlappedDpTime({/*first_s=*/1.0, /*other_s=*/0}, /*chunk_pass_s=*/0.25, /*chunks=*/1, /*pipeline=*/4, k), 0.75);
+  EXPECT_DOUBLE_EQ(OverlappedDpTime({0.1, 0}, 0.25, 1, 4, k), 0.1 * k);
+  // Four chunks of 0.25 s, a chunk's pass 0.05 s, pipeline 4: the chunks'
+  // last backwards 0.2 s apart: 0.4 s of queue left when chunk 0 starts,
+  // 0.6 s ran beside earlier passes.
+  EXPECT_NEAR(OverlappedDpTime({0.25, 0.25}, 0.05, 4, 4, k), 0.6 * k + 0.35, 1e-12);
+  // Collectives shorter than the gaps: chunk 0's own is left.
+  EXPECT_NEAR(OverlappedDpTime({0.1, 0.1}, 0.05, 4, 4, k), 0.3 * k + 0.05, 1e-12);
+  // Chunk 0 holds the embedding: its longer collective is left.
+  EXPECT_NEAR(OverlappedDpTime({0.16, 0.08}, 0.05, 4, 4, k), 0.24 * k + 0.11, 1e-12);
   // Shorter than a pass: only the SMs it holds.
-  EXPECT_NEAR(OverlappedDpTime(0.1, 0.05, 4, 4, k, 0.25), 0.1 * k, 1e-12);
-  EXPECT_EQ(OverlappedDpTime(0.0, 0.05, 4, 4, k, 0.25), 0.0);
+  EXPECT_NEAR(OverlappedDpTime({0.025, 0.025}, 0.05, 4, 4, k), 0.075 * k + 0.025 * k, 1e-12);
+  EXPECT_EQ(OverlappedDpTime({0, 0}, 0.05, 4, 4, k), 0.0);
+}
+
+// The chunks' collectives are timed at their own sizes: together they take
+// at least the whole rank's collective (latency and message size).
+TEST(StepCostsTest, ChunkCollectivesAreTimedAtTheirSize) {
+  const StepCosts c = ComputeStepCosts(H100Tp8({"parallelism.tensor=2", "parallelism.pipeline=4", "parallelism.virtual_stages=4",
+                                               "cluster.nodes=4", "training.global_batch=64"}));
+  ASSERT_GT(c.grad_reduce_s, 0);
+  const double v = 4;
+  EXPECT_GE(c.grad_reduce_chunks.first_s + (v - 1) * c.grad_reduce_chunks.other_s, c.grad_reduce_s * (1 - 1e-12));
+  EXPECT_LT(c.grad_reduce_chunks.other_s, c.grad_reduce_s);
+  EXPECT_GT(c.grad_reduce_chunks.first_s, c.grad_reduce_chunks.other_s);  // rank 0's chunk 0 holds the embedding
 }
 
 // FSDP: each layer's parameters are gathered in forward and again in

@@ -367,7 +367,7 @@ class DesRun {
       if (!gathers || !p_.overlap_param_gather || chunk >= v_ || gather_started[size_t(chunk)]) return;
       gather_started[size_t(chunk)] = 1;
       gather[size_t(chunk)] = start_gather(share(chunk));
-      gather_busy_until = std::max(gather_busy_until, Now()) + dp.param_gather_s * share(chunk);
+      gather_busy_until = std::max(gather_busy_until, Now()) + (chunk == 0 ? dp.param_gather_chunks.first_s : dp.param_gather_chunks.other_s);
     };
     prefetch(0);
     const CollectiveKind grad_kind = state.grad_reduce_kind;
@@ -437,7 +437,7 @@ class DesRun {
         if (vs < V_ - 1) Receive(st, 1, vs, op.microbatch);
         if (step_grads && p_.overlap_grad_reduce && i == last_backward[size_t(op.chunk)]) {
           Absorb(grads, start_grads(share(op.chunk)));
-          grads_busy_until = std::max(grads_busy_until, Now()) + dp.grad_reduce_s * share(op.chunk);
+          grads_busy_until = std::max(grads_busy_until, Now()) + (op.chunk == 0 ? dp.grad_reduce_chunks.first_s : dp.grad_reduce_chunks.other_s);
         }
         Flows cp = StartLayerFlows(st, op.chunk, false, CommGroup::kContext);
         const double t0 = Now();
