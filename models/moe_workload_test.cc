@@ -121,7 +121,7 @@ TEST(MoeWorkloadTest, DispatchAndCombineMoveTopKCopiesOfEachToken) {
   // Expert GEMMs: one local expert per rank with EP 8, all top_k copies of the rank's tokens.
   double expert_flops = 0;
   for (const auto& op : layer.forward.ops) {
-    if (op.name.rfind("expert fc", 0) == 0) expert_flops += op.flops;
+    if (op.name.starts_with("expert fc")) expert_flops += op.flops;
   }
   EXPECT_DOUBLE_EQ(expert_flops, 2.0 * T * top_k * 3 * h * 14336);
 }

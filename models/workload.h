@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "models/op_name.h"
 #include "sim/core/rank_layout.h"
 #include "sim/core/scenario.h"
 #include "sim/core/stage_plan.h"
@@ -22,7 +23,7 @@ enum class OpClass {
 };
 
 struct Operator {
-  std::string name;
+  OpName name;
   OpClass cls = OpClass::kMemoryBound;
   double flops = 0;
   double bytes = 0;      // HBM traffic
@@ -51,12 +52,12 @@ constexpr int kWholePass = -1;  // overlaps the pass's compute as a whole
 constexpr int kNoPartner = -2;  // its partner is absent from the pass (a frozen weight's gradient GEMM): nothing hides it
 
 struct CommOp {
-  std::string name;
+  OpName name;
   CollectiveKind kind = CollectiveKind::kAllReduce;
   CommGroup group = CommGroup::kTensor;
   double bytes = 0;          // the full (gathered / reduced) buffer per rank, as nccl-tests counts "size"
   bool overlapped = false;   // hidden behind compute by the framework (TP comm overlap, wgrad re-gather)
-  std::string overlaps_op;   // name of the operator it is pipelined with (e.g. the GEMM it feeds); empty: the whole pass
+  OpName overlaps_op;        // name of the operator it is pipelined with (e.g. the GEMM it feeds); empty: the whole pass
   CommEngine engine = CommEngine::kNccl;  // meaningful when overlapped
   // That operator, by its index in the pass's ops (BuildWorkload resolves
   // overlaps_op once), kWholePass or kNoPartner.

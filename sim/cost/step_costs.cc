@@ -1,7 +1,8 @@
 #include "sim/cost/step_costs.h"
 
 #include <algorithm>
-#include <map>
+#include <iterator>
+#include <vector>
 
 #include "sim/cost/collective_model.h"
 #include "sim/cost/gpu_cost_model.h"
@@ -18,13 +19,34 @@ double OverlapSlowdown(const Scenario& s, CommEngine engine) {
   return k > 0 && k < sms ? double(k) / (sms - k) : 0.0;
 }
 
-double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_compute_s, bool backward) {
+namespace {
+
+// ExposedCommTime with the GPU's rates looked up once (gpu_cost_model.h).
+double ExposedCommTimeAt(const Scenario& s, const GpuRates& rates, const PassWork& pass, double pass_compute_s, bool backward) {
   double exposed = 0, overlapped = 0, contention = 0;
   struct Partner {
+    int op = 0;         // the partner operator's index
     double op_s = 0;    // the operator's compute time (timed once)
     double comm_s = 0;  // overlapped comm behind it
   };
-  std::map<int, Partner> behind;  // by the partner operator's index
+  // A pass has a few partners: a flat list, summed in the order of their index.
+  Partner behind[32];
+  size_t partners = 0;
+  std::vector<Partner> more;  // past 32 (never in practice)
+  auto find = [&](int op) -> std::pair<Partner*, bool> {
+    for (size_t i = 0; i < partners; ++i) {
+      if (behind[i].op == op) return {&behind[i], false};
+    }
+    for (Partner& p : more) {
+      if (p.op == op) return {&p, false};
+    }
+    if (partners < std::size(behind)) {
+      behind[partners] = Partner{op};
+      return {&behind[partners++], true};
+    }
+    more.push_back(Partner{op});
+    return {&more.back(), true};
+  };
   for (const auto& c : pass.comms) {
     const double t = CollectiveTime(s, c);
     if (!c.overlapped) {
@@ -35,34 +57,46 @@ double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_comp
     if (c.partner == kWholePass) {
       overlapped += t;
     } else {
-      auto [it, fresh] = behind.try_emplace(c.partner);
+      auto [it, fresh] = find(c.partner);
       if (fresh && c.partner >= 0 && size_t(c.partner) < pass.ops.size()) {
-        it->second.op_s = OperatorTime(pass.ops[size_t(c.partner)], s.node.gpu, s.training.precision, backward);
+        it->op_s = OperatorTime(pass.ops[size_t(c.partner)], rates, backward);
       }
-      it->second.comm_s += t;
-      partner_s = it->second.op_s;
+      it->comm_s += t;
+      partner_s = it->op_s;
     }
     // The partner loses the comm's SMs while both run; a pipelined userbuffers
     // GEMM is launched on the remaining SMs for its whole duration.
     const double shared_s = c.engine == CommEngine::kUserbufferPipelined ? partner_s : std::min(t, partner_s);
     contention += shared_s * OverlapSlowdown(s, c.engine);
   }
-  for (const auto& [op, p] : behind) exposed += std::max(0.0, p.comm_s - p.op_s);
+  auto by_op = [](const Partner& a, const Partner& b) { return a.op < b.op; };
+  Partner* first = behind;
+  if (!more.empty()) {
+    more.insert(more.end(), behind, behind + partners);
+    first = more.data();
+    partners = more.size();
+  }
+  std::sort(first, first + partners, by_op);
+  for (size_t i = 0; i < partners; ++i) exposed += std::max(0.0, first[i].comm_s - first[i].op_s);
   return exposed + std::max(0.0, overlapped - pass_compute_s) + contention;
+}
+
+}  // namespace
+
+double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_compute_s, bool backward) {
+  return ExposedCommTimeAt(s, GpuRates(s.node.gpu, s.training.precision), pass, pass_compute_s, backward);
 }
 
 namespace {
 
-StageCost AddPasses(const Scenario& s, const PassWork& fwd, const PassWork& bwd) {
-  const GpuProfile& g = s.node.gpu;
-  const Precision pr = s.training.precision;
+StageCost AddPasses(const Scenario& s, const GpuRates& rates, const PassWork& fwd, const PassWork& bwd) {
   StageCost c;
-  const double fc = PassComputeTime(fwd, g, pr, false);
-  const double bc = PassComputeTime(bwd, g, pr, true);
+  const double fc = PassComputeTime(fwd, rates, false);
+  const double bc = PassComputeTime(bwd, rates, true);
   c.forward_compute_s = fc;
   c.backward_compute_s = bc;
-  c.forward_exposed_comm_s = ExposedCommTime(s, fwd, fc);
-  c.backward_exposed_comm_s = ExposedCommTime(s, bwd, bc, true);
+  c.forward_exposed_comm_s = ExposedCommTimeAt(s, rates, fwd, fc, false);
+  c.backward_exposed_comm_s = ExposedCommTimeAt(s, rates, bwd, bc, true);
   c.forward_all_to_all_s = AllToAllTime(s, fwd);
   c.backward_all_to_all_s = AllToAllTime(s, bwd);
   // Overlapped (Megatron-Core's overlap_moe_expert_parallel_comm pairs one
@@ -90,12 +124,12 @@ StageCost Times(double n, const StageCost& c) {
 }
 
 // One layer kind for one micro batch: forward, backward and its recompute.
-StageCost LayerCost(const Scenario& s, const LayerWork& layer) {
-  StageCost c = AddPasses(s, layer.forward, layer.backward);
+StageCost LayerCost(const Scenario& s, const GpuRates& rates, const LayerWork& layer) {
+  StageCost c = AddPasses(s, rates, layer.forward, layer.backward);
   if (!layer.recompute.ops.empty()) {
-    const double rc = PassComputeTime(layer.recompute, s.node.gpu, s.training.precision, false);
+    const double rc = PassComputeTime(layer.recompute, rates, false);
     c.backward_compute_s += rc;
-    c.backward_exposed_comm_s += ExposedCommTime(s, layer.recompute, rc);
+    c.backward_exposed_comm_s += ExposedCommTimeAt(s, rates, layer.recompute, rc, false);
     c.backward_all_to_all_s += AllToAllTime(s, layer.recompute);
   }
   return c;
@@ -105,7 +139,7 @@ StageCost LayerCost(const Scenario& s, const LayerWork& layer) {
 
 CommOp ExpertGradientReduce(const Scenario& s, const RankState& state) {
   const bool rs = s.parallelism.data_sharding == DataSharding::kOptimizer;
-  return CommOp{rs ? "expert gradient reduce-scatter" : "expert gradient all-reduce", rs ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+  return CommOp{rs ? OpName("expert gradient reduce-scatter") : OpName("expert gradient all-reduce"), rs ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
                 CommGroup::kExpertData, state.expert_grad_reduce_bytes, s.parallelism.overlap_grad_reduce, ""};
 }
 
@@ -139,20 +173,21 @@ StepCosts ComputeStepCosts(const Scenario& s) {
   const Parallelism& p = s.parallelism;
   const StagePlan& plan = w.stages;
 
+  const GpuRates rates(s.node.gpu, s.training.precision);
   std::vector<StageCost> layer(w.kinds.size());
-  for (size_t k = 0; k < w.kinds.size(); ++k) layer[k] = LayerCost(s, w.kinds[k]);
+  for (size_t k = 0; k < w.kinds.size(); ++k) layer[k] = LayerCost(s, rates, w.kinds[k]);
   // Sharded data parallel: the first unit's gather of each forward and the
   // last unit's reduce-scatter of each backward have no compute before or
   // after them to hide behind (workload.h).
   const double unit_gather_s = CollectiveTime(s, w.shard_unit_gather);
   const double unit_reduce_s = CollectiveTime(s, w.shard_unit_reduce);
-  const StageCost embedding = AddPasses(s, w.embedding_forward, w.embedding_backward);
-  StageCost head = AddPasses(s, w.head_forward, w.head_backward);
+  const StageCost embedding = AddPasses(s, rates, w.embedding_forward, w.embedding_backward);
+  StageCost head = AddPasses(s, rates, w.head_forward, w.head_backward);
   // Multi-token prediction: each module is one more layer (of the last
   // layer's kind) and one more pass through the shared head.
   if (w.mtp_layers > 0) {
     StageCost module = layer[size_t(w.kind_of_layer.back())];
-    module += AddPasses(s, w.head_forward, w.head_backward);
+    module += AddPasses(s, rates, w.head_forward, w.head_backward);
     head += Times(w.mtp_layers, module);
   }
   const int P = plan.pipeline(), V = plan.virtual_stages();
@@ -199,7 +234,7 @@ StepCosts ComputeStepCosts(const Scenario& s) {
     }
     if (p.gradient_replicas() > 1 || state.expert_grad_reduce_bytes > 0) {
       const bool rs = state.grad_reduce_kind == CollectiveKind::kReduceScatter;
-      CommOp grads{std::string("dp gradient ") + (rs ? "reduce-scatter" : "all-reduce"), state.grad_reduce_kind, state.grad_reduce_group,
+      CommOp grads{OpName("dp gradient ") + (rs ? OpName("reduce-scatter") : OpName("all-reduce")), state.grad_reduce_kind, state.grad_reduce_group,
                    state.grad_reduce_bytes, p.overlap_grad_reduce, ""};
       // HSDP: the shard then crosses the shard groups (after the reduce-scatter, on the same stream).
       CommOp replicas{"dp gradient shard all-reduce", CollectiveKind::kAllReduce, CommGroup::kShardReplica, state.grad_replica_reduce_bytes,
