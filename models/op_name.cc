@@ -71,8 +71,8 @@ bool OpName::operator==(std::string_view text) const {
   return c.done();
 }
 
-bool OpName::operator==(const OpName& other) const {
-  if (pieces_ == other.pieces_) return true;
+bool OpName::SameText(const OpName& other) const {
+  if (pieces_ == other.pieces_) return true;  // the same pieces (pointers)
   Cursor a(pieces_), b(other.pieces_);
   for (; !a.done() && !b.done(); a.next(), b.next()) {
     if (a.get() != b.get()) return false;

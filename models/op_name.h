@@ -33,13 +33,20 @@ class OpName {
   bool starts_with(std::string_view prefix) const;
 
   // By the joined text (the same name from different pieces compares equal).
-  bool operator==(const OpName& other) const;
+  bool operator==(const OpName& other) const {
+    // Stored pieces are never empty: the first characters decide most comparisons at once.
+    const char* a = pieces_[0];
+    const char* b = other.pieces_[0];
+    if (a == nullptr || b == nullptr) return a == b;
+    return *a == *b && SameText(other);
+  }
   bool operator==(std::string_view text) const;
   bool operator==(const std::string& text) const { return *this == std::string_view(text); }
   bool operator==(const char* text) const { return *this == std::string_view(text); }
 
  private:
-  std::array<const char*, kMaxPieces> pieces_{};  // the used ones first, then nullptr
+  bool SameText(const OpName& other) const;
+  std::array<const char*, kMaxPieces> pieces_{};  // the used ones (never an empty one) first, then nullptr
 };
 
 std::ostream& operator<<(std::ostream& o, const OpName& n);

@@ -21,9 +21,13 @@ double MegatronModelFlops(const ModelSpec& m, long global_batch, long seq_len) {
   // MLP: 12 = 3 (forward, wgrad, dgrad) x 2 (two stacked GEMMs) x 2 (FMA).
   double mlp_width = 0;  // summed over layers (and MTP modules, of the last layer's kind)
   const int mtp = std::max(0, m.mtp_layers);
-  for (int i = 0; i < m.layers + mtp; ++i) {
-    const bool moe = m.IsMoeLayer(std::min(i, m.layers - 1));
-    mlp_width += moe ? double(m.moe.ffn_hidden) * (m.moe.top_k + m.moe.shared_experts) : double(m.ffn_hidden);
+  if (!m.moe.enabled()) {
+    mlp_width = double(m.layers + mtp) * m.ffn_hidden;  // the sum below, exactly (integers)
+  } else {
+    for (int i = 0; i < m.layers + mtp; ++i) {
+      const bool moe = m.IsMoeLayer(std::min(i, m.layers - 1));
+      mlp_width += moe ? double(m.moe.ffn_hidden) * (m.moe.top_k + m.moe.shared_experts) : double(m.ffn_hidden);
+    }
   }
   const double layers = L + mtp;
   double attention = 0;  // per token
@@ -557,6 +561,8 @@ Workload BuildWorkload(const Scenario& sc) {
 
   // Last stage: final norm, LM head (kept in 16-bit), vocab-parallel cross entropy.
   const double v_local = double(md.vocab) / t;
+  w.head_forward.ops.reserve(3);
+  w.head_backward.ops.reserve(3);
   w.head_forward.ops.push_back(Mem("final norm", c.norm_bytes));
   if (tp && sp) w.head_forward.comms.push_back(Comm("lm head all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, false));
   Operator head = Gemm("lm head", T, v_local, h, false);
@@ -583,10 +589,10 @@ Workload BuildWorkload(const Scenario& sc) {
   w.stages = sc.stage_plan();
   {
     const int stages = w.stages.pipeline() * w.stages.virtual_stages();
-    w.vs_kind_counts.assign(size_t(stages), std::vector<int>(w.kinds.size(), 0));
+    w.vs_kind_counts.assign(size_t(stages) * w.kinds.size(), 0);
     int layer = 0;
     for (int vs = 0; vs < stages; ++vs) {
-      for (int n = 0; n < w.stages.VirtualStageLayers(vs); ++n) w.vs_kind_counts[size_t(vs)][size_t(w.kind_of_layer[size_t(layer++)])]++;
+      for (int n = 0; n < w.stages.VirtualStageLayers(vs); ++n) w.vs_kind_counts[size_t(vs) * w.kinds.size() + size_t(w.kind_of_layer[size_t(layer++)])]++;
     }
   }
   const double emb = double(md.vocab) * h / t + (md.position == PositionKind::kLearned ? s * h / t : 0);
@@ -607,7 +613,7 @@ Workload BuildWorkload(const Scenario& sc) {
     double layer_params = 0, layer_trainable = 0, experts = 0;
     for (int chunk = 0; chunk < w.stages.virtual_stages(); ++chunk) {
       const int vs = chunk * P + r;
-      const std::vector<int>& counts = w.KindCounts(vs);
+      const std::span<const int> counts = w.KindCounts(vs);
       for (size_t k = 0; k < counts.size(); ++k) {
         layer_params += counts[k] * w.kinds[k].params_per_gpu;
         layer_trainable += counts[k] * w.kinds[k].trainable_params_per_gpu;

@@ -6,6 +6,7 @@
 // sim/collective_model.h; schedules from sim/analytical_step.h and sim/des/.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -115,8 +116,8 @@ struct Workload {
   std::vector<int> kind_of_layer;  // per model layer, its index in kinds
   const LayerWork& layer(int i) const { return kinds[size_t(kind_of_layer[size_t(i)])]; }
   // Layers of each kind (indexed as kinds) in virtual stage vs.
-  const std::vector<int>& KindCounts(int vs) const { return vs_kind_counts[size_t(vs)]; }
-  std::vector<std::vector<int>> vs_kind_counts;  // per virtual stage, filled by BuildWorkload
+  std::span<const int> KindCounts(int vs) const { return {vs_kind_counts.data() + size_t(vs) * kinds.size(), kinds.size()}; }
+  std::vector<int> vs_kind_counts;  // per virtual stage, kinds.size() each, filled by BuildWorkload
 
   PassWork embedding_forward, embedding_backward;  // first stage
   PassWork head_forward, head_backward;            // last stage: final norm, LM head, loss

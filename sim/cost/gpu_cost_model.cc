@@ -44,8 +44,9 @@ double GemmEfficiency(const GpuProfile& gpu, Precision precision, double m, doub
   return GemmEfficiencyOf(gpu, gpu.MatmulMaxEfficiency(precision), gpu.MatmulKHalf(precision), m, n, k, batch, out_bytes);
 }
 
-GpuRates::GpuRates(const GpuProfile& g, Precision p)
-    : gpu(g), precision(p), low(RatesOf(g, GemmPrecision(true, p))), sixteen(RatesOf(g, GemmPrecision(false, p))) {}
+GpuRates::GpuRates(const GpuProfile& g, Precision p) : gpu(g), precision(p), sixteen(RatesOf(g, GemmPrecision(false, p))) {
+  low = IsLowPrecision(p) ? RatesOf(g, GemmPrecision(true, p)) : sixteen;  // a 16-bit step runs every GEMM in one format
+}
 
 double OperatorTime(const Operator& op, const GpuProfile& gpu, Precision precision, bool backward) {
   return OperatorTime(op, GpuRates(gpu, precision), backward);

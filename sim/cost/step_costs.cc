@@ -22,7 +22,8 @@ double OverlapSlowdown(const Scenario& s, CommEngine engine) {
 namespace {
 
 // ExposedCommTime with the GPU's rates looked up once (gpu_cost_model.h).
-double ExposedCommTimeAt(const Scenario& s, const GpuRates& rates, const PassWork& pass, double pass_compute_s, bool backward) {
+double ExposedCommTimeAt(const Scenario& s, const GpuRates& rates, CollectiveTimes& times, const PassWork& pass, double pass_compute_s,
+                         bool backward) {
   double exposed = 0, overlapped = 0, contention = 0;
   struct Partner {
     int op = 0;         // the partner operator's index
@@ -48,7 +49,7 @@ double ExposedCommTimeAt(const Scenario& s, const GpuRates& rates, const PassWor
     return {&more.back(), true};
   };
   for (const auto& c : pass.comms) {
-    const double t = CollectiveTime(s, c);
+    const double t = times(c);
     if (!c.overlapped) {
       exposed += t;
       continue;
@@ -81,24 +82,33 @@ double ExposedCommTimeAt(const Scenario& s, const GpuRates& rates, const PassWor
   return exposed + std::max(0.0, overlapped - pass_compute_s) + contention;
 }
 
+double AllToAllTimeAt(CollectiveTimes& times, const PassWork& pass) {
+  double t = 0;
+  for (const auto& c : pass.comms) {
+    if (c.group == CommGroup::kExpert) t += times(c);
+  }
+  return t;
+}
+
 }  // namespace
 
 double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_compute_s, bool backward) {
-  return ExposedCommTimeAt(s, GpuRates(s.node.gpu, s.training.precision), pass, pass_compute_s, backward);
+  CollectiveTimes times(s);
+  return ExposedCommTimeAt(s, GpuRates(s.node.gpu, s.training.precision), times, pass, pass_compute_s, backward);
 }
 
 namespace {
 
-StageCost AddPasses(const Scenario& s, const GpuRates& rates, const PassWork& fwd, const PassWork& bwd) {
+StageCost AddPasses(const Scenario& s, const GpuRates& rates, CollectiveTimes& times, const PassWork& fwd, const PassWork& bwd) {
   StageCost c;
   const double fc = PassComputeTime(fwd, rates, false);
   const double bc = PassComputeTime(bwd, rates, true);
   c.forward_compute_s = fc;
   c.backward_compute_s = bc;
-  c.forward_exposed_comm_s = ExposedCommTimeAt(s, rates, fwd, fc, false);
-  c.backward_exposed_comm_s = ExposedCommTimeAt(s, rates, bwd, bc, true);
-  c.forward_all_to_all_s = AllToAllTime(s, fwd);
-  c.backward_all_to_all_s = AllToAllTime(s, bwd);
+  c.forward_exposed_comm_s = ExposedCommTimeAt(s, rates, times, fwd, fc, false);
+  c.backward_exposed_comm_s = ExposedCommTimeAt(s, rates, times, bwd, bc, true);
+  c.forward_all_to_all_s = AllToAllTimeAt(times, fwd);
+  c.backward_all_to_all_s = AllToAllTimeAt(times, bwd);
   // Overlapped (Megatron-Core's overlap_moe_expert_parallel_comm pairs one
   // micro batch's all-to-alls with another's compute): only what exceeds the
   // compute is exposed.
@@ -124,13 +134,13 @@ StageCost Times(double n, const StageCost& c) {
 }
 
 // One layer kind for one micro batch: forward, backward and its recompute.
-StageCost LayerCost(const Scenario& s, const GpuRates& rates, const LayerWork& layer) {
-  StageCost c = AddPasses(s, rates, layer.forward, layer.backward);
+StageCost LayerCost(const Scenario& s, const GpuRates& rates, CollectiveTimes& times, const LayerWork& layer) {
+  StageCost c = AddPasses(s, rates, times, layer.forward, layer.backward);
   if (!layer.recompute.ops.empty()) {
     const double rc = PassComputeTime(layer.recompute, rates, false);
     c.backward_compute_s += rc;
-    c.backward_exposed_comm_s += ExposedCommTimeAt(s, rates, layer.recompute, rc, false);
-    c.backward_all_to_all_s += AllToAllTime(s, layer.recompute);
+    c.backward_exposed_comm_s += ExposedCommTimeAt(s, rates, times, layer.recompute, rc, false);
+    c.backward_all_to_all_s += AllToAllTimeAt(times, layer.recompute);
   }
   return c;
 }
@@ -174,20 +184,21 @@ StepCosts ComputeStepCosts(const Scenario& s) {
   const StagePlan& plan = w.stages;
 
   const GpuRates rates(s.node.gpu, s.training.precision);
+  CollectiveTimes times(s);
   std::vector<StageCost> layer(w.kinds.size());
-  for (size_t k = 0; k < w.kinds.size(); ++k) layer[k] = LayerCost(s, rates, w.kinds[k]);
+  for (size_t k = 0; k < w.kinds.size(); ++k) layer[k] = LayerCost(s, rates, times, w.kinds[k]);
   // Sharded data parallel: the first unit's gather of each forward and the
   // last unit's reduce-scatter of each backward have no compute before or
   // after them to hide behind (workload.h).
-  const double unit_gather_s = CollectiveTime(s, w.shard_unit_gather);
-  const double unit_reduce_s = CollectiveTime(s, w.shard_unit_reduce);
-  const StageCost embedding = AddPasses(s, rates, w.embedding_forward, w.embedding_backward);
-  StageCost head = AddPasses(s, rates, w.head_forward, w.head_backward);
+  const double unit_gather_s = times(w.shard_unit_gather);
+  const double unit_reduce_s = times(w.shard_unit_reduce);
+  const StageCost embedding = AddPasses(s, rates, times, w.embedding_forward, w.embedding_backward);
+  StageCost head = AddPasses(s, rates, times, w.head_forward, w.head_backward);
   // Multi-token prediction: each module is one more layer (of the last
   // layer's kind) and one more pass through the shared head.
   if (w.mtp_layers > 0) {
     StageCost module = layer[size_t(w.kind_of_layer.back())];
-    module += AddPasses(s, rates, w.head_forward, w.head_backward);
+    module += AddPasses(s, rates, times, w.head_forward, w.head_backward);
     head += Times(w.mtp_layers, module);
   }
   const int P = plan.pipeline(), V = plan.virtual_stages();
@@ -195,7 +206,7 @@ StepCosts ComputeStepCosts(const Scenario& s) {
   c.rank.assign(size_t(P), {});
   for (int vs = 0; vs < P * V; ++vs) {
     StageCost& st = c.virtual_stage[size_t(vs)];
-    const std::vector<int>& counts = w.KindCounts(vs);
+    const std::span<const int> counts = w.KindCounts(vs);
     for (size_t k = 0; k < counts.size(); ++k) {
       if (counts[k] > 0) st += Times(counts[k], layer[k]);
     }
@@ -213,11 +224,11 @@ StepCosts ComputeStepCosts(const Scenario& s) {
 
   for (const auto* pass : {&w.layer(0).forward, &w.layer(0).backward}) {
     for (const auto& cm : pass->comms) {
-      if (cm.group == CommGroup::kTensor) c.tp_comm_total_per_layer_s += CollectiveTime(s, cm);
+      if (cm.group == CommGroup::kTensor) c.tp_comm_total_per_layer_s += times(cm);
     }
   }
 
-  c.p2p_s = p.pipeline > 1 ? CollectiveTime(s, w.pipeline_p2p) : 0.0;
+  c.p2p_s = p.pipeline > 1 ? times(w.pipeline_p2p) : 0.0;
   const GpuProfile& g = s.node.gpu;
   const double nccl = OverlapSlowdown(s, CommEngine::kNccl);
   const StageCost& slowest = c.slowest();
