@@ -136,7 +136,7 @@ std::string Fmt(double v) {
   return buf;
 }
 
-Scenario Parse(const YAML::Node& root, const std::string& file, ProfileMemo* memo) {
+Scenario Parse(const YAML::Node& root, const std::string& file, ProfileMemo* memo, const YamlOverlay* overlay) {
   using M = ProfileMemo::Tables;
   auto memoized = [memo](auto table, const YAML::Node& ref, const std::string& from, auto load) {
     return ProfileMemoAccess::Get(memo, table, ref, from, [&] { return load(ref, from); });
@@ -144,7 +144,7 @@ Scenario Parse(const YAML::Node& root, const std::string& file, ProfileMemo* mem
   const char* kTopKeys = "a scenario must be a mapping of keys (name, cluster, model, parallelism, training)";
   if (!root.IsDefined() || root.IsNull()) throw InputException(InputError{file, 0, "", "empty scenario: " + std::string(kTopKeys)});
   if (!root.IsMap()) YamlMap::FailAt(root, file, "", kTopKeys);
-  YamlMap top(root, file);
+  YamlMap top(root, file, "", overlay);
   Scenario s;
   s.source_file = file;
   s.name = top.OptString("name").value_or("scenario");
@@ -391,8 +391,8 @@ Scenario Parse(const YAML::Node& root, const std::string& file, ProfileMemo* mem
 
 }  // namespace
 
-Expected<Scenario> ParseScenario(const YAML::Node& root, const std::string& file, ProfileMemo* memo) {
-  return CatchInputErrors<Scenario>(file, [&] { return Parse(root, file, memo); });
+Expected<Scenario> ParseScenario(const YAML::Node& root, const std::string& file, ProfileMemo* memo, const YamlOverlay* overlay) {
+  return CatchInputErrors<Scenario>(file, [&] { return Parse(root, file, memo, overlay); });
 }
 
 Expected<Scenario> LoadScenario(const std::string& file, const std::vector<std::string>& overrides) {
