@@ -176,9 +176,11 @@ StageCost& StageCost::operator+=(const StageCost& o) {
   return *this;
 }
 
-StepCosts ComputeStepCosts(const Scenario& s) {
+StepCosts ComputeStepCosts(const Scenario& s) { return ComputeStepCosts(s, BuildWorkload(s)); }
+
+StepCosts ComputeStepCosts(const Scenario& s, Workload workload) {
   StepCosts c;
-  c.workload = BuildWorkload(s);
+  c.workload = std::move(workload);
   const Workload& w = c.workload;
   const Parallelism& p = s.parallelism;
   const StagePlan& plan = w.stages;
