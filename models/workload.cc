@@ -199,6 +199,7 @@ class LayerBuilder {
     LayerWork lw;
     lw.kind = kind;
     regions_.clear();
+    regions_.reserve(3);  // attention, the MLP and shared experts
     PassWork& F = lw.forward;
     // A layer has a few dozen operators: reserve once rather than regrow (the planner builds thousands).
     F.ops.reserve(48);

@@ -26,12 +26,12 @@ double ExposedCommTimeAt(const Scenario& s, const GpuRates& rates, CollectiveTim
                          bool backward) {
   double exposed = 0, overlapped = 0, contention = 0;
   struct Partner {
-    int op = 0;         // the partner operator's index
-    double op_s = 0;    // the operator's compute time (timed once)
-    double comm_s = 0;  // overlapped comm behind it
+    int op;         // the partner operator's index
+    double op_s;    // the operator's compute time (timed once)
+    double comm_s;  // overlapped comm behind it
   };
-  // A pass has a few partners: a flat list, summed in the order of their index.
-  Partner behind[32];
+  // A pass has a few partners: a flat list (filled as found), summed in the order of their index.
+  Partner behind[24];
   size_t partners = 0;
   std::vector<Partner> more;  // past 32 (never in practice)
   auto find = [&](int op) -> std::pair<Partner*, bool> {
@@ -42,10 +42,10 @@ double ExposedCommTimeAt(const Scenario& s, const GpuRates& rates, CollectiveTim
       if (p.op == op) return {&p, false};
     }
     if (partners < std::size(behind)) {
-      behind[partners] = Partner{op};
+      behind[partners] = Partner{op, 0, 0};
       return {&behind[partners++], true};
     }
-    more.push_back(Partner{op});
+    more.push_back(Partner{op, 0, 0});
     return {&more.back(), true};
   };
   for (const auto& c : pass.comms) {
