@@ -150,27 +150,31 @@ YAML::Node YamlMap::Lookup(const std::string& key) const {
   return n[key];
 }
 
-void YamlMap::FailAt(const YAML::Node& node, const std::string& file, const std::string& key,
-                     const std::string& message) {
+InputError YamlMap::ErrorAt(const YAML::Node& node, const std::string& file, const std::string& key, const std::string& message) {
   const int line = LineOf(node);
   // A value without a mark was created by a command-line override; a key that
   // is missing (an undefined node) is missing from the file.
   const bool from_set = line == 0 && node.IsDefined();
-  throw InputException(InputError{from_set ? std::string("--set") : file, line, key, message});
+  return InputError{from_set ? std::string("--set") : file, line, key, message};
 }
 
-void YamlMap::Fail(const std::string& key, const std::string& message) const {
+void YamlMap::FailAt(const YAML::Node& node, const std::string& file, const std::string& key,
+                     const std::string& message) {
+  throw InputException(ErrorAt(node, file, key, message));
+}
+
+InputError YamlMap::Error(const std::string& key, const std::string& message) const {
   // Initialised, never assigned: assigning one yaml-cpp node to another
   // rewrites the first node's value in the document (a sweep reuses it).
   const YAML::Node value = Lookup(key);
   const bool has = value.IsDefined();
   const YAML::Node at = has ? value : node_;
   const int line = LineOf(at);
-  if (line == 0 && LineOf(node_) > 0 && !has) {
-    throw InputException(InputError{file_, LineOf(node_), Path(key), message});
-  }
-  FailAt(at, file_, Path(key), message);
+  if (line == 0 && LineOf(node_) > 0 && !has) return InputError{file_, LineOf(node_), Path(key), message};
+  return ErrorAt(at, file_, Path(key), message);
 }
+
+void YamlMap::Fail(const std::string& key, const std::string& message) const { throw InputException(Error(key, message)); }
 
 void YamlMap::MarkKnown(const std::string& key) {
   if (Known(key)) return;

@@ -98,6 +98,10 @@ class YamlMap {
   [[noreturn]] void Fail(const std::string& key, const std::string& message) const;
   [[noreturn]] static void FailAt(const YAML::Node& node, const std::string& file,
                                   const std::string& key, const std::string& message);
+  // The error Fail / FailAt throw, as a value (for a loader that returns it:
+  // a throw costs tens of microseconds, and most points of a sweep are invalid).
+  InputError Error(const std::string& key, const std::string& message) const;
+  static InputError ErrorAt(const YAML::Node& node, const std::string& file, const std::string& key, const std::string& message);
 
   const std::string& file() const { return file_; }
   std::string Path(const std::string& key) const { return prefix_.empty() ? key : prefix_ + "." + key; }
