@@ -49,9 +49,9 @@ CalibrationPlan MakePlan(const std::vector<LayerShape>& layers) {
     for (const PassWork* pass : {&w.layer(0).forward, &w.layer(0).backward}) {
       for (const auto& op : pass->ops) {
         if (op.cls == OpClass::kGemm) {
-          gemms.insert(GemmShape{op.m, op.n, op.k, op.batch, LayoutForOperator(op.name)});
+          gemms.insert(GemmShape{op.m, op.n, op.k, op.batch, LayoutForOperator(op.name.str())});
         } else if (op.cls == OpClass::kMemoryBound) {
-          const std::string k = KernelForOperator(op.name);
+          const std::string k = KernelForOperator(op.name.str());
           if (!k.empty()) p.memory.push_back(MemoryKernel{k, op.bytes, shape});
         }
       }

@@ -134,7 +134,7 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w) {
     const double in_flight = InFlightMicrobatches(sc, rank);
     double layers_act = 0;
     for (int chunk = 0; chunk < w.stages.virtual_stages(); ++chunk) {
-      const std::vector<int>& counts = w.KindCounts(chunk * p.pipeline + rank);
+      const std::span<const int> counts = w.KindCounts(chunk * p.pipeline + rank);
       for (size_t k = 0; k < counts.size(); ++k) layers_act += counts[k] * kind_act[k];
     }
     double act = layers_act * in_flight;

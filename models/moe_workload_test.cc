@@ -121,7 +121,7 @@ TEST(MoeWorkloadTest, DispatchAndCombineMoveTopKCopiesOfEachToken) {
   // Expert GEMMs: one local expert per rank with EP 8, all top_k copies of the rank's tokens.
   double expert_flops = 0;
   for (const auto& op : layer.forward.ops) {
-    if (op.name.rfind("expert fc", 0) == 0) expert_flops += op.flops;
+    if (op.name.starts_with("expert fc")) expert_flops += op.flops;
   }
   EXPECT_DOUBLE_EQ(expert_flops, 2.0 * T * top_k * 3 * h * 14336);
 }
@@ -147,7 +147,7 @@ TEST(MoeWorkloadTest, FirstDenseLayersAreTheirOwnKind) {
   // The three dense layers sit in the first virtual stages, in layer order.
   int layers = 0, dense = 0;
   for (int vs = 0; vs < 32; ++vs) {
-    const std::vector<int> counts = w.KindCounts(vs);
+    const std::span<const int> counts = w.KindCounts(vs);
     if (layers < 3) EXPECT_EQ(counts[0], std::min(3 - layers, w.stages.VirtualStageLayers(vs))) << vs;
     dense += counts[0];
     layers += counts[0] + counts[1];

@@ -21,9 +21,13 @@ double MegatronModelFlops(const ModelSpec& m, long global_batch, long seq_len) {
   // MLP: 12 = 3 (forward, wgrad, dgrad) x 2 (two stacked GEMMs) x 2 (FMA).
   double mlp_width = 0;  // summed over layers (and MTP modules, of the last layer's kind)
   const int mtp = std::max(0, m.mtp_layers);
-  for (int i = 0; i < m.layers + mtp; ++i) {
-    const bool moe = m.IsMoeLayer(std::min(i, m.layers - 1));
-    mlp_width += moe ? double(m.moe.ffn_hidden) * (m.moe.top_k + m.moe.shared_experts) : double(m.ffn_hidden);
+  if (!m.moe.enabled()) {
+    mlp_width = double(m.layers + mtp) * m.ffn_hidden;  // the sum below, exactly (integers)
+  } else {
+    for (int i = 0; i < m.layers + mtp; ++i) {
+      const bool moe = m.IsMoeLayer(std::min(i, m.layers - 1));
+      mlp_width += moe ? double(m.moe.ffn_hidden) * (m.moe.top_k + m.moe.shared_experts) : double(m.ffn_hidden);
+    }
   }
   const double layers = L + mtp;
   double attention = 0;  // per token
@@ -69,9 +73,9 @@ namespace {
 
 constexpr double kAct = 2.0;  // bytes per activation element (bf16/fp16)
 
-Operator Gemm(std::string name, double m, double n, double k, bool low_precision, double batch = 1) {
+Operator Gemm(const OpName& name, double m, double n, double k, bool low_precision, double batch = 1) {
   Operator o;
-  o.name = std::move(name);
+  o.name = name;
   o.cls = OpClass::kGemm;
   o.m = long(m);
   o.n = long(n);
@@ -83,17 +87,17 @@ Operator Gemm(std::string name, double m, double n, double k, bool low_precision
   return o;
 }
 
-Operator Mem(std::string name, double bytes) {
+Operator Mem(const OpName& name, double bytes) {
   Operator o;
-  o.name = std::move(name);
+  o.name = name;
   o.cls = OpClass::kMemoryBound;
   o.bytes = bytes;
   return o;
 }
 
-CommOp Comm(std::string name, CollectiveKind kind, CommGroup group, double bytes, bool overlapped,
-            std::string overlaps_op = "", CommEngine engine = CommEngine::kNccl) {
-  return CommOp{std::move(name), kind, group, bytes, overlapped, std::move(overlaps_op), engine};
+CommOp Comm(const OpName& name, CollectiveKind kind, CommGroup group, double bytes, bool overlapped,
+            const OpName& overlaps_op = {}, CommEngine engine = CommEngine::kNccl) {
+  return CommOp{name, kind, group, bytes, overlapped, overlaps_op, engine};
 }
 
 // Backward of a forward GEMM: data gradient and weight gradient, same FLOPs
@@ -181,8 +185,8 @@ struct LayerContext {
 // (reduce-scatter with SP, all-reduce without). The backward mirrors each
 // region (LayerBuilder::Backward), so a block names its GEMMs once.
 struct TpRegion {
-  std::string column_gemm;
-  std::string row_gemm;
+  OpName column_gemm;
+  OpName row_gemm;
 };
 
 // Builds the passes of one layer kind, block by block: attention (MHA/GQA or
@@ -195,6 +199,7 @@ class LayerBuilder {
     LayerWork lw;
     lw.kind = kind;
     regions_.clear();
+    regions_.reserve(3);  // attention, the MLP and shared experts
     PassWork& F = lw.forward;
     // A layer has a few dozen operators: reserve once rather than regrow (the planner builds thousands).
     F.ops.reserve(48);
@@ -213,7 +218,7 @@ class LayerBuilder {
     if (c_.p.context > 1) {
       cp_bytes_ = (c_.cp - 1) * c_.b * c_.s_local * 2 * KvWidthLocal() * kAct;
       F.comms.push_back(Comm("cp kv ring", CollectiveKind::kSendRecv, CommGroup::kContext, cp_bytes_, true,
-                             c_.sc.training.attention == AttentionKernel::kFlash ? "flash attention" : ""));
+                             c_.sc.training.attention == AttentionKernel::kFlash ? OpName("flash attention") : OpName()));
     }
     F.ops.erase(std::remove_if(F.ops.begin(), F.ops.end(), [](const Operator& o) { return o.flops == 0 && o.bytes == 0; }), F.ops.end());
     Backward(F, lw.backward);
@@ -240,13 +245,13 @@ class LayerBuilder {
   double VHeadDim() const { return c_.md.attention == AttentionKind::kMla ? c_.md.mla.v_head_dim : c_.md.head_dim(); }
   double KvWidthLocal() const { return KvHeadsLocal() * (QHeadDim() + VHeadDim()) / 2; }  // K and V per token, each
 
-  void TpIn(PassWork& F, const std::string& gemm) {  // before a column-parallel GEMM
+  void TpIn(PassWork& F, const OpName& gemm) {  // before a column-parallel GEMM
     if (c_.tp && c_.sp) {
       F.comms.push_back(Comm(gemm + " all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, c_.tp_gather_bytes, c_.p.tp_comm_overlap, gemm,
                              CommEngine::kCopyEngine));
     }
   }
-  void TpOut(PassWork& F, const std::string& gemm) {  // after a row-parallel GEMM
+  void TpOut(PassWork& F, const OpName& gemm) {  // after a row-parallel GEMM
     if (!c_.tp) return;
     if (c_.sp) {
       F.comms.push_back(Comm(gemm + " reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, c_.tp_bytes, c_.p.tp_comm_overlap, gemm,
@@ -262,7 +267,7 @@ class LayerBuilder {
   // projection: beside a column-parallel one A sees the gathered input and
   // makes rank/t outputs, B makes the local outputs; beside a row-parallel one
   // A reads the local input shard, B makes out/t outputs.
-  void Adapter(PassWork& F, const std::string& gemm, bool target, bool column_parallel, double in, double out_local) {
+  void Adapter(PassWork& F, const OpName& gemm, bool target, bool column_parallel, double in, double out_local) {
     if (!c_.lora || !target) return;
     const double r = c_.sc.training.finetune.rank, T = c_.T, t = c_.t;
     if (column_parallel) {
@@ -279,12 +284,12 @@ class LayerBuilder {
     const double T = c_.T, h = c_.h, heads = HeadsLocal(), kv = KvHeadsLocal();
     const double dq = QHeadDim(), dv = VHeadDim();
     F.ops.push_back(Mem("input norm", c_.norm_bytes + c_.cast * T * h / (c_.sp ? c_.t : 1)));
-    std::string first_gemm;
+    OpName first_gemm;
     if (md.attention == AttentionKind::kMla) {
       // DeepSeek's latent projections are replicated over TP (each rank
       // projects the gathered tokens), the up-projections column-parallel.
       const MlaSpec& a = md.mla;
-      first_gemm = a.q_lora_rank > 0 ? "q down" : "q";
+      first_gemm = a.q_lora_rank > 0 ? OpName("q down") : OpName("q");
       TpIn(F, first_gemm);
       if (a.q_lora_rank > 0) {
         F.ops.push_back(Gemm("q down", T, a.q_lora_rank, h, true));
@@ -346,11 +351,11 @@ class LayerBuilder {
 
   // A tensor-parallel MLP of `ffn` (the dense MLP, or the shared experts'
   // with `prefix` "shared ").
-  void DenseMlp(PassWork& F, double ffn, const std::string& prefix) {
+  void DenseMlp(PassWork& F, double ffn, const OpName& prefix) {
     const Finetune& ft = c_.sc.training.finetune;
     const double T = c_.T, h = c_.h;
     const bool gated = Gated(c_.md.activation);
-    const std::string fc1 = prefix + "fc1", fc2 = prefix + "fc2";
+    const OpName fc1 = prefix + "fc1", fc2 = prefix + "fc2";
     TpIn(F, fc1);
     const double ffn_local = ffn / c_.t;
     F.ops.push_back(Gemm(fc1, T, (gated ? 2 : 1) * ffn_local, h, true));
@@ -362,7 +367,7 @@ class LayerBuilder {
     regions_.push_back({fc1, fc2});
   }
 
-  std::string ActivationName() const {
+  OpName ActivationName() const {
     switch (c_.md.activation) {
       case Activation::kGelu: return "gelu";
       case Activation::kSwiGlu: return "swiglu";
@@ -401,7 +406,7 @@ class LayerBuilder {
     const double ffn_local = moe.ffn_hidden / etp;
     F.ops.push_back(Mem("fp8 cast (expert input)", c_.cast * received * etp * h));
     F.ops.push_back(Gemm("expert fc1", tokens_per_expert, (gated ? 2 : 1) * ffn_local, h, true, local_experts));
-    F.ops.push_back(Mem("expert " + ActivationName(), received * etp * ffn_local * kAct * (gated ? 3 : 2) + c_.cast * received * etp * ffn_local));
+    F.ops.push_back(Mem(OpName("expert ") + ActivationName(), received * etp * ffn_local * kAct * (gated ? 3 : 2) + c_.cast * received * etp * ffn_local));
     F.ops.push_back(Gemm("expert fc2", tokens_per_expert, h, ffn_local, true, local_experts));
     if (etp > 1) {
       F.comms.push_back(Comm("moe etp reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kExpertTensor, received * etp * h * kAct, false));
@@ -438,7 +443,7 @@ class LayerBuilder {
       const Parallelism& p = c_.p;
       const CommEngine ub_bulk = p.tp_comm_overlap ? CommEngine::kUserbufferBulk : CommEngine::kNccl;
       for (const TpRegion& r : regions_) {
-        const std::string& where = r.column_gemm;
+        const OpName& where = r.column_gemm;
         if (c_.sp) {
           // Megatron re-gathers the input for the weight gradient while the data gradient runs.
           // (Megatron's async NCCL all-gather without TE userbuffers; userbuffers' bulk overlap with them.)
@@ -468,7 +473,7 @@ class LayerBuilder {
     }
     if (c_.p.context > 1) {
       B.comms.push_back(Comm("cp kv+grad ring", CollectiveKind::kSendRecv, CommGroup::kContext, 2 * cp_bytes_, true,
-                             c_.sc.training.attention == AttentionKernel::kFlash ? "flash attention backward" : ""));
+                             c_.sc.training.attention == AttentionKernel::kFlash ? OpName("flash attention backward") : OpName()));
     }
   }
 
@@ -493,7 +498,7 @@ class LayerBuilder {
       R = F;
     } else if (mode == Recompute::kSelective) {
       for (const auto& o : F.ops) {
-        const bool core = o.cls == OpClass::kAttention || o.name.rfind("attention scores", 0) == 0 || o.name == "scale-mask-softmax" ||
+        const bool core = o.cls == OpClass::kAttention || o.name.starts_with("attention scores") || o.name == "scale-mask-softmax" ||
                           o.name == "attention dropout" || o.name == "attention over values";
         if (core) R.ops.push_back(o);
       }
@@ -549,7 +554,7 @@ Workload BuildWorkload(const Scenario& sc) {
   // First stage: embedding lookup (vocab-parallel: combine partial rows over TP).
   w.embedding_forward.ops.push_back(Mem("embedding lookup", T * h * kAct * 2));
   if (tp) {
-    w.embedding_forward.comms.push_back(Comm(sp ? "embedding reduce-scatter" : "embedding all-reduce",
+    w.embedding_forward.comms.push_back(Comm(sp ? OpName("embedding reduce-scatter") : OpName("embedding all-reduce"),
                                              sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
                                              CommGroup::kTensor, tp_bytes, false));
   }
@@ -557,6 +562,8 @@ Workload BuildWorkload(const Scenario& sc) {
 
   // Last stage: final norm, LM head (kept in 16-bit), vocab-parallel cross entropy.
   const double v_local = double(md.vocab) / t;
+  w.head_forward.ops.reserve(3);
+  w.head_backward.ops.reserve(3);
   w.head_forward.ops.push_back(Mem("final norm", c.norm_bytes));
   if (tp && sp) w.head_forward.comms.push_back(Comm("lm head all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, false));
   Operator head = Gemm("lm head", T, v_local, h, false);
@@ -565,7 +572,7 @@ Workload BuildWorkload(const Scenario& sc) {
   AddGemmBackward(w.head_backward.ops, head, sc.framework.wgrad_out_bytes, lora);
   w.head_backward.ops.push_back(Mem("cross entropy backward", T * v_local * sc.framework.cross_entropy_backward_bytes));
   if (tp) {
-    w.head_backward.comms.push_back(Comm(sp ? "lm head dgrad reduce-scatter" : "lm head dgrad all-reduce",
+    w.head_backward.comms.push_back(Comm(sp ? OpName("lm head dgrad reduce-scatter") : OpName("lm head dgrad all-reduce"),
                                          sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
                                          CommGroup::kTensor, tp_bytes, false));
   }
@@ -583,10 +590,10 @@ Workload BuildWorkload(const Scenario& sc) {
   w.stages = sc.stage_plan();
   {
     const int stages = w.stages.pipeline() * w.stages.virtual_stages();
-    w.vs_kind_counts.assign(size_t(stages), std::vector<int>(w.kinds.size(), 0));
+    w.vs_kind_counts.assign(size_t(stages) * w.kinds.size(), 0);
     int layer = 0;
     for (int vs = 0; vs < stages; ++vs) {
-      for (int n = 0; n < w.stages.VirtualStageLayers(vs); ++n) w.vs_kind_counts[size_t(vs)][size_t(w.kind_of_layer[size_t(layer++)])]++;
+      for (int n = 0; n < w.stages.VirtualStageLayers(vs); ++n) w.vs_kind_counts[size_t(vs) * w.kinds.size() + size_t(w.kind_of_layer[size_t(layer++)])]++;
     }
   }
   const double emb = double(md.vocab) * h / t + (md.position == PositionKind::kLearned ? s * h / t : 0);
@@ -607,7 +614,7 @@ Workload BuildWorkload(const Scenario& sc) {
     double layer_params = 0, layer_trainable = 0, experts = 0, first_chunk = 0;
     for (int chunk = 0; chunk < w.stages.virtual_stages(); ++chunk) {
       const int vs = chunk * P + r;
-      const std::vector<int>& counts = w.KindCounts(vs);
+      const std::span<const int> counts = w.KindCounts(vs);
       for (size_t k = 0; k < counts.size(); ++k) {
         layer_params += counts[k] * w.kinds[k].params_per_gpu;
         layer_trainable += counts[k] * w.kinds[k].trainable_params_per_gpu;

@@ -6,9 +6,11 @@
 // sim/collective_model.h; schedules from sim/analytical_step.h and sim/des/.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
+#include "models/op_name.h"
 #include "sim/core/rank_layout.h"
 #include "sim/core/scenario.h"
 #include "sim/core/stage_plan.h"
@@ -22,7 +24,7 @@ enum class OpClass {
 };
 
 struct Operator {
-  std::string name;
+  OpName name;
   OpClass cls = OpClass::kMemoryBound;
   double flops = 0;
   double bytes = 0;      // HBM traffic
@@ -51,12 +53,12 @@ constexpr int kWholePass = -1;  // overlaps the pass's compute as a whole
 constexpr int kNoPartner = -2;  // its partner is absent from the pass (a frozen weight's gradient GEMM): nothing hides it
 
 struct CommOp {
-  std::string name;
+  OpName name;
   CollectiveKind kind = CollectiveKind::kAllReduce;
   CommGroup group = CommGroup::kTensor;
   double bytes = 0;          // the full (gathered / reduced) buffer per rank, as nccl-tests counts "size"
   bool overlapped = false;   // hidden behind compute by the framework (TP comm overlap, wgrad re-gather)
-  std::string overlaps_op;   // name of the operator it is pipelined with (e.g. the GEMM it feeds); empty: the whole pass
+  OpName overlaps_op;        // name of the operator it is pipelined with (e.g. the GEMM it feeds); empty: the whole pass
   CommEngine engine = CommEngine::kNccl;  // meaningful when overlapped
   // That operator, by its index in the pass's ops (BuildWorkload resolves
   // overlaps_op once), kWholePass or kNoPartner.
@@ -117,8 +119,8 @@ struct Workload {
   std::vector<int> kind_of_layer;  // per model layer, its index in kinds
   const LayerWork& layer(int i) const { return kinds[size_t(kind_of_layer[size_t(i)])]; }
   // Layers of each kind (indexed as kinds) in virtual stage vs.
-  const std::vector<int>& KindCounts(int vs) const { return vs_kind_counts[size_t(vs)]; }
-  std::vector<std::vector<int>> vs_kind_counts;  // per virtual stage, filled by BuildWorkload
+  std::span<const int> KindCounts(int vs) const { return {vs_kind_counts.data() + size_t(vs) * kinds.size(), kinds.size()}; }
+  std::vector<int> vs_kind_counts;  // per virtual stage, kinds.size() each, filled by BuildWorkload
 
   PassWork embedding_forward, embedding_backward;  // first stage
   PassWork head_forward, head_backward;            // last stage: final norm, LM head, loss

@@ -208,7 +208,7 @@ TEST(WorkloadTest, LoraDropsTheBaseWeightGradients) {
   auto gemm_flops = [](const PassWork& p, bool adapters) {
     double f = 0;
     for (const auto& o : p.ops) {
-      const bool adapter = o.name.find("lora") != std::string::npos;
+      const bool adapter = o.name.str().find("lora") != std::string::npos;
       if (o.cls == OpClass::kGemm && adapter == adapters) f += o.flops;
     }
     return f;

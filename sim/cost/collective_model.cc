@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace trainsim {
 
@@ -92,5 +93,15 @@ CollectivePlan PlanCollective(const Scenario& s, const CommOp& op) {
 }
 
 double CollectiveTime(const Scenario& s, const CommOp& op) { return PlanCollective(s, op).Time(); }
+
+double CollectiveTimes::operator()(const CommOp& op) {
+  for (int i = 0; i < count_; ++i) {
+    const Entry& e = entries_[i];
+    if (e.bytes == op.bytes && e.kind == op.kind && e.group == op.group) return e.time_s;
+  }
+  const double t = CollectiveTime(s_, op);
+  if (count_ < int(std::size(entries_))) entries_[count_++] = Entry{op.kind, op.group, op.bytes, t};
+  return t;
+}
 
 }  // namespace trainsim

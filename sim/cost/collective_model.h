@@ -58,4 +58,26 @@ CollectivePlan PlanCollective(const Scenario& s, const CommOp& op);
 // Time of one collective or point-to-point transfer: PlanCollective(...).Time().
 double CollectiveTime(const Scenario& s, const CommOp& op);
 
+// CollectiveTime for one scenario, each distinct collective timed once: a
+// layer's passes repeat the same TP collective a dozen times, and the
+// analytical path times thousands of configurations. Keyed on every field of
+// the CommOp that PlanCollective reads (kind, group, bytes): one that starts
+// reading another must join the key.
+class CollectiveTimes {
+ public:
+  explicit CollectiveTimes(const Scenario& s) : s_(s) {}
+  double operator()(const CommOp& op);
+
+ private:
+  struct Entry {
+    CollectiveKind kind;
+    CommGroup group;
+    double bytes;
+    double time_s;
+  };
+  const Scenario& s_;
+  Entry entries_[48];
+  int count_ = 0;
+};
+
 }  // namespace trainsim

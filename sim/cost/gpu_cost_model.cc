@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace trainsim {
 
-double GemmEfficiency(const GpuProfile& gpu, Precision precision, double m, double n, double k, double batch,
-                      double out_bytes) {
-  const double max_eff = gpu.MatmulMaxEfficiency(precision);
+namespace {
+
+double GemmEfficiencyOf(const GpuProfile& gpu, double max_eff, double k_half, double m, double n, double k, double batch,
+                        double out_bytes) {
   // Fewer output tiles than SMs leave SMs idle. (Partial last waves are not
   // charged: cuBLAS heuristics pick tile shapes and stream-K to avoid them.)
   const double tiles = std::ceil(m / gpu.matmul_tile_m) * std::ceil(n / gpu.matmul_tile_n) * batch;
@@ -15,21 +17,51 @@ double GemmEfficiency(const GpuProfile& gpu, Precision precision, double m, doub
   // Each tile pays an epilogue (storing its output, at HBM speed) against a K
   // loop proportional to K; k_half, fitted for a 2-byte output, is about
   // out_bytes x peak / (2 x HBM bandwidth), so it scales with the output bytes.
-  const double k_eff = k / (k + gpu.MatmulKHalf(precision) * out_bytes / 2.0);
+  const double k_eff = k / (k + k_half * out_bytes / 2.0);
   return max_eff * fill * k_eff;
 }
 
+// Only the projections run in the scenario's low-precision format
+// (sim/core/precision.h); the rest keep the 16-bit format of the step.
+Precision GemmPrecision(bool low_precision, Precision precision) {
+  return (low_precision && IsLowPrecision(precision)) ? precision : precision == Precision::kFp16 ? Precision::kFp16 : Precision::kBf16;
+}
+
+// A profile without the peak (one built in code for the workload alone) has
+// no rates: the lookup's error is left to a GEMM that needs them.
+GpuRates::Gemm RatesOf(const GpuProfile& gpu, Precision p) {
+  try {
+    return {gpu.PeakFlops(p) * gpu.MatmulClockFraction(p), gpu.MatmulMaxEfficiency(p), gpu.MatmulKHalf(p)};
+  } catch (const std::out_of_range&) {
+    return {};
+  }
+}
+
+}  // namespace
+
+double GemmEfficiency(const GpuProfile& gpu, Precision precision, double m, double n, double k, double batch,
+                      double out_bytes) {
+  return GemmEfficiencyOf(gpu, gpu.MatmulMaxEfficiency(precision), gpu.MatmulKHalf(precision), m, n, k, batch, out_bytes);
+}
+
+GpuRates::GpuRates(const GpuProfile& g, Precision p) : gpu(g), precision(p), sixteen(RatesOf(g, GemmPrecision(false, p))) {
+  low = IsLowPrecision(p) ? RatesOf(g, GemmPrecision(true, p)) : sixteen;  // a 16-bit step runs every GEMM in one format
+}
+
 double OperatorTime(const Operator& op, const GpuProfile& gpu, Precision precision, bool backward) {
+  return OperatorTime(op, GpuRates(gpu, precision), backward);
+}
+
+double OperatorTime(const Operator& op, const GpuRates& rates, bool backward) {
+  const GpuProfile& gpu = rates.gpu;
   const double mem_bw = gpu.hbm_bytes_per_s * gpu.memory_bound_efficiency;
   const double mem_time = op.bytes / mem_bw;
   switch (op.cls) {
     case OpClass::kGemm: {
-      // Only the projections run in the scenario's low-precision format
-      // (sim/core/precision.h); the rest keep the 16-bit format of the step.
-      const Precision p = (op.low_precision && IsLowPrecision(precision)) ? precision
-                          : precision == Precision::kFp16 ? Precision::kFp16 : Precision::kBf16;
-      const double eff = GemmEfficiency(gpu, p, op.m, op.n, op.k, op.batch, op.out_bytes);
-      const double compute = op.flops / (gpu.PeakFlops(p) * gpu.MatmulClockFraction(p) * eff);
+      const GpuRates::Gemm& r = op.low_precision ? rates.low : rates.sixteen;
+      if (r.peak_clock_flops == 0) gpu.PeakFlops(GemmPrecision(op.low_precision, rates.precision));  // throws as the lookup does
+      const double eff = GemmEfficiencyOf(gpu, r.max_eff, r.k_half, op.m, op.n, op.k, op.batch, op.out_bytes);
+      const double compute = op.flops / (r.peak_clock_flops * eff);
       return std::max({compute, mem_time, gpu.matmul_min_kernel_s});
     }
     case OpClass::kAttention: {
@@ -45,8 +77,12 @@ double OperatorTime(const Operator& op, const GpuProfile& gpu, Precision precisi
 }
 
 double PassComputeTime(const PassWork& pass, const GpuProfile& gpu, Precision precision, bool backward) {
+  return PassComputeTime(pass, GpuRates(gpu, precision), backward);
+}
+
+double PassComputeTime(const PassWork& pass, const GpuRates& rates, bool backward) {
   double t = 0;
-  for (const auto& op : pass.ops) t += OperatorTime(op, gpu, precision, backward);
+  for (const auto& op : pass.ops) t += OperatorTime(op, rates, backward);
   return t;
 }
 

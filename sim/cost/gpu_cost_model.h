@@ -17,4 +17,22 @@ double GemmEfficiency(const GpuProfile& gpu, Precision precision, double m, doub
 double OperatorTime(const Operator& op, const GpuProfile& gpu, Precision precision, bool backward = false);
 double PassComputeTime(const PassWork& pass, const GpuProfile& gpu, Precision precision, bool backward);
 
+// The profile's GEMM figures for the two formats a scenario's GEMMs run in
+// (its precision for the projections, 16-bit for the rest), looked up once:
+// the profile keys them by name, and a lookup per operator was a fifth of
+// the analytical path. The functions above are these with a fresh lookup.
+struct GpuRates {
+  struct Gemm {
+    double peak_clock_flops = 0;  // PeakFlops x MatmulClockFraction
+    double max_eff = 0, k_half = 0;
+  };
+  GpuRates(const GpuProfile& gpu, Precision precision);
+  const GpuProfile& gpu;
+  Precision precision;
+  Gemm low;      // GEMMs marked low_precision
+  Gemm sixteen;  // the others
+};
+double OperatorTime(const Operator& op, const GpuRates& rates, bool backward = false);
+double PassComputeTime(const PassWork& pass, const GpuRates& rates, bool backward);
+
 }  // namespace trainsim

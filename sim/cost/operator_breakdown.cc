@@ -25,7 +25,7 @@ PassBreakdown Break(const Scenario& s, const PassWork& pw, std::string unit, std
   const GpuProfile& g = s.node.gpu;
   for (const Operator& op : pw.ops) {
     OperatorRow r;
-    r.name = op.name;
+    r.name = op.name.str();
     r.cls = op.cls;
     r.m = op.m, r.n = op.n, r.k = op.k, r.batch = op.batch;
     r.flops = op.flops;
@@ -36,13 +36,13 @@ PassBreakdown Break(const Scenario& s, const PassWork& pw, std::string unit, std
   }
   for (const CommOp& c : pw.comms) {
     CommRow r;
-    r.name = c.name;
+    r.name = c.name.str();
     r.kind = c.kind;
     r.group = c.group;
     r.bytes = c.bytes;
     r.time_s = CollectiveTime(s, c);
     r.overlapped = c.overlapped;
-    if (c.overlapped && c.partner >= 0 && size_t(c.partner) < pw.ops.size()) r.behind = pw.ops[size_t(c.partner)].name;
+    if (c.overlapped && c.partner >= 0 && size_t(c.partner) < pw.ops.size()) r.behind = pw.ops[size_t(c.partner)].name.str();
     b.comms.push_back(std::move(r));
   }
   b.exposed_comm_s = ExposedCommTime(s, pw, b.compute_s, backward);

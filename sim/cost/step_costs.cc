@@ -1,7 +1,8 @@
 #include "sim/cost/step_costs.h"
 
 #include <algorithm>
-#include <map>
+#include <iterator>
+#include <vector>
 
 #include "sim/cost/collective_model.h"
 #include "sim/cost/gpu_cost_model.h"
@@ -31,16 +32,38 @@ double OverlappedDpTime(const DpChunkTimes& t, double chunk_pass_s, int chunks, 
   return early_s * nccl_slowdown + std::max(last_s - chunk_pass_s, std::min(last_s, chunk_pass_s) * nccl_slowdown);
 }
 
-double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_compute_s, bool backward) {
+namespace {
+
+// ExposedCommTime with the GPU's rates looked up once (gpu_cost_model.h).
+double ExposedCommTimeAt(const Scenario& s, const GpuRates& rates, CollectiveTimes& times, const PassWork& pass, double pass_compute_s,
+                         bool backward) {
   double exposed = 0, overlapped = 0, contention = 0;
   struct Partner {
-    double op_s = 0;    // the operator's compute time (timed once)
-    double comm_s = 0;  // overlapped comm behind it
-    bool pipelined = false;  // TE's chunked GEMM + reduce-scatter
+    int op;         // the partner operator's index
+    double op_s;    // the operator's compute time (timed once)
+    double comm_s;  // overlapped comm behind it
+    bool pipelined;  // TE's chunked GEMM + reduce-scatter
   };
-  std::map<int, Partner> behind;  // by the partner operator's index
+  // A pass has a few partners: a flat list (filled as found), summed in the order of their index.
+  Partner behind[24];
+  size_t partners = 0;
+  std::vector<Partner> more;  // past 32 (never in practice)
+  auto find = [&](int op) -> std::pair<Partner*, bool> {
+    for (size_t i = 0; i < partners; ++i) {
+      if (behind[i].op == op) return {&behind[i], false};
+    }
+    for (Partner& p : more) {
+      if (p.op == op) return {&p, false};
+    }
+    if (partners < std::size(behind)) {
+      behind[partners] = Partner{op, 0, 0, false};
+      return {&behind[partners++], true};
+    }
+    more.push_back(Partner{op, 0, 0, false});
+    return {&more.back(), true};
+  };
   for (const auto& c : pass.comms) {
-    const double t = CollectiveTime(s, c);
+    const double t = times(c);
     if (!c.overlapped) {
       exposed += t;
       continue;
@@ -49,43 +72,65 @@ double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_comp
     if (c.partner == kWholePass) {
       overlapped += t;
     } else {
-      auto [it, fresh] = behind.try_emplace(c.partner);
+      auto [it, fresh] = find(c.partner);
       if (fresh && c.partner >= 0 && size_t(c.partner) < pass.ops.size()) {
-        it->second.op_s = OperatorTime(pass.ops[size_t(c.partner)], s.node.gpu, s.training.precision, backward);
+        it->op_s = OperatorTime(pass.ops[size_t(c.partner)], rates, backward);
       }
-      it->second.comm_s += t;
-      it->second.pipelined |= c.engine == CommEngine::kUserbufferPipelined;
-      partner_s = it->second.op_s;
+      it->comm_s += t;
+      it->pipelined |= c.engine == CommEngine::kUserbufferPipelined;
+      partner_s = it->op_s;
     }
     // The partner loses the comm's SMs while both run; a pipelined userbuffers
     // GEMM is launched on the remaining SMs for its whole duration.
     const double shared_s = c.engine == CommEngine::kUserbufferPipelined ? partner_s : std::min(t, partner_s);
     contention += shared_s * OverlapSlowdown(s, c.engine);
   }
+  auto by_op = [](const Partner& a, const Partner& b) { return a.op < b.op; };
+  Partner* first = behind;
+  if (!more.empty()) {
+    more.insert(more.end(), behind, behind + partners);
+    first = more.data();
+    partners = more.size();
+  }
+  std::sort(first, first + partners, by_op);
   // Behind a chunked (pipelined) GEMM, each chunk's collective waits for its
   // chunk and runs behind the next: the last chunk's is exposed, and a
   // collective longer than the GEMM ends its own length after the first chunk.
   const double n = std::max(1, s.framework.userbuffer_pipelined_splits);
-  for (const auto& [op, p] : behind) {
+  for (size_t i = 0; i < partners; ++i) {
+    const Partner& p = first[i];
     exposed += p.pipelined ? std::max(p.comm_s / n, p.comm_s - p.op_s * (1 - 1 / n)) : std::max(0.0, p.comm_s - p.op_s);
   }
   return exposed + std::max(0.0, overlapped - pass_compute_s) + contention;
 }
 
+double AllToAllTimeAt(CollectiveTimes& times, const PassWork& pass) {
+  double t = 0;
+  for (const auto& c : pass.comms) {
+    if (c.group == CommGroup::kExpert) t += times(c);
+  }
+  return t;
+}
+
+}  // namespace
+
+double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_compute_s, bool backward) {
+  CollectiveTimes times(s);
+  return ExposedCommTimeAt(s, GpuRates(s.node.gpu, s.training.precision), times, pass, pass_compute_s, backward);
+}
+
 namespace {
 
-StageCost AddPasses(const Scenario& s, const PassWork& fwd, const PassWork& bwd) {
-  const GpuProfile& g = s.node.gpu;
-  const Precision pr = s.training.precision;
+StageCost AddPasses(const Scenario& s, const GpuRates& rates, CollectiveTimes& times, const PassWork& fwd, const PassWork& bwd) {
   StageCost c;
-  const double fc = PassComputeTime(fwd, g, pr, false);
-  const double bc = PassComputeTime(bwd, g, pr, true);
+  const double fc = PassComputeTime(fwd, rates, false);
+  const double bc = PassComputeTime(bwd, rates, true);
   c.forward_compute_s = fc;
   c.backward_compute_s = bc;
-  c.forward_exposed_comm_s = ExposedCommTime(s, fwd, fc);
-  c.backward_exposed_comm_s = ExposedCommTime(s, bwd, bc, true);
-  c.forward_all_to_all_s = AllToAllTime(s, fwd);
-  c.backward_all_to_all_s = AllToAllTime(s, bwd);
+  c.forward_exposed_comm_s = ExposedCommTimeAt(s, rates, times, fwd, fc, false);
+  c.backward_exposed_comm_s = ExposedCommTimeAt(s, rates, times, bwd, bc, true);
+  c.forward_all_to_all_s = AllToAllTimeAt(times, fwd);
+  c.backward_all_to_all_s = AllToAllTimeAt(times, bwd);
   // Overlapped (Megatron-Core's overlap_moe_expert_parallel_comm pairs one
   // micro batch's all-to-alls with another's compute): only what exceeds the
   // compute is exposed.
@@ -111,13 +156,13 @@ StageCost Times(double n, const StageCost& c) {
 }
 
 // One layer kind for one micro batch: forward, backward and its recompute.
-StageCost LayerCost(const Scenario& s, const LayerWork& layer) {
-  StageCost c = AddPasses(s, layer.forward, layer.backward);
+StageCost LayerCost(const Scenario& s, const GpuRates& rates, CollectiveTimes& times, const LayerWork& layer) {
+  StageCost c = AddPasses(s, rates, times, layer.forward, layer.backward);
   if (!layer.recompute.ops.empty()) {
-    const double rc = PassComputeTime(layer.recompute, s.node.gpu, s.training.precision, false);
+    const double rc = PassComputeTime(layer.recompute, rates, false);
     c.backward_compute_s += rc;
-    c.backward_exposed_comm_s += ExposedCommTime(s, layer.recompute, rc);
-    c.backward_all_to_all_s += AllToAllTime(s, layer.recompute);
+    c.backward_exposed_comm_s += ExposedCommTimeAt(s, rates, times, layer.recompute, rc, false);
+    c.backward_all_to_all_s += AllToAllTimeAt(times, layer.recompute);
   }
   return c;
 }
@@ -126,7 +171,7 @@ StageCost LayerCost(const Scenario& s, const LayerWork& layer) {
 
 CommOp ExpertGradientReduce(const Scenario& s, const RankState& state) {
   const bool rs = s.parallelism.data_sharding == DataSharding::kOptimizer;
-  return CommOp{rs ? "expert gradient reduce-scatter" : "expert gradient all-reduce", rs ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+  return CommOp{rs ? OpName("expert gradient reduce-scatter") : OpName("expert gradient all-reduce"), rs ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
                 CommGroup::kExpertData, state.expert_grad_reduce_bytes, s.parallelism.overlap_grad_reduce, ""};
 }
 
@@ -153,27 +198,31 @@ StageCost& StageCost::operator+=(const StageCost& o) {
   return *this;
 }
 
-StepCosts ComputeStepCosts(const Scenario& s) {
+StepCosts ComputeStepCosts(const Scenario& s) { return ComputeStepCosts(s, BuildWorkload(s)); }
+
+StepCosts ComputeStepCosts(const Scenario& s, Workload workload) {
   StepCosts c;
-  c.workload = BuildWorkload(s);
+  c.workload = std::move(workload);
   const Workload& w = c.workload;
   const Parallelism& p = s.parallelism;
   const StagePlan& plan = w.stages;
 
+  const GpuRates rates(s.node.gpu, s.training.precision);
+  CollectiveTimes times(s);
   std::vector<StageCost> layer(w.kinds.size());
-  for (size_t k = 0; k < w.kinds.size(); ++k) layer[k] = LayerCost(s, w.kinds[k]);
+  for (size_t k = 0; k < w.kinds.size(); ++k) layer[k] = LayerCost(s, rates, times, w.kinds[k]);
   // Sharded data parallel: the first unit's gather of each forward and the
   // last unit's reduce-scatter of each backward have no compute before or
   // after them to hide behind (workload.h).
-  const double unit_gather_s = CollectiveTime(s, w.shard_unit_gather);
-  const double unit_reduce_s = CollectiveTime(s, w.shard_unit_reduce);
-  const StageCost embedding = AddPasses(s, w.embedding_forward, w.embedding_backward);
-  StageCost head = AddPasses(s, w.head_forward, w.head_backward);
+  const double unit_gather_s = times(w.shard_unit_gather);
+  const double unit_reduce_s = times(w.shard_unit_reduce);
+  const StageCost embedding = AddPasses(s, rates, times, w.embedding_forward, w.embedding_backward);
+  StageCost head = AddPasses(s, rates, times, w.head_forward, w.head_backward);
   // Multi-token prediction: each module is one more layer (of the last
   // layer's kind) and one more pass through the shared head.
   if (w.mtp_layers > 0) {
     StageCost module = layer[size_t(w.kind_of_layer.back())];
-    module += AddPasses(s, w.head_forward, w.head_backward);
+    module += AddPasses(s, rates, times, w.head_forward, w.head_backward);
     head += Times(w.mtp_layers, module);
   }
   const int P = plan.pipeline(), V = plan.virtual_stages();
@@ -181,7 +230,7 @@ StepCosts ComputeStepCosts(const Scenario& s) {
   c.rank.assign(size_t(P), {});
   for (int vs = 0; vs < P * V; ++vs) {
     StageCost& st = c.virtual_stage[size_t(vs)];
-    const std::vector<int>& counts = w.KindCounts(vs);
+    const std::span<const int> counts = w.KindCounts(vs);
     for (size_t k = 0; k < counts.size(); ++k) {
       if (counts[k] > 0) st += Times(counts[k], layer[k]);
     }
@@ -199,11 +248,11 @@ StepCosts ComputeStepCosts(const Scenario& s) {
 
   for (const auto* pass : {&w.layer(0).forward, &w.layer(0).backward}) {
     for (const auto& cm : pass->comms) {
-      if (cm.group == CommGroup::kTensor) c.tp_comm_total_per_layer_s += CollectiveTime(s, cm);
+      if (cm.group == CommGroup::kTensor) c.tp_comm_total_per_layer_s += times(cm);
     }
   }
 
-  c.p2p_s = p.pipeline > 1 ? CollectiveTime(s, w.pipeline_p2p) : 0.0;
+  c.p2p_s = p.pipeline > 1 ? times(w.pipeline_p2p) : 0.0;
   const GpuProfile& g = s.node.gpu;
   c.rank_dp.assign(size_t(P), {});
   for (int r = 0; r < P; ++r) {
@@ -221,21 +270,21 @@ StepCosts ComputeStepCosts(const Scenario& s) {
       // one model chunk's share).
       auto grads_s = [&](double part) {
         const bool rs = state.grad_reduce_kind == CollectiveKind::kReduceScatter;
-        CommOp grads{std::string("dp gradient ") + (rs ? "reduce-scatter" : "all-reduce"), state.grad_reduce_kind, state.grad_reduce_group,
+        CommOp grads{OpName("dp gradient ") + (rs ? OpName("reduce-scatter") : OpName("all-reduce")), state.grad_reduce_kind, state.grad_reduce_group,
                      state.grad_reduce_bytes * part, p.overlap_grad_reduce, ""};
         // HSDP: the shard then crosses the shard groups (after the reduce-scatter, on the same stream).
         CommOp replicas{"dp gradient shard all-reduce", CollectiveKind::kAllReduce, CommGroup::kShardReplica,
                         state.grad_replica_reduce_bytes * part, p.overlap_grad_reduce, ""};
         CommOp experts = ExpertGradientReduce(s, state);
         experts.bytes *= part;
-        return CollectiveTime(s, grads) + CollectiveTime(s, replicas) + CollectiveTime(s, experts);
+        return times(grads) + times(replicas) + times(experts);
       };
       auto params_s = [&](double part) {
         CommOp params{"dp parameter all-gather", CollectiveKind::kAllGather, CommGroup::kShard, state.param_gather_bytes * part,
                       p.overlap_param_gather, ""};
         CommOp experts = ExpertParamGather(s, state);
         experts.bytes *= part;
-        return CollectiveTime(s, params) + CollectiveTime(s, experts);
+        return times(params) + times(experts);
       };
       dp.grad_reduce_s = grads_s(1.0);
       dp.param_gather_s = params_s(1.0);

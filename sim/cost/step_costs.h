@@ -117,5 +117,7 @@ CommOp ExpertGradientReduce(const Scenario& s, const RankState& state);
 CommOp ExpertParamGather(const Scenario& s, const RankState& state);
 
 StepCosts ComputeStepCosts(const Scenario& s);
+// The same over the scenario's workload built already (BuildWorkload(s)).
+StepCosts ComputeStepCosts(const Scenario& s, Workload workload);
 
 }  // namespace trainsim

@@ -205,7 +205,7 @@ class DesRun {
     if (group == CommGroup::kContext && p_.context <= 1) return {};
     if (group == CommGroup::kExpert && p_.expert <= 1) return {};
     const Workload& w = c_.workload;
-    const std::vector<int>& counts = w.KindCounts(VirtualStage(P_, st, chunk));
+    const std::span<const int> counts = w.KindCounts(VirtualStage(P_, st, chunk));
     Flows all;
     double bytes = 0;
     bool nvlink = true;

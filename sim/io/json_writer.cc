@@ -1,5 +1,6 @@
 #include "sim/io/json_writer.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -70,14 +71,16 @@ std::string JsonWriter::Quote(const std::string& s) {
 
 std::string JsonWriter::Number(double v) {
   if (!std::isfinite(v)) return "null";
-  if (v == std::floor(v) && std::fabs(v) < 1e15) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-    return buf;
-  }
+  // std::to_chars prints as printf's "%.0f" / "%.6g" in the C locale do (a
+  // sweep writes dozens of numbers per row; snprintf was a tenth of it).
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {
+    if (v == 0) return std::signbit(v) ? "-0" : "0";
+    const auto r = std::to_chars(buf, buf + sizeof buf, static_cast<long long>(v));
+    return std::string(buf, r.ptr);
+  }
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 6);
+  return std::string(buf, r.ptr);
 }
 
 void JsonWriter::Prefix(const std::string& key) {

@@ -136,7 +136,9 @@ std::string Fmt(double v) {
   return buf;
 }
 
-Scenario Parse(const YAML::Node& root, const std::string& file, ProfileMemo* memo) {
+// The common invalid settings (divisibility, sizes against the cluster) are
+// returned rather than thrown: a sweep meets them at most of its points.
+Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, ProfileMemo* memo, const YamlOverlay* overlay) {
   using M = ProfileMemo::Tables;
   auto memoized = [memo](auto table, const YAML::Node& ref, const std::string& from, auto load) {
     return ProfileMemoAccess::Get(memo, table, ref, from, [&] { return load(ref, from); });
@@ -144,7 +146,7 @@ Scenario Parse(const YAML::Node& root, const std::string& file, ProfileMemo* mem
   const char* kTopKeys = "a scenario must be a mapping of keys (name, cluster, model, parallelism, training)";
   if (!root.IsDefined() || root.IsNull()) throw InputException(InputError{file, 0, "", "empty scenario: " + std::string(kTopKeys)});
   if (!root.IsMap()) YamlMap::FailAt(root, file, "", kTopKeys);
-  YamlMap top(root, file);
+  YamlMap top(root, file, "", overlay);
   Scenario s;
   s.source_file = file;
   s.name = top.OptString("name").value_or("scenario");
@@ -288,13 +290,13 @@ Scenario Parse(const YAML::Node& root, const std::string& file, ProfileMemo* mem
   par.virtual_stages = p.PositiveInt("virtual_stages", 1);
   const long gpus = s.gpus();
   for (auto [key, v] : {std::pair{"tensor", par.tensor}, std::pair{"pipeline", par.pipeline}, std::pair{"context", par.context}}) {
-    if (v > gpus) p.Fail(key, Str(v) + " is more than the cluster's " + Str(gpus) + " GPUs");
+    if (v > gpus) return p.Error(key, Str(v) + " is more than the cluster's " + Str(gpus) + " GPUs");
   }
   const long tpc = long(par.tensor) * par.pipeline * par.context;
   YAML::Node data = p.Raw("data");
   if (!data.IsDefined() || data.IsNull() || (data.IsScalar() && data.Scalar() == "auto")) {
     if (gpus % tpc != 0) {
-      p.Fail("tensor", "tensor x pipeline x context = " + Str(tpc) + " does not divide the " + Str(gpus) + " GPUs");
+      return p.Error("tensor", "tensor x pipeline x context = " + Str(tpc) + " does not divide the " + Str(gpus) + " GPUs");
     }
     par.data = int(gpus / tpc);
   } else {
@@ -340,8 +342,7 @@ Scenario Parse(const YAML::Node& root, const std::string& file, ProfileMemo* mem
   if (auto e = CheckParallelism(s)) {
     // Place the error at the key in the file (or at its section when the key took a default).
     const std::string key = e->key.substr(e->key.find('.') + 1);
-    if (e->key.rfind("training.", 0) == 0) t.Fail(key, e->message);
-    p.Fail(key, e->message);
+    return e->key.rfind("training.", 0) == 0 ? t.Error(key, e->message) : p.Error(key, e->message);
   }
   p.Finish();
   t.Finish();
@@ -391,8 +392,8 @@ Scenario Parse(const YAML::Node& root, const std::string& file, ProfileMemo* mem
 
 }  // namespace
 
-Expected<Scenario> ParseScenario(const YAML::Node& root, const std::string& file, ProfileMemo* memo) {
-  return CatchInputErrors<Scenario>(file, [&] { return Parse(root, file, memo); });
+Expected<Scenario> ParseScenario(const YAML::Node& root, const std::string& file, ProfileMemo* memo, const YamlOverlay* overlay) {
+  return CatchInputErrors<Scenario>(file, [&] { return Parse(root, file, memo, overlay); });
 }
 
 Expected<Scenario> LoadScenario(const std::string& file, const std::vector<std::string>& overrides) {

@@ -45,10 +45,15 @@ class ProfileMemo {
   std::unique_ptr<Tables> tables_;
 };
 
+struct YamlOverlay;  // sim/io/yaml_reader.h
+
 // Parses and checks a scenario document. `file` names the source in errors and
 // anchors relative paths. `memo`, when given, serves the profile and model
 // references. Never throws.
-Expected<Scenario> ParseScenario(const YAML::Node& root, const std::string& file, ProfileMemo* memo = nullptr);
+// With `overlay` (yaml_reader.h), its values replace those of `root` as if
+// written into it: a sweep point read over the base document it shares.
+Expected<Scenario> ParseScenario(const YAML::Node& root, const std::string& file, ProfileMemo* memo = nullptr,
+                                 const YamlOverlay* overlay = nullptr);
 
 // Reads FILE, applies the --set overrides, parses. Never throws.
 Expected<Scenario> LoadScenario(const std::string& file, const std::vector<std::string>& overrides = {});

@@ -72,47 +72,139 @@ std::string Describe(const YAML::Node& n) {
 
 }  // namespace
 
-YamlMap::YamlMap(YAML::Node node, std::string file, std::string prefix)
-    : node_(std::move(node)), file_(std::move(file)), prefix_(std::move(prefix)) {
+YamlIndex::YamlIndex(const YAML::Node& root, const std::string& file) {
+  // Depth first, every mapping under a key path (lists are not entered: no override reaches into them).
+  struct Walk {
+    const std::string& file;
+    std::vector<Map>& maps;
+    std::set<int> seen;  // an alias shares its anchor's node: indexed once, at its first path
+    void operator()(const YAML::Node& node, const std::string& path, int depth) {
+      if (!node.IsMap()) return;
+      const int pos = node.Mark().pos;
+      if (pos >= 0 && !seen.insert(pos).second) return;
+      if (depth > 200) throw InputException(InputError{file, LineOf(node), path, "nested more than 200 levels deep"});
+      CheckMapKeys(node, file, path);
+      Map m{path, node, {}};
+      for (auto it = node.begin(); it != node.end(); ++it) {
+        const bool scalar = it->first.IsScalar();
+        m.keys.push_back(Key{scalar ? it->first.Scalar() : "?", scalar, LineOf(it->first), it->second});
+      }
+      const size_t at = maps.size();
+      maps.push_back(std::move(m));
+      for (size_t i = 0; i < maps[at].keys.size(); ++i) {
+        const Key k = maps[at].keys[i];
+        if (k.scalar) (*this)(k.value, path.empty() ? k.name : path + "." + k.name, depth + 1);
+      }
+    }
+  };
+  Walk{file, maps_, {}}(root, "", 0);
+}
+
+const YamlIndex::Map* YamlIndex::Find(const std::string& path, const YAML::Node& node) const {
+  for (const Map& m : maps_) {
+    if (m.path == path && m.node.is(node)) return &m;
+  }
+  return nullptr;
+}
+
+bool YamlIndex::HasMap(const std::string& path) const {
+  return std::any_of(maps_.begin(), maps_.end(), [&](const Map& m) { return m.path == path; });
+}
+
+bool YamlOverlay::AllRead() const {
+  return std::all_of(entries.begin(), entries.end(), [](const Entry& e) { return e.read; });
+}
+
+YamlMap::YamlMap(YAML::Node node, std::string file, std::string prefix, const YamlOverlay* overlay)
+    : node_(std::move(node)), file_(std::move(file)), prefix_(std::move(prefix)), overlay_(overlay) {
   if (node_.IsDefined() && !node_.IsNull() && !node_.IsMap()) {
     FailAt(node_, file_, prefix_, "expected a mapping of keys, got " + Describe(node_));
   }
+  if (overlay_ && overlay_->index) indexed_ = overlay_->index->Find(prefix_, node_);
+  if (indexed_) return;  // its keys were checked when it was indexed
   // Documents parsed in memory (the GUI's editor, sweep points) skip LoadYamlFile.
   if (node_.IsMap()) CheckMapKeys(node_, file_, prefix_);
 }
 
-void YamlMap::FailAt(const YAML::Node& node, const std::string& file, const std::string& key,
-                     const std::string& message) {
+const YAML::Node* YamlMap::IndexedValue(const std::string& key) const {
+  for (YamlOverlay::Entry& e : overlay_->entries) {
+    if (*e.key == key && *e.parent == prefix_) {
+      e.read = true;
+      return &e.value;
+    }
+  }
+  for (const YamlIndex::Key& k : indexed_->keys) {
+    if (k.scalar && k.name == key) return &k.value;
+  }
+  return nullptr;
+}
+
+YAML::Node YamlMap::Lookup(const std::string& key) const {
+  if (indexed_) {
+    const YAML::Node* v = IndexedValue(key);
+    return v ? *v : YAML::Node(YAML::NodeType::Undefined);
+  }
+  if (!node_.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  // yaml-cpp's non-const operator[], as before the overlay (a missing key reads as undefined).
+  YAML::Node n = node_;
+  return n[key];
+}
+
+InputError YamlMap::ErrorAt(const YAML::Node& node, const std::string& file, const std::string& key, const std::string& message) {
   const int line = LineOf(node);
   // A value without a mark was created by a command-line override; a key that
   // is missing (an undefined node) is missing from the file.
   const bool from_set = line == 0 && node.IsDefined();
-  throw InputException(InputError{from_set ? std::string("--set") : file, line, key, message});
+  return InputError{from_set ? std::string("--set") : file, line, key, message};
 }
 
-void YamlMap::Fail(const std::string& key, const std::string& message) const {
+void YamlMap::FailAt(const YAML::Node& node, const std::string& file, const std::string& key,
+                     const std::string& message) {
+  throw InputException(ErrorAt(node, file, key, message));
+}
+
+InputError YamlMap::Error(const std::string& key, const std::string& message) const {
   // Initialised, never assigned: assigning one yaml-cpp node to another
   // rewrites the first node's value in the document (a sweep reuses it).
-  const bool has = node_.IsMap() && node_[key].IsDefined();
-  const YAML::Node at = has ? node_[key] : node_;
+  const YAML::Node value = Lookup(key);
+  const bool has = value.IsDefined();
+  const YAML::Node at = has ? value : node_;
   const int line = LineOf(at);
-  if (line == 0 && LineOf(node_) > 0 && !has) {
-    throw InputException(InputError{file_, LineOf(node_), Path(key), message});
-  }
-  FailAt(at, file_, Path(key), message);
+  if (line == 0 && LineOf(node_) > 0 && !has) return InputError{file_, LineOf(node_), Path(key), message};
+  return ErrorAt(at, file_, Path(key), message);
+}
+
+void YamlMap::Fail(const std::string& key, const std::string& message) const { throw InputException(Error(key, message)); }
+
+void YamlMap::MarkKnown(const std::string& key) {
+  if (Known(key)) return;
+  if (known_.empty()) known_.reserve(32);
+  known_.push_back(key);
+}
+
+bool YamlMap::Known(const std::string& key) const { return std::find(known_.begin(), known_.end(), key) != known_.end(); }
+
+std::vector<std::string> YamlMap::KnownSorted() const {
+  std::vector<std::string> k = known_;
+  std::sort(k.begin(), k.end());
+  return k;
 }
 
 bool YamlMap::Has(const std::string& key) {
-  known_.insert(key);
-  return node_.IsMap() && node_[key].IsDefined() && !node_[key].IsNull();
+  MarkKnown(key);
+  if (indexed_) {
+    const YAML::Node* v = IndexedValue(key);
+    return v && v->IsDefined() && !v->IsNull();
+  }
+  const YAML::Node n = Lookup(key);
+  return n.IsDefined() && !n.IsNull();
 }
 
-void YamlMap::Allow(const std::string& key) { known_.insert(key); }
+void YamlMap::Allow(const std::string& key) { MarkKnown(key); }
 
 YAML::Node YamlMap::Get(const std::string& key) {
-  known_.insert(key);
-  if (!node_.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
-  return node_[key];
+  MarkKnown(key);
+  return Lookup(key);
 }
 
 YAML::Node YamlMap::Raw(const std::string& key) { return Get(key); }
@@ -168,9 +260,9 @@ int YamlMap::PositiveInt(const std::string& key, std::optional<int> fallback) {
     Fail(key, "missing required key");
   }
   const double v = Number(key);
-  if (v != std::floor(v)) Fail(key, "expected a whole number, got " + node_[key].Scalar());
-  if (v <= 0) Fail(key, "must be positive, got " + node_[key].Scalar());
-  if (v > 1e9) Fail(key, "implausibly large: " + node_[key].Scalar());
+  if (v != std::floor(v)) Fail(key, "expected a whole number, got " + Lookup(key).Scalar());
+  if (v <= 0) Fail(key, "must be positive, got " + Lookup(key).Scalar());
+  if (v > 1e9) Fail(key, "implausibly large: " + Lookup(key).Scalar());
   return static_cast<int>(v);
 }
 
@@ -180,9 +272,9 @@ int YamlMap::NonNegativeInt(const std::string& key, std::optional<int> fallback)
     Fail(key, "missing required key");
   }
   const double v = Number(key);
-  if (v != std::floor(v)) Fail(key, "expected a whole number, got " + node_[key].Scalar());
-  if (v < 0) Fail(key, "must not be negative, got " + node_[key].Scalar());
-  if (v > 1e9) Fail(key, "implausibly large: " + node_[key].Scalar());
+  if (v != std::floor(v)) Fail(key, "expected a whole number, got " + Lookup(key).Scalar());
+  if (v < 0) Fail(key, "must not be negative, got " + Lookup(key).Scalar());
+  if (v > 1e9) Fail(key, "implausibly large: " + Lookup(key).Scalar());
   return static_cast<int>(v);
 }
 
@@ -192,7 +284,7 @@ double YamlMap::PositiveDouble(const std::string& key, std::optional<double> fal
     Fail(key, "missing required key");
   }
   const double v = Number(key);
-  if (v <= 0) Fail(key, "must be positive, got " + node_[key].Scalar());
+  if (v <= 0) Fail(key, "must be positive, got " + Lookup(key).Scalar());
   return v;
 }
 
@@ -202,7 +294,7 @@ double YamlMap::NonNegativeDouble(const std::string& key, std::optional<double> 
     Fail(key, "missing required key");
   }
   const double v = Number(key);
-  if (v < 0) Fail(key, "must not be negative, got " + node_[key].Scalar());
+  if (v < 0) Fail(key, "must not be negative, got " + Lookup(key).Scalar());
   return v;
 }
 
@@ -212,7 +304,7 @@ double YamlMap::Fraction(const std::string& key, std::optional<double> fallback)
     Fail(key, "missing required key");
   }
   const double v = Number(key);
-  if (v <= 0 || v > 1) Fail(key, "must be a fraction in (0, 1], got " + node_[key].Scalar());
+  if (v <= 0 || v > 1) Fail(key, "must be a fraction in (0, 1], got " + Lookup(key).Scalar());
   return v;
 }
 
@@ -232,7 +324,7 @@ std::optional<YamlMap> YamlMap::OptMap(const std::string& key) {
   YAML::Node n = Get(key);
   if (!n.IsDefined() || n.IsNull()) return std::nullopt;
   if (!n.IsMap()) Fail(key, "expected a mapping of keys, got " + Describe(n));
-  return YamlMap(n, file_, Path(key));
+  return YamlMap(n, file_, Path(key), overlay_);
 }
 
 YamlMap YamlMap::Map(const std::string& key) {
@@ -243,10 +335,27 @@ YamlMap YamlMap::Map(const std::string& key) {
 
 void YamlMap::Finish() {
   if (!node_.IsMap()) return;
-  std::vector<std::string> known(known_.begin(), known_.end());
+  if (indexed_) {
+    // The map's own keys, then the overlay's new ones (SetDottedKey appends them).
+    auto unknown = [&](const std::string& k, int line) {
+      const std::string hint = ClosestMatch(k, KnownSorted());
+      throw InputException(InputError{line > 0 ? file_ : std::string("--set"), line, Path(k),
+                                      "unknown key" + (hint.empty() ? std::string() : " (did you mean '" + hint + "'?)")});
+    };
+    for (const YamlIndex::Key& k : indexed_->keys) {
+      if (!Known(k.name)) unknown(k.name, k.line);
+    }
+    for (const YamlOverlay::Entry& e : overlay_->entries) {
+      if (*e.parent != prefix_ || Known(*e.key)) continue;
+      const bool own = std::any_of(indexed_->keys.begin(), indexed_->keys.end(), [&](const YamlIndex::Key& k) { return k.scalar && k.name == *e.key; });
+      if (!own) unknown(*e.key, 0);
+    }
+    return;
+  }
+  const std::vector<std::string> known = KnownSorted();
   for (auto it = node_.begin(); it != node_.end(); ++it) {
     const std::string k = it->first.IsScalar() ? it->first.Scalar() : "?";
-    if (known_.count(k)) continue;
+    if (Known(k)) continue;
     const std::string hint = ClosestMatch(k, known);
     const int line = LineOf(it->first);
     throw InputException(InputError{line > 0 ? file_ : std::string("--set"), line, Path(k),

@@ -24,16 +24,59 @@ struct YamlSource {
   std::string file;
 };
 
+// The mappings of a parsed document, indexed once by dotted path: their keys
+// (in order, with their lines) and values, so that reading a key costs no
+// yaml-cpp lookup. Throws, as YamlMap does, for a key written twice.
+class YamlIndex {
+ public:
+  YamlIndex(const YAML::Node& root, const std::string& file);
+  struct Key {
+    std::string name;  // "?" for a key that is not a scalar (never found by name)
+    bool scalar = true;
+    int line = 0;  // of the key, 0 when it has no mark
+    YAML::Node value;
+  };
+  struct Map {
+    std::string path;
+    YAML::Node node;
+    std::vector<Key> keys;
+  };
+  // The mapping at `path`, when it is `node` (not one put there since).
+  const Map* Find(const std::string& path, const YAML::Node& node) const;
+  bool HasMap(const std::string& path) const;
+
+ private:
+  std::vector<Map> maps_;
+};
+
+// Values set over an indexed document without writing into it (a sweep
+// point's axis values over the base scenario, which every point shares): a
+// YamlMap made with the overlay reads a key's value from it where one is set,
+// and from the document elsewhere, exactly as if SetDottedKey had written the
+// values into the document (an existing key keeps its place, a new one comes
+// after the map's own keys). Only the maps of the index take values from it.
+struct YamlOverlay {
+  const YamlIndex* index = nullptr;
+  struct Entry {
+    const std::string* parent;  // dotted path of the mapping
+    const std::string* key;
+    YAML::Node value;           // without marks, as SetDottedKey would store it
+    bool read = false;          // set when a YamlMap reads it
+  };
+  mutable std::vector<Entry> entries;
+  bool AllRead() const;
+};
+
 class YamlMap {
  public:
   // `prefix` is the dotted path of this map ("" at the top level).
-  YamlMap(YAML::Node node, std::string file, std::string prefix = "");
+  YamlMap(YAML::Node node, std::string file, std::string prefix = "", const YamlOverlay* overlay = nullptr);
 
   bool Has(const std::string& key);
   // Marks the key as known without reading it (for keys handled elsewhere).
   void Allow(const std::string& key);
   // Whether a read or Allow has asked for the key.
-  bool Known(const std::string& key) const { return known_.count(key) > 0; }
+  bool Known(const std::string& key) const;
 
   std::string String(const std::string& key);
   std::optional<std::string> OptString(const std::string& key);
@@ -55,6 +98,10 @@ class YamlMap {
   [[noreturn]] void Fail(const std::string& key, const std::string& message) const;
   [[noreturn]] static void FailAt(const YAML::Node& node, const std::string& file,
                                   const std::string& key, const std::string& message);
+  // The error Fail / FailAt throw, as a value (for a loader that returns it:
+  // a throw costs tens of microseconds, and most points of a sweep are invalid).
+  InputError Error(const std::string& key, const std::string& message) const;
+  static InputError ErrorAt(const YAML::Node& node, const std::string& file, const std::string& key, const std::string& message);
 
   const std::string& file() const { return file_; }
   std::string Path(const std::string& key) const { return prefix_.empty() ? key : prefix_ + "." + key; }
@@ -62,12 +109,21 @@ class YamlMap {
 
  private:
   YAML::Node Get(const std::string& key);
+  // The key's value node (the overlay's, the index's or the node's own; undefined when absent).
+  YAML::Node Lookup(const std::string& key) const;
+  // On an indexed map, the key's value without making a node: nullptr when absent.
+  const YAML::Node* IndexedValue(const std::string& key) const;
+  void MarkKnown(const std::string& key);
+  // The keys asked for in the order a std::set held them (the hints of Finish depend on it).
+  std::vector<std::string> KnownSorted() const;
   double Number(const std::string& key);
 
   YAML::Node node_;
   std::string file_;
   std::string prefix_;
-  std::set<std::string> known_;
+  std::vector<std::string> known_;  // keys asked for (a map reads a few dozen: a list beats a set)
+  const YamlOverlay* overlay_ = nullptr;
+  const YamlIndex::Map* indexed_ = nullptr;  // node_ as the overlay's index holds it
 };
 
 // Levenshtein-closest candidate within a small distance, or "".

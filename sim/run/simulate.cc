@@ -8,8 +8,9 @@
 
 namespace trainsim {
 
-SimulationResult Simulate(const Scenario& s, const SimulateOptions& options) {
-  const StepCosts costs = ComputeStepCosts(s);
+SimulationResult Simulate(const Scenario& s, const SimulateOptions& options) { return Simulate(s, options, ComputeStepCosts(s)); }
+
+SimulationResult Simulate(const Scenario& s, const SimulateOptions& options, const StepCosts& costs) {
   SimulationResult r;
   r.name = s.name;
   r.gpus = s.gpus();

@@ -8,6 +8,7 @@
 
 #include "sim/core/result.h"
 #include "sim/core/scenario.h"
+#include "sim/cost/step_costs.h"
 #include "sim/des/des_simulator.h"
 
 namespace trainsim {
@@ -37,5 +38,7 @@ struct SimulateOptions {
 // Never throws. A scenario that does not fit in memory still gets its step
 // time and memory figures, with `error` set.
 SimulationResult Simulate(const Scenario& s, const SimulateOptions& options = {});
+// The same with the scenario's step costs computed already (ComputeStepCosts(s)).
+SimulationResult Simulate(const Scenario& s, const SimulateOptions& options, const StepCosts& costs);
 
 }  // namespace trainsim

@@ -484,37 +484,7 @@ namespace {
 // that are invalid for several reasons (divisibility, NIC count, interleaving,
 // steps against tokens, data_sharding against distributed_optimizer, a section
 // the base does not have), in any order (a document that saw an error is reused).
-TEST(SweepParsedPathTest, EveryPointEqualsParsingTheTextAfresh) {
-  const char* sweep = R"(base:
-  name: eq
-  cluster:
-    node: xe9680-h100
-    nodes: 2
-    fabric: ndr-rail-optimized
-    storage: powerscale-f710
-  model: llama2-7b
-  parallelism:
-    tensor: 1
-    data_sharding: optimizer
-  training:
-    seq_len: 4096
-    global_batch: 64
-    tokens: 2621440
-  checkpoint:
-    every_steps: 5
-axes:
-  cluster.nodes: [1, 2, 4]
-  cluster.nics_per_node: [4, 6, 8]
-  parallelism.tensor: [1, 2, 3, 8]
-  parallelism.pipeline: [1, 2]
-  parallelism.virtual_stages: [1, 2]
-  parallelism.distributed_optimizer: [true, false]
-  training.steps: [10, 20]
-  data.bytes_per_token: [4, 8]
-zip:
-  training.micro_batch: [1, 4]
-  training.precision: [bf16, fp8]
-)";
+void ExpectEveryPointEqualsTheTextAfresh(const char* sweep) {
   auto parsed = ParseSweepSpec(sweep, "eq.yaml");
   ASSERT_TRUE(parsed.ok()) << parsed.error().ToString();
   ASSERT_TRUE(parsed->parsed) << "ParseSweepSpec parses the base once";
@@ -546,6 +516,80 @@ zip:
   }
   EXPECT_GT(ok, 10u);
   EXPECT_GE(errors.size(), 4u) << "the set covers several kinds of invalid point";
+}
+
+TEST(SweepParsedPathTest, EveryPointEqualsParsingTheTextAfresh) {
+  const char* sweep = R"(base:
+  name: eq
+  cluster:
+    node: xe9680-h100
+    nodes: 2
+    fabric: ndr-rail-optimized
+    storage: powerscale-f710
+  model: llama2-7b
+  parallelism:
+    tensor: 1
+    data_sharding: optimizer
+  training:
+    seq_len: 4096
+    global_batch: 64
+    tokens: 2621440
+  checkpoint:
+    every_steps: 5
+axes:
+  cluster.nodes: [1, 2, 4]
+  cluster.nics_per_node: [4, 6, 8]
+  parallelism.tensor: [1, 2, 3, 8]
+  parallelism.pipeline: [1, 2]
+  parallelism.virtual_stages: [1, 2]
+  parallelism.distributed_optimizer: [true, false]
+  training.steps: [10, 20]
+  data.bytes_per_token: [4, 8]
+zip:
+  training.micro_batch: [1, 4]
+  training.precision: [bf16, fp8]
+)";
+  ExpectEveryPointEqualsTheTextAfresh(sweep);
+}
+
+// Every axis key a key of a mapping the base has, every value a scalar: the
+// points read their values over the shared base document (YamlOverlay)
+// instead of writing them into it; a key the base lacks (parallelism.context,
+// training.micro_batch) comes after the mapping's own, as SetDottedKey puts it.
+TEST(SweepParsedPathTest, OverlayPointsEqualParsingTheTextAfresh) {
+  const char* sweep = R"(base:
+  name: overlay
+  cluster:
+    node: xe9680-h100
+    nodes: 2
+    fabric: ndr-rail-optimized
+    storage: powerscale-f710
+  model: llama2-7b
+  parallelism:
+    tensor: 1
+    data_sharding: optimizer
+  training:
+    seq_len: 4096
+    global_batch: 64
+    tokens: 2621440
+  checkpoint:
+    every_steps: 5
+  data:
+    bytes_per_token: 4
+axes:
+  cluster.nodes: [1, 2, 4]
+  cluster.nics_per_node: [4, 6, 8]
+  parallelism.tensor: [1, 2, 3, 8]
+  parallelism.pipeline: [1, 2]
+  parallelism.context: [1, 2]
+  parallelism.distributed_optimizer: [true, false]
+  training.steps: [10, 20]
+  data.bytes_per_token: [4, 8]
+zip:
+  training.micro_batch: [1, 4]
+  training.precision: [bf16, fp8]
+)";
+  ExpectEveryPointEqualsTheTextAfresh(sweep);
 }
 
 }  // namespace

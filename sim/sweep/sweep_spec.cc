@@ -410,8 +410,18 @@ struct SweepParsed {
   struct Document {
     YAML::Node root;
     int uses = 0;
+    // With `overlay`: the base's maps and this document's own copies of the
+    // axis values as SetDottedKey stores them; the points read them over the
+    // document (YamlOverlay), which stays as parsed.
+    std::shared_ptr<const YamlIndex> index;
+    std::vector<std::vector<YAML::Node>> value;
   };
   std::vector<std::vector<YAML::Node>> value;  // per axis, per value: the parsed override
+  // Whether the points read their values over the base document instead of
+  // writing them into it: every axis key is a key of a mapping of the base
+  // (two parts or more) and every value a scalar.
+  bool overlay = false;
+  std::vector<std::pair<std::string, std::string>> axis_path;  // per axis: the mapping's dotted path and the key
   mutable std::mutex mu;
   mutable std::vector<Document> idle;  // documents no point is using
   mutable ProfileMemo profiles;
@@ -635,6 +645,27 @@ std::string SweepSpec::PointId(const std::vector<std::string>& values) {
   return id;
 }
 
+namespace {
+
+// A parsed base document for a worker: indexed, with its own value nodes, on the overlay path.
+SweepParsed::Document MakeDocument(const SweepSpec& spec, const SweepParsed& parsed) {
+  SweepParsed::Document doc;
+  doc.root = LoadBaseNode(spec);
+  if (!parsed.overlay) return doc;
+  try {
+    doc.index = std::make_shared<const YamlIndex>(doc.root, spec.base_file);
+  } catch (const InputException&) {
+    return doc;  // the document path reports what is wrong with the base
+  }
+  for (const auto& axis : parsed.value) {
+    doc.value.emplace_back();
+    for (const YAML::Node& v : axis) doc.value.back().push_back(YAML::Node(v.Scalar()));  // SetDottedKey's copy of a scalar
+  }
+  return doc;
+}
+
+}  // namespace
+
 Expected<Scenario> SweepSpec::PointScenario(const SweepPoint& p) const {
   // A document of the worker's own for the parsed path, returned when the point is done.
   struct Lease {
@@ -663,10 +694,32 @@ Expected<Scenario> SweepSpec::PointScenario(const SweepPoint& p) const {
           reused = true;
         }
       }
-      if (!reused) lease.doc.root = LoadBaseNode(*this);
+      if (!reused) lease.doc = MakeDocument(*this, *parsed);
       lease.owner = parsed.get();
       root = lease.doc.root;
       if (!root.IsMap()) throw InputException(InputError{"--set", 0, "", "the scenario is not a mapping of keys"});
+      if (lease.doc.index) {
+        YamlOverlay overlay;
+        overlay.index = lease.doc.index.get();
+        overlay.entries.reserve(axes.size());
+        for (size_t i = 0; i < axes.size(); ++i) {
+          overlay.entries.push_back({&parsed->axis_path[i].first, &parsed->axis_path[i].second, lease.doc.value[i][p.value_index[i]]});
+        }
+        Expected<Scenario> s = ParseScenario(root, base_file, &parsed->profiles, &overlay);
+        if (!s.ok()) return Relocate(s.error(), *this);
+        if (overlay.AllRead()) {
+          s->name += suffix;
+          return s;
+        }
+        // A value the loader did not read through its maps (a key it reads
+        // elsewhere): the point's own document, written.
+        root = LoadBaseNode(*this);
+        lease.owner = nullptr;  // this document stays as parsed: it may serve the next point
+        {
+          std::lock_guard<std::mutex> lock(parsed->mu);
+          parsed->idle.push_back(std::move(lease.doc));
+        }
+      }
       for (size_t i = 0; i < axes.size(); ++i) SetDottedKey(root, axes[i].key, parsed->value[i][p.value_index[i]]);
     } else {
       root = LoadBaseNode(*this);
@@ -696,6 +749,22 @@ Expected<SweepSpec> ParseSweepSpec(const std::string& text, const std::string& f
       for (const auto& a : spec.axes) {
         parsed->value.emplace_back();
         for (const auto& y : a.yaml) parsed->value.back().push_back(YAML::Load(y));
+      }
+      // The overlay path: keys of mappings the base has, scalar values.
+      try {
+        const YAML::Node base = LoadBaseNode(spec);
+        const YamlIndex index(base, spec.base_file);
+        parsed->overlay = base.IsMap();
+        for (size_t i = 0; i < spec.axes.size(); ++i) {
+          const std::string& k = spec.axes[i].key;
+          const size_t dot = k.rfind('.');
+          const std::string parent = dot == std::string::npos ? "" : k.substr(0, dot);
+          parsed->axis_path.emplace_back(parent, dot == std::string::npos ? k : k.substr(dot + 1));
+          if (parent.empty() || !index.HasMap(parent)) parsed->overlay = false;
+          for (const YAML::Node& v : parsed->value[i]) parsed->overlay = parsed->overlay && v.IsScalar();
+        }
+      } catch (const InputException&) {
+        parsed->overlay = false;
       }
       spec.parsed = std::move(parsed);
     } catch (const YAML::Exception&) {
