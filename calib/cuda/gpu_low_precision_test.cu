@@ -92,7 +92,9 @@ TEST(LowPrecisionGemmDevice, BlockScaledFormatsNeedBlackwell) {
   CudaCheck(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
   for (const char* name : {"mxfp8", "nvfp4"}) {
     const std::string problem = LowPrecisionDeviceProblem(*FindLowPrecisionFormat(name), device);
+    if (problem.find("predates block-scaled") != std::string::npos) continue;  // a pre-12.8 toolkit: nothing to run
     if (major < 10) EXPECT_NE(problem.find("needs 10.0 or later"), std::string::npos) << name << ": " << problem;
+    else EXPECT_EQ(problem, "") << name << " on compute capability " << major << ".x";
   }
 }
 
