@@ -71,8 +71,14 @@ std::string WriteCalibratedProfile(const Measurements& m, const std::string& pro
   } else {
     curve(f.profile_16bit == "bf16" ? "profile bf16/fp16 keys" : "stands in for the profile's bf16/fp16 keys", m.dtype, f.gemm);
   }
-  if (f.gemm_fp8.samples > 0) curve("profile fp8 keys", "fp8", f.gemm_fp8);
-  else if (f.fp8_samples > 0) o << "GEMM fp8: " << f.fp8_samples << " samples, too few above the launch floor to fit: no fp8 keys\n";
+  for (const auto& l : f.low_precision) {
+    if (l.curve.samples > 0) {
+      curve(("profile " + l.precision + " keys").c_str(), l.precision, l.curve);
+    } else {
+      o << "GEMM " << l.precision << ": " << l.measured << " samples, too few above the launch floor to fit: no " << l.precision
+        << " keys\n";
+    }
+  }
   std::snprintf(buf, sizeof buf, "GEMM floor %.2f us (tiny GEMM)\n", f.min_kernel_us);
   o << buf;
   std::snprintf(buf, sizeof buf, "memory: %.4g TB/s (2-byte equivalents), memory-bound efficiency %.3f\n", f.hbm_tb_per_s,

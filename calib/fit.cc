@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "calib/low_precision_formats.h"
 #include "calib/storage_bench.h"
 #include "calib/text_format.h"
 
@@ -101,10 +102,17 @@ std::string FitProfile(const Measurements& m, const std::string& name, FittedPro
   f.max_efficiency = sixteen->max_efficiency;
   f.k_half = sixteen->k_half;
   f.gemm_fit_rms_error = sixteen->rms_error;
-  // fp8 where the device has it; optional (the profile then has no fp8 keys and
-  // the cost model falls back to the 16-bit ones, as for a GPU without fp8).
-  f.fp8_samples = CountSamples(m, "fp8");
-  if (f.fp8_samples > 0) FitGemm(m, "fp8", f.sms, f.gemm_fp8);
+  // The low-precision formats the device has; optional: a profile without a
+  // format's keys is a GPU without it (fp8 on A100, mxfp8/nvfp4 on Hopper), and
+  // the cost model treats it so.
+  for (const auto& lf : kLowPrecisionFormats) {
+    FittedProfile::LowPrecisionFit l;
+    l.precision = lf.name;
+    l.measured = CountSamples(m, lf.name);
+    if (l.measured == 0) continue;
+    FitGemm(m, lf.name, f.sms, l.curve);
+    f.low_precision.push_back(l);
+  }
   f.min_kernel_us = m.launch_s * 1e6;
   // Memory bandwidth and the memory-bound kernels' share of it.
   double copy_best = 0, kern_bytes = 0, kern_s = 0;
@@ -184,10 +192,16 @@ std::string ProfileYaml(const FittedProfile& f, const Measurements& m) {
     o << "# `trainsim validate --profile` takes it from to predict that step. Bandwidths are in 2-byte-element\n";
     o << "# equivalents (elements/s x 2), consistent with the workload's byte counts.\n";
   }
-  const bool fp8 = f.gemm_fp8.samples > 0;
-  if (f.fp8_samples > 0 && !fp8) {
-    o << "# fp8: " << f.fp8_samples << " fp8 GEMM samples could not be fitted (fewer than two above the launch floor):\n";
-    o << "# no fp8 keys (the cost model falls back to the 16-bit ones).\n";
+  // The low-precision formats with a fitted curve: each writes its own keys.
+  std::vector<std::pair<const LowPrecisionFormat*, const FittedProfile::GemmCurve*>> low;
+  for (const auto& l : f.low_precision) {
+    if (l.curve.samples > 0) {
+      low.push_back({FindLowPrecisionFormat(l.precision), &l.curve});
+      continue;
+    }
+    o << "# " << l.precision << ": " << l.measured << " " << l.precision
+      << " GEMM samples could not be fitted (fewer than two above the launch floor):\n";
+    o << "# no " << l.precision << " keys (the GPU is treated as one without " << l.precision << ").\n";
   }
   o << "name: " << f.name << "\n";
   o << "memory_gib: " << Num(f.memory_gib) << "  " << cal << (cpu ? "host memory (sysconf)" : "cudaGetDeviceProperties totalGlobalMem") << "\n";
@@ -210,9 +224,9 @@ std::string ProfileYaml(const FittedProfile& f, const Measurements& m) {
   for (const char* k : {"bf16", "fp16"}) {
     o << "  " << k << ": " << Num(f.peak_tflops) << "  " << cal << "best " << src16 << " GEMM rate of the sweep" << stands_in(k) << "\n";
   }
-  if (fp8) {
-    o << "  fp8: " << Num(f.gemm_fp8.peak_tflops) << "  " << cal
-      << "best fp8 GEMM rate of the sweep (cuBLASLt e4m3 x e4m3, fp32 accumulation, bf16 output)\n";
+  for (const auto& [lf, c] : low) {
+    o << "  " << lf->name << ": " << Num(c->peak_tflops) << "  " << cal << "best " << lf->name << " GEMM rate of the sweep ("
+      << lf->what << ")\n";
   }
   o << "matmul:\n";
   o << "  max_efficiency:\n";
@@ -220,9 +234,9 @@ std::string ProfileYaml(const FittedProfile& f, const Measurements& m) {
     o << "    " << k << ": " << Num(f.max_efficiency) << "  " << cal << "asymptote of the fitted " << src16 << " GEMM curve / peak"
       << rms(c16) << "\n";
   }
-  if (fp8) {
-    o << "    fp8: " << Num(f.gemm_fp8.max_efficiency) << "  " << cal << "asymptote of the fitted fp8 GEMM curve / peak"
-      << rms(f.gemm_fp8) << "\n";
+  for (const auto& [lf, c] : low) {
+    o << "    " << lf->name << ": " << Num(c->max_efficiency) << "  " << cal << "asymptote of the fitted " << lf->name
+      << " GEMM curve / peak" << rms(*c) << "\n";
   }
   o << "  tile_m: 128  # the model's default tile (fit assumes it)\n";
   o << "  tile_n: 128  # the model's default tile (fit assumes it)\n";
@@ -231,8 +245,9 @@ std::string ProfileYaml(const FittedProfile& f, const Measurements& m) {
     o << "    " << k << ": " << Num(std::max(f.k_half, 1e-3)) << "  " << cal << "fitted " << src16
       << " GEMM curve, K at half efficiency\n";
   }
-  if (fp8) {
-    o << "    fp8: " << Num(std::max(f.gemm_fp8.k_half, 1e-3)) << "  " << cal << "fitted fp8 GEMM curve, K at half efficiency\n";
+  for (const auto& [lf, c] : low) {
+    o << "    " << lf->name << ": " << Num(std::max(c->k_half, 1e-3)) << "  " << cal << "fitted " << lf->name
+      << " GEMM curve, K at half efficiency\n";
   }
   o << "  min_kernel_us: " << Num(f.min_kernel_us) << "  " << cal << "tiny GEMM (8x8x8) time\n";
   o << "attention:\n";
@@ -259,7 +274,7 @@ std::string SidecarYaml(const FittedProfile& f, const Measurements& m) {
   o << "  profile_16bit: " << f.profile_16bit << "\n";
   curve("gemm", m.dtype, f.gemm);  // the layer step's data type
   curve("gemm_bf16", "bf16", f.gemm_bf16);
-  curve("gemm_fp8", "fp8", f.gemm_fp8);
+  for (const auto& l : f.low_precision) curve(("gemm_" + l.precision).c_str(), l.precision, l.curve);
   o << "  collectives:\n";
   for (const auto& c : f.collectives) {
     o << "    - {op: " << c.op << ", scope: " << c.scope << ", ranks: " << c.ranks << ", alpha_us: " << Num(c.fit.alpha_s * 1e6)

@@ -6,10 +6,12 @@
 //    relative least squares over the sweep; peak = the best measured rate (or
 //    the fit's asymptote if higher); min_kernel = the tiny-GEMM floor. One curve
 //    per precision swept: the layer step's data type (`dtype`: fp32 on the CPU,
-//    tf32 on the GPU), bf16 and fp8 (GPU). The profile's bf16/fp16 keys take
-//    the bf16 curve where there is one, else the layer step's (CPU: the fp32
-//    numbers stand in); its fp8 keys the fp8 curve. The layer step's curve always
-//    goes to the sidecar (fitted.gemm): validation predicts the step with it.
+//    tf32 on the GPU), bf16 and the low-precision formats the GPU has (fp8,
+//    mxfp8, nvfp4: calib/low_precision_formats.h). The profile's bf16/fp16
+//    keys take the bf16 curve where there is one, else the layer step's (CPU:
+//    the fp32 numbers stand in); its fp8 / mxfp8 / nvfp4 keys each their own
+//    format's curve. The layer step's curve always goes to the sidecar
+//    (fitted.gemm): validation predicts the step with it.
 //  - Memory: bandwidth = the best streaming copy; memory_bound_efficiency =
 //    the workload bytes of the memory-bound kernels over their total time, as
 //    a fraction of it.
@@ -48,13 +50,28 @@ struct FittedProfile {
     int samples = 0;
   };
   // `gemm`: the layer step's data type (what validation predicts the step
-  // with); `gemm_bf16`: the bf16 sweep where the step ran in another type;
-  // `gemm_fp8`: the fp8 sweep (the profile's fp8 keys), where the device has one.
-  GemmCurve gemm, gemm_bf16, gemm_fp8;
+  // with); `gemm_bf16`: the bf16 sweep where the step ran in another type.
+  GemmCurve gemm, gemm_bf16;
   // The precision whose curve the profile's bf16/fp16 keys hold: "bf16" when
   // bf16 was swept (or the step ran in it), else the step's type (CPU: fp32).
   std::string profile_16bit;
-  int fp8_samples = 0;  // fp8 samples measured (fitted or not: the report says why not)
+  // A low-precision format that was measured (fp8, mxfp8, nvfp4, in the order
+  // of kLowPrecisionFormats; a format without samples has no entry). Its
+  // curve has samples == 0 where too few samples cleared the launch floor:
+  // then the profile has no keys for it (the report says why).
+  struct LowPrecisionFit {
+    std::string precision;
+    int measured = 0;  // samples in the measurements
+    GemmCurve curve;
+  };
+  std::vector<LowPrecisionFit> low_precision;
+  // The fit of `precision`; nullptr when it was not measured.
+  const LowPrecisionFit* LowPrecision(const std::string& precision) const {
+    for (const auto& l : low_precision) {
+      if (l.precision == precision) return &l;
+    }
+    return nullptr;
+  }
   struct Collective {
     std::string op, scope;
     int ranks = 0;
@@ -71,13 +88,14 @@ struct FittedProfile {
 
 // Fails (returns a message) when the measurements cannot support a fit: the
 // layer step's or the bf16 curve (where bf16 samples exist) cannot be fitted,
-// or the memory or attention measurements are missing. fp8 keys are optional:
-// an fp8 sweep that cannot be fitted leaves them out.
+// or the memory or attention measurements are missing. The low-precision keys
+// are optional: a format's sweep that cannot be fitted leaves them out.
 std::string FitProfile(const Measurements& m, const std::string& name, FittedProfile& out);
 
 // The profile YAML (loadable by LoadGpuProfile) and the sidecar (the
 // measurements followed by a `fitted:` section: profile_16bit, the GEMM
-// curves gemm / gemm_bf16 / gemm_fp8, collectives and storage).
+// curves gemm / gemm_bf16 / gemm_fp8 / gemm_mxfp8 / gemm_nvfp4, collectives
+// and storage).
 std::string ProfileYaml(const FittedProfile& f, const Measurements& m);
 std::string SidecarYaml(const FittedProfile& f, const Measurements& m);
 

@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "calib/low_precision_formats.h"
 #include "calib/text_format.h"
 #include "sim/core/hardware_profile.h"
 #include "sim/io/data_paths.h"
@@ -83,8 +84,10 @@ constexpr double kPlausibleOverDatasheet = 2.0;
 
 void CheckGemmPlausible(YamlMap& g, const GemmSample& s) {
   const auto& peaks = Limits().peak_flops;
-  // tf32 and fp32 GEMMs are bounded by the 16-bit tensor peak (tf32 runs at half of it), fp8 by its own.
-  const std::string key = s.precision == "fp8" && peaks.count("fp8") ? "fp8" : s.precision == "fp16" ? "fp16" : "bf16";
+  // tf32 and fp32 GEMMs are bounded by the 16-bit tensor peak (tf32 runs at half of it), the
+  // low-precision formats by their own (where a bundled profile has one).
+  const bool own = (FindLowPrecisionFormat(s.precision) || s.precision == "fp16") && peaks.count(s.precision);
+  const std::string key = own ? s.precision : "bf16";
   auto it = peaks.find(key);
   if (it == peaks.end() || it->second.first <= 0) return;
   const double rate = s.Flops() / s.seconds;
@@ -197,7 +200,12 @@ Expected<Measurements> LoadMeasurements(const std::string& path) {
       s.k = g.PositiveInt("k");
       s.batch = g.PositiveInt("batch", 1);
       s.layout = g.Choice("layout", {"nn", "nt", "tn"}, std::string("nn"));
-      s.precision = g.Choice("precision", {"fp32", "tf32", "bf16", "fp16", "fp8"});
+      static const std::vector<std::string> kPrecisions = [] {
+        std::vector<std::string> p{"fp32", "tf32", "bf16", "fp16"};
+        for (const auto& f : kLowPrecisionFormats) p.push_back(f.name);
+        return p;
+      }();
+      s.precision = g.Choice("precision", kPrecisions);
       s.seconds = Time(g, "s");
       CheckGemmPlausible(g, s);
       m.gemm.push_back(s);

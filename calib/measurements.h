@@ -19,7 +19,9 @@ namespace trainsim::calib {
 struct GemmSample {
   long m = 0, n = 0, k = 0, batch = 1;
   std::string layout = "nn";  // nn, nt (B stored transposed), tn (A stored transposed)
-  std::string precision = "fp32";  // fp32, tf32, bf16, fp16, fp8 (fp8: e4m3 inputs, bf16 output)
+  // fp32, tf32, bf16, fp16, or a low-precision format of calib/low_precision_formats.h
+  // (fp8, mxfp8, nvfp4: quantized inputs with their scales, bf16 output).
+  std::string precision = "fp32";
   double seconds = 0;
   double Flops() const { return 2.0 * double(m) * n * k * batch; }
 };

@@ -134,6 +134,49 @@ TEST(Measurements, Fp8SamplesRoundTripAndMalformedOnesAreLocated) {
   EXPECT_NE(e.find("gemm[2].layout"), std::string::npos) << e;
 }
 
+TEST(Measurements, BlockScaledSamplesRoundTrip) {
+  // What trainsim-calib-cuda writes on a Blackwell GPU: mxfp8 and nvfp4 samples
+  // beside the fp8 ones, all in the "nt" layout.
+  Measurements mx = Sample();
+  mx.gemm.push_back({4096, 4096, 4096, 1, "nt", "fp8", 5e-5});
+  mx.gemm.push_back({4096, 4096, 4096, 1, "nt", "mxfp8", 4.5e-5});
+  mx.gemm.push_back({4096, 4096, 8192, 1, "nt", "nvfp4", 4e-5});
+  const std::string path = TempDir() + "/mx.yaml";
+  ASSERT_EQ(WriteFileAtomically(path, MeasurementsYaml(mx)), "");
+  auto m = LoadMeasurements(path);
+  ASSERT_TRUE(m) << m.error().ToString();
+  ASSERT_EQ(m->gemm.size(), 5u);
+  EXPECT_EQ(m->gemm[3].precision, "mxfp8");
+  EXPECT_EQ(m->gemm[4].precision, "nvfp4");
+  EXPECT_EQ(m->gemm[4].layout, "nt");
+  EXPECT_EQ(m->gemm[4].k, 8192);
+  EXPECT_DOUBLE_EQ(m->gemm[4].seconds, 4e-5);
+  // Written again, the same text: nothing is lost or renamed on the way.
+  EXPECT_EQ(MeasurementsYaml(*m), MeasurementsYaml(mx));
+  // A format the sweep does not measure is an error at its line.
+  std::string text = MeasurementsYaml(mx);
+  text.replace(text.find("precision: nvfp4"), 16, "precision: mxfp4");
+  const std::string e = ErrorOf(text);
+  EXPECT_NE(e.find("gemm[4].precision"), std::string::npos) << e;
+}
+
+TEST(Measurements, BlockScaledRatesAreBoundedByTheirOwnPeaks) {
+  auto load_with = [&](const std::string& sample) {
+    std::string text = MeasurementsYaml(Sample());
+    const std::string from = "{m: 64, n: 64, k: 64, batch: 1, layout: nn, precision: fp32, s: 1e-05}";
+    text.replace(text.find(from), from.size(), sample);
+    return ErrorOf(text);
+  };
+  // 4096^3 (1.37e11 FLOP) in 22.9 us is 6000 TFLOP/s: over twice the fastest
+  // bf16 peak (gb200, 2500) but within twice the fastest mxfp8 one (5000).
+  EXPECT_EQ(load_with("{m: 4096, n: 4096, k: 4096, batch: 1, layout: nt, precision: mxfp8, s: 2.29e-05}"), "");
+  EXPECT_NE(load_with("{m: 4096, n: 4096, k: 4096, batch: 1, layout: nt, precision: bf16, s: 2.29e-05}"), "");
+  // 40,000 TFLOP/s of nvfp4 is more than twice any nvfp4 peak (b300: 15000).
+  const std::string e = load_with("{m: 4096, n: 4096, k: 4096, batch: 1, layout: nt, precision: nvfp4, s: 3.4e-06}");
+  EXPECT_NE(e.find("gemm[0].s: 3.4e-06 s for this nvfp4 GEMM is"), std::string::npos) << e;
+  EXPECT_NE(e.find("TFLOP/s nvfp4, "), std::string::npos) << e;
+}
+
 TEST(Measurements, AtomicWriteReplacesAndLeavesNoTemporary) {
   const std::string dir = TempDir() + "/atomic";
   std::filesystem::create_directories(dir);

@@ -34,6 +34,10 @@ struct Curve {
 constexpr Curve kTf32{4e14, 0.7, 200};
 constexpr Curve kBf16{8e14, 0.8, 300};
 constexpr Curve kFp8{1.6e15, 0.7, 600};
+// A Blackwell-like machine's block-scaled curves (each its own, so that a key
+// filled from the wrong format's samples shows).
+constexpr Curve kMxfp8{1.5e15, 0.75, 500};
+constexpr Curve kNvfp4{3.0e15, 0.65, 900};
 constexpr int kSms = 4;  // 512 x 256 outputs are 8 tiles of 128: every SM busy, no wave correction
 
 // Seconds of a GEMM on a machine that follows the cost model's curve exactly.
@@ -45,7 +49,7 @@ double CurveSeconds(const GemmSample& g, const Curve& c) {
 // kernels would hide a wrong GEMM curve).
 const LayerShape kLayers[] = {{2048, 5632, 16, 4, 512, 1}, {1024, 2816, 8, 2, 256, 2}};
 
-Measurements SyntheticGpu(bool with_fp8) {
+Measurements SyntheticGpu(bool with_fp8, bool with_block_scaled = false) {
   Measurements m;
   m.backend = "cuda";
   m.host = "synthetic";
@@ -66,6 +70,14 @@ Measurements SyntheticGpu(bool with_fp8) {
       GemmSample f{512, 256, k, 1, "nt", "fp8", 0};
       f.seconds = CurveSeconds(f, kFp8);
       m.gemm.push_back(f);
+    }
+    if (with_block_scaled) {
+      GemmSample x{512, 256, k, 1, "nt", "mxfp8", 0};
+      x.seconds = CurveSeconds(x, kMxfp8);
+      m.gemm.push_back(x);
+      GemmSample v{512, 256, k, 1, "nt", "nvfp4", 0};
+      v.seconds = CurveSeconds(v, kNvfp4);
+      m.gemm.push_back(v);
     }
   }
   m.memory.push_back({"copy", 1e9, 1e9 / 2e12});
@@ -115,9 +127,11 @@ TEST(Precision, Bf16AndFp8SamplesFitTheirOwnKeys) {
   EXPECT_NEAR(f.k_half, 300, 1e-3);
   EXPECT_NEAR(f.gemm.peak_tflops * f.gemm.max_efficiency, 280, 1e-3);
   EXPECT_NEAR(f.gemm.k_half, 200, 1e-3);
-  ASSERT_EQ(f.gemm_fp8.samples, 4);
-  EXPECT_NEAR(f.gemm_fp8.peak_tflops * f.gemm_fp8.max_efficiency, 1120, 1e-2);
-  EXPECT_NEAR(f.gemm_fp8.k_half, 600, 1e-3);
+  ASSERT_NE(f.LowPrecision("fp8"), nullptr);
+  const FittedProfile::GemmCurve& fp8 = f.LowPrecision("fp8")->curve;
+  ASSERT_EQ(fp8.samples, 4);
+  EXPECT_NEAR(fp8.peak_tflops * fp8.max_efficiency, 1120, 1e-2);
+  EXPECT_NEAR(fp8.k_half, 600, 1e-3);
 
   // The written profile, read back by the simulator's loader, reproduces the
   // bf16 samples at bf16 and fp16, and the fp8 samples at fp8.
@@ -164,6 +178,108 @@ TEST(Precision, NoFp8SamplesNoFp8Keys) {
   ASSERT_EQ(WriteCalibratedProfile(m, profile, "gpu", 0, report), "");
   EXPECT_FALSE(Load(profile).SupportsFp8());
   EXPECT_EQ(report.find("fp8"), std::string::npos) << report;
+}
+
+// The lines of `text` that set `key` (not comments), e.g. "  mxfp8: ".
+std::vector<std::string> KeyLines(const std::string& text, const std::string& key) {
+  std::vector<std::string> out;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line[0] != '#' && line.find(key) != std::string::npos) out.push_back(line);
+  }
+  return out;
+}
+
+TEST(Precision, BlockScaledSamplesFitTheirOwnKeys) {
+  // A Blackwell sweep (compute capability >= 10.0): fp8, mxfp8 and nvfp4.
+  const Measurements m = SyntheticGpu(true, true);
+  FittedProfile f;
+  ASSERT_EQ(FitProfile(m, "gpu", f), "");
+  ASSERT_EQ(f.low_precision.size(), 3u);
+  EXPECT_EQ(f.low_precision[0].precision, "fp8");  // the order of kLowPrecisionFormats
+  const struct {
+    const char* name;
+    Curve c;
+  } expected[] = {{"fp8", kFp8}, {"mxfp8", kMxfp8}, {"nvfp4", kNvfp4}};
+  for (const auto& x : expected) {
+    ASSERT_NE(f.LowPrecision(x.name), nullptr) << x.name;
+    const FittedProfile::GemmCurve& c = f.LowPrecision(x.name)->curve;
+    EXPECT_EQ(c.samples, 4) << x.name;
+    EXPECT_NEAR(c.peak_tflops * c.max_efficiency, x.c.peak_flops * x.c.max_eff / 1e12, 1e-2) << x.name;
+    EXPECT_NEAR(c.k_half, x.c.k_half, 1e-3) << x.name;
+  }
+
+  // The written profile, read back by the simulator's loader, has the keys
+  // and reproduces each format's samples when the cost model runs that precision.
+  const std::string profile = TempDir("blackwell") + "/gpu.yaml";
+  std::string report;
+  ASSERT_EQ(WriteCalibratedProfile(m, profile, "gpu", 1000, report), "");
+  EXPECT_NE(report.find("GEMM mxfp8 (profile mxfp8 keys)"), std::string::npos) << report;
+  EXPECT_NE(report.find("GEMM nvfp4 (profile nvfp4 keys)"), std::string::npos) << report;
+  const GpuProfile gpu = Load(profile);
+  ASSERT_TRUE(gpu.Supports(Precision::kMxfp8));
+  ASSERT_TRUE(gpu.Supports(Precision::kNvfp4));
+  for (const auto& g : m.gemm) {
+    if (g.precision == "mxfp8") {
+      EXPECT_NEAR(OperatorSeconds(g, gpu, Precision::kMxfp8), g.seconds, 1e-5 * g.seconds) << "k " << g.k;
+    } else if (g.precision == "nvfp4") {
+      EXPECT_NEAR(OperatorSeconds(g, gpu, Precision::kNvfp4), g.seconds, 1e-5 * g.seconds) << "k " << g.k;
+    } else if (g.precision == "fp8") {
+      EXPECT_NEAR(OperatorSeconds(g, gpu, Precision::kFp8), g.seconds, 1e-5 * g.seconds) << "k " << g.k;
+    }
+  }
+  // Each format's three keys (peak, max_efficiency, k_half) are calibrated
+  // numbers that say what was measured.
+  const std::string text = ReadFile(profile);
+  for (const char* name : {"mxfp8", "nvfp4"}) {
+    const std::vector<std::string> lines = KeyLines(text, std::string(name) + ": ");
+    EXPECT_EQ(lines.size(), 3u) << name << "\n" << text;
+    for (const auto& line : lines) {
+      EXPECT_NE(line.find("# calibrated: synthetic 2026-01-01T00:00:00Z"), std::string::npos) << line;
+      EXPECT_NE(line.find(name), line.rfind(name)) << "the comment names the format: " << line;
+    }
+  }
+  EXPECT_NE(text.find("UE8M0 scale per 32 elements"), std::string::npos) << text;
+  EXPECT_NE(text.find("UE4M3 scale per 16 elements"), std::string::npos) << text;
+  const std::string side = ReadFile(MeasurementsPathFor(profile));
+  EXPECT_NE(side.find("  gemm_mxfp8: {precision: mxfp8, "), std::string::npos) << side;
+  EXPECT_NE(side.find("  gemm_nvfp4: {precision: nvfp4, "), std::string::npos) << side;
+}
+
+TEST(Precision, HopperSweepHasNoBlockScaledKeys) {
+  // compute capability 9.0: the tool measures fp8 but no mxfp8/nvfp4 samples.
+  const Measurements m = SyntheticGpu(true, false);
+  const std::string profile = TempDir("hopper") + "/gpu.yaml";
+  std::string report;
+  ASSERT_EQ(WriteCalibratedProfile(m, profile, "gpu", 700, report), "");
+  const GpuProfile gpu = Load(profile);
+  EXPECT_TRUE(gpu.Supports(Precision::kFp8));
+  EXPECT_FALSE(gpu.Supports(Precision::kMxfp8));
+  EXPECT_FALSE(gpu.Supports(Precision::kNvfp4));
+  const std::string text = ReadFile(profile);
+  EXPECT_EQ(text.find("mxfp8"), std::string::npos) << text;
+  EXPECT_EQ(text.find("nvfp4"), std::string::npos) << text;
+  EXPECT_EQ(report.find("mxfp8"), std::string::npos) << report;
+}
+
+TEST(Precision, UnfittableBlockScaledSweepLeavesOnlyItsKeysOut) {
+  // One nvfp4 sample (the others skipped): no nvfp4 keys, the profile and the
+  // report say why, and the mxfp8 keys are unaffected.
+  Measurements m = SyntheticGpu(true, true);
+  int kept = 0;
+  std::erase_if(m.gemm, [&](const GemmSample& g) { return g.precision == "nvfp4" && kept++ > 0; });
+  const std::string profile = TempDir("one-nvfp4") + "/gpu.yaml";
+  std::string report;
+  ASSERT_EQ(WriteCalibratedProfile(m, profile, "gpu", 1000, report), "");
+  const GpuProfile gpu = Load(profile);
+  EXPECT_TRUE(gpu.Supports(Precision::kMxfp8));
+  EXPECT_FALSE(gpu.Supports(Precision::kNvfp4));
+  const std::string text = ReadFile(profile);
+  EXPECT_NE(text.find("# nvfp4: 1 nvfp4 GEMM samples could not be fitted"), std::string::npos) << text;
+  EXPECT_TRUE(KeyLines(text, "nvfp4: ").empty()) << text;
+  EXPECT_NE(report.find("GEMM nvfp4: 1 samples, too few above the launch floor to fit: no nvfp4 keys"), std::string::npos)
+      << report;
 }
 
 TEST(Precision, UnfittableBf16SweepIsAnError) {

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # GPU calibration and validation on a single-GPU machine, end to end (< 8 min):
 #   1. builds the standalone measuring program (calib/cuda: CUDA toolkit only)
-#      and runs its numerical checks (GPU layer step, and the fp8 GEMM where the GPU has fp8)
-#      against the host reference;
+#      and runs its numerical checks (GPU layer step, and the fp8 / mxfp8 / nvfp4 GEMMs where
+#      the GPU has them) against the host reference;
 #   2. builds `trainsim` (the plan, the fit and the prediction live there);
 #   3. writes the plan (GEMM shapes etc. from the workload model), measures,
 #      fits the profile (plus storage at $STORAGE_DIR) and prints the validation table.
 # Output: gpu-calibrated.yaml (bf16/fp16 keys from the bf16 GEMM sweep, fp8 keys from the fp8
-# sweep on compute capability >= 8.9) and gpu-calibrated-measurements.yaml (raw samples, and
+# sweep on compute capability >= 8.9, mxfp8 and nvfp4 keys from the block-scaled sweeps on
+# compute capability >= 10.0, i.e. Blackwell; a GPU without a format gets no keys for it and the
+# measuring program says so in one line) and gpu-calibrated-measurements.yaml (raw samples, and
 # the tf32 GEMM curve the layer step ran with, which validation predicts it with).
 # Usage: calib/run-on-gpu.sh [OUT_DIR]   (env: TRAINSIM=path to a built trainsim to skip
 #        step 2; SHAPES="H:F:A:KV:S:B ..."; NCCL=1 to add collectives on >= 2 GPUs; JOBS)
@@ -36,7 +38,7 @@ cmake -S "$ROOT/calib/cuda" -B "$BUILD/cuda" -DCMAKE_BUILD_TYPE=Release >"$OUT/c
 cmake --build "$BUILD/cuda" -j"$JOBS" >>"$OUT/cmake-cuda.log" 2>&1 || { tail -40 "$OUT/cmake-cuda.log"; exit 1; }
 PROG="$BUILD/cuda/bin/trainsim-calib-cuda"
 
-step "numerical checks: GPU layer step and fp8 GEMM vs host reference"
+step "numerical checks: GPU layer step and low-precision (fp8, mxfp8, nvfp4) GEMMs vs host reference"
 "$PROG" --check
 if [ -x "$BUILD/cuda/bin/trainsim_calib_cuda_tests" ]; then "$BUILD/cuda/bin/trainsim_calib_cuda_tests" --gtest_brief=1; fi
 
@@ -53,11 +55,11 @@ SHAPE_ARGS=()
 for s in ${SHAPES:-}; do SHAPE_ARGS+=(--shape "$s"); done
 step "plan"
 "$TRAINSIM" calibrate --backend cuda "${SHAPE_ARGS[@]}" --write-plan "$OUT/plan.txt"
-step "measuring (GEMM sweep in tf32, bf16 and fp8 where supported, memory kernels, attention, layer steps${NCCL:+, NCCL})"
+step "measuring (GEMM sweep in tf32, bf16, and fp8/mxfp8/nvfp4 where supported, memory kernels, attention, layer steps${NCCL:+, NCCL})"
 "$PROG" --plan "$OUT/plan.txt" --out "$OUT/raw-measurements.yaml" ${NCCL:+--nccl}
 step "fitting the profile (and the storage test at $STORAGE_DIR)"
 "$TRAINSIM" calibrate --backend cuda --measurements "$OUT/raw-measurements.yaml" --storage "$STORAGE_DIR" \
   --storage-mib 1024 -o "$OUT/gpu-calibrated.yaml"
 step "validation: predicted (workload model + calibrated profile) vs measured layer steps"
 "$TRAINSIM" validate --profile "$OUT/gpu-calibrated.yaml"
-step "done: $OUT/gpu-calibrated.yaml (bf16/fp16/fp8 keys), $OUT/gpu-calibrated-measurements.yaml (samples, tf32 layer curve)"
+step "done: $OUT/gpu-calibrated.yaml (bf16/fp16 and fp8/mxfp8/nvfp4 keys where measured), $OUT/gpu-calibrated-measurements.yaml (samples, tf32 layer curve)"

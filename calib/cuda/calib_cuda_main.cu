@@ -4,12 +4,14 @@
 // optionally NCCL collectives, and writes a measurements file (the format of
 // calib/measurements.h) for `trainsim calibrate --backend cuda --measurements`.
 // Every plan GEMM is timed in the layer step's math (tf32 or fp32, float32
-// storage), in bf16 (cuBLAS) and, where the device has fp8 (compute
-// capability >= 8.9) and the shape meets cuBLASLt's fp8 rules, in fp8
-// (calib/cuda/fp8_gemm.h, recorded in the "nt" layout it runs in); shapes or
-// devices fp8 cannot run are skipped with a line on stderr.
+// storage), in bf16 (cuBLAS) and in each low-precision format of
+// calib/low_precision_formats.h the device has (fp8: compute capability >=
+// 8.9; mxfp8 and nvfp4: >= 10.0) where the shape meets cuBLASLt's rules for it
+// (calib/cuda/low_precision_gemm.h, recorded in the "nt" layout they run in);
+// a format the device lacks is skipped with one line on stderr, a shape it
+// cannot run with one line per shape.
 //   trainsim-calib-cuda --plan PLAN.txt --out MEAS.yaml [--nccl] [--mpi] [--math tf32|fp32] [--device N]
-//   trainsim-calib-cuda --check      numerical checks of the GPU layer step and fp8 GEMM (exit 77: no GPU)
+//   trainsim-calib-cuda --check      numerical checks of the GPU layer step and low-precision GEMMs (exit 77: no GPU)
 // Needs only the CUDA toolkit (cuBLAS, cuBLASLt), NCCL and optionally MPI.
 #include <cuda_bf16.h>
 #include <unistd.h>
@@ -27,8 +29,8 @@
 #include <vector>
 
 #include "calib/cuda/cuda_ops.h"
-#include "calib/cuda/fp8_gemm.h"
 #include "calib/cuda/gpu_check.h"
+#include "calib/cuda/low_precision_gemm.h"
 #include "calib/gemm_layout.h"
 #include "calib/layer_step.h"
 #include "calib/text_format.h"
@@ -213,29 +215,41 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "layer step check (fp32 GEMMs) vs host reference: max rel error %.2e (%s)\n", err32, detail.c_str());
     const double err_tf32 = GpuLayerCheck(CheckShape(), GemmMath::kTf32, &detail);
     std::fprintf(stderr, "layer step check (tf32 GEMMs) vs host reference: max rel error %.2e (%s)\n", err_tf32, detail.c_str());
-    // fp8: checked here, before any timing; a device, shape or cuBLASLt that
-    // cannot run it costs the fp8 samples only, a wrong result fails the check.
-    bool fp8 = false, fp8_wrong = false;
-    const std::string fp8_device = Fp8DeviceProblem(device);
-    if (!fp8_device.empty()) {
-      std::fprintf(stderr, "fp8 GEMMs skipped: %s\n", fp8_device.c_str());
-    } else {
+    // Low-precision formats: each checked here, before any timing; a device,
+    // shape or cuBLASLt that cannot run one costs that format's samples only,
+    // a wrong result fails the check.
+    struct LowPrecisionSweep {
+      const LowPrecisionFormat* f;
+      int samples;
+    };
+    std::vector<LowPrecisionSweep> lowp;  // the formats to sweep
+    bool lowp_wrong = false;
+    for (const auto& f : kLowPrecisionFormats) {
+      const std::string problem = LowPrecisionDeviceProblem(f, device);
+      if (!problem.empty()) {
+        std::fprintf(stderr, "%s GEMMs skipped: %s\n", f.name, problem.c_str());
+        continue;
+      }
       try {
-        const double err8 = Fp8GemmCheck(128, 192, 256, 2, &detail);
-        if (err8 < 0) {
-          std::fprintf(stderr, "fp8 GEMMs skipped: %s\n", detail.c_str());
+        // Two 128-row scale tiles, one partial; fp8 also batched (block-scaled formats run unbatched).
+        const double err = LowPrecisionGemmCheck(f, 160, 192, 256, f.BlockScaled() ? 1 : 2, &detail);
+        if (err < 0) {
+          std::fprintf(stderr, "%s GEMMs skipped: %s\n", f.name, detail.c_str());
         } else {
-          std::fprintf(stderr, "fp8 GEMM check vs host reference: %s\n", detail.c_str());
-          fp8 = err8 < kFp8CheckTolerance;
-          fp8_wrong = !fp8;
-          if (fp8_wrong) std::fprintf(stderr, "fp8 GEMMs skipped: the fp8 GEMM disagrees with the host reference\n");
+          std::fprintf(stderr, "%s GEMM check vs host reference: %s\n", f.name, detail.c_str());
+          if (err < kLowPrecisionCheckTolerance) {
+            lowp.push_back({&f, 0});
+          } else {
+            lowp_wrong = true;
+            std::fprintf(stderr, "%s GEMMs skipped: the %s GEMM disagrees with the host reference\n", f.name, f.name);
+          }
         }
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "fp8 GEMMs skipped: %s\n", e.what());
+        std::fprintf(stderr, "%s GEMMs skipped: %s\n", f.name, e.what());
       }
     }
     const bool pass = err32 < 1e-4 && err_tf32 < 2e-2;
-    if (check_only) return pass && !fp8_wrong ? 0 : 1;
+    if (check_only) return pass && !lowp_wrong ? 0 : 1;
     if (!pass) {
       std::fprintf(stderr, "trainsim-calib-cuda: the GPU layer step disagrees with the host reference: not measuring\n");
       return 1;
@@ -275,8 +289,9 @@ int main(int argc, char** argv) {
       cudaFreeHost(pinned);
       y << "host_to_device_bytes_per_s: " << Num(bytes / h2d) << "\ndevice_to_host_bytes_per_s: " << Num(bytes / d2h) << "\n";
     }
-    std::fprintf(stderr, "gemm sweep: %zu shapes (%s, bf16%s)\n", plan.gemms.size(), math_name.c_str(), fp8 ? ", fp8" : "");
-    int fp8_samples = 0;
+    std::string swept = math_name + ", bf16";
+    for (const auto& l : lowp) swept += std::string(", ") + l.f->name;
+    std::fprintf(stderr, "gemm sweep: %zu shapes (%s)\n", plan.gemms.size(), swept.c_str());
     y << "gemm:\n";
     for (const auto& g : plan.gemms) {
       DeviceBuffer a(size_t(g.batch) * g.m * g.k), b(size_t(g.batch) * g.k * g.n), c(size_t(g.batch) * g.m * g.n);
@@ -305,34 +320,38 @@ int main(int argc, char** argv) {
       });
       y << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch << ", layout: " << g.layout
         << ", precision: bf16, s: " << Num(t_bf16) << "}\n";
-      // And in fp8 (the profile's fp8 keys), in the "nt" layout cuBLASLt's fp8
-      // kernels need (fp8 training transposes operands into it); the float
-      // buffers hold the e4m3 operands and the bf16 output. Any failure skips
-      // this shape's fp8 sample only.
-      if (!fp8) continue;
-      const std::string why_not = Fp8ShapeProblem(g.m, g.n, g.k, g.batch);
-      if (!why_not.empty()) {
-        std::fprintf(stderr, "  fp8 gemm %ldx%ldx%ld batch %ld skipped: %s\n", g.m, g.n, g.k, g.batch, why_not.c_str());
-        continue;
-      }
-      try {
-        Fp8Gemm g8(ops.stream(), g.m, g.n, g.k, g.batch);
-        if (!g8.why_not().empty()) {
-          std::fprintf(stderr, "  fp8 gemm %ldx%ldx%ld batch %ld skipped: %s\n", g.m, g.n, g.k, g.batch, g8.why_not().c_str());
+      // And in each low-precision format (the profile's fp8 / mxfp8 / nvfp4
+      // keys), in the "nt" layout cuBLASLt's kernels need (low-precision
+      // training transposes operands into it); the float buffers hold the
+      // quantized operands and the bf16 output. Any failure skips this shape's
+      // sample of that format only.
+      for (auto& l : lowp) {
+        const LowPrecisionFormat& f = *l.f;
+        const std::string why_not = LowPrecisionShapeProblem(f, g.m, g.n, g.k, g.batch);
+        if (!why_not.empty()) {
+          std::fprintf(stderr, "  %s gemm %ldx%ldx%ld batch %ld skipped: %s\n", f.name, g.m, g.n, g.k, g.batch, why_not.c_str());
           continue;
         }
-        FillRandomFp8(a.data(), size_t(g.batch) * g.m * g.k, 5, ops.stream());
-        FillRandomFp8(b.data(), size_t(g.batch) * g.n * g.k, 6, ops.stream());
-        CudaCheck(cudaGetLastError(), "FillRandomFp8");
-        const double t_fp8 = TimeOnStream(ops.stream(), [&] { g8.Run(a.data(), b.data(), c.data()); });
-        y << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch
-          << ", layout: nt, precision: fp8, s: " << Num(t_fp8) << "}\n";
-        ++fp8_samples;
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "  fp8 gemm %ldx%ldx%ld batch %ld skipped: %s\n", g.m, g.n, g.k, g.batch, e.what());
+        try {
+          LowPrecisionGemm lg(f, ops.stream(), g.m, g.n, g.k, g.batch);
+          if (!lg.why_not().empty()) {
+            std::fprintf(stderr, "  %s gemm %ldx%ldx%ld batch %ld skipped: %s\n", f.name, g.m, g.n, g.k, g.batch,
+                         lg.why_not().c_str());
+            continue;
+          }
+          FillRandomOperand(f, a.data(), size_t(g.batch) * g.m * g.k, 5, ops.stream());
+          FillRandomOperand(f, b.data(), size_t(g.batch) * g.n * g.k, 6, ops.stream());
+          CudaCheck(cudaGetLastError(), "FillRandomOperand");
+          const double t_low = TimeOnStream(ops.stream(), [&] { lg.Run(a.data(), b.data(), c.data()); });
+          y << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch
+            << ", layout: nt, precision: " << f.name << ", s: " << Num(t_low) << "}\n";
+          ++l.samples;
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "  %s gemm %ldx%ldx%ld batch %ld skipped: %s\n", f.name, g.m, g.n, g.k, g.batch, e.what());
+        }
       }
     }
-    if (fp8) std::fprintf(stderr, "fp8: %d of %zu shapes measured\n", fp8_samples, plan.gemms.size());
+    for (const auto& l : lowp) std::fprintf(stderr, "%s: %d of %zu shapes measured\n", l.f->name, l.samples, plan.gemms.size());
     std::fprintf(stderr, "memory: %zu copies, %zu kernels\n", plan.copies.size(), plan.memory.size());
     y << "memory:\n";
     for (long n : plan.copies) {
