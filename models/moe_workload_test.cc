@@ -148,7 +148,9 @@ TEST(MoeWorkloadTest, FirstDenseLayersAreTheirOwnKind) {
   int layers = 0, dense = 0;
   for (int vs = 0; vs < 32; ++vs) {
     const std::span<const int> counts = w.KindCounts(vs);
-    if (layers < 3) EXPECT_EQ(counts[0], std::min(3 - layers, w.stages.VirtualStageLayers(vs))) << vs;
+    if (layers < 3) {
+      EXPECT_EQ(counts[0], std::min(3 - layers, w.stages.VirtualStageLayers(vs))) << vs;
+    }
     dense += counts[0];
     layers += counts[0] + counts[1];
   }

@@ -305,7 +305,9 @@ training: {seq_len: 4096, global_batch: 128, precision: bf16}
     EXPECT_EQ(8 % c.config.expert, 0);
     EXPECT_EQ((long(c.config.tensor) * c.config.context * c.config.data) % (long(c.config.expert) * c.config.expert_tensor), 0);
     expert_parallel = expert_parallel || c.config.expert > 1;
-    if (c.config.expert > 1) EXPECT_NE(Describe(c.config).find("EP" + std::to_string(c.config.expert)), std::string::npos);
+    if (c.config.expert > 1) {
+      EXPECT_NE(Describe(c.config).find("EP" + std::to_string(c.config.expert)), std::string::npos);
+    }
   }
   // EP 1 replicates all eight experts on every GPU (46.7B parameters): it does not fit.
   EXPECT_TRUE(expert_parallel);
