@@ -339,7 +339,7 @@ class DesRun {
     // Megatron-Core with an interleaved schedule syncs each model chunk on
     // its own (schedules.py: param_sync_func / grad_sync_func per chunk):
     // chunk c's parameters are gathered before its first forward, chunk c+1's
-    // prefetched meanwhile, and chunk c's gradients reduced once its last
+    // dispatched once chunk c's have arrived, and chunk c's gradients reduced once its last
     // backward of the step starts. Chunk 0 moves its part of the rank's
     // parameters (the embedding's too, on the first rank), the others the
     // rest evenly. Without overlap, the whole rank's collectives run at once.
@@ -404,7 +404,7 @@ class DesRun {
           Record("storage", "data read", "data", start, data_.Wait(), FlowArgs(data_));
           step_data_stall_s_ = Now() - t0;
         }
-        if (first_of_chunk) prefetch(op.chunk), prefetch(op.chunk + 1);
+        if (first_of_chunk) prefetch(op.chunk);
         Flows cp = StartLayerFlows(st, op.chunk, true, CommGroup::kContext);
         const double t0 = Now();
         // An overlapped parameter gather holds NCCL's SMs during a chunk's
@@ -416,9 +416,12 @@ class DesRun {
         if (recording_) Record(StageTrack(st, "compute"), PassName(op), "forward", t0, Now(), PassArgs(op, vs));
         RunAllToAll(st, op, vs, std::move(a2a));
         if (first_of_chunk) {
+          // The chunk's parameters are needed: wait for them, then dispatch
+          // the next chunk's gather (one in flight, as the forward pre-hooks do).
           gathered[size_t(op.chunk)] = 1;
           Flows& g = gather[size_t(op.chunk)];
           if (g.active) Record(StageTrack(st, "dp"), "param all-gather", "dp", g.start_s, g.Wait(), FlowArgs(g));
+          prefetch(op.chunk + 1);
         }
         if (cp.active) {
           const double end = cp.Wait();  // the args' strings only when recording: this runs per pass

@@ -124,6 +124,22 @@ TEST(ClusterSizerTest, ReportsProgressByClusterThenRecheck) {
   EXPECT_EQ(lines.back(), "re-checking with the DES 1/1");
 }
 
+// The DES re-check sees contention the closed form does not: no candidate
+// left unchecked may beat the (re-checked) answer on its closed-form figure.
+TEST(ClusterSizerTest, NoUncheckedCandidateBeatsTheRecheckedAnswer) {
+  SizeOptions o = Question({1, 2}, 1e6);
+  o.recheck_fidelity = Fidelity::kDes;
+  o.recheck_top = 1;
+  const SizeReport r = SizeCluster(Ref7b(), o);
+  ASSERT_FALSE(r.candidates.empty());
+  EXPECT_TRUE(r.candidates[0].rechecked);
+  EXPECT_GE(r.rechecked, 1);
+  EXPECT_LE(r.rechecked, 2);  // at most twice recheck_top
+  for (const SizeCandidate& c : r.candidates) {
+    if (!c.rechecked && r.rechecked < 2) EXPECT_GE(c.objective, r.candidates[0].objective) << SizeToText(r);
+  }
+}
+
 // 3 nodes (24 GPUs) and a global batch of 128: the factor 3 cannot go to
 // data parallelism, so with the batch fixed it goes to a pipeline of 3
 // stages (uneven: 32 layers); a batch range lets data parallelism take it.
