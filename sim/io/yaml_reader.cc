@@ -238,8 +238,9 @@ std::string YamlMap::Choice(const std::string& key, const std::vector<std::strin
   return *v;
 }
 
-double YamlMap::Number(const std::string& key) {
-  YAML::Node n = Get(key);
+double YamlMap::Number(const std::string& key) { return NumberOf(Get(key), key); }
+
+double YamlMap::NumberOf(const YAML::Node& n, const std::string& key) const {
   if (!n.IsScalar()) Fail(key, "expected a number, got " + Describe(n));
   const std::string& s = n.Scalar();
   double v = 0;
@@ -255,65 +256,70 @@ double YamlMap::Number(const std::string& key) {
 }
 
 int YamlMap::PositiveInt(const std::string& key, std::optional<int> fallback) {
-  if (!Has(key)) {
+  const YAML::Node n = Get(key);  // marks the key known, as Has did
+  if (!n.IsDefined() || n.IsNull()) {
     if (fallback) return *fallback;
     Fail(key, "missing required key");
   }
-  const double v = Number(key);
-  if (v != std::floor(v)) Fail(key, "expected a whole number, got " + Lookup(key).Scalar());
-  if (v <= 0) Fail(key, "must be positive, got " + Lookup(key).Scalar());
-  if (v > 1e9) Fail(key, "implausibly large: " + Lookup(key).Scalar());
+  const double v = NumberOf(n, key);
+  if (v != std::floor(v)) Fail(key, "expected a whole number, got " + n.Scalar());
+  if (v <= 0) Fail(key, "must be positive, got " + n.Scalar());
+  if (v > 1e9) Fail(key, "implausibly large: " + n.Scalar());
   return static_cast<int>(v);
 }
 
 int YamlMap::NonNegativeInt(const std::string& key, std::optional<int> fallback) {
-  if (!Has(key)) {
+  const YAML::Node n = Get(key);  // marks the key known, as Has did
+  if (!n.IsDefined() || n.IsNull()) {
     if (fallback) return *fallback;
     Fail(key, "missing required key");
   }
-  const double v = Number(key);
-  if (v != std::floor(v)) Fail(key, "expected a whole number, got " + Lookup(key).Scalar());
-  if (v < 0) Fail(key, "must not be negative, got " + Lookup(key).Scalar());
-  if (v > 1e9) Fail(key, "implausibly large: " + Lookup(key).Scalar());
+  const double v = NumberOf(n, key);
+  if (v != std::floor(v)) Fail(key, "expected a whole number, got " + n.Scalar());
+  if (v < 0) Fail(key, "must not be negative, got " + n.Scalar());
+  if (v > 1e9) Fail(key, "implausibly large: " + n.Scalar());
   return static_cast<int>(v);
 }
 
 double YamlMap::PositiveDouble(const std::string& key, std::optional<double> fallback) {
-  if (!Has(key)) {
+  const YAML::Node n = Get(key);  // marks the key known, as Has did
+  if (!n.IsDefined() || n.IsNull()) {
     if (fallback) return *fallback;
     Fail(key, "missing required key");
   }
-  const double v = Number(key);
-  if (v <= 0) Fail(key, "must be positive, got " + Lookup(key).Scalar());
+  const double v = NumberOf(n, key);
+  if (v <= 0) Fail(key, "must be positive, got " + n.Scalar());
   return v;
 }
 
 double YamlMap::NonNegativeDouble(const std::string& key, std::optional<double> fallback) {
-  if (!Has(key)) {
+  const YAML::Node n = Get(key);  // marks the key known, as Has did
+  if (!n.IsDefined() || n.IsNull()) {
     if (fallback) return *fallback;
     Fail(key, "missing required key");
   }
-  const double v = Number(key);
-  if (v < 0) Fail(key, "must not be negative, got " + Lookup(key).Scalar());
+  const double v = NumberOf(n, key);
+  if (v < 0) Fail(key, "must not be negative, got " + n.Scalar());
   return v;
 }
 
 double YamlMap::Fraction(const std::string& key, std::optional<double> fallback) {
-  if (!Has(key)) {
+  const YAML::Node n = Get(key);  // marks the key known, as Has did
+  if (!n.IsDefined() || n.IsNull()) {
     if (fallback) return *fallback;
     Fail(key, "missing required key");
   }
-  const double v = Number(key);
-  if (v <= 0 || v > 1) Fail(key, "must be a fraction in (0, 1], got " + Lookup(key).Scalar());
+  const double v = NumberOf(n, key);
+  if (v <= 0 || v > 1) Fail(key, "must be a fraction in (0, 1], got " + n.Scalar());
   return v;
 }
 
 bool YamlMap::Bool(const std::string& key, std::optional<bool> fallback) {
-  if (!Has(key)) {
+  const YAML::Node n = Get(key);  // marks the key known, as Has did
+  if (!n.IsDefined() || n.IsNull()) {
     if (fallback) return *fallback;
     Fail(key, "missing required key");
   }
-  YAML::Node n = Get(key);
   const std::string s = n.IsScalar() ? n.Scalar() : "";
   if (s == "true" || s == "True" || s == "yes" || s == "on") return true;
   if (s == "false" || s == "False" || s == "no" || s == "off") return false;

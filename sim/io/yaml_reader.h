@@ -117,6 +117,7 @@ class YamlMap {
   // The keys asked for in the order a std::set held them (the hints of Finish depend on it).
   std::vector<std::string> KnownSorted() const;
   double Number(const std::string& key);
+  double NumberOf(const YAML::Node& n, const std::string& key) const;  // n: the key's value
 
   YAML::Node node_;
   std::string file_;
