@@ -62,7 +62,8 @@ std::string CsvLine(const std::vector<std::string>& fields) {
   for (size_t i = 0; i < fields.size(); ++i) {
     if (i) out += ',';
     const std::string& f = fields[i];
-    const bool special = f.find_first_of(",\"\n\r") != std::string::npos || (!f.empty() && (f.front() == ' ' || f.back() == ' '));
+    bool special = !f.empty() && (f.front() == ' ' || f.back() == ' ');
+    for (const char c : f) special |= c == ',' || c == '"' || c == '\n' || c == '\r';  // no memchr per character
     if (!special) {
       out += f;
       continue;
