@@ -114,15 +114,18 @@ struct ProfileMemoAccess {
   static T Get(ProfileMemo* memo, std::map<std::string, T> ProfileMemo::Tables::*table, const YAML::Node& ref,
                const std::string& from, Load&& load) {
     if (!memo || !ref.IsScalar()) return load();
-    const std::string id = from + '\n' + ref.Scalar();
+    // The key in a reused buffer: every point of a sweep looks up five or six.
+    thread_local std::string id;
+    id.assign(from).append(1, '\n').append(ref.Scalar());
     {
       std::lock_guard<std::mutex> lock(memo->mu_);
       const auto& t = (*memo->tables_).*table;
       if (auto it = t.find(id); it != t.end()) return it->second;
     }
+    const std::string key = id;  // a miss (once per profile): kept before load() may look up others
     T v = load();  // throws for a bad reference: nothing is kept
     std::lock_guard<std::mutex> lock(memo->mu_);
-    ((*memo->tables_).*table).emplace(id, v);
+    ((*memo->tables_).*table).emplace(key, v);
     return v;
   }
 };

@@ -202,6 +202,13 @@ bool YamlMap::Has(const std::string& key) {
 
 void YamlMap::Allow(const std::string& key) { MarkKnown(key); }
 
+const YAML::Node* YamlMap::Value(const std::string& key, std::optional<YAML::Node>& hold) {
+  MarkKnown(key);
+  if (indexed_) return IndexedValue(key);  // no node made for an absent key (most keys take their default)
+  hold.emplace(Lookup(key));               // constructed, never assigned (assignment rewrites the document)
+  return &*hold;
+}
+
 YAML::Node YamlMap::Get(const std::string& key) {
   MarkKnown(key);
   return Lookup(key);
@@ -216,10 +223,11 @@ std::string YamlMap::String(const std::string& key) {
 }
 
 std::optional<std::string> YamlMap::OptString(const std::string& key) {
-  YAML::Node n = Get(key);
-  if (!n.IsDefined() || n.IsNull()) return std::nullopt;
-  if (!n.IsScalar()) Fail(key, "expected a string, got " + Describe(n));
-  return n.Scalar();
+  std::optional<YAML::Node> hold;
+  const YAML::Node* n = Value(key, hold);
+  if (!n || !n->IsDefined() || n->IsNull()) return std::nullopt;
+  if (!n->IsScalar()) Fail(key, "expected a string, got " + Describe(*n));
+  return n->Scalar();
 }
 
 std::string YamlMap::Choice(const std::string& key, const std::vector<std::string>& choices,
@@ -238,8 +246,9 @@ std::string YamlMap::Choice(const std::string& key, const std::vector<std::strin
   return *v;
 }
 
-double YamlMap::Number(const std::string& key) {
-  YAML::Node n = Get(key);
+double YamlMap::Number(const std::string& key) { return NumberOf(Get(key), key); }
+
+double YamlMap::NumberOf(const YAML::Node& n, const std::string& key) const {
   if (!n.IsScalar()) Fail(key, "expected a number, got " + Describe(n));
   const std::string& s = n.Scalar();
   double v = 0;
@@ -255,65 +264,82 @@ double YamlMap::Number(const std::string& key) {
 }
 
 int YamlMap::PositiveInt(const std::string& key, std::optional<int> fallback) {
-  if (!Has(key)) {
+  std::optional<YAML::Node> hold;
+  const YAML::Node* v = Value(key, hold);
+  if (!v || !v->IsDefined() || v->IsNull()) {
     if (fallback) return *fallback;
     Fail(key, "missing required key");
   }
-  const double v = Number(key);
-  if (v != std::floor(v)) Fail(key, "expected a whole number, got " + Lookup(key).Scalar());
-  if (v <= 0) Fail(key, "must be positive, got " + Lookup(key).Scalar());
-  if (v > 1e9) Fail(key, "implausibly large: " + Lookup(key).Scalar());
-  return static_cast<int>(v);
+  const YAML::Node& n = *v;
+  const double x = NumberOf(n, key);
+  if (x != std::floor(x)) Fail(key, "expected a whole number, got " + n.Scalar());
+  if (x <= 0) Fail(key, "must be positive, got " + n.Scalar());
+  if (x > 1e9) Fail(key, "implausibly large: " + n.Scalar());
+  return static_cast<int>(x);
 }
 
 int YamlMap::NonNegativeInt(const std::string& key, std::optional<int> fallback) {
-  if (!Has(key)) {
+  std::optional<YAML::Node> hold;
+  const YAML::Node* v = Value(key, hold);
+  if (!v || !v->IsDefined() || v->IsNull()) {
     if (fallback) return *fallback;
     Fail(key, "missing required key");
   }
-  const double v = Number(key);
-  if (v != std::floor(v)) Fail(key, "expected a whole number, got " + Lookup(key).Scalar());
-  if (v < 0) Fail(key, "must not be negative, got " + Lookup(key).Scalar());
-  if (v > 1e9) Fail(key, "implausibly large: " + Lookup(key).Scalar());
-  return static_cast<int>(v);
+  const YAML::Node& n = *v;
+  const double x = NumberOf(n, key);
+  if (x != std::floor(x)) Fail(key, "expected a whole number, got " + n.Scalar());
+  if (x < 0) Fail(key, "must not be negative, got " + n.Scalar());
+  if (x > 1e9) Fail(key, "implausibly large: " + n.Scalar());
+  return static_cast<int>(x);
 }
 
 double YamlMap::PositiveDouble(const std::string& key, std::optional<double> fallback) {
-  if (!Has(key)) {
+  std::optional<YAML::Node> hold;
+  const YAML::Node* v = Value(key, hold);
+  if (!v || !v->IsDefined() || v->IsNull()) {
     if (fallback) return *fallback;
     Fail(key, "missing required key");
   }
-  const double v = Number(key);
-  if (v <= 0) Fail(key, "must be positive, got " + Lookup(key).Scalar());
-  return v;
+  const YAML::Node& n = *v;
+  const double x = NumberOf(n, key);
+  if (x <= 0) Fail(key, "must be positive, got " + n.Scalar());
+  return x;
 }
 
 double YamlMap::NonNegativeDouble(const std::string& key, std::optional<double> fallback) {
-  if (!Has(key)) {
+  std::optional<YAML::Node> hold;
+  const YAML::Node* v = Value(key, hold);
+  if (!v || !v->IsDefined() || v->IsNull()) {
     if (fallback) return *fallback;
     Fail(key, "missing required key");
   }
-  const double v = Number(key);
-  if (v < 0) Fail(key, "must not be negative, got " + Lookup(key).Scalar());
-  return v;
+  const YAML::Node& n = *v;
+  const double x = NumberOf(n, key);
+  if (x < 0) Fail(key, "must not be negative, got " + n.Scalar());
+  return x;
 }
 
 double YamlMap::Fraction(const std::string& key, std::optional<double> fallback) {
-  if (!Has(key)) {
+  std::optional<YAML::Node> hold;
+  const YAML::Node* v = Value(key, hold);
+  if (!v || !v->IsDefined() || v->IsNull()) {
     if (fallback) return *fallback;
     Fail(key, "missing required key");
   }
-  const double v = Number(key);
-  if (v <= 0 || v > 1) Fail(key, "must be a fraction in (0, 1], got " + Lookup(key).Scalar());
-  return v;
+  const YAML::Node& n = *v;
+  const double x = NumberOf(n, key);
+  if (x <= 0 || x > 1) Fail(key, "must be a fraction in (0, 1], got " + n.Scalar());
+  return x;
 }
 
 bool YamlMap::Bool(const std::string& key, std::optional<bool> fallback) {
-  if (!Has(key)) {
+  std::optional<YAML::Node> hold;
+  const YAML::Node* v = Value(key, hold);
+  if (!v || !v->IsDefined() || v->IsNull()) {
     if (fallback) return *fallback;
     Fail(key, "missing required key");
   }
-  YAML::Node n = Get(key);
+  const YAML::Node& n = *v;
   const std::string s = n.IsScalar() ? n.Scalar() : "";
   if (s == "true" || s == "True" || s == "yes" || s == "on") return true;
   if (s == "false" || s == "False" || s == "no" || s == "off") return false;
@@ -321,10 +347,11 @@ bool YamlMap::Bool(const std::string& key, std::optional<bool> fallback) {
 }
 
 std::optional<YamlMap> YamlMap::OptMap(const std::string& key) {
-  YAML::Node n = Get(key);
-  if (!n.IsDefined() || n.IsNull()) return std::nullopt;
-  if (!n.IsMap()) Fail(key, "expected a mapping of keys, got " + Describe(n));
-  return YamlMap(n, file_, Path(key), overlay_);
+  std::optional<YAML::Node> hold;
+  const YAML::Node* n = Value(key, hold);
+  if (!n || !n->IsDefined() || n->IsNull()) return std::nullopt;
+  if (!n->IsMap()) Fail(key, "expected a mapping of keys, got " + Describe(*n));
+  return YamlMap(*n, file_, Path(key), overlay_);
 }
 
 YamlMap YamlMap::Map(const std::string& key) {

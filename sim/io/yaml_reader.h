@@ -109,6 +109,9 @@ class YamlMap {
 
  private:
   YAML::Node Get(const std::string& key);
+  // The key's value, marked known, as Get but without making a node on an
+  // indexed map: nullptr when absent there; `hold` keeps a looked-up node.
+  const YAML::Node* Value(const std::string& key, std::optional<YAML::Node>& hold);
   // The key's value node (the overlay's, the index's or the node's own; undefined when absent).
   YAML::Node Lookup(const std::string& key) const;
   // On an indexed map, the key's value without making a node: nullptr when absent.
@@ -117,6 +120,7 @@ class YamlMap {
   // The keys asked for in the order a std::set held them (the hints of Finish depend on it).
   std::vector<std::string> KnownSorted() const;
   double Number(const std::string& key);
+  double NumberOf(const YAML::Node& n, const std::string& key) const;  // n: the key's value
 
   YAML::Node node_;
   std::string file_;

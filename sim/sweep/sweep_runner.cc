@@ -53,26 +53,38 @@ std::vector<std::string> SweepColumns(const SweepSpec& spec) {
 }
 
 std::string CsvLine(const std::vector<std::string>& fields) {
+  // Fields are appended in place (a row has ~100 of them, most numbers):
+  // only a field with a newline, a comma, a quote or an edge space is rewritten.
+  size_t size = fields.size() + 1;
+  for (const auto& f : fields) size += f.size();
   std::string out;
+  out.reserve(size + 16);
   for (size_t i = 0; i < fields.size(); ++i) {
     if (i) out += ',';
-    std::string f = fields[i];
-    std::replace(f.begin(), f.end(), '\n', ' ');
-    std::replace(f.begin(), f.end(), '\r', ' ');
-    const bool quote = f.find_first_of(",\"") != std::string::npos ||
-                       (!f.empty() && (f.front() == ' ' || f.back() == ' '));
-    if (!quote) {
+    const std::string& f = fields[i];
+    bool special = !f.empty() && (f.front() == ' ' || f.back() == ' ');
+    for (const char c : f) special |= c == ',' || c == '"' || c == '\n' || c == '\r';  // no memchr per character
+    if (!special) {
       out += f;
       continue;
     }
+    std::string g = f;
+    std::replace(g.begin(), g.end(), '\n', ' ');
+    std::replace(g.begin(), g.end(), '\r', ' ');
+    const bool quote = g.find_first_of(",\"") != std::string::npos || (!g.empty() && (g.front() == ' ' || g.back() == ' '));
+    if (!quote) {
+      out += g;
+      continue;
+    }
     out += '"';
-    for (char c : f) {
+    for (char c : g) {
       if (c == '"') out += '"';
       out += c;
     }
     out += '"';
   }
-  return out + "\n";
+  out += '\n';
+  return out;
 }
 
 std::vector<std::string> ParseCsvLine(const std::string& line) {
@@ -380,8 +392,11 @@ int SweepMpiRank() {
 SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity fidelity,
                            std::vector<std::string>& fields, std::string* json_line) {
   const std::vector<std::string> values = spec.Values(p);
-  const std::vector<std::string> keys = spec.Keys();
-  fields = values;
+  // The result columns' count, once: the fields ResultFields() lists do not change.
+  static const size_t kResultColumns = FlatResultKeys().size();
+  fields.clear();
+  fields.reserve(values.size() + kResultColumns + 3);
+  fields.insert(fields.end(), values.begin(), values.end());
   SweepOutcome outcome = SweepOutcome::kOk;
   std::string error, result_json = "null";
   bool feasible = false;
@@ -390,7 +405,7 @@ SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity 
     outcome = SweepOutcome::kInvalid;
     error = s.error().ToString();
     fields.push_back("false");
-    fields.resize(fields.size() + FlatResultKeys().size());
+    fields.resize(fields.size() + kResultColumns);
     fields.push_back(ToString(s.error().kind));
   } else {
     SimulateOptions opt;
@@ -419,6 +434,7 @@ SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity 
   }
   fields.push_back(error);
   if (json_line) {
+    const std::vector<std::string> keys = spec.Keys();
     std::string line = "{\"settings\":{";
     for (size_t i = 0; i < keys.size(); ++i) {
       line += (i ? "," : "") + JsonWriter::Quote(keys[i]) + ":" + JsonSetting(values[i]);
