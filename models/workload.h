@@ -99,6 +99,11 @@ struct RankState {
   // Chunk 0's part of params_per_gpu: with per-chunk DP syncs, the chunk
   // whose gradients reduce last and whose parameters are gathered first.
   double first_chunk_fraction = 1;
+  // The part of the rank's parameters model chunk `chunk` of `chunks` holds:
+  // chunk 0 its own, the others the rest evenly.
+  double ChunkFraction(int chunk, int chunks) const {
+    return chunks <= 1 ? 1.0 : chunk == 0 ? first_chunk_fraction : (1 - first_chunk_fraction) / (chunks - 1);
+  }
 };
 
 // One kind of transformer layer (sim/core/model_spec.h LayerKind): its passes

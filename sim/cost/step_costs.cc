@@ -288,9 +288,14 @@ StepCosts ComputeStepCosts(const Scenario& s, Workload workload) {
       };
       dp.grad_reduce_s = grads_s(1.0);
       dp.param_gather_s = params_s(1.0);
-      const double first = state.first_chunk_fraction, other = V > 1 ? (1 - first) / (V - 1) : 0.0;
-      dp.grad_reduce_chunks = V > 1 ? DpChunkTimes{grads_s(first), grads_s(other)} : DpChunkTimes{dp.grad_reduce_s, 0};
-      dp.param_gather_chunks = V > 1 ? DpChunkTimes{params_s(first), params_s(other)} : DpChunkTimes{dp.param_gather_s, 0};
+      if (V > 1) {
+        const double first = state.ChunkFraction(0, V), other = state.ChunkFraction(1, V);
+        dp.grad_reduce_chunks = {grads_s(first), grads_s(other)};
+        dp.param_gather_chunks = {params_s(first), params_s(other)};
+      } else {
+        dp.grad_reduce_chunks = {dp.grad_reduce_s, 0};
+        dp.param_gather_chunks = {dp.param_gather_s, 0};
+      }
     }
     dp.optimizer_s = state.optimizer_bytes / (g.hbm_bytes_per_s * g.memory_bound_efficiency);
   }

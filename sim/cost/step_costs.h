@@ -39,6 +39,7 @@ struct StageCost {
 struct DpChunkTimes {
   double first_s = 0;
   double other_s = 0;
+  double Of(int chunk) const { return chunk == 0 ? first_s : other_s; }
 };
 
 struct RankStepCost {

@@ -343,8 +343,7 @@ class DesRun {
     // backward of the step starts. Chunk 0 moves its part of the rank's
     // parameters (the embedding's too, on the first rank), the others the
     // rest evenly. Without overlap, the whole rank's collectives run at once.
-    const double first_share = state.first_chunk_fraction;
-    auto share = [&](int chunk) { return v_ == 1 ? 1.0 : chunk == 0 ? first_share : (1.0 - first_share) / (v_ - 1); };
+    auto share = [&](int chunk) { return state.ChunkFraction(chunk, v_); };
     const bool gathers = (p_.gradient_replicas() > 1 && state.param_gather_bytes > 0) || state.expert_param_gather_bytes > 0;
     auto start_gather = [&](double fraction) {
       Flows f;
@@ -367,7 +366,7 @@ class DesRun {
       if (!gathers || !p_.overlap_param_gather || chunk >= v_ || gather_started[size_t(chunk)]) return;
       gather_started[size_t(chunk)] = 1;
       gather[size_t(chunk)] = start_gather(share(chunk));
-      gather_busy_until = std::max(gather_busy_until, Now()) + (chunk == 0 ? dp.param_gather_chunks.first_s : dp.param_gather_chunks.other_s);
+      gather_busy_until = std::max(gather_busy_until, Now()) + dp.param_gather_chunks.Of(chunk);
     };
     prefetch(0);
     const CollectiveKind grad_kind = state.grad_reduce_kind;
@@ -440,7 +439,7 @@ class DesRun {
         if (vs < V_ - 1) Receive(st, 1, vs, op.microbatch);
         if (step_grads && p_.overlap_grad_reduce && i == last_backward[size_t(op.chunk)]) {
           Absorb(grads, start_grads(share(op.chunk)));
-          grads_busy_until = std::max(grads_busy_until, Now()) + (op.chunk == 0 ? dp.grad_reduce_chunks.first_s : dp.grad_reduce_chunks.other_s);
+          grads_busy_until = std::max(grads_busy_until, Now()) + dp.grad_reduce_chunks.Of(op.chunk);
         }
         Flows cp = StartLayerFlows(st, op.chunk, false, CommGroup::kContext);
         const double t0 = Now();

@@ -136,7 +136,9 @@ TEST(ClusterSizerTest, NoUncheckedCandidateBeatsTheRecheckedAnswer) {
   EXPECT_GE(r.rechecked, 1);
   EXPECT_LE(r.rechecked, 2);  // at most twice recheck_top
   for (const SizeCandidate& c : r.candidates) {
-    if (!c.rechecked && r.rechecked < 2) EXPECT_GE(c.objective, r.candidates[0].objective) << SizeToText(r);
+    if (!c.rechecked && r.rechecked < 2) {
+      EXPECT_GE(c.objective, r.candidates[0].objective) << SizeToText(r);
+    }
   }
 }
 
