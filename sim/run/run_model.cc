@@ -19,6 +19,12 @@ std::string Hours(double s) {
   return buf;
 }
 
+std::string Gib(double bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
 }  // namespace
 
 double YoungDalyInterval(double checkpoint_cost_s, double system_mtbf_s) {
@@ -36,6 +42,17 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
   const bool storage = s.storage.has_value();
   if (storage) {
     run.checkpoint_bytes = CheckpointBytes(s);
+    if (s.checkpoint.mode == CheckpointMode::kAsync) {
+      // An async save first copies each writer's shard to host memory (the
+      // staging buffer the write then drains): a node that cannot hold its
+      // writers' shards cannot checkpoint this way.
+      const double staged_bytes = run.checkpoint_bytes / CheckpointWritingNodes(s);
+      if (s.node.host_memory_bytes > 0 && staged_bytes > s.node.host_memory_bytes) {
+        r.error = "async checkpoint does not fit in host memory: each node stages " + Gib(staged_bytes) + " of its GPUs' shards but " +
+                  s.node.name + " has " + Gib(s.node.host_memory_bytes) + " (checkpoint.mode: sync, checkpoint.contents: weights, or more nodes)";
+        return;
+      }
+    }
     run.checkpoint_write_s = timing.checkpoint_write_s ? *timing.checkpoint_write_s
                                                        : s.storage->latency_s + run.checkpoint_bytes / CheckpointWriteBytesPerS(s);
     run.restore_s = s.storage->latency_s + run.checkpoint_bytes / CheckpointReadBytesPerS(s);

@@ -59,6 +59,21 @@ TEST(RunModelTest, AsyncCheckpointHidesMostOfItsWrite) {
   EXPECT_LT(async.run.checkpoint_stall_s, 0.25 * sync.run.checkpoint_stall_s);
 }
 
+TEST(RunModelTest, AsyncCheckpointMustFitInHostMemory) {
+  // 70B full state (~900 GiB, 14 B per parameter) over 4 nodes stages ~225 GiB per node.
+  Scenario s = Ref70b({"checkpoint.mode=async"});
+  EXPECT_NEAR(CheckpointBytes(s) / CheckpointWritingNodes(s) / std::pow(1024.0, 3), 225, 1);
+  EXPECT_TRUE(Simulate(s).error.empty());
+  s.node.host_memory_bytes = 200.0 * 1024 * 1024 * 1024;
+  const SimulationResult r = Simulate(s);
+  EXPECT_NE(r.error.find("async checkpoint does not fit in host memory"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("stages 225 GiB"), std::string::npos) << r.error;
+  EXPECT_EQ(r.run.time_to_train_s, 0);
+  // The same node checkpoints synchronously: nothing is staged on the host.
+  s.checkpoint.mode = CheckpointMode::kSync;
+  EXPECT_TRUE(Simulate(s).error.empty());
+}
+
 TEST(RunModelTest, CostAndEnergyScaleWithTime) {
   const Scenario s = Ref70b({"failures.node_mtbf_hours=0"});
   SimulationResult r = Simulate(s);
