@@ -75,6 +75,17 @@ double LayerActivationBytes(const Scenario& sc, const LayerKind& kind, Recompute
 }  // namespace
 
 double LayerActivationBytes(const Scenario& sc) { return LayerActivationBytes(sc, sc.model.LayerAt(0), sc.training.recompute); }
+double LayerActivationBytes(const Scenario& sc, const LayerKind& kind) { return LayerActivationBytes(sc, kind, sc.training.recompute); }
+
+OffloadedActivations OffloadedActivationBytes(const Scenario& sc, const Workload& w) {
+  OffloadedActivations o;
+  for (int i = 0; i < sc.training.activation_offload_layers && i < int(w.kind_of_layer.size()); ++i) {
+    const double b = LayerActivationBytes(sc, w.layer(i).kind, sc.training.recompute);
+    o.host_bytes += b;
+    o.largest_layer_bytes = std::max(o.largest_layer_bytes, b);
+  }
+  return o;
+}
 
 double InFlightMicrobatches(const Scenario& sc, int rank) {
   const Parallelism& p = sc.parallelism;
@@ -138,6 +149,10 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w) {
       for (size_t k = 0; k < counts.size(); ++k) layers_act += counts[k] * kind_act[k];
     }
     double act = layers_act * in_flight;
+    // Offloaded layers (pipeline 1, one micro batch in flight) live in host
+    // memory but for the one whose copy is running.
+    const OffloadedActivations off = OffloadedActivationBytes(sc, w);
+    if (off.host_bytes > 0) act -= off.host_bytes - off.largest_layer_bytes;
     // The embedding output of each in-flight micro batch (first rank), and
     // with full recompute one layer's full activations while it is recomputed.
     if (rank == 0) act += tokens * sc.model.hidden * 2 / (p.sequence_parallel ? p.tensor : 1) * in_flight;
@@ -154,6 +169,17 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w) {
   r.capacity_gib = g.memory_bytes * g.usable_memory_fraction / kGiB;
   r.workspace_gib = g.memory_bytes * (1 - g.usable_memory_fraction) / kGiB;
   r.fits = r.peak_gib_per_gpu <= r.capacity_gib;
+  // The node's GPUs offload at once into the node's host memory.
+  r.offloaded_activations_gib = OffloadedActivationBytes(sc, w).host_bytes / kGiB;
+  const double host_gib = sc.node.host_memory_bytes / kGiB, node_offload_gib = r.offloaded_activations_gib * sc.node.gpus_per_node;
+  if (r.fits && host_gib > 0 && node_offload_gib > host_gib) {
+    char buf[320];
+    std::snprintf(buf, sizeof buf, "offloads %.1f GiB of activations per GPU, %.0f GiB per node, but %s has %.0f GiB of host memory",
+                  r.offloaded_activations_gib, node_offload_gib, sc.node.name.c_str(), host_gib);
+    r.fits = false;
+    r.reason = buf;
+    return r;
+  }
   if (!r.fits) {
     char buf[320];
     std::snprintf(buf, sizeof buf,

@@ -19,8 +19,21 @@
 
 namespace trainsim {
 
-// Activation bytes one transformer layer stores for one micro batch on one GPU.
+// Activation bytes one transformer layer stores for one micro batch on one GPU
+// (the first layer's kind, or the given kind), under the scenario's recompute.
 double LayerActivationBytes(const Scenario& s);
+double LayerActivationBytes(const Scenario& s, const LayerKind& kind);
+
+// Activation offload (training.activation_offload_layers = N): the bytes
+// one GPU keeps in host memory for one micro batch, the first N layers'
+// activations; and the largest of them, which stays on the GPU while its
+// copy runs behind the next layer (Transformer Engine's offload handler
+// releases a layer's tensors once their copy is done).
+struct OffloadedActivations {
+  double host_bytes = 0;
+  double largest_layer_bytes = 0;
+};
+OffloadedActivations OffloadedActivationBytes(const Scenario& s, const Workload& w);
 
 // Micro batches whose activations pipeline rank `rank` holds at its peak
 // (in units of the rank's whole layer set); without `rank`, the first rank's.

@@ -109,3 +109,32 @@ TEST(MemoryModelTest, LoraKeepsGradientsAndAdamStateForTheAdaptersOnly) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// Megatron-Core CPU offloading of the first N layers' activations: the GPU
+// keeps the other layers' and the one copy in flight; the host holds N layers
+// per GPU, the node's GPUs together.
+TEST(MemoryModelTest, ActivationOffloadMovesTheFirstLayersToHostMemory) {
+  const Scenario base = Make70b({"training.recompute=none", "parallelism.data_sharding=full"});
+  const Scenario off = Make70b({"training.recompute=none", "parallelism.data_sharding=full", "training.activation_offload_layers=75"});
+  const MemoryReport a = Memory(base), b = Memory(off);
+  const double layer = LayerActivationBytes(off) / kGiB;
+  EXPECT_GT(layer, 1.0);
+  EXPECT_NEAR(a.activations_gib - b.activations_gib, 74 * layer, 1e-6);  // 75 offloaded, one in flight
+  EXPECT_NEAR(b.offloaded_activations_gib, 75 * layer, 1e-6);
+  EXPECT_EQ(a.offloaded_activations_gib, 0);
+  EXPECT_DOUBLE_EQ(a.weights_gib, b.weights_gib);
+  // The host must hold what the node's 8 GPUs offload: 2 TB holds it on
+  // XE9680; a node with 1 TiB does not.
+  EXPECT_TRUE(b.fits) << b.reason;
+  Scenario small = off;
+  small.node.host_memory_bytes = 1024 * kGiB;
+  const MemoryReport c = Memory(small);
+  EXPECT_FALSE(c.fits);
+  EXPECT_NE(c.reason.find("of host memory"), std::string::npos) << c.reason;
+}
+
+}  // namespace
+}  // namespace trainsim

@@ -115,8 +115,11 @@ struct NodeProfile {
   double intra_ring_bus_bytes_per_s = 0;
   double intra_latency_s = 0;
   double intra_half_chunk_bytes = 0;  // per ring step / transfer, at half the peak bandwidth
-  double pcie_bytes_per_s = 0;
+  double pcie_bytes_per_s = 0;  // the node's GPU-host path (pcie_gb_per_s; NVLink-C2C on Grace trays)
   double host_memory_bytes = 0;
+  // What each GPU gets of the host path when all of them copy at once (an
+  // async checkpoint's staging, activation offload).
+  double host_copy_bytes_per_s_per_gpu() const { return pcie_bytes_per_s / gpus_per_node; }
   double power_load_w = 0;
   double power_idle_w = 0;
   double node_hour_usd = 0;      // with the profile's default nics_per_node

@@ -29,6 +29,7 @@ struct MemoryReport {
   double optimizer_gib = 0;
   double activations_gib = 0;
   double workspace_gib = 0;
+  double offloaded_activations_gib = 0;  // per GPU, in host memory (training.activation_offload_layers)
   double capacity_gib = 0;  // usable memory of the GPU
   int peak_stage = 0;       // the pipeline rank the figures are of
   std::string reason;       // why it does not fit; empty when it fits

@@ -32,6 +32,7 @@ SimulationResult EveryFieldSet() {
   r.memory.optimizer_gib = 12.5;
   r.memory.activations_gib = 40.5;
   r.memory.workspace_gib = 2.5;
+  r.memory.offloaded_activations_gib = 30.5;
   r.memory.capacity_gib = 74.5;
   r.memory.reason = "activations need 40.5 GiB";
   r.run.steps = 500;

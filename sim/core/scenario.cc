@@ -135,6 +135,17 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
     return fail("parallelism.sharding_group", "sharding_group " + str(par.sharding_group) + " does not divide data x context = " +
                                                   str(par.gradient_replicas()));
   }
+  // Megatron-Core's TransformerConfig rules for CPU offloading
+  // (megatron/core/transformer/transformer_config.py __post_init__).
+  if (const int n = s.training.activation_offload_layers; n > 0) {
+    if (n >= m.layers) {
+      return fail("training.activation_offload_layers", str(n) + " layers: offloading can be done only for fewer layers than the " + str(m.layers) + " of the model");
+    }
+    if (par.pipeline > 1) return fail("training.activation_offload_layers", "Megatron-Core has no pipeline parallelism with CPU offloading (pipeline is " + str(par.pipeline) + ")");
+    if (s.training.recompute != Recompute::kNone) {
+      return fail("training.activation_offload_layers", "CPU offloading does not work with activation recomputation (training.recompute)");
+    }
+  }
   if (par.sharding_group > 0 && par.data_sharding == DataSharding::kNone) {
     return fail("parallelism.sharding_group", "a sharding group needs parallelism.data_sharding (optimizer, gradients or full)");
   }

@@ -92,6 +92,11 @@ struct Training {
   AttentionKernel attention = AttentionKernel::kFlash;  // "auto": the framework's kernel
   double dropout = 0;  // hidden and attention dropout probability; default: the framework's
   Finetune finetune;
+  // Megatron-Core's CPU offloading (cpu_offloading_num_layers, Transformer
+  // Engine's offload context): the first N layers' activations go to host
+  // memory during the forward and come back during the backward, each copy
+  // behind the next layer's compute. Needs pipeline 1 and no recompute.
+  int activation_offload_layers = 0;
 };
 
 enum class CheckpointContents { kFull, kWeights };

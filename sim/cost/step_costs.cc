@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/cost/collective_model.h"
+#include "models/memory_model.h"
 #include "sim/cost/gpu_cost_model.h"
 
 namespace trainsim {
@@ -241,6 +242,22 @@ StepCosts ComputeStepCosts(const Scenario& s, Workload workload) {
     if (vs == 0) st += embedding;
     if (vs == P * V - 1) st += head;
     c.rank[size_t(vs % P)] += st;
+  }
+  // Activation offload (pipeline 1): layer i's activations go to the host
+  // behind layer i+1's forward and come back behind layer i+1's backward
+  // (Transformer Engine's offload context copies on a side stream, one layer
+  // ahead); a copy longer than that compute is on the critical path.
+  if (const int offloaded = s.training.activation_offload_layers; offloaded > 0 && P * V == 1) {
+    const double host_bytes_per_s = s.node.host_copy_bytes_per_s_per_gpu();
+    for (int i = 0; i < offloaded && i + 1 < int(w.kind_of_layer.size()); ++i) {
+      const double copy_s = LayerActivationBytes(s, w.layer(i).kind) / host_bytes_per_s;
+      const StageCost& next = layer[size_t(w.kind_of_layer[size_t(i + 1)])];
+      const double fwd = std::max(0.0, copy_s - next.forward_compute_s), bwd = std::max(0.0, copy_s - next.backward_compute_s);
+      c.virtual_stage[0].forward_exposed_comm_s += fwd;
+      c.virtual_stage[0].backward_exposed_comm_s += bwd;
+      c.rank[0].forward_exposed_comm_s += fwd;
+      c.rank[0].backward_exposed_comm_s += bwd;
+    }
   }
   for (int r = 0; r < P; ++r) {
     if (c.rank[size_t(r)].slot_s() > c.slowest().slot_s()) c.slowest_rank = r;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/cost/collective_model.h"
+#include "models/memory_model.h"
 #include "sim/cost/gpu_cost_model.h"
 #include "sim/io/scenario_loader.h"
 
@@ -150,6 +151,40 @@ TEST(StepCostsTest, FsdpGathersPerLayerBehindTheLayersCompute) {
   const StepCosts h = ComputeStepCosts(hsdp);
   EXPECT_GT(h.grad_reduce_s, 0.0);
   EXPECT_LT(CollectiveTime(hsdp, BuildWorkload(hsdp).shard_unit_gather), gather_s);
+}
+
+// Activation offload: each offloaded layer's copy to the host (forward) and
+// back (backward) runs behind the next layer's compute; only what the copy
+// takes beyond that compute is exposed. Over XE9680's host path (PCIe shared
+// by 8 GPUs) a 70B layer's copy outlasts the next layer; over GB200's
+// NVLink-C2C it hides.
+TEST(StepCostsTest, ActivationOffloadCopiesHideBehindTheNextLayer) {
+  const std::vector<std::string> base = {"parallelism.tensor=1", "cluster.nodes=2", "model=llama2-70b", "training.seq_len=4096",
+                                         "parallelism.data_sharding=full"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> sets = base;
+    sets.insert(sets.end(), extra.begin(), extra.end());
+    return H100Tp8(sets);
+  };
+  const Scenario plain = with({});
+  const Scenario off = with({"training.activation_offload_layers=10"});
+  const Workload w = BuildWorkload(off);
+  const StepCosts c0 = ComputeStepCosts(plain), c = ComputeStepCosts(off);
+  const double copy_s = LayerActivationBytes(off) / off.node.host_copy_bytes_per_s_per_gpu();
+  const StageCost& layer = c0.virtual_stage[0];  // compute is unchanged by offload
+  const double fc = PassComputeTime(w.layer(1).forward, off.node.gpu, off.training.precision, false);
+  ASSERT_GT(copy_s, fc);
+  EXPECT_DOUBLE_EQ(c.virtual_stage[0].forward_compute_s, layer.forward_compute_s);
+  EXPECT_DOUBLE_EQ(c.virtual_stage[0].backward_compute_s, layer.backward_compute_s);
+  EXPECT_GT(c.virtual_stage[0].forward_exposed_comm_s - layer.forward_exposed_comm_s, 9 * (copy_s - fc));
+  EXPECT_GT(c.virtual_stage[0].backward_exposed_comm_s, layer.backward_exposed_comm_s);
+  // The same layers on GB200 trays: NVLink-C2C copies nearly hide.
+  const Scenario gb = with({"cluster.node=xe9712-gb200", "cluster.nics_per_node=4", "cluster.nodes=4", "training.activation_offload_layers=10"});
+  const Scenario gb0 = with({"cluster.node=xe9712-gb200", "cluster.nics_per_node=4", "cluster.nodes=4"});
+  const double h100_extra = c.virtual_stage[0].forward_s() / layer.forward_s() - 1;
+  const double gb_extra = ComputeStepCosts(gb).virtual_stage[0].forward_s() / ComputeStepCosts(gb0).virtual_stage[0].forward_s() - 1;
+  EXPECT_GT(h100_extra, 1.0);  // PCIe: the copies more than double the forward
+  EXPECT_LT(gb_extra, 0.05);
 }
 
 // ZeRO-2 reduce-scatters every micro batch's gradients in the backward and

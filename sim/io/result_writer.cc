@@ -289,6 +289,9 @@ std::string ToSummary(const SimulationResult& r) {
   o << "    weights " << Fmt("%.1f", v("memory.weights_gib")) << ", gradients " << Fmt("%.1f", v("memory.gradients_gib"))
     << ", optimizer " << Fmt("%.1f", v("memory.optimizer_gib")) << ", activations " << Fmt("%.1f", v("memory.activations_gib"))
     << ", workspace " << Fmt("%.1f", v("memory.workspace_gib")) << " GiB\n";
+  if (FindResultField("memory.offloaded_activations_gib")->Present(r)) {
+    o << "    activations offloaded to host memory " << Fmt("%.1f", v("memory.offloaded_activations_gib")) << " GiB\n";
+  }
   if (FindResultField("memory.reason")->Present(r)) o << "    " << t("memory.reason") << "\n";
   o << "  run                  " << count("run.steps") << " steps, " << Fmt("%.3g", v("run.tokens")) << " tokens, "
     << Duration(v("run.time_to_train_s")) << "\n";

@@ -235,6 +235,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
   }
   const std::string rc = t.Choice("recompute", {"none", "selective", "full"}, "none");
   s.training.recompute = rc == "full" ? Recompute::kFull : rc == "selective" ? Recompute::kSelective : Recompute::kNone;
+  s.training.activation_offload_layers = t.NonNegativeInt("activation_offload_layers", 0);
   {
     YAML::Node fw = t.Raw("framework");
     if (fw.IsDefined() && !fw.IsNull()) {

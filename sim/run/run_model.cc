@@ -66,7 +66,7 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
         // write then overlaps the following steps, unless it is still running
         // when the next checkpoint is due.
         const double shard = run.checkpoint_bytes / s.gpus();
-        const double copy = shard * s.node.gpus_per_node / s.node.pcie_bytes_per_s;
+        const double copy = shard / s.node.host_copy_bytes_per_s_per_gpu();
         const double interval = s.checkpoint.every_steps * r.step_time_s;
         run.checkpoint_stall_s = copy + std::max(0.0, run.checkpoint_write_s - copy - interval);
       }
