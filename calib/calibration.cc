@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -96,6 +97,16 @@ std::string WriteCalibratedProfile(const Measurements& m, const std::string& pro
     std::snprintf(buf, sizeof buf, "storage (%d clients): write %.3g GB/s, read %.3g GB/s aggregate; per client %.3g / %.3g GB/s\n",
                   s.clients, s.write_bytes_per_s / 1e9, s.read_bytes_per_s / 1e9, s.write_bytes_per_s_per_client / 1e9,
                   s.read_bytes_per_s_per_client / 1e9);
+    o << buf;
+  }
+  if (m.node_host_copy_gpus > 0) {
+    // A node property, not a GPU one: said here for the node profile.
+    const double slower = std::min(m.node_host_to_device_bytes_per_s, m.node_device_to_host_bytes_per_s);
+    std::snprintf(buf, sizeof buf,
+                  "host path (%d GPUs copying at once): %.3g GB/s to the GPUs, %.3g GB/s from them; a node profile's pcie_gb_per_s: %.0f "
+                  "(one GPU alone: %.3g / %.3g GB/s)\n",
+                  m.node_host_copy_gpus, m.node_host_to_device_bytes_per_s / 1e9, m.node_device_to_host_bytes_per_s / 1e9, slower / 1e9,
+                  m.host_to_device_bytes_per_s / 1e9, m.device_to_host_bytes_per_s / 1e9);
     o << buf;
   }
   o << "wrote " << profile_path << " and " << sidecar << "\n";

@@ -72,5 +72,22 @@ TEST_F(ProfilePairTest, ANewProfileBesideAnOldSidecarIsRefused) {
   EXPECT_NE(missing.error().ToString().find("profile_fingerprint: missing"), std::string::npos) << missing.error().ToString();
 }
 
+// The node's host path (every GPU copying at once) is a node-profile figure:
+// the report says it in the node profile's unit, the lower direction.
+TEST_F(ProfilePairTest, TheReportGivesTheNodeHostPathInTheNodeProfilesUnit) {
+  m_.host_to_device_bytes_per_s = 5.3e10;
+  m_.device_to_host_bytes_per_s = 5.1e10;
+  m_.node_host_copy_gpus = 8;
+  m_.node_host_to_device_bytes_per_s = 2.2e11;
+  m_.node_device_to_host_bytes_per_s = 2.0e11;
+  std::string report;
+  ASSERT_EQ(WriteCalibratedProfile(m_, (dir_ / "gpu.yaml").string(), "gpu", 700, report), "");
+  EXPECT_NE(report.find("host path (8 GPUs copying at once): 220 GB/s to the GPUs, 200 GB/s from them; a node profile's pcie_gb_per_s: 200"),
+            std::string::npos) << report;
+  m_.node_host_copy_gpus = 0;
+  ASSERT_EQ(WriteCalibratedProfile(m_, (dir_ / "gpu.yaml").string(), "gpu", 700, report), "");
+  EXPECT_EQ(report.find("host path"), std::string::npos) << report;
+}
+
 }  // namespace
 }  // namespace trainsim::calib

@@ -143,6 +143,10 @@ std::string MeasurementsYaml(const Measurements& m) {
   o << "launch_s: " << Num(m.launch_s) << "\n";
   if (m.host_to_device_bytes_per_s > 0) o << "host_to_device_bytes_per_s: " << Num(m.host_to_device_bytes_per_s) << "\n";
   if (m.device_to_host_bytes_per_s > 0) o << "device_to_host_bytes_per_s: " << Num(m.device_to_host_bytes_per_s) << "\n";
+  if (m.node_host_copy_gpus > 0) {
+    o << "node_host_copy: {gpus: " << m.node_host_copy_gpus << ", host_to_device_bytes_per_s: " << Num(m.node_host_to_device_bytes_per_s)
+      << ", device_to_host_bytes_per_s: " << Num(m.node_device_to_host_bytes_per_s) << "}\n";
+  }
   o << "gemm:\n";
   for (const auto& g : m.gemm) {
     o << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch << ", layout: " << g.layout
@@ -193,6 +197,12 @@ Expected<Measurements> LoadMeasurements(const std::string& path) {
     m.launch_s = top.PositiveDouble("launch_s");
     m.host_to_device_bytes_per_s = top.NonNegativeDouble("host_to_device_bytes_per_s", 0);
     m.device_to_host_bytes_per_s = top.NonNegativeDouble("device_to_host_bytes_per_s", 0);
+    if (auto n = top.OptMap("node_host_copy")) {
+      m.node_host_copy_gpus = n->PositiveInt("gpus");
+      m.node_host_to_device_bytes_per_s = n->PositiveDouble("host_to_device_bytes_per_s");
+      m.node_device_to_host_bytes_per_s = n->PositiveDouble("device_to_host_bytes_per_s");
+      n->Finish();
+    }
     ForEach(top, "gemm", [&](YamlMap& g) {
       GemmSample s;
       s.m = g.PositiveInt("m");

@@ -71,6 +71,12 @@ struct Measurements {
   double memory_bytes = 0;       // device (or host) memory
   double host_to_device_bytes_per_s = 0;  // 0: not measured
   double device_to_host_bytes_per_s = 0;
+  // The node's host path: every visible GPU copying at once, aggregate (what
+  // a node profile's pcie_gb_per_s means: async checkpoint staging and
+  // activation offload share it). 0 GPUs: not measured.
+  int node_host_copy_gpus = 0;
+  double node_host_to_device_bytes_per_s = 0;
+  double node_device_to_host_bytes_per_s = 0;
   std::vector<GemmSample> gemm;
   double launch_s = 0;  // a tiny GEMM: the per-kernel floor
   std::vector<MemorySample> memory;

@@ -24,6 +24,9 @@ Measurements Sample() {
   m.device = "test \"cpu\"";
   m.memory_bytes = 1e9;
   m.launch_s = 1e-6;
+  m.node_host_copy_gpus = 8;
+  m.node_host_to_device_bytes_per_s = 2.1e11;
+  m.node_device_to_host_bytes_per_s = 1.9e11;
   m.gemm = {{64, 64, 64, 1, "nn", "fp32", 1e-5}, {8, 16, 32, 4, "tn", "fp32", 2e-6}};
   m.memory = {{"copy", 1e6, 1e-4}};
   m.attention = {{1, 2, 1, 16, 8, 1e-5, 2e-5}};
@@ -49,6 +52,9 @@ TEST(Measurements, RoundTrip) {
   ASSERT_EQ(m->storage.size(), 1u);
   EXPECT_EQ(m->storage[0].read_s.size(), 2u);
   EXPECT_EQ(m->collectives[0].op, "all-reduce");
+  EXPECT_EQ(m->node_host_copy_gpus, 8);
+  EXPECT_DOUBLE_EQ(m->node_host_to_device_bytes_per_s, 2.1e11);
+  EXPECT_DOUBLE_EQ(m->node_device_to_host_bytes_per_s, 1.9e11);
 }
 
 std::string ErrorOf(const std::string& text) {

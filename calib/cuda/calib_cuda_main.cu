@@ -16,7 +16,9 @@
 #include <cuda_bf16.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -56,6 +58,47 @@ struct Plan {
   std::vector<MemoryItem> memory;
   std::vector<long> copies;
 };
+
+// The node's host path: every visible GPU copies `bytes` between its own
+// memory and pinned host memory at once, timed on the host clock from the
+// first launch to the last stream's end; the best of three, per direction.
+// (One GPU alone reaches its own PCIe or NVLink-C2C link; all of them at once
+// meet the switches' uplinks, the CPUs' root ports and host memory.)
+void NodeHostCopy(int devices, size_t bytes, double* h2d_s, double* d2h_s) {
+  std::vector<void*> host(size_t(devices), nullptr), dev(size_t(devices), nullptr);
+  std::vector<cudaStream_t> streams(size_t(devices), nullptr);
+  for (int d = 0; d < devices; ++d) {
+    CudaCheck(cudaSetDevice(d), "cudaSetDevice");
+    CudaCheck(cudaMallocHost(&host[size_t(d)], bytes), "cudaMallocHost");
+    CudaCheck(cudaMalloc(&dev[size_t(d)], bytes), "cudaMalloc");
+    CudaCheck(cudaStreamCreate(&streams[size_t(d)]), "cudaStreamCreate");
+  }
+  auto all_at_once = [&](bool to_device) {
+    double best = 1e30;
+    for (int rep = 0; rep < 4; ++rep) {  // the first is a warm-up
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int d = 0; d < devices; ++d) {
+        CudaCheck(cudaSetDevice(d), "cudaSetDevice");
+        const size_t i = size_t(d);
+        CudaCheck(to_device ? cudaMemcpyAsync(dev[i], host[i], bytes, cudaMemcpyHostToDevice, streams[i])
+                            : cudaMemcpyAsync(host[i], dev[i], bytes, cudaMemcpyDeviceToHost, streams[i]),
+                  "cudaMemcpyAsync");
+      }
+      for (int d = 0; d < devices; ++d) CudaCheck(cudaStreamSynchronize(streams[size_t(d)]), "cudaStreamSynchronize");
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (rep > 0) best = std::min(best, s);
+    }
+    return best;
+  };
+  *h2d_s = all_at_once(true);
+  *d2h_s = all_at_once(false);
+  for (int d = 0; d < devices; ++d) {
+    cudaSetDevice(d);
+    cudaStreamDestroy(streams[size_t(d)]);
+    cudaFree(dev[size_t(d)]);
+    cudaFreeHost(host[size_t(d)]);
+  }
+}
 
 bool ReadShape(std::istringstream& in, LayerShape& s) {
   return bool(in >> s.hidden >> s.ffn_hidden >> s.heads >> s.kv_heads >> s.seq_len >> s.micro_batch) && s.Valid();
@@ -288,6 +331,15 @@ int main(int argc, char** argv) {
       const double d2h = TimeOnStream(ops.stream(), [&] { cudaMemcpyAsync(pinned, d.data(), bytes, cudaMemcpyDeviceToHost, ops.stream()); }, 3);
       cudaFreeHost(pinned);
       y << "host_to_device_bytes_per_s: " << Num(bytes / h2d) << "\ndevice_to_host_bytes_per_s: " << Num(bytes / d2h) << "\n";
+      // Every GPU of the node at once (not under --mpi: there each rank
+      // measures its own GPU while the others run their own work).
+      if (!use_mpi) {
+        double all_h2d = 0, all_d2h = 0;
+        NodeHostCopy(devices, bytes, &all_h2d, &all_d2h);
+        CudaCheck(cudaSetDevice(device), "cudaSetDevice");
+        y << "node_host_copy: {gpus: " << devices << ", host_to_device_bytes_per_s: " << Num(devices * double(bytes) / all_h2d)
+          << ", device_to_host_bytes_per_s: " << Num(devices * double(bytes) / all_d2h) << "}\n";
+      }
     }
     std::string swept = math_name + ", bf16";
     for (const auto& l : lowp) swept += std::string(", ") + l.f->name;
