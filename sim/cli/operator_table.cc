@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "sim/cost/step_costs.h"
+
 namespace trainsim::cli {
 
 namespace {
@@ -48,6 +50,14 @@ std::string OperatorTable(const Scenario& s, const std::vector<PassBreakdown>& p
                 c.bytes / 1e6, c.time_s * 1e6, how.c_str());
     }
     if (!p.comms.empty()) o += Line("  %-34s %-9s %-22s %10s %10s %10.1f\n", "exposed communication", "", "", "", "", p.exposed_comm_s * 1e6);
+  }
+  if (s.training.activation_offload_layers > 0) {
+    const ActivationOffloadTimes off = ActivationOffload(s, BuildWorkload(s));
+    o += Line("\nactivation offload, %d layers, each copy behind the next layer's pass\n", off.layers);
+    o += Line("  %-34s %-9s %-22s %10s %10.1f %10.1f  %s\n", "activations to host (forward)", "copy", "host path", "", off.bytes / 1e6,
+              off.copy_s * 1e6, Line("%.0f us exposed", off.forward_exposed_s * 1e6).c_str());
+    o += Line("  %-34s %-9s %-22s %10s %10.1f %10.1f  %s\n", "activations back (backward)", "copy", "host path", "", off.bytes / 1e6,
+              off.copy_s * 1e6, Line("%.0f us exposed", off.backward_exposed_s * 1e6).c_str());
   }
   return o;
 }

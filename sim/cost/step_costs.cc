@@ -199,6 +199,23 @@ StageCost& StageCost::operator+=(const StageCost& o) {
   return *this;
 }
 
+ActivationOffloadTimes ActivationOffload(const Scenario& s, const Workload& w) {
+  ActivationOffloadTimes t;
+  const GpuRates rates(s.node.gpu, s.training.precision);
+  const double host_bytes_per_s = s.node.host_copy_bytes_per_s_per_gpu();
+  for (int i = 0; i < s.training.activation_offload_layers && i + 1 < int(w.kind_of_layer.size()); ++i) {
+    const double bytes = LayerActivationBytes(s, w.layer(i).kind);
+    const double copy_s = bytes / host_bytes_per_s;
+    const LayerWork& next = w.layer(i + 1);
+    t.layers++;
+    t.bytes += bytes;
+    t.copy_s += copy_s;
+    t.forward_exposed_s += std::max(0.0, copy_s - PassComputeTime(next.forward, rates, false));
+    t.backward_exposed_s += std::max(0.0, copy_s - PassComputeTime(next.backward, rates, true));
+  }
+  return t;
+}
+
 StepCosts ComputeStepCosts(const Scenario& s) { return ComputeStepCosts(s, BuildWorkload(s)); }
 
 StepCosts ComputeStepCosts(const Scenario& s, Workload workload) {
@@ -243,20 +260,11 @@ StepCosts ComputeStepCosts(const Scenario& s, Workload workload) {
     if (vs == P * V - 1) st += head;
     c.rank[size_t(vs % P)] += st;
   }
-  // Activation offload (pipeline 1): layer i's activations go to the host
-  // behind layer i+1's forward and come back behind layer i+1's backward
-  // (Transformer Engine's offload context copies on a side stream, one layer
-  // ahead); a copy longer than that compute is on the critical path.
-  if (const int offloaded = s.training.activation_offload_layers; offloaded > 0 && P * V == 1) {
-    const double host_bytes_per_s = s.node.host_copy_bytes_per_s_per_gpu();
-    for (int i = 0; i < offloaded && i + 1 < int(w.kind_of_layer.size()); ++i) {
-      const double copy_s = LayerActivationBytes(s, w.layer(i).kind) / host_bytes_per_s;
-      const StageCost& next = layer[size_t(w.kind_of_layer[size_t(i + 1)])];
-      const double fwd = std::max(0.0, copy_s - next.forward_compute_s), bwd = std::max(0.0, copy_s - next.backward_compute_s);
-      c.virtual_stage[0].forward_exposed_comm_s += fwd;
-      c.virtual_stage[0].backward_exposed_comm_s += bwd;
-      c.rank[0].forward_exposed_comm_s += fwd;
-      c.rank[0].backward_exposed_comm_s += bwd;
+  if (s.training.activation_offload_layers > 0 && P * V == 1) {
+    const ActivationOffloadTimes off = ActivationOffload(s, w);
+    for (StageCost* st : {&c.virtual_stage[0], &c.rank[0]}) {
+      st->forward_exposed_comm_s += off.forward_exposed_s;
+      st->backward_exposed_comm_s += off.backward_exposed_s;
     }
   }
   for (int r = 0; r < P; ++r) {

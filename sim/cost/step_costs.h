@@ -117,6 +117,20 @@ double AllToAllTime(const Scenario& s, const PassWork& pass);
 CommOp ExpertGradientReduce(const Scenario& s, const RankState& state);
 CommOp ExpertParamGather(const Scenario& s, const RankState& state);
 
+// Activation offload (training.activation_offload_layers, pipeline 1): layer
+// i's activations go to the host behind layer i+1's forward and come back
+// behind layer i+1's backward (Transformer Engine's offload context copies on
+// a side stream, one layer ahead); a copy longer than that compute is on the
+// critical path. Per micro batch, summed over the offloaded layers.
+struct ActivationOffloadTimes {
+  int layers = 0;
+  double bytes = 0;          // per micro batch, all offloaded layers
+  double copy_s = 0;         // one direction, all offloaded layers
+  double forward_exposed_s = 0;
+  double backward_exposed_s = 0;
+};
+ActivationOffloadTimes ActivationOffload(const Scenario& s, const Workload& w);
+
 StepCosts ComputeStepCosts(const Scenario& s);
 // The same over the scenario's workload built already (BuildWorkload(s)).
 StepCosts ComputeStepCosts(const Scenario& s, Workload workload);

@@ -178,6 +178,12 @@ TEST(StepCostsTest, ActivationOffloadCopiesHideBehindTheNextLayer) {
   EXPECT_DOUBLE_EQ(c.virtual_stage[0].backward_compute_s, layer.backward_compute_s);
   EXPECT_GT(c.virtual_stage[0].forward_exposed_comm_s - layer.forward_exposed_comm_s, 9 * (copy_s - fc));
   EXPECT_GT(c.virtual_stage[0].backward_exposed_comm_s, layer.backward_exposed_comm_s);
+  // One statement of it (ActivationOffload, which --operators prints) is what the stage costs add.
+  const ActivationOffloadTimes t = ActivationOffload(off, w);
+  EXPECT_EQ(t.layers, 10);
+  EXPECT_NEAR(t.copy_s, 10 * copy_s, 1e-12);
+  EXPECT_NEAR(c.virtual_stage[0].forward_exposed_comm_s - layer.forward_exposed_comm_s, t.forward_exposed_s, 1e-12);
+  EXPECT_NEAR(c.virtual_stage[0].backward_exposed_comm_s - layer.backward_exposed_comm_s, t.backward_exposed_s, 1e-12);
   // The same layers on GB200 trays: NVLink-C2C copies nearly hide.
   const Scenario gb = with({"cluster.node=xe9712-gb200", "cluster.nics_per_node=4", "cluster.nodes=4", "training.activation_offload_layers=10"});
   const Scenario gb0 = with({"cluster.node=xe9712-gb200", "cluster.nics_per_node=4", "cluster.nodes=4"});
