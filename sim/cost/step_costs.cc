@@ -4,8 +4,8 @@
 #include <iterator>
 #include <vector>
 
-#include "sim/cost/collective_model.h"
 #include "models/memory_model.h"
+#include "sim/cost/collective_model.h"
 #include "sim/cost/gpu_cost_model.h"
 
 namespace trainsim {
