@@ -586,22 +586,47 @@ class DesRun {
     stats_.simulated_steps++;
   }
 
-  // Whole checkpoint cycles (every_steps steps and their checkpoint) repeat
-  // once two in a row took the same time and wrote for as long: the rest of
-  // the run's cycles but the last are then one sleep, so the cost of a run
-  // does not grow with its number of checkpoints. Called right after a
-  // checkpoint starts (async: its write was just started).
+  // Whole checkpoint cycles (every_steps steps and their checkpoint) repeat,
+  // so the cost of a run does not grow with its number of checkpoints. Called
+  // at each checkpoint boundary, right after the checkpoint starts (async: its
+  // write was just started). A cycle repeats when
+  // - it began and ended on a clean boundary: nothing in flight but the write
+  //   just started (none with sync checkpoints), no token read pending and
+  //   the steady step known. The controller and the stages then start the
+  //   next cycle from the very state they started this one from (only the
+  //   step number differs, and it matters only through k % every_steps and
+  //   the run's last step), so every following full cycle is this one again,
+  //   the run's last one included: a clean boundary means the cycle's last
+  //   step was not simulated (a simulated step leaves the next step's read
+  //   pending), so the last cycle cannot differ by the read the run's last
+  //   step does not start. Or
+  // - two in a row took the same time and wrote for as long (boundaries that
+  //   are not clean: a write still running at the next checkpoint); then the
+  //   run's last cycle is simulated.
+  // The repeated cycles are one sleep.
   double cycle_start_s_ = -1, last_cycle_s_ = 0, last_cycle_write_s_ = 0;
-  void RepeatCheckpointCycles(int& k, int steps, int every, bool async, Flows& write, double& write_start, Periodic& periodic,
-                              std::vector<Flows>& pending_reads) {
+  bool cycle_started_clean_ = false;
+  bool CleanBoundary(bool steady_known, bool async, const Flows& write, double write_start, std::vector<Flows>& pending_reads) {
+    if (!steady_known || data_.active) return false;
+    if (async ? !(write.active && write_start == Now()) : write.active) return false;
+    for (auto& r : pending_reads) {
+      if (!r.Done()) return false;
+    }
+    return true;
+  }
+  void RepeatCheckpointCycles(int& k, int steps, int every, bool async, bool steady_known, Flows& write, double& write_start,
+                              Periodic& periodic, std::vector<Flows>& pending_reads) {
     const double now = Now();
     const double cycle = cycle_start_s_ >= 0 ? now - cycle_start_s_ : 0;
-    const bool same = cycle_start_s_ >= 0 && last_cycle_s_ > 0 && std::abs(cycle - last_cycle_s_) <= 1e-9 * cycle &&
-                      std::abs(last_write_s_ - last_cycle_write_s_) <= 1e-9 * std::max(1.0, last_write_s_);
+    const bool clean = CleanBoundary(steady_known, async, write, write_start, pending_reads);
+    const bool same_state = cycle_start_s_ >= 0 && cycle_started_clean_ && clean;
+    const bool same = same_state || (cycle_start_s_ >= 0 && last_cycle_s_ > 0 && std::abs(cycle - last_cycle_s_) <= 1e-9 * cycle &&
+                                     std::abs(last_write_s_ - last_cycle_write_s_) <= 1e-9 * std::max(1.0, last_write_s_));
     last_cycle_s_ = cycle;
     last_cycle_write_s_ = last_write_s_;
     cycle_start_s_ = now;
-    const long repeats = long(steps - k) / every - 1;
+    cycle_started_clean_ = clean;
+    const long repeats = long(steps - k) / every - (same_state ? 0 : 1);
     if (!same || repeats < 1) return;
     if (async && write.active) {
       for (auto& c : write.comms) c->cancel();  // restarted whole after the repeated cycles
@@ -697,7 +722,7 @@ class DesRun {
         }
         recorded_checkpoint = true;
         recording_ = false;
-        RepeatCheckpointCycles(k, steps, every, async, write, write_start, periodic, pending_reads);
+        RepeatCheckpointCycles(k, steps, every, async, steady.has_value(), write, write_start, periodic, pending_reads);
       }
     }
     if (control_ && control_->progress && !stats_.canceled) control_->progress(steps, steps);
