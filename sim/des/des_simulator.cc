@@ -652,7 +652,8 @@ class DesRun {
     const int every = (s_.storage && s_.checkpoint.every_steps > 0) ? s_.checkpoint.every_steps : 0;
     const bool async = s_.checkpoint.mode == CheckpointMode::kAsync;
     const int steady_index = std::min(1, steps - 1);
-    std::optional<double> steady;
+    std::optional<double> steady, step0_s;
+    double step0_data_stall_s = 0;
     std::vector<Flows> pending_reads;  // kept alive until the end
     Flows write;
     double write_start = 0;
@@ -670,6 +671,13 @@ class DesRun {
         Record("checkpoint", "checkpoint write", "checkpoint", write_start, write.EndTime(), FlowArgs(write), recording_checkpoint);
         write.active = false;
         recording_checkpoint = false;
+      }
+      if (!steady && k == 1 && step0_s && !record_ && !write.active && pending_reads.empty() && (!data_.active || data_.Done())) {
+        // Step 1 starts from the state step 0 started from: nothing in flight
+        // (its tokens, read during step 0, have arrived), so it is step 0
+        // again and the steady step. (A timeline records step 1 itself.)
+        steady = step0_s;
+        steady_data_stall_s_ = step0_data_stall_s;
       }
       if (steady && !writing) {
         // Nothing but training until the next checkpoint: repeat the steady step.
@@ -691,6 +699,10 @@ class DesRun {
         if (!steady && k >= steady_index && !writing) {
           steady = Now() - t0;
           steady_data_stall_s_ = step_data_stall_s_;
+        }
+        if (k == 0 && steady_index == 1 && !writing) {
+          step0_s = Now() - t0;
+          step0_data_stall_s = step_data_stall_s_;
         }
         if (data_.active) pending_reads.push_back(data_);
         data_ = next;
