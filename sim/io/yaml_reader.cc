@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -121,13 +122,27 @@ YamlMap::YamlMap(YAML::Node node, std::string file, std::string prefix, const Ya
     FailAt(node_, file_, prefix_, "expected a mapping of keys, got " + Describe(node_));
   }
   if (overlay_ && overlay_->index) indexed_ = overlay_->index->Find(prefix_, node_);
-  if (indexed_) return;  // its keys were checked when it was indexed
+  if (indexed_) {
+    // The overlay's values for this map (the first 64 entries as bits; more are scanned).
+    for (size_t i = 0; i < overlay_->entries.size() && i < 64; ++i) {
+      if (*overlay_->entries[i].parent == prefix_) own_entries_ |= uint64_t(1) << i;
+    }
+    return;  // its keys were checked when it was indexed
+  }
   // Documents parsed in memory (the GUI's editor, sweep points) skip LoadYamlFile.
   if (node_.IsMap()) CheckMapKeys(node_, file_, prefix_);
 }
 
 const YAML::Node* YamlMap::IndexedValue(const std::string& key) const {
-  for (YamlOverlay::Entry& e : overlay_->entries) {
+  for (uint64_t m = own_entries_; m; m &= m - 1) {
+    YamlOverlay::Entry& e = overlay_->entries[size_t(__builtin_ctzll(m))];
+    if (*e.key == key) {
+      e.read = true;
+      return &e.value;
+    }
+  }
+  for (size_t i = 64; i < overlay_->entries.size(); ++i) {
+    YamlOverlay::Entry& e = overlay_->entries[i];
     if (*e.key == key && *e.parent == prefix_) {
       e.read = true;
       return &e.value;
@@ -177,7 +192,8 @@ InputError YamlMap::Error(const std::string& key, const std::string& message) co
 void YamlMap::Fail(const std::string& key, const std::string& message) const { throw InputException(Error(key, message)); }
 
 void YamlMap::MarkKnown(const std::string& key) {
-  if (Known(key)) return;
+  // Appended without looking for it first: most keys are asked for once, and
+  // a key listed twice changes neither Known nor the hints of Finish.
   if (known_.empty()) known_.reserve(32);
   known_.push_back(key);
 }
@@ -187,6 +203,7 @@ bool YamlMap::Known(const std::string& key) const { return std::find(known_.begi
 std::vector<std::string> YamlMap::KnownSorted() const {
   std::vector<std::string> k = known_;
   std::sort(k.begin(), k.end());
+  k.erase(std::unique(k.begin(), k.end()), k.end());
   return k;
 }
 
@@ -251,6 +268,13 @@ double YamlMap::Number(const std::string& key) { return NumberOf(Get(key), key);
 double YamlMap::NumberOf(const YAML::Node& n, const std::string& key) const {
   if (!n.IsScalar()) Fail(key, "expected a number, got " + Describe(n));
   const std::string& s = n.Scalar();
+  // Most values are plain whole numbers: up to 15 digits are exact in a
+  // double, as std::stod would read them (anything else goes through it).
+  if (!s.empty() && s.size() <= 15 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    long long whole = 0;
+    for (const char c : s) whole = whole * 10 + (c - '0');
+    return double(whole);
+  }
   double v = 0;
   try {
     size_t used = 0;
@@ -357,7 +381,7 @@ std::optional<YamlMap> YamlMap::OptMap(const std::string& key) {
 YamlMap YamlMap::Map(const std::string& key) {
   auto m = OptMap(key);
   if (!m) Fail(key, "missing required section");
-  return *m;
+  return std::move(*m);
 }
 
 void YamlMap::Finish() {

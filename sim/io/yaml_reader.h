@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
@@ -128,6 +129,7 @@ class YamlMap {
   std::vector<std::string> known_;  // keys asked for (a map reads a few dozen: a list beats a set)
   const YamlOverlay* overlay_ = nullptr;
   const YamlIndex::Map* indexed_ = nullptr;  // node_ as the overlay's index holds it
+  uint64_t own_entries_ = 0;  // bit i: the overlay's entry i is a key of this map
 };
 
 // Levenshtein-closest candidate within a small distance, or "".

@@ -678,10 +678,11 @@ Expected<Scenario> SweepSpec::PointScenario(const SweepPoint& p) const {
     }
   } lease;
   try {
-    std::string suffix;
+    std::string suffix;  // " tensor=4 pipeline=2 ...", appended in place (no temporaries per axis)
     for (size_t i = 0; i < axes.size(); ++i) {
       const std::string& k = axes[i].key;
-      suffix += " " + k.substr(k.rfind('.') == std::string::npos ? 0 : k.rfind('.') + 1) + "=" + axes[i].values[p.value_index[i]];
+      const size_t dot = k.rfind('.');
+      suffix.append(1, ' ').append(k, dot == std::string::npos ? 0 : dot + 1).append(1, '=').append(axes[i].values[p.value_index[i]]);
     }
     YAML::Node root;
     if (parsed) {
