@@ -1,12 +1,22 @@
 #include "models/memory_model.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 namespace trainsim {
 namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// printf's "%.1f" (std::to_chars prints as it does in the C locale; the
+// planner formats a reason for every configuration that does not fit).
+std::string Fixed1(double v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, 1);
+  return std::string(buf, r.ptr);
+}
 }
 
 
@@ -155,13 +165,11 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w) {
   r.workspace_gib = g.memory_bytes * (1 - g.usable_memory_fraction) / kGiB;
   r.fits = r.peak_gib_per_gpu <= r.capacity_gib;
   if (!r.fits) {
-    char buf[320];
-    std::snprintf(buf, sizeof buf,
-                  "needs %.1f GiB per GPU (weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f%s) but %s has %.1f GiB usable",
-                  r.peak_gib_per_gpu, r.weights_gib, r.gradients_gib, r.optimizer_gib, r.activations_gib,
-                  w.stages.even() || p.pipeline == 1 ? "" : (", on pipeline stage " + std::to_string(r.peak_stage)).c_str(), g.name.c_str(),
-                  r.capacity_gib);
-    r.reason = buf;
+    r.reason = "needs " + Fixed1(r.peak_gib_per_gpu) + " GiB per GPU (weights " + Fixed1(r.weights_gib) + ", gradients " +
+               Fixed1(r.gradients_gib) + ", optimizer " + Fixed1(r.optimizer_gib) + ", activations " + Fixed1(r.activations_gib) +
+               (w.stages.even() || p.pipeline == 1 ? "" : ", on pipeline stage " + std::to_string(r.peak_stage)) + ") but " + g.name +
+               " has " + Fixed1(r.capacity_gib) + " GiB usable";
+    if (r.reason.size() > 319) r.reason.resize(319);  // as the 320-byte buffer it was formatted into
   }
   return r;
 }
