@@ -547,13 +547,16 @@ class DesRun {
 
   bool FastForward(Flows& write, int& k, int steps, int every, Periodic& per) {
     if (!per.stable) return false;
-    // Whole steps every unfinished flow can still run at its per-step rate,
-    // keeping one to simulate the write's end.
+    // Whole steps every unfinished flow runs through at its per-step rate:
+    // each keeps some bytes (a byte at least) for the step it ends in, which
+    // is simulated (the periodic regime ends there).
     long n = every > 0 ? std::min(steps, (k / every + 1) * every) - k : steps - k;
     for (size_t i = 0; i < write.comms.size(); ++i) {
       if (per.remaining[i] <= 0) continue;
       if (per.progress[i] <= 0) return false;
-      n = std::min<long>(n, long(per.remaining[i] / per.progress[i]) - 1);
+      long steps_through = long(std::ceil(per.remaining[i] / per.progress[i])) - 1;
+      if (steps_through > 0 && per.remaining[i] - double(steps_through) * per.progress[i] < 1.0) --steps_through;
+      n = std::min(n, steps_through);
     }
     if (n < 1) return false;
     Flows next;
