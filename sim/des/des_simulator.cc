@@ -528,7 +528,12 @@ class DesRun {
     std::vector<double> remaining;  // per write flow, at the end of the last step
     std::vector<double> progress;   // per write flow, bytes in the last step
     bool stable = false;
-    void Observe(double step, const Flows& w) {
+    // `twin`: the step began and ended with nothing in flight but the write
+    // flows (its tokens and the next step's arrived), every one of them still
+    // running at its end. Max-min sharing depends on which flows run, not on
+    // what they have left, so the next step starts from this one's state and
+    // is its double: one step shows the periodic regime.
+    void Observe(double step, const Flows& w, bool twin = false) {
       std::vector<double> rem;
       for (const auto& c : w.comms) rem.push_back(c->get_remaining());
       std::vector<double> prog(rem.size(), 0.0);
@@ -536,8 +541,9 @@ class DesRun {
       for (size_t i = 0; i < rem.size() && i < remaining.size(); ++i) {
         prog[i] = remaining[i] - rem[i];
         if (i < progress.size() && std::abs(prog[i] - progress[i]) > 1e-9 * std::max(1.0, progress[i])) same = false;
+        if (rem[i] <= 0) twin = false;
       }
-      stable = same && seen >= 1;
+      stable = (same && seen >= 1) || (twin && rem.size() == remaining.size());
       seen++;
       step_s = step;
       remaining = rem;
@@ -556,6 +562,8 @@ class DesRun {
       if (per.progress[i] <= 0) return false;
       long steps_through = long(std::ceil(per.remaining[i] / per.progress[i])) - 1;
       if (steps_through > 0 && per.remaining[i] - double(steps_through) * per.progress[i] < 1.0) --steps_through;
+      // A timeline keeps the last full step before the write's end, as it did.
+      if (record_) steps_through = long(per.remaining[i] / per.progress[i]) - 1;
       n = std::min(n, steps_through);
     }
     if (n < 1) return false;
@@ -609,13 +617,16 @@ class DesRun {
   // The repeated cycles are one sleep.
   double cycle_start_s_ = -1, last_cycle_s_ = 0, last_cycle_write_s_ = 0;
   bool cycle_started_clean_ = false;
-  bool CleanBoundary(bool steady_known, bool async, const Flows& write, double write_start, std::vector<Flows>& pending_reads) {
-    if (!steady_known || data_.active) return false;
-    if (async ? !(write.active && write_start == Now()) : write.active) return false;
-    for (auto& r : pending_reads) {
+  static bool ReadsDone(std::vector<Flows>& reads) {
+    for (auto& r : reads) {
       if (!r.Done()) return false;
     }
     return true;
+  }
+  bool CleanBoundary(bool steady_known, bool async, const Flows& write, double write_start, std::vector<Flows>& pending_reads) {
+    if (!steady_known || data_.active) return false;
+    if (async ? !(write.active && write_start == Now()) : write.active) return false;
+    return ReadsDone(pending_reads);
   }
   void RepeatCheckpointCycles(int& k, int steps, int every, bool async, bool steady_known, Flows& write, double& write_start,
                               Periodic& periodic, std::vector<Flows>& pending_reads) {
@@ -695,10 +706,13 @@ class DesRun {
         if (data_.active) pending_reads.push_back(data_);
         data_ = Flows{};
       } else {
+        // Nothing in flight but the write (a timeline records every step the write overlaps).
+        auto quiet = [&](Flows& read) { return !record_ && (!read.active || read.Done()) && ReadsDone(pending_reads); };
+        const bool quiet_start = writing && quiet(data_);
         Flows next = (k + 1 < steps) ? StartDataRead() : Flows{};
         const double t0 = Now();
         RunOneStep(k, k == steady_index || recording_checkpoint);
-        if (writing) periodic.Observe(Now() - t0, write);
+        if (writing) periodic.Observe(Now() - t0, write, quiet_start && quiet(next));
         if (!steady && k >= steady_index && !writing) {
           steady = Now() - t0;
           steady_data_stall_s_ = step_data_stall_s_;
