@@ -407,6 +407,7 @@ InputError Relocate(InputError e, const SweepSpec& spec) {
 // points (the memory a sweep holds does not grow with its points).
 struct SweepParsed {
   static constexpr int kDocumentUses = 256;
+  static constexpr int kOverlayDocumentUses = 4096;
   struct Document {
     YAML::Node root;
     int uses = 0;
@@ -672,7 +673,10 @@ Expected<Scenario> SweepSpec::PointScenario(const SweepPoint& p) const {
     const SweepParsed* owner = nullptr;
     SweepParsed::Document doc;
     ~Lease() {
-      if (!owner || ++doc.uses >= SweepParsed::kDocumentUses) return;
+      // Read over (never written), a document grows only by the entries
+      // lookups of missing keys leave in a map an axis value brings: it serves more points.
+      const int uses = doc.index ? SweepParsed::kOverlayDocumentUses : SweepParsed::kDocumentUses;
+      if (!owner || ++doc.uses >= uses) return;
       std::lock_guard<std::mutex> lock(owner->mu);
       owner->idle.push_back(std::move(doc));
     }
