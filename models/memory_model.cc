@@ -10,12 +10,12 @@ namespace trainsim {
 namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// printf's "%.1f" (std::to_chars prints as it does in the C locale; the
-// planner formats a reason for every configuration that does not fit).
-std::string Fixed1(double v) {
+// Appends printf's "%.1f" of v (std::to_chars prints as it does in the C
+// locale; the planner formats a reason for every configuration that does not fit).
+std::string& Fixed1(std::string& o, double v) {
   char buf[64];
   const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, 1);
-  return std::string(buf, r.ptr);
+  return o.append(buf, r.ptr);
 }
 }
 
@@ -165,11 +165,16 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w) {
   r.workspace_gib = g.memory_bytes * (1 - g.usable_memory_fraction) / kGiB;
   r.fits = r.peak_gib_per_gpu <= r.capacity_gib;
   if (!r.fits) {
-    r.reason = "needs " + Fixed1(r.peak_gib_per_gpu) + " GiB per GPU (weights " + Fixed1(r.weights_gib) + ", gradients " +
-               Fixed1(r.gradients_gib) + ", optimizer " + Fixed1(r.optimizer_gib) + ", activations " + Fixed1(r.activations_gib) +
-               (w.stages.even() || p.pipeline == 1 ? "" : ", on pipeline stage " + std::to_string(r.peak_stage)) + ") but " + g.name +
-               " has " + Fixed1(r.capacity_gib) + " GiB usable";
-    if (r.reason.size() > 319) r.reason.resize(319);  // as the 320-byte buffer it was formatted into
+    std::string& o = r.reason;  // built in place, in one allocation
+    o.reserve(192 + g.name.size());
+    Fixed1(o.append("needs "), r.peak_gib_per_gpu).append(" GiB per GPU (weights ");
+    Fixed1(o, r.weights_gib).append(", gradients ");
+    Fixed1(o, r.gradients_gib).append(", optimizer ");
+    Fixed1(o, r.optimizer_gib).append(", activations ");
+    Fixed1(o, r.activations_gib);
+    if (!(w.stages.even() || p.pipeline == 1)) o.append(", on pipeline stage ").append(std::to_string(r.peak_stage));
+    Fixed1(o.append(") but ").append(g.name).append(" has "), r.capacity_gib).append(" GiB usable");
+    if (o.size() > 319) o.resize(319);  // as the 320-byte buffer it was formatted into
   }
   return r;
 }
