@@ -1,12 +1,22 @@
 #include "models/memory_model.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 namespace trainsim {
 namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Appends printf's "%.1f" of v (std::to_chars prints as it does in the C
+// locale; the planner formats a reason for every configuration that does not fit).
+std::string& Fixed1(std::string& o, double v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, 1);
+  return o.append(buf, r.ptr);
+}
 }
 
 
@@ -181,13 +191,16 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w) {
     return r;
   }
   if (!r.fits) {
-    char buf[320];
-    std::snprintf(buf, sizeof buf,
-                  "needs %.1f GiB per GPU (weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f%s) but %s has %.1f GiB usable",
-                  r.peak_gib_per_gpu, r.weights_gib, r.gradients_gib, r.optimizer_gib, r.activations_gib,
-                  w.stages.even() || p.pipeline == 1 ? "" : (", on pipeline stage " + std::to_string(r.peak_stage)).c_str(), g.name.c_str(),
-                  r.capacity_gib);
-    r.reason = buf;
+    std::string& o = r.reason;  // built in place, in one allocation
+    o.reserve(192 + g.name.size());
+    Fixed1(o.append("needs "), r.peak_gib_per_gpu).append(" GiB per GPU (weights ");
+    Fixed1(o, r.weights_gib).append(", gradients ");
+    Fixed1(o, r.gradients_gib).append(", optimizer ");
+    Fixed1(o, r.optimizer_gib).append(", activations ");
+    Fixed1(o, r.activations_gib);
+    if (!(w.stages.even() || p.pipeline == 1)) o.append(", on pipeline stage ").append(std::to_string(r.peak_stage));
+    Fixed1(o.append(") but ").append(g.name).append(" has "), r.capacity_gib).append(" GiB usable");
+    if (o.size() > 319) o.resize(319);  // as the 320-byte buffer it was formatted into
   }
   return r;
 }

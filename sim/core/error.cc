@@ -1,5 +1,7 @@
 #include "sim/core/error.h"
 
+#include <algorithm>
+
 namespace trainsim {
 
 std::string ToString(ErrorKind k) {
@@ -24,6 +26,7 @@ std::string InputError::ToString() const {
   s += message;
   // One line whatever the input held (a block scalar quoted in a message, a
   // key with a tab): control characters are written as escapes.
+  if (std::none_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) return s;
   std::string one_line;
   for (const char c : s) {
     if (c == '\n') one_line += "\\n";

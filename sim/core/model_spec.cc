@@ -17,9 +17,13 @@ bool ModelSpec::IsMoeLayer(int i) const {
 }
 
 int ModelSpec::MoeLayers() const {
-  int n = 0;
-  for (int i = 0; i < layers; ++i) n += IsMoeLayer(i) ? 1 : 0;
-  return n;
+  // IsMoeLayer counted in closed form (the planner asks for every
+  // configuration): the multiples of the interval among the layers after the dense ones.
+  // Layer i >= max(0, first_k_dense) is MoE when j = i - first_k_dense + 1 is
+  // a multiple of the interval: count the multiples of k in (a - f, layers - f].
+  const int f = moe.first_k_dense, a = std::max(0, f), k = std::max(1, moe.layer_interval);
+  if (!moe.enabled() || layers <= a) return 0;
+  return (layers - f) / k - (a - f) / k;
 }
 
 LayerKind ModelSpec::LayerAt(int i) const {

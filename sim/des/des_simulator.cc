@@ -528,7 +528,12 @@ class DesRun {
     std::vector<double> remaining;  // per write flow, at the end of the last step
     std::vector<double> progress;   // per write flow, bytes in the last step
     bool stable = false;
-    void Observe(double step, const Flows& w) {
+    // `twin`: the step began and ended with nothing in flight but the write
+    // flows (its tokens and the next step's arrived), every one of them still
+    // running at its end. Max-min sharing depends on which flows run, not on
+    // what they have left, so the next step starts from this one's state and
+    // is its double: one step shows the periodic regime.
+    void Observe(double step, const Flows& w, bool twin = false) {
       std::vector<double> rem;
       for (const auto& c : w.comms) rem.push_back(c->get_remaining());
       std::vector<double> prog(rem.size(), 0.0);
@@ -536,8 +541,9 @@ class DesRun {
       for (size_t i = 0; i < rem.size() && i < remaining.size(); ++i) {
         prog[i] = remaining[i] - rem[i];
         if (i < progress.size() && std::abs(prog[i] - progress[i]) > 1e-9 * std::max(1.0, progress[i])) same = false;
+        if (rem[i] <= 0) twin = false;
       }
-      stable = same && seen >= 1;
+      stable = (same && seen >= 1) || (twin && rem.size() == remaining.size());
       seen++;
       step_s = step;
       remaining = rem;
@@ -547,13 +553,18 @@ class DesRun {
 
   bool FastForward(Flows& write, int& k, int steps, int every, Periodic& per) {
     if (!per.stable) return false;
-    // Whole steps every unfinished flow can still run at its per-step rate,
-    // keeping one to simulate the write's end.
+    // Whole steps every unfinished flow runs through at its per-step rate:
+    // each keeps some bytes (a byte at least) for the step it ends in, which
+    // is simulated (the periodic regime ends there).
     long n = every > 0 ? std::min(steps, (k / every + 1) * every) - k : steps - k;
     for (size_t i = 0; i < write.comms.size(); ++i) {
       if (per.remaining[i] <= 0) continue;
       if (per.progress[i] <= 0) return false;
-      n = std::min<long>(n, long(per.remaining[i] / per.progress[i]) - 1);
+      long steps_through = long(std::ceil(per.remaining[i] / per.progress[i])) - 1;
+      if (steps_through > 0 && per.remaining[i] - double(steps_through) * per.progress[i] < 1.0) --steps_through;
+      // A timeline keeps the last full step before the write's end, as it did.
+      if (record_) steps_through = long(per.remaining[i] / per.progress[i]) - 1;
+      n = std::min(n, steps_through);
     }
     if (n < 1) return false;
     Flows next;
@@ -586,22 +597,50 @@ class DesRun {
     stats_.simulated_steps++;
   }
 
-  // Whole checkpoint cycles (every_steps steps and their checkpoint) repeat
-  // once two in a row took the same time and wrote for as long: the rest of
-  // the run's cycles but the last are then one sleep, so the cost of a run
-  // does not grow with its number of checkpoints. Called right after a
-  // checkpoint starts (async: its write was just started).
+  // Whole checkpoint cycles (every_steps steps and their checkpoint) repeat,
+  // so the cost of a run does not grow with its number of checkpoints. Called
+  // at each checkpoint boundary, right after the checkpoint starts (async: its
+  // write was just started). A cycle repeats when
+  // - it began and ended on a clean boundary: nothing in flight but the write
+  //   just started (none with sync checkpoints), no token read pending and
+  //   the steady step known. The controller and the stages then start the
+  //   next cycle from the very state they started this one from (only the
+  //   step number differs, and it matters only through k % every_steps and
+  //   the run's last step), so every following full cycle is this one again,
+  //   the run's last one included: a clean boundary means the cycle's last
+  //   step was not simulated (a simulated step leaves the next step's read
+  //   pending), so the last cycle cannot differ by the read the run's last
+  //   step does not start. Or
+  // - two in a row took the same time and wrote for as long (boundaries that
+  //   are not clean: a write still running at the next checkpoint); then the
+  //   run's last cycle is simulated.
+  // The repeated cycles are one sleep.
   double cycle_start_s_ = -1, last_cycle_s_ = 0, last_cycle_write_s_ = 0;
-  void RepeatCheckpointCycles(int& k, int steps, int every, bool async, Flows& write, double& write_start, Periodic& periodic,
-                              std::vector<Flows>& pending_reads) {
+  bool cycle_started_clean_ = false;
+  static bool ReadsDone(std::vector<Flows>& reads) {
+    for (auto& r : reads) {
+      if (!r.Done()) return false;
+    }
+    return true;
+  }
+  bool CleanBoundary(bool steady_known, bool async, const Flows& write, double write_start, std::vector<Flows>& pending_reads) {
+    if (!steady_known || data_.active) return false;
+    if (async ? !(write.active && write_start == Now()) : write.active) return false;
+    return ReadsDone(pending_reads);
+  }
+  void RepeatCheckpointCycles(int& k, int steps, int every, bool async, bool steady_known, Flows& write, double& write_start,
+                              Periodic& periodic, std::vector<Flows>& pending_reads) {
     const double now = Now();
     const double cycle = cycle_start_s_ >= 0 ? now - cycle_start_s_ : 0;
-    const bool same = cycle_start_s_ >= 0 && last_cycle_s_ > 0 && std::abs(cycle - last_cycle_s_) <= 1e-9 * cycle &&
-                      std::abs(last_write_s_ - last_cycle_write_s_) <= 1e-9 * std::max(1.0, last_write_s_);
+    const bool clean = CleanBoundary(steady_known, async, write, write_start, pending_reads);
+    const bool same_state = cycle_start_s_ >= 0 && cycle_started_clean_ && clean;
+    const bool same = same_state || (cycle_start_s_ >= 0 && last_cycle_s_ > 0 && std::abs(cycle - last_cycle_s_) <= 1e-9 * cycle &&
+                                     std::abs(last_write_s_ - last_cycle_write_s_) <= 1e-9 * std::max(1.0, last_write_s_));
     last_cycle_s_ = cycle;
     last_cycle_write_s_ = last_write_s_;
     cycle_start_s_ = now;
-    const long repeats = long(steps - k) / every - 1;
+    cycle_started_clean_ = clean;
+    const long repeats = long(steps - k) / every - (same_state ? 0 : 1);
     if (!same || repeats < 1) return;
     if (async && write.active) {
       for (auto& c : write.comms) c->cancel();  // restarted whole after the repeated cycles
@@ -627,7 +666,8 @@ class DesRun {
     const int every = (s_.storage && s_.checkpoint.every_steps > 0) ? s_.checkpoint.every_steps : 0;
     const bool async = s_.checkpoint.mode == CheckpointMode::kAsync;
     const int steady_index = std::min(1, steps - 1);
-    std::optional<double> steady;
+    std::optional<double> steady, step0_s;
+    double step0_data_stall_s = 0;
     std::vector<Flows> pending_reads;  // kept alive until the end
     Flows write;
     double write_start = 0;
@@ -646,6 +686,13 @@ class DesRun {
         write.active = false;
         recording_checkpoint = false;
       }
+      if (!steady && k == 1 && step0_s && !record_ && !write.active && pending_reads.empty() && (!data_.active || data_.Done())) {
+        // Step 1 starts from the state step 0 started from: nothing in flight
+        // (its tokens, read during step 0, have arrived), so it is step 0
+        // again and the steady step. (A timeline records step 1 itself.)
+        steady = step0_s;
+        steady_data_stall_s_ = step0_data_stall_s;
+      }
       if (steady && !writing) {
         // Nothing but training until the next checkpoint: repeat the steady step.
         const int until = every > 0 ? std::min(steps, (k / every + 1) * every) : steps;
@@ -659,13 +706,20 @@ class DesRun {
         if (data_.active) pending_reads.push_back(data_);
         data_ = Flows{};
       } else {
+        // Nothing in flight but the write (a timeline records every step the write overlaps).
+        auto quiet = [&](Flows& read) { return !record_ && (!read.active || read.Done()) && ReadsDone(pending_reads); };
+        const bool quiet_start = writing && quiet(data_);
         Flows next = (k + 1 < steps) ? StartDataRead() : Flows{};
         const double t0 = Now();
         RunOneStep(k, k == steady_index || recording_checkpoint);
-        if (writing) periodic.Observe(Now() - t0, write);
+        if (writing) periodic.Observe(Now() - t0, write, quiet_start && quiet(next));
         if (!steady && k >= steady_index && !writing) {
           steady = Now() - t0;
           steady_data_stall_s_ = step_data_stall_s_;
+        }
+        if (k == 0 && steady_index == 1 && !writing) {
+          step0_s = Now() - t0;
+          step0_data_stall_s = step_data_stall_s_;
         }
         if (data_.active) pending_reads.push_back(data_);
         data_ = next;
@@ -697,7 +751,7 @@ class DesRun {
         }
         recorded_checkpoint = true;
         recording_ = false;
-        RepeatCheckpointCycles(k, steps, every, async, write, write_start, periodic, pending_reads);
+        RepeatCheckpointCycles(k, steps, every, async, steady.has_value(), write, write_start, periodic, pending_reads);
       }
     }
     if (control_ && control_->progress && !stats_.canceled) control_->progress(steps, steps);

@@ -16,9 +16,11 @@
 //
 // The whole run is simulated: steps during which nothing but training runs
 // repeat the measured steady-state step (their time is added by a sleep);
-// steps 0 and 1, checkpoints and the steps an asynchronous write overlaps are
-// simulated flow by flow (overlapped steps in a periodic regime are repeated,
-// the write flows carried over with their measured per-step progress).
+// step 0, checkpoints and the steps an asynchronous write overlaps are
+// simulated flow by flow; a step that starts from a state an earlier one
+// started from is taken as its double (step 1 after step 0, overlapped
+// steps in a periodic regime, whose write flows are carried over with their
+// measured per-step progress, whole checkpoint cycles).
 // Data-parallel replicas are folded (des_platform.h).
 #pragma once
 

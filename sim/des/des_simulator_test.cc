@@ -202,6 +202,40 @@ TEST(DesSimulatorTest, RepeatedCheckpointCyclesCostNothingMore) {
   }
 }
 
+// A cycle that starts and ends with nothing in flight but its new write is
+// the next one's double: from the second checkpoint on, every full cycle,
+// the run's last included, is repeated, not simulated. Three cycles cost
+// what two do, and the repeated third adds exactly one cycle's time.
+TEST(DesSimulatorTest, CleanCheckpointCyclesRepeatFromTheSecond) {
+  for (const char* mode : {"checkpoint.mode=sync", "checkpoint.mode=async"}) {
+    DesStats two, three;
+    const SimulationResult a = Simulate(Make(kStorage, {mode, "training.steps=20"}), SimulateOptions::At(Fidelity::kDes, false, &two));
+    const SimulationResult b = Simulate(Make(kStorage, {mode, "training.steps=30"}), SimulateOptions::At(Fidelity::kDes, false, &three));
+    EXPECT_EQ(two.simulated_steps, three.simulated_steps) << mode;
+    EXPECT_EQ(three.simulated_steps + three.repeated_steps, 30) << mode;
+    EXPECT_LT(three.simulated_steps, 20) << mode;  // steps a write does not overlap are repeated too
+    EXPECT_NEAR(b.run.checkpoint_write_s, a.run.checkpoint_write_s, 1e-9 * a.run.checkpoint_write_s) << mode;
+    EXPECT_NEAR(b.run.checkpoint_stall_s, a.run.checkpoint_stall_s, 1e-6 * a.run.checkpoint_stall_s + 1e-9) << mode;
+  }
+}
+
+// A timeline keeps every step it shows simulated (step 1, the last full step
+// before a write ends, the second step of a periodic stretch); without one
+// those steps are taken as the doubles they are. The figures agree.
+TEST(DesSimulatorTest, StepsTakenAsDoublesGiveTheSameFigures) {
+  for (const char* mode : {"checkpoint.mode=sync", "checkpoint.mode=async"}) {
+    const Scenario s = Make(k70b, {"cluster.storage=powerscale-f710", "checkpoint.every_steps=5", mode, "training.steps=20"});
+    DesStats traced, plain;
+    const SimulationResult a = Simulate(s, SimulateOptions::At(Fidelity::kDes, true, &traced));
+    const SimulationResult b = Simulate(s, SimulateOptions::At(Fidelity::kDes, false, &plain));
+    EXPECT_LT(plain.simulated_steps, traced.simulated_steps) << mode;
+    EXPECT_NEAR(b.step_time_s, a.step_time_s, 1e-9 * a.step_time_s) << mode;
+    EXPECT_NEAR(b.run.checkpoint_write_s, a.run.checkpoint_write_s, 1e-9 * a.run.checkpoint_write_s) << mode;
+    EXPECT_NEAR(b.run.checkpoint_stall_s, a.run.checkpoint_stall_s, 1e-6 * a.run.checkpoint_stall_s + 1e-9) << mode;
+    EXPECT_NEAR(b.run.time_to_train_s, a.run.time_to_train_s, 1e-9 * a.run.time_to_train_s) << mode;
+  }
+}
+
 // Work the DES cannot bound is refused with the reason (the analytical step
 // still fills the figures); a configuration that does not fit never reaches it.
 TEST(DesSimulatorTest, RefusesWorkBeyondItsBounds) {

@@ -114,9 +114,16 @@ struct ProfileMemoAccess {
   static T Get(ProfileMemo* memo, std::map<std::string, T> ProfileMemo::Tables::*table, const YAML::Node& ref,
                const std::string& from, Load&& load) {
     if (!memo || !ref.IsScalar()) return load();
+    return GetNamed(memo, table, ref.Scalar(), from, load);
+  }
+  // The same for a reference by name (a profile's default), without a node for it.
+  template <class T, class Load>
+  static T GetNamed(ProfileMemo* memo, std::map<std::string, T> ProfileMemo::Tables::*table, const std::string& name,
+                    const std::string& from, Load&& load) {
+    if (!memo) return load();
     // The key in a reused buffer: every point of a sweep looks up five or six.
     thread_local std::string id;
-    id.assign(from).append(1, '\n').append(ref.Scalar());
+    id.assign(from).append(1, '\n').append(name);
     {
       std::lock_guard<std::mutex> lock(memo->mu_);
       const auto& t = (*memo->tables_).*table;
@@ -138,6 +145,15 @@ std::string Fmt(double v) {
   std::snprintf(buf, sizeof buf, "%.4g", v);
   return buf;
 }
+
+// The values of the scenario's choice keys, made once (a sweep parses a scenario per point).
+const std::vector<std::string> kRecomputeChoices = {"none", "selective", "full"};
+const std::vector<std::string> kAttentionChoices = {"auto", "flash", "unfused"};
+const std::vector<std::string> kFinetuneChoices = {"full", "lora"};
+const std::vector<std::string> kShardingChoices = {"none", "optimizer", "gradients", "full"};
+const std::vector<std::string> kContentsChoices = {"full", "weights"};
+const std::vector<std::string> kModeChoices = {"sync", "async"};
+const std::vector<std::string> kCostChoices = {"rental", "ownership"};
 
 // The common invalid settings (divisibility, sizes against the cluster) are
 // returned rather than thrown: a sweep meets them at most of its points.
@@ -215,9 +231,12 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     s.training.steps = int(steps);
   }
   {
-    int count = 0;
-    const char* const* names = PrecisionNames(count);
-    const std::string prec = t.Choice("precision", std::vector<std::string>(names, names + count), "bf16");
+    static const std::vector<std::string> kPrecisions = [] {
+      int count = 0;
+      const char* const* names = PrecisionNames(count);
+      return std::vector<std::string>(names, names + count);
+    }();
+    const std::string prec = t.Choice("precision", kPrecisions, "bf16");
     ParsePrecision(prec, s.training.precision);
     if (!s.node.gpu.Supports(s.training.precision)) {
       if (std::string(GemmRateKey(s.training.precision)) == "fp8") t.Fail("precision", "GPU '" + s.node.gpu.name + "' has no fp8 tensor cores");
@@ -233,7 +252,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
       }
     }
   }
-  const std::string rc = t.Choice("recompute", {"none", "selective", "full"}, "none");
+  const std::string rc = t.Choice("recompute", kRecomputeChoices, "none");
   s.training.recompute = rc == "full" ? Recompute::kFull : rc == "selective" ? Recompute::kSelective : Recompute::kNone;
   s.training.activation_offload_layers = t.NonNegativeInt("activation_offload_layers", 0);
   {
@@ -241,8 +260,8 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     if (fw.IsDefined() && !fw.IsNull()) {
       s.framework = memoized(&M::framework, fw, file, [](const YAML::Node& r, const std::string& f) { return LoadFrameworkProfile(r, f, "training.framework"); });
     } else {
-      s.framework = memoized(&M::framework, YAML::Node(s.node.framework), s.node.source_file,
-                               [](const YAML::Node& r, const std::string& f) { return LoadFrameworkProfile(r, f, "framework"); });
+      s.framework = ProfileMemoAccess::GetNamed(memo, &M::framework, s.node.framework, s.node.source_file,
+                                                [&] { return LoadFrameworkProfile(YAML::Node(s.node.framework), s.node.source_file, "framework"); });
     }
     const FrameworkProfile& f = s.framework;
     for (int sms : {f.nccl_overlap_sms, f.userbuffer_pipelined_sms, f.userbuffer_bulk_sms}) {
@@ -252,14 +271,14 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
       }
     }
   }
-  const std::string attn = t.Choice("attention", {"auto", "flash", "unfused"}, "auto");
+  const std::string attn = t.Choice("attention", kAttentionChoices, "auto");
   s.training.attention = attn == "auto" ? s.framework.attention_kernel
                          : attn == "flash" ? AttentionKernel::kFlash : AttentionKernel::kUnfused;
   s.training.dropout = t.Has("dropout") ? t.NonNegativeDouble("dropout") : s.framework.dropout;
   if (s.training.dropout >= 1) t.Fail("dropout", "must be below 1");
   if (auto ft = t.OptMap("finetune")) {
     Finetune& f = s.training.finetune;
-    f.method = ft->Choice("method", {"full", "lora"}) == "lora" ? FinetuneMethod::kLora : FinetuneMethod::kFull;
+    f.method = ft->Choice("method", kFinetuneChoices) == "lora" ? FinetuneMethod::kLora : FinetuneMethod::kFull;
     if (f.lora()) {
       f.rank = ft->PositiveInt("rank", 16);
       f.alpha = ft->PositiveDouble("alpha", 2.0 * f.rank);
@@ -319,7 +338,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
                                                      : fw.data_sharding;
   if (p.Has("data_sharding")) {
     // design.md 3b: given, it replaces distributed_optimizer; both given must agree.
-    const std::string ds = p.Choice("data_sharding", {"none", "optimizer", "gradients", "full"});
+    const std::string ds = p.Choice("data_sharding", kShardingChoices);
     par.data_sharding = ds == "none" ? DataSharding::kNone : ds == "optimizer" ? DataSharding::kOptimizer
                         : ds == "gradients"                ? DataSharding::kGradients
                                                            : DataSharding::kFull;
@@ -353,8 +372,8 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
 
   if (auto ck = top.OptMap("checkpoint")) {
     s.checkpoint.every_steps = ck->NonNegativeInt("every_steps", 0);
-    s.checkpoint.contents = ck->Choice("contents", {"full", "weights"}, "full") == "weights" ? CheckpointContents::kWeights : CheckpointContents::kFull;
-    s.checkpoint.mode = ck->Choice("mode", {"sync", "async"}, "sync") == "async" ? CheckpointMode::kAsync : CheckpointMode::kSync;
+    s.checkpoint.contents = ck->Choice("contents", kContentsChoices, "full") == "weights" ? CheckpointContents::kWeights : CheckpointContents::kFull;
+    s.checkpoint.mode = ck->Choice("mode", kModeChoices, "sync") == "async" ? CheckpointMode::kAsync : CheckpointMode::kSync;
     if (s.checkpoint.every_steps > 0 && !s.storage) ck->Fail("every_steps", "checkpoints need cluster.storage");
     ck->Finish();
   }
@@ -371,7 +390,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     f->Finish();
   }
   if (auto co = top.OptMap("cost")) {
-    s.cost.model = co->Choice("model", {"rental", "ownership"}, "rental") == "ownership" ? CostBasis::kOwnership : CostBasis::kRental;
+    s.cost.model = co->Choice("model", kCostChoices, "rental") == "ownership" ? CostBasis::kOwnership : CostBasis::kRental;
     if (s.cost.model == CostBasis::kOwnership) {
       // The site's PUE, energy price and write-off years; the default site is a profile too.
       YAML::Node site = co->Raw("site");

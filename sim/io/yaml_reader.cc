@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -121,13 +122,27 @@ YamlMap::YamlMap(YAML::Node node, std::string file, std::string prefix, const Ya
     FailAt(node_, file_, prefix_, "expected a mapping of keys, got " + Describe(node_));
   }
   if (overlay_ && overlay_->index) indexed_ = overlay_->index->Find(prefix_, node_);
-  if (indexed_) return;  // its keys were checked when it was indexed
+  if (indexed_) {
+    // The overlay's values for this map (the first 64 entries as bits; more are scanned).
+    for (size_t i = 0; i < overlay_->entries.size() && i < 64; ++i) {
+      if (*overlay_->entries[i].parent == prefix_) own_entries_ |= uint64_t(1) << i;
+    }
+    return;  // its keys were checked when it was indexed
+  }
   // Documents parsed in memory (the GUI's editor, sweep points) skip LoadYamlFile.
   if (node_.IsMap()) CheckMapKeys(node_, file_, prefix_);
 }
 
-const YAML::Node* YamlMap::IndexedValue(const std::string& key) const {
-  for (YamlOverlay::Entry& e : overlay_->entries) {
+const YAML::Node* YamlMap::IndexedValue(std::string_view key) const {
+  for (uint64_t m = own_entries_; m; m &= m - 1) {
+    YamlOverlay::Entry& e = overlay_->entries[size_t(__builtin_ctzll(m))];
+    if (*e.key == key) {
+      e.read = true;
+      return &e.value;
+    }
+  }
+  for (size_t i = 64; i < overlay_->entries.size(); ++i) {
+    YamlOverlay::Entry& e = overlay_->entries[i];
     if (*e.key == key && *e.parent == prefix_) {
       e.read = true;
       return &e.value;
@@ -139,7 +154,7 @@ const YAML::Node* YamlMap::IndexedValue(const std::string& key) const {
   return nullptr;
 }
 
-YAML::Node YamlMap::Lookup(const std::string& key) const {
+YAML::Node YamlMap::Lookup(std::string_view key) const {
   if (indexed_) {
     const YAML::Node* v = IndexedValue(key);
     return v ? *v : YAML::Node(YAML::NodeType::Undefined);
@@ -147,7 +162,7 @@ YAML::Node YamlMap::Lookup(const std::string& key) const {
   if (!node_.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
   // yaml-cpp's non-const operator[], as before the overlay (a missing key reads as undefined).
   YAML::Node n = node_;
-  return n[key];
+  return n[std::string(key)];
 }
 
 InputError YamlMap::ErrorAt(const YAML::Node& node, const std::string& file, const std::string& key, const std::string& message) {
@@ -163,7 +178,7 @@ void YamlMap::FailAt(const YAML::Node& node, const std::string& file, const std:
   throw InputException(ErrorAt(node, file, key, message));
 }
 
-InputError YamlMap::Error(const std::string& key, const std::string& message) const {
+InputError YamlMap::Error(std::string_view key, const std::string& message) const {
   // Initialised, never assigned: assigning one yaml-cpp node to another
   // rewrites the first node's value in the document (a sweep reuses it).
   const YAML::Node value = Lookup(key);
@@ -174,23 +189,25 @@ InputError YamlMap::Error(const std::string& key, const std::string& message) co
   return ErrorAt(at, file_, Path(key), message);
 }
 
-void YamlMap::Fail(const std::string& key, const std::string& message) const { throw InputException(Error(key, message)); }
+void YamlMap::Fail(std::string_view key, const std::string& message) const { throw InputException(Error(key, message)); }
 
-void YamlMap::MarkKnown(const std::string& key) {
-  if (Known(key)) return;
+void YamlMap::MarkKnown(std::string_view key) {
+  // Appended without looking for it first: most keys are asked for once, and
+  // a key listed twice changes neither Known nor the hints of Finish.
   if (known_.empty()) known_.reserve(32);
-  known_.push_back(key);
+  known_.emplace_back(key);
 }
 
-bool YamlMap::Known(const std::string& key) const { return std::find(known_.begin(), known_.end(), key) != known_.end(); }
+bool YamlMap::Known(std::string_view key) const { return std::find(known_.begin(), known_.end(), key) != known_.end(); }
 
 std::vector<std::string> YamlMap::KnownSorted() const {
   std::vector<std::string> k = known_;
   std::sort(k.begin(), k.end());
+  k.erase(std::unique(k.begin(), k.end()), k.end());
   return k;
 }
 
-bool YamlMap::Has(const std::string& key) {
+bool YamlMap::Has(std::string_view key) {
   MarkKnown(key);
   if (indexed_) {
     const YAML::Node* v = IndexedValue(key);
@@ -200,29 +217,29 @@ bool YamlMap::Has(const std::string& key) {
   return n.IsDefined() && !n.IsNull();
 }
 
-void YamlMap::Allow(const std::string& key) { MarkKnown(key); }
+void YamlMap::Allow(std::string_view key) { MarkKnown(key); }
 
-const YAML::Node* YamlMap::Value(const std::string& key, std::optional<YAML::Node>& hold) {
+const YAML::Node* YamlMap::Value(std::string_view key, std::optional<YAML::Node>& hold) {
   MarkKnown(key);
   if (indexed_) return IndexedValue(key);  // no node made for an absent key (most keys take their default)
   hold.emplace(Lookup(key));               // constructed, never assigned (assignment rewrites the document)
   return &*hold;
 }
 
-YAML::Node YamlMap::Get(const std::string& key) {
+YAML::Node YamlMap::Get(std::string_view key) {
   MarkKnown(key);
   return Lookup(key);
 }
 
-YAML::Node YamlMap::Raw(const std::string& key) { return Get(key); }
+YAML::Node YamlMap::Raw(std::string_view key) { return Get(key); }
 
-std::string YamlMap::String(const std::string& key) {
+std::string YamlMap::String(std::string_view key) {
   auto v = OptString(key);
   if (!v) Fail(key, "missing required key");
   return *v;
 }
 
-std::optional<std::string> YamlMap::OptString(const std::string& key) {
+std::optional<std::string> YamlMap::OptString(std::string_view key) {
   std::optional<YAML::Node> hold;
   const YAML::Node* n = Value(key, hold);
   if (!n || !n->IsDefined() || n->IsNull()) return std::nullopt;
@@ -230,7 +247,7 @@ std::optional<std::string> YamlMap::OptString(const std::string& key) {
   return n->Scalar();
 }
 
-std::string YamlMap::Choice(const std::string& key, const std::vector<std::string>& choices,
+std::string YamlMap::Choice(std::string_view key, const std::vector<std::string>& choices,
                             const std::optional<std::string>& fallback) {
   auto v = OptString(key);
   if (!v) {
@@ -246,11 +263,18 @@ std::string YamlMap::Choice(const std::string& key, const std::vector<std::strin
   return *v;
 }
 
-double YamlMap::Number(const std::string& key) { return NumberOf(Get(key), key); }
+double YamlMap::Number(std::string_view key) { return NumberOf(Get(key), key); }
 
-double YamlMap::NumberOf(const YAML::Node& n, const std::string& key) const {
+double YamlMap::NumberOf(const YAML::Node& n, std::string_view key) const {
   if (!n.IsScalar()) Fail(key, "expected a number, got " + Describe(n));
   const std::string& s = n.Scalar();
+  // Most values are plain whole numbers: up to 15 digits are exact in a
+  // double, as std::stod would read them (anything else goes through it).
+  if (!s.empty() && s.size() <= 15 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    long long whole = 0;
+    for (const char c : s) whole = whole * 10 + (c - '0');
+    return double(whole);
+  }
   double v = 0;
   try {
     size_t used = 0;
@@ -263,7 +287,7 @@ double YamlMap::NumberOf(const YAML::Node& n, const std::string& key) const {
   return v;
 }
 
-int YamlMap::PositiveInt(const std::string& key, std::optional<int> fallback) {
+int YamlMap::PositiveInt(std::string_view key, std::optional<int> fallback) {
   std::optional<YAML::Node> hold;
   const YAML::Node* v = Value(key, hold);
   if (!v || !v->IsDefined() || v->IsNull()) {
@@ -278,7 +302,7 @@ int YamlMap::PositiveInt(const std::string& key, std::optional<int> fallback) {
   return static_cast<int>(x);
 }
 
-int YamlMap::NonNegativeInt(const std::string& key, std::optional<int> fallback) {
+int YamlMap::NonNegativeInt(std::string_view key, std::optional<int> fallback) {
   std::optional<YAML::Node> hold;
   const YAML::Node* v = Value(key, hold);
   if (!v || !v->IsDefined() || v->IsNull()) {
@@ -293,7 +317,7 @@ int YamlMap::NonNegativeInt(const std::string& key, std::optional<int> fallback)
   return static_cast<int>(x);
 }
 
-double YamlMap::PositiveDouble(const std::string& key, std::optional<double> fallback) {
+double YamlMap::PositiveDouble(std::string_view key, std::optional<double> fallback) {
   std::optional<YAML::Node> hold;
   const YAML::Node* v = Value(key, hold);
   if (!v || !v->IsDefined() || v->IsNull()) {
@@ -306,7 +330,7 @@ double YamlMap::PositiveDouble(const std::string& key, std::optional<double> fal
   return x;
 }
 
-double YamlMap::NonNegativeDouble(const std::string& key, std::optional<double> fallback) {
+double YamlMap::NonNegativeDouble(std::string_view key, std::optional<double> fallback) {
   std::optional<YAML::Node> hold;
   const YAML::Node* v = Value(key, hold);
   if (!v || !v->IsDefined() || v->IsNull()) {
@@ -319,7 +343,7 @@ double YamlMap::NonNegativeDouble(const std::string& key, std::optional<double> 
   return x;
 }
 
-double YamlMap::Fraction(const std::string& key, std::optional<double> fallback) {
+double YamlMap::Fraction(std::string_view key, std::optional<double> fallback) {
   std::optional<YAML::Node> hold;
   const YAML::Node* v = Value(key, hold);
   if (!v || !v->IsDefined() || v->IsNull()) {
@@ -332,7 +356,7 @@ double YamlMap::Fraction(const std::string& key, std::optional<double> fallback)
   return x;
 }
 
-bool YamlMap::Bool(const std::string& key, std::optional<bool> fallback) {
+bool YamlMap::Bool(std::string_view key, std::optional<bool> fallback) {
   std::optional<YAML::Node> hold;
   const YAML::Node* v = Value(key, hold);
   if (!v || !v->IsDefined() || v->IsNull()) {
@@ -346,7 +370,7 @@ bool YamlMap::Bool(const std::string& key, std::optional<bool> fallback) {
   Fail(key, "expected true or false, got " + Describe(n));
 }
 
-std::optional<YamlMap> YamlMap::OptMap(const std::string& key) {
+std::optional<YamlMap> YamlMap::OptMap(std::string_view key) {
   std::optional<YAML::Node> hold;
   const YAML::Node* n = Value(key, hold);
   if (!n || !n->IsDefined() || n->IsNull()) return std::nullopt;
@@ -354,10 +378,10 @@ std::optional<YamlMap> YamlMap::OptMap(const std::string& key) {
   return YamlMap(*n, file_, Path(key), overlay_);
 }
 
-YamlMap YamlMap::Map(const std::string& key) {
+YamlMap YamlMap::Map(std::string_view key) {
   auto m = OptMap(key);
   if (!m) Fail(key, "missing required section");
-  return *m;
+  return std::move(*m);
 }
 
 void YamlMap::Finish() {

@@ -9,9 +9,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/core/error.h"
@@ -72,55 +74,55 @@ class YamlMap {
   // `prefix` is the dotted path of this map ("" at the top level).
   YamlMap(YAML::Node node, std::string file, std::string prefix = "", const YamlOverlay* overlay = nullptr);
 
-  bool Has(const std::string& key);
+  bool Has(std::string_view key);
   // Marks the key as known without reading it (for keys handled elsewhere).
-  void Allow(const std::string& key);
+  void Allow(std::string_view key);
   // Whether a read or Allow has asked for the key.
-  bool Known(const std::string& key) const;
+  bool Known(std::string_view key) const;
 
-  std::string String(const std::string& key);
-  std::optional<std::string> OptString(const std::string& key);
-  std::string Choice(const std::string& key, const std::vector<std::string>& choices,
+  std::string String(std::string_view key);
+  std::optional<std::string> OptString(std::string_view key);
+  std::string Choice(std::string_view key, const std::vector<std::string>& choices,
                      const std::optional<std::string>& fallback = std::nullopt);
-  int PositiveInt(const std::string& key, std::optional<int> fallback = std::nullopt);
-  int NonNegativeInt(const std::string& key, std::optional<int> fallback = std::nullopt);
-  double PositiveDouble(const std::string& key, std::optional<double> fallback = std::nullopt);
-  double NonNegativeDouble(const std::string& key, std::optional<double> fallback = std::nullopt);
-  double Fraction(const std::string& key, std::optional<double> fallback = std::nullopt);  // in (0, 1]
-  bool Bool(const std::string& key, std::optional<bool> fallback = std::nullopt);
-  std::optional<YamlMap> OptMap(const std::string& key);
-  YamlMap Map(const std::string& key);
-  YAML::Node Raw(const std::string& key);  // marks the key known; may be undefined
+  int PositiveInt(std::string_view key, std::optional<int> fallback = std::nullopt);
+  int NonNegativeInt(std::string_view key, std::optional<int> fallback = std::nullopt);
+  double PositiveDouble(std::string_view key, std::optional<double> fallback = std::nullopt);
+  double NonNegativeDouble(std::string_view key, std::optional<double> fallback = std::nullopt);
+  double Fraction(std::string_view key, std::optional<double> fallback = std::nullopt);  // in (0, 1]
+  bool Bool(std::string_view key, std::optional<bool> fallback = std::nullopt);
+  std::optional<YamlMap> OptMap(std::string_view key);
+  YamlMap Map(std::string_view key);
+  YAML::Node Raw(std::string_view key);  // marks the key known; may be undefined
 
   // Throws for the first key present in the map that no read asked for.
   void Finish();
 
-  [[noreturn]] void Fail(const std::string& key, const std::string& message) const;
+  [[noreturn]] void Fail(std::string_view key, const std::string& message) const;
   [[noreturn]] static void FailAt(const YAML::Node& node, const std::string& file,
                                   const std::string& key, const std::string& message);
   // The error Fail / FailAt throw, as a value (for a loader that returns it:
   // a throw costs tens of microseconds, and most points of a sweep are invalid).
-  InputError Error(const std::string& key, const std::string& message) const;
+  InputError Error(std::string_view key, const std::string& message) const;
   static InputError ErrorAt(const YAML::Node& node, const std::string& file, const std::string& key, const std::string& message);
 
   const std::string& file() const { return file_; }
-  std::string Path(const std::string& key) const { return prefix_.empty() ? key : prefix_ + "." + key; }
+  std::string Path(std::string_view key) const { return prefix_.empty() ? std::string(key) : std::string(prefix_).append(1, '.').append(key); }
   const YAML::Node& node() const { return node_; }
 
  private:
-  YAML::Node Get(const std::string& key);
+  YAML::Node Get(std::string_view key);
   // The key's value, marked known, as Get but without making a node on an
   // indexed map: nullptr when absent there; `hold` keeps a looked-up node.
-  const YAML::Node* Value(const std::string& key, std::optional<YAML::Node>& hold);
+  const YAML::Node* Value(std::string_view key, std::optional<YAML::Node>& hold);
   // The key's value node (the overlay's, the index's or the node's own; undefined when absent).
-  YAML::Node Lookup(const std::string& key) const;
+  YAML::Node Lookup(std::string_view key) const;
   // On an indexed map, the key's value without making a node: nullptr when absent.
-  const YAML::Node* IndexedValue(const std::string& key) const;
-  void MarkKnown(const std::string& key);
+  const YAML::Node* IndexedValue(std::string_view key) const;
+  void MarkKnown(std::string_view key);
   // The keys asked for in the order a std::set held them (the hints of Finish depend on it).
   std::vector<std::string> KnownSorted() const;
-  double Number(const std::string& key);
-  double NumberOf(const YAML::Node& n, const std::string& key) const;  // n: the key's value
+  double Number(std::string_view key);
+  double NumberOf(const YAML::Node& n, std::string_view key) const;  // n: the key's value
 
   YAML::Node node_;
   std::string file_;
@@ -128,6 +130,7 @@ class YamlMap {
   std::vector<std::string> known_;  // keys asked for (a map reads a few dozen: a list beats a set)
   const YamlOverlay* overlay_ = nullptr;
   const YamlIndex::Map* indexed_ = nullptr;  // node_ as the overlay's index holds it
+  uint64_t own_entries_ = 0;  // bit i: the overlay's entry i is a key of this map
 };
 
 // Levenshtein-closest candidate within a small distance, or "".

@@ -79,8 +79,9 @@ void ApplyPlannedConfig(Scenario& s, const Scenario& base, const PlanConfig& c) 
 namespace {
 
 // Divisibility, then memory, then the analytical timing. Returns the result,
-// or fills `rej` and returns nullopt.
-std::optional<SimulationResult> Evaluate(Scenario& s, const PlanConfig& c, bool tp_overlap, PlanRejection& rej) {
+// or fills `rej` and returns nullopt. `full`: the whole result; else what the
+// search ranks by (SimulateRunFigures: the same objective, step time and error).
+std::optional<SimulationResult> Evaluate(Scenario& s, const PlanConfig& c, bool tp_overlap, PlanRejection& rej, bool full = true) {
   ApplyConfig(s, c);
   s.parallelism.tp_comm_overlap = tp_overlap && c.tensor > 1;
   rej.config = c;
@@ -97,9 +98,10 @@ std::optional<SimulationResult> Evaluate(Scenario& s, const PlanConfig& c, bool 
     rej.reason = "does not fit in GPU memory: " + mem.reason;
     return std::nullopt;
   }
-  SimulationResult r = Simulate(s, SimulateOptions::At(Fidelity::kAnalytical, false), ComputeStepCosts(s, std::move(w)));
+  SimulationResult r = full ? Simulate(s, SimulateOptions::At(Fidelity::kAnalytical, false), ComputeStepCosts(s, std::move(w)))
+                            : SimulateRunFigures(s, ComputeStepCosts(s, std::move(w)));
   if (!r.error.empty()) {
-    rej.category = r.memory.fits ? "simulation" : "memory";
+    rej.category = (full ? r.memory.fits : mem.fits) ? "simulation" : "memory";
     rej.reason = r.error;
     return std::nullopt;
   }
@@ -148,7 +150,7 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
     ++rep.searched;
     PlanRejection rej;
     Family& fam = families[{c.tensor, c.pipeline, c.context}];
-    if (auto r = Evaluate(s, c, tp_overlap, rej)) {
+    if (auto r = Evaluate(s, c, tp_overlap, rej, /*full=*/false)) {
       ++fam.feasible;
       feasible.push_back({c, Objective(*r, options.objective), r->step_time_s});
       return;

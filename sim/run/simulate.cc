@@ -54,4 +54,18 @@ SimulationResult Simulate(const Scenario& s, const SimulateOptions& options, con
   return r;
 }
 
+SimulationResult SimulateRunFigures(const Scenario& s, const StepCosts& costs) {
+  // Simulate's analytical path, its figures only: the same step, then the run model on it.
+  SimulationResult r;
+  r.name = s.name;
+  r.gpus = s.gpus();
+  r.fidelity = "analytical";
+  const StepTiming timing = AnalyticalStep(s, costs);
+  r.step_time_s = timing.step_time_s;
+  r.breakdown = timing.breakdown;
+  ApplyRunModel(s, timing, r);
+  if (!r.error.empty()) r.error_kind = ErrorKind::kCannotProgress;
+  return r;
+}
+
 }  // namespace trainsim

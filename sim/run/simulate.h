@@ -40,5 +40,10 @@ struct SimulateOptions {
 SimulationResult Simulate(const Scenario& s, const SimulateOptions& options = {});
 // The same with the scenario's step costs computed already (ComputeStepCosts(s)).
 SimulationResult Simulate(const Scenario& s, const SimulateOptions& options, const StepCosts& costs);
+// What a search ranks by, for a scenario that fits in memory: the analytical
+// step time and breakdown, `run` and `error` exactly as Simulate at analytical
+// fidelity gives them; the descriptive fields (memory report, model size,
+// pipeline layout, rates) are left empty.
+SimulationResult SimulateRunFigures(const Scenario& s, const StepCosts& costs);
 
 }  // namespace trainsim

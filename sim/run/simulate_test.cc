@@ -50,5 +50,24 @@ TEST(SimulateTest, DesStopsWhenCanceledAndSaysSo) {
   EXPECT_TRUE(Simulate(Reference({"training.steps=50", "checkpoint.every_steps=20"}), opt).error.empty());
 }
 
+// What the planner ranks by is Simulate's analytical figures, whatever the
+// run: with checkpoints, ownership pricing, and one failures outpace.
+TEST(SimulateTest, RunFiguresAreSimulatesAnalyticalFigures) {
+  for (const std::vector<std::string>& sets :
+       {std::vector<std::string>{}, {"cost.model=ownership", "training.steps=5000"}, {"failures.node_mtbf_hours=0.01"}}) {
+    const Scenario s = Reference(sets);
+    const StepCosts costs = ComputeStepCosts(s);
+    const SimulationResult full = Simulate(s, SimulateOptions::At(Fidelity::kAnalytical), costs);
+    const SimulationResult figures = SimulateRunFigures(s, costs);
+    EXPECT_EQ(figures.step_time_s, full.step_time_s);
+    EXPECT_EQ(figures.breakdown.exposed_communication_s, full.breakdown.exposed_communication_s);
+    EXPECT_EQ(figures.run.time_to_train_s, full.run.time_to_train_s);
+    EXPECT_EQ(figures.run.cost_usd, full.run.cost_usd);
+    EXPECT_EQ(figures.error, full.error);
+    EXPECT_EQ(figures.error_kind, full.error_kind);
+  }
+  EXPECT_NE(SimulateRunFigures(Reference({"failures.node_mtbf_hours=0.01"}), ComputeStepCosts(Reference({"failures.node_mtbf_hours=0.01"}))).error, "");
+}
+
 }  // namespace
 }  // namespace trainsim

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -52,6 +53,15 @@ std::vector<std::string> SweepColumns(const SweepSpec& spec) {
   return c;
 }
 
+namespace {
+// The characters that make a CSV field need rewriting: a comma, a quote, a line break.
+constexpr std::array<bool, 256> kCsvSpecial = [] {
+  std::array<bool, 256> t{};
+  for (const unsigned char c : {',', '"', '\n', '\r'}) t[c] = true;
+  return t;
+}();
+}  // namespace
+
 std::string CsvLine(const std::vector<std::string>& fields) {
   // Fields are appended in place (a row has ~100 of them, most numbers):
   // only a field with a newline, a comma, a quote or an edge space is rewritten.
@@ -63,25 +73,27 @@ std::string CsvLine(const std::vector<std::string>& fields) {
     if (i) out += ',';
     const std::string& f = fields[i];
     bool special = !f.empty() && (f.front() == ' ' || f.back() == ' ');
-    for (const char c : f) special |= c == ',' || c == '"' || c == '\n' || c == '\r';  // no memchr per character
+    for (const char c : f) special |= kCsvSpecial[static_cast<unsigned char>(c)];  // a table look-up per character
     if (!special) {
       out += f;
       continue;
     }
-    std::string g = f;
-    std::replace(g.begin(), g.end(), '\n', ' ');
-    std::replace(g.begin(), g.end(), '\r', ' ');
-    const bool quote = g.find_first_of(",\"") != std::string::npos || (!g.empty() && (g.front() == ' ' || g.back() == ' '));
-    if (!quote) {
-      out += g;
-      continue;
+    // Line breaks become spaces; a comma, a quote or an edge space quotes
+    // the field, its quotes doubled. Written in place, run by run.
+    auto space = [](char c) { return c == ' ' || c == '\n' || c == '\r'; };
+    const bool quote = space(f.front()) || space(f.back()) ||
+                       std::any_of(f.begin(), f.end(), [](char c) { return c == ',' || c == '"'; });
+    if (quote) out += '"';
+    size_t run = 0;  // start of the characters not yet written
+    for (size_t j = 0; j < f.size(); ++j) {
+      const char c = f[j];
+      if (!kCsvSpecial[static_cast<unsigned char>(c)] || c == ',') continue;
+      out.append(f, run, j - run);
+      out += c == '"' ? "\"\"" : " ";
+      run = j + 1;
     }
-    out += '"';
-    for (char c : g) {
-      if (c == '"') out += '"';
-      out += c;
-    }
-    out += '"';
+    out.append(f, run, std::string::npos);
+    if (quote) out += '"';
   }
   out += '\n';
   return out;

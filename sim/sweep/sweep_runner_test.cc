@@ -96,6 +96,8 @@ TEST(SweepRunnerTest, CsvQuotingRoundTrips) {
   std::vector<std::string> want = f;
   want.back() = "two lines";
   EXPECT_EQ(back, want);
+  // A line break at an edge becomes an edge space: quoted, as a space there is.
+  EXPECT_EQ(CsvLine({"x\r\n", "\nq\"", "a\rb,c"}), "\"x  \",\" q\"\"\",\"a b,c\"\n");
 }
 
 TEST(SweepRunnerTest, FormatFollowsTheExtension) {

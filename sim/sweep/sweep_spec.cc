@@ -407,6 +407,7 @@ InputError Relocate(InputError e, const SweepSpec& spec) {
 // points (the memory a sweep holds does not grow with its points).
 struct SweepParsed {
   static constexpr int kDocumentUses = 256;
+  static constexpr int kOverlayDocumentUses = 4096;
   struct Document {
     YAML::Node root;
     int uses = 0;
@@ -672,16 +673,20 @@ Expected<Scenario> SweepSpec::PointScenario(const SweepPoint& p) const {
     const SweepParsed* owner = nullptr;
     SweepParsed::Document doc;
     ~Lease() {
-      if (!owner || ++doc.uses >= SweepParsed::kDocumentUses) return;
+      // Read over (never written), a document grows only by the entries
+      // lookups of missing keys leave in a map an axis value brings: it serves more points.
+      const int uses = doc.index ? SweepParsed::kOverlayDocumentUses : SweepParsed::kDocumentUses;
+      if (!owner || ++doc.uses >= uses) return;
       std::lock_guard<std::mutex> lock(owner->mu);
       owner->idle.push_back(std::move(doc));
     }
   } lease;
   try {
-    std::string suffix;
+    std::string suffix;  // " tensor=4 pipeline=2 ...", appended in place (no temporaries per axis)
     for (size_t i = 0; i < axes.size(); ++i) {
       const std::string& k = axes[i].key;
-      suffix += " " + k.substr(k.rfind('.') == std::string::npos ? 0 : k.rfind('.') + 1) + "=" + axes[i].values[p.value_index[i]];
+      const size_t dot = k.rfind('.');
+      suffix.append(1, ' ').append(k, dot == std::string::npos ? 0 : dot + 1).append(1, '=').append(axes[i].values[p.value_index[i]]);
     }
     YAML::Node root;
     if (parsed) {
