@@ -187,6 +187,7 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w) {
     std::snprintf(buf, sizeof buf, "offloads %.1f GiB of activations per GPU, %.0f GiB per node, but %s has %.0f GiB of host memory",
                   r.offloaded_activations_gib, node_offload_gib, sc.node.name.c_str(), host_gib);
     r.fits = false;
+    r.host_exceeded = true;
     r.reason = buf;
     return r;
   }

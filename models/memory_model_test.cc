@@ -134,6 +134,8 @@ TEST(MemoryModelTest, ActivationOffloadMovesTheFirstLayersToHostMemory) {
   const MemoryReport c = Memory(small);
   EXPECT_FALSE(c.fits);
   EXPECT_NE(c.reason.find("of host memory"), std::string::npos) << c.reason;
+  EXPECT_EQ(c.Problem().rfind("does not fit in host memory: offloads ", 0), 0u) << c.Problem();
+  EXPECT_EQ(Memory(Make70b({"parallelism.data_sharding=none"})).Problem().rfind("does not fit in GPU memory: needs ", 0), 0u);
 }
 
 }  // namespace

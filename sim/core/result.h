@@ -33,6 +33,9 @@ struct MemoryReport {
   double capacity_gib = 0;  // usable memory of the GPU
   int peak_stage = 0;       // the pipeline rank the figures are of
   std::string reason;       // why it does not fit; empty when it fits
+  bool host_exceeded = false;  // what does not fit is the offloaded activations in host memory
+  // The one-line error of a report that does not fit: which memory, and why.
+  std::string Problem() const { return (host_exceeded ? "does not fit in host memory: " : "does not fit in GPU memory: ") + reason; }
 };
 
 struct RunReport {

@@ -95,7 +95,7 @@ std::optional<SimulationResult> Evaluate(Scenario& s, const PlanConfig& c, bool 
   const MemoryReport mem = EstimateMemory(s, w);
   if (!mem.fits) {
     rej.category = "memory";
-    rej.reason = "does not fit in GPU memory: " + mem.reason;
+    rej.reason = mem.Problem();
     return std::nullopt;
   }
   SimulationResult r = full ? Simulate(s, SimulateOptions::At(Fidelity::kAnalytical, false), ComputeStepCosts(s, std::move(w)))

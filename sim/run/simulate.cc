@@ -44,7 +44,7 @@ SimulationResult Simulate(const Scenario& s, const SimulateOptions& options, con
     r.error_kind = ErrorKind::kRefused;
   }
   if (!r.memory.fits) {
-    r.error = "does not fit in GPU memory: " + r.memory.reason;
+    r.error = r.memory.Problem();
     r.error_kind = ErrorKind::kDoesNotFit;
   }
   if (stats.canceled) {
