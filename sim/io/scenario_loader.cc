@@ -207,8 +207,9 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
 
   // model
   if (!top.Has("model")) top.Fail("model", "missing required key (a catalogue name, a file, or the model's keys)");
-  s.model = memoized(&M::model, top.Raw("model"), file, [](const YAML::Node& r, const std::string& f) { return ResolveModel(r, f, "model"); });
-  if (root["model"].IsMap()) s.model.name = s.model.name == "custom" ? s.name : s.model.name;
+  const YAML::Node model_node = top.Raw("model");  // the point's own when a sweep overrides it
+  s.model = memoized(&M::model, model_node, file, [](const YAML::Node& r, const std::string& f) { return ResolveModel(r, f, "model"); });
+  if (model_node.IsMap()) s.model.name = s.model.name == "custom" ? s.name : s.model.name;
 
   // training (parsed before parallelism: data=auto and batch checks need it)
   YamlMap t = top.Map("training");
