@@ -122,6 +122,9 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w) {
     kind_act.push_back(LayerActivationBytes(sc, k.kind, sc.training.recompute));
     largest_none = std::max(largest_none, LayerActivationBytes(sc, k.kind, Recompute::kNone));
   }
+  // Offloaded layers (pipeline 1, one micro batch in flight) live in host
+  // memory but for the one whose copy is running.
+  const OffloadedActivations off = OffloadedActivationBytes(sc, w);
   MemoryReport r;
   bool first = true;
   // Every rank is checked: uneven stages move the peak away from rank 0.
@@ -159,9 +162,6 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w) {
       for (size_t k = 0; k < counts.size(); ++k) layers_act += counts[k] * kind_act[k];
     }
     double act = layers_act * in_flight;
-    // Offloaded layers (pipeline 1, one micro batch in flight) live in host
-    // memory but for the one whose copy is running.
-    const OffloadedActivations off = OffloadedActivationBytes(sc, w);
     if (off.host_bytes > 0) act -= off.host_bytes - off.largest_layer_bytes;
     // The embedding output of each in-flight micro batch (first rank), and
     // with full recompute one layer's full activations while it is recomputed.
@@ -180,7 +180,7 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w) {
   r.workspace_gib = g.memory_bytes * (1 - g.usable_memory_fraction) / kGiB;
   r.fits = r.peak_gib_per_gpu <= r.capacity_gib;
   // The node's GPUs offload at once into the node's host memory.
-  r.offloaded_activations_gib = OffloadedActivationBytes(sc, w).host_bytes / kGiB;
+  r.offloaded_activations_gib = off.host_bytes / kGiB;
   const double host_gib = sc.node.host_memory_bytes / kGiB, node_offload_gib = r.offloaded_activations_gib * sc.node.gpus_per_node;
   if (r.fits && host_gib > 0 && node_offload_gib > host_gib) {
     char buf[320];

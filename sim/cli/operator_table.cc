@@ -25,7 +25,8 @@ const char* ClassName(OpClass c) {
 
 }  // namespace
 
-std::string OperatorTable(const Scenario& s, const std::vector<PassBreakdown>& passes) {
+std::string OperatorTable(const Scenario& s, const Workload& w) {
+  const std::vector<PassBreakdown> passes = BreakDownPasses(s, w);
   std::string o;
   o += "operators of one micro batch on one GPU (" + s.node.gpu.name + ", " + ToString(s.training.precision) + ")\n";
   for (const PassBreakdown& p : passes) {
@@ -52,7 +53,7 @@ std::string OperatorTable(const Scenario& s, const std::vector<PassBreakdown>& p
     if (!p.comms.empty()) o += Line("  %-34s %-9s %-22s %10s %10s %10.1f\n", "exposed communication", "", "", "", "", p.exposed_comm_s * 1e6);
   }
   if (s.training.activation_offload_layers > 0) {
-    const ActivationOffloadTimes off = ActivationOffload(s, BuildWorkload(s));
+    const ActivationOffloadTimes off = ActivationOffload(s, w);
     o += Line("\nactivation offload, %d layers, each copy behind the next layer's pass\n", off.layers);
     o += Line("  %-34s %-9s %-22s %10s %10.1f %10.1f  %s\n", "activations to host (forward)", "copy", "host path", "", off.bytes / 1e6,
               off.copy_s * 1e6, Line("%.0f us exposed", off.forward_exposed_s * 1e6).c_str());

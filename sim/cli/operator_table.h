@@ -9,6 +9,7 @@
 
 namespace trainsim::cli {
 
-std::string OperatorTable(const Scenario& s, const std::vector<PassBreakdown>& passes);
+// `w` is the scenario's workload (BuildWorkload(s)): the passes are broken down from it.
+std::string OperatorTable(const Scenario& s, const Workload& w);
 
 }  // namespace trainsim::cli

@@ -99,7 +99,7 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
     }
   }
   out << (a.Has("--json") ? ToJson(r) : ToSummary(r));
-  if (a.Has("--operators")) out << "\n" << OperatorTable(*s, BreakDownPasses(*s, BuildWorkload(*s)));
+  if (a.Has("--operators")) out << "\n" << OperatorTable(*s, BuildWorkload(*s));
   if (!r.error.empty()) {
     if (!a.Has("--json")) err << "trainsim run: " << r.error << "\n";
     return kExitSimulationFailed;

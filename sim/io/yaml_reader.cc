@@ -287,7 +287,7 @@ double YamlMap::NumberOf(const YAML::Node& n, std::string_view key) const {
   return v;
 }
 
-int YamlMap::PositiveInt(std::string_view key, std::optional<int> fallback) {
+int YamlMap::WholeNumber(std::string_view key, std::optional<int> fallback, int min) {
   std::optional<YAML::Node> hold;
   const YAML::Node* v = Value(key, hold);
   if (!v || !v->IsDefined() || v->IsNull()) {
@@ -297,25 +297,14 @@ int YamlMap::PositiveInt(std::string_view key, std::optional<int> fallback) {
   const YAML::Node& n = *v;
   const double x = NumberOf(n, key);
   if (x != std::floor(x)) Fail(key, "expected a whole number, got " + n.Scalar());
-  if (x <= 0) Fail(key, "must be positive, got " + n.Scalar());
+  if (x < min) Fail(key, (min > 0 ? "must be positive, got " : "must not be negative, got ") + n.Scalar());
   if (x > 1e9) Fail(key, "implausibly large: " + n.Scalar());
   return static_cast<int>(x);
 }
 
-int YamlMap::NonNegativeInt(std::string_view key, std::optional<int> fallback) {
-  std::optional<YAML::Node> hold;
-  const YAML::Node* v = Value(key, hold);
-  if (!v || !v->IsDefined() || v->IsNull()) {
-    if (fallback) return *fallback;
-    Fail(key, "missing required key");
-  }
-  const YAML::Node& n = *v;
-  const double x = NumberOf(n, key);
-  if (x != std::floor(x)) Fail(key, "expected a whole number, got " + n.Scalar());
-  if (x < 0) Fail(key, "must not be negative, got " + n.Scalar());
-  if (x > 1e9) Fail(key, "implausibly large: " + n.Scalar());
-  return static_cast<int>(x);
-}
+int YamlMap::PositiveInt(std::string_view key, std::optional<int> fallback) { return WholeNumber(key, fallback, 1); }
+
+int YamlMap::NonNegativeInt(std::string_view key, std::optional<int> fallback) { return WholeNumber(key, fallback, 0); }
 
 double YamlMap::PositiveDouble(std::string_view key, std::optional<double> fallback) {
   std::optional<YAML::Node> hold;

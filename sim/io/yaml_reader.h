@@ -123,6 +123,8 @@ class YamlMap {
   std::vector<std::string> KnownSorted() const;
   double Number(std::string_view key);
   double NumberOf(const YAML::Node& n, std::string_view key) const;  // n: the key's value
+  // PositiveInt and NonNegativeInt: a whole number of at least `min` (1 or 0).
+  int WholeNumber(std::string_view key, std::optional<int> fallback, int min);
 
   YAML::Node node_;
   std::string file_;
