@@ -43,6 +43,9 @@ const std::map<QString, Help>& Table() {
                                      "tensor x context x data (Megatron-Core's MoE parallel folding).", "1", "you"}},
       {"parallelism.moe_a2a_overlap", {"Hide the MoE all-to-alls behind compute (Megatron-Core overlap_moe_expert_parallel_comm).",
                                        "the framework's", "framework profile"}},
+      {"parallelism.moe_dispatcher", {"How MoE tokens reach their experts: alltoall (one copy per token and expert, NCCL), deepep or "
+                                      "hybridep (one copy per destination node or NVLink domain across the NICs, fanned out over NVLink).",
+                                      "the framework's", "framework profile"}},
       {"parallelism.virtual_stages", {"Interleaved pipeline chunks per stage: a smaller bubble for more pipeline sends; 1 is plain 1F1B.",
                                       "1", "you"}},
       {"parallelism.sequence_parallel", {"Shard layer norms and dropout along the sequence across the TP group (Megatron SP).",

@@ -179,6 +179,80 @@ TEST(MoeLayoutTest, AllToAllStaysOnNvlinkInsideTheNodeAndCrossesTheNicsBeyondIt)
   EXPECT_NEAR(PlanCollective(four, op).phases[1].time_s() / pa.phases[1].time_s(), 2.0, 1e-9);
 }
 
+TEST(MoeDispatcherTest, TokenReachFractionIsTheChanceOfHoldingAnyOfTheTokensExperts) {
+  EXPECT_DOUBLE_EQ(TokenReachFraction(8, 1, 1), 1.0 / 8);
+  EXPECT_DOUBLE_EQ(TokenReachFraction(256, 8, 256), 1.0);
+  EXPECT_DOUBLE_EQ(TokenReachFraction(256, 8, 0), 0.0);
+  EXPECT_NEAR(TokenReachFraction(16, 2, 8), 1 - (8.0 / 16) * (7.0 / 15), 1e-12);
+}
+
+TEST(MoeDispatcherTest, DeepEpSendsATokenOncePerRemoteNodeAndOncePerGpu) {
+  // EP 16 over two nodes, top-2 of 16 experts: the all-to-all sends half of
+  // the routed copies across the NICs; DeepEP one copy of a token to the other
+  // node when it holds either of its experts (1 - 8/16 x 7/15 of them).
+  const std::vector<std::string> across = {"model.moe.experts=16", "parallelism.expert=16"};
+  std::vector<std::string> deepep = across;
+  deepep.push_back("parallelism.moe_dispatcher=deepep");
+  const Scenario plain = Make(kMixtral, across), dedup = Make(kMixtral, deepep);
+  EXPECT_EQ(dedup.parallelism.moe_dispatcher, MoeDispatcher::kDeepEp);
+  const Workload pw = BuildWorkload(plain), dw = BuildWorkload(dedup);
+  const CommOp& pop = *FindComm(pw.layer(0).forward, "moe dispatch all-to-all");
+  const CommOp& dop = *FindComm(dw.layer(0).forward, "moe dispatch all-to-all");
+  EXPECT_EQ(dop.bytes, pop.bytes);  // the routed copies, as before: only their trip differs
+  EXPECT_EQ(dop.dedup_top_k, 2);
+  EXPECT_EQ(dop.dedup_experts, 16);
+  EXPECT_EQ(pop.dedup_top_k, 0);
+  const CollectivePlan pp = PlanCollective(plain, pop), dp = PlanCollective(dedup, dop);
+  ASSERT_EQ(pp.phase_count, 2);
+  ASSERT_EQ(dp.phase_count, 2);
+  ASSERT_EQ(dp.phases[1].link, LinkClass::kNic);
+  const double reach = 1 - (8.0 / 16) * (7.0 / 15);
+  EXPECT_NEAR(dp.phases[1].bytes / pp.phases[1].bytes, reach * (pop.bytes / 2) / (pop.bytes / 2), 1e-9);
+  // Over NVLink: once per destination GPU (2 of 16 here), 7/8 of them another GPU of its node
+  // (a token from the other node arrives at the same-index GPU and is forwarded from there).
+  EXPECT_NEAR(dp.phases[0].bytes / pp.phases[0].bytes, (2 * 7.0 / 8 * pop.bytes / 2) / (7.0 / 16 * pop.bytes), 1e-9);
+  EXPECT_LT(Simulate(dedup, SimulateOptions::At(Fidelity::kAnalytical)).step_time_s,
+            Simulate(plain, SimulateOptions::At(Fidelity::kAnalytical)).step_time_s);
+  // Top-1 routing has nothing to deduplicate across the NICs.
+  std::vector<std::string> top1 = deepep;
+  top1.push_back("model.moe.top_k=1");
+  std::vector<std::string> top1_plain = across;
+  top1_plain.push_back("model.moe.top_k=1");
+  const Scenario t1 = Make(kMixtral, top1), t1p = Make(kMixtral, top1_plain);
+  const Workload t1w = BuildWorkload(t1), t1pw = BuildWorkload(t1p);
+  const CommOp& t1op = *FindComm(t1w.layer(0).forward, "moe dispatch all-to-all");
+  const CommOp& t1pop = *FindComm(t1pw.layer(0).forward, "moe dispatch all-to-all");
+  ASSERT_EQ(t1op.dedup_top_k, 1);
+  EXPECT_NEAR(PlanCollective(t1, t1op).phases[1].bytes / PlanCollective(t1p, t1pop).phases[1].bytes, 1.0, 1e-12);
+}
+
+TEST(MoeDispatcherTest, OverlappedDispatcherKernelsTakeTheirSmsFromTheCompute) {
+  const std::vector<std::string> base = {"model.moe.experts=16", "parallelism.expert=16", "parallelism.moe_a2a_overlap=true"};
+  std::vector<std::string> deepep = base;
+  deepep.push_back("parallelism.moe_dispatcher=deepep");
+  const Scenario s = Make(kMixtral, deepep);
+  EXPECT_EQ(s.framework.deepep_sms, 20);  // megatron-core-2024.yaml: Megatron-Core's moe_deepep_num_sms
+  const StepCosts c = ComputeStepCosts(s);
+  Scenario free_sms = s;
+  free_sms.framework.deepep_sms = 0;
+  const StepCosts f = ComputeStepCosts(free_sms);
+  const StageCost &a = c.virtual_stage[0], &b = f.virtual_stage[0];
+  EXPECT_EQ(a.forward_all_to_all_s, b.forward_all_to_all_s);
+  // The compute loses 20 of the GPU's SMs for as long as the all-to-alls run
+  // beside it: never more than the whole compute's worth.
+  const double slowdown = 20.0 / (s.node.gpu.sms - 20);
+  EXPECT_GT(a.forward_exposed_comm_s, b.forward_exposed_comm_s);
+  EXPECT_LE(a.forward_exposed_comm_s - b.forward_exposed_comm_s, a.forward_compute_s * slowdown + 1e-12);
+}
+
+TEST(MoeDispatcherTest, AnUnknownDispatcherIsBadInputNamingTheKey) {
+  auto s = Parse(kMixtral, {"parallelism.moe_dispatcher=deep-ep"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().kind, ErrorKind::kBadInput);
+  EXPECT_NE(s.error().ToString().find("moe_dispatcher"), std::string::npos) << s.error().ToString();
+  EXPECT_NE(s.error().ToString().find("deepep"), std::string::npos) << s.error().ToString();
+}
+
 TEST(MoeLayoutTest, ExpertGroupsFoldOverTheAttentionRanks) {
   // TP 2 x DP 64 per stage; EP 64 x ETP 1: expert-DP 2.
   const Scenario s = Make(kDeepSeekV3);

@@ -377,6 +377,18 @@ class LayerBuilder {
     return "activation";
   }
 
+  // The tokens' trip to their experts (or back) over the EP group, as the
+  // scenario's dispatcher sends them: `bytes` are the routed copies.
+  CommOp TokenDispatch(const OpName& name, double bytes) const {
+    CommOp c = Comm(name, CollectiveKind::kAllToAll, CommGroup::kExpert, bytes, false);
+    c.engine = CommEngine::kMoeDispatcher;
+    if (c_.p.moe_dispatcher != MoeDispatcher::kAllToAll) {
+      c.dedup_top_k = c_.md.moe.top_k;
+      c.dedup_experts = c_.md.moe.experts;
+    }
+    return c;
+  }
+
   // The MoE MLP as Megatron-Core runs it with the all-to-all dispatcher: the
   // router scores the rank's tokens (sequence-sharded under TP), the tokens
   // are permuted by expert and sent over the EP group, each rank runs its
@@ -396,7 +408,8 @@ class LayerBuilder {
     // Each routed copy of a token travels to its expert's EP rank (1/ep of
     // them stay), at the busiest rank's load.
     const double dispatch_bytes = T_moe * k * h * kAct * load;
-    F.comms.push_back(Comm("moe dispatch all-to-all", CollectiveKind::kAllToAll, CommGroup::kExpert, dispatch_bytes, false));
+    const CommOp dispatch = TokenDispatch("moe dispatch all-to-all", dispatch_bytes);
+    F.comms.push_back(dispatch);
     const double received = T_moe * k * load;  // token copies this rank's experts compute, before ETP
     if (etp > 1) {
       F.comms.push_back(Comm("moe etp all-gather", CollectiveKind::kAllGather, CommGroup::kExpertTensor, received * etp * h * kAct, false));
@@ -411,7 +424,9 @@ class LayerBuilder {
     if (etp > 1) {
       F.comms.push_back(Comm("moe etp reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kExpertTensor, received * etp * h * kAct, false));
     }
-    F.comms.push_back(Comm("moe combine all-to-all", CollectiveKind::kAllToAll, CommGroup::kExpert, dispatch_bytes, false));
+    CommOp combine = dispatch;
+    combine.name = "moe combine all-to-all";
+    F.comms.push_back(combine);
     F.ops.push_back(Mem("moe unpermute", T_moe * h * kAct * (1 + k)));
     if (moe.shared_experts > 0) DenseMlp(F, double(moe.shared_experts) * moe.ffn_hidden, "shared ");
   }

@@ -45,7 +45,8 @@ enum class CommEngine {
   kNccl,                  // NCCL kernels on a side stream: one CTA (SM) per channel while they run
   kUserbufferPipelined,   // TE userbuffers GEMM + reduce-scatter pipeline: the GEMM runs on the SMs left over
   kUserbufferBulk,        // TE userbuffers bulk all-gather / reduce-scatter beside a GEMM, sharing SMs
-  kCopyEngine             // TE userbuffers ring exchange: copy engines, no SMs
+  kCopyEngine,            // TE userbuffers ring exchange: copy engines, no SMs
+  kMoeDispatcher          // the MoE token dispatcher's kernels (parallelism.moe_dispatcher): NCCL's, DeepEP's or HybridEP's SMs
 };
 
 // CommOp::partner values other than an operator's index.
@@ -63,6 +64,13 @@ struct CommOp {
   // That operator, by its index in the pass's ops (BuildWorkload resolves
   // overlaps_op once), kWholePass or kNoPartner.
   int partner = kWholePass;
+  // A token dispatch or combine that deduplicates (DeepEP, HybridEP): `bytes`
+  // are top_k routed copies of each token, over `experts` experts spread
+  // evenly on the group; a token crosses to another NVLink domain once per
+  // domain holding any of its experts, and reaches each such GPU once.
+  // 0: a plain all-to-all of `bytes`.
+  int dedup_top_k = 0;
+  int dedup_experts = 0;
 };
 
 // Work of one pass (forward, backward or recompute) of one unit for one micro batch.

@@ -49,4 +49,23 @@ std::string ToString(DataSharding d) {
   return "none";
 }
 
+std::string ToString(MoeDispatcher d) {
+  switch (d) {
+    case MoeDispatcher::kAllToAll: return "alltoall";
+    case MoeDispatcher::kDeepEp: return "deepep";
+    case MoeDispatcher::kHybridEp: return "hybridep";
+  }
+  return "alltoall";
+}
+
+bool ParseMoeDispatcher(const std::string& name, MoeDispatcher* out) {
+  for (MoeDispatcher d : {MoeDispatcher::kAllToAll, MoeDispatcher::kDeepEp, MoeDispatcher::kHybridEp}) {
+    if (ToString(d) == name) {
+      *out = d;
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace trainsim

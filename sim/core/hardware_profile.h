@@ -62,6 +62,17 @@ struct GpuProfile {
 enum class DataSharding { kNone, kOptimizer, kGradients, kFull };
 std::string ToString(DataSharding d);
 
+// How an MoE layer's tokens reach their experts' EP ranks (Megatron-Core's
+// token dispatcher). kAllToAll (moe_token_dispatcher_type alltoall) sends one
+// row per (token, expert) pair in an NCCL all-to-all. The flex dispatcher's
+// DeepEP and HybridEP kernels send a token across the NICs once per NVLink
+// domain that holds any of its experts (to the same-index GPU there) and over
+// NVLink once per destination GPU, and hold SMs while they run.
+enum class MoeDispatcher { kAllToAll, kDeepEp, kHybridEp };
+std::string ToString(MoeDispatcher d);
+// Parses ToString's names; false when `name` is none of them.
+bool ParseMoeDispatcher(const std::string& name, MoeDispatcher* out);
+
 struct FrameworkProfile {
   std::string name;
   AttentionKernel attention_kernel = AttentionKernel::kFlash;
@@ -73,6 +84,7 @@ struct FrameworkProfile {
   // Megatron-Core's overlap_moe_expert_parallel_comm (2025): the EP
   // all-to-alls of one micro batch run behind another's compute.
   bool moe_a2a_overlap = false;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
   bool distributed_optimizer = false;
   DataSharding data_sharding = DataSharding::kNone;  // the framework's default; optimizer when distributed_optimizer
   bool sequence_parallel = true;  // with tensor > 1
@@ -84,6 +96,8 @@ struct FrameworkProfile {
   int nccl_overlap_sms = 0;
   int userbuffer_pipelined_sms = 0;
   int userbuffer_bulk_sms = 0;
+  int deepep_sms = 0;     // DeepEP's dispatch/combine kernels
+  int hybridep_sms = 0;   // HybridEP's dispatch/combine kernels
   // TE's pipelined GEMM + reduce-scatter overlap (userbuffers "pipeline":
   // proj_fprop, fc2_fprop) cuts the GEMM into this many chunks, each chunk's
   // reduce-scatter behind the next chunk's GEMM: the last one's is exposed.

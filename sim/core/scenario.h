@@ -54,6 +54,7 @@ struct Parallelism {
   bool tp_comm_overlap = false;
   bool overlap_p2p = false;
   bool moe_a2a_overlap = false;  // EP all-to-alls hidden behind compute (framework default; parallelism.moe_a2a_overlap)
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  // framework default; parallelism.moe_dispatcher
   int grad_reduce_bytes = 4;  // 4: fp32 gradient reduction, 2: half precision
   // Uneven pipeline stages (sim/core/stage_plan.h); 0 / false: not given.
   int first_stage_layers = 0;

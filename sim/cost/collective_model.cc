@@ -36,6 +36,13 @@ double CollectivePlan::Time() const {
   return latency_s + t;
 }
 
+double TokenReachFraction(int experts, int top_k, double held_experts) {
+  // 1 - C(E - a, k) / C(E, k): the token's k distinct experts all miss the a held ones.
+  double miss = 1;
+  for (int i = 0; i < top_k; ++i) miss *= std::max(0.0, (experts - held_experts - i) / double(experts - i));
+  return 1 - miss;
+}
+
 CollectivePlan PlanCollective(const Scenario& s, const CommOp& op) {
   CollectivePlan plan;
   const GroupSpan g = s.layout().Span(op.group);
@@ -68,6 +75,19 @@ CollectivePlan PlanCollective(const Scenario& s, const CommOp& op) {
     // those in its NVLink domain over NVLink, the rest over the NICs.
     const double r = g.ranks_per_domain;
     plan.latency_s = s.node.intra_latency_s + (g.on_nvlink() ? 0.0 : inter_lat);
+    if (op.dedup_top_k > 0 && op.dedup_experts >= op.dedup_top_k) {
+      // Deduplicated: one copy of a token (S / k) per remote domain holding
+      // any of its experts over the NICs; then one per destination GPU, of
+      // which (r - 1) / r are another GPU of that domain, over NVLink.
+      const double token = S / op.dedup_top_k, E = op.dedup_experts, domains = n / r;
+      const double gpus_reached = n * TokenReachFraction(op.dedup_experts, op.dedup_top_k, E / n);
+      if (r > 1) add(LinkClass::kNvlink, gpus_reached * (r - 1) / r * token / size_f, s.node.nvlink_bytes_per_s, s.node.nvlink_bytes_per_s);
+      if (!g.on_nvlink()) {
+        const double domains_reached = (domains - 1) * TokenReachFraction(op.dedup_experts, op.dedup_top_k, E / domains);
+        add(LinkClass::kNic, domains_reached * token / size_f, nic_shared, nic_alone);
+      }
+      return plan;
+    }
     if (r > 1) add(LinkClass::kNvlink, (r - 1) / n * S / size_f, s.node.nvlink_bytes_per_s, s.node.nvlink_bytes_per_s);
     if (!g.on_nvlink()) add(LinkClass::kNic, (n - r) / n * S / size_f, nic_shared, nic_alone);
     return plan;

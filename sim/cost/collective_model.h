@@ -51,6 +51,11 @@ struct CollectivePlan {
   double Time() const;
 };
 
+// The chance that a token routed to `top_k` distinct experts, chosen
+// uniformly of `experts`, reaches a member holding `held_experts` of them:
+// a deduplicating dispatcher sends it there once (CommOp::dedup_top_k).
+double TokenReachFraction(int experts, int top_k, double held_experts);
+
 // The plan of one collective or point-to-point transfer of `op.bytes`; no
 // phases when the group has one member or nothing moves.
 CollectivePlan PlanCollective(const Scenario& s, const CommOp& op);

@@ -10,11 +10,21 @@
 
 namespace trainsim {
 
+int MoeDispatcherSms(const Scenario& s) {
+  switch (s.parallelism.moe_dispatcher) {
+    case MoeDispatcher::kAllToAll: return s.framework.nccl_overlap_sms;
+    case MoeDispatcher::kDeepEp: return s.framework.deepep_sms;
+    case MoeDispatcher::kHybridEp: return s.framework.hybridep_sms;
+  }
+  return 0;
+}
+
 double OverlapSlowdown(const Scenario& s, CommEngine engine) {
   const FrameworkProfile& f = s.framework;
   const int k = engine == CommEngine::kNccl                  ? f.nccl_overlap_sms
                 : engine == CommEngine::kUserbufferPipelined ? f.userbuffer_pipelined_sms
                 : engine == CommEngine::kUserbufferBulk      ? f.userbuffer_bulk_sms
+                : engine == CommEngine::kMoeDispatcher       ? MoeDispatcherSms(s)
                                                              : 0;
   const int sms = s.node.gpu.sms;
   return k > 0 && k < sms ? double(k) / (sms - k) : 0.0;
@@ -134,11 +144,13 @@ StageCost AddPasses(const Scenario& s, const GpuRates& rates, CollectiveTimes& t
   c.backward_all_to_all_s = AllToAllTimeAt(times, bwd);
   // Overlapped (Megatron-Core's overlap_moe_expert_parallel_comm pairs one
   // micro batch's all-to-alls with another's compute): only what exceeds the
-  // compute is exposed.
+  // compute is exposed, and the compute runs without the dispatcher's SMs
+  // while both run (charged as exposed time, so the DES's flows keep it).
   if (s.parallelism.moe_a2a_overlap) {
     const double f_exposed = std::max(0.0, c.forward_all_to_all_s - fc), b_exposed = std::max(0.0, c.backward_all_to_all_s - bc);
-    c.forward_exposed_comm_s += f_exposed - c.forward_all_to_all_s;
-    c.backward_exposed_comm_s += b_exposed - c.backward_all_to_all_s;
+    const double slowdown = OverlapSlowdown(s, CommEngine::kMoeDispatcher);
+    c.forward_exposed_comm_s += f_exposed - c.forward_all_to_all_s + std::min(c.forward_all_to_all_s, fc) * slowdown;
+    c.backward_exposed_comm_s += b_exposed - c.backward_all_to_all_s + std::min(c.backward_all_to_all_s, bc) * slowdown;
     c.forward_all_to_all_s = f_exposed;
     c.backward_all_to_all_s = b_exposed;
   }

@@ -170,6 +170,7 @@ FrameworkProfile ParseFramework(const std::string& path) {
   f.overlap_param_gather = m.Bool("overlap_param_gather");
   f.overlap_p2p = m.Bool("overlap_p2p");
   f.moe_a2a_overlap = m.Bool("moe_a2a_overlap", false);
+  ParseMoeDispatcher(m.Choice("moe_dispatcher", {"alltoall", "deepep", "hybridep"}, "alltoall"), &f.moe_dispatcher);
   f.distributed_optimizer = m.Bool("distributed_optimizer");
   {
     const std::string ds = m.Choice("data_sharding", {"none", "optimizer", "gradients", "full"}, f.distributed_optimizer ? "optimizer" : "none");
@@ -186,6 +187,8 @@ FrameworkProfile ParseFramework(const std::string& path) {
     f.nccl_overlap_sms = o->NonNegativeInt("nccl", 0);
     f.userbuffer_pipelined_sms = o->NonNegativeInt("userbuffers_pipelined", 0);
     f.userbuffer_bulk_sms = o->NonNegativeInt("userbuffers_bulk", 0);
+    f.deepep_sms = o->NonNegativeInt("deepep", 0);
+    f.hybridep_sms = o->NonNegativeInt("hybridep", 0);
     o->Finish();
   }
   f.userbuffer_pipelined_splits = m.PositiveInt("userbuffers_pipelined_splits", 1);
