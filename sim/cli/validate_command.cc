@@ -1,4 +1,5 @@
 // trainsim validate [--reference FILE.yaml] [--profile PROFILE.yaml] [--json] [--fidelity des|analytical]
+//                   [--set KEY=VALUE]... [--cases TEXT]
 #include <iostream>
 
 #include "calib/layer_prediction.h"
@@ -12,16 +13,21 @@ namespace trainsim::cli {
 int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err) {
   ParsedArgs a;
   const std::string perr =
-      Parse(args, {{"--reference", true}, {"--profile", true}, {"--json"}, {"--fidelity", true}, {"--progress"}, {"--help", false, "-h"}}, a);
+      Parse(args, {{"--reference", true}, {"--profile", true}, {"--json"}, {"--fidelity", true}, {"--progress"}, {"--set", true},
+                   {"--cases", true}, {"--help", false, "-h"}}, a);
   if (a.Has("--help")) {
     out << "usage: trainsim validate [--reference FILE.yaml | --profile PROFILE.yaml] [--json] [--fidelity des|analytical]\n"
+           "                         [--set KEY=VALUE]... [--cases TEXT]\n"
            "Predict every case of a reference file of measured runs and print predicted vs measured step time.\n"
            "  --reference FILE   cases to predict (default: reference/measured.yaml in the data directory when\n"
            "                     installed, else tests/reference/measured.yaml in the source tree)\n"
            "  --profile FILE     a calibration profile: validate its measured layer steps instead\n"
            "  --json             machine-readable output\n"
            "  --fidelity F       analytical (default) or des\n"
-           "  --progress         progress and time left on stderr (default: only when stderr is a terminal)\n";
+           "  --progress         progress and time left on stderr (default: only when stderr is a terminal)\n"
+           "  --set KEY=VALUE    what-if: the same override in every case's scenario (repeatable), e.g.\n"
+           "                     --set parallelism.moe_dispatcher=deepep\n"
+           "  --cases TEXT       only the cases whose id contains TEXT\n";
     return kExitOk;
   }
   if (!perr.empty() || !a.positional.empty()) {
@@ -45,12 +51,20 @@ int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err) {
   }
   const std::string file = a.Value("--reference").value_or(DefaultReferenceFile());
   ProgressLine progress(err, "validate", a.Has("--progress"));
-  auto rep = ValidateReference(file, fid, [&progress](int done, int total, const std::string& id) {
-    progress.Update(double(done) / total, "case " + std::to_string(done) + " of " + std::to_string(total) + ": " + id);
-  });
+  ValidationWhatIf what_if{a.All("--set"), a.Value("--cases").value_or("")};
+  auto rep = ValidateReference(
+      file, fid,
+      [&progress](int done, int total, const std::string& id) {
+        progress.Update(double(done) / total, "case " + std::to_string(done) + " of " + std::to_string(total) + ": " + id);
+      },
+      what_if);
   progress.Finish();
   if (!rep) {
     err << rep.error().ToString() << "\n";
+    return kExitBadInput;
+  }
+  if (rep->cases.empty() && !what_if.cases_containing.empty()) {
+    err << "trainsim validate: --cases: no case id in " << file << " contains '" << what_if.cases_containing << "'\n";
     return kExitBadInput;
   }
   out << (a.Has("--json") ? ValidationJson(*rep) : ValidationTable(*rep));

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include "sim/io/data_paths.h"
@@ -41,8 +42,12 @@ std::string DefaultReferenceFile() {
 }
 
 Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity fidelity,
-                                             const std::function<void(int, int, const std::string&)>& progress) {
+                                             const std::function<void(int, int, const std::string&)>& progress,
+                                             const ValidationWhatIf& what_if) {
   ValidationReport rep;
+  std::optional<InputError> override_error;  // the first case's complaint about an override
+  bool override_accepted = false;
+  int seen = 0;
   try {
     YAML::Node root = LoadYamlFile(file);
     YamlMap top(root, file);
@@ -62,8 +67,16 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
       YAML::Node sc = cm.Raw("scenario");
       if (!sc.IsMap()) cm.Fail("scenario", "expected a scenario mapping");
       cm.Finish();
+      ++seen;
+      if (!what_if.cases_containing.empty() && vc.id.find(what_if.cases_containing) == std::string::npos) continue;
       vc.defaulted = DefaultedKeys(sc);
+      ApplyOverrides(sc, what_if.overrides);
       Expected<Scenario> s = ParseScenario(sc, file);
+      const bool blames_override = !s && s.error().ToString().rfind("--set", 0) == 0;
+      if (!what_if.overrides.empty()) {
+        if (blames_override && !override_error) override_error = s.error();
+        override_accepted |= !blames_override;
+      }
       if (!s) {
         vc.failure = s.error().ToString();
       } else {
@@ -77,12 +90,13 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
         if (!vc.result.memory.fits) vc.defaulted.push_back("(prediction does not fit in memory)");
       }
       rep.cases.push_back(std::move(vc));
-      if (progress) progress(static_cast<int>(rep.cases.size()), static_cast<int>(cases.size()), rep.cases.back().id);
+      if (progress) progress(seen, static_cast<int>(cases.size()), rep.cases.back().id);
     }
     top.Finish();
   } catch (const InputException& e) {
     return e.error();
   }
+  if (override_error && !override_accepted) return *override_error;
   auto summarize = [&](auto member, const std::string& name) {
     ErrorSummary e;
     double sum = 0, signed_sum = 0;

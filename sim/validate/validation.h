@@ -54,11 +54,23 @@ struct ValidationReport {
   int unpredicted = 0;  // cases that name a feature trainsim lacks, or fail to parse
 };
 
+// A what-if over a reference file: how the predictions move if every run had
+// used another setting (a dispatcher, an overlap, a profile). `overrides`
+// ("KEY=VALUE", as --set) go into each selected case's scenario; an override
+// that no case accepts is bad input naming --set. `cases_containing`, when not
+// empty, selects the cases whose id contains it (the others are read, not
+// predicted, and are absent from the report).
+struct ValidationWhatIf {
+  std::vector<std::string> overrides;
+  std::string cases_containing;
+};
+
 // `progress`, when given, is told the cases done of the file's cases (and
 // the id of the case done) after each case.
 Expected<ValidationReport> ValidateReference(
     const std::string& reference_file, Fidelity fidelity,
-    const std::function<void(int cases_done, int cases_total, const std::string& id)>& progress = {});
+    const std::function<void(int cases_done, int cases_total, const std::string& id)>& progress = {},
+    const ValidationWhatIf& what_if = {});
 
 std::string ValidationTable(const ValidationReport& r);
 std::string ValidationJson(const ValidationReport& r);

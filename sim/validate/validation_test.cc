@@ -109,6 +109,37 @@ TEST(ValidationTest, SummarizesPerGpu) {
   EXPECT_NE(ValidationTable(*rep).find("  " + rep->cases[1].gpu), std::string::npos);
 }
 
+// What-if: one override in every case's scenario moves each prediction as a
+// run with that override would; --cases selects by id.
+TEST(ValidationTest, WhatIfOverridesEveryCaseAndSelectsById) {
+  const std::string sample = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/reference-sample.yaml";
+  auto base = ValidateReference(sample, Fidelity::kAnalytical);
+  ASSERT_TRUE(base.ok()) << base.error().ToString();
+  ValidationWhatIf slower;
+  slower.overrides = {"training.seq_len=8192"};  // longer than either case's: every step longer
+  auto moved = ValidateReference(sample, Fidelity::kAnalytical, {}, slower);
+  ASSERT_TRUE(moved.ok()) << moved.error().ToString();
+  ASSERT_EQ(moved->cases.size(), base->cases.size());
+  for (size_t i = 0; i < base->cases.size(); ++i) {
+    EXPECT_GT(moved->cases[i].predicted_step_time_s, base->cases[i].predicted_step_time_s) << base->cases[i].id;
+  }
+  ValidationWhatIf one;
+  one.cases_containing = "llama2-70b";
+  auto sel = ValidateReference(sample, Fidelity::kAnalytical, {}, one);
+  ASSERT_TRUE(sel.ok());
+  ASSERT_EQ(sel->cases.size(), 1u);
+  EXPECT_EQ(sel->cases[0].id, "nemo2407-fp8-llama2-70b");
+  EXPECT_DOUBLE_EQ(sel->cases[0].predicted_step_time_s, base->cases[1].predicted_step_time_s);
+  // An override no case accepts is bad input that names --set and the key.
+  ValidationWhatIf typo;
+  typo.overrides = {"parallelism.moe_dispatchr=deepep"};
+  auto bad = ValidateReference(sample, Fidelity::kAnalytical, {}, typo);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind, ErrorKind::kBadInput);
+  EXPECT_NE(bad.error().ToString().find("--set"), std::string::npos) << bad.error().ToString();
+  EXPECT_NE(bad.error().ToString().find("moe_dispatcher"), std::string::npos) << bad.error().ToString();
+}
+
 TEST(ValidationTest, MalformedReferenceIsAnInputError) {
   auto rep = ValidateReference(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/malformed.yaml", Fidelity::kAnalytical);
   ASSERT_FALSE(rep.ok());
