@@ -18,6 +18,8 @@ double NicShareBytesPerS(const Scenario& s) {
   return NicAchievedBytesPerS(s) * std::min(s.node.nics_per_node, s.node.gpus_per_node) / s.node.gpus_per_node;
 }
 
+double NvlinkNcclBytesPerS(const Scenario& s) { return s.node.intra_ring_bus_bytes_per_s; }
+
 double MessageSizeFactor(const Scenario& s, double chunk_bytes) {
   const double half = s.node.intra_half_chunk_bytes;
   return half > 0 ? chunk_bytes / (chunk_bytes + half) : 1.0;
@@ -62,7 +64,7 @@ CollectivePlan PlanCollective(const Scenario& s, const CommOp& op) {
     // the ring or pipeline.
     if (g.on_nvlink()) {
       plan.latency_s = s.node.intra_latency_s;
-      add(LinkClass::kNvlink, S / size_f, s.node.nvlink_bytes_per_s, s.node.nvlink_bytes_per_s);
+      add(LinkClass::kNvlink, S / size_f, NvlinkNcclBytesPerS(s), NvlinkNcclBytesPerS(s));
     } else {
       plan.latency_s = inter_lat;
       add(LinkClass::kNic, S / size_f, nic_shared, nic_alone);
@@ -73,7 +75,7 @@ CollectivePlan PlanCollective(const Scenario& s, const CommOp& op) {
   if (op.kind == CollectiveKind::kAllToAll) {
     // Each member keeps 1/n and sends a 1/n piece to every other member:
     // those in its NVLink domain over NVLink, the rest over the NICs.
-    const double r = g.ranks_per_domain;
+    const double r = g.ranks_per_domain, nvlink = NvlinkNcclBytesPerS(s);
     plan.latency_s = s.node.intra_latency_s + (g.on_nvlink() ? 0.0 : inter_lat);
     if (op.dedup_top_k > 0 && op.dedup_experts >= op.dedup_top_k) {
       // Deduplicated: one copy of a token (S / k) per remote domain holding
@@ -81,14 +83,14 @@ CollectivePlan PlanCollective(const Scenario& s, const CommOp& op) {
       // which (r - 1) / r are another GPU of that domain, over NVLink.
       const double token = S / op.dedup_top_k, E = op.dedup_experts, domains = n / r;
       const double gpus_reached = n * TokenReachFraction(op.dedup_experts, op.dedup_top_k, E / n);
-      if (r > 1) add(LinkClass::kNvlink, gpus_reached * (r - 1) / r * token / size_f, s.node.nvlink_bytes_per_s, s.node.nvlink_bytes_per_s);
+      if (r > 1) add(LinkClass::kNvlink, gpus_reached * (r - 1) / r * token / size_f, nvlink, nvlink);
       if (!g.on_nvlink()) {
         const double domains_reached = (domains - 1) * TokenReachFraction(op.dedup_experts, op.dedup_top_k, E / domains);
         add(LinkClass::kNic, domains_reached * token / size_f, nic_shared, nic_alone);
       }
       return plan;
     }
-    if (r > 1) add(LinkClass::kNvlink, (r - 1) / n * S / size_f, s.node.nvlink_bytes_per_s, s.node.nvlink_bytes_per_s);
+    if (r > 1) add(LinkClass::kNvlink, (r - 1) / n * S / size_f, nvlink, nvlink);
     if (!g.on_nvlink()) add(LinkClass::kNic, (n - r) / n * S / size_f, nic_shared, nic_alone);
     return plan;
   }

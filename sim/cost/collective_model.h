@@ -19,6 +19,14 @@ double NicAchievedBytesPerS(const Scenario& s);
 // communicates at once (8 vs 4 ConnectX-7 shows here).
 double NicShareBytesPerS(const Scenario& s);
 
+// What NCCL moves per GPU over NVLink in anything but an NVLS all-reduce
+// (all-to-all, send/recv, ring collectives): the line rate less NCCL's
+// protocol overhead, the node profile's ring bus rate (H100: 370 of 450 GB/s;
+// NCCL maintainers in NVIDIA/nccl-tests#212: "NCCL can get an effective NVLink
+// bandwidth of 370GB/s, which you can observe as BusBw when running
+// non-allreduce operations").
+double NvlinkNcclBytesPerS(const Scenario& s);
+
 // Fraction of the peak bandwidth a transfer reaches when NCCL moves it in
 // pieces of `chunk_bytes` (small pieces do not fill the links): chunk / (chunk
 // + the node's half chunk). A ring collective over n ranks moves bytes/n per

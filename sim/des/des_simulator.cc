@@ -88,6 +88,7 @@ class DesRun {
     V_ = P_ * v_;
     m_ = std::max(1, s.microbatches_per_step());
     inflate_nic_ = topo_.nic_line_bytes_per_s / std::max(1.0, topo_.nic_achieved_bytes_per_s);
+    inflate_nvlink_ = s.node.nvlink_bytes_per_s / std::max(1.0, NvlinkNcclBytesPerS(s));
     for (int st = 0; st < P_; ++st) schedule_.push_back(StageSchedule(P_, st, m_, v_));
     for (const auto& ops : schedule_) {
       std::vector<size_t> last(size_t(v_), ops.size());
@@ -254,7 +255,7 @@ class DesRun {
     for (size_t j = 0; j < std::min(ga.parts.size(), gb.parts.size()); ++j) {
       // One NVLink domain (the node on HGX, the rack on NVL72): NVLink.
       const bool nvlink = topo_.SameNvlinkDomain(ga.parts[j].node, gb.parts[j].node);
-      paths.push_back({h_.endpoint[a][j], h_.endpoint[b][j], per_gpu * ga.parts[j].gpus * (nvlink ? 1.0 : inflate_nic_)});
+      paths.push_back({h_.endpoint[a][j], h_.endpoint[b][j], per_gpu * ga.parts[j].gpus * (nvlink ? inflate_nvlink_ : inflate_nic_)});
       latency = std::max(latency, nvlink ? s_.node.intra_latency_s : InterNodeLatency(s_));
       link = nvlink ? "NVLink" : "NIC";
     }
@@ -781,6 +782,7 @@ class DesRun {
   int P_ = 1, v_ = 1, V_ = 1, m_ = 1;
   double nccl_slowdown_ = 0;  // compute lost per second of overlapped DP collective (NCCL holds SMs)
   double inflate_nic_ = 1;
+  double inflate_nvlink_ = 1;  // NVLink line rate over NCCL's effective rate: a flow of these bytes takes NCCL's time
   std::vector<std::vector<PipelineOp>> schedule_;
   std::vector<std::vector<size_t>> last_backward_;  // per stage and chunk: its last backward op of the step
   sg4::BarrierPtr barrier_;
