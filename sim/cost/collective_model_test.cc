@@ -51,5 +51,20 @@ TEST(CollectiveModelTest, AllReduceMovesTwiceAnAllGather) {
   EXPECT_GT(CollectiveTime(s, ar), CollectiveTime(s, ag));
 }
 
+// NCCL reaches its effective NVLink rate (the ring bus rate, 370 of 450 GB/s
+// on H100) in everything but an NVLS all-reduce: all-to-all and send/recv too.
+TEST(CollectiveModelTest, AllToAllAndSendRecvOnNvlinkRunAtNcclsEffectiveRate) {
+  const Scenario s = Load("llama2-70b-8n-8nic");  // TP 4 inside the node
+  EXPECT_DOUBLE_EQ(NvlinkNcclBytesPerS(s), s.node.intra_ring_bus_bytes_per_s);
+  EXPECT_LT(NvlinkNcclBytesPerS(s), s.node.nvlink_bytes_per_s);
+  for (CollectiveKind kind : {CollectiveKind::kAllToAll, CollectiveKind::kSendRecv}) {
+    const CollectivePlan plan = PlanCollective(s, CommOp{"x", kind, CommGroup::kTensor, 256e6, false, ""});
+    ASSERT_EQ(plan.phase_count, 1);
+    EXPECT_EQ(plan.phases[0].link, LinkClass::kNvlink);
+    EXPECT_DOUBLE_EQ(plan.phases[0].shared_bytes_per_s, s.node.intra_ring_bus_bytes_per_s);
+    EXPECT_DOUBLE_EQ(plan.phases[0].unshared_bytes_per_s, s.node.intra_ring_bus_bytes_per_s);
+  }
+}
+
 }  // namespace
 }  // namespace trainsim
