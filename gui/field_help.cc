@@ -63,6 +63,9 @@ const std::map<QString, Help>& Table() {
       {"training.recompute", {"Activation recomputation: none keeps every activation; selective recomputes attention; full "
                               "recomputes each layer in the backward pass (least memory, about a third more compute).",
                               "none", "you"}},
+      {"training.recompute_modules", {"With selective recompute, what the backward re-runs instead of keeping (Megatron-Core's "
+                                      "recompute_modules): core_attn, layernorm, mla_up_proj, mlp, moe_act, moe, shared_experts.",
+                                      "[core_attn]", "you"}},
       {"checkpoint.every_steps", {"Write a checkpoint every N steps; 0: never.", "0 (never)", "you"}},
       {"checkpoint.contents", {"full: weights and optimizer state (resumable); weights: weights only.", "full", "you"}},
       {"checkpoint.mode", {"sync: training waits for the write; async: a device-to-host copy stalls, the write overlaps "

@@ -74,8 +74,23 @@ double LayerActivationBytes(const Scenario& sc, const LayerKind& kind, Recompute
   switch (recompute) {
     case Recompute::kFull:
       return sb * 2 * h / (p.sequence_parallel ? t : 1);  // the layer input only
-    case Recompute::kSelective:
-      return sb * ((outside + latents) / (p.sequence_parallel ? t : 1) + (inside_attn + inside_mlp) / t + experts);
+    case Recompute::kSelective: {
+      // What each recomputed module no longer keeps (its inputs stay).
+      const unsigned mods = tr.recompute_modules;
+      const double seq_shard = p.sequence_parallel ? t : 1;
+      double kept_outside = outside + latents, kept_attn = inside_attn, kept_mlp = inside_mlp, kept_experts = experts;
+      const double kept_scores = (mods & kRecomputeCoreAttention) ? 0.0 : scores;
+      if (mods & kRecomputeLayerNorm) kept_outside -= 2 * in * h;     // the norms' outputs: the QKV and MLP inputs
+      if (mla && (mods & kRecomputeMlaUpProj)) kept_attn -= 2 * q + 4 * kv;  // Q, K, V, from the kept latents
+      if (!kind.moe && (mods & kRecomputeMlp)) kept_mlp = 0;
+      if (kind.moe && (mods & kRecomputeSharedExperts)) kept_mlp = 0;
+      if (kind.moe && (mods & kRecomputeMoe)) {
+        kept_experts = 0;
+      } else if (kind.moe && (mods & kRecomputeMoeAct)) {
+        kept_experts -= m.moe.top_k * ExpertLoadFactor(sc) * in * m.moe.ffn_hidden / p.expert_tensor / seq_shard;  // each copy's fc2 input
+      }
+      return sb * (kept_outside / seq_shard + (kept_attn + kept_mlp + kept_scores) / t + kept_experts);
+    }
     case Recompute::kNone:
       break;
   }

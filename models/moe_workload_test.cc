@@ -253,6 +253,51 @@ TEST(MoeDispatcherTest, AnUnknownDispatcherIsBadInputNamingTheKey) {
   EXPECT_NE(s.error().ToString().find("deepep"), std::string::npos) << s.error().ToString();
 }
 
+// Megatron-Core's recompute_modules: each module re-runs its operators in the
+// backward (a recomputed MoE block its all-to-alls too) and no longer keeps
+// its activations.
+TEST(RecomputeModulesTest, EachModuleRecomputesItsOperatorsAndFreesItsActivations) {
+  const std::vector<std::string> sel = {"training.recompute=selective"};
+  auto with = [&](const std::string& mods) {
+    std::vector<std::string> v = sel;
+    v.push_back("training.recompute_modules=" + mods);
+    return Make(kMixtral, v);
+  };
+  const Scenario core = Make(kMixtral, sel), moe_act = with("[moe_act]"), moe = with("[moe]");
+  EXPECT_EQ(core.training.recompute_modules, unsigned(kRecomputeCoreAttention));  // the default: Korthikanti's selective
+  const Workload wc = BuildWorkload(core), wa = BuildWorkload(moe_act), wm = BuildWorkload(moe);
+  auto has = [](const PassWork& p, const std::string& name) {
+    return std::any_of(p.ops.begin(), p.ops.end(), [&](const Operator& o) { return o.name == name.c_str(); });
+  };
+  const PassWork &rc = wc.layer(0).recompute, &ra = wa.layer(0).recompute, &rm = wm.layer(0).recompute;
+  EXPECT_TRUE(has(rc, "flash attention"));
+  EXPECT_FALSE(has(rc, "expert fc1"));
+  EXPECT_TRUE(has(ra, "expert swiglu"));
+  EXPECT_FALSE(has(ra, "expert fc1"));
+  EXPECT_FALSE(has(ra, "flash attention"));  // a list replaces the default
+  EXPECT_TRUE(has(rm, "expert fc1") && has(rm, "expert fc2") && has(rm, "router"));
+  EXPECT_TRUE(ra.comms.empty());
+  ASSERT_EQ(rm.comms.size(), 2u);  // the dispatch and combine all-to-alls again
+  EXPECT_EQ(rm.comms[0].group, CommGroup::kExpert);
+  // moe_act frees each routed copy's fc2 input (16-bit: bf16 here), moe all expert activations.
+  const double tokens = double(core.training.seq_len) * core.training.micro_batch;
+  const double fc2_inputs = tokens * 2 /* top-2 */ * 2.0 /* bytes */ * 14336;
+  EXPECT_NEAR(LayerActivationBytes(core) - LayerActivationBytes(with("[core_attn, moe_act]")), fc2_inputs, 1e-3);
+  EXPECT_LT(LayerActivationBytes(moe), LayerActivationBytes(moe_act));
+  EXPECT_GT(ComputeStepCosts(moe).virtual_stage[0].backward_compute_s, ComputeStepCosts(moe_act).virtual_stage[0].backward_compute_s);
+}
+
+TEST(RecomputeModulesTest, ModulesNeedSelectiveAndKnownNames) {
+  for (const auto& sets : {std::vector<std::string>{"training.recompute_modules=[mlp]"},
+                           std::vector<std::string>{"training.recompute=selective", "training.recompute_modules=[mlpp]"},
+                           std::vector<std::string>{"training.recompute=selective", "training.recompute_modules=[]"}}) {
+    auto s = Parse(kMixtral, sets);
+    ASSERT_FALSE(s.ok()) << sets.back();
+    EXPECT_EQ(s.error().kind, ErrorKind::kBadInput);
+    EXPECT_NE(s.error().ToString().find("recompute_modules"), std::string::npos) << s.error().ToString();
+  }
+}
+
 TEST(MoeLayoutTest, ExpertGroupsFoldOverTheAttentionRanks) {
   // TP 2 x DP 64 per stage; EP 64 x ETP 1: expert-DP 2.
   const Scenario s = Make(kDeepSeekV3);

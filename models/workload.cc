@@ -223,7 +223,7 @@ class LayerBuilder {
     F.ops.erase(std::remove_if(F.ops.begin(), F.ops.end(), [](const Operator& o) { return o.flops == 0 && o.bytes == 0; }), F.ops.end());
     Backward(F, lw.backward);
     ContextParallelOverheads(F, lw.backward);
-    AddRecompute(F, lw.recompute);
+    AddRecompute(F, kind, lw.recompute);
     Parameters(lw);
     return lw;
   }
@@ -506,17 +506,45 @@ class LayerBuilder {
     B.comms.push_back(Comm("cp dkv return", CollectiveKind::kSendRecv, CommGroup::kContext, kv_elems * kAct, false));
   }
 
-  // Recompute: full re-runs the layer forward; selective re-runs the attention core.
-  void AddRecompute(const PassWork& F, PassWork& R) const {
+  // Recompute: full re-runs the layer forward; selective re-runs the modules
+  // of training.recompute_modules (the attention core by default), with the
+  // collectives of the operators it re-runs (a recomputed MoE block sends its
+  // tokens again).
+  void AddRecompute(const PassWork& F, const LayerKind& kind, PassWork& R) const {
     const Recompute mode = c_.sc.training.recompute;
     if (mode == Recompute::kFull) {
       R = F;
-    } else if (mode == Recompute::kSelective) {
-      for (const auto& o : F.ops) {
-        const bool core = o.cls == OpClass::kAttention || o.name.starts_with("attention scores") || o.name == "scale-mask-softmax" ||
-                          o.name == "attention dropout" || o.name == "attention over values";
-        if (core) R.ops.push_back(o);
+      return;
+    }
+    if (mode != Recompute::kSelective) return;
+    const unsigned mods = c_.sc.training.recompute_modules;
+    const bool mla = c_.md.attention == AttentionKind::kMla;
+    const OpName act = ActivationName();
+    auto recomputed = [&](const Operator& o) {
+      const bool core = o.cls == OpClass::kAttention || o.name.starts_with("attention scores") || o.name == "scale-mask-softmax" ||
+                        o.name == "attention dropout" || o.name == "attention over values";
+      if (core) return (mods & kRecomputeCoreAttention) != 0;
+      if (o.name == "input norm" || o.name == "post-attention norm") return (mods & kRecomputeLayerNorm) != 0;
+      if (mla && (o.name == "q up" || o.name == "kv up" || o.name == "rotary")) return (mods & kRecomputeMlaUpProj) != 0;
+      if (o.name.starts_with("shared ")) return (mods & kRecomputeSharedExperts) != 0;
+      if (!kind.moe && (o.name == "fc1" || o.name == "fc2" || o.name == act || o.name.starts_with("fc1 lora") || o.name.starts_with("fc2 lora"))) {
+        return (mods & kRecomputeMlp) != 0;
       }
+      if (kind.moe && o.name == OpName("expert ") + act) return (mods & (kRecomputeMoeAct | kRecomputeMoe)) != 0;
+      if (kind.moe && (o.name.starts_with("expert ") || o.name.starts_with("router") || o.name.starts_with("moe ") ||
+                       o.name == "fp8 cast (expert input)")) {
+        return (mods & kRecomputeMoe) != 0;
+      }
+      return false;
+    };
+    for (const auto& o : F.ops) {
+      if (recomputed(o)) R.ops.push_back(o);
+    }
+    for (const auto& c : F.comms) {
+      const bool expert = c.group == CommGroup::kExpert || c.group == CommGroup::kExpertTensor;
+      bool again = expert && (mods & kRecomputeMoe);
+      for (const auto& o : R.ops) again |= !expert && !c.overlaps_op.empty() && o.name == c.overlaps_op;
+      if (again) R.comms.push_back(c);
     }
   }
 

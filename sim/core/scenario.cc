@@ -6,6 +6,11 @@
 
 namespace trainsim {
 
+const std::vector<std::string>& RecomputeModuleNames() {
+  static const std::vector<std::string> names = {"core_attn", "layernorm", "mla_up_proj", "mlp", "moe_act", "moe", "shared_experts"};
+  return names;
+}
+
 std::string ToString(Recompute r) {
   switch (r) {
     case Recompute::kNone: return "none";

@@ -18,6 +18,21 @@ namespace trainsim {
 enum class Recompute { kNone, kSelective, kFull };
 std::string ToString(Recompute r);
 
+// What selective recompute re-runs in the backward instead of keeping its
+// activations: Megatron-Core's recompute_modules (recompute_granularity
+// selective), as bits of Training::recompute_modules.
+enum RecomputeModule : unsigned {
+  kRecomputeCoreAttention = 1u << 0,  // core_attn: the attention kernel (Korthikanti et al.'s selective recompute)
+  kRecomputeLayerNorm = 1u << 1,      // layernorm: the two norms; their outputs (the QKV and MLP inputs) are not kept
+  kRecomputeMlaUpProj = 1u << 2,      // mla_up_proj: MLA's q and kv up projections and rotary, from the kept latents
+  kRecomputeMlp = 1u << 3,            // mlp: a dense layer's MLP
+  kRecomputeMoeAct = 1u << 4,         // moe_act: the experts' activation function (its output, the fc2 input, is not kept)
+  kRecomputeMoe = 1u << 5,            // moe: the whole MoE block: router, dispatch, experts, combine
+  kRecomputeSharedExperts = 1u << 6,  // shared_experts: an MoE layer's shared experts
+};
+// Megatron-Core's names of the modules, in bit order.
+const std::vector<std::string>& RecomputeModuleNames();
+
 // training.finetune: kNone = pre-training (no key); kFull = supervised
 // fine-tuning with the normal training step; kLora = base weights frozen, low-rank
 // adapters (Hu et al. 2021, arXiv 2106.09685) on the target projections train.
@@ -90,6 +105,7 @@ struct Training {
   double tokens = 0;  // training.tokens; 0: not given (steps was). Given: steps = ceil(tokens / tokens per step)
   Precision precision = Precision::kBf16;
   Recompute recompute = Recompute::kNone;
+  unsigned recompute_modules = kRecomputeCoreAttention;  // RecomputeModule bits; used with kSelective
   AttentionKernel attention = AttentionKernel::kFlash;  // "auto": the framework's kernel
   double dropout = 0;  // hidden and attention dropout probability; default: the framework's
   Finetune finetune;

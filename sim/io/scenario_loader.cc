@@ -255,6 +255,20 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
   }
   const std::string rc = t.Choice("recompute", kRecomputeChoices, "none");
   s.training.recompute = rc == "full" ? Recompute::kFull : rc == "selective" ? Recompute::kSelective : Recompute::kNone;
+  if (YAML::Node mods = t.Raw("recompute_modules"); mods.IsDefined() && !mods.IsNull()) {
+    const std::vector<std::string>& names = RecomputeModuleNames();
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    if (s.training.recompute != Recompute::kSelective) t.Fail("recompute_modules", "needs recompute: selective (Megatron-Core's recompute_modules)");
+    if (!mods.IsSequence() || mods.size() == 0) YamlMap::FailAt(mods, file, t.Path("recompute_modules"), "expected a non-empty list of " + list);
+    s.training.recompute_modules = 0;
+    for (const auto& m : mods) {
+      const std::string name = m.IsScalar() ? m.Scalar() : "";
+      const auto it = std::find(names.begin(), names.end(), name);
+      if (it == names.end()) YamlMap::FailAt(m, file, t.Path("recompute_modules"), "'" + name + "' is not one of " + list);
+      s.training.recompute_modules |= 1u << unsigned(it - names.begin());
+    }
+  }
   s.training.activation_offload_layers = t.NonNegativeInt("activation_offload_layers", 0);
   {
     YAML::Node fw = t.Raw("framework");
