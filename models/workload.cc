@@ -604,6 +604,10 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
     w.vs_kind_counts.assign(size_t(stages) * w.kinds.size(), 0);
     int layer = 0;
     for (int vs = 0; vs < stages; ++vs) {
+      if (w.kinds.size() == 1) {  // one kind (most models): all of the stage's layers
+        w.vs_kind_counts[size_t(vs)] = w.stages.VirtualStageLayers(vs);
+        continue;
+      }
       for (int n = 0; n < w.stages.VirtualStageLayers(vs); ++n) w.vs_kind_counts[size_t(vs) * w.kinds.size() + size_t(w.kind_of_layer[size_t(layer++)])]++;
     }
   }
