@@ -126,7 +126,7 @@ double InFlightMicrobatches(const Scenario& sc, int rank) {
 
 double InFlightMicrobatches(const Scenario& sc) { return InFlightMicrobatches(sc, 0); }
 
-MemoryReport EstimateMemory(const Scenario& sc, const Workload& w) {
+MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain) {
   const Parallelism& p = sc.parallelism;
   const GpuProfile& g = sc.node.gpu;
   const double tokens = double(sc.training.seq_len) / p.context * sc.training.micro_batch;
@@ -206,7 +206,7 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w) {
     r.reason = buf;
     return r;
   }
-  if (!r.fits) {
+  if (!r.fits && explain) {
     std::string& o = r.reason;  // built in place, in one allocation
     o.reserve(192 + g.name.size());
     Fixed1(o.append("needs "), r.peak_gib_per_gpu).append(" GiB per GPU (weights ");

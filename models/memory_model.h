@@ -45,6 +45,9 @@ double InFlightMicrobatches(const Scenario& s);
 // one unit; torchtitan's default).
 constexpr double kShardUnitsInFlight = 2;
 
-MemoryReport EstimateMemory(const Scenario& s, const Workload& w);
+// Reads only the workload's kHoldings part (BuildWorkload). `explain`:
+// format the reason of a GPU that does not fit (a search that only counts
+// the configurations that do not fit skips it).
+MemoryReport EstimateMemory(const Scenario& s, const Workload& w, bool explain = true);
 
 }  // namespace trainsim

@@ -29,6 +29,33 @@ MemoryReport Memory(const Scenario& s) { return EstimateMemory(s, BuildWorkload(
 // Parameters of the whole model (TP 1, PP 1; Llama 3.1 has untied embeddings).
 double Params(const Scenario& s) { return s.model.layers * s.model.LayerParameters(0) + 2.0 * s.model.vocab * s.model.hidden; }
 
+// The planner checks memory on the workload's holdings alone (no passes):
+// the report must be the one the whole workload gives, reason included.
+TEST(MemoryModelTest, HoldingsGiveTheWholeWorkloadsReport) {
+  for (const std::vector<std::string>& sets :
+       {std::vector<std::string>{"parallelism.data_sharding=none"},
+        {"parallelism.pipeline=4", "parallelism.virtual_stages=5", "parallelism.data_sharding=optimizer", "training.recompute=selective"},
+        {"parallelism.tensor=8", "parallelism.pipeline=8", "parallelism.data_sharding=full", "training.micro_batch=2", "training.recompute=none"},
+        {"parallelism.tensor=4", "parallelism.pipeline=2", "parallelism.data_sharding=gradients"}}) {
+    const Scenario s = Make70b(sets);
+    const Workload holdings = BuildWorkload(s, WorkloadParts::kHoldings);
+    EXPECT_TRUE(holdings.kinds[0].forward.ops.empty());  // no passes were built
+    const MemoryReport a = EstimateMemory(s, holdings), b = Memory(s);
+    EXPECT_EQ(a.peak_gib_per_gpu, b.peak_gib_per_gpu) << sets.back();
+    EXPECT_EQ(a.activations_gib, b.activations_gib) << sets.back();
+    EXPECT_EQ(a.peak_stage, b.peak_stage) << sets.back();
+    EXPECT_EQ(a.fits, b.fits) << sets.back();
+    EXPECT_EQ(a.reason, b.reason) << sets.back();
+    // Without `explain` only the reason is left out.
+    const MemoryReport c = EstimateMemory(s, holdings, /*explain=*/false);
+    EXPECT_EQ(c.peak_gib_per_gpu, b.peak_gib_per_gpu);
+    EXPECT_EQ(c.fits, b.fits);
+    if (!b.fits) {
+      EXPECT_TRUE(c.reason.empty());
+    }
+  }
+}
+
 TEST(MemoryModelTest, DdpKeepsEverythingOnEveryReplica) {
   const Scenario s = Make70b({"parallelism.data_sharding=none"});
   const MemoryReport m = Memory(s);

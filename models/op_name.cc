@@ -32,16 +32,8 @@ class Cursor {
 
 }  // namespace
 
-OpName OpName::operator+(const OpName& more) const {
-  OpName r = *this;
-  int n = 0;
-  while (n < kMaxPieces && r.pieces_[size_t(n)] != nullptr) ++n;
-  for (const char* p : more.pieces_) {
-    if (p == nullptr) break;
-    if (n == kMaxPieces) throw std::length_error("operator name " + str() + more.str() + ": more than 4 pieces");
-    r.pieces_[size_t(n++)] = p;
-  }
-  return r;
+void OpName::TooLong(const OpName& more) const {
+  throw std::length_error("operator name " + str() + more.str() + ": more than 4 pieces");
 }
 
 std::string OpName::str() const {
@@ -73,11 +65,22 @@ bool OpName::operator==(std::string_view text) const {
 
 bool OpName::SameText(const OpName& other) const {
   if (pieces_ == other.pieces_) return true;  // the same pieces (pointers)
-  Cursor a(pieces_), b(other.pieces_);
-  for (; !a.done() && !b.done(); a.next(), b.next()) {
-    if (a.get() != b.get()) return false;
+  // Walks both texts a character at a time across their pieces. Leading
+  // pieces that are the same literal hold the same text ("attention proj" of
+  // "attention proj dgrad" and "... wgrad"): skipped whole.
+  size_t same = 0;
+  while (same < kMaxPieces && pieces_[same] != nullptr && pieces_[same] == other.pieces_[same]) ++same;
+  size_t ia = same, ib = same;
+  const char* a = ia < kMaxPieces ? pieces_[ia] : nullptr;
+  const char* b = ib < kMaxPieces ? other.pieces_[ib] : nullptr;
+  for (;;) {
+    while (a != nullptr && *a == 0) a = ++ia < kMaxPieces ? pieces_[ia] : nullptr;
+    while (b != nullptr && *b == 0) b = ++ib < kMaxPieces ? other.pieces_[ib] : nullptr;
+    if (a == nullptr || b == nullptr) return a == b;
+    if (*a != *b) return false;
+    ++a;
+    ++b;
   }
-  return a.done() && b.done();
 }
 
 std::ostream& operator<<(std::ostream& o, const OpName& n) {

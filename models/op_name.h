@@ -25,7 +25,18 @@ class OpName {
   }
 
   // This name followed by `more`'s pieces; throws std::length_error past kMaxPieces.
-  OpName operator+(const OpName& more) const;
+  // Inline: a workload joins a name or two per operator.
+  OpName operator+(const OpName& more) const {
+    OpName r = *this;
+    size_t n = 0;
+    while (n < kMaxPieces && r.pieces_[n] != nullptr) ++n;
+    for (const char* p : more.pieces_) {
+      if (p == nullptr) break;
+      if (n == kMaxPieces) TooLong(more);
+      r.pieces_[n++] = p;
+    }
+    return r;
+  }
   OpName& operator+=(const OpName& more) { return *this = *this + more; }
 
   bool empty() const { return pieces_[0] == nullptr; }
@@ -46,6 +57,7 @@ class OpName {
 
  private:
   bool SameText(const OpName& other) const;
+  [[noreturn]] void TooLong(const OpName& more) const;
   std::array<const char*, kMaxPieces> pieces_{};  // the used ones (never an empty one) first, then nullptr
 };
 

@@ -31,6 +31,17 @@ TEST(OpName, ComparesByTheJoinedText) {
   EXPECT_FALSE(OpName("a").empty());
 }
 
+TEST(OpName, ComparesAcrossPieceBoundaries) {
+  const OpName proj = OpName("attention ") + "proj";
+  EXPECT_TRUE(proj + " dgrad" == OpName("attention proj") + " dgrad");
+  EXPECT_TRUE(proj + " dgrad" == OpName("attention ") + "proj dgrad");
+  EXPECT_FALSE(proj + " dgrad" == proj + " wgrad");  // the same leading pieces, then a difference
+  EXPECT_FALSE(proj + " dgrad" == proj + " dgrad2");
+  EXPECT_FALSE(proj + " dgrad2" == proj + " dgrad");
+  EXPECT_FALSE(proj == proj + " dgrad");
+  EXPECT_TRUE(proj + " dgrad" == proj + " dgrad");
+}
+
 TEST(OpName, StartsWith) {
   const OpName n = OpName("attention ") + "scores QK^T";
   EXPECT_TRUE(n.starts_with("attention scores"));

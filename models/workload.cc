@@ -228,6 +228,14 @@ class LayerBuilder {
     return lw;
   }
 
+  // What a GPU holds of the layer kind, without its passes (BuildWorkload's kHoldings).
+  LayerWork Holdings(const LayerKind& kind) const {
+    LayerWork lw;
+    lw.kind = kind;
+    Parameters(lw);
+    return lw;
+  }
+
   double cp_exchange_bytes() const { return cp_bytes_; }
 
  private:
@@ -567,7 +575,8 @@ class LayerBuilder {
 
 }  // namespace
 
-Workload BuildWorkload(const Scenario& sc) {
+Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
+  const bool passes = parts == WorkloadParts::kAll;
   const ModelSpec& md = sc.model;
   const Parallelism& p = sc.parallelism;
   const Training& tr = sc.training;
@@ -586,7 +595,7 @@ Workload BuildWorkload(const Scenario& sc) {
     auto it = std::find(seen.begin(), seen.end(), k);
     if (it == seen.end()) {
       seen.push_back(k);
-      w.kinds.push_back(builder.Build(k));
+      w.kinds.push_back(passes ? builder.Build(k) : builder.Holdings(k));
       it = seen.end() - 1;
     }
     w.kind_of_layer[size_t(i)] = int(it - seen.begin());
@@ -595,29 +604,31 @@ Workload BuildWorkload(const Scenario& sc) {
   w.mtp_layers = md.mtp_layers;
 
   // First stage: embedding lookup (vocab-parallel: combine partial rows over TP).
-  w.embedding_forward.ops.push_back(Mem("embedding lookup", T * h * kAct * 2));
-  if (tp) {
-    w.embedding_forward.comms.push_back(Comm(sp ? OpName("embedding reduce-scatter") : OpName("embedding all-reduce"),
-                                             sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
-                                             CommGroup::kTensor, tp_bytes, false));
-  }
-  if (!lora) w.embedding_backward.ops.push_back(Mem("embedding grad scatter-add", T * h * (kAct + 4) * 2));  // frozen under LoRA
+  if (passes) {
+    w.embedding_forward.ops.push_back(Mem("embedding lookup", T * h * kAct * 2));
+    if (tp) {
+      w.embedding_forward.comms.push_back(Comm(sp ? OpName("embedding reduce-scatter") : OpName("embedding all-reduce"),
+                                               sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                                               CommGroup::kTensor, tp_bytes, false));
+    }
+    if (!lora) w.embedding_backward.ops.push_back(Mem("embedding grad scatter-add", T * h * (kAct + 4) * 2));  // frozen under LoRA
 
-  // Last stage: final norm, LM head (kept in 16-bit), vocab-parallel cross entropy.
-  const double v_local = double(md.vocab) / t;
-  w.head_forward.ops.reserve(3);
-  w.head_backward.ops.reserve(3);
-  w.head_forward.ops.push_back(Mem("final norm", c.norm_bytes));
-  if (tp && sp) w.head_forward.comms.push_back(Comm("lm head all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, false));
-  Operator head = Gemm("lm head", T, v_local, h, false);
-  w.head_forward.ops.push_back(head);
-  w.head_forward.ops.push_back(Mem("cross entropy", T * v_local * sc.framework.cross_entropy_forward_bytes));
-  AddGemmBackward(w.head_backward.ops, head, sc.framework.wgrad_out_bytes, lora);
-  w.head_backward.ops.push_back(Mem("cross entropy backward", T * v_local * sc.framework.cross_entropy_backward_bytes));
-  if (tp) {
-    w.head_backward.comms.push_back(Comm(sp ? OpName("lm head dgrad reduce-scatter") : OpName("lm head dgrad all-reduce"),
-                                         sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
-                                         CommGroup::kTensor, tp_bytes, false));
+    // Last stage: final norm, LM head (kept in 16-bit), vocab-parallel cross entropy.
+    const double v_local = double(md.vocab) / t;
+    w.head_forward.ops.reserve(3);
+    w.head_backward.ops.reserve(3);
+    w.head_forward.ops.push_back(Mem("final norm", c.norm_bytes));
+    if (tp && sp) w.head_forward.comms.push_back(Comm("lm head all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, false));
+    Operator head = Gemm("lm head", T, v_local, h, false);
+    w.head_forward.ops.push_back(head);
+    w.head_forward.ops.push_back(Mem("cross entropy", T * v_local * sc.framework.cross_entropy_forward_bytes));
+    AddGemmBackward(w.head_backward.ops, head, sc.framework.wgrad_out_bytes, lora);
+    w.head_backward.ops.push_back(Mem("cross entropy backward", T * v_local * sc.framework.cross_entropy_backward_bytes));
+    if (tp) {
+      w.head_backward.comms.push_back(Comm(sp ? OpName("lm head dgrad reduce-scatter") : OpName("lm head dgrad all-reduce"),
+                                           sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                                           CommGroup::kTensor, tp_bytes, false));
+    }
   }
 
   // Pipeline: one micro batch's activations. Each TP rank sends 1/t of them
@@ -636,6 +647,10 @@ Workload BuildWorkload(const Scenario& sc) {
     w.vs_kind_counts.assign(size_t(stages) * w.kinds.size(), 0);
     int layer = 0;
     for (int vs = 0; vs < stages; ++vs) {
+      if (w.kinds.size() == 1) {  // one kind (most models): all of the stage's layers
+        w.vs_kind_counts[size_t(vs)] = w.stages.VirtualStageLayers(vs);
+        continue;
+      }
       for (int n = 0; n < w.stages.VirtualStageLayers(vs); ++n) w.vs_kind_counts[size_t(vs) * w.kinds.size() + size_t(w.kind_of_layer[size_t(layer++)])]++;
     }
   }
@@ -715,7 +730,7 @@ Workload BuildWorkload(const Scenario& sc) {
   // prefetch; torchtitan wraps each transformer block). Added after the
   // recompute pass was copied: the backward's gather serves the recompute.
   const bool reduce_per_microbatch = mode == DataSharding::kGradients || mode == DataSharding::kFull;
-  if (reduce_per_microbatch && G > 1) {
+  if (passes && reduce_per_microbatch && G > 1) {
     w.shard_unit_reduce = Comm("shard gradient reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kShard, 0, true);
     w.shard_unit_gather = Comm("shard parameter all-gather", CollectiveKind::kAllGather, CommGroup::kShard, 0, true);
     for (LayerWork& k : w.kinds) {
@@ -744,10 +759,12 @@ Workload BuildWorkload(const Scenario& sc) {
     }
   }
 
-  for (LayerWork& k : w.kinds) {
-    for (PassWork* pass : {&k.forward, &k.backward, &k.recompute}) ResolvePartners(*pass);
+  if (passes) {
+    for (LayerWork& k : w.kinds) {
+      for (PassWork* pass : {&k.forward, &k.backward, &k.recompute}) ResolvePartners(*pass);
+    }
+    for (PassWork* pass : {&w.embedding_forward, &w.embedding_backward, &w.head_forward, &w.head_backward}) ResolvePartners(*pass);
   }
-  for (PassWork* pass : {&w.embedding_forward, &w.embedding_backward, &w.head_forward, &w.head_backward}) ResolvePartners(*pass);
   w.model_flops_per_step = ModelFlopsPerStep(md, tr);
   return w;
 }

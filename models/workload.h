@@ -167,7 +167,13 @@ struct Workload {
 // of a dropless router's most-loaded expert (the all-to-all waits for it).
 double ExpertLoadFactor(const Scenario& s);
 
-Workload BuildWorkload(const Scenario& s);
+// kAll: the whole workload. kHoldings: what each pipeline rank holds
+// (layer kinds with their parameters, the stage plan, rank_state, the
+// largest layer), all that EstimateMemory reads, without the passes (their
+// operators and collectives): the planner checks memory first and builds
+// the passes only for the configurations that fit.
+enum class WorkloadParts { kAll, kHoldings };
+Workload BuildWorkload(const Scenario& s, WorkloadParts parts = WorkloadParts::kAll);
 
 // Sets each comm's partner from its overlaps_op: the index of the pass's
 // operator of that name, kNoPartner when there is none, kWholePass when unnamed.

@@ -51,7 +51,7 @@ StagePlanRequest Scenario::stage_plan_request() const {
 StagePlan Scenario::stage_plan() const {
   // CheckParallelism has accepted the request; an even split is the fallback
   // only for scenarios built in code without it.
-  if (auto plan = StagePlan::Make(stage_plan_request())) return *plan;
+  if (auto plan = StagePlan::Make(stage_plan_request())) return std::move(*plan);
   StagePlanRequest even = stage_plan_request();
   even.first_stage_layers = even.last_stage_layers = 0;
   even.embedding_in_split = even.loss_in_split = false;

@@ -141,7 +141,7 @@ std::optional<StagePlan> StagePlan::Make(const StagePlanRequest& q, Error* error
   }
   plan.even_ = std::all_of(cl.begin(), cl.end(), [&](int n) { return n == cl[0]; });
   for (long r = 0; r < P; ++r) {
-    if (plan.RankLayers(int(r)) == 0 && P > 1 && !(r == 0 || r == P - 1)) {
+    if (P > 1 && r != 0 && r != P - 1 && plan.RankLayers(int(r)) == 0) {  // a middle rank (counted only there)
       Fail(error, "parallelism.pipeline", "pipeline stage " + Str(r) + " would hold no layer");
       return std::nullopt;
     }

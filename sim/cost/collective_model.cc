@@ -45,9 +45,11 @@ double TokenReachFraction(int experts, int top_k, double held_experts) {
   return 1 - miss;
 }
 
-CollectivePlan PlanCollective(const Scenario& s, const CommOp& op) {
+CollectivePlan PlanCollective(const Scenario& s, const CommOp& op) { return PlanCollective(s, op, s.layout().Span(op.group)); }
+
+CollectivePlan PlanCollective(const Scenario& s, const CommOp& op, const GroupSpan& span) {
   CollectivePlan plan;
-  const GroupSpan g = s.layout().Span(op.group);
+  const GroupSpan g = span;
   plan.span = g;
   if (g.ranks <= 1 || op.bytes <= 0) return plan;
   const double S = op.bytes;
@@ -117,11 +119,18 @@ CollectivePlan PlanCollective(const Scenario& s, const CommOp& op) {
 double CollectiveTime(const Scenario& s, const CommOp& op) { return PlanCollective(s, op).Time(); }
 
 double CollectiveTimes::operator()(const CommOp& op) {
+  if (op.bytes <= 0) return 0;  // PlanCollective's plan has no phases: no time (most once-per-step collectives of a config)
   for (int i = 0; i < count_; ++i) {
     const Entry& e = entries_[i];
     if (e.bytes == op.bytes && e.kind == op.kind && e.group == op.group) return e.time_s;
   }
-  const double t = CollectiveTime(s_, op);
+  const int group = int(op.group);
+  if (group < 0 || group >= kGroups) return CollectiveTime(s_, op);
+  if (!spanned_[group]) {
+    spans_[group] = s_.layout().Span(op.group);
+    spanned_[group] = true;
+  }
+  const double t = PlanCollective(s_, op, spans_[group]).Time();
   if (count_ < int(std::size(entries_))) entries_[count_++] = Entry{op.kind, op.group, op.bytes, t};
   return t;
 }

@@ -67,6 +67,8 @@ double TokenReachFraction(int experts, int top_k, double held_experts);
 // The plan of one collective or point-to-point transfer of `op.bytes`; no
 // phases when the group has one member or nothing moves.
 CollectivePlan PlanCollective(const Scenario& s, const CommOp& op);
+// The same over the group's span looked up already (s.layout().Span(op.group)).
+CollectivePlan PlanCollective(const Scenario& s, const CommOp& op, const GroupSpan& span);
 
 // Time of one collective or point-to-point transfer: PlanCollective(...).Time().
 double CollectiveTime(const Scenario& s, const CommOp& op);
@@ -91,6 +93,10 @@ class CollectiveTimes {
   const Scenario& s_;
   Entry entries_[48];
   int count_ = 0;
+  // Each group's span, placed once (a miss of the entries above needs it).
+  static constexpr int kGroups = int(CommGroup::kExpertData) + 1;
+  GroupSpan spans_[kGroups];
+  bool spanned_[kGroups] = {};
 };
 
 }  // namespace trainsim

@@ -46,8 +46,9 @@ double OverlappedDpTime(const DpChunkTimes& t, double chunk_pass_s, int chunks, 
 namespace {
 
 // ExposedCommTime with the GPU's rates looked up once (gpu_cost_model.h).
+// `op_s`: the pass's operator times when they were timed already (PassTimes), else null.
 double ExposedCommTimeAt(const Scenario& s, const GpuRates& rates, CollectiveTimes& times, const PassWork& pass, double pass_compute_s,
-                         bool backward) {
+                         bool backward, const double* op_s = nullptr) {
   double exposed = 0, overlapped = 0, contention = 0;
   struct Partner {
     int op;         // the partner operator's index
@@ -85,7 +86,7 @@ double ExposedCommTimeAt(const Scenario& s, const GpuRates& rates, CollectiveTim
     } else {
       auto [it, fresh] = find(c.partner);
       if (fresh && c.partner >= 0 && size_t(c.partner) < pass.ops.size()) {
-        it->op_s = OperatorTime(pass.ops[size_t(c.partner)], rates, backward);
+        it->op_s = op_s ? op_s[c.partner] : OperatorTime(pass.ops[size_t(c.partner)], rates, backward);
       }
       it->comm_s += t;
       it->pipelined |= c.engine == CommEngine::kUserbufferPipelined;
@@ -132,14 +133,34 @@ double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_comp
 
 namespace {
 
+// PassComputeTime (the same sum, in the same order), keeping each operator's
+// time for the comms that overlap it: `kept`, or null when the pass has more
+// operators than it holds (ExposedCommTimeAt then times the partners again).
+struct PassTimes {
+  static constexpr size_t kKept = 160;  // a layer's backward has a few dozen
+  double op_s[kKept];
+  double total_s = 0;
+  const double* kept = nullptr;
+  PassTimes(const PassWork& pass, const GpuRates& rates, bool backward) {
+    const bool keep = pass.ops.size() <= kKept;
+    for (size_t i = 0; i < pass.ops.size(); ++i) {
+      const double t = OperatorTime(pass.ops[i], rates, backward);
+      if (keep) op_s[i] = t;
+      total_s += t;
+    }
+    if (keep) kept = op_s;
+  }
+};
+
 StageCost AddPasses(const Scenario& s, const GpuRates& rates, CollectiveTimes& times, const PassWork& fwd, const PassWork& bwd) {
   StageCost c;
-  const double fc = PassComputeTime(fwd, rates, false);
-  const double bc = PassComputeTime(bwd, rates, true);
+  const PassTimes f(fwd, rates, false), b(bwd, rates, true);
+  const double fc = f.total_s;
+  const double bc = b.total_s;
   c.forward_compute_s = fc;
   c.backward_compute_s = bc;
-  c.forward_exposed_comm_s = ExposedCommTimeAt(s, rates, times, fwd, fc, false);
-  c.backward_exposed_comm_s = ExposedCommTimeAt(s, rates, times, bwd, bc, true);
+  c.forward_exposed_comm_s = ExposedCommTimeAt(s, rates, times, fwd, fc, false, f.kept);
+  c.backward_exposed_comm_s = ExposedCommTimeAt(s, rates, times, bwd, bc, true, b.kept);
   c.forward_all_to_all_s = AllToAllTimeAt(times, fwd);
   c.backward_all_to_all_s = AllToAllTimeAt(times, bwd);
   // Overlapped (Megatron-Core's overlap_moe_expert_parallel_comm pairs one
@@ -172,9 +193,10 @@ StageCost Times(double n, const StageCost& c) {
 StageCost LayerCost(const Scenario& s, const GpuRates& rates, CollectiveTimes& times, const LayerWork& layer) {
   StageCost c = AddPasses(s, rates, times, layer.forward, layer.backward);
   if (!layer.recompute.ops.empty()) {
-    const double rc = PassComputeTime(layer.recompute, rates, false);
+    const PassTimes r(layer.recompute, rates, false);
+    const double rc = r.total_s;
     c.backward_compute_s += rc;
-    c.backward_exposed_comm_s += ExposedCommTimeAt(s, rates, times, layer.recompute, rc, false);
+    c.backward_exposed_comm_s += ExposedCommTimeAt(s, rates, times, layer.recompute, rc, false, r.kept);
     c.backward_all_to_all_s += AllToAllTimeAt(times, layer.recompute);
   }
   return c;

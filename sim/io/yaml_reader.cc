@@ -1,5 +1,7 @@
 #include "sim/io/yaml_reader.h"
 
+#include <stdexcept>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -191,17 +193,44 @@ InputError YamlMap::Error(std::string_view key, const std::string& message) cons
 
 void YamlMap::Fail(std::string_view key, const std::string& message) const { throw InputException(Error(key, message)); }
 
+// known_ holds each key asked for as two bytes of length (little end first) and its characters.
 void YamlMap::MarkKnown(std::string_view key) {
   // Appended without looking for it first: most keys are asked for once, and
   // a key listed twice changes neither Known nor the hints of Finish.
-  if (known_.empty()) known_.reserve(32);
-  known_.emplace_back(key);
+  if (key.size() > 0xFFFF) throw std::length_error("YAML key of more than 65535 characters");
+  if (known_.empty()) known_.reserve(512);
+  known_.push_back(char(key.size() & 0xFF));
+  known_.push_back(char(key.size() >> 8));
+  known_.append(key);
 }
 
-bool YamlMap::Known(std::string_view key) const { return std::find(known_.begin(), known_.end(), key) != known_.end(); }
+namespace {
+
+// Calls f(key) for each key of a YamlMap's known_ list until it returns true.
+template <class F>
+bool AnyKnown(const std::string& known, F&& f) {
+  const char* p = known.data();
+  const char* end = p + known.size();
+  while (p < end) {
+    const size_t n = size_t(static_cast<unsigned char>(p[0])) | size_t(static_cast<unsigned char>(p[1])) << 8;
+    if (f(std::string_view(p + 2, n))) return true;
+    p += 2 + n;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool YamlMap::Known(std::string_view key) const {
+  return AnyKnown(known_, [&](std::string_view k) { return k == key; });
+}
 
 std::vector<std::string> YamlMap::KnownSorted() const {
-  std::vector<std::string> k = known_;
+  std::vector<std::string> k;
+  AnyKnown(known_, [&](std::string_view key) {
+    k.emplace_back(key);
+    return false;
+  });
   std::sort(k.begin(), k.end());
   k.erase(std::unique(k.begin(), k.end()), k.end());
   return k;
@@ -392,11 +421,10 @@ void YamlMap::Finish() {
     }
     return;
   }
-  const std::vector<std::string> known = KnownSorted();
   for (auto it = node_.begin(); it != node_.end(); ++it) {
     const std::string k = it->first.IsScalar() ? it->first.Scalar() : "?";
     if (Known(k)) continue;
-    const std::string hint = ClosestMatch(k, known);
+    const std::string hint = ClosestMatch(k, KnownSorted());
     const int line = LineOf(it->first);
     throw InputException(InputError{line > 0 ? file_ : std::string("--set"), line, Path(k),
                                     "unknown key" + (hint.empty() ? std::string() : " (did you mean '" + hint + "'?)")});

@@ -129,7 +129,7 @@ class YamlMap {
   YAML::Node node_;
   std::string file_;
   std::string prefix_;
-  std::vector<std::string> known_;  // keys asked for (a map reads a few dozen: a list beats a set)
+  std::string known_;  // keys asked for, one buffer (a map reads a few dozen: no string each), as MarkKnown writes them
   const YamlOverlay* overlay_ = nullptr;
   const YamlIndex::Map* indexed_ = nullptr;  // node_ as the overlay's index holds it
   uint64_t own_entries_ = 0;  // bit i: the overlay's entry i is a key of this map

@@ -81,27 +81,33 @@ namespace {
 // Divisibility, then memory, then the analytical timing. Returns the result,
 // or fills `rej` and returns nullopt. `full`: the whole result; else what the
 // search ranks by (SimulateRunFigures: the same objective, step time and error).
-std::optional<SimulationResult> Evaluate(Scenario& s, const PlanConfig& c, bool tp_overlap, PlanRejection& rej, bool full = true) {
+// `explain`: give the reason of a rejection (else only its category: the
+// search keeps the reason of one member per family).
+std::optional<SimulationResult> Evaluate(Scenario& s, const PlanConfig& c, bool tp_overlap, PlanRejection& rej, bool full = true,
+                                         bool explain = true) {
   ApplyConfig(s, c);
   s.parallelism.tp_comm_overlap = tp_overlap && c.tensor > 1;
   rej.config = c;
   if (auto e = CheckParallelism(s)) {
     rej.category = "divisibility";
-    rej.reason = e->key + ": " + e->message;
+    if (explain) rej.reason = e->key + ": " + e->message;
     return std::nullopt;
   }
-  // One workload for the memory check and the timing (it was built twice).
+  // Memory from what the ranks hold (BuildWorkload's kHoldings): about half
+  // the configurations do not fit, and their passes are never built.
+  {
+    const MemoryReport mem = EstimateMemory(s, BuildWorkload(s, WorkloadParts::kHoldings), explain);
+    if (!mem.fits) {
+      rej.category = "memory";
+      if (explain) rej.reason = mem.Problem();
+      return std::nullopt;
+    }
+  }
   Workload w = BuildWorkload(s);
-  const MemoryReport mem = EstimateMemory(s, w);
-  if (!mem.fits) {
-    rej.category = "memory";
-    rej.reason = mem.Problem();
-    return std::nullopt;
-  }
   SimulationResult r = full ? Simulate(s, SimulateOptions::At(Fidelity::kAnalytical, false), ComputeStepCosts(s, std::move(w)))
                             : SimulateRunFigures(s, ComputeStepCosts(s, std::move(w)));
   if (!r.error.empty()) {
-    rej.category = (full ? r.memory.fits : mem.fits) ? "simulation" : "memory";
+    rej.category = !full || r.memory.fits ? "simulation" : "memory";
     rej.reason = r.error;
     return std::nullopt;
   }
@@ -150,7 +156,9 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
     ++rep.searched;
     PlanRejection rej;
     Family& fam = families[{c.tensor, c.pipeline, c.context}];
-    if (auto r = Evaluate(s, c, tp_overlap, rej, /*full=*/false)) {
+    // A rejection's reason is kept only when it becomes its family's representative.
+    const int score = LeastDemandingScore(c);
+    if (auto r = Evaluate(s, c, tp_overlap, rej, /*full=*/false, /*explain=*/score > fam.rep_score)) {
       ++fam.feasible;
       feasible.push_back({c, Objective(*r, options.objective), r->step_time_s});
       return;
@@ -158,7 +166,6 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
     if (rej.category == "divisibility") ++rep.rejected_divisibility;
     else if (rej.category == "memory") ++rep.rejected_memory;
     else ++rep.rejected_other;
-    const int score = LeastDemandingScore(c);
     if (score > fam.rep_score) {
       fam.rep_score = score;
       fam.representative = std::move(rej);

@@ -636,6 +636,7 @@ std::vector<std::string> SweepSpec::Keys() const {
 
 std::vector<std::string> SweepSpec::Values(const SweepPoint& p) const {
   std::vector<std::string> v;
+  v.reserve(axes.size());
   for (size_t i = 0; i < axes.size(); ++i) v.push_back(axes[i].values[p.value_index[i]]);
   return v;
 }
