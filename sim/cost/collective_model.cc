@@ -122,7 +122,7 @@ double CollectiveTimes::operator()(const CommOp& op) {
   if (op.bytes <= 0) return 0;  // PlanCollective's plan has no phases: no time (most once-per-step collectives of a config)
   for (int i = 0; i < count_; ++i) {
     const Entry& e = entries_[i];
-    if (e.bytes == op.bytes && e.kind == op.kind && e.group == op.group) return e.time_s;
+    if (e.bytes == op.bytes && e.kind == op.kind && e.group == op.group && e.dedup_top_k == op.dedup_top_k) return e.time_s;
   }
   const int group = int(op.group);
   if (group < 0 || group >= kGroups) return CollectiveTime(s_, op);
@@ -131,7 +131,7 @@ double CollectiveTimes::operator()(const CommOp& op) {
     spanned_[group] = true;
   }
   const double t = PlanCollective(s_, op, spans_[group]).Time();
-  if (count_ < int(std::size(entries_))) entries_[count_++] = Entry{op.kind, op.group, op.bytes, t};
+  if (count_ < int(std::size(entries_))) entries_[count_++] = Entry{op.kind, op.group, op.bytes, op.dedup_top_k, t};
   return t;
 }
 

@@ -88,6 +88,7 @@ class CollectiveTimes {
     CollectiveKind kind;
     CommGroup group;
     double bytes;
+    int dedup_top_k;  // a deduplicated token dispatch plans differently from an all-to-all of the same bytes
     double time_s;
   };
   const Scenario& s_;
