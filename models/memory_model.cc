@@ -132,10 +132,15 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain)
   const double tokens = double(sc.training.seq_len) / p.context * sc.training.micro_batch;
   // Activations of each layer kind (workload.h kinds), and of the largest.
   std::vector<double> kind_act;
-  double largest_none = 0;
+  double largest_none = 0, largest_recomputed = 0;
+  // Recompute modules beyond the attention core re-create a sizeable part of
+  // a layer in its backward: the one being recomputed holds it meanwhile.
+  const bool modules = sc.training.recompute == Recompute::kSelective && (sc.training.recompute_modules & ~unsigned(kRecomputeCoreAttention)) != 0;
   for (const LayerWork& k : w.kinds) {
     kind_act.push_back(LayerActivationBytes(sc, k.kind, sc.training.recompute));
-    largest_none = std::max(largest_none, LayerActivationBytes(sc, k.kind, Recompute::kNone));
+    const double none = LayerActivationBytes(sc, k.kind, Recompute::kNone);
+    largest_none = std::max(largest_none, none);
+    if (modules) largest_recomputed = std::max(largest_recomputed, none - kind_act.back());
   }
   // Offloaded layers (pipeline 1, one micro batch in flight) live in host
   // memory but for the one whose copy is running.
@@ -179,9 +184,11 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain)
     double act = layers_act * in_flight;
     if (off.host_bytes > 0) act -= off.host_bytes - off.largest_layer_bytes;
     // The embedding output of each in-flight micro batch (first rank), and
-    // with full recompute one layer's full activations while it is recomputed.
+    // with full recompute one layer's full activations while it is recomputed
+    // (with recompute modules, what they re-create of the largest layer).
     if (rank == 0) act += tokens * sc.model.hidden * 2 / (p.sequence_parallel ? p.tensor : 1) * in_flight;
     if (sc.training.recompute == Recompute::kFull) act += largest_none;
+    act += largest_recomputed;
     if (p.pipeline == 1) act += tokens * double(sc.model.vocab) / p.tensor * 4;  // fp32 logits for the loss
     m.activations_gib = act / kGiB;
     m.peak_gib_per_gpu = m.weights_gib + m.gradients_gib + m.optimizer_gib + m.activations_gib;
