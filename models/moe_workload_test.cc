@@ -287,6 +287,19 @@ TEST(RecomputeModulesTest, EachModuleRecomputesItsOperatorsAndFreesItsActivation
   EXPECT_GT(ComputeStepCosts(moe).virtual_stage[0].backward_compute_s, ComputeStepCosts(moe_act).virtual_stage[0].backward_compute_s);
 }
 
+// The layer being recomputed holds what its modules re-create, once (as full
+// recompute holds one whole layer); the attention core alone adds nothing.
+TEST(RecomputeModulesTest, TheLayerBeingRecomputedHoldsWhatItsModulesRecreate) {
+  const Scenario core = Make(kMixtral, {"training.recompute=selective"});
+  const Scenario moe = Make(kMixtral, {"training.recompute=selective", "training.recompute_modules=[core_attn, moe]"});
+  const Scenario none = Make(kMixtral);
+  const double layers = core.model.layers;  // pipeline 1: one micro batch in flight
+  const double kGiB = 1024.0 * 1024 * 1024;
+  const double delta = (EstimateMemory(moe, BuildWorkload(moe)).activations_gib - EstimateMemory(core, BuildWorkload(core)).activations_gib) * kGiB;
+  const double expected = layers * (LayerActivationBytes(moe) - LayerActivationBytes(core)) + (LayerActivationBytes(none) - LayerActivationBytes(moe));
+  EXPECT_NEAR(delta / expected, 1.0, 1e-9);
+}
+
 TEST(RecomputeModulesTest, ModulesNeedSelectiveAndKnownNames) {
   for (const auto& sets : {std::vector<std::string>{"training.recompute_modules=[mlp]"},
                            std::vector<std::string>{"training.recompute=selective", "training.recompute_modules=[mlpp]"},
