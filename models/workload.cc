@@ -517,7 +517,7 @@ class LayerBuilder {
   // Recompute: full re-runs the layer forward; selective re-runs the modules
   // of training.recompute_modules (the attention core by default), with the
   // collectives of the operators it re-runs (a recomputed MoE block sends its
-  // tokens again).
+  // tokens again; a recomputed attention core under CP its K/V ring).
   void AddRecompute(const PassWork& F, const LayerKind& kind, PassWork& R) const {
     const Recompute mode = c_.sc.training.recompute;
     if (mode == Recompute::kFull) {
@@ -528,10 +528,13 @@ class LayerBuilder {
     const unsigned mods = c_.sc.training.recompute_modules;
     const bool mla = c_.md.attention == AttentionKind::kMla;
     const OpName act = ActivationName();
+    // The planner builds thousands of layers: the default list needs only the core test.
+    const bool core_only = mods == kRecomputeCoreAttention;
     auto recomputed = [&](const Operator& o) {
       const bool core = o.cls == OpClass::kAttention || o.name.starts_with("attention scores") || o.name == "scale-mask-softmax" ||
                         o.name == "attention dropout" || o.name == "attention over values";
       if (core) return (mods & kRecomputeCoreAttention) != 0;
+      if (core_only) return false;
       if (o.name == "input norm" || o.name == "post-attention norm") return (mods & kRecomputeLayerNorm) != 0;
       if (mla && (o.name == "q up" || o.name == "kv up" || o.name == "rotary")) return (mods & kRecomputeMlaUpProj) != 0;
       if (o.name.starts_with("shared ")) return (mods & kRecomputeSharedExperts) != 0;
@@ -550,8 +553,9 @@ class LayerBuilder {
     }
     for (const auto& c : F.comms) {
       const bool expert = c.group == CommGroup::kExpert || c.group == CommGroup::kExpertTensor;
-      bool again = expert && (mods & kRecomputeMoe);
-      for (const auto& o : R.ops) again |= !expert && !c.overlaps_op.empty() && o.name == c.overlaps_op;
+      const bool again = expert ? (mods & kRecomputeMoe) != 0
+                                : !c.overlaps_op.empty() &&
+                                      std::any_of(R.ops.begin(), R.ops.end(), [&](const Operator& o) { return o.name == c.overlaps_op; });
       if (again) R.comms.push_back(c);
     }
   }

@@ -1,5 +1,7 @@
 #include "sim/core/hardware_profile.h"
 
+#include <algorithm>
+
 namespace trainsim {
 
 namespace {
@@ -49,23 +51,17 @@ std::string ToString(DataSharding d) {
   return "none";
 }
 
-std::string ToString(MoeDispatcher d) {
-  switch (d) {
-    case MoeDispatcher::kAllToAll: return "alltoall";
-    case MoeDispatcher::kDeepEp: return "deepep";
-    case MoeDispatcher::kHybridEp: return "hybridep";
-  }
-  return "alltoall";
+const std::vector<std::string>& MoeDispatcherNames() {
+  static const std::vector<std::string> names = {"alltoall", "deepep", "hybridep"};
+  return names;
 }
 
-bool ParseMoeDispatcher(const std::string& name, MoeDispatcher* out) {
-  for (MoeDispatcher d : {MoeDispatcher::kAllToAll, MoeDispatcher::kDeepEp, MoeDispatcher::kHybridEp}) {
-    if (ToString(d) == name) {
-      *out = d;
-      return true;
-    }
-  }
-  return false;
+std::string ToString(MoeDispatcher d) { return MoeDispatcherNames()[size_t(d)]; }
+
+MoeDispatcher MoeDispatcherNamed(const std::string& name) {
+  const std::vector<std::string>& names = MoeDispatcherNames();
+  const auto it = std::find(names.begin(), names.end(), name);
+  return it == names.end() ? MoeDispatcher::kAllToAll : MoeDispatcher(it - names.begin());
 }
 
 }  // namespace trainsim

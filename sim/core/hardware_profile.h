@@ -69,9 +69,12 @@ std::string ToString(DataSharding d);
 // domain that holds any of its experts (to the same-index GPU there) and over
 // NVLink once per destination GPU, and hold SMs while they run.
 enum class MoeDispatcher { kAllToAll, kDeepEp, kHybridEp };
+// The names profiles and scenarios use, in enum order.
+const std::vector<std::string>& MoeDispatcherNames();
 std::string ToString(MoeDispatcher d);
-// Parses ToString's names; false when `name` is none of them.
-bool ParseMoeDispatcher(const std::string& name, MoeDispatcher* out);
+// The dispatcher called `name`, one of MoeDispatcherNames() (a loader's
+// Choice checked it); kAllToAll for any other.
+MoeDispatcher MoeDispatcherNamed(const std::string& name);
 
 struct FrameworkProfile {
   std::string name;

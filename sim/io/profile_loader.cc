@@ -170,7 +170,7 @@ FrameworkProfile ParseFramework(const std::string& path) {
   f.overlap_param_gather = m.Bool("overlap_param_gather");
   f.overlap_p2p = m.Bool("overlap_p2p");
   f.moe_a2a_overlap = m.Bool("moe_a2a_overlap", false);
-  ParseMoeDispatcher(m.Choice("moe_dispatcher", {"alltoall", "deepep", "hybridep"}, "alltoall"), &f.moe_dispatcher);
+  f.moe_dispatcher = MoeDispatcherNamed(m.Choice("moe_dispatcher", MoeDispatcherNames(), ToString(MoeDispatcher::kAllToAll)));
   f.distributed_optimizer = m.Bool("distributed_optimizer");
   {
     const std::string ds = m.Choice("data_sharding", {"none", "optimizer", "gradients", "full"}, f.distributed_optimizer ? "optimizer" : "none");

@@ -370,7 +370,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
   par.tp_comm_overlap = p.Bool("tp_comm_overlap", fw.tp_comm_overlap && par.tensor > 1);
   par.overlap_p2p = p.Bool("overlap_p2p", fw.overlap_p2p);
   par.moe_a2a_overlap = p.Bool("moe_a2a_overlap", fw.moe_a2a_overlap);
-  ParseMoeDispatcher(p.Choice("moe_dispatcher", {"alltoall", "deepep", "hybridep"}, ToString(fw.moe_dispatcher)), &par.moe_dispatcher);
+  par.moe_dispatcher = MoeDispatcherNamed(p.Choice("moe_dispatcher", MoeDispatcherNames(), ToString(fw.moe_dispatcher)));
   par.grad_reduce_bytes = fw.grad_reduce_bytes;
   par.first_stage_layers = p.NonNegativeInt("first_stage_layers", 0);
   par.last_stage_layers = p.NonNegativeInt("last_stage_layers", 0);
