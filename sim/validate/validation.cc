@@ -69,8 +69,8 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
       cm.Finish();
       ++seen;
       if (!what_if.cases_containing.empty() && vc.id.find(what_if.cases_containing) == std::string::npos) continue;
-      vc.defaulted = DefaultedKeys(sc);
       ApplyOverrides(sc, what_if.overrides);
+      vc.defaulted = DefaultedKeys(sc);  // a key the what-if sets did not take a default
       Expected<Scenario> s = ParseScenario(sc, file);
       const bool blames_override = !s && s.error().ToString().rfind("--set", 0) == 0;
       if (!what_if.overrides.empty()) {
