@@ -78,6 +78,8 @@ MoeDispatcher MoeDispatcherNamed(const std::string& name);
 
 struct FrameworkProfile {
   std::string name;
+  // The profile this one was written as changes to (its based_on key); empty for a whole profile.
+  std::string based_on;
   AttentionKernel attention_kernel = AttentionKernel::kFlash;
   double dropout = 0;
   bool tp_comm_overlap = false;
@@ -115,6 +117,16 @@ struct FrameworkProfile {
   // several passes over an fp32 copy of the logits; a fused kernel one.
   double cross_entropy_forward_bytes = 10;
   double cross_entropy_backward_bytes = 6;
+  // A mixture of experts whose scenario does not give parallelism.expert_tensor
+  // splits each expert over the tensor-parallel ranks (Megatron-Core's own
+  // default since expert tensor parallelism became a setting) instead of 1
+  // (what the 2025 performance recipes set).
+  bool expert_tensor_follows_tensor = false;
+  // Software containers this profile describes (e.g. "nvcr.io/nvidia/nemo:24.12"):
+  // `validate` runs a reference case whose source names one with this profile.
+  std::vector<std::string> containers;
+
+  bool operator==(const FrameworkProfile&) const = default;
 };
 
 struct NodeProfile {

@@ -160,20 +160,45 @@ FabricProfile ParseFabric(const std::string& path) {
 
 FrameworkProfile ParseFramework(const std::string& path) {
   YamlMap m(LoadYamlFile(path), path);
+  // A release profile can be written as changes to another (based_on): the
+  // base's values are this one's defaults. One level only, so that a loop of
+  // based_on keys cannot recurse.
+  static thread_local int parsing_base = 0;
+  const bool derived = m.Has("based_on");
   FrameworkProfile f;
+  if (derived) {
+    if (parsing_base > 0) m.Fail("based_on", "a profile named by based_on cannot itself have based_on (one level only)");
+    ++parsing_base;
+    try {
+      f = LoadFrameworkProfile(m.Raw("based_on"), path, "based_on");
+    } catch (...) {
+      --parsing_base;
+      throw;
+    }
+    --parsing_base;
+    f.based_on = f.name;
+    f.containers.clear();
+  }
+  auto flag = [&](const char* key, bool base) { return derived ? m.Bool(key, base) : m.Bool(key); };
   f.name = m.String("name");
-  f.attention_kernel = m.Choice("attention_kernel", {"flash", "unfused"}) == "flash" ? AttentionKernel::kFlash : AttentionKernel::kUnfused;
-  f.dropout = m.NonNegativeDouble("dropout", 0);
+  const char* kernel = f.attention_kernel == AttentionKernel::kFlash ? "flash" : "unfused";
+  f.attention_kernel = (derived ? m.Choice("attention_kernel", {"flash", "unfused"}, kernel) : m.Choice("attention_kernel", {"flash", "unfused"})) == "flash"
+                           ? AttentionKernel::kFlash
+                           : AttentionKernel::kUnfused;
+  f.dropout = m.NonNegativeDouble("dropout", f.dropout);
   if (f.dropout >= 1) m.Fail("dropout", "must be below 1");
-  f.tp_comm_overlap = m.Bool("tp_comm_overlap");
-  f.overlap_grad_reduce = m.Bool("overlap_grad_reduce");
-  f.overlap_param_gather = m.Bool("overlap_param_gather");
-  f.overlap_p2p = m.Bool("overlap_p2p");
-  f.moe_a2a_overlap = m.Bool("moe_a2a_overlap", false);
-  f.moe_dispatcher = MoeDispatcherNamed(m.Choice("moe_dispatcher", MoeDispatcherNames(), ToString(MoeDispatcher::kAllToAll)));
-  f.distributed_optimizer = m.Bool("distributed_optimizer");
+  f.tp_comm_overlap = flag("tp_comm_overlap", f.tp_comm_overlap);
+  f.overlap_grad_reduce = flag("overlap_grad_reduce", f.overlap_grad_reduce);
+  f.overlap_param_gather = flag("overlap_param_gather", f.overlap_param_gather);
+  f.overlap_p2p = flag("overlap_p2p", f.overlap_p2p);
+  f.moe_a2a_overlap = m.Bool("moe_a2a_overlap", f.moe_a2a_overlap);
+  f.moe_dispatcher = MoeDispatcherNamed(m.Choice("moe_dispatcher", MoeDispatcherNames(), ToString(f.moe_dispatcher)));
+  const bool sharding_inherited = derived && !m.Has("distributed_optimizer");
+  f.distributed_optimizer = flag("distributed_optimizer", f.distributed_optimizer);
   {
-    const std::string ds = m.Choice("data_sharding", {"none", "optimizer", "gradients", "full"}, f.distributed_optimizer ? "optimizer" : "none");
+    static const std::vector<std::string> kShardings = {"none", "optimizer", "gradients", "full"};
+    const std::string implied = sharding_inherited ? ToString(f.data_sharding) : f.distributed_optimizer ? "optimizer" : "none";
+    const std::string ds = m.Choice("data_sharding", kShardings, implied);
     f.data_sharding = ds == "none" ? DataSharding::kNone : ds == "optimizer" ? DataSharding::kOptimizer
                       : ds == "gradients"                ? DataSharding::kGradients
                                                          : DataSharding::kFull;
@@ -181,25 +206,33 @@ FrameworkProfile ParseFramework(const std::string& path) {
       m.Fail("data_sharding", ds + " disagrees with distributed_optimizer");
     }
   }
-  f.sequence_parallel = m.Bool("sequence_parallel");
-  f.wgrad_out_bytes = m.PositiveDouble("wgrad_out_bytes", 2);
+  f.sequence_parallel = flag("sequence_parallel", f.sequence_parallel);
+  f.wgrad_out_bytes = m.PositiveDouble("wgrad_out_bytes", f.wgrad_out_bytes);
   if (auto o = m.OptMap("overlap_sms")) {
-    f.nccl_overlap_sms = o->NonNegativeInt("nccl", 0);
-    f.userbuffer_pipelined_sms = o->NonNegativeInt("userbuffers_pipelined", 0);
-    f.userbuffer_bulk_sms = o->NonNegativeInt("userbuffers_bulk", 0);
-    f.deepep_sms = o->NonNegativeInt("deepep", 0);
-    f.hybridep_sms = o->NonNegativeInt("hybridep", 0);
+    f.nccl_overlap_sms = o->NonNegativeInt("nccl", derived ? f.nccl_overlap_sms : 0);
+    f.userbuffer_pipelined_sms = o->NonNegativeInt("userbuffers_pipelined", derived ? f.userbuffer_pipelined_sms : 0);
+    f.userbuffer_bulk_sms = o->NonNegativeInt("userbuffers_bulk", derived ? f.userbuffer_bulk_sms : 0);
+    f.deepep_sms = o->NonNegativeInt("deepep", derived ? f.deepep_sms : 0);
+    f.hybridep_sms = o->NonNegativeInt("hybridep", derived ? f.hybridep_sms : 0);
     o->Finish();
   }
-  f.userbuffer_pipelined_splits = m.PositiveInt("userbuffers_pipelined_splits", 1);
-  f.moe_dropless_load_factor = m.PositiveDouble("moe_dropless_load_factor", 1.0);
+  f.userbuffer_pipelined_splits = m.PositiveInt("userbuffers_pipelined_splits", f.userbuffer_pipelined_splits);
+  f.moe_dropless_load_factor = m.PositiveDouble("moe_dropless_load_factor", f.moe_dropless_load_factor);
   if (f.moe_dropless_load_factor < 1) m.Fail("moe_dropless_load_factor", "the busiest expert carries at least the mean load (>= 1)");
-  f.grad_reduce_bytes = m.PositiveInt("grad_reduce_bytes", 4);
+  f.grad_reduce_bytes = m.PositiveInt("grad_reduce_bytes", f.grad_reduce_bytes);
   if (f.grad_reduce_bytes != 2 && f.grad_reduce_bytes != 4) m.Fail("grad_reduce_bytes", "must be 2 or 4");
   if (auto ce = m.OptMap("cross_entropy_bytes_per_logit")) {
-    f.cross_entropy_forward_bytes = ce->PositiveDouble("forward");
-    f.cross_entropy_backward_bytes = ce->PositiveDouble("backward");
+    f.cross_entropy_forward_bytes = derived ? ce->PositiveDouble("forward", f.cross_entropy_forward_bytes) : ce->PositiveDouble("forward");
+    f.cross_entropy_backward_bytes = derived ? ce->PositiveDouble("backward", f.cross_entropy_backward_bytes) : ce->PositiveDouble("backward");
     ce->Finish();
+  }
+  f.expert_tensor_follows_tensor = m.Choice("expert_tensor", {"1", "tensor"}, f.expert_tensor_follows_tensor ? "tensor" : "1") == "tensor";
+  if (YAML::Node c = m.Raw("containers"); c.IsDefined()) {
+    if (!c.IsSequence()) m.Fail("containers", "expected a list of container names");
+    for (const auto& name : c) {
+      if (!name.IsScalar() || name.Scalar().empty()) m.Fail("containers", "expected a list of container names");
+      f.containers.push_back(name.Scalar());
+    }
   }
   m.Finish();
   return f;

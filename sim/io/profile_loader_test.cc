@@ -111,5 +111,45 @@ TEST(HardwareProfileTest, BadProfileNamesItsFileAndKey) {
   }
 }
 
+// A release written as changes to another (based_on) takes every value it
+// does not set from its base: nemo-24.12 is megatron-core-2024 with Megatron-
+// Core's own expert split and its container.
+TEST(HardwareProfileTest, ReleaseProfileInheritsWhatItDoesNotChange) {
+  const FrameworkProfile base = LoadFrameworkProfile(YAML::Node("megatron-core-2024"), "", "framework");
+  const FrameworkProfile release = LoadFrameworkProfile(YAML::Node("nemo-24.12"), "", "framework");
+  EXPECT_EQ(release.based_on, "megatron-core-2024");
+  EXPECT_FALSE(base.expert_tensor_follows_tensor);
+  EXPECT_TRUE(release.expert_tensor_follows_tensor);
+  EXPECT_EQ(release.containers, std::vector<std::string>{"nvcr.io/nvidia/nemo:24.12"});
+  FrameworkProfile undone = release;
+  undone.name = base.name;
+  undone.based_on.clear();
+  undone.expert_tensor_follows_tensor = base.expert_tensor_follows_tensor;
+  undone.containers = base.containers;
+  EXPECT_TRUE(undone == base);
+}
+
+// based_on is one level: a base that is itself based on another is bad input
+// naming that file and key (a loop of based_on keys cannot recurse).
+TEST(HardwareProfileTest, BasedOnChainIsBadInput) {
+  const fs::path dir = fs::temp_directory_path() / "trainsim_profile_test";
+  fs::create_directories(dir);
+  const fs::path a = dir / "release-a.yaml", b = dir / "release-b.yaml";
+  std::ofstream(a) << "name: a\nbased_on: " << b.string() << "\n";
+  std::ofstream(b) << "name: b\nbased_on: " << a.string() << "\n";
+  try {
+    LoadFrameworkProfile(YAML::Node(a.string()), "", "training.framework");
+    FAIL() << "expected an error";
+  } catch (const InputException& e) {
+    EXPECT_EQ(e.error().ToString(), b.string() + ":2: based_on: a profile named by based_on cannot itself have based_on (one level only)");
+  }
+  std::ofstream(b) << "name: b\nbased_on: megatron-core-2024\ntp_comm_overlap: false\n";
+  std::ofstream(a) << "name: a\nbased_on: " << b.string() << "\n";
+  EXPECT_THROW(LoadFrameworkProfile(YAML::Node(a.string()), "", "training.framework"), InputException);
+  const FrameworkProfile one = LoadFrameworkProfile(YAML::Node(b.string()), "", "training.framework");
+  EXPECT_FALSE(one.tp_comm_overlap);
+  EXPECT_TRUE(one.overlap_grad_reduce);  // megatron-core-2024's
+}
+
 }  // namespace
 }  // namespace trainsim

@@ -345,7 +345,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
   }
   const FrameworkProfile& fw = s.framework;
   par.expert = p.PositiveInt("expert", 1);
-  par.expert_tensor = p.PositiveInt("expert_tensor", 1);
+  par.expert_tensor = p.PositiveInt("expert_tensor", fw.expert_tensor_follows_tensor && s.model.moe.enabled() ? par.tensor : 1);
   par.sequence_parallel = p.Bool("sequence_parallel", fw.sequence_parallel && par.tensor > 1);
   par.distributed_optimizer = p.Bool("distributed_optimizer", fw.distributed_optimizer);
   // distributed_optimizer given alone means what it meant before data_sharding.

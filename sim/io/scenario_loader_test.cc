@@ -54,6 +54,25 @@ TEST(ScenarioTest, FrameworkOverlapSmsMustLeaveSmsForCompute) {
             std::string::npos) << s.error().ToString();
 }
 
+// Without parallelism.expert_tensor an expert keeps its whole MLP (the 2025
+// recipes' 1), unless the framework follows Megatron-Core's own default, the
+// tensor-parallel size; a scenario that sets it keeps its value.
+TEST(ScenarioTest, ExpertTensorDefaultIsTheFrameworks) {
+  const std::vector<std::string> moe = {"model=mixtral-8x7b", "parallelism.expert=2"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), moe.begin(), moe.end());
+    auto s = ParseText(kBase, more);
+    EXPECT_TRUE(s.ok()) << s.error().ToString();
+    return s.ok() ? s->parallelism.expert_tensor : -1;
+  };
+  EXPECT_EQ(with({}), 1);
+  EXPECT_EQ(with({"training.framework=nemo-24.12"}), 4);
+  EXPECT_EQ(with({"training.framework=nemo-24.12", "parallelism.expert_tensor=1"}), 1);
+  auto dense = ParseText(kBase, {"training.framework=nemo-24.12"});
+  ASSERT_TRUE(dense.ok()) << dense.error().ToString();
+  EXPECT_EQ(dense->parallelism.expert_tensor, 1);
+}
+
 TEST(ScenarioTest, UnknownKeySuggestsClosest) {
   auto s = ParseText(std::string(kBase) + "trainig:\n  steps: 3\n");
   ASSERT_FALSE(s.ok());

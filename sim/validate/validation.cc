@@ -11,6 +11,7 @@
 
 #include "sim/io/data_paths.h"
 #include "sim/io/json_writer.h"
+#include "sim/io/profile_loader.h"
 #include "sim/io/yaml_reader.h"
 #include "sim/io/scenario_loader.h"
 
@@ -31,6 +32,31 @@ std::vector<std::string> DefaultedKeys(const YAML::Node& sc) {
   return out;
 }
 
+// The framework profiles that name the software containers they describe,
+// as (container, profile name): a case whose source names the container ran
+// that release.
+std::vector<std::pair<std::string, std::string>> ReleaseContainers() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& name : CatalogueNames("hardware-profiles/frameworks")) {
+    const FrameworkProfile f = LoadFrameworkProfile(YAML::Node(name), "", "framework");
+    for (const auto& c : f.containers) out.emplace_back(c, f.name);
+  }
+  return out;
+}
+
+// A case that does not name its framework runs with the release its source
+// names (the container), when a profile describes it.
+void FrameworkFromSource(YAML::Node& sc, const std::string& source,
+                         const std::vector<std::pair<std::string, std::string>>& releases, std::vector<std::string>& defaulted) {
+  if (sc["training"].IsDefined() && sc["training"]["framework"].IsDefined()) return;
+  for (const auto& [container, framework] : releases) {
+    if (source.find(container) == std::string::npos) continue;
+    sc["training"]["framework"] = framework;
+    defaulted.push_back("training.framework=" + framework + " (the source's container)");
+    return;
+  }
+}
+
 }  // namespace
 
 std::string DefaultReferenceFile() {
@@ -49,6 +75,7 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
   bool override_accepted = false;
   int seen = 0;
   try {
+    const auto releases = ReleaseContainers();
     YAML::Node root = LoadYamlFile(file);
     YamlMap top(root, file);
     YAML::Node cases = top.Raw("cases");
@@ -70,7 +97,10 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
       ++seen;
       if (!what_if.cases_containing.empty() && vc.id.find(what_if.cases_containing) == std::string::npos) continue;
       ApplyOverrides(sc, what_if.overrides);
+      std::vector<std::string> from_source;
+      FrameworkFromSource(sc, vc.source, releases, from_source);
       vc.defaulted = DefaultedKeys(sc);  // a key the what-if sets did not take a default
+      vc.defaulted.insert(vc.defaulted.end(), from_source.begin(), from_source.end());
       Expected<Scenario> s = ParseScenario(sc, file);
       const bool blames_override = !s && s.error().ToString().rfind("--set", 0) == 0;
       if (!what_if.overrides.empty()) {

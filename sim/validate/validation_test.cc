@@ -1,10 +1,12 @@
 #include "sim/validate/validation.h"
 
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 namespace trainsim {
 namespace {
@@ -46,6 +48,9 @@ TEST(ValidationTest, PublishedRunsThatCanBeDescribedArePredicted) {
     fp8 |= g.by == "precision" && g.name == "fp8";
   }
   EXPECT_TRUE(bf16 && fp8);
+  // 15.05% over all 154 (15.8% before the Grok-1 cases ran with their NeMo 24.12 release's
+  // expert split); far from design.md's targets, but a change may not lose what is there.
+  EXPECT_LE(rep->mean_abs_error, 0.155);
 }
 
 // The MLPerf Training v4.1 Llama 2 70B LoRA cases (XE9680 H100 on 1-8 nodes,
@@ -138,6 +143,25 @@ TEST(ValidationTest, WhatIfOverridesEveryCaseAndSelectsById) {
   EXPECT_EQ(bad.error().kind, ErrorKind::kBadInput);
   EXPECT_NE(bad.error().ToString().find("--set"), std::string::npos) << bad.error().ToString();
   EXPECT_NE(bad.error().ToString().find("moe_dispatcher"), std::string::npos) << bad.error().ToString();
+}
+
+// A case that does not name its framework runs with the release profile
+// whose container its source names, and says so; one that names it keeps it.
+TEST(ValidationTest, CaseRunsWithTheReleaseItsSourceNames) {
+  YAML::Node ref = YAML::LoadFile(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/reference-sample.yaml");
+  ref["cases"][0]["source"] = "dgxc-benchmarking v25.02; NeMo container nvcr.io/nvidia/nemo:24.12";
+  ref["cases"][1]["source"] = "the same container, nvcr.io/nvidia/nemo:24.12";
+  ref["cases"][1]["scenario"]["training"]["framework"] = "megatron-core-2024";
+  const std::string file = (std::filesystem::temp_directory_path() / "trainsim_release_cases.yaml").string();
+  std::ofstream(file) << YAML::Dump(ref);
+  auto rep = ValidateReference(file, Fidelity::kAnalytical);
+  ASSERT_TRUE(rep.ok()) << rep.error().ToString();
+  ASSERT_EQ(rep->cases.size(), 2u);
+  const auto& named = rep->cases[0].defaulted;
+  EXPECT_NE(std::find(named.begin(), named.end(), "training.framework=nemo-24.12 (the source's container)"), named.end());
+  EXPECT_EQ(std::find(named.begin(), named.end(), "training.framework"), named.end());
+  const auto& kept = rep->cases[1].defaulted;
+  EXPECT_EQ(std::find_if(kept.begin(), kept.end(), [](const std::string& d) { return d.rfind("training.framework", 0) == 0; }), kept.end());
 }
 
 TEST(ValidationTest, MalformedReferenceIsAnInputError) {
