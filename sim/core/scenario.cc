@@ -98,12 +98,18 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
     if (m.moe.experts % par.expert != 0) {
       return fail("parallelism.expert", "expert " + str(par.expert) + " does not divide the " + str(m.moe.experts) + " experts");
     }
+    // Where the framework's default put expert_tensor (the TP size), say so: the scenario may not name it.
+    auto etp_from = [&]() -> std::string {
+      if (!s.framework.expert_tensor_follows_tensor || par.expert_tensor != par.tensor || par.tensor == 1) return "";
+      return " (framework " + s.framework.name + " splits experts over the TP ranks unless parallelism.expert_tensor is set)";
+    };
     if (m.moe.ffn_hidden % par.expert_tensor != 0) {
-      return fail("parallelism.expert_tensor", "expert_tensor " + str(par.expert_tensor) + " does not divide moe_ffn_hidden " + str(m.moe.ffn_hidden));
+      return fail("parallelism.expert_tensor",
+                  "expert_tensor " + str(par.expert_tensor) + " does not divide moe_ffn_hidden " + str(m.moe.ffn_hidden) + etp_from());
     }
     if (attention_ranks % folded != 0) {
       return fail("parallelism.expert", "expert x expert_tensor = " + str(folded) + " does not divide tensor x context x data = " +
-                                            str(attention_ranks) + " (the GPUs of a pipeline stage)");
+                                            str(attention_ranks) + " (the GPUs of a pipeline stage)" + etp_from());
     }
     if (s.training.finetune.lora()) {
       return fail("training.finetune", "LoRA on a mixture of experts is not modelled (adapters on the routed experts); use method: full");

@@ -68,6 +68,10 @@ TEST(ScenarioTest, ExpertTensorDefaultIsTheFrameworks) {
   EXPECT_EQ(with({}), 1);
   EXPECT_EQ(with({"training.framework=nemo-24.12"}), 4);
   EXPECT_EQ(with({"training.framework=nemo-24.12", "parallelism.expert_tensor=1"}), 1);
+  // A layout the default does not divide says where expert_tensor came from.
+  auto folded = ParseText(kBase, {"model=mixtral-8x7b", "parallelism.expert=8", "training.framework=nemo-24.12"});
+  ASSERT_FALSE(folded.ok());
+  EXPECT_NE(folded.error().ToString().find("nemo-24.12 splits experts over the TP ranks"), std::string::npos) << folded.error().ToString();
   auto dense = ParseText(kBase, {"training.framework=nemo-24.12"});
   ASSERT_TRUE(dense.ok()) << dense.error().ToString();
   EXPECT_EQ(dense->parallelism.expert_tensor, 1);
