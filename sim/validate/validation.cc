@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -44,13 +45,24 @@ std::vector<std::pair<std::string, std::string>> ReleaseContainers() {
   return out;
 }
 
+// Whether `source` names `container` itself, not a later build of it
+// ("nemo:24.12" is not named by "nemo:24.12.01").
+bool NamesContainer(const std::string& source, const std::string& container) {
+  for (size_t at = source.find(container); at != std::string::npos; at = source.find(container, at + 1)) {
+    const size_t end = at + container.size();
+    const auto digit = [&](size_t i) { return i < source.size() && std::isdigit(static_cast<unsigned char>(source[i])); };
+    if (!digit(end) && !(end < source.size() && source[end] == '.' && digit(end + 1))) return true;
+  }
+  return false;
+}
+
 // A case that does not name its framework runs with the release its source
 // names (the container), when a profile describes it.
 void FrameworkFromSource(YAML::Node& sc, const std::string& source,
                          const std::vector<std::pair<std::string, std::string>>& releases, std::vector<std::string>& defaulted) {
   if (sc["training"].IsDefined() && sc["training"]["framework"].IsDefined()) return;
   for (const auto& [container, framework] : releases) {
-    if (source.find(container) == std::string::npos) continue;
+    if (!NamesContainer(source, container)) continue;
     sc["training"]["framework"] = framework;
     defaulted.push_back("training.framework=" + framework + " (the source's container)");
     return;

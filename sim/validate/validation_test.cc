@@ -152,16 +152,22 @@ TEST(ValidationTest, CaseRunsWithTheReleaseItsSourceNames) {
   ref["cases"][0]["source"] = "dgxc-benchmarking v25.02; NeMo container nvcr.io/nvidia/nemo:24.12";
   ref["cases"][1]["source"] = "the same container, nvcr.io/nvidia/nemo:24.12";
   ref["cases"][1]["scenario"]["training"]["framework"] = "megatron-core-2024";
+  YAML::Node later = YAML::Clone(ref["cases"][0]);
+  later["id"] = "later-build";
+  later["source"] = "a later build, nvcr.io/nvidia/nemo:24.12.01";
+  ref["cases"].push_back(later);
   const std::string file = (std::filesystem::temp_directory_path() / "trainsim_release_cases.yaml").string();
   std::ofstream(file) << YAML::Dump(ref);
   auto rep = ValidateReference(file, Fidelity::kAnalytical);
   ASSERT_TRUE(rep.ok()) << rep.error().ToString();
-  ASSERT_EQ(rep->cases.size(), 2u);
+  ASSERT_EQ(rep->cases.size(), 3u);
   const auto& named = rep->cases[0].defaulted;
   EXPECT_NE(std::find(named.begin(), named.end(), "training.framework=nemo-24.12 (the source's container)"), named.end());
   EXPECT_EQ(std::find(named.begin(), named.end(), "training.framework"), named.end());
   const auto& kept = rep->cases[1].defaulted;
   EXPECT_EQ(std::find_if(kept.begin(), kept.end(), [](const std::string& d) { return d.rfind("training.framework", 0) == 0; }), kept.end());
+  const auto& other = rep->cases[2].defaulted;
+  EXPECT_NE(std::find(other.begin(), other.end(), "training.framework"), other.end());  // not nemo-24.12's container
 }
 
 TEST(ValidationTest, MalformedReferenceIsAnInputError) {
