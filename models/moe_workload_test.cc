@@ -138,6 +138,37 @@ TEST(MoeWorkloadTest, CapacityFactorPadsTheExpertsAndTheAllToAll) {
   EXPECT_GE(ExpertLoadFactor(dropless), 1.0);
 }
 
+// The host issues an expert's GEMMs one by one (Transformer Engine's
+// GroupedLinear), and dropless routing makes it wait for the tokens' counts
+// before the dispatch: the first operator after it is marked; dropping at a
+// capacity pads to a size known up front, so nothing waits.
+TEST(MoeWorkloadTest, ExpertKernelsAndTheDroplessSync) {
+  const Scenario s = Make(kMixtral, {"parallelism.expert=4"});  // 2 local experts
+  const PassWork& f = BuildWorkload(s).layer(0).forward;
+  int waits = 0;
+  for (size_t i = 0; i < f.ops.size(); ++i) {
+    if (f.ops[i].name == "expert fc1" || f.ops[i].name == "expert fc2") {
+      EXPECT_EQ(f.ops[i].kernels, 2) << f.ops[i].name.str();
+    }
+    if (f.ops[i].host_waits) {
+      ++waits;
+      ASSERT_GT(i, 0u);
+      EXPECT_EQ(f.ops[i - 1].name, OpName("moe permute"));  // bf16: no cast, the first expert GEMM waits
+      EXPECT_EQ(f.ops[i].name, OpName("expert fc1"));
+    }
+  }
+  EXPECT_EQ(waits, 1);
+  const PassWork& b = BuildWorkload(s).layer(0).backward;
+  for (const auto& op : b.ops) {
+    EXPECT_FALSE(op.host_waits) << op.name.str();  // the backward reuses the split sizes on the host
+    if (op.name.starts_with("expert fc")) {
+      EXPECT_EQ(op.kernels, 2) << op.name.str();
+    }
+  }
+  const Scenario padded = Make(kMixtral, {"parallelism.expert=4", "model.moe.forced_balance=false", "model.moe.capacity_factor=1.0"});
+  for (const auto& op : BuildWorkload(padded).layer(0).forward.ops) EXPECT_FALSE(op.host_waits) << op.name.str();
+}
+
 TEST(MoeWorkloadTest, FirstDenseLayersAreTheirOwnKind) {
   const Scenario s = Make(kDeepSeekV3);
   const Workload w = BuildWorkload(s);

@@ -104,16 +104,20 @@ CommOp Comm(const OpName& name, CollectiveKind kind, CommGroup group, double byt
 // each. The weight gradient accumulates into the main-grad buffer in its
 // epilogue (wgrad_out_bytes per element, from the framework profile).
 // A frozen weight (LoRA's base) has no weight gradient.
+// The backward GEMMs launch as many kernels as the forward one.
 void AddGemmBackward(std::vector<Operator>& ops, const Operator& f, double wgrad_out_bytes, bool frozen = false) {
   ops.push_back(Gemm(f.name + " dgrad", f.m, f.k, f.n, f.low_precision, f.batch));
+  ops.back().kernels = f.kernels;
   if (frozen) return;
   if (f.batch == 1) {
     Operator w = Gemm(f.name + " wgrad", f.k, f.n, f.m, f.low_precision);
     w.out_bytes = wgrad_out_bytes;
     w.bytes += w.m * w.n * (wgrad_out_bytes - kAct);
+    w.kernels = f.kernels;
     ops.push_back(w);
   } else {
     ops.push_back(Gemm(f.name + " dgrad2", f.k, f.n, f.m, f.low_precision, f.batch));
+    ops.back().kernels = f.kernels;
   }
 }
 
@@ -410,9 +414,16 @@ class LayerBuilder {
     const double T_moe = c_.T_ln;  // tokens this GPU routes
     const double load = ExpertLoadFactor(c_.sc);
     const bool gated = Gated(md.activation);
+    // Kernels the host issues (sim/cost/host_issue.h), counted in Megatron-Core
+    // core_v0.13-0.15: the router's scores, fused top-k and auxiliary loss
+    // (router.py) about 12 beyond its GEMM; the dispatcher's token counts,
+    // their gathers and copies to the host and the fused permute and chunk
+    // sort (token_dispatcher.py) about 15; unsort and unpermute about 5.
     F.ops.push_back(Gemm("router", T_moe, E, h, false));
     F.ops.push_back(Mem("router softmax top-k", T_moe * E * 4 * 3));
+    F.ops.back().kernels = 12;
     F.ops.push_back(Mem("moe permute", T_moe * h * kAct * (1 + k)));
+    F.ops.back().kernels = 15;
     // Each routed copy of a token travels to its expert's EP rank (1/ep of
     // them stay), at the busiest rank's load.
     const double dispatch_bytes = T_moe * k * h * kAct * load;
@@ -425,10 +436,29 @@ class LayerBuilder {
     const double local_experts = E / ep;
     const double tokens_per_expert = received * etp / local_experts;
     const double ffn_local = moe.ffn_hidden / etp;
+    // Transformer Engine's GroupedLinear runs (and quantizes for) each local
+    // expert on its own: a kernel per expert.
+    const int per_expert = std::max(1, int(local_experts));
+    const size_t after_dispatch = F.ops.size();
     F.ops.push_back(Mem("fp8 cast (expert input)", c_.cast * received * etp * h));
+    F.ops.back().kernels = per_expert;
     F.ops.push_back(Gemm("expert fc1", tokens_per_expert, (gated ? 2 : 1) * ffn_local, h, true, local_experts));
+    F.ops.back().kernels = per_expert;
     F.ops.push_back(Mem(OpName("expert ") + ActivationName(), received * etp * ffn_local * kAct * (gated ? 3 : 2) + c_.cast * received * etp * ffn_local));
     F.ops.push_back(Gemm("expert fc2", tokens_per_expert, h, ffn_local, true, local_experts));
+    F.ops.back().kernels = per_expert;
+    // Dropless routing sizes the dispatch on the host: it waits for the
+    // tokens' counts per expert (a device-to-host sync) before it issues the
+    // all-to-all and what follows. Dropping at a capacity pads every expert's
+    // input to it, so the sizes are known up front.
+    if (moe.capacity_factor <= 0) {
+      for (size_t i = after_dispatch; i < F.ops.size(); ++i) {
+        if (F.ops[i].flops > 0 || F.ops[i].bytes > 0) {  // the first that stays (an op without work is dropped)
+          F.ops[i].host_waits = true;
+          break;
+        }
+      }
+    }
     if (etp > 1) {
       F.comms.push_back(Comm("moe etp reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kExpertTensor, received * etp * h * kAct, false));
     }
@@ -436,6 +466,7 @@ class LayerBuilder {
     combine.name = "moe combine all-to-all";
     F.comms.push_back(combine);
     F.ops.push_back(Mem("moe unpermute", T_moe * h * kAct * (1 + k)));
+    F.ops.back().kernels = 5;
     if (moe.shared_experts > 0) DenseMlp(F, double(moe.shared_experts) * moe.ffn_hidden, "shared ");
   }
 
@@ -449,6 +480,7 @@ class LayerBuilder {
         // Low precision: the output gradient is quantized in both layouts (dgrad and wgrad reduce over different axes).
         if (IsLowPrecision(c_.prec) && o.low_precision) {
           B.ops.push_back(Mem(o.name + " grad cast-transpose", o.m * o.n * o.batch * BackwardCastBytesPerElement(c_.prec, o.n)));
+          B.ops.back().kernels = o.kernels;
         }
         // Under LoRA every base projection is frozen (low_precision marks them; the adapters run in 16-bit).
         AddGemmBackward(B.ops, o, c_.sc.framework.wgrad_out_bytes, lora && o.low_precision);
@@ -460,6 +492,7 @@ class LayerBuilder {
         B.ops.push_back(a);
       } else {
         B.ops.push_back(Mem(o.name + " backward", 2 * o.bytes));
+        B.ops.back().kernels = o.kernels;
       }
     }
     if (c_.tp) {

@@ -36,6 +36,13 @@ struct Operator {
   // output; 8: reads and writes an fp32 accumulator, as a weight gradient
   // accumulated into Megatron's main_grad does).
   double out_bytes = 2;
+  // CUDA kernels the framework launches for it: the host issues each one
+  // (sim/cost/host_issue.h), e.g. one GEMM per local expert.
+  int kernels = 1;
+  // The host reads a result of the GPU before it issues this operator (a
+  // device-to-host sync: the dropless dispatcher's token counts), so the GPU
+  // has run everything before it by then and waits for this one's launch.
+  bool host_waits = false;
 };
 
 

@@ -38,10 +38,10 @@ std::string OperatorTable(const Scenario& s, const Workload& w) {
         shape = std::to_string(r.m) + "x" + std::to_string(r.n) + "x" + std::to_string(r.k);
         if (r.batch > 1) shape += " x" + std::to_string(r.batch);
       }
-      const std::string rate = r.time_s <= 0 ? ""
+      const std::string rate = r.time_s <= 0 || r.host_wait ? ""
                                : r.cls == OpClass::kMemoryBound ? Line("%.0f GB/s", r.bytes / r.time_s / 1e9)
                                                                 : Line("%.0f TFLOP/s", r.flops / r.time_s / 1e12);
-      o += Line("  %-34s %-9s %-22s %10.1f %10.1f %10.1f  %s\n", r.name.c_str(), ClassName(r.cls), shape.c_str(), r.flops / 1e9,
+      o += Line("  %-34s %-9s %-22s %10.1f %10.1f %10.1f  %s\n", r.name.c_str(), r.host_wait ? "host" : ClassName(r.cls), shape.c_str(), r.flops / 1e9,
                 r.bytes / 1e6, r.time_s * 1e6, rate.c_str());
     }
     o += Line("  %-34s %-9s %-22s %10s %10s %10.1f\n", "compute", "", "", "", "", p.compute_s * 1e6);

@@ -122,6 +122,10 @@ struct FrameworkProfile {
   // default since expert tensor parallelism became a setting) instead of 1
   // (what the 2025 performance recipes set).
   bool expert_tensor_follows_tensor = false;
+  // What the host spends issuing one kernel (Python, the framework's modules,
+  // the PyTorch dispatcher, the launch): passes of short kernels wait for it
+  // (sim/cost/host_issue.h). 0: the host is never the bottleneck.
+  double host_s_per_kernel = 0;
   // Software containers this profile describes (e.g. "nvcr.io/nvidia/nemo:24.12"):
   // `validate` runs a reference case whose source names one with this profile.
   std::vector<std::string> containers;

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <vector>
+
+#include "sim/cost/host_issue.h"
 
 namespace trainsim {
 
@@ -80,7 +83,13 @@ double PassComputeTime(const PassWork& pass, const GpuProfile& gpu, Precision pr
   return PassComputeTime(pass, GpuRates(gpu, precision), backward);
 }
 
-double PassComputeTime(const PassWork& pass, const GpuRates& rates, bool backward) {
+double PassComputeTime(const PassWork& pass, const GpuRates& rates, bool backward, double host_s_per_kernel) {
+  if (host_s_per_kernel > 0) {
+    std::vector<double> op_s;
+    op_s.reserve(pass.ops.size());
+    for (const auto& op : pass.ops) op_s.push_back(OperatorTime(op, rates, backward));
+    return HostIssuedPassTime(pass.ops, op_s.data(), host_s_per_kernel);
+  }
   double t = 0;
   for (const auto& op : pass.ops) t += OperatorTime(op, rates, backward);
   return t;

@@ -33,6 +33,7 @@ struct GpuRates {
   Gemm sixteen;  // the others
 };
 double OperatorTime(const Operator& op, const GpuRates& rates, bool backward = false);
-double PassComputeTime(const PassWork& pass, const GpuRates& rates, bool backward);
+// With host_s_per_kernel > 0, the pass as the host issues it (host_issue.h).
+double PassComputeTime(const PassWork& pass, const GpuRates& rates, bool backward, double host_s_per_kernel = 0);
 
 }  // namespace trainsim

@@ -2,6 +2,7 @@
 
 #include "sim/cost/collective_model.h"
 #include "sim/cost/gpu_cost_model.h"
+#include "sim/cost/host_issue.h"
 #include "sim/cost/step_costs.h"
 
 namespace trainsim {
@@ -33,6 +34,20 @@ PassBreakdown Break(const Scenario& s, const PassWork& pw, std::string unit, std
     r.time_s = OperatorTime(op, g, s.training.precision, backward);
     b.compute_s += r.time_s;
     b.ops.push_back(std::move(r));
+  }
+  // Where the GPU waits for the host to issue short kernels (host_issue.h): a row of its own.
+  if (s.framework.host_s_per_kernel > 0 && !pw.ops.empty()) {
+    std::vector<double> op_s;
+    for (const OperatorRow& r : b.ops) op_s.push_back(r.time_s);
+    const double wait_s = HostIssuedPassTime(pw.ops, op_s.data(), s.framework.host_s_per_kernel) - b.compute_s;
+    if (wait_s > 0) {
+      OperatorRow r;
+      r.name = "GPU waits for the host";
+      r.host_wait = true;
+      r.time_s = wait_s;
+      b.compute_s += wait_s;
+      b.ops.push_back(std::move(r));
+    }
   }
   for (const CommOp& c : pw.comms) {
     CommRow r;

@@ -21,6 +21,7 @@ struct OperatorRow {
   double flops = 0;
   double bytes = 0;   // HBM traffic
   double time_s = 0;  // OperatorTime
+  bool host_wait = false;  // not an operator: the GPU waiting for the host to issue the pass's kernels
 };
 
 struct CommRow {

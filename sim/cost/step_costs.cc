@@ -7,6 +7,7 @@
 #include "models/memory_model.h"
 #include "sim/cost/collective_model.h"
 #include "sim/cost/gpu_cost_model.h"
+#include "sim/cost/host_issue.h"
 
 namespace trainsim {
 
@@ -141,7 +142,8 @@ struct PassTimes {
   double op_s[kKept];
   double total_s = 0;
   const double* kept = nullptr;
-  PassTimes(const PassWork& pass, const GpuRates& rates, bool backward) {
+  // total_s: as the host issues the pass (host_issue.h) when host_s_per_kernel > 0.
+  PassTimes(const PassWork& pass, const GpuRates& rates, bool backward, double host_s_per_kernel) {
     const bool keep = pass.ops.size() <= kKept;
     for (size_t i = 0; i < pass.ops.size(); ++i) {
       const double t = OperatorTime(pass.ops[i], rates, backward);
@@ -149,12 +151,15 @@ struct PassTimes {
       total_s += t;
     }
     if (keep) kept = op_s;
+    if (host_s_per_kernel > 0) total_s = keep ? HostIssuedPassTime(pass.ops, op_s, host_s_per_kernel)
+                                              : PassComputeTime(pass, rates, backward, host_s_per_kernel);
   }
 };
 
 StageCost AddPasses(const Scenario& s, const GpuRates& rates, CollectiveTimes& times, const PassWork& fwd, const PassWork& bwd) {
   StageCost c;
-  const PassTimes f(fwd, rates, false), b(bwd, rates, true);
+  const double h = s.framework.host_s_per_kernel;
+  const PassTimes f(fwd, rates, false, h), b(bwd, rates, true, h);
   const double fc = f.total_s;
   const double bc = b.total_s;
   c.forward_compute_s = fc;
@@ -193,7 +198,7 @@ StageCost Times(double n, const StageCost& c) {
 StageCost LayerCost(const Scenario& s, const GpuRates& rates, CollectiveTimes& times, const LayerWork& layer) {
   StageCost c = AddPasses(s, rates, times, layer.forward, layer.backward);
   if (!layer.recompute.ops.empty()) {
-    const PassTimes r(layer.recompute, rates, false);
+    const PassTimes r(layer.recompute, rates, false, s.framework.host_s_per_kernel);
     const double rc = r.total_s;
     c.backward_compute_s += rc;
     c.backward_exposed_comm_s += ExposedCommTimeAt(s, rates, times, layer.recompute, rc, false, r.kept);
@@ -244,8 +249,8 @@ ActivationOffloadTimes ActivationOffload(const Scenario& s, const Workload& w) {
     t.layers++;
     t.bytes += bytes;
     t.copy_s += copy_s;
-    t.forward_exposed_s += std::max(0.0, copy_s - PassComputeTime(next.forward, rates, false));
-    t.backward_exposed_s += std::max(0.0, copy_s - PassComputeTime(next.backward, rates, true));
+    t.forward_exposed_s += std::max(0.0, copy_s - PassComputeTime(next.forward, rates, false, s.framework.host_s_per_kernel));
+    t.backward_exposed_s += std::max(0.0, copy_s - PassComputeTime(next.backward, rates, true, s.framework.host_s_per_kernel));
   }
   return t;
 }

@@ -226,6 +226,7 @@ FrameworkProfile ParseFramework(const std::string& path) {
     f.cross_entropy_backward_bytes = derived ? ce->PositiveDouble("backward", f.cross_entropy_backward_bytes) : ce->PositiveDouble("backward");
     ce->Finish();
   }
+  if (m.Has("host_us_per_kernel")) f.host_s_per_kernel = m.NonNegativeDouble("host_us_per_kernel") * 1e-6;
   f.expert_tensor_follows_tensor = m.Choice("expert_tensor", {"1", "tensor"}, f.expert_tensor_follows_tensor ? "tensor" : "1") == "tensor";
   if (YAML::Node c = m.Raw("containers"); c.IsDefined()) {
     if (!c.IsSequence()) m.Fail("containers", "expected a list of container names");
