@@ -48,9 +48,10 @@ TEST(ValidationTest, PublishedRunsThatCanBeDescribedArePredicted) {
     fp8 |= g.by == "precision" && g.name == "fp8";
   }
   EXPECT_TRUE(bf16 && fp8);
-  // 15.05% over all 154 (15.8% before the Grok-1 cases ran with their NeMo 24.12 release's
-  // expert split); far from design.md's targets, but a change may not lose what is there.
-  EXPECT_LE(rep->mean_abs_error, 0.155);
+  // 14.58% over all 154 (15.8% before the Grok-1 cases ran with their NeMo 24.12 release's
+  // expert split and the host issued the kernels); far from design.md's targets, but a change
+  // may not lose what is there.
+  EXPECT_LE(rep->mean_abs_error, 0.150);
 }
 
 // The MLPerf Training v4.1 Llama 2 70B LoRA cases (XE9680 H100 on 1-8 nodes,
