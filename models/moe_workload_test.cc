@@ -144,7 +144,8 @@ TEST(MoeWorkloadTest, CapacityFactorPadsTheExpertsAndTheAllToAll) {
 // capacity pads to a size known up front, so nothing waits.
 TEST(MoeWorkloadTest, ExpertKernelsAndTheDroplessSync) {
   const Scenario s = Make(kMixtral, {"parallelism.expert=4"});  // 2 local experts
-  const PassWork& f = BuildWorkload(s).layer(0).forward;
+  const Workload w = BuildWorkload(s);
+  const PassWork& f = w.layer(0).forward;
   int waits = 0;
   for (size_t i = 0; i < f.ops.size(); ++i) {
     if (f.ops[i].name == "expert fc1" || f.ops[i].name == "expert fc2") {
@@ -158,7 +159,7 @@ TEST(MoeWorkloadTest, ExpertKernelsAndTheDroplessSync) {
     }
   }
   EXPECT_EQ(waits, 1);
-  const PassWork& b = BuildWorkload(s).layer(0).backward;
+  const PassWork& b = w.layer(0).backward;
   for (const auto& op : b.ops) {
     EXPECT_FALSE(op.host_waits) << op.name.str();  // the backward reuses the split sizes on the host
     if (op.name.starts_with("expert fc")) {
@@ -166,7 +167,8 @@ TEST(MoeWorkloadTest, ExpertKernelsAndTheDroplessSync) {
     }
   }
   const Scenario padded = Make(kMixtral, {"parallelism.expert=4", "model.moe.forced_balance=false", "model.moe.capacity_factor=1.0"});
-  for (const auto& op : BuildWorkload(padded).layer(0).forward.ops) EXPECT_FALSE(op.host_waits) << op.name.str();
+  const Workload pw = BuildWorkload(padded);
+  for (const auto& op : pw.layer(0).forward.ops) EXPECT_FALSE(op.host_waits) << op.name.str();
 }
 
 TEST(MoeWorkloadTest, FirstDenseLayersAreTheirOwnKind) {

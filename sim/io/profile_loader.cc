@@ -164,18 +164,18 @@ FrameworkProfile ParseFramework(const std::string& path) {
   // base's values are this one's defaults. One level only, so that a loop of
   // based_on keys cannot recurse.
   static thread_local int parsing_base = 0;
+  struct ParsingBase {  // while the base is parsed (a throw included)
+    ParsingBase() { ++parsing_base; }
+    ~ParsingBase() { --parsing_base; }
+  };
   const bool derived = m.Has("based_on");
   FrameworkProfile f;
   if (derived) {
     if (parsing_base > 0) m.Fail("based_on", "a profile named by based_on cannot itself have based_on (one level only)");
-    ++parsing_base;
-    try {
+    {
+      const ParsingBase guard;
       f = LoadFrameworkProfile(m.Raw("based_on"), path, "based_on");
-    } catch (...) {
-      --parsing_base;
-      throw;
     }
-    --parsing_base;
     f.based_on = f.name;
     f.containers.clear();
   }
