@@ -414,16 +414,13 @@ class LayerBuilder {
     const double T_moe = c_.T_ln;  // tokens this GPU routes
     const double load = ExpertLoadFactor(c_.sc);
     const bool gated = Gated(md.activation);
-    // Kernels the host issues (sim/cost/host_issue.h), counted in Megatron-Core
-    // core_v0.13-0.15: the router's scores, fused top-k and auxiliary loss
-    // (router.py) about 12 beyond its GEMM; the dispatcher's token counts,
-    // their gathers and copies to the host and the fused permute and chunk
-    // sort (token_dispatcher.py) about 15; unsort and unpermute about 5.
+    // The kernels the host issues (sim/cost/host_issue.h) are the framework's (moe_kernels).
+    const FrameworkProfile& fw = c_.sc.framework;
     F.ops.push_back(Gemm("router", T_moe, E, h, false));
     F.ops.push_back(Mem("router softmax top-k", T_moe * E * 4 * 3));
-    F.ops.back().kernels = 12;
+    F.ops.back().kernels = fw.moe_router_kernels;
     F.ops.push_back(Mem("moe permute", T_moe * h * kAct * (1 + k)));
-    F.ops.back().kernels = 15;
+    F.ops.back().kernels = fw.moe_dispatch_kernels;
     // Each routed copy of a token travels to its expert's EP rank (1/ep of
     // them stay), at the busiest rank's load.
     const double dispatch_bytes = T_moe * k * h * kAct * load;
@@ -466,7 +463,7 @@ class LayerBuilder {
     combine.name = "moe combine all-to-all";
     F.comms.push_back(combine);
     F.ops.push_back(Mem("moe unpermute", T_moe * h * kAct * (1 + k)));
-    F.ops.back().kernels = 5;
+    F.ops.back().kernels = fw.moe_combine_kernels;
     if (moe.shared_experts > 0) DenseMlp(F, double(moe.shared_experts) * moe.ffn_hidden, "shared ");
   }
 

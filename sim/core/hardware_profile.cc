@@ -41,14 +41,17 @@ double GpuProfile::MatmulClockFraction(Precision p) const {
   return sustained_clock_fraction;
 }
 
-std::string ToString(DataSharding d) {
-  switch (d) {
-    case DataSharding::kNone: return "none";
-    case DataSharding::kOptimizer: return "optimizer";
-    case DataSharding::kGradients: return "gradients";
-    case DataSharding::kFull: return "full";
-  }
-  return "none";
+const std::vector<std::string>& DataShardingNames() {
+  static const std::vector<std::string> names = {"none", "optimizer", "gradients", "full"};
+  return names;
+}
+
+std::string ToString(DataSharding d) { return DataShardingNames()[size_t(d)]; }
+
+DataSharding DataShardingNamed(const std::string& name) {
+  const std::vector<std::string>& names = DataShardingNames();
+  const auto it = std::find(names.begin(), names.end(), name);
+  return it == names.end() ? DataSharding::kNone : DataSharding(it - names.begin());
 }
 
 const std::vector<std::string>& MoeDispatcherNames() {

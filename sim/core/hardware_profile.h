@@ -61,6 +61,10 @@ struct GpuProfile {
 // sharded too, all-gathered per layer in forward and again in backward).
 enum class DataSharding { kNone, kOptimizer, kGradients, kFull };
 std::string ToString(DataSharding d);
+// The names profiles and scenarios use, in enum order.
+const std::vector<std::string>& DataShardingNames();
+// The mode called `name`, one of DataShardingNames() (a loader's Choice checked it); kNone for any other.
+DataSharding DataShardingNamed(const std::string& name);
 
 // How an MoE layer's tokens reach their experts' EP ranks (Megatron-Core's
 // token dispatcher). kAllToAll (moe_token_dispatcher_type alltoall) sends one
@@ -126,6 +130,10 @@ struct FrameworkProfile {
   // the PyTorch dispatcher, the launch): passes of short kernels wait for it
   // (sim/cost/host_issue.h). 0: the host is never the bottleneck.
   double host_s_per_kernel = 0;
+  // Kernels an MoE layer's forward launches beside its GEMMs: the router's
+  // scores, top-k and auxiliary loss; the dispatcher's token counts and
+  // permute; the combine's unpermute (the backward launches as many).
+  int moe_router_kernels = 1, moe_dispatch_kernels = 1, moe_combine_kernels = 1;
   // Software containers this profile describes (e.g. "nvcr.io/nvidia/nemo:24.12"):
   // `validate` runs a reference case whose source names one with this profile.
   std::vector<std::string> containers;

@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <optional>
+
 #include "sim/io/data_paths.h"
 #include "sim/io/file_cache.h"
 #include "sim/io/yaml_reader.h"
@@ -179,41 +181,41 @@ FrameworkProfile ParseFramework(const std::string& path) {
     f.based_on = f.name;
     f.containers.clear();
   }
-  auto flag = [&](const char* key, bool base) { return derived ? m.Bool(key, base) : m.Bool(key); };
+  // A key a whole profile must give defaults to the base's value in a derived one.
+  auto inherited = [derived](auto base) -> std::optional<decltype(base)> {
+    if (derived) return base;
+    return std::nullopt;
+  };
   f.name = m.String("name");
-  const char* kernel = f.attention_kernel == AttentionKernel::kFlash ? "flash" : "unfused";
-  f.attention_kernel = (derived ? m.Choice("attention_kernel", {"flash", "unfused"}, kernel) : m.Choice("attention_kernel", {"flash", "unfused"})) == "flash"
-                           ? AttentionKernel::kFlash
-                           : AttentionKernel::kUnfused;
+  const std::string kernel = f.attention_kernel == AttentionKernel::kFlash ? "flash" : "unfused";
+  f.attention_kernel = m.Choice("attention_kernel", {"flash", "unfused"}, inherited(kernel)) == "flash" ? AttentionKernel::kFlash
+                                                                                                        : AttentionKernel::kUnfused;
   f.dropout = m.NonNegativeDouble("dropout", f.dropout);
   if (f.dropout >= 1) m.Fail("dropout", "must be below 1");
-  f.tp_comm_overlap = flag("tp_comm_overlap", f.tp_comm_overlap);
-  f.overlap_grad_reduce = flag("overlap_grad_reduce", f.overlap_grad_reduce);
-  f.overlap_param_gather = flag("overlap_param_gather", f.overlap_param_gather);
-  f.overlap_p2p = flag("overlap_p2p", f.overlap_p2p);
+  f.tp_comm_overlap = m.Bool("tp_comm_overlap", inherited(f.tp_comm_overlap));
+  f.overlap_grad_reduce = m.Bool("overlap_grad_reduce", inherited(f.overlap_grad_reduce));
+  f.overlap_param_gather = m.Bool("overlap_param_gather", inherited(f.overlap_param_gather));
+  f.overlap_p2p = m.Bool("overlap_p2p", inherited(f.overlap_p2p));
   f.moe_a2a_overlap = m.Bool("moe_a2a_overlap", f.moe_a2a_overlap);
   f.moe_dispatcher = MoeDispatcherNamed(m.Choice("moe_dispatcher", MoeDispatcherNames(), ToString(f.moe_dispatcher)));
   const bool sharding_inherited = derived && !m.Has("distributed_optimizer");
-  f.distributed_optimizer = flag("distributed_optimizer", f.distributed_optimizer);
+  f.distributed_optimizer = m.Bool("distributed_optimizer", inherited(f.distributed_optimizer));
   {
-    static const std::vector<std::string> kShardings = {"none", "optimizer", "gradients", "full"};
     const std::string implied = sharding_inherited ? ToString(f.data_sharding) : f.distributed_optimizer ? "optimizer" : "none";
-    const std::string ds = m.Choice("data_sharding", kShardings, implied);
-    f.data_sharding = ds == "none" ? DataSharding::kNone : ds == "optimizer" ? DataSharding::kOptimizer
-                      : ds == "gradients"                ? DataSharding::kGradients
-                                                         : DataSharding::kFull;
+    const std::string ds = m.Choice("data_sharding", DataShardingNames(), implied);
+    f.data_sharding = DataShardingNamed(ds);
     if ((f.data_sharding != DataSharding::kNone) != f.distributed_optimizer) {
       m.Fail("data_sharding", ds + " disagrees with distributed_optimizer");
     }
   }
-  f.sequence_parallel = flag("sequence_parallel", f.sequence_parallel);
+  f.sequence_parallel = m.Bool("sequence_parallel", inherited(f.sequence_parallel));
   f.wgrad_out_bytes = m.PositiveDouble("wgrad_out_bytes", f.wgrad_out_bytes);
   if (auto o = m.OptMap("overlap_sms")) {
-    f.nccl_overlap_sms = o->NonNegativeInt("nccl", derived ? f.nccl_overlap_sms : 0);
-    f.userbuffer_pipelined_sms = o->NonNegativeInt("userbuffers_pipelined", derived ? f.userbuffer_pipelined_sms : 0);
-    f.userbuffer_bulk_sms = o->NonNegativeInt("userbuffers_bulk", derived ? f.userbuffer_bulk_sms : 0);
-    f.deepep_sms = o->NonNegativeInt("deepep", derived ? f.deepep_sms : 0);
-    f.hybridep_sms = o->NonNegativeInt("hybridep", derived ? f.hybridep_sms : 0);
+    f.nccl_overlap_sms = o->NonNegativeInt("nccl", f.nccl_overlap_sms);
+    f.userbuffer_pipelined_sms = o->NonNegativeInt("userbuffers_pipelined", f.userbuffer_pipelined_sms);
+    f.userbuffer_bulk_sms = o->NonNegativeInt("userbuffers_bulk", f.userbuffer_bulk_sms);
+    f.deepep_sms = o->NonNegativeInt("deepep", f.deepep_sms);
+    f.hybridep_sms = o->NonNegativeInt("hybridep", f.hybridep_sms);
     o->Finish();
   }
   f.userbuffer_pipelined_splits = m.PositiveInt("userbuffers_pipelined_splits", f.userbuffer_pipelined_splits);
@@ -222,11 +224,17 @@ FrameworkProfile ParseFramework(const std::string& path) {
   f.grad_reduce_bytes = m.PositiveInt("grad_reduce_bytes", f.grad_reduce_bytes);
   if (f.grad_reduce_bytes != 2 && f.grad_reduce_bytes != 4) m.Fail("grad_reduce_bytes", "must be 2 or 4");
   if (auto ce = m.OptMap("cross_entropy_bytes_per_logit")) {
-    f.cross_entropy_forward_bytes = derived ? ce->PositiveDouble("forward", f.cross_entropy_forward_bytes) : ce->PositiveDouble("forward");
-    f.cross_entropy_backward_bytes = derived ? ce->PositiveDouble("backward", f.cross_entropy_backward_bytes) : ce->PositiveDouble("backward");
+    f.cross_entropy_forward_bytes = ce->PositiveDouble("forward", inherited(f.cross_entropy_forward_bytes));
+    f.cross_entropy_backward_bytes = ce->PositiveDouble("backward", inherited(f.cross_entropy_backward_bytes));
     ce->Finish();
   }
   if (m.Has("host_us_per_kernel")) f.host_s_per_kernel = m.NonNegativeDouble("host_us_per_kernel") * 1e-6;
+  if (auto k = m.OptMap("moe_kernels")) {
+    f.moe_router_kernels = k->PositiveInt("router", f.moe_router_kernels);
+    f.moe_dispatch_kernels = k->PositiveInt("dispatch", f.moe_dispatch_kernels);
+    f.moe_combine_kernels = k->PositiveInt("combine", f.moe_combine_kernels);
+    k->Finish();
+  }
   f.expert_tensor_follows_tensor = m.Choice("expert_tensor", {"1", "tensor"}, f.expert_tensor_follows_tensor ? "tensor" : "1") == "tensor";
   if (YAML::Node c = m.Raw("containers"); c.IsDefined()) {
     if (!c.IsSequence()) m.Fail("containers", "expected a list of container names");

@@ -150,7 +150,6 @@ std::string Fmt(double v) {
 const std::vector<std::string> kRecomputeChoices = {"none", "selective", "full"};
 const std::vector<std::string> kAttentionChoices = {"auto", "flash", "unfused"};
 const std::vector<std::string> kFinetuneChoices = {"full", "lora"};
-const std::vector<std::string> kShardingChoices = {"none", "optimizer", "gradients", "full"};
 const std::vector<std::string> kContentsChoices = {"full", "weights"};
 const std::vector<std::string> kModeChoices = {"sync", "async"};
 const std::vector<std::string> kCostChoices = {"rental", "ownership"};
@@ -353,10 +352,8 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
                                                      : fw.data_sharding;
   if (p.Has("data_sharding")) {
     // design.md 3b: given, it replaces distributed_optimizer; both given must agree.
-    const std::string ds = p.Choice("data_sharding", kShardingChoices);
-    par.data_sharding = ds == "none" ? DataSharding::kNone : ds == "optimizer" ? DataSharding::kOptimizer
-                        : ds == "gradients"                ? DataSharding::kGradients
-                                                           : DataSharding::kFull;
+    const std::string ds = p.Choice("data_sharding", DataShardingNames());
+    par.data_sharding = DataShardingNamed(ds);
     const bool sharded = par.data_sharding != DataSharding::kNone;
     if (p.Has("distributed_optimizer") && par.distributed_optimizer != sharded) {
       p.Fail("data_sharding", "data_sharding: " + ds + " disagrees with distributed_optimizer: " +

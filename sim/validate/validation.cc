@@ -57,16 +57,17 @@ bool NamesContainer(const std::string& source, const std::string& container) {
 }
 
 // A case that does not name its framework runs with the release its source
-// names (the container), when a profile describes it.
-void FrameworkFromSource(YAML::Node& sc, const std::string& source,
-                         const std::vector<std::pair<std::string, std::string>>& releases, std::vector<std::string>& defaulted) {
-  if (sc["training"].IsDefined() && sc["training"]["framework"].IsDefined()) return;
+// names (the container), when a profile describes it: that profile, set in
+// the case's scenario, or nullopt.
+std::optional<std::string> FrameworkFromSource(YAML::Node& sc, const std::string& source,
+                                               const std::vector<std::pair<std::string, std::string>>& releases) {
+  if (sc["training"].IsDefined() && sc["training"]["framework"].IsDefined()) return std::nullopt;
   for (const auto& [container, framework] : releases) {
     if (!NamesContainer(source, container)) continue;
     sc["training"]["framework"] = framework;
-    defaulted.push_back("training.framework=" + framework + " (the source's container)");
-    return;
+    return framework;
   }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -109,10 +110,9 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
       ++seen;
       if (!what_if.cases_containing.empty() && vc.id.find(what_if.cases_containing) == std::string::npos) continue;
       ApplyOverrides(sc, what_if.overrides);
-      std::vector<std::string> from_source;
-      FrameworkFromSource(sc, vc.source, releases, from_source);
+      const std::optional<std::string> release = FrameworkFromSource(sc, vc.source, releases);
       vc.defaulted = DefaultedKeys(sc);  // a key the what-if sets did not take a default
-      vc.defaulted.insert(vc.defaulted.end(), from_source.begin(), from_source.end());
+      if (release) vc.defaulted.push_back("training.framework=" + *release + " (the source's container)");
       Expected<Scenario> s = ParseScenario(sc, file);
       const bool blames_override = !s && s.error().ToString().rfind("--set", 0) == 0;
       if (!what_if.overrides.empty()) {
