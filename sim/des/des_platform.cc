@@ -155,15 +155,16 @@ DesHosts BuildSimgridPlatform(const Scenario& s, const DesTopology& t) {
     host_links[node] = simple("pcie" + std::to_string(node), bw);
     h.host_memory[node] = zone->create_host("hostmem" + std::to_string(node), 1.0);
   }
-  std::vector<sg4::Link*> few, dw, fer, dr;
-  for (int k = 0; k < t.storage_nodes; ++k) {
-    const std::string n = std::to_string(k);
-    few.push_back(simple("fe-write" + n, t.front_end_bytes_per_s * t.storage_write_share));
-    dw.push_back(simple("disk-write" + n, t.disk_write_bytes_per_s * t.storage_write_share));
-    fer.push_back(simple("fe-read" + n, t.front_end_bytes_per_s * t.storage_read_share));
-    dr.push_back(simple("disk-read" + n, t.disk_read_bytes_per_s * t.storage_read_share));
-    h.storage_write.push_back(zone->create_host("storage-w" + n, 1.0));
-    h.storage_read.push_back(zone->create_host("storage-r" + n, 1.0));
+  // The storage nodes, joined (see DesTopology): links of all of them.
+  sg4::Link *few = nullptr, *dw = nullptr, *fer = nullptr, *dr = nullptr;
+  if (t.storage_nodes > 0) {
+    const double n = t.storage_nodes;
+    few = simple("fe-write", n * t.front_end_bytes_per_s * t.storage_write_share);
+    dw = simple("disk-write", n * t.disk_write_bytes_per_s * t.storage_write_share);
+    fer = simple("fe-read", n * t.front_end_bytes_per_s * t.storage_read_share);
+    dr = simple("disk-read", n * t.disk_read_bytes_per_s * t.storage_read_share);
+    h.storage_write = zone->create_host("storage-w", 1.0);
+    h.storage_read = zone->create_host("storage-r", 1.0);
   }
 
   std::vector<std::vector<sg4::Link*>> nvlinks;
@@ -192,9 +193,9 @@ DesHosts BuildSimgridPlatform(const Scenario& s, const DesTopology& t) {
       const bool spread = g.parts.size() > 1 && switch_links.count(t.DomainOf(part.node));
       route(ep, nvm, nvlink_route(nv, part.node, nv, spread ? -1 : part.node));
       route(ep, h.host_memory.at(part.node), {sg4::LinkInRoute(host_links.at(part.node))});
-      for (int k = 0; k < t.storage_nodes; ++k) {
-        route(ep, h.storage_write[k], {{b, Dir::UP}, {su, Dir::UP}, sg4::LinkInRoute(few[k]), sg4::LinkInRoute(dw[k])});
-        route(h.storage_read[k], ep, {sg4::LinkInRoute(dr[k]), sg4::LinkInRoute(fer[k]), {su, Dir::DOWN}, {b, Dir::DOWN}});
+      if (h.storage_write) {
+        route(ep, h.storage_write, {{b, Dir::UP}, {su, Dir::UP}, sg4::LinkInRoute(few), sg4::LinkInRoute(dw)});
+        route(h.storage_read, ep, {sg4::LinkInRoute(dr), sg4::LinkInRoute(fer), {su, Dir::DOWN}, {b, Dir::DOWN}});
       }
       h.endpoint.back().push_back(ep);
       h.nic_mirror.back().push_back(mir);

@@ -68,7 +68,13 @@ struct DesTopology {
   int nodes_per_domain = 1;  // nodes sharing one NVLink domain
   double nic_line_bytes_per_s = 0;
   double nic_achieved_bytes_per_s = 0;  // what NCCL reaches per NIC (collective_model's NicShare before the split)
-  // Storage (absent when the scenario has none).
+  // Storage (absent when the scenario has none). Every endpoint stripes its
+  // transfers evenly over identical storage nodes, so the platform joins them
+  // into one storage host with storage_nodes times one node's front end and
+  // disks: an endpoint sends a checkpoint shard or a token read as one flow,
+  // as it sends every other transfer. (A flow per storage node would weigh
+  // the write by the storage node count against training flows on a shared
+  // NIC, and cost the solver a flow per node.)
   int storage_nodes = 0;
   double storage_write_share = 1;  // simulated checkpoint writers / all writers
   double storage_read_share = 1;   // simulated data readers / all readers
@@ -99,7 +105,8 @@ struct DesHosts {
   // crossing the SU uplink, and the NVLink mirror.
   std::vector<std::vector<simgrid::s4u::Host*>> endpoint, nic_mirror, nic_mirror_su, nvlink_mirror;
   std::map<int, simgrid::s4u::Host*> host_memory;  // per simulated node
-  std::vector<simgrid::s4u::Host*> storage_write, storage_read;
+  simgrid::s4u::Host* storage_write = nullptr;  // the storage nodes, joined (see DesTopology)
+  simgrid::s4u::Host* storage_read = nullptr;
 };
 
 // Creates the platform in the current SimGrid engine (the root zone) and

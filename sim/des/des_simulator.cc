@@ -486,11 +486,7 @@ class DesRun {
     const double bytes = double(s_.training.global_batch) / p_.data * s_.training.seq_len * s_.data.bytes_per_token;
     const DesGroup& g = topo_.groups[0];
     std::vector<PathBytes> paths;
-    for (int k = 0; k < topo_.storage_nodes; ++k) {
-      for (size_t j = 0; j < g.parts.size(); ++j) {
-        paths.push_back({h_.storage_read[k], h_.endpoint[0][j], bytes / topo_.storage_nodes / g.parts.size()});
-      }
-    }
+    for (size_t j = 0; j < g.parts.size(); ++j) paths.push_back({h_.storage_read, h_.endpoint[0][j], bytes / g.parts.size()});
     return Labelled(Start(paths, s_.storage->latency_s), bytes, "storage");
   }
 
@@ -505,7 +501,7 @@ class DesRun {
         if (to_host) {
           paths.push_back({h_.endpoint[st][j], h_.host_memory.at(g.parts[j].node), bytes});
         } else {
-          for (int k = 0; k < topo_.storage_nodes; ++k) paths.push_back({h_.endpoint[st][j], h_.storage_write[k], bytes / topo_.storage_nodes});
+          paths.push_back({h_.endpoint[st][j], h_.storage_write, bytes});
         }
       }
     }
@@ -806,11 +802,11 @@ std::optional<std::string> DesRefusal(const Scenario& s) {
            " it takes on to bound its memory; --fidelity analytical runs it";
   }
   if (s.storage) {
-    const long flows = long(std::max(1, s.storage_nodes)) * p.pipeline * std::min(p.tensor, s.gpus());
+    const long flows = long(p.pipeline) * std::min(p.tensor, s.gpus());
     if (flows > kDesMaxFlowsPerTransfer) {
-      return "the DES would send a checkpoint as " + std::to_string(flows) + " flows (" + std::to_string(s.storage_nodes) +
-             " storage nodes x " + std::to_string(long(p.pipeline) * p.tensor) + " shard owners), more than the " +
-             std::to_string(kDesMaxFlowsPerTransfer) + " it takes on; --fidelity analytical runs it";
+      return "the DES would send a checkpoint as up to " + std::to_string(flows) + " flows (pipeline " + std::to_string(p.pipeline) +
+             " x tensor " + std::to_string(p.tensor) + " shard owners), more than the " + std::to_string(kDesMaxFlowsPerTransfer) +
+             " it takes on; --fidelity analytical runs it";
     }
   }
   return std::nullopt;

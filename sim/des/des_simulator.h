@@ -56,7 +56,8 @@ struct DesControl {
 // The work the DES takes on is bounded so that its time and memory are
 // (under a GiB, design.md 4): pipeline passes of one step (pipeline ranks x
 // chunks x micro batches x forward and backward), and flows of one storage
-// transfer (storage nodes x simulated shard owners). nullopt: within bounds;
+// transfer (one per simulated endpoint: at most pipeline ranks x tensor
+// ranks). nullopt: within bounds;
 // else why the DES refuses it (the analytical path still runs it).
 constexpr long kDesMaxPassesPerStep = 1L << 20;
 constexpr long kDesMaxFlowsPerTransfer = 1L << 16;

@@ -101,6 +101,19 @@ TEST(DesSimulatorTest, CheckpointWriteFallsWithStorageNodesUntilNicsBind) {
   EXPECT_LT(Rel(write[3], write[4]), 0.02);  // 64 and 128 storage nodes: the NICs bind
 }
 
+TEST(DesSimulatorTest, StorageNodesAreOneHostWithTheirCapacity) {
+  // An endpoint sends a checkpoint shard or a token read as one flow,
+  // whatever the number of storage nodes it stripes over.
+  DesStats four, many;
+  const SimulationResult a = Simulate(Make(kStorage, {"checkpoint.mode=async"}), SimulateOptions::At(Fidelity::kDes, false, &four));
+  const SimulationResult b =
+      Simulate(Make(kStorage, {"checkpoint.mode=async", "cluster.storage_nodes=16384"}), SimulateOptions::At(Fidelity::kDes, false, &many));
+  EXPECT_FALSE(DesRefusal(Make(kStorage, {"cluster.storage_nodes=16384"})).has_value());
+  EXPECT_EQ(b.fidelity, "des");
+  EXPECT_LE(many.flows, four.flows);
+  EXPECT_LT(b.run.checkpoint_write_s, a.run.checkpoint_write_s);  // the NICs bind instead of the 4 nodes' disks
+}
+
 TEST(DesSimulatorTest, AsyncCheckpointHidesMostOfItsWrite) {
   const Scenario sync = Make(kStorage);
   const Scenario async = Make(kStorage, {"checkpoint.mode=async"});
@@ -245,7 +258,6 @@ TEST(DesSimulatorTest, RefusesWorkBeyondItsBounds) {
   EXPECT_EQ(r.fidelity, "analytical");
   EXPECT_NE(r.error.find("pipeline passes per step"), std::string::npos) << r.error;
   EXPECT_GT(r.step_time_s, 0);
-  EXPECT_TRUE(DesRefusal(Make(kStorage, {"cluster.storage_nodes=16384"})).has_value());
   EXPECT_FALSE(DesRefusal(Make(kStorage)).has_value());
   const SimulationResult big = Simulate(Make(k7b, {"training.seq_len=1048576"}), SimulateOptions::At(Fidelity::kDes));
   EXPECT_FALSE(big.memory.fits);
