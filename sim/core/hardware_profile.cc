@@ -17,6 +17,13 @@ double Lookup(const std::map<std::string, double>& m, Precision p, Fallback last
   return last();
 }
 
+// The enumerator at `name`'s index in `names` (its enumerators' order), else `otherwise`.
+template <class E>
+E Named(const std::vector<std::string>& names, const std::string& name, E otherwise) {
+  const auto it = std::find(names.begin(), names.end(), name);
+  return it == names.end() ? otherwise : E(it - names.begin());
+}
+
 }  // namespace
 
 double GpuProfile::PeakFlops(Precision p) const {
@@ -48,11 +55,7 @@ const std::vector<std::string>& DataShardingNames() {
 
 std::string ToString(DataSharding d) { return DataShardingNames()[size_t(d)]; }
 
-DataSharding DataShardingNamed(const std::string& name) {
-  const std::vector<std::string>& names = DataShardingNames();
-  const auto it = std::find(names.begin(), names.end(), name);
-  return it == names.end() ? DataSharding::kNone : DataSharding(it - names.begin());
-}
+DataSharding DataShardingNamed(const std::string& name) { return Named(DataShardingNames(), name, DataSharding::kNone); }
 
 const std::vector<std::string>& MoeDispatcherNames() {
   static const std::vector<std::string> names = {"alltoall", "deepep", "hybridep"};
@@ -61,10 +64,6 @@ const std::vector<std::string>& MoeDispatcherNames() {
 
 std::string ToString(MoeDispatcher d) { return MoeDispatcherNames()[size_t(d)]; }
 
-MoeDispatcher MoeDispatcherNamed(const std::string& name) {
-  const std::vector<std::string>& names = MoeDispatcherNames();
-  const auto it = std::find(names.begin(), names.end(), name);
-  return it == names.end() ? MoeDispatcher::kAllToAll : MoeDispatcher(it - names.begin());
-}
+MoeDispatcher MoeDispatcherNamed(const std::string& name) { return Named(MoeDispatcherNames(), name, MoeDispatcher::kAllToAll); }
 
 }  // namespace trainsim
