@@ -19,14 +19,15 @@ TEST(ValidationTest, DefaultReferenceShipsWithTheTree) {
 }
 
 // The accuracy gate (design.md 4): a change that loses accuracy on the
-// measured runs fails CI. Targets: mean |error| <= 5%, no case over 12%.
+// measured runs fails CI. Today 4.16% mean, 10.6% max (issue 15's targets:
+// 4% / 10%); the gate holds it within half a point of that.
 TEST(ValidationTest, AccuracyGateOnMeasuredRuns) {
   auto rep = ValidateReference(ReferenceFile(), Fidelity::kAnalytical);
   ASSERT_TRUE(rep.ok()) << rep.error().ToString();
   EXPECT_EQ(rep->unpredicted, 0);
   EXPECT_GE(rep->predicted, 27);
-  EXPECT_LE(rep->mean_abs_error, 0.05);
-  EXPECT_LE(rep->max_abs_error, 0.12);
+  EXPECT_LE(rep->mean_abs_error, 0.045);
+  EXPECT_LE(rep->max_abs_error, 0.11);
 }
 
 // published-2025.yaml: every case runs (dense, LoRA, MoE; H100, H200, B200,
@@ -48,10 +49,35 @@ TEST(ValidationTest, PublishedRunsThatCanBeDescribedArePredicted) {
     fp8 |= g.by == "precision" && g.name == "fp8";
   }
   EXPECT_TRUE(bf16 && fp8);
-  // 14.58% over all 154 (15.8% before the Grok-1 cases ran with their NeMo 24.12 release's
-  // expert split and the host issued the kernels); far from design.md's targets, but a change
-  // may not lose what is there.
-  EXPECT_LE(rep->mean_abs_error, 0.150);
+  // 12.99% over all 154 (14.58% before the sustained clocks were measured ones, 15.8% before
+  // the Grok-1 cases ran with their NeMo 24.12 release's expert split and the host issued the
+  // kernels); far from design.md's targets, but a change may not lose what is there.
+  EXPECT_LE(rep->mean_abs_error, 0.135);
+}
+
+// Dense H100 runs of published-2025.yaml, bf16 and fp8 apart (issue 15): a
+// bias in one precision's GEMM rate shows in its signed mean. Today bf16 3.4%
+// mean, -3.0% signed, 6.9% max over 20 cases; fp8 4.8%, -2.4%, 9.5% over 34.
+TEST(ValidationTest, DenseH100RunsPerPrecision) {
+  auto rep = ValidateReference(std::string(TRAINSIM_SOURCE_DIR) + "/tests/reference/published-2025.yaml", Fidelity::kAnalytical);
+  ASSERT_TRUE(rep.ok()) << rep.error().ToString();
+  for (const std::string precision : {"bf16", "fp8"}) {
+    int n = 0;
+    double abs_sum = 0, signed_sum = 0, worst = 0;
+    for (const auto& c : rep->cases) {
+      const bool dense = c.result.model.active_parameters == c.result.model.parameters;
+      if (!c.failure.empty() || c.gpu != "h100-sxm-80g" || c.precision != precision || !dense) continue;
+      if (c.id.find("-lora-") != std::string::npos) continue;
+      ++n;
+      abs_sum += std::fabs(c.error);
+      signed_sum += c.error;
+      worst = std::max(worst, std::fabs(c.error));
+    }
+    ASSERT_GT(n, 10) << precision;
+    EXPECT_LE(abs_sum / n, 0.05) << precision;
+    EXPECT_LE(std::fabs(signed_sum / n), 0.035) << precision;
+    EXPECT_LE(worst, 0.10) << precision;
+  }
 }
 
 // The MLPerf Training v4.1 Llama 2 70B LoRA cases (XE9680 H100 on 1-8 nodes,
@@ -72,10 +98,10 @@ TEST(ValidationTest, LoraFineTuningRunsArePredicted) {
     worst = std::max(worst, std::fabs(c.error));
   }
   EXPECT_EQ(n, 7);
-  // 11.3% mean, 23.4% max (was 12.2% / 24.4% before TE's pipelined reduce-scatter tail): the
-  // CP 2 LoRA runs are 7-23% fast, the two without CP within 3% (issue 16 keeps them open).
-  EXPECT_LE(sum / n, 0.13);
-  EXPECT_LE(worst, 0.25);
+  // 11.0% mean, 23.4% max (11.9% / 24.1% before the measured sustained clocks): the CP 2
+  // LoRA runs are 8-23% fast, the two without CP within 3% (issue 16 keeps them open).
+  EXPECT_LE(sum / n, 0.12);
+  EXPECT_LE(worst, 0.24);
 }
 
 TEST(ValidationTest, EveryReferenceCaseIsLoadedAndPredicted) {
