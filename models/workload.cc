@@ -4,6 +4,41 @@
 
 namespace trainsim {
 
+namespace {
+
+// The parameters in the first pipeline stage's last gradient bucket
+// (RankState::last_bucket_fraction). Buckets take the trainable dense
+// parameters (the routed experts have their own buffer) of the first model
+// chunk in the order the backward produces their gradients: the LM head
+// when the chunk holds it, its layers from the last, the embedding; a
+// bucket closes once it holds the bucket size (a parameter larger than that
+// fills one alone), as Megatron-Core's _ParamAndGradBuffer does per
+// parameter; a layer counts here as one parameter. What is left when the
+// embedding has been added is the last bucket.
+double LastBucketParams(const Workload& w, const Scenario& sc, double embedding_params, double head_params) {
+  const FrameworkProfile& f = sc.framework;
+  const double bucket = std::max(f.grad_bucket_min_params, f.grad_bucket_params_per_replica * sc.parallelism.gradient_replicas());
+  double fill = 0, closed = 0;
+  auto add = [&](double params) {
+    if (params <= 0) return;
+    fill += params;
+    if (bucket > 0 && fill >= bucket) {
+      closed = fill;
+      fill = 0;
+    }
+  };
+  const int chunk_layers = w.stages.VirtualStageLayers(0);
+  if (w.stages.pipeline() * w.stages.virtual_stages() == 1) add(head_params);
+  for (int layer = chunk_layers - 1; layer >= 0; --layer) {
+    const LayerWork& k = w.layer(layer);
+    add(k.trainable_params_per_gpu - (sc.training.finetune.lora() ? 0 : k.expert_params_per_gpu));
+  }
+  add(embedding_params);
+  return fill > 0 ? fill : closed;
+}
+
+}  // namespace
+
 const RankState& Workload::LargestRank() const {
   return *std::max_element(rank_state.begin(), rank_state.end(),
                            [](const RankState& a, const RankState& b) { return a.params_per_gpu < b.params_per_gpu; });
@@ -723,6 +758,10 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
     rs.first_chunk_fraction = w.stages.virtual_stages() == 1 || rs.params_per_gpu <= 0 ? 1.0 : first_chunk / rs.params_per_gpu;
     if (!lora) rs.trainable_params_per_gpu = rs.params_per_gpu;
     const double dense_trainable = rs.trainable_params_per_gpu - (lora ? 0 : experts);
+    if (r == 0 && dense_trainable > 0 && p.overlap_grad_reduce &&
+        (mode == DataSharding::kNone || mode == DataSharding::kOptimizer)) {
+      rs.last_bucket_fraction = LastBucketParams(w, sc, lora ? 0.0 : emb, lora ? 0.0 : head_params + mtp_params) / dense_trainable;
+    }
     const double grads = dense_trainable * p.grad_reduce_bytes;
     switch (mode) {
       case DataSharding::kNone:

@@ -114,6 +114,17 @@ struct RankState {
   // Chunk 0's part of params_per_gpu: with per-chunk DP syncs, the chunk
   // whose gradients reduce last and whose parameters are gathered first.
   double first_chunk_fraction = 1;
+  // The part of the rank's per-step DP gradient buffer (and of its parameter
+  // gather) in its last gradient bucket: the framework's buckets
+  // (FrameworkProfile::grad_bucket_*) fill in the order the backward
+  // produces gradients, so the last one holds the first layers and the
+  // embedding; its reduce-scatter starts when the backward ends and its
+  // all-gather must end before the next forward starts: nothing hides them.
+  // Megatron-Core buckets only the first pipeline stage's first model chunk
+  // (distributed_data_parallel.py: bucket_size None when pp_rank > 0 or
+  // disable_bucketing, which training.py sets for chunks after the first), so
+  // this is 0 on the other ranks, and 0 without overlap or buckets.
+  double last_bucket_fraction = 0;
   // The part of the rank's parameters model chunk `chunk` of `chunks` holds:
   // chunk 0 its own, the others the rest evenly.
   double ChunkFraction(int chunk, int chunks) const {

@@ -196,6 +196,40 @@ TEST(WorkloadTest, ContextParallelAddsTheRingAttentionMergeAndTheLastDkvReturn) 
 // LoRA: the frozen base projections lose their weight gradients (backward
 // GEMM FLOPs = forward), the adapters add forward and backward GEMMs; only the
 // adapters' gradients are reduced.
+// Megatron-Core's gradient buckets (max(40M, 1M x DP x CP) parameters) fill
+// from the LM head through the layers to the embedding; the last one, whose
+// reduce-scatter nothing hides, holds the embedding. Llama 2 7B on TP 1: a
+// layer (202M) outgrows a 40M bucket alone, so at DP 8 the last bucket is the
+// embedding; at DP 256 (256M) two layers close one, and the last holds layer
+// 0 and the embedding. Only the first pipeline stage buckets.
+TEST(WorkloadTest, TheLastGradientBucketHoldsTheEmbedding) {
+  auto last_bucket_params = [](const std::vector<std::string>& sets) {
+    std::vector<std::string> all = {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "training.precision=bf16",
+                                    "parallelism.tensor=1", "parallelism.pipeline=1", "training.global_batch=512"};
+    all.insert(all.end(), sets.begin(), sets.end());
+    const Scenario s = Make("llama2-7b", all);
+    const Workload w = BuildWorkload(s);
+    return std::make_tuple(w.rank_state[0].last_bucket_fraction * w.rank_state[0].params_per_gpu, w.layer(0).params_per_gpu, w);
+  };
+  const double embedding = 32000.0 * 4096;
+  {
+    const auto [bucket, layer, w] = last_bucket_params({"cluster.nodes=1"});
+    EXPECT_NEAR(bucket, embedding, 1);
+    EXPECT_GT(layer, 40e6);
+  }
+  {
+    const auto [bucket, layer, w] = last_bucket_params({"cluster.nodes=32"});
+    ASSERT_LT(layer, 256e6);
+    EXPECT_NEAR(bucket, layer + embedding, 1);
+  }
+  {
+    const auto [bucket, layer, w] = last_bucket_params({"cluster.nodes=2", "parallelism.pipeline=2"});
+    EXPECT_NEAR(bucket, embedding, 1);
+    EXPECT_EQ(w.rank_state[1].last_bucket_fraction, 0.0);
+  }
+  EXPECT_EQ(std::get<0>(last_bucket_params({"cluster.nodes=1", "parallelism.overlap_grad_reduce=false"})), 0.0);
+}
+
 TEST(WorkloadTest, LoraDropsTheBaseWeightGradients) {
   const std::vector<std::string> common = {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "training.precision=bf16",
                                            "parallelism.tensor=4", "parallelism.pipeline=1", "cluster.nodes=1", "training.global_batch=8",

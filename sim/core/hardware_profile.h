@@ -112,6 +112,12 @@ struct FrameworkProfile {
   // reduce-scatter behind the next chunk's GEMM: the last one's is exposed.
   int userbuffer_pipelined_splits = 1;
   int grad_reduce_bytes = 4;
+  // The data-parallel gradient buckets an overlapped reduction issues as the
+  // backward fills them: max(min, per_replica x DP x CP) parameters (0 and 0:
+  // no buckets, the reduction of a chunk goes at once). The last bucket's
+  // collective is on the critical path (RankState::last_bucket_fraction).
+  double grad_bucket_min_params = 0;
+  double grad_bucket_params_per_replica = 0;
   // A dropless MoE router's busiest expert (EP rank) against the mean, when
   // the run neither forces balance nor drops tokens: the all-to-all and the
   // expert GEMMs wait for it (models/workload.h ExpertLoadFactor).

@@ -41,7 +41,8 @@ double OverlappedDpTime(const DpChunkTimes& t, double chunk_pass_s, int chunks, 
   // not finish in the gaps.
   const double last_s = std::max(t.first_s, total_s - (v - 1) * gap_s);
   const double early_s = total_s - last_s;
-  return early_s * nccl_slowdown + std::max(last_s - chunk_pass_s, std::min(last_s, chunk_pass_s) * nccl_slowdown);
+  const double tail_s = std::min(t.tail_s, last_s);
+  return early_s * nccl_slowdown + std::max(last_s - chunk_pass_s, tail_s + std::min(last_s - tail_s, chunk_pass_s) * nccl_slowdown);
 }
 
 namespace {
@@ -325,6 +326,7 @@ StepCosts ComputeStepCosts(const Scenario& s, Workload workload) {
     // Ranks holding the same parameters (the middle of a pipeline) move the
     // same bytes: time their collectives once.
     if (r > 0 && state.params_per_gpu == w.rank_state[size_t(r - 1)].params_per_gpu &&
+        state.last_bucket_fraction == w.rank_state[size_t(r - 1)].last_bucket_fraction &&
         c.rank[size_t(r)].slot_s() == c.rank[size_t(r - 1)].slot_s()) {
       dp = c.rank_dp[size_t(r - 1)];
       continue;
@@ -352,13 +354,14 @@ StepCosts ComputeStepCosts(const Scenario& s, Workload workload) {
       };
       dp.grad_reduce_s = grads_s(1.0);
       dp.param_gather_s = params_s(1.0);
+      const double tail = state.last_bucket_fraction;
       if (V > 1) {
         const double first = state.ChunkFraction(0, V), other = state.ChunkFraction(1, V);
-        dp.grad_reduce_chunks = {grads_s(first), grads_s(other)};
-        dp.param_gather_chunks = {params_s(first), params_s(other)};
+        dp.grad_reduce_chunks = {grads_s(first), grads_s(other), tail > 0 ? grads_s(tail) : 0.0};
+        dp.param_gather_chunks = {params_s(first), params_s(other), tail > 0 ? params_s(tail) : 0.0};
       } else {
-        dp.grad_reduce_chunks = {dp.grad_reduce_s, 0};
-        dp.param_gather_chunks = {dp.param_gather_s, 0};
+        dp.grad_reduce_chunks = {dp.grad_reduce_s, 0, tail > 0 ? grads_s(tail) : 0.0};
+        dp.param_gather_chunks = {dp.param_gather_s, 0, tail > 0 ? params_s(tail) : 0.0};
       }
     }
     dp.optimizer_s = state.optimizer_bytes / (g.hbm_bytes_per_s * g.memory_bound_efficiency);
@@ -371,6 +374,10 @@ StepCosts ComputeStepCosts(const Scenario& s, Workload workload) {
   c.param_gather_s = big.param_gather_s;
   c.grad_reduce_chunks = big.grad_reduce_chunks;
   c.param_gather_chunks = big.param_gather_chunks;
+  // The first stage's last bucket: its backward ends the step (and its
+  // forward starts the next), whichever rank holds the most.
+  c.grad_reduce_chunks.tail_s = c.rank_dp[0].grad_reduce_chunks.tail_s;
+  c.param_gather_chunks.tail_s = c.rank_dp[0].param_gather_chunks.tail_s;
   c.optimizer_s = big.optimizer_s;
   return c;
 }

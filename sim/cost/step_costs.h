@@ -39,6 +39,10 @@ struct StageCost {
 struct DpChunkTimes {
   double first_s = 0;
   double other_s = 0;
+  // Chunk 0's last gradient bucket (RankState::last_bucket_fraction): its
+  // reduction starts when the chunk's last backward ends, its gather ends
+  // before the chunk's first forward starts. Part of first_s.
+  double tail_s = 0;
   double Of(int chunk) const { return chunk == 0 ? first_s : other_s; }
 };
 
@@ -104,7 +108,8 @@ double OverlapSlowdown(const Scenario& s, CommEngine engine);
 // last (gathers first). The collectives that run before the last chunk's
 // pass slow the passes they overlap by `nccl_slowdown` (NCCL's SMs); from
 // there, whichever ends last, the slowed pass or the queue, ends the step.
-// With one chunk: max(pass x slowdown, collective - pass).
+// With one chunk: max(pass x slowdown, collective - pass), and at least the
+// last bucket's collective (t.tail_s), which nothing hides.
 double OverlappedDpTime(const DpChunkTimes& t, double chunk_pass_s, int chunks, int pipeline, double nccl_slowdown);
 
 // Time of a pass's expert-parallel all-to-alls (never overlapped: Megatron-Core's

@@ -363,11 +363,25 @@ class DesRun {
         Record(StageTrack(st, "dp"), "param all-gather", "dp", t0, all.Wait(), FlowArgs(all));
       }
     }
+    // The first stage's last gradient bucket (RankState::last_bucket_fraction):
+    // its parameters are gathered before chunk 0's first forward, its
+    // gradients reduced once chunk 0's last backward has ended.
+    const double tail = state.last_bucket_fraction;
     auto prefetch = [&](int chunk) {
       if (!gathers || !p_.overlap_param_gather || chunk >= v_ || gather_started[size_t(chunk)]) return;
       gather_started[size_t(chunk)] = 1;
-      gather[size_t(chunk)] = start_gather(share(chunk));
-      gather_busy_until = std::max(gather_busy_until, Now()) + dp.param_gather_chunks.Of(chunk);
+      double fraction = share(chunk), busy_s = dp.param_gather_chunks.Of(chunk);
+      if (chunk == 0 && tail > 0) {
+        Flows first = start_gather(tail);
+        if (first.active) {
+          const double t0 = first.start_s, end = first.Wait();
+          Record(StageTrack(st, "dp"), "param all-gather, first bucket", "dp", t0, end, FlowArgs(first));
+        }
+        fraction = std::max(0.0, fraction - tail);
+        busy_s -= dp.param_gather_chunks.tail_s;
+      }
+      gather[size_t(chunk)] = start_gather(fraction);
+      gather_busy_until = std::max(gather_busy_until, Now()) + busy_s;
     };
     prefetch(0);
     const CollectiveKind grad_kind = state.grad_reduce_kind;
@@ -438,9 +452,12 @@ class DesRun {
         }
       } else {
         if (vs < V_ - 1) Receive(st, 1, vs, op.microbatch);
-        if (step_grads && p_.overlap_grad_reduce && i == last_backward[size_t(op.chunk)]) {
-          Absorb(grads, start_grads(share(op.chunk)));
-          grads_busy_until = std::max(grads_busy_until, Now()) + dp.grad_reduce_chunks.Of(op.chunk);
+        const bool reduce_chunk = step_grads && p_.overlap_grad_reduce && i == last_backward[size_t(op.chunk)];
+        const bool reduce_tail = reduce_chunk && op.chunk == 0 && tail > 0;
+        if (reduce_chunk) {
+          Absorb(grads, start_grads(reduce_tail ? std::max(0.0, share(0) - tail) : share(op.chunk)));
+          grads_busy_until = std::max(grads_busy_until, Now()) + dp.grad_reduce_chunks.Of(op.chunk) -
+                             (reduce_tail ? dp.grad_reduce_chunks.tail_s : 0.0);
         }
         Flows cp = StartLayerFlows(st, op.chunk, false, CommGroup::kContext);
         const double t0 = Now();
@@ -449,6 +466,7 @@ class DesRun {
                 std::min(std::max(0.0, grads_busy_until - Now()), chunk.backward_compute_s) * nccl_slowdown_);
         if (recording_) Record(StageTrack(st, "compute"), PassName(op), "backward", t0, Now(), PassArgs(op, vs));
         RunAllToAll(st, op, vs, std::move(a2a));
+        if (reduce_tail) Absorb(grads, start_grads(tail));
         if (cp.active) {
           const double end = cp.Wait();  // the args' strings only when recording: this runs per pass
           if (recording_) Record(StageTrack(st, "cp"), "cp ring", "cp", cp.start_s, end, FlowArgs(cp, PassArgs(op, vs)));

@@ -228,6 +228,11 @@ FrameworkProfile ParseFramework(const std::string& path) {
     f.cross_entropy_backward_bytes = ce->PositiveDouble("backward", inherited(f.cross_entropy_backward_bytes));
     ce->Finish();
   }
+  if (auto b = m.OptMap("grad_bucket_params")) {
+    f.grad_bucket_min_params = b->NonNegativeDouble("min", f.grad_bucket_min_params);
+    f.grad_bucket_params_per_replica = b->NonNegativeDouble("per_replica", f.grad_bucket_params_per_replica);
+    b->Finish();
+  }
   if (m.Has("host_us_per_kernel")) f.host_s_per_kernel = m.NonNegativeDouble("host_us_per_kernel") * 1e-6;
   if (auto k = m.OptMap("moe_kernels")) {
     f.moe_router_kernels = k->PositiveInt("router", f.moe_router_kernels);
