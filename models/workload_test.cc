@@ -193,9 +193,6 @@ TEST(WorkloadTest, ContextParallelAddsTheRingAttentionMergeAndTheLastDkvReturn) 
   for (const auto& c : none.layer(0).backward.comms) EXPECT_NE(c.name, "cp dkv return");
 }
 
-// LoRA: the frozen base projections lose their weight gradients (backward
-// GEMM FLOPs = forward), the adapters add forward and backward GEMMs; only the
-// adapters' gradients are reduced.
 // Megatron-Core's gradient buckets (max(40M, 1M x DP x CP) parameters) fill
 // from the LM head through the layers to the embedding; the last one, whose
 // reduce-scatter nothing hides, holds the embedding. Llama 2 7B on TP 1: a
@@ -230,6 +227,9 @@ TEST(WorkloadTest, TheLastGradientBucketHoldsTheEmbedding) {
   EXPECT_EQ(std::get<0>(last_bucket_params({"cluster.nodes=1", "parallelism.overlap_grad_reduce=false"})), 0.0);
 }
 
+// LoRA: the frozen base projections lose their weight gradients (backward
+// GEMM FLOPs = forward), the adapters add forward and backward GEMMs; only the
+// adapters' gradients are reduced.
 TEST(WorkloadTest, LoraDropsTheBaseWeightGradients) {
   const std::vector<std::string> common = {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "training.precision=bf16",
                                            "parallelism.tensor=4", "parallelism.pipeline=1", "cluster.nodes=1", "training.global_batch=8",
