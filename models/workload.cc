@@ -379,6 +379,7 @@ class LayerBuilder {
       // With context parallelism the kernel runs once per ring step on the
       // local chunk's keys, so its efficiency is that of the shorter sequence.
       a.seq = kernel_seq;
+      a.head_dim = (dq + dv) / 2;
       F.ops.push_back(a);
     } else {
       // Megatron's unfused path: full s x s scores (the causal mask does not skip work).

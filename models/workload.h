@@ -32,6 +32,7 @@ struct Operator {
   long batch = 1;        // batched GEMMs (unfused attention: one per head)
   bool low_precision = false;  // runs in fp8 when the scenario's precision is fp8
   double seq = 0;        // attention: key length the kernel iterates over
+  double head_dim = 0;   // attention: the mean of the query/key and value head dims (the kernel's efficiency)
   // GEMM: bytes the epilogue moves per output element (2: writes a bf16
   // output; 8: reads and writes an fp32 accumulator, as a weight gradient
   // accumulated into Megatron's main_grad does).

@@ -43,6 +43,13 @@ bool GpuProfile::Supports(Precision p) const {
   return k.empty() || peak_flops.count(k) > 0;
 }
 
+double GpuProfile::AttentionHeadDimEfficiency(double head_dim) const {
+  if (head_dim <= 64) return attention_hdim64_efficiency;
+  if (head_dim <= 128) return attention_hdim64_efficiency + (1 - attention_hdim64_efficiency) * (head_dim - 64) / 64;
+  if (head_dim <= 256) return 1 + (attention_hdim256_efficiency - 1) * (head_dim - 128) / 128;
+  return attention_hdim256_efficiency;
+}
+
 double GpuProfile::MatmulClockFraction(Precision p) const {
   if (auto it = matmul_clock_fraction.find(ToString(p)); it != matmul_clock_fraction.end()) return it->second;
   return sustained_clock_fraction;

@@ -32,6 +32,12 @@ struct GpuProfile {
   double attention_fwd_flops = 0;  // flash kernel throughput at long sequences  // flash kernel throughput at long sequences
   double attention_bwd_fwd_ratio = 0.5;
   double attention_half_seq = 512;
+  // The kernel's rate at head dim 64 and 256 against its rate at 128 (its
+  // best), linear in the head dim between them and flat outside: a smaller
+  // head does less MMA work per softmax exponential.
+  double attention_hdim64_efficiency = 1.0;
+  double attention_hdim256_efficiency = 1.0;
+  double AttentionHeadDimEfficiency(double head_dim) const;
   double memory_bound_efficiency = 0.8;
   // Tensor-core work sustained for hours runs at the power limit's clock, not
   // the boost clock the peaks and short benchmarks use.

@@ -70,6 +70,7 @@ double OperatorTime(const Operator& op, const GpuRates& rates, bool backward) {
     case OpClass::kAttention: {
       const double curve = op.seq / (op.seq + gpu.attention_half_seq);
       double rate = gpu.attention_fwd_flops * gpu.sustained_clock_fraction * curve;
+      if (op.head_dim > 0) rate *= gpu.AttentionHeadDimEfficiency(op.head_dim);
       if (backward) rate *= gpu.attention_bwd_fwd_ratio;
       return std::max(op.flops / rate, mem_time);
     }

@@ -70,6 +70,11 @@ GpuProfile ParseGpu(const std::string& path) {
   g.attention_fwd_flops = a.PositiveDouble("fwd_tflops") * 1e12;
   g.attention_bwd_fwd_ratio = a.Fraction("bwd_fwd_ratio");
   g.attention_half_seq = a.PositiveDouble("half_seq", 512);
+  if (auto hd = a.OptMap("head_dim_efficiency")) {
+    g.attention_hdim64_efficiency = hd->Fraction("hdim64", 1.0);
+    g.attention_hdim256_efficiency = hd->Fraction("hdim256", 1.0);
+    hd->Finish();
+  }
   a.Finish();
   g.memory_bound_efficiency = m.Fraction("memory_bound_efficiency", 0.8);
   g.sustained_clock_fraction = m.Fraction("sustained_clock_fraction", 1.0);
