@@ -14,13 +14,19 @@ StepTiming AnalyticalStep(const Scenario& s, const StepCosts& c) {
   StepBreakdown& b = r.breakdown;
   b.compute_s = m * (st.forward_compute_s + st.backward_compute_s);
   double exposed = m * (st.forward_exposed_comm_s + st.backward_exposed_comm_s);
-  // Pipeline: (p-1)/v micro-batch slots of fill and drain; activations and
-  // gradients cross each stage boundary on the critical path only while the
-  // pipeline fills and drains when send/recv overlaps compute.
+  // Pipeline: (p-1)/v micro-batch slots of fill and drain. Activations and
+  // gradients cross a stage boundary on the critical path only while the
+  // pipeline fills and drains when send/recv overlaps compute: the first
+  // micro batch's forward crosses all v x p - 1 boundaries of the virtual
+  // stages before the last one can start its backward, and the last micro
+  // batch's backward as many before the first stage ends. Interleaving
+  // divides the fill's compute by v, not its transfers (the DES shows the
+  // same: its step grows with v by about 2 p transfers per chunk).
   const double slot = st.forward_s() + st.backward_s();
   b.pipeline_bubble_s = (p.pipeline - 1) / v * slot;
   if (p.pipeline > 1) {
-    const double hops = p.overlap_p2p ? 2.0 * (p.pipeline - 1) : 2.0 * (p.pipeline - 1) + 2.0 * m * v;
+    const double fill_drain_hops = 2.0 * (v * p.pipeline - 1);
+    const double hops = p.overlap_p2p ? fill_drain_hops : fill_drain_hops + 2.0 * m * v;
     exposed += hops * c.p2p_s;
   }
   // Data parallel: each chunk's gradient reduction overlaps the passes

@@ -18,6 +18,26 @@ Scenario H100Tp8(std::vector<std::string> sets = {}) {
   return *s;
 }
 
+// Interleaving divides the pipeline fill's compute by v, not its transfers:
+// the first micro batch crosses all v x p - 1 virtual-stage boundaries before
+// the last stage's first backward, the last one as many in the drain. Without
+// data parallelism the exposed communication grows by 2 p (v - 1) transfers.
+TEST(StepCostsTest, InterleavingKeepsTheFillsTransfers) {
+  auto exposed = [](int v, double* p2p_s) {
+    const Scenario s = H100Tp8({"parallelism.tensor=2", "parallelism.pipeline=4", "parallelism.virtual_stages=" + std::to_string(v),
+                                "training.global_batch=16", "training.micro_batch=1"});
+    EXPECT_EQ(s.parallelism.data, 1);
+    const StepCosts c = ComputeStepCosts(s);
+    *p2p_s = c.p2p_s;
+    return AnalyticalStep(s, c).breakdown.exposed_communication_s;
+  };
+  double p2p1 = 0, p2p4 = 0;
+  const double one = exposed(1, &p2p1), four = exposed(4, &p2p4);
+  ASSERT_GT(p2p1, 0);
+  EXPECT_DOUBLE_EQ(p2p1, p2p4);
+  EXPECT_NEAR(four - one, 2 * 4 * (4 - 1) * p2p1, 1e-12);
+}
+
 // The analytical step charges an overlapped DP collective what outlasts the
 // last backward, or the SMs it takes from it, and at least its last bucket,
 // which starts when the backward ends; without overlap, all of it.
