@@ -1,10 +1,13 @@
 #include "sim/io/data_paths.h"
 
+#include "sim/core/fingerprint.h"
 #include "sim/io/file_cache.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #ifndef TRAINSIM_DEFAULT_DATA_DIR
 #define TRAINSIM_DEFAULT_DATA_DIR "."
@@ -60,6 +63,26 @@ std::optional<std::string> ResolvePath(const std::string& ref, const std::string
   }
   if (fs::is_regular_file(p, ec)) return p.string();
   return std::nullopt;
+}
+
+std::string DataFingerprint() {
+  const fs::path root(DataDir());
+  std::vector<fs::path> files;
+  for (const char* dir : {"hardware-profiles", "models/catalogue"}) {
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(root / dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->is_regular_file(ec)) files.push_back(it->path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  std::string all;
+  for (const fs::path& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    all += fs::relative(f, root).generic_string() + '\n' + text.str() + '\n';
+  }
+  return TextFingerprint(all);
 }
 
 std::vector<std::string> CatalogueNames(const std::string& subdir) {

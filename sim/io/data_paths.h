@@ -25,6 +25,13 @@ bool LooksLikePath(const std::string& ref);
 // (then the working directory). Returns nullopt if no such file exists.
 std::optional<std::string> ResolvePath(const std::string& ref, const std::string& relative_to_file);
 
+// A fingerprint (sim/core/fingerprint.h) of the bundled data a scenario
+// reads by name: the path and text of every file under
+// DataDir()/hardware-profiles and DataDir()/models/catalogue. Results
+// computed under another fingerprint may differ (a profile's number was
+// edited); profiles a scenario references by path are not in it.
+std::string DataFingerprint();
+
 // Names (file stems) of the .yaml files in DataDir()/subdir, sorted.
 std::vector<std::string> CatalogueNames(const std::string& subdir);
 

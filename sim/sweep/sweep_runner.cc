@@ -31,6 +31,7 @@
 
 #include "sim/core/fingerprint.h"
 #include "sim/core/version.h"
+#include "sim/io/data_paths.h"
 #include "sim/io/json_writer.h"
 #include "sim/io/result_writer.h"
 #include "sim/io/yaml_reader.h"
@@ -136,13 +137,15 @@ constexpr FingerprintField kFingerprintFields[] = {
     {"axes_fingerprint", "axes, zip groups or filters"},
     {"fidelity", "fidelity"},
     {"trainsim", "trainsim version"},
+    {"data_fingerprint", "version of the hardware profiles or model catalogue"},
 };
 
 std::map<std::string, std::string> FingerprintValues(const SweepSpec& spec, Fidelity fidelity) {
   return {{"base_fingerprint", TextFingerprint(spec.base_definition)},
           {"axes_fingerprint", TextFingerprint(spec.axes_definition)},
           {"fidelity", fidelity == Fidelity::kDes ? "des" : "analytical"},
-          {"trainsim", VersionString()}};
+          {"trainsim", VersionString()},
+          {"data_fingerprint", DataFingerprint()}};
 }
 
 // A JSON value for a setting: numbers and booleans as themselves, else a string.

@@ -363,6 +363,36 @@ TEST(SweepIntegrityTest, ASecondSweepOnALockedFileStopsWithTheReason) {
   EXPECT_EQ(r->written, 0u);
 }
 
+// A profile edited between two runs of a sweep (a GPU's sustained clock, a
+// framework default) changes every row it touches: resuming would mix rows of
+// both. The fingerprint holds the bundled data's, so the resume is refused.
+TEST(SweepIntegrityTest, ResumeRefusesRowsOfOtherHardwareProfiles) {
+  TempDir dir;
+  const fs::path data = dir.File("data");
+  for (const char* sub : {"hardware-profiles", "models/catalogue"}) {
+    fs::create_directories(data / sub);
+    fs::copy(fs::path(TRAINSIM_SOURCE_DIR) / sub, data / sub, fs::copy_options::recursive);
+  }
+  ASSERT_EQ(::setenv("TRAINSIM_DATA_DIR", data.c_str(), 1), 0);
+  SweepRunOptions part;
+  part.output_path = dir.File("profiles.csv");
+  part.max_new_rows = 10;
+  const bool first_ok = RunSweep(SmallSpec(), part).ok();
+  {
+    std::ofstream gpu(data / "hardware-profiles/gpus/h100-sxm-80g.yaml", std::ios::app);
+    gpu << "# edited\n";
+  }
+  part.max_new_rows = std::numeric_limits<size_t>::max();
+  part.resume = true;
+  auto r = RunSweep(SmallSpec(), part);
+  ::unsetenv("TRAINSIM_DATA_DIR");
+  ASSERT_TRUE(first_ok);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().ToString().find("its rows were produced with another version of the hardware profiles or model catalogue"), std::string::npos)
+      << r.error().ToString();
+  EXPECT_EQ(Lines(ReadFile(part.output_path)).size(), 11u);  // nothing added
+}
+
 TEST(SweepIntegrityTest, ResumeRefusesRowsOfAnotherBaseAxesOrFidelity) {
   TempDir dir;
   SweepRunOptions part;
