@@ -355,13 +355,14 @@ StepCosts ComputeStepCosts(const Scenario& s, Workload workload) {
       dp.grad_reduce_s = grads_s(1.0);
       dp.param_gather_s = params_s(1.0);
       const double tail = state.last_bucket_fraction;
+      const double grad_tail_s = tail > 0 ? grads_s(tail) : 0.0, param_tail_s = tail > 0 ? params_s(tail) : 0.0;
       if (V > 1) {
         const double first = state.ChunkFraction(0, V), other = state.ChunkFraction(1, V);
-        dp.grad_reduce_chunks = {grads_s(first), grads_s(other), tail > 0 ? grads_s(tail) : 0.0};
-        dp.param_gather_chunks = {params_s(first), params_s(other), tail > 0 ? params_s(tail) : 0.0};
+        dp.grad_reduce_chunks = {grads_s(first), grads_s(other), grad_tail_s};
+        dp.param_gather_chunks = {params_s(first), params_s(other), param_tail_s};
       } else {
-        dp.grad_reduce_chunks = {dp.grad_reduce_s, 0, tail > 0 ? grads_s(tail) : 0.0};
-        dp.param_gather_chunks = {dp.param_gather_s, 0, tail > 0 ? params_s(tail) : 0.0};
+        dp.grad_reduce_chunks = {dp.grad_reduce_s, 0, grad_tail_s};
+        dp.param_gather_chunks = {dp.param_gather_s, 0, param_tail_s};
       }
     }
     dp.optimizer_s = state.optimizer_bytes / (g.hbm_bytes_per_s * g.memory_bound_efficiency);
