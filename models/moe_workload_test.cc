@@ -375,6 +375,27 @@ TEST(MoeMemoryTest, ExpertsAreShardedOverExpertParallelRanks) {
   EXPECT_NEAR(mem.weights_gib * 1024.0 * 1024 * 1024, r.params_per_gpu * 2, 1e3);
 }
 
+// The multi-token-prediction module is a MoE layer like the last one: its
+// routed experts are split over EP like every other layer's, not held whole
+// by each TP rank of the last stage (which put 5.6B parameters on one GPU).
+TEST(MoeMemoryTest, TheMtpModulesExpertsAreShardedLikeTheLayers) {
+  const Scenario with = Make(kDeepSeekV3, {"model.mtp_layers=1"});
+  const Scenario without = Make(kDeepSeekV3);
+  const Workload w1 = BuildWorkload(with), w0 = BuildWorkload(without);
+  const ModelSpec& m = with.model;
+  const RankState &last1 = w1.rank_state.back(), &last0 = w0.rank_state.back();
+  const LayerWork& moe_layer = w1.layer(m.layers - 1);
+  ASSERT_TRUE(moe_layer.kind.moe);
+  // The module: one MoE layer as the last stage holds it, plus the 2h -> h projection and two norms over TP 2.
+  const double h = m.hidden;
+  EXPECT_NEAR(last1.params_per_gpu - last0.params_per_gpu, moe_layer.params_per_gpu + (2 * h * h + 3 * h) / 2, 1.0);
+  EXPECT_NEAR(last1.expert_params_per_gpu - last0.expert_params_per_gpu, 256.0 / 64 * m.ExpertParameters(), 1.0);
+  // Its experts are reduced over expert-DP with the others, not over all of DP.
+  EXPECT_NEAR(last1.expert_grad_reduce_bytes - last0.expert_grad_reduce_bytes, 4 * 256.0 / 64 * m.ExpertParameters(), 1e3);
+  // Other stages hold nothing of it.
+  EXPECT_DOUBLE_EQ(w1.rank_state[0].params_per_gpu, w0.rank_state[0].params_per_gpu);
+}
+
 TEST(MoeRulesTest, ExpertParallelDivisibilityErrorsNameTheKey) {
   struct Case {
     std::vector<std::string> sets;

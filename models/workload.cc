@@ -726,7 +726,14 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
   }
   const double emb = double(md.vocab) * h / t + (md.position == PositionKind::kLearned ? s * h / t : 0);
   const double head_params = double(md.vocab) * h / t;
-  const double mtp_params = md.mtp_layers > 0 ? md.MtpParameters() / t : 0;  // approximation: experts split like TP
+  // Each multi-token-prediction module is a layer of the last layer's kind, split
+  // as that layer is (routed experts over EP x ETP), plus its 2h -> h projection
+  // and norms, split over TP.
+  const LayerWork& mtp_layer = w.layer(md.layers - 1);
+  const int mtp = std::max(0, md.mtp_layers);
+  const double mtp_expert_params = mtp * mtp_layer.expert_params_per_gpu;
+  const double mtp_params =
+      mtp == 0 ? 0.0 : mtp * mtp_layer.params_per_gpu + (md.MtpParameters() - mtp * md.LayerParameters(md.layers - 1)) / t;
   for (const LayerWork& k : w.kinds) {
     w.layer_params_per_gpu = std::max(w.layer_params_per_gpu, k.params_per_gpu);
     w.layer_trainable_params_per_gpu = std::max(w.layer_trainable_params_per_gpu, k.trainable_params_per_gpu);
@@ -755,13 +762,17 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
     rs.expert_params_per_gpu = experts;
     if (r == 0) rs.params_per_gpu += emb;
     if (r == P - 1 && !(P == 1 && md.tied_embeddings)) rs.params_per_gpu += head_params;
-    if (r == P - 1) rs.params_per_gpu += mtp_params;
+    if (r == P - 1) {
+      rs.params_per_gpu += mtp_params;
+      rs.expert_params_per_gpu += mtp_expert_params;
+      experts += mtp_expert_params;
+    }
     rs.first_chunk_fraction = w.stages.virtual_stages() == 1 || rs.params_per_gpu <= 0 ? 1.0 : first_chunk / rs.params_per_gpu;
     if (!lora) rs.trainable_params_per_gpu = rs.params_per_gpu;
     const double dense_trainable = rs.trainable_params_per_gpu - (lora ? 0 : experts);
     if (r == 0 && dense_trainable > 0 && p.overlap_grad_reduce &&
         (mode == DataSharding::kNone || mode == DataSharding::kOptimizer)) {
-      rs.last_bucket_fraction = LastBucketParams(w, sc, lora ? 0.0 : emb, lora ? 0.0 : head_params + mtp_params) / dense_trainable;
+      rs.last_bucket_fraction = LastBucketParams(w, sc, lora ? 0.0 : emb, lora ? 0.0 : head_params + mtp_params - mtp_expert_params) / dense_trainable;
     }
     const double grads = dense_trainable * p.grad_reduce_bytes;
     switch (mode) {
