@@ -240,10 +240,14 @@ TEST(MoeDispatcherTest, DeepEpSendsATokenOncePerRemoteNodeAndOncePerGpu) {
   ASSERT_EQ(dp.phase_count, 2);
   ASSERT_EQ(dp.phases[1].link, LinkClass::kNic);
   const double reach = 1 - (8.0 / 16) * (7.0 / 15);
-  EXPECT_NEAR(dp.phases[1].bytes / pp.phases[1].bytes, reach * (pop.bytes / 2) / (pop.bytes / 2), 1e-9);
+  const double token_bytes = pop.bytes / 2;  // top-2: two routed copies per token
+  EXPECT_NEAR(dp.phases[1].bytes / (reach * token_bytes), 1.0, 1e-9);
+  // NCCL's all-to-all pays its message-size penalty on the half that crosses;
+  // DeepEP's streaming kernels do not (DeepEP's published normal-kernel rates).
+  EXPECT_GT(pp.phases[1].bytes, pop.bytes / 2 * 1.01);
   // Over NVLink: once per destination GPU (2 of 16 here), 7/8 of them another GPU of its node
   // (a token from the other node arrives at the same-index GPU and is forwarded from there).
-  EXPECT_NEAR(dp.phases[0].bytes / pp.phases[0].bytes, (2 * 7.0 / 8 * pop.bytes / 2) / (7.0 / 16 * pop.bytes), 1e-9);
+  EXPECT_NEAR(dp.phases[0].bytes / (2 * 7.0 / 8 * token_bytes), 1.0, 1e-9);
   EXPECT_LT(Simulate(dedup, SimulateOptions::At(Fidelity::kAnalytical)).step_time_s,
             Simulate(plain, SimulateOptions::At(Fidelity::kAnalytical)).step_time_s);
   // Top-1 routing has nothing to deduplicate across the NICs.
@@ -256,7 +260,9 @@ TEST(MoeDispatcherTest, DeepEpSendsATokenOncePerRemoteNodeAndOncePerGpu) {
   const CommOp& t1op = *FindComm(t1w.layer(0).forward, "moe dispatch all-to-all");
   const CommOp& t1pop = *FindComm(t1pw.layer(0).forward, "moe dispatch all-to-all");
   ASSERT_EQ(t1op.dedup_top_k, 1);
-  EXPECT_NEAR(PlanCollective(t1, t1op).phases[1].bytes / PlanCollective(t1p, t1pop).phases[1].bytes, 1.0, 1e-12);
+  // The same bytes cross as with the all-to-all (half the copies), less NCCL's penalty.
+  EXPECT_NEAR(PlanCollective(t1, t1op).phases[1].bytes / (t1pop.bytes / 2), 1.0, 1e-12);
+  EXPECT_GT(PlanCollective(t1p, t1pop).phases[1].bytes, t1pop.bytes / 2 * 1.01);
 }
 
 TEST(MoeDispatcherTest, OverlappedDispatcherKernelsTakeTheirSmsFromTheCompute) {
