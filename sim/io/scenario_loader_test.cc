@@ -77,6 +77,20 @@ TEST(ScenarioTest, ExpertTensorDefaultIsTheFrameworks) {
   EXPECT_EQ(dense->parallelism.expert_tensor, 1);
 }
 
+// A misspelt required section is reported as the key written, at its line,
+// not as the section missing.
+TEST(ScenarioTest, MisspeltRequiredSectionNamesTheKeyWritten) {
+  auto s = ParseText("name: s\ncluster: {node: xe9680-h100, nodes: 1}\nmodel: llama3-8b\n"
+                     "paralelism: {tensor: 1}\ntraining: {seq_len: 4096, global_batch: 8}\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().ToString(), "s.yaml:4: paralelism: unknown key (did you mean 'parallelism'?)");
+  // Truly absent, it is still a missing section.
+  auto absent = ParseText("name: s\ncluster: {node: xe9680-h100, nodes: 1}\nmodel: llama3-8b\n"
+                          "training: {seq_len: 4096, global_batch: 8}\n");
+  ASSERT_FALSE(absent.ok());
+  EXPECT_NE(absent.error().ToString().find("parallelism: missing required section"), std::string::npos) << absent.error().ToString();
+}
+
 TEST(ScenarioTest, UnknownKeySuggestsClosest) {
   auto s = ParseText(std::string(kBase) + "trainig:\n  steps: 3\n");
   ASSERT_FALSE(s.ok());

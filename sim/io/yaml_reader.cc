@@ -398,8 +398,24 @@ std::optional<YamlMap> YamlMap::OptMap(std::string_view key) {
 
 YamlMap YamlMap::Map(std::string_view key) {
   auto m = OptMap(key);
-  if (!m) Fail(key, "missing required section");
-  return std::move(*m);
+  if (m) return std::move(*m);
+  // A misspelt section ("paralelism") is the likelier mistake than a missing
+  // one: name the key the user wrote, at its line, as Finish would.
+  const std::vector<std::string> wanted = {std::string(key)};
+  const std::string hint = " (did you mean '" + wanted[0] + "'?)";
+  if (indexed_) {
+    for (const YamlIndex::Key& k : indexed_->keys) {
+      if (!Known(k.name) && ClosestMatch(k.name, wanted) == wanted[0]) {
+        throw InputException(InputError{file_, k.line, Path(k.name), "unknown key" + hint});
+      }
+    }
+  } else if (node_.IsMap()) {
+    for (auto it = node_.begin(); it != node_.end(); ++it) {
+      const std::string k = it->first.IsScalar() ? it->first.Scalar() : "";
+      if (!k.empty() && !Known(k) && ClosestMatch(k, wanted) == wanted[0]) FailAt(it->first, file_, Path(k), "unknown key" + hint);
+    }
+  }
+  Fail(key, "missing required section");
 }
 
 void YamlMap::Finish() {
