@@ -759,14 +759,11 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
     }
     rs.params_per_gpu = layer_params;
     rs.trainable_params_per_gpu = layer_trainable;
+    if (r == P - 1) experts += mtp_expert_params;
     rs.expert_params_per_gpu = experts;
     if (r == 0) rs.params_per_gpu += emb;
     if (r == P - 1 && !(P == 1 && md.tied_embeddings)) rs.params_per_gpu += head_params;
-    if (r == P - 1) {
-      rs.params_per_gpu += mtp_params;
-      rs.expert_params_per_gpu += mtp_expert_params;
-      experts += mtp_expert_params;
-    }
+    if (r == P - 1) rs.params_per_gpu += mtp_params;
     rs.first_chunk_fraction = w.stages.virtual_stages() == 1 || rs.params_per_gpu <= 0 ? 1.0 : first_chunk / rs.params_per_gpu;
     if (!lora) rs.trainable_params_per_gpu = rs.params_per_gpu;
     const double dense_trainable = rs.trainable_params_per_gpu - (lora ? 0 : experts);

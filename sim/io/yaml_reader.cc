@@ -402,48 +402,41 @@ YamlMap YamlMap::Map(std::string_view key) {
   // A misspelt section ("paralelism") is the likelier mistake than a missing
   // one: name the key the user wrote, at its line, as Finish would.
   const std::vector<std::string> wanted = {std::string(key)};
-  const std::string hint = " (did you mean '" + wanted[0] + "'?)";
+  const auto [typo, line] = FirstUnaskedOwnKey([&](const std::string& k) { return ClosestMatch(k, wanted) == wanted[0]; });
+  if (!typo.empty()) FailUnknownKey(typo, line, wanted[0]);
+  Fail(key, "missing required section");
+}
+
+std::pair<std::string, int> YamlMap::FirstUnaskedOwnKey(const std::function<bool(const std::string&)>& pick) const {
+  if (!node_.IsMap()) return {};
   if (indexed_) {
     for (const YamlIndex::Key& k : indexed_->keys) {
-      if (!Known(k.name) && ClosestMatch(k.name, wanted) == wanted[0]) {
-        throw InputException(InputError{file_, k.line, Path(k.name), "unknown key" + hint});
-      }
+      if (!Known(k.name) && pick(k.name)) return {k.name, k.line};
     }
-  } else if (node_.IsMap()) {
-    for (auto it = node_.begin(); it != node_.end(); ++it) {
-      const std::string k = it->first.IsScalar() ? it->first.Scalar() : "";
-      if (!k.empty() && !Known(k) && ClosestMatch(k, wanted) == wanted[0]) FailAt(it->first, file_, Path(k), "unknown key" + hint);
-    }
+    return {};
   }
-  Fail(key, "missing required section");
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    const std::string k = it->first.IsScalar() ? it->first.Scalar() : "?";
+    if (!Known(k) && pick(k)) return {k, LineOf(it->first)};
+  }
+  return {};
+}
+
+void YamlMap::FailUnknownKey(const std::string& key, int line, const std::string& hint) const {
+  throw InputException(InputError{line > 0 ? file_ : std::string("--set"), line, Path(key),
+                                  "unknown key" + (hint.empty() ? std::string() : " (did you mean '" + hint + "'?)")});
 }
 
 void YamlMap::Finish() {
   if (!node_.IsMap()) return;
-  if (indexed_) {
-    // The map's own keys, then the overlay's new ones (SetDottedKey appends them).
-    auto unknown = [&](const std::string& k, int line) {
-      const std::string hint = ClosestMatch(k, KnownSorted());
-      throw InputException(InputError{line > 0 ? file_ : std::string("--set"), line, Path(k),
-                                      "unknown key" + (hint.empty() ? std::string() : " (did you mean '" + hint + "'?)")});
-    };
-    for (const YamlIndex::Key& k : indexed_->keys) {
-      if (!Known(k.name)) unknown(k.name, k.line);
-    }
-    for (const YamlOverlay::Entry& e : overlay_->entries) {
-      if (*e.parent != prefix_ || Known(*e.key)) continue;
-      const bool own = std::any_of(indexed_->keys.begin(), indexed_->keys.end(), [&](const YamlIndex::Key& k) { return k.scalar && k.name == *e.key; });
-      if (!own) unknown(*e.key, 0);
-    }
-    return;
-  }
-  for (auto it = node_.begin(); it != node_.end(); ++it) {
-    const std::string k = it->first.IsScalar() ? it->first.Scalar() : "?";
-    if (Known(k)) continue;
-    const std::string hint = ClosestMatch(k, KnownSorted());
-    const int line = LineOf(it->first);
-    throw InputException(InputError{line > 0 ? file_ : std::string("--set"), line, Path(k),
-                                    "unknown key" + (hint.empty() ? std::string() : " (did you mean '" + hint + "'?)")});
+  const auto [key, line] = FirstUnaskedOwnKey([](const std::string&) { return true; });
+  if (!key.empty()) FailUnknownKey(key, line, ClosestMatch(key, KnownSorted()));
+  if (!indexed_) return;
+  // Then the overlay's new keys (SetDottedKey appends them).
+  for (const YamlOverlay::Entry& e : overlay_->entries) {
+    if (*e.parent != prefix_ || Known(*e.key)) continue;
+    const bool own = std::any_of(indexed_->keys.begin(), indexed_->keys.end(), [&](const YamlIndex::Key& k) { return k.scalar && k.name == *e.key; });
+    if (!own) FailUnknownKey(*e.key, 0, ClosestMatch(*e.key, KnownSorted()));
   }
 }
 

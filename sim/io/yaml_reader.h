@@ -10,10 +10,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/core/error.h"
@@ -119,6 +121,11 @@ class YamlMap {
   // On an indexed map, the key's value without making a node: nullptr when absent.
   const YAML::Node* IndexedValue(std::string_view key) const;
   void MarkKnown(std::string_view key);
+  // The first key of the map itself (not the overlay's) that no read asked for
+  // and that `pick` accepts: its name and line (0 when none).
+  std::pair<std::string, int> FirstUnaskedOwnKey(const std::function<bool(const std::string&)>& pick) const;
+  // Throws the unknown-key error for `key` at `line` (0: it came from --set), with a "did you mean" when `hint` is set.
+  [[noreturn]] void FailUnknownKey(const std::string& key, int line, const std::string& hint) const;
   // The keys asked for in the order a std::set held them (the hints of Finish depend on it).
   std::vector<std::string> KnownSorted() const;
   double Number(std::string_view key);
