@@ -169,7 +169,10 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain)
     m.weights_gib = (base * base_bytes + adapter * 2) / kGiB;
     const bool grads_sharded = mode == DataSharding::kGradients || mode == DataSharding::kFull;
     const double grads = grads_sharded ? trainable / G + units * w.layer_trainable_params_per_gpu : trainable;
-    m.gradients_gib = grads * 4 / kGiB;  // fp32 main-grad buffer
+    // The gradient buffer holds the reduction's dtype: Megatron-Core DDP's
+    // grad_dtype is fp32 only with grad_reduce_in_fp32, else the parameter's
+    // (param_and_grad_buffer.py); FSDP2's sharded gradients are in reduce_dtype.
+    m.gradients_gib = grads * p.grad_reduce_bytes / kGiB;
     // Master weights and two moments (G = 1 without sharding); the routed
     // experts' state is sharded over expert-DP instead.
     const double experts = adapters > 0 ? 0 : state.expert_params_per_gpu;

@@ -66,6 +66,18 @@ TEST(MemoryModelTest, DdpKeepsEverythingOnEveryReplica) {
   EXPECT_FALSE(m.fits);
 }
 
+// The gradient buffer holds the reduction's dtype: fp32 with Megatron's
+// grad_reduce_in_fp32 (megatron-core-2024), bf16 without it (the
+// megatron-bridge-perf recipes).
+TEST(MemoryModelTest, GradientsTakeTheReductionsBytes) {
+  const Scenario fp32 = Make70b({"parallelism.data_sharding=none"});
+  const Scenario bf16 = Make70b({"parallelism.data_sharding=none", "training.framework=megatron-bridge-perf"});
+  ASSERT_EQ(fp32.parallelism.grad_reduce_bytes, 4);
+  ASSERT_EQ(bf16.parallelism.grad_reduce_bytes, 2);
+  EXPECT_NEAR(Memory(bf16).gradients_gib, Params(bf16) * 2 / kGiB, 1e-6);
+  EXPECT_NEAR(Memory(bf16).gradients_gib, Memory(fp32).gradients_gib / 2, 1e-6);
+}
+
 TEST(MemoryModelTest, DistributedOptimizerShardsTheAdamState) {
   const Scenario s = Make70b({"parallelism.data_sharding=optimizer"});
   const MemoryReport m = Memory(s);

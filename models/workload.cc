@@ -190,6 +190,8 @@ struct LayerContext {
   const Parallelism& p;
   double t, cp, b, s, s_local, h, T, T_ln, tp_bytes, tp_gather_bytes;
   Precision prec;  // which GEMMs and casts it implies: sim/core/precision.h
+  Fp8Scaling scaling;  // the framework's fp8 recipe
+  bool amax_reduce;    // TP all-reduces each sequence-parallel cast's amax first
   bool dropout, tp, sp, lora;
   double norm_bytes, residual_bytes, cast;
   explicit LayerContext(const Scenario& scenario)
@@ -215,7 +217,10 @@ struct LayerContext {
     tp_gather_bytes = IsLowPrecision(prec) && p.tp_comm_overlap ? T * h * SavedInputBytes(prec, h) : tp_bytes;
     norm_bytes = 2 * T_ln * h * kAct;                                    // read input, write output
     residual_bytes = T_ln * h * (3 * kAct + (dropout ? 1 : 0));          // (dropout +) add
-    cast = ForwardCastBytesPerElement(prec, h);                          // quantize a projection input (0 in 16-bit)
+    scaling = sc.framework.fp8_scaling;
+    cast = ForwardCastBytesPerElement(prec, scaling, h);                 // quantize a projection input (0 in 16-bit)
+    // A sequence-parallel shard quantized before its all-gather needs the amax of the whole tensor.
+    amax_reduce = tp && sp && NeedsTensorAmax(prec, scaling);
   }
 };
 
@@ -292,7 +297,14 @@ class LayerBuilder {
   double VHeadDim() const { return c_.md.attention == AttentionKind::kMla ? c_.md.mla.v_head_dim : c_.md.head_dim(); }
   double KvWidthLocal() const { return KvHeadsLocal() * (QHeadDim() + VHeadDim()) / 2; }  // K and V per token, each
 
+  // The one-float max all-reduce a cast of a sequence-parallel shard waits
+  // for (sim/core/precision.h NeedsTensorAmax); nothing else hides it.
+  void AmaxReduce(PassWork& P, const OpName& tensor) const {
+    if (c_.amax_reduce) P.comms.push_back(Comm(tensor + " amax all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, 4, false));
+  }
+
   void TpIn(PassWork& F, const OpName& gemm) {  // before a column-parallel GEMM
+    AmaxReduce(F, gemm + " input");
     if (c_.tp && c_.sp) {
       F.comms.push_back(Comm(gemm + " all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, c_.tp_gather_bytes, c_.p.tp_comm_overlap, gemm,
                              CommEngine::kCopyEngine));
@@ -512,7 +524,7 @@ class LayerBuilder {
       if (o.cls == OpClass::kGemm) {
         // Low precision: the output gradient is quantized in both layouts (dgrad and wgrad reduce over different axes).
         if (IsLowPrecision(c_.prec) && o.low_precision) {
-          B.ops.push_back(Mem(o.name + " grad cast-transpose", o.m * o.n * o.batch * BackwardCastBytesPerElement(c_.prec, o.n)));
+          B.ops.push_back(Mem(o.name + " grad cast-transpose", o.m * o.n * o.batch * BackwardCastBytesPerElement(c_.prec, c_.scaling, o.n)));
           B.ops.back().kernels = o.kernels;
         }
         // Under LoRA every base projection is frozen (low_precision marks them; the adapters run in 16-bit).
@@ -546,6 +558,7 @@ class LayerBuilder {
       }
       if (c_.sp) {
         for (const TpRegion& r : regions_) {
+          AmaxReduce(B, r.row_gemm + " output grad");
           B.comms.push_back(Comm(r.row_gemm + " grad all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, c_.tp_gather_bytes, p.tp_comm_overlap,
                                  r.row_gemm + " dgrad", CommEngine::kCopyEngine));
         }

@@ -1,6 +1,7 @@
 #include "models/workload.h"
 
 #include <gtest/gtest.h>
+#include <algorithm>
 #include <tuple>
 #include <yaml-cpp/yaml.h>
 
@@ -143,6 +144,40 @@ TEST(WorkloadTest, Fp8AllGathersOfTheOverlappedLayersMoveOneByte) {
   sets.back() = "training.precision=bf16";
   const Workload bf16 = BuildWorkload(Make("gpt3-175b", sets));
   EXPECT_DOUBLE_EQ(CommNamed(bf16.layer(0).forward, "qkv all-gather").bytes, rs);
+}
+
+// Current scaling (megatron-bridge-perf's fp8) reads each cast's input once
+// more for its amax and all-reduces the amax of every sequence-parallel shard
+// over TP before quantizing it: the inputs of the column-parallel GEMMs and
+// the output gradients of the row-parallel ones. Delayed scaling does neither.
+TEST(WorkloadTest, CurrentScalingAmaxPassesAndTheirAllReduces) {
+  std::vector<std::string> sets = {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "parallelism.sequence_parallel=true",
+                                   "training.precision=fp8", "training.framework=megatron-bridge-perf"};
+  const Workload current = BuildWorkload(Make("gpt3-175b", sets));
+  for (const char* name : {"qkv input amax all-reduce", "fc1 input amax all-reduce"}) {
+    const CommOp& c = CommNamed(current.layer(0).forward, name);
+    EXPECT_EQ(c.group, CommGroup::kTensor) << name;
+    EXPECT_DOUBLE_EQ(c.bytes, 4) << name;
+    EXPECT_FALSE(c.overlapped) << name;  // the cast waits for it
+  }
+  CommNamed(current.layer(0).backward, "attention proj output grad amax all-reduce");
+  CommNamed(current.layer(0).backward, "fc2 output grad amax all-reduce");
+  sets.back() = "training.framework=megatron-core-2024";
+  const Workload delayed = BuildWorkload(Make("gpt3-175b", sets));
+  const auto amax_comms = [](const PassWork& p) {
+    return std::count_if(p.comms.begin(), p.comms.end(), [](const CommOp& c) { return c.name.str().find("amax") != std::string::npos; });
+  };
+  EXPECT_EQ(amax_comms(delayed.layer(0).forward) + amax_comms(delayed.layer(0).backward), 0);
+  const auto bytes_of = [](const PassWork& p, const std::string& op) {
+    for (const auto& o : p.ops) {
+      if (o.name.str() == op) return o.bytes;
+    }
+    ADD_FAILURE() << "no op " << op;
+    return 0.0;
+  };
+  // The cast of the attention output: one more 2-byte read per element.
+  const double elems = bytes_of(delayed.layer(0).forward, "fp8 cast (proj input)") / 3;
+  EXPECT_DOUBLE_EQ(bytes_of(current.layer(0).forward, "fp8 cast (proj input)"), 5 * elems);
 }
 
 // Megatron's unfused fp32 cross entropy: 38 bytes per local logit forward,

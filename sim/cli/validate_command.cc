@@ -19,7 +19,7 @@ int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err) {
     out << "usage: trainsim validate [--reference FILE.yaml | --profile PROFILE.yaml] [--json] [--fidelity des|analytical]\n"
            "                         [--set KEY=VALUE]... [--cases TEXT]\n"
            "Predict every case of a reference file of measured runs and print predicted vs measured step time.\n"
-           "A case that names no training.framework runs with the framework profile whose containers its source names.\n"
+           "A case that names no training.framework runs with the framework profile whose containers (else result repositories) its source names.\n"
            "  --reference FILE   cases to predict (default: reference/measured.yaml in the data directory when\n"
            "                     installed, else tests/reference/measured.yaml in the source tree)\n"
            "  --profile FILE     a calibration profile: validate its measured layer steps instead\n"

@@ -103,6 +103,9 @@ struct FrameworkProfile {
   bool distributed_optimizer = false;
   DataSharding data_sharding = DataSharding::kNone;  // the framework's default; optimizer when distributed_optimizer
   bool sequence_parallel = true;  // with tensor > 1
+  // The scale training.precision fp8 (per-tensor) takes: from the amax
+  // history (delayed) or the tensor's own amax (current; sim/core/precision.h).
+  Fp8Scaling fp8_scaling = Fp8Scaling::kDelayed;
   // SMs a communication kernel holds while it overlaps compute (the compute
   // runs on the rest): NCCL's channels, TE userbuffers' num_sm.
   // Bytes a weight-gradient GEMM's epilogue moves per element: 8 when it
@@ -149,6 +152,10 @@ struct FrameworkProfile {
   // Software containers this profile describes (e.g. "nvcr.io/nvidia/nemo:24.12"):
   // `validate` runs a reference case whose source names one with this profile.
   std::vector<std::string> containers;
+  // Repositories whose published performance results ran this stack as the
+  // profile describes it (e.g. "NVIDIA-NeMo/Megatron-Bridge" for its recipes):
+  // the same for a case whose source names one and no container.
+  std::vector<std::string> result_repositories;
 
   bool operator==(const FrameworkProfile&) const = default;
 };

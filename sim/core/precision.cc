@@ -78,14 +78,20 @@ double OperandBytes(Precision p, double row_elems) {
   return k16BitBytes;
 }
 
-double ForwardCastBytesPerElement(Precision p, double row_elems) {
-  if (!IsLowPrecision(p)) return 0;
-  return k16BitBytes + ForwardCopies(p) * OperandBytes(p, row_elems);
+bool NeedsTensorAmax(Precision p, Fp8Scaling scaling) {
+  return p == Precision::kNvfp4 || (p == Precision::kFp8 && scaling == Fp8Scaling::kCurrent);
 }
 
-double BackwardCastBytesPerElement(Precision p, double row_elems) {
+double ForwardCastBytesPerElement(Precision p, Fp8Scaling scaling, double row_elems) {
   if (!IsLowPrecision(p)) return 0;
-  return k16BitBytes + 2 * OperandBytes(p, row_elems);
+  const double reads = NeedsTensorAmax(p, scaling) ? 2 : 1;
+  return reads * k16BitBytes + ForwardCopies(p) * OperandBytes(p, row_elems);
+}
+
+double BackwardCastBytesPerElement(Precision p, Fp8Scaling scaling, double row_elems) {
+  if (!IsLowPrecision(p)) return 0;
+  const double reads = NeedsTensorAmax(p, scaling) ? 2 : 1;
+  return reads * k16BitBytes + 2 * OperandBytes(p, row_elems);
 }
 
 double SavedInputBytes(Precision p, double row_elems) { return OperandBytes(p, row_elems); }

@@ -34,6 +34,23 @@ namespace trainsim {
 
 enum class Precision { kBf16, kFp16, kFp8, kFp8Blockwise, kFp8Rowwise, kMxfp8, kNvfp4 };
 
+// Where a per-tensor fp8 recipe takes its scale from (the framework's
+// recipe, FrameworkProfile::fp8_scaling): the amax history of earlier
+// iterations, which the cast itself updates as it goes (Transformer Engine's
+// DelayedScaling), or the tensor's own amax, found before the cast can
+// start (Float8CurrentScaling; torchao's dynamic "tensorwise" float8).
+enum class Fp8Scaling { kDelayed, kCurrent };
+
+// True when a cast must know the tensor's own absolute maximum before it
+// quantizes: fp8 under current scaling, and nvfp4 always (its second-level
+// fp32 scale is per tensor: TE's NVFP4Quantizer runs compute_amax, or the
+// Hadamard transform's amax, then quantizes). Such a cast reads the 16-bit
+// tensor once more, and a tensor split over the sequence-parallel ranks
+// first agrees on one amax (a one-float max all-reduce over the TP group:
+// TE sets with_amax_reduction on column-parallel inputs and row-parallel
+// output gradients under sequence parallelism).
+bool NeedsTensorAmax(Precision p, Fp8Scaling scaling);
+
 // Scenario spelling ("bf16", "fp8-blockwise", ...).
 std::string ToString(Precision p);
 // The precision of a scenario spelling; false when there is none.
@@ -70,9 +87,10 @@ double OperandBytes(Precision p, double row_elems = 8192);
 // reduction dimension, so the weight gradient, which reduces over tokens,
 // needs a second copy quantized along the other axis). Output gradients in
 // the backward: always both orientations (dgrad and wgrad reduce over
-// different axes).
-double ForwardCastBytesPerElement(Precision p, double row_elems = 8192);
-double BackwardCastBytesPerElement(Precision p, double row_elems = 8192);
+// different axes). A cast that NeedsTensorAmax reads the 16-bit element a
+// second time for its amax pass.
+double ForwardCastBytesPerElement(Precision p, Fp8Scaling scaling, double row_elems = 8192);
+double BackwardCastBytesPerElement(Precision p, Fp8Scaling scaling, double row_elems = 8192);
 
 // Bytes per element of a projection input saved for the backward: the
 // quantized copy the weight gradient reads (Transformer Engine keeps it

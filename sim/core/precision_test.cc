@@ -28,15 +28,28 @@ TEST(PrecisionTest, OperandBytesCountTheScaleFactors) {
 }
 
 TEST(PrecisionTest, CastTrafficReadsSixteenBitAndWritesTheCopies) {
-  EXPECT_DOUBLE_EQ(ForwardCastBytesPerElement(Precision::kBf16), 0.0);
-  EXPECT_DOUBLE_EQ(BackwardCastBytesPerElement(Precision::kFp16), 0.0);
+  const Fp8Scaling delayed = Fp8Scaling::kDelayed, current = Fp8Scaling::kCurrent;
+  EXPECT_DOUBLE_EQ(ForwardCastBytesPerElement(Precision::kBf16, current), 0.0);
+  EXPECT_DOUBLE_EQ(BackwardCastBytesPerElement(Precision::kFp16, current), 0.0);
   // Per-tensor fp8: one forward copy (TE transposes it on the fly), both layouts of the gradient.
-  EXPECT_DOUBLE_EQ(ForwardCastBytesPerElement(Precision::kFp8), 3.0);
-  EXPECT_DOUBLE_EQ(BackwardCastBytesPerElement(Precision::kFp8), 4.0);
+  EXPECT_DOUBLE_EQ(ForwardCastBytesPerElement(Precision::kFp8, delayed), 3.0);
+  EXPECT_DOUBLE_EQ(BackwardCastBytesPerElement(Precision::kFp8, delayed), 4.0);
+  // Current scaling reads the tensor once more for its amax.
+  EXPECT_DOUBLE_EQ(ForwardCastBytesPerElement(Precision::kFp8, current), 5.0);
+  EXPECT_DOUBLE_EQ(BackwardCastBytesPerElement(Precision::kFp8, current), 6.0);
   // Block-scaled: both layouts in the forward too (blocks run along the reduction axis).
-  EXPECT_DOUBLE_EQ(ForwardCastBytesPerElement(Precision::kMxfp8), 2.0 + 2 * (1.0 + 1.0 / 32));
-  EXPECT_DOUBLE_EQ(ForwardCastBytesPerElement(Precision::kNvfp4), 2.0 + 2 * 0.5625);
-  EXPECT_LT(ForwardCastBytesPerElement(Precision::kNvfp4), ForwardCastBytesPerElement(Precision::kMxfp8));
+  EXPECT_DOUBLE_EQ(ForwardCastBytesPerElement(Precision::kMxfp8, current), 2.0 + 2 * (1.0 + 1.0 / 32));
+  // NVFP4's per-tensor scale needs the amax whatever the fp8 recipe.
+  EXPECT_DOUBLE_EQ(ForwardCastBytesPerElement(Precision::kNvfp4, delayed), 4.0 + 2 * 0.5625);
+}
+
+TEST(PrecisionTest, OnlyPerTensorScalesNeedTheTensorsAmax) {
+  EXPECT_FALSE(NeedsTensorAmax(Precision::kFp8, Fp8Scaling::kDelayed));
+  EXPECT_TRUE(NeedsTensorAmax(Precision::kFp8, Fp8Scaling::kCurrent));
+  EXPECT_TRUE(NeedsTensorAmax(Precision::kNvfp4, Fp8Scaling::kDelayed));
+  for (Precision p : {Precision::kBf16, Precision::kFp8Blockwise, Precision::kFp8Rowwise, Precision::kMxfp8}) {
+    EXPECT_FALSE(NeedsTensorAmax(p, Fp8Scaling::kCurrent)) << ToString(p);
+  }
 }
 
 TEST(PrecisionTest, RateAndHardwareKeys) {

@@ -22,7 +22,7 @@ double NvlinkNcclBytesPerS(const Scenario& s) { return s.node.intra_ring_bus_byt
 
 double MessageSizeFactor(const Scenario& s, double chunk_bytes) {
   const double half = s.node.intra_half_chunk_bytes;
-  return half > 0 ? chunk_bytes / (chunk_bytes + half) : 1.0;
+  return half > 0 ? std::max(kLowLatencyProtocolEfficiency, chunk_bytes / (chunk_bytes + half)) : 1.0;
 }
 
 double CollectiveChunkBytes(const CommOp& op, int ranks) {

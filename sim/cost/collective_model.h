@@ -27,10 +27,19 @@ double NicShareBytesPerS(const Scenario& s);
 // non-allreduce operations").
 double NvlinkNcclBytesPerS(const Scenario& s);
 
+// NCCL's LL protocol: each 8-byte store carries 4 bytes of data and a 4-byte
+// flag, so it moves data at half the link rate, but with no pipeline to
+// fill; NCCL's tuner takes it for messages the Simple protocol's pipeline
+// would move slower (NCCL docs, NCCL_PROTO: LL "low latency", LL128, Simple).
+inline constexpr double kLowLatencyProtocolEfficiency = 0.5;
+
 // Fraction of the peak bandwidth a transfer reaches when NCCL moves it in
-// pieces of `chunk_bytes` (small pieces do not fill the links): chunk / (chunk
-// + the node's half chunk). A ring collective over n ranks moves bytes/n per
-// step, a point-to-point transfer its whole buffer.
+// pieces of `chunk_bytes`: the Simple protocol's chunk / (chunk + the node's
+// half chunk) (small pieces do not fill its pipeline), or the LL protocol's
+// kLowLatencyProtocolEfficiency where that is more. A ring collective over n
+// ranks moves bytes/n per step, a point-to-point transfer its whole buffer.
+// So a one-float all-reduce costs the group's latency, a 1 MiB all-reduce on
+// 8 H100s about 21 us against 27 us measured (dgx-h100.yaml's source).
 double MessageSizeFactor(const Scenario& s, double chunk_bytes);
 double CollectiveChunkBytes(const CommOp& op, int ranks);
 

@@ -42,6 +42,20 @@ TEST(CollectiveModelTest, NicCountDoesNotMatterInsideOneNode) {
   EXPECT_GT(a.grad_reduce_s, 0);
 }
 
+// Small messages take NCCL's LL protocol (half the link rate, no pipeline to
+// fill) rather than paying the Simple protocol's pipeline: a one-float
+// all-reduce (a current-scaling amax) costs the measured 8-byte latency, and
+// large messages keep the Simple protocol's size curve.
+TEST(CollectiveModelTest, SmallMessagesCostTheLatencyNotTheSimplePipeline) {
+  const Scenario s = Load("llama2-70b-8n-8nic");  // TP 4 inside the node
+  const double half = s.node.intra_half_chunk_bytes;
+  ASSERT_GT(half, 0);
+  EXPECT_DOUBLE_EQ(MessageSizeFactor(s, 1024), kLowLatencyProtocolEfficiency);
+  EXPECT_DOUBLE_EQ(MessageSizeFactor(s, 16 * half), 16 / 17.0);
+  const CommOp amax{"amax", CollectiveKind::kAllReduce, CommGroup::kTensor, 4, false, ""};
+  EXPECT_NEAR(CollectiveTime(s, amax), s.node.intra_latency_s, 0.01 * s.node.intra_latency_s);
+}
+
 TEST(CollectiveModelTest, AllReduceMovesTwiceAnAllGather) {
   const Scenario s = Load("llama2-70b-8n-8nic");
   const CommOp ag{"ag", CollectiveKind::kAllGather, CommGroup::kTensor, 256e6, false, ""};

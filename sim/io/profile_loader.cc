@@ -185,6 +185,7 @@ FrameworkProfile ParseFramework(const std::string& path) {
     }
     f.based_on = f.name;
     f.containers.clear();
+    f.result_repositories.clear();
   }
   // A key a whole profile must give defaults to the base's value in a derived one.
   auto inherited = [derived](auto base) -> std::optional<decltype(base)> {
@@ -215,6 +216,8 @@ FrameworkProfile ParseFramework(const std::string& path) {
   }
   f.sequence_parallel = m.Bool("sequence_parallel", inherited(f.sequence_parallel));
   f.wgrad_out_bytes = m.PositiveDouble("wgrad_out_bytes", f.wgrad_out_bytes);
+  const std::string scaling = f.fp8_scaling == Fp8Scaling::kCurrent ? "current" : "delayed";
+  f.fp8_scaling = m.Choice("fp8_scaling", {"delayed", "current"}, inherited(scaling)) == "current" ? Fp8Scaling::kCurrent : Fp8Scaling::kDelayed;
   if (auto o = m.OptMap("overlap_sms")) {
     f.nccl_overlap_sms = o->NonNegativeInt("nccl", f.nccl_overlap_sms);
     f.userbuffer_pipelined_sms = o->NonNegativeInt("userbuffers_pipelined", f.userbuffer_pipelined_sms);
@@ -246,13 +249,17 @@ FrameworkProfile ParseFramework(const std::string& path) {
     k->Finish();
   }
   f.expert_tensor_follows_tensor = m.Choice("expert_tensor", {"1", "tensor"}, f.expert_tensor_follows_tensor ? "tensor" : "1") == "tensor";
-  if (YAML::Node c = m.Raw("containers"); c.IsDefined()) {
-    if (!c.IsSequence()) m.Fail("containers", "expected a list of container names");
+  const auto names = [&m](const char* key, const std::string& what, std::vector<std::string>& out) {
+    YAML::Node c = m.Raw(key);
+    if (!c.IsDefined()) return;
+    if (!c.IsSequence()) m.Fail(key, "expected a list of " + what);
     for (const auto& name : c) {
-      if (!name.IsScalar() || name.Scalar().empty()) m.Fail("containers", "expected a list of container names");
-      f.containers.push_back(name.Scalar());
+      if (!name.IsScalar() || name.Scalar().empty()) m.Fail(key, "expected a list of " + what);
+      out.push_back(name.Scalar());
     }
-  }
+  };
+  names("containers", "container names", f.containers);
+  names("result_repositories", "repository names (owner/name)", f.result_repositories);
   m.Finish();
   return f;
 }

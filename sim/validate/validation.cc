@@ -33,39 +33,51 @@ std::vector<std::string> DefaultedKeys(const YAML::Node& sc) {
   return out;
 }
 
-// The framework profiles that name the software containers they describe,
-// as (container, profile name): a case whose source names the container ran
-// that release.
-std::vector<std::pair<std::string, std::string>> ReleaseContainers() {
-  std::vector<std::pair<std::string, std::string>> out;
+// What a case's source can name to say which software ran it: a container
+// (the release itself) or a repository whose published results all ran one
+// stack. Containers first: they name a release, a repository names many.
+struct ReleaseMarker {
+  std::string name;       // "nvcr.io/nvidia/nemo:24.12", "NVIDIA-NeMo/Megatron-Bridge"
+  std::string framework;  // the profile that describes it
+  std::string what;       // "container" or "repository"
+};
+
+// The framework profiles' markers, containers before repositories.
+std::vector<ReleaseMarker> ReleaseMarkers() {
+  std::vector<ReleaseMarker> containers, repositories;
   for (const auto& name : CatalogueNames("hardware-profiles/frameworks")) {
     const FrameworkProfile f = LoadFrameworkProfile(YAML::Node(name), "", "framework");
-    for (const auto& c : f.containers) out.emplace_back(c, f.name);
+    for (const auto& c : f.containers) containers.push_back({c, f.name, "container"});
+    for (const auto& r : f.result_repositories) repositories.push_back({r, f.name, "repository"});
   }
-  return out;
+  containers.insert(containers.end(), repositories.begin(), repositories.end());
+  return containers;
 }
 
-// Whether `source` names `container` itself, not a later build of it
-// ("nemo:24.12" is not named by "nemo:24.12.01").
-bool NamesContainer(const std::string& source, const std::string& container) {
-  for (size_t at = source.find(container); at != std::string::npos; at = source.find(container, at + 1)) {
-    const size_t end = at + container.size();
-    const auto digit = [&](size_t i) { return i < source.size() && std::isdigit(static_cast<unsigned char>(source[i])); };
-    if (!digit(end) && !(end < source.size() && source[end] == '.' && digit(end + 1))) return true;
+// Whether `source` names `marker` itself, not a later build of it
+// ("nemo:24.12" is not named by "nemo:24.12.01") nor a longer name
+// ("NVIDIA/Megatron-LM" is not named by "NVIDIA/Megatron-LM-fork").
+bool NamesMarker(const std::string& source, const std::string& marker) {
+  for (size_t at = source.find(marker); at != std::string::npos; at = source.find(marker, at + 1)) {
+    const size_t end = at + marker.size();
+    const auto is = [&](size_t i, auto pred) { return i < source.size() && pred(static_cast<unsigned char>(source[i])); };
+    const auto digit = [](unsigned char c) { return std::isdigit(c) != 0; };
+    const auto name_char = [](unsigned char c) { return std::isalnum(c) != 0 || c == '-' || c == '_'; };
+    if (is(end, name_char) || (is(end, [](unsigned char c) { return c == '.'; }) && is(end + 1, digit))) continue;
+    return true;
   }
   return false;
 }
 
 // A case that does not name its framework runs with the release its source
-// names (the container), when a profile describes it: that profile, set in
-// the case's scenario, or nullopt.
-std::optional<std::string> FrameworkFromSource(YAML::Node& sc, const std::string& source,
-                                               const std::vector<std::pair<std::string, std::string>>& releases) {
+// names (a container, else a repository), when a profile describes it: that
+// marker, its profile set in the case's scenario, or nullopt.
+std::optional<ReleaseMarker> FrameworkFromSource(YAML::Node& sc, const std::string& source, const std::vector<ReleaseMarker>& markers) {
   if (sc["training"].IsDefined() && sc["training"]["framework"].IsDefined()) return std::nullopt;
-  for (const auto& [container, framework] : releases) {
-    if (!NamesContainer(source, container)) continue;
-    sc["training"]["framework"] = framework;
-    return framework;
+  for (const auto& m : markers) {
+    if (!NamesMarker(source, m.name)) continue;
+    sc["training"]["framework"] = m.framework;
+    return m;
   }
   return std::nullopt;
 }
@@ -88,7 +100,7 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
   bool override_accepted = false;
   int seen = 0;
   try {
-    const auto releases = ReleaseContainers();
+    const auto releases = ReleaseMarkers();
     YAML::Node root = LoadYamlFile(file);
     YamlMap top(root, file);
     YAML::Node cases = top.Raw("cases");
@@ -110,9 +122,9 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
       ++seen;
       if (!what_if.cases_containing.empty() && vc.id.find(what_if.cases_containing) == std::string::npos) continue;
       ApplyOverrides(sc, what_if.overrides);
-      const std::optional<std::string> release = FrameworkFromSource(sc, vc.source, releases);
+      const std::optional<ReleaseMarker> release = FrameworkFromSource(sc, vc.source, releases);
       vc.defaulted = DefaultedKeys(sc);  // a key the what-if sets did not take a default
-      if (release) vc.defaulted.push_back("training.framework=" + *release + " (the source's container)");
+      if (release) vc.defaulted.push_back("training.framework=" + release->framework + " (the source's " + release->what + ")");
       Expected<Scenario> s = ParseScenario(sc, file);
       const bool blames_override = !s && s.error().ToString().rfind("--set", 0) == 0;
       if (!what_if.overrides.empty()) {

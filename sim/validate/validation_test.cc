@@ -197,6 +197,22 @@ TEST(ValidationTest, CaseRunsWithTheReleaseItsSourceNames) {
   EXPECT_NE(std::find(other.begin(), other.end(), "training.framework"), other.end());  // not nemo-24.12's container
 }
 
+// A source that names no container but a repository whose published results
+// one profile describes runs with that profile; a longer name is not it.
+TEST(ValidationTest, CaseRunsWithTheProfileOfTheRepositoryItsSourceNames) {
+  YAML::Node ref = YAML::LoadFile(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/reference-sample.yaml");
+  ref["cases"][0]["source"] = "NVIDIA-NeMo/Megatron-Bridge commit 067f987df docs/performance-summary.md";
+  ref["cases"][1]["source"] = "a fork, NVIDIA-NeMo/Megatron-Bridge-fork docs/performance-summary.md";
+  const std::string file = (std::filesystem::temp_directory_path() / "trainsim_repository_cases.yaml").string();
+  std::ofstream(file) << YAML::Dump(ref);
+  auto rep = ValidateReference(file, Fidelity::kAnalytical);
+  ASSERT_TRUE(rep.ok()) << rep.error().ToString();
+  const auto& named = rep->cases[0].defaulted;
+  EXPECT_NE(std::find(named.begin(), named.end(), "training.framework=megatron-bridge-perf (the source's repository)"), named.end());
+  const auto& fork = rep->cases[1].defaulted;
+  EXPECT_NE(std::find(fork.begin(), fork.end(), "training.framework"), fork.end());
+}
+
 TEST(ValidationTest, MalformedReferenceIsAnInputError) {
   auto rep = ValidateReference(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/malformed.yaml", Fidelity::kAnalytical);
   ASSERT_FALSE(rep.ok());
