@@ -125,6 +125,14 @@ const CommOp& CommNamed(const PassWork& pass, const std::string& name) {
   return none;
 }
 
+// HBM bytes of the operator `name` of a pass; 0 when the pass has none.
+double OpBytes(const PassWork& pass, const std::string& name) {
+  for (const auto& o : pass.ops) {
+    if (o.name == name) return o.bytes;
+  }
+  return 0;
+}
+
 // Transformer Engine's userbuffers all-gathers carry fp8 buffers under an fp8
 // recipe; its reduce-scatters stay 16-bit. Without TP overlap (plain NCCL
 // collectives) the model keeps 2 bytes.
@@ -168,16 +176,10 @@ TEST(WorkloadTest, CurrentScalingAmaxPassesAndTheirAllReduces) {
     return std::count_if(p.comms.begin(), p.comms.end(), [](const CommOp& c) { return c.name.str().find("amax") != std::string::npos; });
   };
   EXPECT_EQ(amax_comms(delayed.layer(0).forward) + amax_comms(delayed.layer(0).backward), 0);
-  const auto bytes_of = [](const PassWork& p, const std::string& op) {
-    for (const auto& o : p.ops) {
-      if (o.name.str() == op) return o.bytes;
-    }
-    ADD_FAILURE() << "no op " << op;
-    return 0.0;
-  };
   // The cast of the attention output: one more 2-byte read per element.
-  const double elems = bytes_of(delayed.layer(0).forward, "fp8 cast (proj input)") / 3;
-  EXPECT_DOUBLE_EQ(bytes_of(current.layer(0).forward, "fp8 cast (proj input)"), 5 * elems);
+  const double elems = OpBytes(delayed.layer(0).forward, "fp8 cast (proj input)") / 3;
+  ASSERT_GT(elems, 0);  // the cast is there
+  EXPECT_DOUBLE_EQ(OpBytes(current.layer(0).forward, "fp8 cast (proj input)"), 5 * elems);
 }
 
 // Megatron's unfused fp32 cross entropy: 38 bytes per local logit forward,
@@ -212,19 +214,13 @@ TEST(WorkloadTest, ContextParallelAddsTheRingAttentionMergeAndTheLastDkvReturn) 
   const Scenario s = Make("llama3-8b", cp2);
   const Workload w = BuildWorkload(s);
   const double T = 8192 / 2, q = T * s.model.heads * s.model.head_dim(), kv = T * 2 * s.model.kv_heads * s.model.head_dim();
-  auto op_bytes = [](const PassWork& p, const std::string& name) {
-    for (const auto& o : p.ops) {
-      if (o.name == name) return o.bytes;
-    }
-    return 0.0;
-  };
-  EXPECT_DOUBLE_EQ(op_bytes(w.layer(0).forward, "cp output correction"), 2 * q * 6);
-  EXPECT_DOUBLE_EQ(op_bytes(w.layer(0).backward, "cp gradient accumulation"), 2 * (q + kv) * 6);
+  EXPECT_DOUBLE_EQ(OpBytes(w.layer(0).forward, "cp output correction"), 2 * q * 6);
+  EXPECT_DOUBLE_EQ(OpBytes(w.layer(0).backward, "cp gradient accumulation"), 2 * (q + kv) * 6);
   const CommOp& ret = CommNamed(w.layer(0).backward, "cp dkv return");
   EXPECT_FALSE(ret.overlapped);
   EXPECT_DOUBLE_EQ(ret.bytes, kv * 2);
   const Workload none = BuildWorkload(Make("llama3-8b", base));
-  EXPECT_EQ(op_bytes(none.layer(0).forward, "cp output correction"), 0.0);
+  EXPECT_EQ(OpBytes(none.layer(0).forward, "cp output correction"), 0.0);
   for (const auto& c : none.layer(0).backward.comms) EXPECT_NE(c.name, "cp dkv return");
 }
 

@@ -60,11 +60,11 @@ std::vector<ReleaseMarker> ReleaseMarkers() {
 bool NamesMarker(const std::string& source, const std::string& marker) {
   for (size_t at = source.find(marker); at != std::string::npos; at = source.find(marker, at + 1)) {
     const size_t end = at + marker.size();
-    const auto is = [&](size_t i, auto pred) { return i < source.size() && pred(static_cast<unsigned char>(source[i])); };
-    const auto digit = [](unsigned char c) { return std::isdigit(c) != 0; };
-    const auto name_char = [](unsigned char c) { return std::isalnum(c) != 0 || c == '-' || c == '_'; };
-    if (is(end, name_char) || (is(end, [](unsigned char c) { return c == '.'; }) && is(end + 1, digit))) continue;
-    return true;
+    const auto at_char = [&](size_t i) -> unsigned char { return i < source.size() ? source[i] : 0; };
+    const unsigned char next = at_char(end);
+    const bool longer_name = std::isalnum(next) || next == '-' || next == '_';
+    const bool later_build = next == '.' && std::isdigit(at_char(end + 1));
+    if (!longer_name && !later_build) return true;
   }
   return false;
 }
