@@ -192,6 +192,7 @@ struct LayerContext {
   Precision prec;  // which GEMMs and casts it implies: sim/core/precision.h
   Fp8Scaling scaling;  // the framework's fp8 recipe
   bool amax_reduce;    // TP all-reduces each sequence-parallel cast's amax first
+  bool fp8_amax_reduced;  // each chunk's amaxes are all-reduced after its passes (Workload::chunk_amax_reduce)
   bool dropout, tp, sp, lora;
   double norm_bytes, residual_bytes, cast;
   explicit LayerContext(const Scenario& scenario)
@@ -221,6 +222,7 @@ struct LayerContext {
     cast = ForwardCastBytesPerElement(prec, scaling, h);                 // quantize a projection input (0 in 16-bit)
     // A sequence-parallel shard quantized before its all-gather needs the amax of the whole tensor.
     amax_reduce = tp && sp && NeedsTensorAmax(prec, scaling);
+    fp8_amax_reduced = KeepsAmaxHistory(prec, scaling) && sc.framework.fp8_amax_reduction != Fp8AmaxReduction::kNone;
   }
 };
 
@@ -269,6 +271,14 @@ class LayerBuilder {
     ContextParallelOverheads(F, lw.backward);
     AddRecompute(F, kind, lw.recompute);
     Parameters(lw);
+    if (c_.fp8_amax_reduced) {
+      double gemms = 0;
+      for (const Operator& o : F.ops) {
+        if (o.cls == OpClass::kGemm && o.low_precision) gemms += o.batch;
+      }
+      lw.fp8_amax_forward_bytes = 3 * 4 * gemms;
+      lw.fp8_amax_backward_bytes = 2 * 4 * gemms;
+    }
     return lw;
   }
 
@@ -685,6 +695,10 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
   }
   w.cp_exchange_bytes_per_layer = builder.cp_exchange_bytes();
   w.mtp_layers = md.mtp_layers;
+  if (c.fp8_amax_reduced) {
+    const CommGroup group = sc.framework.fp8_amax_reduction == Fp8AmaxReduction::kStage ? CommGroup::kStage : CommGroup::kTensor;
+    w.chunk_amax_reduce = Comm("fp8 amax all-reduce", CollectiveKind::kAllReduce, group, 0, false);
+  }
 
   // First stage: embedding lookup (vocab-parallel: combine partial rows over TP).
   if (passes) {

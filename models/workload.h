@@ -144,6 +144,12 @@ struct LayerWork {
   double params_per_gpu = 0;             // after TP (attention, dense MLP) and EP x ETP (routed experts)
   double trainable_params_per_gpu = 0;   // params_per_gpu, or the LoRA adapters'
   double expert_params_per_gpu = 0;      // the routed experts' part of params_per_gpu
+  // Under delayed fp8 scaling with the amax reduction on (Workload::stage_amax_reduce):
+  // the amaxes one layer adds to its chunk's reductions, 4 B each: Transformer
+  // Engine keeps 3 per fp8 GEMM in the forward (input, weight, output) and 2 in
+  // the backward (output gradient, input gradient); a grouped GEMM, per expert.
+  double fp8_amax_forward_bytes = 0;
+  double fp8_amax_backward_bytes = 0;
 };
 
 struct Workload {
@@ -170,6 +176,13 @@ struct Workload {
   // and FSDP). Bytes 0 when the mode has none.
   CommOp shard_unit_gather;
   CommOp shard_unit_reduce;
+  // Delayed fp8 scaling with FrameworkProfile::fp8_amax_reduction: per micro
+  // batch and virtual stage, one blocking all-reduce (max) over the
+  // reduction group (the stage's ranks, CommGroup::kStage, or the TP group)
+  // after the chunk's forward and one after its backward, of its layers'
+  // amaxes (LayerWork::fp8_amax_*_bytes). Not overlapped; no reduction when
+  // the layers have no amax bytes.
+  CommOp chunk_amax_reduce;
   // Per layer, on one GPU (after TP), the largest kind: what FSDP gathers and
   // keeps in flight, and the trainable parameters whose gradients it reduces.
   double layer_params_per_gpu = 0;

@@ -86,6 +86,9 @@ std::string ToString(MoeDispatcher d);
 // Choice checked it); kAllToAll for any other.
 MoeDispatcher MoeDispatcherNamed(const std::string& name);
 
+// Which ranks agree on a delayed-scaling fp8 tensor's amax (FrameworkProfile::fp8_amax_reduction).
+enum class Fp8AmaxReduction { kNone, kTensor, kStage };
+
 struct FrameworkProfile {
   std::string name;
   // The profile this one was written as changes to (its based_on key); empty for a whole profile.
@@ -106,6 +109,15 @@ struct FrameworkProfile {
   // The scale training.precision fp8 (per-tensor) takes: from the amax
   // history (delayed) or the tensor's own amax (current; sim/core/precision.h).
   Fp8Scaling fp8_scaling = Fp8Scaling::kDelayed;
+  // Transformer Engine's DelayedScaling reduce_amax: when an fp8_autocast
+  // region ends (a model chunk's forward) and when its backward ends, the
+  // amaxes of its fp8 tensors are all-reduced (max) over the amax reduction
+  // group, blocking the compute stream; only under delayed scaling
+  // (KeepsAmaxHistory). kNone: each rank scales by its own amaxes
+  // (reduce_amax off); kTensor: over the TP group only (Megatron-Core
+  // tp_only_amax_red); kStage: over the stage's TP x CP x DP ranks
+  // (Megatron-Core's default amax reduction group).
+  Fp8AmaxReduction fp8_amax_reduction = Fp8AmaxReduction::kNone;
   // SMs a communication kernel holds while it overlaps compute (the compute
   // runs on the rest): NCCL's channels, TE userbuffers' num_sm.
   // Bytes a weight-gradient GEMM's epilogue moves per element: 8 when it

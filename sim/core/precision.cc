@@ -82,6 +82,8 @@ bool NeedsTensorAmax(Precision p, Fp8Scaling scaling) {
   return p == Precision::kNvfp4 || (p == Precision::kFp8 && scaling == Fp8Scaling::kCurrent);
 }
 
+bool KeepsAmaxHistory(Precision p, Fp8Scaling scaling) { return p == Precision::kFp8 && scaling == Fp8Scaling::kDelayed; }
+
 double ForwardCastBytesPerElement(Precision p, Fp8Scaling scaling, double row_elems) {
   if (!IsLowPrecision(p)) return 0;
   const double reads = NeedsTensorAmax(p, scaling) ? 2 : 1;

@@ -50,6 +50,11 @@ enum class Fp8Scaling { kDelayed, kCurrent };
 // TE sets with_amax_reduction on column-parallel inputs and row-parallel
 // output gradients under sequence parallelism).
 bool NeedsTensorAmax(Precision p, Fp8Scaling scaling);
+// True when the step keeps an amax history per fp8 tensor (Transformer
+// Engine's DelayedScaling): per-tensor fp8 under delayed scaling. Its scales
+// are agreed across ranks after the forward and the backward of each model
+// chunk (FrameworkProfile::fp8_amax_reduction), not cast by cast.
+bool KeepsAmaxHistory(Precision p, Fp8Scaling scaling);
 
 // Scenario spelling ("bf16", "fp8-blockwise", ...).
 std::string ToString(Precision p);

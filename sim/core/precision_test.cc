@@ -52,6 +52,14 @@ TEST(PrecisionTest, OnlyPerTensorScalesNeedTheTensorsAmax) {
   }
 }
 
+TEST(PrecisionTest, OnlyDelayedScalingKeepsAnAmaxHistory) {
+  EXPECT_TRUE(KeepsAmaxHistory(Precision::kFp8, Fp8Scaling::kDelayed));
+  EXPECT_FALSE(KeepsAmaxHistory(Precision::kFp8, Fp8Scaling::kCurrent));
+  for (Precision p : {Precision::kBf16, Precision::kFp16, Precision::kFp8Blockwise, Precision::kFp8Rowwise, Precision::kMxfp8, Precision::kNvfp4}) {
+    EXPECT_FALSE(KeepsAmaxHistory(p, Fp8Scaling::kDelayed)) << ToString(p);
+  }
+}
+
 TEST(PrecisionTest, RateAndHardwareKeys) {
   EXPECT_STREQ(GemmRateKey(Precision::kFp8Blockwise), "fp8");
   EXPECT_STREQ(GemmRateKey(Precision::kFp8Rowwise), "fp8");

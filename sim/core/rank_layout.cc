@@ -26,6 +26,7 @@ std::string ToString(CommGroup g) {
     case CommGroup::kExpert: return "ep";
     case CommGroup::kExpertTensor: return "etp";
     case CommGroup::kExpertData: return "edp";
+    case CommGroup::kStage: return "stage";
   }
   return "?";
 }
@@ -63,6 +64,7 @@ GroupSpan RankLayout::Span(CommGroup group) const {
     case CommGroup::kExpertTensor: return Span(s.expert_tensor, 1);
     case CommGroup::kExpertData:
       return Span(s.tensor * s.context * s.data / std::max(1, s.expert * s.expert_tensor), s.expert * s.expert_tensor);
+    case CommGroup::kStage: return Span(s.tensor * s.context * s.data, 1);
   }
   return {};
 }

@@ -18,7 +18,9 @@ enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kSendRecv, k
 // shard (HSDP's replicate dimension). Without HSDP kShard is kData.
 // kExpert: the EP group the token all-to-all runs in; kExpertTensor: ETP;
 // kExpertData: the ranks holding the same experts (their gradients' group).
-enum class CommGroup { kTensor, kContext, kData, kPipeline, kShard, kShardReplica, kExpert, kExpertTensor, kExpertData };
+// kStage: every rank of one pipeline stage (TP x CP x DP; Megatron-Core's
+// fp8 amax reduction group, get_amax_reduction_group(with_context_parallel)).
+enum class CommGroup { kTensor, kContext, kData, kPipeline, kShard, kShardReplica, kExpert, kExpertTensor, kExpertData, kStage };
 std::string ToString(CollectiveKind k);
 std::string ToString(CommGroup g);
 

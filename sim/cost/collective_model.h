@@ -104,7 +104,7 @@ class CollectiveTimes {
   Entry entries_[48];
   int count_ = 0;
   // Each group's span, placed once (a miss of the entries above needs it).
-  static constexpr int kGroups = int(CommGroup::kExpertData) + 1;
+  static constexpr int kGroups = int(CommGroup::kStage) + 1;
   GroupSpan spans_[kGroups];
   bool spanned_[kGroups] = {};
 };

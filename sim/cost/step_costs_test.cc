@@ -153,6 +153,55 @@ TEST(StepCostsTest, FsdpGathersPerLayerBehindTheLayersCompute) {
   EXPECT_LT(CollectiveTime(hsdp, BuildWorkload(hsdp).shard_unit_gather), gather_s);
 }
 
+// Delayed fp8 scaling (Transformer Engine's DelayedScaling with reduce_amax):
+// after each virtual stage's forward and after its backward the amaxes are
+// all-reduced over the reduction group, on the critical path, per micro
+// batch; 3 amaxes per fp8 GEMM forward, 2 backward. None under current
+// scaling, in bf16, or with the reduction off; over TP alone it stays on NVLink.
+TEST(StepCostsTest, DelayedScalingAgreesOnAmaxesAfterEachChunkPass) {
+  const Scenario on = H100Tp8({"parallelism.tensor=2", "parallelism.pipeline=2", "parallelism.virtual_stages=2", "cluster.nodes=4",
+                               "training.global_batch=64", "training.precision=fp8"});
+  ASSERT_EQ(on.framework.fp8_amax_reduction, Fp8AmaxReduction::kStage);
+  Scenario off = on;
+  off.framework.fp8_amax_reduction = Fp8AmaxReduction::kNone;
+  const Workload w = BuildWorkload(on);
+  EXPECT_DOUBLE_EQ(w.layer(0).fp8_amax_forward_bytes, 4.0 * 3 * 4);  // qkv, proj, fc1, fc2
+  EXPECT_DOUBLE_EQ(w.layer(0).fp8_amax_backward_bytes, 4.0 * 2 * 4);
+  EXPECT_EQ(w.chunk_amax_reduce.group, CommGroup::kStage);
+  const GroupSpan stage = on.layout().Span(CommGroup::kStage);
+  EXPECT_EQ(stage.ranks, 2 * 8);  // TP 2 x DP 8 of 32 GPUs at PP 2
+  EXPECT_EQ(stage.nodes, 2);
+  const StepCosts c_on = ComputeStepCosts(on), c_off = ComputeStepCosts(off);
+  ASSERT_EQ(c_on.virtual_stage.size(), 4u);
+  for (size_t vs = 0; vs < c_on.virtual_stage.size(); ++vs) {
+    CommOp forward = w.chunk_amax_reduce, backward = w.chunk_amax_reduce;
+    forward.bytes = w.stages.VirtualStageLayers(int(vs)) * w.layer(0).fp8_amax_forward_bytes;
+    backward.bytes = w.stages.VirtualStageLayers(int(vs)) * w.layer(0).fp8_amax_backward_bytes;
+    EXPECT_NEAR(c_on.virtual_stage[vs].forward_exposed_comm_s - c_off.virtual_stage[vs].forward_exposed_comm_s, CollectiveTime(on, forward), 1e-12);
+    EXPECT_NEAR(c_on.virtual_stage[vs].backward_exposed_comm_s - c_off.virtual_stage[vs].backward_exposed_comm_s, CollectiveTime(on, backward), 1e-12);
+    EXPECT_DOUBLE_EQ(c_on.virtual_stage[vs].forward_compute_s, c_off.virtual_stage[vs].forward_compute_s);
+  }
+  // Across nodes the latency of the inter-node hops: more than one NVLink all-reduce.
+  Scenario tp_only = on;
+  tp_only.framework.fp8_amax_reduction = Fp8AmaxReduction::kTensor;
+  const Workload wt = BuildWorkload(tp_only);
+  EXPECT_EQ(wt.chunk_amax_reduce.group, CommGroup::kTensor);
+  const StepCosts c_tp = ComputeStepCosts(tp_only);
+  const double stage_s = c_on.virtual_stage[0].forward_exposed_comm_s - c_off.virtual_stage[0].forward_exposed_comm_s;
+  const double tp_s = c_tp.virtual_stage[0].forward_exposed_comm_s - c_off.virtual_stage[0].forward_exposed_comm_s;
+  EXPECT_GT(tp_s, 0);
+  EXPECT_GT(stage_s, tp_s);
+  // No amax history, nothing to agree on.
+  Scenario current = on;
+  current.framework.fp8_scaling = Fp8Scaling::kCurrent;
+  EXPECT_EQ(BuildWorkload(current).layer(0).fp8_amax_forward_bytes, 0.0);
+  Scenario bf16 = off;
+  bf16.framework.fp8_amax_reduction = Fp8AmaxReduction::kStage;
+  bf16.training.precision = Precision::kBf16;
+  EXPECT_EQ(BuildWorkload(bf16).layer(0).fp8_amax_forward_bytes, 0.0);
+  EXPECT_EQ(BuildWorkload(off).layer(0).fp8_amax_forward_bytes, 0.0);
+}
+
 // Activation offload: each offloaded layer's copy to the host (forward) and
 // back (backward) runs behind the next layer's compute; only what the copy
 // takes beyond that compute is exposed. Over XE9680's host path (PCIe shared

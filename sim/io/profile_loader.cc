@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "sim/io/data_paths.h"
@@ -218,6 +219,11 @@ FrameworkProfile ParseFramework(const std::string& path) {
   f.wgrad_out_bytes = m.PositiveDouble("wgrad_out_bytes", f.wgrad_out_bytes);
   const std::string scaling = f.fp8_scaling == Fp8Scaling::kCurrent ? "current" : "delayed";
   f.fp8_scaling = m.Choice("fp8_scaling", {"delayed", "current"}, inherited(scaling)) == "current" ? Fp8Scaling::kCurrent : Fp8Scaling::kDelayed;
+  {
+    static const std::vector<std::string> kAmaxGroups = {"none", "tensor", "stage"};
+    const std::string group = m.Choice("fp8_amax_reduction", kAmaxGroups, kAmaxGroups[size_t(f.fp8_amax_reduction)]);
+    f.fp8_amax_reduction = Fp8AmaxReduction(std::find(kAmaxGroups.begin(), kAmaxGroups.end(), group) - kAmaxGroups.begin());
+  }
   if (auto o = m.OptMap("overlap_sms")) {
     f.nccl_overlap_sms = o->NonNegativeInt("nccl", f.nccl_overlap_sms);
     f.userbuffer_pipelined_sms = o->NonNegativeInt("userbuffers_pipelined", f.userbuffer_pipelined_sms);

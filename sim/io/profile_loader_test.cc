@@ -151,5 +151,24 @@ TEST(HardwareProfileTest, BasedOnChainIsBadInput) {
   EXPECT_TRUE(one.overlap_grad_reduce);  // megatron-core-2024's
 }
 
+// The fp8 amax reduction group is one of three names; a release inherits its base's.
+TEST(HardwareProfileTest, AmaxReductionGroupIsNamed) {
+  const fs::path dir = fs::temp_directory_path() / "trainsim_profile_test";
+  fs::create_directories(dir);
+  const fs::path f = dir / "release-amax.yaml";
+  std::ofstream(f) << "name: r\nbased_on: megatron-core-2024\nfp8_amax_reduction: all\n";
+  try {
+    LoadFrameworkProfile(YAML::Node(f.string()), "", "training.framework");
+    FAIL() << "expected an error";
+  } catch (const InputException& e) {
+    EXPECT_NE(e.error().ToString().find(f.string() + ":3: fp8_amax_reduction:"), std::string::npos) << e.error().ToString();
+    EXPECT_NE(e.error().ToString().find("none, tensor, stage"), std::string::npos) << e.error().ToString();
+  }
+  std::ofstream(f) << "name: r\nbased_on: megatron-core-2024\nfp8_amax_reduction: tensor\n";
+  EXPECT_EQ(LoadFrameworkProfile(YAML::Node(f.string()), "", "training.framework").fp8_amax_reduction, Fp8AmaxReduction::kTensor);
+  EXPECT_EQ(LoadFrameworkProfile(YAML::Node("nemo-24.12"), "", "framework").fp8_amax_reduction, Fp8AmaxReduction::kStage);
+  EXPECT_EQ(LoadFrameworkProfile(YAML::Node("torchtitan-fsdp2-2025"), "", "framework").fp8_amax_reduction, Fp8AmaxReduction::kNone);
+}
+
 }  // namespace
 }  // namespace trainsim
