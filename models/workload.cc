@@ -188,7 +188,7 @@ struct LayerContext {
   const Scenario& sc;
   const ModelSpec& md;
   const Parallelism& p;
-  double t, cp, b, s, s_local, h, T, T_ln, tp_bytes, tp_gather_bytes;
+  double t, cp, b, s, s_local, h, T, T_ln, tp_bytes, tp_gather_bytes, tp_scatter_bytes;
   Precision prec;  // which GEMMs and casts it implies: sim/core/precision.h
   Fp8Scaling scaling;  // the framework's fp8 recipe
   bool amax_reduce;    // TP all-reduces each sequence-parallel cast's amax first
@@ -214,7 +214,8 @@ struct LayerContext {
     tp_bytes = T * h * kAct;  // gathered activation of one TP collective
     // Transformer Engine's userbuffers all-gathers (qkv/fc1 fprop and dgrad, proj/fc2 dgrad) move
     // low-precision buffers under a low-precision recipe ("AllGather buffers use fp8 when using fp8
-    // recipe", layers_all_gather_overlap in TE's initialize_ub); its reduce-scatters stay 16-bit.
+    // recipe", layers_all_gather_overlap in TE's initialize_ub); its reduce-scatters stay 16-bit
+    // unless configured on fp8 buffers (tp_scatter_bytes below).
     tp_gather_bytes = IsLowPrecision(prec) && p.tp_comm_overlap ? T * h * SavedInputBytes(prec, h) : tp_bytes;
     norm_bytes = 2 * T_ln * h * kAct;                                    // read input, write output
     residual_bytes = T_ln * h * (3 * kAct + (dropout ? 1 : 0));          // (dropout +) add
@@ -222,6 +223,12 @@ struct LayerContext {
     cast = ForwardCastBytesPerElement(prec, scaling, h);                 // quantize a projection input (0 in 16-bit)
     // A sequence-parallel shard quantized before its all-gather needs the amax of the whole tensor.
     amax_reduce = tp && sp && NeedsTensorAmax(prec, scaling);
+    // A row-parallel projection's overlapped reduce-scatter on an fp8 buffer moves its output at 1 B
+    // (FrameworkProfile::userbuffers_fp8_reduce_scatter: NVIDIA's fp8 userbuffers configs set fp8_buf
+    // on proj_fprop and fc2_fprop, and TE quantizes the GEMM output at its delayed scale).
+    tp_scatter_bytes = p.tp_comm_overlap && sc.framework.userbuffers_fp8_reduce_scatter && KeepsAmaxHistory(prec, scaling)
+                           ? T * h * OperandBytes(prec, h)
+                           : tp_bytes;
     fp8_amax_reduced = KeepsAmaxHistory(prec, scaling) && sc.framework.fp8_amax_reduction != Fp8AmaxReduction::kNone;
   }
 };
@@ -323,8 +330,8 @@ class LayerBuilder {
   void TpOut(PassWork& F, const OpName& gemm) {  // after a row-parallel GEMM
     if (!c_.tp) return;
     if (c_.sp) {
-      F.comms.push_back(Comm(gemm + " reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, c_.tp_bytes, c_.p.tp_comm_overlap, gemm,
-                             CommEngine::kUserbufferPipelined));
+      F.comms.push_back(Comm(gemm + " reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, c_.tp_scatter_bytes, c_.p.tp_comm_overlap,
+                             gemm, CommEngine::kUserbufferPipelined));
     } else {
       F.comms.push_back(Comm(gemm + " all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, c_.tp_bytes, c_.p.tp_comm_overlap, gemm,
                              CommEngine::kUserbufferPipelined));

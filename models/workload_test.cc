@@ -182,6 +182,29 @@ TEST(WorkloadTest, CurrentScalingAmaxPassesAndTheirAllReduces) {
   EXPECT_DOUBLE_EQ(OpBytes(current.layer(0).forward, "fp8 cast (proj input)"), 5 * elems);
 }
 
+// A row-parallel projection's overlapped reduce-scatter moves its fp8 output
+// (1 B per element) when the framework puts it on an fp8 userbuffer, which
+// needs the GEMM's scale before the GEMM: delayed scaling only. The
+// all-gathers are fp8 either way; the backward's reduce-scatters stay 16-bit.
+TEST(WorkloadTest, Fp8BufferedReduceScatterMovesOneBytePerElement) {
+  Scenario s = Make("gpt3-175b", {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "parallelism.sequence_parallel=true",
+                                  "training.precision=fp8", "training.framework=megatron-core-2024"});
+  ASSERT_TRUE(s.parallelism.tp_comm_overlap);
+  ASSERT_FALSE(s.framework.userbuffers_fp8_reduce_scatter);  // TE's default
+  const double two_byte = CommNamed(BuildWorkload(s).layer(0).forward, "fc2 reduce-scatter").bytes;
+  s.framework.userbuffers_fp8_reduce_scatter = true;
+  const Workload fp8_buf = BuildWorkload(s);
+  for (const char* name : {"attention proj reduce-scatter", "fc2 reduce-scatter"}) {
+    EXPECT_DOUBLE_EQ(CommNamed(fp8_buf.layer(0).forward, name).bytes, two_byte / 2) << name;
+  }
+  EXPECT_DOUBLE_EQ(CommNamed(fp8_buf.layer(0).backward, "fc1 dgrad reduce-scatter").bytes, two_byte);
+  s.framework.fp8_scaling = Fp8Scaling::kCurrent;
+  EXPECT_DOUBLE_EQ(CommNamed(BuildWorkload(s).layer(0).forward, "fc2 reduce-scatter").bytes, two_byte);
+  s.framework.fp8_scaling = Fp8Scaling::kDelayed;
+  s.parallelism.tp_comm_overlap = false;  // NCCL's reduce-scatter, in 16-bit
+  EXPECT_DOUBLE_EQ(CommNamed(BuildWorkload(s).layer(0).forward, "fc2 reduce-scatter").bytes, two_byte);
+}
+
 // Megatron's unfused fp32 cross entropy: 38 bytes per local logit forward,
 // 14 backward (megatron-core-2024 and megatron-lm-2022 profiles).
 TEST(WorkloadTest, CrossEntropyMovesTheFrameworksBytesPerLogit) {

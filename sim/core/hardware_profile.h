@@ -118,6 +118,12 @@ struct FrameworkProfile {
   // tp_only_amax_red); kStage: over the stage's TP x CP x DP ranks
   // (Megatron-Core's default amax reduction group).
   Fp8AmaxReduction fp8_amax_reduction = Fp8AmaxReduction::kNone;
+  // TE userbuffers' pipelined GEMM + reduce-scatter (a row-parallel
+  // projection's output under TP comm overlap) on an fp8 buffer (fp8_buf):
+  // the GEMM writes fp8 at its delayed scale and the reduce-scatter moves 1 B
+  // per element, summing in higher precision. Needs a scale known before the
+  // GEMM, so only under delayed scaling (KeepsAmaxHistory).
+  bool userbuffers_fp8_reduce_scatter = false;
   // SMs a communication kernel holds while it overlaps compute (the compute
   // runs on the rest): NCCL's channels, TE userbuffers' num_sm.
   // Bytes a weight-gradient GEMM's epilogue moves per element: 8 when it

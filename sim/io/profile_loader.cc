@@ -224,6 +224,7 @@ FrameworkProfile ParseFramework(const std::string& path) {
     const std::string group = m.Choice("fp8_amax_reduction", kAmaxGroups, kAmaxGroups[size_t(f.fp8_amax_reduction)]);
     f.fp8_amax_reduction = Fp8AmaxReduction(std::find(kAmaxGroups.begin(), kAmaxGroups.end(), group) - kAmaxGroups.begin());
   }
+  f.userbuffers_fp8_reduce_scatter = m.Bool("userbuffers_fp8_reduce_scatter", f.userbuffers_fp8_reduce_scatter);
   if (auto o = m.OptMap("overlap_sms")) {
     f.nccl_overlap_sms = o->NonNegativeInt("nccl", f.nccl_overlap_sms);
     f.userbuffer_pipelined_sms = o->NonNegativeInt("userbuffers_pipelined", f.userbuffer_pipelined_sms);
