@@ -44,6 +44,16 @@ const RankState& Workload::LargestRank() const {
                            [](const RankState& a, const RankState& b) { return a.params_per_gpu < b.params_per_gpu; });
 }
 
+CommOp Workload::ChunkAmaxReduce(int vs, bool backward) const {
+  CommOp c = chunk_amax_reduce;
+  c.bytes = 0;
+  const std::span<const int> counts = KindCounts(vs);
+  for (size_t k = 0; k < counts.size(); ++k) {
+    c.bytes += counts[k] * (backward ? kinds[k].fp8_amax_backward_bytes : kinds[k].fp8_amax_forward_bytes);
+  }
+  return c;
+}
+
 double PassWork::TotalFlops() const {
   double f = 0;
   for (const auto& o : ops) f += o.flops;
@@ -193,6 +203,7 @@ struct LayerContext {
   Fp8Scaling scaling;  // the framework's fp8 recipe
   bool amax_reduce;    // TP all-reduces each sequence-parallel cast's amax first
   bool fp8_amax_reduced;  // each chunk's amaxes are all-reduced after its passes (Workload::chunk_amax_reduce)
+  CommGroup amax_group;   // over these ranks
   bool dropout, tp, sp, lora;
   double norm_bytes, residual_bytes, cast;
   explicit LayerContext(const Scenario& scenario)
@@ -229,7 +240,9 @@ struct LayerContext {
     tp_scatter_bytes = p.tp_comm_overlap && sc.framework.userbuffers_fp8_reduce_scatter && KeepsAmaxHistory(prec, scaling)
                            ? T * h * OperandBytes(prec, h)
                            : tp_bytes;
-    fp8_amax_reduced = KeepsAmaxHistory(prec, scaling) && sc.framework.fp8_amax_reduction != Fp8AmaxReduction::kNone;
+    amax_group = sc.framework.fp8_amax_reduction == Fp8AmaxReduction::kStage ? CommGroup::kStage : CommGroup::kTensor;
+    fp8_amax_reduced = KeepsAmaxHistory(prec, scaling) && sc.framework.fp8_amax_reduction != Fp8AmaxReduction::kNone &&
+                       sc.layout().Span(amax_group).ranks > 1;
   }
 };
 
@@ -702,10 +715,7 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
   }
   w.cp_exchange_bytes_per_layer = builder.cp_exchange_bytes();
   w.mtp_layers = md.mtp_layers;
-  if (c.fp8_amax_reduced) {
-    const CommGroup group = sc.framework.fp8_amax_reduction == Fp8AmaxReduction::kStage ? CommGroup::kStage : CommGroup::kTensor;
-    w.chunk_amax_reduce = Comm("fp8 amax all-reduce", CollectiveKind::kAllReduce, group, 0, false);
-  }
+  if (c.fp8_amax_reduced) w.chunk_amax_reduce = Comm("fp8 amax all-reduce", CollectiveKind::kAllReduce, c.amax_group, 0, false);
 
   // First stage: embedding lookup (vocab-parallel: combine partial rows over TP).
   if (passes) {

@@ -180,9 +180,11 @@ struct Workload {
   // batch and virtual stage, one blocking all-reduce (max) over the
   // reduction group (the stage's ranks, CommGroup::kStage, or the TP group)
   // after the chunk's forward and one after its backward, of its layers'
-  // amaxes (LayerWork::fp8_amax_*_bytes). Not overlapped; no reduction when
-  // the layers have no amax bytes.
+  // amaxes (LayerWork::fp8_amax_*_bytes). Not overlapped; no reduction (0
+  // bytes) without an amax history or in a group of one.
   CommOp chunk_amax_reduce;
+  // That all-reduce after virtual stage vs's forward (or backward), sized by its layers.
+  CommOp ChunkAmaxReduce(int vs, bool backward) const;
   // Per layer, on one GPU (after TP), the largest kind: what FSDP gathers and
   // keeps in flight, and the trainable parameters whose gradients it reduces.
   double layer_params_per_gpu = 0;

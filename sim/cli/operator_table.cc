@@ -31,7 +31,8 @@ std::string OperatorTable(const Scenario& s, const Workload& w) {
   o += "operators of one micro batch on one GPU (" + s.node.gpu.name + ", " + ToString(s.training.precision) + ")\n";
   for (const PassBreakdown& p : passes) {
     o += "\n" + p.unit + ", " + p.pass + "\n";
-    o += Line("  %-34s %-9s %-22s %10s %10s %10s  %s\n", "operator", "class", "m x n x k (x batch)", "GFLOP", "MB", "time us", "rate");
+    o += Line("  %-34s %-9s %-22s %10s %10s %10s  %s\n", p.ops.empty() ? "collective" : "operator", "class", "m x n x k (x batch)", "GFLOP", "MB",
+              "time us", "rate");
     for (const OperatorRow& r : p.ops) {
       std::string shape;
       if (r.cls == OpClass::kGemm) {
@@ -44,7 +45,7 @@ std::string OperatorTable(const Scenario& s, const Workload& w) {
       o += Line("  %-34s %-9s %-22s %10.1f %10.1f %10.1f  %s\n", r.name.c_str(), r.host_wait ? "host" : ClassName(r.cls), shape.c_str(), r.flops / 1e9,
                 r.bytes / 1e6, r.time_s * 1e6, rate.c_str());
     }
-    o += Line("  %-34s %-9s %-22s %10s %10s %10.1f\n", "compute", "", "", "", "", p.compute_s * 1e6);
+    if (!p.ops.empty()) o += Line("  %-34s %-9s %-22s %10s %10s %10.1f\n", "compute", "", "", "", "", p.compute_s * 1e6);
     for (const CommRow& c : p.comms) {
       const std::string how = !c.overlapped ? "on the critical path" : c.behind.empty() ? "overlapped with the pass" : "behind " + c.behind;
       o += Line("  %-34s %-9s %-22s %10s %10.1f %10.1f  %s\n", c.name.c_str(), "comm", (ToString(c.group) + " " + ToString(c.kind)).c_str(), "",

@@ -1,5 +1,7 @@
 #include "sim/cost/operator_breakdown.h"
 
+#include <tuple>
+
 #include "sim/cost/collective_model.h"
 #include "sim/cost/gpu_cost_model.h"
 #include "sim/cost/host_issue.h"
@@ -79,6 +81,19 @@ std::vector<PassBreakdown> BreakDownPasses(const Scenario& s, const Workload& w)
     add(w.kinds[k].backward, unit, "backward", true);
     add(w.kinds[k].recompute, unit, "recompute", false);
   }
+  // What each model chunk adds once per micro batch beside its layers (step_costs.cc), shown for the
+  // first chunk: sharded data parallel's edge units, delayed fp8 scaling's amax agreement.
+  PassWork chunk_forward, chunk_backward;
+  for (auto [pass, unit, amax] : {std::tuple{&chunk_forward, &w.shard_unit_gather, w.ChunkAmaxReduce(0, false)},
+                                  std::tuple{&chunk_backward, &w.shard_unit_reduce, w.ChunkAmaxReduce(0, true)}}) {
+    for (CommOp c : {*unit, amax}) {
+      c.overlapped = false;  // the edge unit's collective is the one nothing hides
+      if (c.bytes > 0) pass->comms.push_back(c);
+    }
+  }
+  const std::string chunk = "each model chunk (" + std::to_string(w.stages.VirtualStageLayers(0)) + " layers), beside its layers";
+  add(chunk_forward, chunk, "forward", false);
+  add(chunk_backward, chunk, "backward", true);
   add(w.head_forward, "LM head and loss", "forward", false);
   add(w.head_backward, "LM head and loss", "backward", true);
   return out;

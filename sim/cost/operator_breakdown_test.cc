@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/cost/collective_model.h"
 #include "sim/cost/step_costs.h"
 #include "sim/io/scenario_loader.h"
 
@@ -35,6 +36,31 @@ TEST(OperatorBreakdownTest, ReconcilesWithTheStageCosts) {
     EXPECT_NEAR(forward, c.slowest().forward_compute_s, 1e-9 * forward) << sets[0];
     EXPECT_NEAR(backward, c.slowest().backward_compute_s, 1e-9 * backward) << sets[0];
   }
+}
+
+// What a model chunk adds once per micro batch beside its layers is a unit of
+// its own: delayed fp8 scaling's amax all-reduce over the stage after the
+// chunk's forward and after its backward, as the stage cost charges it.
+TEST(OperatorBreakdownTest, ChunkCollectivesAreAUnitOfTheirOwn) {
+  const Scenario s = Load({"parallelism.tensor=2", "training.precision=fp8", "cluster.nodes=2", "training.global_batch=64",
+                           "training.framework=megatron-core-2024"});
+  const StepCosts c = ComputeStepCosts(s);
+  const std::vector<PassBreakdown> passes = BreakDownPasses(s, c.workload);
+  int found = 0;
+  for (const PassBreakdown& p : passes) {
+    if (p.unit.rfind("each model chunk", 0) != 0) continue;
+    ++found;
+    ASSERT_EQ(p.comms.size(), 1u) << p.pass;
+    EXPECT_EQ(p.comms[0].name, "fp8 amax all-reduce");
+    EXPECT_EQ(p.comms[0].group, CommGroup::kStage);
+    EXPECT_FALSE(p.comms[0].overlapped);
+    EXPECT_DOUBLE_EQ(p.exposed_comm_s, p.comms[0].time_s);
+    EXPECT_DOUBLE_EQ(p.comms[0].time_s, CollectiveTime(s, c.workload.ChunkAmaxReduce(0, p.pass == "backward")));
+  }
+  EXPECT_EQ(found, 2);
+  // bf16: no amax history, no such unit.
+  const Scenario bf16 = Load({"parallelism.tensor=2", "cluster.nodes=2", "training.global_batch=64"});
+  for (const PassBreakdown& p : BreakDownPasses(bf16, ComputeStepCosts(bf16).workload)) EXPECT_NE(p.unit.rfind("each model chunk", 0), 0u) << p.unit;
 }
 
 // Each collective says what it hides behind, and a TP collective with comm

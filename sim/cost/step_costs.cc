@@ -284,10 +284,6 @@ StepCosts ComputeStepCosts(const Scenario& s, Workload workload) {
     head += Times(w.mtp_layers, module);
   }
   const int P = plan.pipeline(), V = plan.virtual_stages();
-  // Delayed fp8 scaling: each chunk's amaxes are agreed after its forward and
-  // after its backward (Workload::chunk_amax_reduce: no bytes when they are
-  // not); a group of one has nothing to agree on.
-  const bool amax_reduced = w.kinds.front().fp8_amax_forward_bytes > 0 && s.layout().Span(w.chunk_amax_reduce.group).ranks > 1;
   c.virtual_stage.assign(size_t(P) * V, {});
   c.rank.assign(size_t(P), {});
   for (int vs = 0; vs < P * V; ++vs) {
@@ -299,16 +295,9 @@ StepCosts ComputeStepCosts(const Scenario& s, Workload workload) {
     if (plan.VirtualStageLayers(vs) > 0) {
       st.forward_exposed_comm_s += unit_gather_s;
       st.backward_exposed_comm_s += unit_reduce_s;
-      if (amax_reduced) {
-        CommOp forward = w.chunk_amax_reduce, backward = w.chunk_amax_reduce;
-        forward.bytes = backward.bytes = 0;
-        for (size_t k = 0; k < counts.size(); ++k) {
-          forward.bytes += counts[k] * w.kinds[k].fp8_amax_forward_bytes;
-          backward.bytes += counts[k] * w.kinds[k].fp8_amax_backward_bytes;
-        }
-        st.forward_exposed_comm_s += times(forward);
-        st.backward_exposed_comm_s += times(backward);
-      }
+      // Delayed fp8 scaling agrees on the chunk's amaxes after each of its passes (Workload::chunk_amax_reduce).
+      st.forward_exposed_comm_s += times(w.ChunkAmaxReduce(vs, false));
+      st.backward_exposed_comm_s += times(w.ChunkAmaxReduce(vs, true));
     }
     if (vs == 0) st += embedding;
     if (vs == P * V - 1) st += head;
