@@ -144,7 +144,7 @@ struct LayerWork {
   double params_per_gpu = 0;             // after TP (attention, dense MLP) and EP x ETP (routed experts)
   double trainable_params_per_gpu = 0;   // params_per_gpu, or the LoRA adapters'
   double expert_params_per_gpu = 0;      // the routed experts' part of params_per_gpu
-  // Under delayed fp8 scaling with the amax reduction on (Workload::stage_amax_reduce):
+  // Under delayed fp8 scaling with the amax reduction on (Workload::chunk_amax_reduce):
   // the amaxes one layer adds to its chunk's reductions, 4 B each: Transformer
   // Engine keeps 3 per fp8 GEMM in the forward (input, weight, output) and 2 in
   // the backward (output gradient, input gradient); a grouped GEMM, per expert.
