@@ -97,10 +97,10 @@ double LoraLayerParameters(const ModelSpec& m, const Finetune& f) {
   const double h = m.hidden, kv = double(m.kv_dim()), ff = m.ffn_hidden, r = f.rank;
   const double fc1_out = (m.activation == Activation::kSwiGlu ? 2 : 1) * ff;
   double p = 0;
-  if (f.qkv) p += r * (h + h + 2 * kv);
-  if (f.proj) p += r * (h + h);
-  if (f.fc1) p += r * (h + fc1_out);
-  if (f.fc2) p += r * (ff + h);
+  if (f.targets.qkv) p += r * (h + h + 2 * kv);
+  if (f.targets.proj) p += r * (h + h);
+  if (f.targets.fc1) p += r * (h + fc1_out);
+  if (f.targets.fc2) p += r * (ff + h);
   return p;
 }
 
@@ -266,6 +266,7 @@ class LayerBuilder {
     lw.kind = kind;
     regions_.clear();
     regions_.reserve(3);  // attention, the MLP and shared experts
+    adapter_backward_.clear();
     PassWork& F = lw.forward;
     // A layer has a few dozen operators: reserve once rather than regrow (the planner builds thousands).
     F.ops.reserve(48);
@@ -288,6 +289,7 @@ class LayerBuilder {
     }
     F.ops.erase(std::remove_if(F.ops.begin(), F.ops.end(), [](const Operator& o) { return o.flops == 0 && o.bytes == 0; }), F.ops.end());
     Backward(F, lw.backward);
+    lw.backward.comms.insert(lw.backward.comms.end(), adapter_backward_.begin(), adapter_backward_.end());
     ContextParallelOverheads(F, lw.backward);
     AddRecompute(F, kind, lw.recompute);
     Parameters(lw);
@@ -315,6 +317,7 @@ class LayerBuilder {
  private:
   const LayerContext c_;
   std::vector<TpRegion> regions_;
+  std::vector<CommOp> adapter_backward_;  // the LoRA adapters' backward collectives (AdapterComms)
   double cp_bytes_ = 0;
   // MoE communication of the forward and its mirror in the backward (same bytes, reverse order).
   std::vector<CommOp> moe_comms_;
@@ -333,11 +336,18 @@ class LayerBuilder {
     if (c_.amax_reduce) P.comms.push_back(Comm(tensor + " amax all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, 4, false));
   }
 
+  // Whether TE overlaps the all-gather into this column-parallel GEMM (userbuffers): under TP comm
+  // overlap, except qkv's when the framework turns that one off (Megatron-Core tp_comm_overlap_disable_qkv).
+  bool GatherOverlapped(const OpName& gemm) const {
+    return c_.p.tp_comm_overlap && !(gemm == "qkv" && c_.sc.framework.tp_comm_overlap_disable_qkv);
+  }
+
   void TpIn(PassWork& F, const OpName& gemm) {  // before a column-parallel GEMM
     AmaxReduce(F, gemm + " input");
     if (c_.tp && c_.sp) {
-      F.comms.push_back(Comm(gemm + " all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, c_.tp_gather_bytes, c_.p.tp_comm_overlap, gemm,
-                             CommEngine::kCopyEngine));
+      const bool overlapped = GatherOverlapped(gemm);  // NCCL's all-gather of the 16-bit input otherwise
+      F.comms.push_back(Comm(gemm + " all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, overlapped ? c_.tp_gather_bytes : c_.tp_bytes,
+                             overlapped, gemm, CommEngine::kCopyEngine));
     }
   }
   void TpOut(PassWork& F, const OpName& gemm) {  // after a row-parallel GEMM
@@ -365,6 +375,54 @@ class LayerBuilder {
       F.ops.push_back(Gemm(gemm + " lora A", T, r, in / t, false));
     }
     F.ops.push_back(Gemm(gemm + " lora B", T, out_local, r, false));
+    AdapterComms(F, gemm, column_parallel, in, out_local * t);  // B makes out/t of the projection's outputs on each rank
+  }
+
+  // The adapter's own TP collectives, as NeMo's ParallelLinearAdapter runs them
+  // (nemo/collections/llm/peft/utils.py with get_adapter_attributes_from_linear,
+  // 2024-25): NCCL, on the critical path (the adapter's output is added to the
+  // projection's as soon as it is made). `in` and `out` are the projection's
+  // full features. Beside a column-parallel projection (qkv, fc1) A is
+  // column-parallel with its output gathered (T x rank); under SP the adapter
+  // gathers the sequence-parallel input itself when TE overlaps that
+  // projection's all-gather (GatherOverlapped: the gathered norm output is
+  // handed over only without ub_overlap_ag), and reduce-scatters its gradient, and without SP it
+  // all-reduces the input gradient. Beside a row-parallel one (proj, fc2) A is
+  // row-parallel (an all-reduce of T x rank) and B column-parallel with its
+  // output gathered (T x out), split over the sequence under SP (its gradient
+  // gathered back), or, with FrameworkProfile::lora_adapter_all_to_all, one
+  // all-to-all each way instead. B's input is replicated: its gradient is
+  // all-reduced. Backward collectives wait in adapter_backward_ for Backward().
+  void AdapterComms(PassWork& F, const OpName& gemm, bool column_parallel, double in, double out) {
+    if (!c_.tp) return;
+    const double T = c_.T, r = c_.sc.training.finetune.rank;
+    const OpName a = gemm + " lora A", b = gemm + " lora B";
+    // Tagged with the adapter GEMM they belong to, so that a recompute re-running it sends them again.
+    auto forward = [&](const OpName& name, CollectiveKind kind, double bytes, const OpName& of) {
+      F.comms.push_back(Comm(name, kind, CommGroup::kTensor, bytes, false, of));
+    };
+    auto backward = [&](const OpName& name, CollectiveKind kind, double bytes, const OpName& of) {
+      adapter_backward_.push_back(Comm(name, kind, CommGroup::kTensor, bytes, false, of));
+    };
+    if (column_parallel) {
+      if (c_.sp && GatherOverlapped(gemm)) {
+        forward(a + " input all-gather", CollectiveKind::kAllGather, T * in * kAct, a);
+        backward(a + " input grad reduce-scatter", CollectiveKind::kReduceScatter, T * in * kAct, a);
+      } else if (!c_.sp) {
+        backward(a + " input grad all-reduce", CollectiveKind::kAllReduce, T * in * kAct, a);
+      }
+      forward(a + " output all-gather", CollectiveKind::kAllGather, T * r * kAct, a);
+    } else {
+      forward(a + " all-reduce", CollectiveKind::kAllReduce, T * r * kAct, a);
+      if (c_.sp && c_.sc.framework.lora_adapter_all_to_all) {
+        forward(b + " all-to-all", CollectiveKind::kAllToAll, T * out / c_.t * kAct, b);
+        backward(b + " grad all-to-all", CollectiveKind::kAllToAll, T * out / c_.t * kAct, b);
+      } else {
+        forward(b + " output all-gather", CollectiveKind::kAllGather, T * out * kAct, b);
+        if (c_.sp) backward(b + " output grad all-gather", CollectiveKind::kAllGather, T * out * kAct, b);
+      }
+    }
+    backward(b + " input grad all-reduce", CollectiveKind::kAllReduce, T * r * kAct, b);
   }
 
   void Attention(PassWork& F, const LayerKind& kind) {
@@ -397,7 +455,7 @@ class LayerBuilder {
       const double d = md.head_dim();
       const double qkv_n = (heads + 2 * kv) * d;
       F.ops.push_back(Gemm("qkv", T, qkv_n, h, true));
-      Adapter(F, "qkv", ft.qkv, true, h, qkv_n);
+      Adapter(F, "qkv", ft.targets.qkv, true, h, qkv_n);
       if (md.qk_norm) F.ops.push_back(Mem("qk norm", 2 * T * (heads + kv) * d * kAct));
       if (md.position == PositionKind::kRope) F.ops.push_back(Mem("rotary", 2 * T * (heads + kv) * d * kAct));
     }
@@ -433,7 +491,7 @@ class LayerBuilder {
     }
     F.ops.push_back(Mem("fp8 cast (proj input)", c_.cast * T * heads * dv));
     F.ops.push_back(Gemm("attention proj", T, h, heads * dv, true));
-    Adapter(F, "attention proj", ft.proj, false, md.heads * dv, h / c_.t);
+    Adapter(F, "attention proj", ft.targets.proj, false, md.heads * dv, h / c_.t);
     TpOut(F, "attention proj");
     regions_.push_back({first_gemm, "attention proj"});
     F.ops.push_back(Mem("residual", c_.residual_bytes));
@@ -449,10 +507,10 @@ class LayerBuilder {
     TpIn(F, fc1);
     const double ffn_local = ffn / c_.t;
     F.ops.push_back(Gemm(fc1, T, (gated ? 2 : 1) * ffn_local, h, true));
-    Adapter(F, fc1, ft.fc1 && prefix.empty(), true, h, (gated ? 2 : 1) * ffn_local);
+    Adapter(F, fc1, ft.targets.fc1 && prefix.empty(), true, h, (gated ? 2 : 1) * ffn_local);
     F.ops.push_back(Mem(prefix + ActivationName(), T * ffn_local * kAct * (gated ? 3 : 2) + c_.cast * T * ffn_local));
     F.ops.push_back(Gemm(fc2, T, h, ffn_local, true));
-    Adapter(F, fc2, ft.fc2 && prefix.empty(), false, ffn, h / c_.t);
+    Adapter(F, fc2, ft.targets.fc2 && prefix.empty(), false, ffn, h / c_.t);
     TpOut(F, fc2);
     regions_.push_back({fc1, fc2});
   }

@@ -319,6 +319,54 @@ TEST(WorkloadTest, LoraDropsTheBaseWeightGradients) {
   EXPECT_DOUBLE_EQ(wl.model_flops_per_step, full - (full - core) / 3 + 6 * tokens * 80 * LoraLayerParameters(lora.model, lora.training.finetune));
 }
 
+// LoRA under TP with sequence parallelism: the adapters' own collectives
+// (NeMo's ParallelLinearAdapter), on the critical path. Beside qkv and fc1,
+// whose input TE all-gathers on userbuffers, the adapter gathers the input
+// itself and reduce-scatters its gradient; beside proj and fc2 it gathers its
+// output and the output's gradient, or sends one all-to-all each way.
+TEST(WorkloadTest, LoraAdaptersSendTheirOwnCollectives) {
+  const std::vector<std::string> sets = {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "training.precision=bf16",
+                                         "parallelism.tensor=4", "parallelism.pipeline=1", "cluster.nodes=1", "training.global_batch=8",
+                                         "parallelism.sequence_parallel=true", "training.framework=megatron-core-2024",
+                                         "training.finetune={method: lora, rank: 16}"};
+  Scenario s = Make("llama2-70b", sets);
+  ASSERT_TRUE(s.parallelism.tp_comm_overlap);
+  const double T = 2048, h = 8192, r = 16;
+  auto check = [](const PassWork& p, const std::string& name, CollectiveKind kind, double bytes) {
+    const CommOp& c = CommNamed(p, name);
+    EXPECT_EQ(c.kind, kind) << name;
+    EXPECT_EQ(c.group, CommGroup::kTensor) << name;
+    EXPECT_DOUBLE_EQ(c.bytes, bytes) << name;
+    EXPECT_FALSE(c.overlapped) << name;
+  };
+  const Workload w = BuildWorkload(s);
+  const PassWork &f = w.layer(0).forward, &b = w.layer(0).backward;
+  check(f, "qkv lora A input all-gather", CollectiveKind::kAllGather, T * h * 2);
+  check(b, "qkv lora A input grad reduce-scatter", CollectiveKind::kReduceScatter, T * h * 2);
+  check(f, "qkv lora A output all-gather", CollectiveKind::kAllGather, T * r * 2);
+  check(b, "qkv lora B input grad all-reduce", CollectiveKind::kAllReduce, T * r * 2);
+  check(f, "fc2 lora A all-reduce", CollectiveKind::kAllReduce, T * r * 2);
+  check(f, "fc2 lora B output all-gather", CollectiveKind::kAllGather, T * h * 2);
+  check(b, "fc2 lora B output grad all-gather", CollectiveKind::kAllGather, T * h * 2);
+  // The all-to-all variant: a quarter of the output each way.
+  s.framework.lora_adapter_all_to_all = true;
+  const Workload a2a = BuildWorkload(s);
+  check(a2a.layer(0).forward, "attention proj lora B all-to-all", CollectiveKind::kAllToAll, T * h / 4 * 2);
+  check(a2a.layer(0).backward, "attention proj lora B grad all-to-all", CollectiveKind::kAllToAll, T * h / 4 * 2);
+  // qkv's all-gather taken off userbuffers: NCCL's, exposed, and the adapter reads the gathered input.
+  s.framework.tp_comm_overlap_disable_qkv = true;
+  const Workload no_qkv = BuildWorkload(s);
+  check(no_qkv.layer(0).forward, "qkv all-gather", CollectiveKind::kAllGather, T * h * 2);
+  for (const CommOp& c : no_qkv.layer(0).forward.comms) EXPECT_NE(c.name.str(), "qkv lora A input all-gather");
+  EXPECT_TRUE(CommNamed(no_qkv.layer(0).forward, "fc1 lora A input all-gather").bytes > 0);
+  // No adapters, no adapter collectives.
+  std::vector<std::string> plain = sets;
+  plain.pop_back();
+  for (const CommOp& c : BuildWorkload(Make("llama2-70b", plain)).layer(0).forward.comms) {
+    EXPECT_EQ(c.name.str().find("lora"), std::string::npos) << c.name.str();
+  }
+}
+
 TEST(WorkloadTest, OverlappedCollectivesNameTheirPartnerOperatorByIndex) {
   const Workload w = BuildWorkload(Make("llama2-70b", {"parallelism.tensor=8", "parallelism.pipeline=8", "cluster.node=dgx-h100",
                                                         "cluster.fabric=ndr-rail-optimized", "training.precision=bf16"}));

@@ -89,6 +89,13 @@ MoeDispatcher MoeDispatcherNamed(const std::string& name);
 // Which ranks agree on a delayed-scaling fp8 tensor's amax (FrameworkProfile::fp8_amax_reduction).
 enum class Fp8AmaxReduction { kNone, kTensor, kStage };
 
+// The projections LoRA adapts (training.finetune.target_modules, or the
+// framework's default for a scenario that names none).
+struct LoraTargets {
+  bool qkv = true, proj = true, fc1 = true, fc2 = true;
+  bool operator==(const LoraTargets&) const = default;
+};
+
 struct FrameworkProfile {
   std::string name;
   // The profile this one was written as changes to (its based_on key); empty for a whole profile.
@@ -124,6 +131,16 @@ struct FrameworkProfile {
   // per element, summing in higher precision. Needs a scale known before the
   // GEMM, so only under delayed scaling (KeepsAmaxHistory).
   bool userbuffers_fp8_reduce_scatter = false;
+  // LoRA (training.finetune) as the stack runs it: the projections a scenario
+  // without target_modules adapts, and whether the adapter beside a
+  // row-parallel projection returns to the sequence-parallel layout by one
+  // all-to-all each way (NeMo's a2a_experimental) instead of an all-gather of
+  // its output and one of its output's gradient.
+  LoraTargets lora_targets;
+  bool lora_adapter_all_to_all = false;
+  // Megatron-Core tp_comm_overlap_disable_qkv: under TP comm overlap, the
+  // all-gather into the qkv GEMM is NCCL's, before the GEMM, not overlapped.
+  bool tp_comm_overlap_disable_qkv = false;
   // SMs a communication kernel holds while it overlaps compute (the compute
   // runs on the rest): NCCL's channels, TE userbuffers' num_sm.
   // Bytes a weight-gradient GEMM's epilogue moves per element: 8 when it

@@ -42,8 +42,8 @@ struct Finetune {
   FinetuneMethod method = FinetuneMethod::kNone;
   int rank = 16;
   double alpha = 32;
-  // Target projections (NeMo / Megatron-Bridge default: all four linear layers).
-  bool qkv = true, proj = true, fc1 = true, fc2 = true;
+  // Target projections: the scenario's target_modules, else its framework's default.
+  LoraTargets targets;
   bool lora() const { return method == FinetuneMethod::kLora; }
 };
 

@@ -225,6 +225,9 @@ FrameworkProfile ParseFramework(const std::string& path) {
     f.fp8_amax_reduction = Fp8AmaxReduction(std::find(kAmaxGroups.begin(), kAmaxGroups.end(), group) - kAmaxGroups.begin());
   }
   f.userbuffers_fp8_reduce_scatter = m.Bool("userbuffers_fp8_reduce_scatter", f.userbuffers_fp8_reduce_scatter);
+  if (YAML::Node targets = m.Raw("lora_target_modules"); targets.IsDefined()) f.lora_targets = ParseLoraTargets(targets, path, m.Path("lora_target_modules"));
+  f.lora_adapter_all_to_all = m.Bool("lora_adapter_all_to_all", f.lora_adapter_all_to_all);
+  f.tp_comm_overlap_disable_qkv = m.Bool("tp_comm_overlap_disable_qkv", f.tp_comm_overlap_disable_qkv);
   if (auto o = m.OptMap("overlap_sms")) {
     f.nccl_overlap_sms = o->NonNegativeInt("nccl", f.nccl_overlap_sms);
     f.userbuffer_pipelined_sms = o->NonNegativeInt("userbuffers_pipelined", f.userbuffer_pipelined_sms);
@@ -312,6 +315,18 @@ T LoadProfile(const YAML::Node& ref, const std::string& from, const std::string&
 }
 
 }  // namespace
+
+LoraTargets ParseLoraTargets(const YAML::Node& list, const std::string& file, const std::string& path) {
+  if (!list.IsSequence() || list.size() == 0) YamlMap::FailAt(list, file, path, "expected a non-empty list of qkv, proj, fc1, fc2");
+  LoraTargets t{false, false, false, false};
+  for (const auto& m : list) {
+    const std::string name = m.IsScalar() ? m.Scalar() : "";
+    bool* flag = name == "qkv" ? &t.qkv : name == "proj" ? &t.proj : name == "fc1" ? &t.fc1 : name == "fc2" ? &t.fc2 : nullptr;
+    if (!flag) YamlMap::FailAt(m, file, path, "'" + name + "' is not one of qkv, proj, fc1, fc2");
+    *flag = true;
+  }
+  return t;
+}
 
 GpuProfile LoadGpuProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {
   return LoadProfile(ref, from, key, "gpus", ParseGpu);

@@ -21,4 +21,10 @@ StorageProfile LoadStorageProfile(const YAML::Node& ref_node, const std::string&
 // hardware-profiles/sites/: PUE, energy price and write-off years of an owned cluster.
 SiteProfile LoadSiteProfile(const YAML::Node& ref_node, const std::string& from_file, const std::string& key);
 
+// A list of LoRA target projections (qkv, proj, fc1, fc2) at `path` of `file`: a
+// scenario's training.finetune.target_modules or a framework's lora_target_modules.
+// Throws InputException naming the file, the line and the path for an empty
+// list or an unknown name.
+LoraTargets ParseLoraTargets(const YAML::Node& list, const std::string& file, const std::string& path);
+
 }  // namespace trainsim

@@ -298,18 +298,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
       f.alpha = ft->PositiveDouble("alpha", 2.0 * f.rank);
       if (f.rank > s.model.hidden) ft->Fail("rank", "rank " + Str(f.rank) + " is more than the hidden size " + Str(s.model.hidden));
       YAML::Node targets = ft->Raw("target_modules");
-      if (targets.IsDefined() && !targets.IsNull()) {
-        if (!targets.IsSequence() || targets.size() == 0) {
-          YamlMap::FailAt(targets, file, ft->Path("target_modules"), "expected a non-empty list of qkv, proj, fc1, fc2");
-        }
-        f.qkv = f.proj = f.fc1 = f.fc2 = false;
-        for (const auto& m : targets) {
-          const std::string name = m.IsScalar() ? m.Scalar() : "";
-          bool* flag = name == "qkv" ? &f.qkv : name == "proj" ? &f.proj : name == "fc1" ? &f.fc1 : name == "fc2" ? &f.fc2 : nullptr;
-          if (!flag) YamlMap::FailAt(m, file, ft->Path("target_modules"), "'" + name + "' is not one of qkv, proj, fc1, fc2");
-          *flag = true;
-        }
-      }
+      f.targets = targets.IsDefined() && !targets.IsNull() ? ParseLoraTargets(targets, file, ft->Path("target_modules")) : s.framework.lora_targets;
     } else {
       for (const char* key : {"rank", "alpha", "target_modules"}) {
         if (ft->Has(key)) ft->Fail(key, "only method: lora takes " + std::string(key));

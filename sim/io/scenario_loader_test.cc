@@ -269,8 +269,13 @@ TEST(ScenarioTest, FinetuneLoraTakesRankAlphaAndTargets) {
   EXPECT_TRUE(f.lora());
   EXPECT_EQ(f.rank, 8);
   EXPECT_DOUBLE_EQ(f.alpha, 16);
-  EXPECT_TRUE(f.qkv && f.fc2);
-  EXPECT_FALSE(f.proj || f.fc1);
+  EXPECT_TRUE(f.targets.qkv && f.targets.fc2);
+  EXPECT_FALSE(f.targets.proj || f.targets.fc1);
+  // Without target_modules the framework's default: MLPerf's NeMo LoRA adapts the attention projections.
+  auto framework = ParseText(kBase, {"training.finetune={method: lora}", "training.framework=mlperf-training-4.1-nemo"});
+  ASSERT_TRUE(framework.ok()) << framework.error().ToString();
+  EXPECT_TRUE(framework->training.finetune.targets.qkv && framework->training.finetune.targets.proj);
+  EXPECT_FALSE(framework->training.finetune.targets.fc1 || framework->training.finetune.targets.fc2);
   auto full = ParseText(kBase, {"training.finetune={method: full}"});
   ASSERT_TRUE(full.ok()) << full.error().ToString();
   EXPECT_EQ(full->training.finetune.method, FinetuneMethod::kFull);
