@@ -362,7 +362,8 @@ TEST(WorkloadTest, LoraAdaptersSendTheirOwnCollectives) {
   // No adapters, no adapter collectives.
   std::vector<std::string> plain = sets;
   plain.pop_back();
-  for (const CommOp& c : BuildWorkload(Make("llama2-70b", plain)).layer(0).forward.comms) {
+  const Workload none = BuildWorkload(Make("llama2-70b", plain));  // kept alive: the loop reads into it
+  for (const CommOp& c : none.layer(0).forward.comms) {
     EXPECT_EQ(c.name.str().find("lora"), std::string::npos) << c.name.str();
   }
 }
