@@ -369,6 +369,12 @@ class LayerBuilder {
   void Adapter(PassWork& F, const OpName& gemm, bool target, bool column_parallel, double in, double out_local) {
     if (!c_.lora || !target) return;
     const double r = c_.sc.training.finetune.rank, T = c_.T, t = c_.t;
+    // Dropout "pre" on the adapter's input, before any gather of it (NeMo's ParallelLinearAdapter.forward):
+    // read 16-bit, write 16-bit and a 1-byte mask (its backward by the memory-bound rule of Backward).
+    if (c_.sc.training.finetune.dropout > 0) {
+      const double elems = column_parallel ? (c_.sp && c_.tp && GatherOverlapped(gemm) ? T / t : T) * in : T * in / t;
+      F.ops.push_back(Mem(gemm + " lora dropout", elems * (2 * kAct + 1)));
+    }
     if (column_parallel) {
       F.ops.push_back(Gemm(gemm + " lora A", T, std::max(1.0, r / t), in, false));
     } else {

@@ -359,6 +359,13 @@ TEST(WorkloadTest, LoraAdaptersSendTheirOwnCollectives) {
   check(no_qkv.layer(0).forward, "qkv all-gather", CollectiveKind::kAllGather, T * h * 2);
   for (const CommOp& c : no_qkv.layer(0).forward.comms) EXPECT_NE(c.name.str(), "qkv lora A input all-gather");
   EXPECT_TRUE(CommNamed(no_qkv.layer(0).forward, "fc1 lora A input all-gather").bytes > 0);
+  // Dropout "pre" on each adapter's input, before the adapter gathers it: a memory pass of 5 B per element.
+  EXPECT_EQ(s.training.finetune.dropout, 0.0);  // NeMo 2's default
+  s.training.finetune.dropout = 0.1;
+  s.framework.tp_comm_overlap_disable_qkv = false;
+  const Workload dropped = BuildWorkload(s);
+  EXPECT_DOUBLE_EQ(OpBytes(dropped.layer(0).forward, "qkv lora dropout"), T / 4 * h * 5);               // the SP shard, gathered after
+  EXPECT_DOUBLE_EQ(OpBytes(dropped.layer(0).forward, "attention proj lora dropout"), T * h / 4 * 5);   // the TP shard of proj's input
   // No adapters, no adapter collectives.
   std::vector<std::string> plain = sets;
   plain.pop_back();

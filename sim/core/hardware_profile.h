@@ -137,6 +137,7 @@ struct FrameworkProfile {
   // all-to-all each way (NeMo's a2a_experimental) instead of an all-gather of
   // its output and one of its output's gradient.
   LoraTargets lora_targets;
+  double lora_dropout = 0;  // the default training.finetune.dropout
   bool lora_adapter_all_to_all = false;
   // Megatron-Core tp_comm_overlap_disable_qkv: under TP comm overlap, the
   // all-gather into the qkv GEMM is NCCL's, before the GEMM, not overlapped.

@@ -44,6 +44,9 @@ struct Finetune {
   double alpha = 32;
   // Target projections: the scenario's target_modules, else its framework's default.
   LoraTargets targets;
+  // Dropout on each adapter's input (NeMo's adapter_dropout, dropout_position "pre"): the
+  // scenario's finetune.dropout, else its framework's lora_dropout.
+  double dropout = 0;
   bool lora() const { return method == FinetuneMethod::kLora; }
 };
 

@@ -226,6 +226,8 @@ FrameworkProfile ParseFramework(const std::string& path) {
   }
   f.userbuffers_fp8_reduce_scatter = m.Bool("userbuffers_fp8_reduce_scatter", f.userbuffers_fp8_reduce_scatter);
   if (YAML::Node targets = m.Raw("lora_target_modules"); targets.IsDefined()) f.lora_targets = ParseLoraTargets(targets, path, m.Path("lora_target_modules"));
+  f.lora_dropout = m.NonNegativeDouble("lora_dropout", f.lora_dropout);
+  if (f.lora_dropout >= 1) m.Fail("lora_dropout", "must be below 1");
   f.lora_adapter_all_to_all = m.Bool("lora_adapter_all_to_all", f.lora_adapter_all_to_all);
   f.tp_comm_overlap_disable_qkv = m.Bool("tp_comm_overlap_disable_qkv", f.tp_comm_overlap_disable_qkv);
   if (auto o = m.OptMap("overlap_sms")) {

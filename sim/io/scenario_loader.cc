@@ -299,8 +299,10 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
       if (f.rank > s.model.hidden) ft->Fail("rank", "rank " + Str(f.rank) + " is more than the hidden size " + Str(s.model.hidden));
       YAML::Node targets = ft->Raw("target_modules");
       f.targets = targets.IsDefined() && !targets.IsNull() ? ParseLoraTargets(targets, file, ft->Path("target_modules")) : s.framework.lora_targets;
+      f.dropout = ft->NonNegativeDouble("dropout", s.framework.lora_dropout);
+      if (f.dropout >= 1) ft->Fail("dropout", "must be below 1");
     } else {
-      for (const char* key : {"rank", "alpha", "target_modules"}) {
+      for (const char* key : {"rank", "alpha", "target_modules", "dropout"}) {
         if (ft->Has(key)) ft->Fail(key, "only method: lora takes " + std::string(key));
       }
     }

@@ -276,6 +276,10 @@ TEST(ScenarioTest, FinetuneLoraTakesRankAlphaAndTargets) {
   ASSERT_TRUE(framework.ok()) << framework.error().ToString();
   EXPECT_TRUE(framework->training.finetune.targets.qkv && framework->training.finetune.targets.proj);
   EXPECT_FALSE(framework->training.finetune.targets.fc1 || framework->training.finetune.targets.fc2);
+  EXPECT_DOUBLE_EQ(framework->training.finetune.dropout, 0.1);  // and its adapter dropout
+  auto dropout = ParseText(kBase, {"training.finetune={method: lora, dropout: 1.0}"});
+  ASSERT_FALSE(dropout.ok());
+  EXPECT_EQ(dropout.error().ToString(), "--set: training.finetune.dropout: must be below 1");
   auto full = ParseText(kBase, {"training.finetune={method: full}"});
   ASSERT_TRUE(full.ok()) << full.error().ToString();
   EXPECT_EQ(full->training.finetune.method, FinetuneMethod::kFull);
