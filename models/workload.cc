@@ -372,7 +372,7 @@ class LayerBuilder {
     // Dropout "pre" on the adapter's input, before any gather of it (NeMo's ParallelLinearAdapter.forward):
     // read 16-bit, write 16-bit and a 1-byte mask (its backward by the memory-bound rule of Backward).
     if (c_.sc.training.finetune.dropout > 0) {
-      const double elems = column_parallel ? (c_.sp && c_.tp && GatherOverlapped(gemm) ? T / t : T) * in : T * in / t;
+      const double elems = column_parallel ? (AdapterGathersInput(gemm) ? T / t : T) * in : T * in / t;
       F.ops.push_back(Mem(gemm + " lora dropout", elems * (2 * kAct + 1)));
     }
     if (column_parallel) {
@@ -384,15 +384,19 @@ class LayerBuilder {
     AdapterComms(F, gemm, column_parallel, in, out_local * t);  // B makes out/t of the projection's outputs on each rank
   }
 
+  // Whether the adapter beside a column-parallel projection gathers its sequence-parallel input
+  // itself: under TP and SP, when TE overlaps that projection's all-gather and so hands over no
+  // gathered norm output (NeMo's get_adapter_attributes_from_linear).
+  bool AdapterGathersInput(const OpName& gemm) const { return c_.tp && c_.sp && GatherOverlapped(gemm); }
+
   // The adapter's own TP collectives, as NeMo's ParallelLinearAdapter runs them
   // (nemo/collections/llm/peft/utils.py with get_adapter_attributes_from_linear,
   // 2024-25): NCCL, on the critical path (the adapter's output is added to the
   // projection's as soon as it is made). `in` and `out` are the projection's
   // full features. Beside a column-parallel projection (qkv, fc1) A is
   // column-parallel with its output gathered (T x rank); under SP the adapter
-  // gathers the sequence-parallel input itself when TE overlaps that
-  // projection's all-gather (GatherOverlapped: the gathered norm output is
-  // handed over only without ub_overlap_ag), and reduce-scatters its gradient, and without SP it
+  // gathers the sequence-parallel input itself (AdapterGathersInput) and
+  // reduce-scatters its gradient, and without SP it
   // all-reduces the input gradient. Beside a row-parallel one (proj, fc2) A is
   // row-parallel (an all-reduce of T x rank) and B column-parallel with its
   // output gathered (T x out), split over the sequence under SP (its gradient
@@ -411,7 +415,7 @@ class LayerBuilder {
       adapter_backward_.push_back(Comm(name, kind, CommGroup::kTensor, bytes, false, of));
     };
     if (column_parallel) {
-      if (c_.sp && GatherOverlapped(gemm)) {
+      if (AdapterGathersInput(gemm)) {
         forward(a + " input all-gather", CollectiveKind::kAllGather, T * in * kAct, a);
         backward(a + " input grad reduce-scatter", CollectiveKind::kReduceScatter, T * in * kAct, a);
       } else if (!c_.sp) {
