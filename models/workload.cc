@@ -54,6 +54,12 @@ CommOp Workload::ChunkAmaxReduce(int vs, bool backward) const {
   return c;
 }
 
+std::array<CommOp, 2> Workload::ChunkCollectives(int vs, bool backward) const {
+  CommOp unit = backward ? shard_unit_reduce : shard_unit_gather;
+  unit.overlapped = false;  // the edge unit's collective is the one nothing hides
+  return {unit, ChunkAmaxReduce(vs, backward)};
+}
+
 double PassWork::TotalFlops() const {
   double f = 0;
   for (const auto& o : ops) f += o.flops;

@@ -6,6 +6,7 @@
 // sim/collective_model.h; schedules from sim/analytical_step.h and sim/des/.
 #pragma once
 
+#include <array>
 #include <span>
 #include <string>
 #include <vector>
@@ -185,6 +186,11 @@ struct Workload {
   CommOp chunk_amax_reduce;
   // That all-reduce after virtual stage vs's forward (or backward), sized by its layers.
   CommOp ChunkAmaxReduce(int vs, bool backward) const;
+  // What virtual stage vs adds once per micro batch to its forward (or backward) beside its
+  // layers' passes, with nothing to hide behind: the sharded edge unit's collective
+  // (shard_unit_gather, shard_unit_reduce) and the amax all-reduce (ChunkAmaxReduce). A
+  // collective a scenario does not have has no bytes. The step costs and --operators read it.
+  std::array<CommOp, 2> ChunkCollectives(int vs, bool backward) const;
   // Per layer, on one GPU (after TP), the largest kind: what FSDP gathers and
   // keeps in flight, and the trainable parameters whose gradients it reduces.
   double layer_params_per_gpu = 0;

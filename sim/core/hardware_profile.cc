@@ -73,4 +73,13 @@ std::string ToString(MoeDispatcher d) { return MoeDispatcherNames()[size_t(d)]; 
 
 MoeDispatcher MoeDispatcherNamed(const std::string& name) { return Named(MoeDispatcherNames(), name, MoeDispatcher::kAllToAll); }
 
+const std::vector<std::string>& Fp8AmaxReductionNames() {
+  static const std::vector<std::string> names = {"none", "tensor", "stage"};
+  return names;
+}
+
+std::string ToString(Fp8AmaxReduction r) { return Fp8AmaxReductionNames()[size_t(r)]; }
+
+Fp8AmaxReduction Fp8AmaxReductionNamed(const std::string& name) { return Named(Fp8AmaxReductionNames(), name, Fp8AmaxReduction::kNone); }
+
 }  // namespace trainsim

@@ -88,6 +88,11 @@ MoeDispatcher MoeDispatcherNamed(const std::string& name);
 
 // Which ranks agree on a delayed-scaling fp8 tensor's amax (FrameworkProfile::fp8_amax_reduction).
 enum class Fp8AmaxReduction { kNone, kTensor, kStage };
+// The names profiles use, in enum order.
+const std::vector<std::string>& Fp8AmaxReductionNames();
+std::string ToString(Fp8AmaxReduction r);
+// The group called `name`, one of Fp8AmaxReductionNames() (a loader's Choice checked it); kNone for any other.
+Fp8AmaxReduction Fp8AmaxReductionNamed(const std::string& name);
 
 // The projections LoRA adapts (training.finetune.target_modules, or the
 // framework's default for a scenario that names none).

@@ -1,7 +1,5 @@
 #include "sim/cost/operator_breakdown.h"
 
-#include <tuple>
-
 #include "sim/cost/collective_model.h"
 #include "sim/cost/gpu_cost_model.h"
 #include "sim/cost/host_issue.h"
@@ -84,11 +82,9 @@ std::vector<PassBreakdown> BreakDownPasses(const Scenario& s, const Workload& w)
   // What each model chunk adds once per micro batch beside its layers (step_costs.cc), shown for the
   // first chunk: sharded data parallel's edge units, delayed fp8 scaling's amax agreement.
   PassWork chunk_forward, chunk_backward;
-  for (auto [pass, unit, amax] : {std::tuple{&chunk_forward, &w.shard_unit_gather, w.ChunkAmaxReduce(0, false)},
-                                  std::tuple{&chunk_backward, &w.shard_unit_reduce, w.ChunkAmaxReduce(0, true)}}) {
-    for (CommOp c : {*unit, amax}) {
-      c.overlapped = false;  // the edge unit's collective is the one nothing hides
-      if (c.bytes > 0) pass->comms.push_back(c);
+  for (const bool backward : {false, true}) {
+    for (const CommOp& c : w.ChunkCollectives(0, backward)) {
+      if (c.bytes > 0) (backward ? chunk_backward : chunk_forward).comms.push_back(c);
     }
   }
   const std::string chunk = "each model chunk (" + std::to_string(w.stages.VirtualStageLayers(0)) + " layers), beside its layers";

@@ -269,11 +269,6 @@ StepCosts ComputeStepCosts(const Scenario& s, Workload workload) {
   CollectiveTimes times(s);
   std::vector<StageCost> layer(w.kinds.size());
   for (size_t k = 0; k < w.kinds.size(); ++k) layer[k] = LayerCost(s, rates, times, w.kinds[k]);
-  // Sharded data parallel: the first unit's gather of each forward and the
-  // last unit's reduce-scatter of each backward have no compute before or
-  // after them to hide behind (workload.h).
-  const double unit_gather_s = times(w.shard_unit_gather);
-  const double unit_reduce_s = times(w.shard_unit_reduce);
   const StageCost embedding = AddPasses(s, rates, times, w.embedding_forward, w.embedding_backward);
   StageCost head = AddPasses(s, rates, times, w.head_forward, w.head_backward);
   // Multi-token prediction: each module is one more layer (of the last
@@ -292,12 +287,11 @@ StepCosts ComputeStepCosts(const Scenario& s, Workload workload) {
     for (size_t k = 0; k < counts.size(); ++k) {
       if (counts[k] > 0) st += Times(counts[k], layer[k]);
     }
+    // A chunk with layers adds its own collectives, nothing to hide behind (Workload::ChunkCollectives):
+    // the sharded edge units' gather and reduce-scatter, delayed fp8 scaling's amax all-reduce.
     if (plan.VirtualStageLayers(vs) > 0) {
-      st.forward_exposed_comm_s += unit_gather_s;
-      st.backward_exposed_comm_s += unit_reduce_s;
-      // Delayed fp8 scaling agrees on the chunk's amaxes after each of its passes (Workload::chunk_amax_reduce).
-      st.forward_exposed_comm_s += times(w.ChunkAmaxReduce(vs, false));
-      st.backward_exposed_comm_s += times(w.ChunkAmaxReduce(vs, true));
+      for (const CommOp& c : w.ChunkCollectives(vs, false)) st.forward_exposed_comm_s += times(c);
+      for (const CommOp& c : w.ChunkCollectives(vs, true)) st.backward_exposed_comm_s += times(c);
     }
     if (vs == 0) st += embedding;
     if (vs == P * V - 1) st += head;

@@ -2,7 +2,6 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
 #include <optional>
 
 #include "sim/io/data_paths.h"
@@ -219,11 +218,7 @@ FrameworkProfile ParseFramework(const std::string& path) {
   f.wgrad_out_bytes = m.PositiveDouble("wgrad_out_bytes", f.wgrad_out_bytes);
   const std::string scaling = f.fp8_scaling == Fp8Scaling::kCurrent ? "current" : "delayed";
   f.fp8_scaling = m.Choice("fp8_scaling", {"delayed", "current"}, inherited(scaling)) == "current" ? Fp8Scaling::kCurrent : Fp8Scaling::kDelayed;
-  {
-    static const std::vector<std::string> kAmaxGroups = {"none", "tensor", "stage"};
-    const std::string group = m.Choice("fp8_amax_reduction", kAmaxGroups, kAmaxGroups[size_t(f.fp8_amax_reduction)]);
-    f.fp8_amax_reduction = Fp8AmaxReduction(std::find(kAmaxGroups.begin(), kAmaxGroups.end(), group) - kAmaxGroups.begin());
-  }
+  f.fp8_amax_reduction = Fp8AmaxReductionNamed(m.Choice("fp8_amax_reduction", Fp8AmaxReductionNames(), ToString(f.fp8_amax_reduction)));
   f.userbuffers_fp8_reduce_scatter = m.Bool("userbuffers_fp8_reduce_scatter", f.userbuffers_fp8_reduce_scatter);
   if (YAML::Node targets = m.Raw("lora_target_modules"); targets.IsDefined()) f.lora_targets = ParseLoraTargets(targets, path, m.Path("lora_target_modules"));
   f.lora_dropout = m.NonNegativeDouble("lora_dropout", f.lora_dropout);
