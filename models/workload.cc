@@ -211,6 +211,9 @@ struct LayerContext {
   bool fp8_amax_reduced;  // each chunk's amaxes are all-reduced after its passes (Workload::chunk_amax_reduce)
   CommGroup amax_group;   // over these ranks
   bool dropout, tp, sp, lora;
+  // Each micro batch's backward transposes every fp8 weight for its data-gradient GEMM
+  // (FrameworkProfile::fp8_parameter_transpose_cache off, on a TN-only GPU).
+  bool weight_transpose_per_micro_batch;
   double norm_bytes, residual_bytes, cast;
   explicit LayerContext(const Scenario& scenario)
       : sc(scenario), md(scenario.model), p(scenario.parallelism) {
@@ -228,6 +231,7 @@ struct LayerContext {
     tp = p.tensor > 1;
     sp = p.sequence_parallel;
     lora = tr.finetune.lora();
+    weight_transpose_per_micro_batch = prec == Precision::kFp8 && sc.node.gpu.fp8_gemm_tn_only && !sc.framework.fp8_parameter_transpose_cache;
     tp_bytes = T * h * kAct;  // gathered activation of one TP collective
     // Transformer Engine's userbuffers all-gathers (qkv/fc1 fprop and dgrad, proj/fc2 dgrad) move
     // low-precision buffers under a low-precision recipe ("AllGather buffers use fp8 when using fp8
@@ -346,6 +350,12 @@ class LayerBuilder {
   // overlap, except qkv's when the framework turns that one off (Megatron-Core tp_comm_overlap_disable_qkv).
   bool GatherOverlapped(const OpName& gemm) const {
     return c_.p.tp_comm_overlap && !(gemm == "qkv" && c_.sc.framework.tp_comm_overlap_disable_qkv);
+  }
+  // Whether TE pipelines the reduce-scatter of this column-parallel GEMM's input gradient with its
+  // data-gradient GEMM (userbuffers ring exchange, Megatron-Core tp_comm_overlap_rs_dgrad), which
+  // tp_comm_overlap_disable_qkv turns off for qkv as it does the all-gather.
+  bool DgradScatterPipelined(const OpName& gemm) const {
+    return GatherOverlapped(gemm) && Holds(c_.sc.framework.tp_comm_overlap_rs_dgrad, c_.p.context);
   }
 
   void TpIn(PassWork& F, const OpName& gemm) {  // before a column-parallel GEMM
@@ -631,6 +641,9 @@ class LayerBuilder {
           B.ops.push_back(Mem(o.name + " grad cast-transpose", o.m * o.n * o.batch * BackwardCastBytesPerElement(c_.prec, c_.scaling, o.n)));
           B.ops.back().kernels = o.kernels;
         }
+        if (c_.weight_transpose_per_micro_batch && o.low_precision) {
+          B.ops.push_back(Mem(o.name + " weight transpose", 2 * o.n * o.k * o.batch));
+        }
         // Under LoRA every base projection is frozen (low_precision marks them; the adapters run in 16-bit).
         AddGemmBackward(B.ops, o, c_.sc.framework.wgrad_out_bytes, lora && o.low_precision);
       } else if (o.cls == OpClass::kAttention) {
@@ -650,11 +663,20 @@ class LayerBuilder {
       for (const TpRegion& r : regions_) {
         const OpName& where = r.column_gemm;
         if (c_.sp) {
-          // Megatron re-gathers the input for the weight gradient while the data gradient runs.
-          // (Megatron's async NCCL all-gather without TE userbuffers; userbuffers' bulk overlap with them.)
-          B.comms.push_back(Comm(where + " input re-gather", CollectiveKind::kAllGather, CommGroup::kTensor, c_.tp_gather_bytes, true, where + " dgrad", ub_bulk));
-          B.comms.push_back(Comm(where + " dgrad reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, c_.tp_bytes, p.tp_comm_overlap,
-                                 where + " wgrad", ub_bulk));
+          // Megatron re-gathers the input for the weight gradient while the data gradient runs
+          // (Megatron's async NCCL all-gather without TE userbuffers; userbuffers' bulk overlap with
+          // them); a frozen weight has no weight gradient to gather it for.
+          if (!lora) {
+            B.comms.push_back(Comm(where + " input re-gather", CollectiveKind::kAllGather, CommGroup::kTensor, c_.tp_gather_bytes, true, where + " dgrad", ub_bulk));
+          }
+          if (DgradScatterPipelined(where)) {
+            B.comms.push_back(Comm(where + " dgrad reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, c_.tp_bytes, true,
+                                   where + " dgrad", CommEngine::kCopyEngine));
+          } else {
+            // Beside the weight-gradient GEMM (bulk); a frozen weight's is absent, and with it what hides this.
+            B.comms.push_back(Comm(where + " dgrad reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, c_.tp_bytes, p.tp_comm_overlap,
+                                   where + " wgrad", ub_bulk));
+          }
         } else {
           B.comms.push_back(Comm(where + " dgrad all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, c_.tp_bytes, p.tp_comm_overlap,
                                  where + " wgrad", ub_bulk));

@@ -375,6 +375,74 @@ TEST(WorkloadTest, LoraAdaptersSendTheirOwnCollectives) {
   }
 }
 
+// A frozen base projection (LoRA) has no weight gradient: its input is not
+// re-gathered for one, and the reduce-scatter of its input gradient, which
+// TE's bulk overlap hides behind the weight-gradient GEMM, has nothing to hide
+// behind unless tp_comm_overlap_rs_dgrad pipelines it with the data-gradient
+// GEMM; a recipe may do that only without context parallelism.
+TEST(WorkloadTest, FrozenProjectionsInputGradientScatterNeedsRsDgradOverlap) {
+  const std::vector<std::string> sets = {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "training.precision=bf16",
+                                         "parallelism.tensor=4", "parallelism.pipeline=1", "cluster.nodes=1", "training.global_batch=8",
+                                         "parallelism.sequence_parallel=true", "training.framework=megatron-core-2024",
+                                         "training.finetune={method: lora, rank: 16}"};
+  Scenario s = Make("llama2-70b", sets);
+  ASSERT_EQ(s.framework.tp_comm_overlap_rs_dgrad, RecipeSetting::kOff);  // Megatron-Core's default
+  const auto has_comm = [](const PassWork& p, const std::string& name) {
+    for (const CommOp& c : p.comms) if (c.name.str() == name) return true;
+    return false;
+  };
+  const Workload bulk = BuildWorkload(s);
+  EXPECT_FALSE(has_comm(bulk.layer(0).backward, "fc1 input re-gather"));
+  EXPECT_EQ(CommNamed(bulk.layer(0).backward, "fc1 dgrad reduce-scatter").partner, kNoPartner);
+  s.framework.tp_comm_overlap_rs_dgrad = RecipeSetting::kWithoutContextParallel;
+  const Workload pipelined = BuildWorkload(s);
+  const PassWork& b = pipelined.layer(0).backward;
+  const CommOp& rs = CommNamed(b, "fc1 dgrad reduce-scatter");
+  ASSERT_GE(rs.partner, 0);
+  EXPECT_EQ(b.ops[size_t(rs.partner)].name.str(), "fc1 dgrad");
+  std::vector<std::string> cp2 = sets;
+  cp2.push_back("parallelism.context=2");
+  Scenario split = Make("llama2-70b", cp2);
+  split.framework.tp_comm_overlap_rs_dgrad = RecipeSetting::kWithoutContextParallel;
+  EXPECT_EQ(CommNamed(BuildWorkload(split).layer(0).backward, "fc1 dgrad reduce-scatter").partner, kNoPartner);
+  // A weight with a gradient keeps its re-gather and the bulk overlap behind its wgrad.
+  std::vector<std::string> plain = sets;
+  plain.pop_back();
+  const Workload pre = BuildWorkload(Make("llama2-70b", plain));
+  EXPECT_TRUE(has_comm(pre.layer(0).backward, "fc1 input re-gather"));
+  const CommOp& wgrad_rs = CommNamed(pre.layer(0).backward, "fc1 dgrad reduce-scatter");
+  ASSERT_GE(wgrad_rs.partner, 0);
+  EXPECT_EQ(pre.layer(0).backward.ops[size_t(wgrad_rs.partner)].name.str(), "fc1 wgrad");
+}
+
+// Without the parameter transpose cache, each micro batch's backward
+// transposes every fp8 weight for its data-gradient GEMM on a GPU whose fp8
+// GEMMs take only TN (Hopper): 1 B read and 1 B written per element.
+TEST(WorkloadTest, Fp8WeightTransposePerMicroBatchWithoutTheCache) {
+  const std::vector<std::string> sets = {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "training.precision=fp8",
+                                         "parallelism.tensor=4", "parallelism.pipeline=1", "cluster.nodes=1", "training.global_batch=8"};
+  Scenario s = Make("llama2-70b", sets);
+  ASSERT_TRUE(s.node.gpu.fp8_gemm_tn_only);
+  ASSERT_TRUE(s.framework.fp8_parameter_transpose_cache);
+  const auto transposes = [](const Workload& w) {
+    double bytes = 0;
+    for (const Operator& o : w.layer(0).backward.ops) {
+      if (o.name.str().find("weight transpose") != std::string::npos) bytes += o.bytes;
+    }
+    return bytes;
+  };
+  EXPECT_EQ(transposes(BuildWorkload(s)), 0.0);
+  s.framework.fp8_parameter_transpose_cache = false;
+  const double h = 8192, ffn = 28672, kv = 8 * 128;
+  const double weights = h * (h + 2 * kv) + h * h + h * 2 * ffn + ffn * h;  // qkv, proj, fc1 (gated), fc2
+  EXPECT_DOUBLE_EQ(transposes(BuildWorkload(s)), 2 * weights / 4);
+  s.node.gpu.fp8_gemm_tn_only = false;  // Blackwell reads either layout
+  EXPECT_EQ(transposes(BuildWorkload(s)), 0.0);
+  s.node.gpu.fp8_gemm_tn_only = true;
+  s.training.precision = Precision::kBf16;
+  EXPECT_EQ(transposes(BuildWorkload(s)), 0.0);
+}
+
 TEST(WorkloadTest, OverlappedCollectivesNameTheirPartnerOperatorByIndex) {
   const Workload w = BuildWorkload(Make("llama2-70b", {"parallelism.tensor=8", "parallelism.pipeline=8", "cluster.node=dgx-h100",
                                                         "cluster.fabric=ndr-rail-optimized", "training.precision=bf16"}));

@@ -47,7 +47,10 @@ std::string OperatorTable(const Scenario& s, const Workload& w) {
     }
     if (!p.ops.empty()) o += Line("  %-34s %-9s %-22s %10s %10s %10.1f\n", "compute", "", "", "", "", p.compute_s * 1e6);
     for (const CommRow& c : p.comms) {
-      const std::string how = !c.overlapped ? "on the critical path" : c.behind.empty() ? "overlapped with the pass" : "behind " + c.behind;
+      const std::string how = !c.overlapped          ? "on the critical path"
+                              : !c.missing.empty() ? "on the critical path (no " + c.missing + " to hide behind)"
+                              : c.behind.empty()   ? "overlapped with the pass"
+                                                   : "behind " + c.behind;
       o += Line("  %-34s %-9s %-22s %10s %10.1f %10.1f  %s\n", c.name.c_str(), "comm", (ToString(c.group) + " " + ToString(c.kind)).c_str(), "",
                 c.bytes / 1e6, c.time_s * 1e6, how.c_str());
     }

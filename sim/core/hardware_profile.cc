@@ -82,4 +82,14 @@ std::string ToString(Fp8AmaxReduction r) { return Fp8AmaxReductionNames()[size_t
 
 Fp8AmaxReduction Fp8AmaxReductionNamed(const std::string& name) { return Named(Fp8AmaxReductionNames(), name, Fp8AmaxReduction::kNone); }
 
+const std::vector<std::string>& RecipeSettingNames() {
+  static const std::vector<std::string> names = {"false", "true", "without_context_parallel"};
+  return names;
+}
+std::string ToString(RecipeSetting s) { return RecipeSettingNames()[size_t(s)]; }
+RecipeSetting RecipeSettingNamed(const std::string& name) { return Named(RecipeSettingNames(), name, RecipeSetting::kOff); }
+bool Holds(RecipeSetting s, int context) {
+  return s == RecipeSetting::kOn || (s == RecipeSetting::kWithoutContextParallel && context <= 1);
+}
+
 }  // namespace trainsim

@@ -28,6 +28,10 @@ struct GpuProfile {
   int matmul_tile_m = 128;
   int matmul_tile_n = 128;
   double matmul_min_kernel_s = 0;
+  // The GPU's fp8 GEMMs take only the TN layout (Hopper's and Ada's
+  // cuBLASLt): a GEMM that reads an fp8 operand the other way round reads a
+  // transposed copy someone made (Blackwell takes every layout).
+  bool fp8_gemm_tn_only = false;
   AttentionKernel attention_kernel = AttentionKernel::kFlash;
   double attention_fwd_flops = 0;  // flash kernel throughput at long sequences  // flash kernel throughput at long sequences
   double attention_bwd_fwd_ratio = 0.5;
@@ -94,6 +98,18 @@ std::string ToString(Fp8AmaxReduction r);
 // The group called `name`, one of Fp8AmaxReductionNames() (a loader's Choice checked it); kNone for any other.
 Fp8AmaxReduction Fp8AmaxReductionNamed(const std::string& name);
 
+// A framework setting that a stack's recipes turn on everywhere, nowhere, or
+// only in layouts without context parallelism (a release whose configs
+// switch it off where the sequence is split, e.g. MLPerf v4.1's LoRA
+// configs: "TP-RS overlap not enabled with CP2").
+enum class RecipeSetting { kOff, kOn, kWithoutContextParallel };
+// The names profiles use, in enum order: false, true, without_context_parallel.
+const std::vector<std::string>& RecipeSettingNames();
+std::string ToString(RecipeSetting s);
+RecipeSetting RecipeSettingNamed(const std::string& name);
+// Whether the setting holds in a layout of `context` context-parallel ranks.
+bool Holds(RecipeSetting s, int context);
+
 // The projections LoRA adapts (training.finetune.target_modules, or the
 // framework's default for a scenario that names none).
 struct LoraTargets {
@@ -147,6 +163,18 @@ struct FrameworkProfile {
   // Megatron-Core tp_comm_overlap_disable_qkv: under TP comm overlap, the
   // all-gather into the qkv GEMM is NCCL's, before the GEMM, not overlapped.
   bool tp_comm_overlap_disable_qkv = false;
+  // Megatron-Core tp_comm_overlap_rs_dgrad: under TP comm overlap, the
+  // reduce-scatter of a column-parallel projection's input gradient is
+  // pipelined with its own data-gradient GEMM (TE userbuffers) instead of
+  // running beside the weight-gradient GEMM (bulk), which a frozen weight
+  // (LoRA's base) does not have: there it is NCCL's, on the critical path.
+  RecipeSetting tp_comm_overlap_rs_dgrad = RecipeSetting::kOff;
+  // Transformer Engine keeps the transpose of an fp8 weight (what the data
+  // gradient GEMM reads on a GPU whose fp8 GEMMs take only the TN layout)
+  // from the step's first micro batch; Megatron-Core's
+  // disable_parameter_transpose_cache makes every micro batch's backward
+  // transpose each fp8 weight again (read and write, 1 B per element each).
+  bool fp8_parameter_transpose_cache = true;
   // SMs a communication kernel holds while it overlaps compute (the compute
   // runs on the rest): NCCL's channels, TE userbuffers' num_sm.
   // Bytes a weight-gradient GEMM's epilogue moves per element: 8 when it
@@ -197,6 +225,11 @@ struct FrameworkProfile {
   // profile describes it (e.g. "NVIDIA-NeMo/Megatron-Bridge" for its recipes):
   // the same for a case whose source names one and no container.
   std::vector<std::string> result_repositories;
+  // Benchmarks of those repositories that ran this profile's recipe (e.g.
+  // "llama2_70b_lora": a directory the case's source names): a profile with
+  // them describes only those, and takes them before a profile of the whole
+  // repository.
+  std::vector<std::string> result_benchmarks;
 
   bool operator==(const FrameworkProfile&) const = default;
 };

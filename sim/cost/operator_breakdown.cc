@@ -58,6 +58,7 @@ PassBreakdown Break(const Scenario& s, const PassWork& pw, std::string unit, std
     r.time_s = CollectiveTime(s, c);
     r.overlapped = c.overlapped;
     if (c.overlapped && c.partner >= 0 && size_t(c.partner) < pw.ops.size()) r.behind = pw.ops[size_t(c.partner)].name.str();
+    if (c.overlapped && c.partner == kNoPartner) r.missing = c.overlaps_op.str();
     b.comms.push_back(std::move(r));
   }
   b.exposed_comm_s = ExposedCommTime(s, pw, b.compute_s, backward);

@@ -30,8 +30,9 @@ struct CommRow {
   CommGroup group = CommGroup::kTensor;
   double bytes = 0;
   double time_s = 0;        // CollectiveTime over the placed group
-  bool overlapped = false;
+  bool overlapped = false;   // on a side stream behind compute (false: on the critical path)
   std::string behind;       // the operator it hides behind; empty: the whole pass (or none)
+  std::string missing;      // the operator it would hide behind, absent from the pass (a frozen weight's gradient GEMM): nothing hides it
 };
 
 // One pass (forward, backward or recompute) of one unit: a layer kind, or

@@ -65,6 +65,7 @@ GpuProfile ParseGpu(const std::string& path) {
   g.matmul_tile_m = mm.PositiveInt("tile_m", 128);
   g.matmul_tile_n = mm.PositiveInt("tile_n", 128);
   g.matmul_min_kernel_s = mm.NonNegativeDouble("min_kernel_us", 0) * 1e-6;
+  g.fp8_gemm_tn_only = mm.Bool("fp8_tn_only", false);
   mm.Finish();
   YamlMap a = m.Map("attention");
   g.attention_fwd_flops = a.PositiveDouble("fwd_tflops") * 1e12;
@@ -186,6 +187,7 @@ FrameworkProfile ParseFramework(const std::string& path) {
     f.based_on = f.name;
     f.containers.clear();
     f.result_repositories.clear();
+    f.result_benchmarks.clear();
   }
   // A key a whole profile must give defaults to the base's value in a derived one.
   auto inherited = [derived](auto base) -> std::optional<decltype(base)> {
@@ -225,6 +227,9 @@ FrameworkProfile ParseFramework(const std::string& path) {
   if (f.lora_dropout >= 1) m.Fail("lora_dropout", "must be below 1");
   f.lora_adapter_all_to_all = m.Bool("lora_adapter_all_to_all", f.lora_adapter_all_to_all);
   f.tp_comm_overlap_disable_qkv = m.Bool("tp_comm_overlap_disable_qkv", f.tp_comm_overlap_disable_qkv);
+  f.tp_comm_overlap_rs_dgrad =
+      RecipeSettingNamed(m.Choice("tp_comm_overlap_rs_dgrad", RecipeSettingNames(), ToString(f.tp_comm_overlap_rs_dgrad)));
+  f.fp8_parameter_transpose_cache = m.Bool("fp8_parameter_transpose_cache", f.fp8_parameter_transpose_cache);
   if (auto o = m.OptMap("overlap_sms")) {
     f.nccl_overlap_sms = o->NonNegativeInt("nccl", f.nccl_overlap_sms);
     f.userbuffer_pipelined_sms = o->NonNegativeInt("userbuffers_pipelined", f.userbuffer_pipelined_sms);
@@ -267,6 +272,10 @@ FrameworkProfile ParseFramework(const std::string& path) {
   };
   names("containers", "container names", f.containers);
   names("result_repositories", "repository names (owner/name)", f.result_repositories);
+  names("result_benchmarks", "benchmark names", f.result_benchmarks);
+  if (!f.result_benchmarks.empty() && f.result_repositories.empty()) {
+    m.Fail("result_benchmarks", "names benchmarks of result_repositories, and the profile has none");
+  }
   m.Finish();
   return f;
 }

@@ -170,5 +170,34 @@ TEST(HardwareProfileTest, AmaxReductionGroupIsNamed) {
   EXPECT_EQ(LoadFrameworkProfile(YAML::Node("torchtitan-fsdp2-2025"), "", "framework").fp8_amax_reduction, Fp8AmaxReduction::kNone);
 }
 
+// A recipe's setting that holds only without context parallelism, and a
+// recipe of one benchmark of a repository (result_benchmarks needs the
+// repository).
+TEST(HardwareProfileTest, RecipeSettingsAndBenchmarks) {
+  const FrameworkProfile lora = LoadFrameworkProfile(YAML::Node("mlperf-training-4.1-nemo-lora"), "", "framework");
+  EXPECT_EQ(lora.tp_comm_overlap_rs_dgrad, RecipeSetting::kWithoutContextParallel);
+  EXPECT_TRUE(Holds(lora.tp_comm_overlap_rs_dgrad, 1));
+  EXPECT_FALSE(Holds(lora.tp_comm_overlap_rs_dgrad, 2));
+  EXPECT_FALSE(lora.fp8_parameter_transpose_cache);
+  EXPECT_EQ(lora.result_benchmarks, std::vector<std::string>{"llama2_70b_lora"});
+  EXPECT_FALSE(Holds(RecipeSetting::kOff, 1));
+  EXPECT_TRUE(Holds(RecipeSetting::kOn, 4));
+  const auto f = std::filesystem::temp_directory_path() / "trainsim_recipe_setting.yaml";
+  std::ofstream(f) << "name: r\nbased_on: megatron-core-2024\ntp_comm_overlap_rs_dgrad: sometimes\n";
+  try {
+    LoadFrameworkProfile(YAML::Node(f.string()), "", "training.framework");
+    FAIL() << "expected an error";
+  } catch (const InputException& e) {
+    EXPECT_NE(e.error().ToString().find(f.string() + ":3: tp_comm_overlap_rs_dgrad:"), std::string::npos) << e.error().ToString();
+  }
+  std::ofstream(f) << "name: r\nbased_on: megatron-core-2024\nresult_benchmarks: [gpt3]\n";
+  try {
+    LoadFrameworkProfile(YAML::Node(f.string()), "", "training.framework");
+    FAIL() << "expected an error";
+  } catch (const InputException& e) {
+    EXPECT_NE(e.error().ToString().find("result_benchmarks"), std::string::npos) << e.error().ToString();
+  }
+}
+
 }  // namespace
 }  // namespace trainsim

@@ -272,7 +272,7 @@ TEST(ScenarioTest, FinetuneLoraTakesRankAlphaAndTargets) {
   EXPECT_TRUE(f.targets.qkv && f.targets.fc2);
   EXPECT_FALSE(f.targets.proj || f.targets.fc1);
   // Without target_modules the framework's default: MLPerf's NeMo LoRA adapts the attention projections.
-  auto framework = ParseText(kBase, {"training.finetune={method: lora}", "training.framework=mlperf-training-4.1-nemo"});
+  auto framework = ParseText(kBase, {"training.finetune={method: lora}", "training.framework=mlperf-training-4.1-nemo-lora"});
   ASSERT_TRUE(framework.ok()) << framework.error().ToString();
   EXPECT_TRUE(framework->training.finetune.targets.qkv && framework->training.finetune.targets.proj);
   EXPECT_FALSE(framework->training.finetune.targets.fc1 || framework->training.finetune.targets.fc2);

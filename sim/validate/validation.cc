@@ -35,21 +35,28 @@ std::vector<std::string> DefaultedKeys(const YAML::Node& sc) {
 
 // What a case's source can name to say which software ran it: a container
 // (the release itself) or a repository whose published results all ran one
-// stack. Containers first: they name a release, a repository names many.
+// stack, or one benchmark of such a repository (its own recipe). Containers
+// first: they name a release; then a repository's benchmark before the
+// repository as a whole.
 struct ReleaseMarker {
   std::string name;       // "nvcr.io/nvidia/nemo:24.12", "NVIDIA-NeMo/Megatron-Bridge"
+  std::string benchmark;  // "llama2_70b_lora": the source names it too ("" : any)
   std::string framework;  // the profile that describes it
-  std::string what;       // "container" or "repository"
+  std::string what;       // "container", "repository" or "benchmark"
 };
 
-// The framework profiles' markers, containers before repositories.
+// The framework profiles' markers, most specific first.
 std::vector<ReleaseMarker> ReleaseMarkers() {
-  std::vector<ReleaseMarker> containers, repositories;
+  std::vector<ReleaseMarker> containers, benchmarks, repositories;
   for (const auto& name : CatalogueNames("hardware-profiles/frameworks")) {
     const FrameworkProfile f = LoadFrameworkProfile(YAML::Node(name), "", "framework");
-    for (const auto& c : f.containers) containers.push_back({c, f.name, "container"});
-    for (const auto& r : f.result_repositories) repositories.push_back({r, f.name, "repository"});
+    for (const auto& c : f.containers) containers.push_back({c, "", f.name, "container"});
+    for (const auto& r : f.result_repositories) {
+      if (f.result_benchmarks.empty()) repositories.push_back({r, "", f.name, "repository"});
+      for (const auto& b : f.result_benchmarks) benchmarks.push_back({r, b, f.name, "benchmark"});
+    }
   }
+  containers.insert(containers.end(), benchmarks.begin(), benchmarks.end());
   containers.insert(containers.end(), repositories.begin(), repositories.end());
   return containers;
 }
@@ -70,12 +77,14 @@ bool NamesMarker(const std::string& source, const std::string& marker) {
 }
 
 // A case that does not name its framework runs with the release its source
-// names (a container, else a repository), when a profile describes it: that
-// marker, its profile set in the case's scenario, or nullopt.
+// names (a container, else a repository's benchmark, else a repository), when
+// a profile describes it: that marker, its profile set in the case's
+// scenario, or nullopt.
 std::optional<ReleaseMarker> FrameworkFromSource(YAML::Node& sc, const std::string& source, const std::vector<ReleaseMarker>& markers) {
   if (sc["training"].IsDefined() && sc["training"]["framework"].IsDefined()) return std::nullopt;
   for (const auto& m : markers) {
     if (!NamesMarker(source, m.name)) continue;
+    if (!m.benchmark.empty() && !NamesMarker(source, m.benchmark)) continue;
     sc["training"]["framework"] = m.framework;
     return m;
   }

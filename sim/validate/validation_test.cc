@@ -210,6 +210,11 @@ TEST(ValidationTest, CaseRunsWithTheProfileOfTheRepositoryItsSourceNames) {
   mlperf["id"] = "mlperf";
   mlperf["source"] = "mlcommons/training_results_v4.1 commit b87b9e3 NVIDIA/results/eos_n32_ngc24.09_nemo/gpt3/result_*.txt";
   ref["cases"].push_back(mlperf);
+  // The same repository's LoRA benchmark has a recipe of its own, taken before the repository's.
+  YAML::Node lora = YAML::Clone(mlperf);
+  lora["id"] = "mlperf-lora";
+  lora["source"] = "mlcommons/training_results_v4.1 commit b87b9e3 Dell/results/XE9680x8H100-SXM-80GB/llama2_70b_lora/result_*.txt";
+  ref["cases"].push_back(lora);
   const std::string file = (std::filesystem::temp_directory_path() / "trainsim_repository_cases.yaml").string();
   std::ofstream(file) << YAML::Dump(ref);
   auto rep = ValidateReference(file, Fidelity::kAnalytical);
@@ -218,10 +223,13 @@ TEST(ValidationTest, CaseRunsWithTheProfileOfTheRepositoryItsSourceNames) {
   EXPECT_NE(std::find(named.begin(), named.end(), "training.framework=megatron-bridge-perf (the source's repository)"), named.end());
   const auto& fork = rep->cases[1].defaulted;
   EXPECT_NE(std::find(fork.begin(), fork.end(), "training.framework"), fork.end());
-  ASSERT_EQ(rep->cases.size(), 3u);
+  ASSERT_EQ(rep->cases.size(), 4u);
   const auto& mlperf_named = rep->cases[2].defaulted;
   EXPECT_NE(std::find(mlperf_named.begin(), mlperf_named.end(), "training.framework=mlperf-training-4.1-nemo (the source's repository)"),
             mlperf_named.end());
+  const auto& lora_named = rep->cases[3].defaulted;
+  EXPECT_NE(std::find(lora_named.begin(), lora_named.end(), "training.framework=mlperf-training-4.1-nemo-lora (the source's benchmark)"),
+            lora_named.end());
 }
 
 TEST(ValidationTest, MalformedReferenceIsAnInputError) {
