@@ -51,7 +51,7 @@ double LayerActivationBytes(const Scenario& sc, const LayerKind& kind, Recompute
   const double outside = 4 * h /* norm inputs */ + in * h + in * h /* QKV and fc1 (router) inputs */ + 2 * mask * h /* dropout masks */;
   // With flash attention the proj input is the kernel's output O, which the
   // kernel keeps in 16-bit for its own backward; an fp8 proj keeps a copy too.
-  const bool flash = tr.attention == AttentionKernel::kFlash;
+  const bool flash = IsFused(tr.attention);
   const double proj_in = flash && in < 2 ? 2 + in : in;
   const double inside_attn = 2 * q /* Q */ + 4 * kv /* K, V */ + proj_in * o /* proj input */;
   auto mlp = [&](double width) { return (gated ? 4 * width : 2 * width) /* activation input(s) */ + in * width /* fc2 input */; };

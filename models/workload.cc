@@ -295,7 +295,7 @@ class LayerBuilder {
     if (c_.p.context > 1) {
       cp_bytes_ = (c_.cp - 1) * c_.b * c_.s_local * 2 * KvWidthLocal() * kAct;
       F.comms.push_back(Comm("cp kv ring", CollectiveKind::kSendRecv, CommGroup::kContext, cp_bytes_, true,
-                             c_.sc.training.attention == AttentionKernel::kFlash ? OpName("flash attention") : OpName()));
+                             IsFused(c_.sc.training.attention) ? OpName("flash attention") : OpName()));
     }
     F.ops.erase(std::remove_if(F.ops.begin(), F.ops.end(), [](const Operator& o) { return o.flops == 0 && o.bytes == 0; }), F.ops.end());
     Backward(F, lw.backward);
@@ -496,7 +496,7 @@ class LayerBuilder {
       keys_per_query = kind.chunked ? w / 2 : w - w * w / (2 * s);
       kernel_seq = std::min(kernel_seq, w);
     }
-    if (c_.sc.training.attention == AttentionKernel::kFlash) {
+    if (IsFused(c_.sc.training.attention)) {
       Operator a;
       a.name = "flash attention";
       a.cls = OpClass::kAttention;
@@ -506,6 +506,7 @@ class LayerBuilder {
       // local chunk's keys, so its efficiency is that of the shorter sequence.
       a.seq = kernel_seq;
       a.head_dim = (dq + dv) / 2;
+      a.attention_kernel = c_.sc.training.attention;
       F.ops.push_back(a);
     } else {
       // Megatron's unfused path: full s x s scores (the causal mask does not skip work).
@@ -660,6 +661,7 @@ class LayerBuilder {
     if (c_.tp) {
       const Parallelism& p = c_.p;
       const CommEngine ub_bulk = p.tp_comm_overlap ? CommEngine::kUserbufferBulk : CommEngine::kNccl;
+      const bool async_input_grad = p.tp_comm_overlap || c_.sc.framework.async_input_grad_comm;
       for (const TpRegion& r : regions_) {
         const OpName& where = r.column_gemm;
         if (c_.sp) {
@@ -673,12 +675,13 @@ class LayerBuilder {
             B.comms.push_back(Comm(where + " dgrad reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, c_.tp_bytes, true,
                                    where + " dgrad", CommEngine::kCopyEngine));
           } else {
-            // Beside the weight-gradient GEMM (bulk); a frozen weight's is absent, and with it what hides this.
-            B.comms.push_back(Comm(where + " dgrad reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, c_.tp_bytes, p.tp_comm_overlap,
+            // Beside the weight-gradient GEMM (userbuffers' bulk, else NCCL's async); a frozen weight's
+            // is absent, and with it what hides this.
+            B.comms.push_back(Comm(where + " dgrad reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kTensor, c_.tp_bytes, async_input_grad,
                                    where + " wgrad", ub_bulk));
           }
         } else {
-          B.comms.push_back(Comm(where + " dgrad all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, c_.tp_bytes, p.tp_comm_overlap,
+          B.comms.push_back(Comm(where + " dgrad all-reduce", CollectiveKind::kAllReduce, CommGroup::kTensor, c_.tp_bytes, async_input_grad,
                                  where + " wgrad", ub_bulk));
         }
       }
@@ -701,7 +704,7 @@ class LayerBuilder {
     }
     if (c_.p.context > 1) {
       B.comms.push_back(Comm("cp kv+grad ring", CollectiveKind::kSendRecv, CommGroup::kContext, 2 * cp_bytes_, true,
-                             c_.sc.training.attention == AttentionKernel::kFlash ? OpName("flash attention backward") : OpName()));
+                             IsFused(c_.sc.training.attention) ? OpName("flash attention backward") : OpName()));
     }
   }
 
@@ -712,7 +715,7 @@ class LayerBuilder {
   // and the last step's dK/dV return to their owner after the last kernel, with nothing to hide behind.
   // (After the backward is derived: these have no mirror.)
   void ContextParallelOverheads(PassWork& F, PassWork& B) const {
-    if (c_.p.context <= 1 || c_.sc.training.attention != AttentionKernel::kFlash) return;
+    if (c_.p.context <= 1 || !IsFused(c_.sc.training.attention)) return;
     const double q_elems = c_.T * HeadsLocal() * QHeadDim(), kv_elems = c_.T * 2 * KvWidthLocal();
     F.ops.push_back(Mem("cp output correction", c_.cp * q_elems * 3 * kAct));
     B.ops.push_back(Mem("cp gradient accumulation", c_.cp * (q_elems + kv_elems) * 3 * kAct));

@@ -34,6 +34,7 @@ struct Operator {
   bool low_precision = false;  // runs in fp8 when the scenario's precision is fp8
   double seq = 0;        // attention: key length the kernel iterates over
   double head_dim = 0;   // attention: the mean of the query/key and value head dims (the kernel's efficiency)
+  AttentionKernel attention_kernel = AttentionKernel::kFlash;  // attention: whose rates it runs at
   // GEMM: bytes the epilogue moves per output element (2: writes a bf16
   // output; 8: reads and writes an fp32 accumulator, as a weight gradient
   // accumulated into Megatron's main_grad does).

@@ -415,6 +415,24 @@ TEST(WorkloadTest, FrozenProjectionsInputGradientScatterNeedsRsDgradOverlap) {
   EXPECT_EQ(pre.layer(0).backward.ops[size_t(wgrad_rs.partner)].name.str(), "fc1 wgrad");
 }
 
+// Without userbuffers, a TE stack still reduce-scatters a column-parallel
+// projection's input gradient asynchronously behind its weight-gradient GEMM
+// (async_input_grad_comm); 2021 Megatron-LM waits for it first.
+TEST(WorkloadTest, InputGradientScatterHidesBehindTheWgradWithoutUserbuffers) {
+  Scenario s = Make("llama2-70b", {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "training.precision=bf16", "parallelism.tensor=4",
+                                   "parallelism.pipeline=1", "cluster.nodes=1", "training.global_batch=8", "parallelism.sequence_parallel=true",
+                                   "parallelism.tp_comm_overlap=false", "training.framework=megatron-core-2024"});
+  ASSERT_TRUE(s.framework.async_input_grad_comm);
+  const Workload async = BuildWorkload(s);
+  const CommOp& rs = CommNamed(async.layer(0).backward, "fc1 dgrad reduce-scatter");
+  EXPECT_TRUE(rs.overlapped);
+  EXPECT_EQ(rs.engine, CommEngine::kNccl);
+  ASSERT_GE(rs.partner, 0);
+  EXPECT_EQ(async.layer(0).backward.ops[size_t(rs.partner)].name.str(), "fc1 wgrad");
+  s.framework.async_input_grad_comm = false;
+  EXPECT_FALSE(CommNamed(BuildWorkload(s).layer(0).backward, "fc1 dgrad reduce-scatter").overlapped);
+}
+
 // Without the parameter transpose cache, each micro batch's backward
 // transposes every fp8 weight for its data-gradient GEMM on a GPU whose fp8
 // GEMMs take only TN (Hopper): 1 B read and 1 B written per element.

@@ -82,6 +82,13 @@ std::string ToString(Fp8AmaxReduction r) { return Fp8AmaxReductionNames()[size_t
 
 Fp8AmaxReduction Fp8AmaxReductionNamed(const std::string& name) { return Named(Fp8AmaxReductionNames(), name, Fp8AmaxReduction::kNone); }
 
+const std::vector<std::string>& AttentionKernelNames() {
+  static const std::vector<std::string> names = {"flash", "unfused", "flash2"};
+  return names;
+}
+std::string ToString(AttentionKernel k) { return AttentionKernelNames()[size_t(k)]; }
+AttentionKernel AttentionKernelNamed(const std::string& name) { return Named(AttentionKernelNames(), name, AttentionKernel::kFlash); }
+
 const std::vector<std::string>& RecipeSettingNames() {
   static const std::vector<std::string> names = {"false", "true", "without_context_parallel"};
   return names;

@@ -13,7 +13,22 @@
 
 namespace trainsim {
 
-enum class AttentionKernel { kFlash, kUnfused };
+// The attention core's kernel: the GPU's fused flash kernel (cuDNN's, which
+// Transformer Engine runs, or FlashAttention-3's on Hopper), the unfused
+// GEMM + softmax path, or the flash-attn 2 package's kernel, written for
+// Ampere (mma.sync, no TMA or warpgroup MMA), which TE takes on Hopper when
+// NVTE_FUSED_ATTN=0.
+enum class AttentionKernel { kFlash, kUnfused, kFlash2 };
+// The names profiles and scenarios use, in enum order: flash, unfused, flash2.
+const std::vector<std::string>& AttentionKernelNames();
+std::string ToString(AttentionKernel k);
+AttentionKernel AttentionKernelNamed(const std::string& name);
+// Whether the kernel keeps the scores on chip (flash and flash2).
+inline bool IsFused(AttentionKernel k) { return k != AttentionKernel::kUnfused; }
+
+// What the backward re-runs instead of keeping activations (training.recompute).
+enum class Recompute { kNone, kSelective, kFull };
+std::string ToString(Recompute r);
 
 struct GpuProfile {
   std::string name;
@@ -32,10 +47,14 @@ struct GpuProfile {
   // cuBLASLt): a GEMM that reads an fp8 operand the other way round reads a
   // transposed copy someone made (Blackwell takes every layout).
   bool fp8_gemm_tn_only = false;
-  AttentionKernel attention_kernel = AttentionKernel::kFlash;
-  double attention_fwd_flops = 0;  // flash kernel throughput at long sequences  // flash kernel throughput at long sequences
+  double attention_fwd_flops = 0;  // flash kernel throughput at long sequences
   double attention_bwd_fwd_ratio = 0.5;
   double attention_half_seq = 512;
+  // The flash-attn 2 kernel's (AttentionKernel::kFlash2) rates, on the same
+  // sequence curve; 0: the profile gives none (a scenario asking for it is
+  // bad input).
+  double attention_flash2_fwd_flops = 0;
+  double attention_flash2_bwd_fwd_ratio = 0;
   // The kernel's rate at head dim 64 and 256 against its rate at 128 (its
   // best), linear in the head dim between them and flat outside: a smaller
   // head does less MMA work per softmax exponential.
@@ -124,6 +143,13 @@ struct FrameworkProfile {
   AttentionKernel attention_kernel = AttentionKernel::kFlash;
   double dropout = 0;
   bool tp_comm_overlap = false;
+  // Without userbuffers, the stack still issues the input-gradient
+  // reduce-scatter (all-reduce without SP) of a column-parallel projection
+  // asynchronously on NCCL and computes the weight gradient meanwhile
+  // (Transformer Engine's Linear backward; Megatron's
+  // LinearWithGradAccumulationAndAsyncCommunication): false where it waits
+  // for it first (2021 Megatron-LM, DTensor's redistributions).
+  bool async_input_grad_comm = false;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
   bool overlap_p2p = false;
@@ -175,6 +201,9 @@ struct FrameworkProfile {
   // disable_parameter_transpose_cache makes every micro batch's backward
   // transpose each fp8 weight again (read and write, 1 B per element each).
   bool fp8_parameter_transpose_cache = true;
+  // What a scenario without training.recompute recomputes: the recipe's
+  // activations_checkpoint_granularity (none in Megatron-Core's defaults).
+  Recompute recompute = Recompute::kNone;
   // SMs a communication kernel holds while it overlaps compute (the compute
   // runs on the rest): NCCL's channels, TE userbuffers' num_sm.
   // Bytes a weight-gradient GEMM's epilogue moves per element: 8 when it
@@ -226,9 +255,10 @@ struct FrameworkProfile {
   // the same for a case whose source names one and no container.
   std::vector<std::string> result_repositories;
   // Benchmarks of those repositories that ran this profile's recipe (e.g.
-  // "llama2_70b_lora": a directory the case's source names): a profile with
-  // them describes only those, and takes them before a profile of the whole
-  // repository.
+  // "llama2_70b_lora": a directory or file the case's source names): a
+  // profile with them describes only those, and takes them before a profile
+  // of the whole repository or of the container the source names (a recipe
+  // is written as changes to its release).
   std::vector<std::string> result_benchmarks;
 
   bool operator==(const FrameworkProfile&) const = default;

@@ -15,9 +15,6 @@
 
 namespace trainsim {
 
-enum class Recompute { kNone, kSelective, kFull };
-std::string ToString(Recompute r);
-
 // What selective recompute re-runs in the backward instead of keeping its
 // activations: Megatron-Core's recompute_modules (recompute_granularity
 // selective), as bits of Training::recompute_modules.

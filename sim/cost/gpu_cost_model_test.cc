@@ -68,6 +68,25 @@ TEST(GpuCostModelTest, AttentionWithSmallerHeadsRunsSlower) {
   EXPECT_NEAR(time_at(0), time_at(128), 1e-15);
 }
 
+// The flash-attn 2 kernel (TE with NVTE_FUSED_ATTN=0) runs at its own rates
+// on the same sequence curve: on H100 370 TFLOP/s forward against the fused
+// kernel's 620, its backward 0.78 of that against 0.75.
+TEST(GpuCostModelTest, Flash2AttentionRunsAtItsOwnRates) {
+  const GpuProfile g = Gpu("dgx-h100");
+  auto time_of = [&](AttentionKernel kernel, bool backward) {
+    Operator a;
+    a.cls = OpClass::kAttention;
+    a.flops = 1e12;
+    a.bytes = 1e6;
+    a.seq = 8192;
+    a.head_dim = 128;
+    a.attention_kernel = kernel;
+    return OperatorTime(a, g, Precision::kBf16, backward);
+  };
+  EXPECT_NEAR(time_of(AttentionKernel::kFlash2, false) / time_of(AttentionKernel::kFlash, false), 620.0 / 370.0, 1e-9);
+  EXPECT_NEAR(time_of(AttentionKernel::kFlash2, true) / time_of(AttentionKernel::kFlash, true), 620.0 * 0.75 / (370.0 * 0.78), 1e-9);
+}
+
 TEST(GpuCostModelTest, H100Fp8GemmsRunAtTheirMeasuredSustainedRate) {
   const GpuProfile g = Gpu("dgx-h100");
   EXPECT_DOUBLE_EQ(g.MatmulClockFraction(Precision::kFp8), 1.0);

@@ -71,6 +71,11 @@ GpuProfile ParseGpu(const std::string& path) {
   g.attention_fwd_flops = a.PositiveDouble("fwd_tflops") * 1e12;
   g.attention_bwd_fwd_ratio = a.Fraction("bwd_fwd_ratio");
   g.attention_half_seq = a.PositiveDouble("half_seq", 512);
+  if (auto f2 = a.OptMap("flash2")) {
+    g.attention_flash2_fwd_flops = f2->PositiveDouble("fwd_tflops") * 1e12;
+    g.attention_flash2_bwd_fwd_ratio = f2->Fraction("bwd_fwd_ratio");
+    f2->Finish();
+  }
   if (auto hd = a.OptMap("head_dim_efficiency")) {
     g.attention_hdim64_efficiency = hd->Fraction("hdim64", 1.0);
     g.attention_hdim256_efficiency = hd->Fraction("hdim256", 1.0);
@@ -169,8 +174,10 @@ FabricProfile ParseFabric(const std::string& path) {
 FrameworkProfile ParseFramework(const std::string& path) {
   YamlMap m(LoadYamlFile(path), path);
   // A release profile can be written as changes to another (based_on): the
-  // base's values are this one's defaults. One level only, so that a loop of
-  // based_on keys cannot recurse.
+  // base's values are this one's defaults; a benchmark's recipe is written as
+  // changes to its release. A chain is at most kMaxBasedOn profiles long, so
+  // that a loop of based_on keys cannot recurse.
+  constexpr int kMaxBasedOn = 3;
   static thread_local int parsing_base = 0;
   struct ParsingBase {  // while the base is parsed (a throw included)
     ParsingBase() { ++parsing_base; }
@@ -179,7 +186,9 @@ FrameworkProfile ParseFramework(const std::string& path) {
   const bool derived = m.Has("based_on");
   FrameworkProfile f;
   if (derived) {
-    if (parsing_base > 0) m.Fail("based_on", "a profile named by based_on cannot itself have based_on (one level only)");
+    if (parsing_base >= kMaxBasedOn) {
+      m.Fail("based_on", "a chain of more than " + std::to_string(kMaxBasedOn) + " based_on profiles (a loop?)");
+    }
     {
       const ParsingBase guard;
       f = LoadFrameworkProfile(m.Raw("based_on"), path, "based_on");
@@ -195,12 +204,11 @@ FrameworkProfile ParseFramework(const std::string& path) {
     return std::nullopt;
   };
   f.name = m.String("name");
-  const std::string kernel = f.attention_kernel == AttentionKernel::kFlash ? "flash" : "unfused";
-  f.attention_kernel = m.Choice("attention_kernel", {"flash", "unfused"}, inherited(kernel)) == "flash" ? AttentionKernel::kFlash
-                                                                                                        : AttentionKernel::kUnfused;
+  f.attention_kernel = AttentionKernelNamed(m.Choice("attention_kernel", AttentionKernelNames(), inherited(ToString(f.attention_kernel))));
   f.dropout = m.NonNegativeDouble("dropout", f.dropout);
   if (f.dropout >= 1) m.Fail("dropout", "must be below 1");
   f.tp_comm_overlap = m.Bool("tp_comm_overlap", inherited(f.tp_comm_overlap));
+  f.async_input_grad_comm = m.Bool("async_input_grad_comm", f.async_input_grad_comm);
   f.overlap_grad_reduce = m.Bool("overlap_grad_reduce", inherited(f.overlap_grad_reduce));
   f.overlap_param_gather = m.Bool("overlap_param_gather", inherited(f.overlap_param_gather));
   f.overlap_p2p = m.Bool("overlap_p2p", inherited(f.overlap_p2p));
@@ -230,6 +238,10 @@ FrameworkProfile ParseFramework(const std::string& path) {
   f.tp_comm_overlap_rs_dgrad =
       RecipeSettingNamed(m.Choice("tp_comm_overlap_rs_dgrad", RecipeSettingNames(), ToString(f.tp_comm_overlap_rs_dgrad)));
   f.fp8_parameter_transpose_cache = m.Bool("fp8_parameter_transpose_cache", f.fp8_parameter_transpose_cache);
+  {
+    const std::string rc = m.Choice("recompute", {"none", "selective", "full"}, ToString(f.recompute));
+    f.recompute = rc == "full" ? Recompute::kFull : rc == "selective" ? Recompute::kSelective : Recompute::kNone;
+  }
   if (auto o = m.OptMap("overlap_sms")) {
     f.nccl_overlap_sms = o->NonNegativeInt("nccl", f.nccl_overlap_sms);
     f.userbuffer_pipelined_sms = o->NonNegativeInt("userbuffers_pipelined", f.userbuffer_pipelined_sms);

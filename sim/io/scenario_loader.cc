@@ -148,7 +148,7 @@ std::string Fmt(double v) {
 
 // The values of the scenario's choice keys, made once (a sweep parses a scenario per point).
 const std::vector<std::string> kRecomputeChoices = {"none", "selective", "full"};
-const std::vector<std::string> kAttentionChoices = {"auto", "flash", "unfused"};
+const std::vector<std::string> kAttentionChoices = {"auto", "flash", "unfused", "flash2"};
 const std::vector<std::string> kFinetuneChoices = {"full", "lora"};
 const std::vector<std::string> kContentsChoices = {"full", "weights"};
 const std::vector<std::string> kModeChoices = {"sync", "async"};
@@ -252,23 +252,6 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
       }
     }
   }
-  const std::string rc = t.Choice("recompute", kRecomputeChoices, "none");
-  s.training.recompute = rc == "full" ? Recompute::kFull : rc == "selective" ? Recompute::kSelective : Recompute::kNone;
-  if (YAML::Node mods = t.Raw("recompute_modules"); mods.IsDefined() && !mods.IsNull()) {
-    const std::vector<std::string>& names = RecomputeModuleNames();
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    if (s.training.recompute != Recompute::kSelective) t.Fail("recompute_modules", "needs recompute: selective (Megatron-Core's recompute_modules)");
-    if (!mods.IsSequence() || mods.size() == 0) YamlMap::FailAt(mods, file, t.Path("recompute_modules"), "expected a non-empty list of " + list);
-    s.training.recompute_modules = 0;
-    for (const auto& m : mods) {
-      const std::string name = m.IsScalar() ? m.Scalar() : "";
-      const auto it = std::find(names.begin(), names.end(), name);
-      if (it == names.end()) YamlMap::FailAt(m, file, t.Path("recompute_modules"), "'" + name + "' is not one of " + list);
-      s.training.recompute_modules |= 1u << unsigned(it - names.begin());
-    }
-  }
-  s.training.activation_offload_layers = t.NonNegativeInt("activation_offload_layers", 0);
   {
     YAML::Node fw = t.Raw("framework");
     if (fw.IsDefined() && !fw.IsNull()) {
@@ -285,9 +268,29 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
       }
     }
   }
+  const std::string rc = t.Choice("recompute", kRecomputeChoices, ToString(s.framework.recompute));
+  s.training.recompute = rc == "full" ? Recompute::kFull : rc == "selective" ? Recompute::kSelective : Recompute::kNone;
+  if (YAML::Node mods = t.Raw("recompute_modules"); mods.IsDefined() && !mods.IsNull()) {
+    const std::vector<std::string>& names = RecomputeModuleNames();
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    if (s.training.recompute != Recompute::kSelective) t.Fail("recompute_modules", "needs recompute: selective (Megatron-Core's recompute_modules)");
+    if (!mods.IsSequence() || mods.size() == 0) YamlMap::FailAt(mods, file, t.Path("recompute_modules"), "expected a non-empty list of " + list);
+    s.training.recompute_modules = 0;
+    for (const auto& m : mods) {
+      const std::string name = m.IsScalar() ? m.Scalar() : "";
+      const auto it = std::find(names.begin(), names.end(), name);
+      if (it == names.end()) YamlMap::FailAt(m, file, t.Path("recompute_modules"), "'" + name + "' is not one of " + list);
+      s.training.recompute_modules |= 1u << unsigned(it - names.begin());
+    }
+  }
+  s.training.activation_offload_layers = t.NonNegativeInt("activation_offload_layers", 0);
   const std::string attn = t.Choice("attention", kAttentionChoices, "auto");
-  s.training.attention = attn == "auto" ? s.framework.attention_kernel
-                         : attn == "flash" ? AttentionKernel::kFlash : AttentionKernel::kUnfused;
+  s.training.attention = attn == "auto" ? s.framework.attention_kernel : AttentionKernelNamed(attn);
+  if (s.training.attention == AttentionKernel::kFlash2 && s.node.gpu.attention_flash2_fwd_flops <= 0) {
+    t.Fail("attention", "flash2 (the flash-attn 2 kernel) has no figures in GPU profile '" + s.node.gpu.name + "' (attention.flash2)" +
+                            (attn == "auto" ? " and framework '" + s.framework.name + "' runs it" : ""));
+  }
   s.training.dropout = t.Has("dropout") ? t.NonNegativeDouble("dropout") : s.framework.dropout;
   if (s.training.dropout >= 1) t.Fail("dropout", "must be below 1");
   if (auto ft = t.OptMap("finetune")) {

@@ -262,6 +262,33 @@ TEST(ScenarioTest, DataShardingReplacesDistributedOptimizer) {
   EXPECT_EQ(t->parallelism.data_sharding, DataSharding::kFull);
 }
 
+// The flash-attn 2 kernel needs the GPU profile's figures for it: Hopper
+// has them, a Blackwell profile none (bad input, naming the key).
+TEST(ScenarioTest, Flash2AttentionNeedsTheGpusFigures) {
+  auto hopper = ParseText(kBase, {"training.attention=flash2"});
+  ASSERT_TRUE(hopper.ok()) << hopper.error().ToString();
+  EXPECT_EQ(hopper->training.attention, AttentionKernel::kFlash2);
+  auto blackwell = ParseText(kBase, {"training.attention=flash2", "cluster.node=dgx-b200"});
+  ASSERT_FALSE(blackwell.ok());
+  EXPECT_EQ(blackwell.error().kind, ErrorKind::kBadInput);
+  EXPECT_NE(blackwell.error().ToString().find("training.attention: flash2 (the flash-attn 2 kernel) has no figures in GPU profile"), std::string::npos)
+      << blackwell.error().ToString();
+}
+
+// A framework's recipe gives the recompute of a scenario that names none.
+TEST(ScenarioTest, RecomputeDefaultsToTheFrameworksRecipe) {
+  auto recipe = ParseText(kBase, {"training.framework=dgxc-25.01-nemotron4-340b"});
+  ASSERT_TRUE(recipe.ok()) << recipe.error().ToString();
+  EXPECT_EQ(recipe->training.recompute, Recompute::kSelective);
+  EXPECT_EQ(recipe->training.attention, AttentionKernel::kFlash2);
+  auto none = ParseText(kBase, {"training.framework=dgxc-25.01-nemotron4-340b", "training.recompute=none"});
+  ASSERT_TRUE(none.ok()) << none.error().ToString();
+  EXPECT_EQ(none->training.recompute, Recompute::kNone);
+  auto plain = ParseText(kBase);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->training.recompute, Recompute::kNone);
+}
+
 TEST(ScenarioTest, FinetuneLoraTakesRankAlphaAndTargets) {
   auto s = ParseText(kBase, {"training.finetune={method: lora, rank: 8, target_modules: [qkv, fc2]}"});
   ASSERT_TRUE(s.ok()) << s.error().ToString();

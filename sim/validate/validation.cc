@@ -33,11 +33,11 @@ std::vector<std::string> DefaultedKeys(const YAML::Node& sc) {
   return out;
 }
 
-// What a case's source can name to say which software ran it: a container
-// (the release itself) or a repository whose published results all ran one
-// stack, or one benchmark of such a repository (its own recipe). Containers
-// first: they name a release; then a repository's benchmark before the
-// repository as a whole.
+// What a case's source can name to say which software ran it: one benchmark
+// of a repository of published results (that benchmark's own recipe, on the
+// release it names), a container (the release itself), or a repository whose
+// published results all ran one stack. Most specific first: a benchmark's
+// recipe, then a container, then a repository.
 struct ReleaseMarker {
   std::string name;       // "nvcr.io/nvidia/nemo:24.12", "NVIDIA-NeMo/Megatron-Bridge"
   std::string benchmark;  // "llama2_70b_lora": the source names it too ("" : any)
@@ -56,9 +56,9 @@ std::vector<ReleaseMarker> ReleaseMarkers() {
       for (const auto& b : f.result_benchmarks) benchmarks.push_back({r, b, f.name, "benchmark"});
     }
   }
-  containers.insert(containers.end(), benchmarks.begin(), benchmarks.end());
-  containers.insert(containers.end(), repositories.begin(), repositories.end());
-  return containers;
+  benchmarks.insert(benchmarks.end(), containers.begin(), containers.end());
+  benchmarks.insert(benchmarks.end(), repositories.begin(), repositories.end());
+  return benchmarks;
 }
 
 // Whether `source` names `marker` itself, not a later build of it
@@ -77,7 +77,7 @@ bool NamesMarker(const std::string& source, const std::string& marker) {
 }
 
 // A case that does not name its framework runs with the release its source
-// names (a container, else a repository's benchmark, else a repository), when
+// names (a repository's benchmark, else a container, else a repository), when
 // a profile describes it: that marker, its profile set in the case's
 // scenario, or nullopt.
 std::optional<ReleaseMarker> FrameworkFromSource(YAML::Node& sc, const std::string& source, const std::vector<ReleaseMarker>& markers) {

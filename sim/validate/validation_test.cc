@@ -215,6 +215,11 @@ TEST(ValidationTest, CaseRunsWithTheProfileOfTheRepositoryItsSourceNames) {
   lora["id"] = "mlperf-lora";
   lora["source"] = "mlcommons/training_results_v4.1 commit b87b9e3 Dell/results/XE9680x8H100-SXM-80GB/llama2_70b_lora/result_*.txt";
   ref["cases"].push_back(lora);
+  // A benchmark's recipe before the container its source also names.
+  YAML::Node grok = YAML::Clone(mlperf);
+  grok["id"] = "dgxc-grok";
+  grok["source"] = "NVIDIA/dgxc-benchmarking tag v25.02 (commit 8f5cbb3799) grok1/README_314b.md; NeMo container nvcr.io/nvidia/nemo:24.12";
+  ref["cases"].push_back(grok);
   const std::string file = (std::filesystem::temp_directory_path() / "trainsim_repository_cases.yaml").string();
   std::ofstream(file) << YAML::Dump(ref);
   auto rep = ValidateReference(file, Fidelity::kAnalytical);
@@ -223,7 +228,9 @@ TEST(ValidationTest, CaseRunsWithTheProfileOfTheRepositoryItsSourceNames) {
   EXPECT_NE(std::find(named.begin(), named.end(), "training.framework=megatron-bridge-perf (the source's repository)"), named.end());
   const auto& fork = rep->cases[1].defaulted;
   EXPECT_NE(std::find(fork.begin(), fork.end(), "training.framework"), fork.end());
-  ASSERT_EQ(rep->cases.size(), 4u);
+  ASSERT_EQ(rep->cases.size(), 5u);
+  const auto& grok_named = rep->cases[4].defaulted;
+  EXPECT_NE(std::find(grok_named.begin(), grok_named.end(), "training.framework=dgxc-25.02-grok1 (the source's benchmark)"), grok_named.end());
   const auto& mlperf_named = rep->cases[2].defaulted;
   EXPECT_NE(std::find(mlperf_named.begin(), mlperf_named.end(), "training.framework=mlperf-training-4.1-nemo (the source's repository)"),
             mlperf_named.end());
