@@ -173,11 +173,13 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain)
     // grad_dtype is fp32 only with grad_reduce_in_fp32, else the parameter's
     // (param_and_grad_buffer.py); FSDP2's sharded gradients are in reduce_dtype.
     m.gradients_gib = grads * p.grad_reduce_bytes / kGiB;
-    // Master weights and two moments (G = 1 without sharding); the routed
+    // Master weights and two moments (FrameworkProfile::optimizer_state_bytes;
+    // G = 1 without sharding); the routed
     // experts' state is sharded over expert-DP instead.
     const double experts = adapters > 0 ? 0 : state.expert_params_per_gpu;
     const double G_expert = p.expert_shard_group();
-    m.optimizer_gib = ((trainable - experts) * 12 / G + experts * 12 / G_expert) / kGiB;
+    const double state_bytes = sc.framework.optimizer_state_bytes;
+    m.optimizer_gib = ((trainable - experts) * state_bytes / G + experts * state_bytes / G_expert) / kGiB;
     const double in_flight = InFlightMicrobatches(sc, rank);
     double layers_act = 0;
     for (int chunk = 0; chunk < w.stages.virtual_stages(); ++chunk) {

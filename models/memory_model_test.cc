@@ -88,6 +88,10 @@ TEST(MemoryModelTest, DistributedOptimizerShardsTheAdamState) {
   // The same as the older key.
   const MemoryReport d = Memory(Make70b({"parallelism.distributed_optimizer=true"}));
   EXPECT_DOUBLE_EQ(d.peak_gib_per_gpu, m.peak_gib_per_gpu);
+  // A stack that keeps its Adam state in bf16 (Apex DistributedFusedAdam dtype bf16): 6 B per parameter.
+  Scenario bf16_state = s;
+  bf16_state.framework.optimizer_state_bytes = 6;
+  EXPECT_NEAR(Memory(bf16_state).optimizer_gib, P * 6 / 64 / kGiB, 1e-6);
 }
 
 TEST(MemoryModelTest, Zero2ShardsTheGradientsToo) {

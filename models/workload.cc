@@ -936,14 +936,16 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
       if (mode == DataSharding::kOptimizer) rs.expert_param_gather_bytes = experts * kAct;
     }
     if (replicated_shards) rs.grad_replica_reduce_bytes = grads / G;
-    // Adam: read grad (4), read+write master (8), m (8), v (8), write 16-bit param (2);
-    // plus the grad-norm read and zeroing the main-grad buffer over the full local shard
-    // (ZeRO-2 and FSDP keep only their shard of the gradients). The experts'
-    // state is sharded over expert-DP.
+    // Adam: read the fp32 gradient (4), read and write its state (master and
+    // two moments: 2 x 12 B in fp32, FrameworkProfile::optimizer_state_bytes),
+    // write the 16-bit parameter (2); plus the grad-norm read and zeroing the
+    // main-grad buffer over the full local shard (ZeRO-2 and FSDP keep only
+    // their shard of the gradients). The experts' state is sharded over expert-DP.
     const double expert_trainable = lora ? 0 : experts;
     const double shard = mode == DataSharding::kNone ? dense_trainable : dense_trainable / G;
     const double grad_buffer = mode == DataSharding::kGradients || mode == DataSharding::kFull ? shard : dense_trainable;
-    rs.optimizer_bytes = shard * 30.0 + grad_buffer * (4.0 + 4.0) + expert_trainable / G_expert * 30.0 + expert_trainable * 8.0;
+    const double per_param = 4.0 + 2 * sc.framework.optimizer_state_bytes + kAct;
+    rs.optimizer_bytes = shard * per_param + grad_buffer * (4.0 + 4.0) + expert_trainable / G_expert * per_param + expert_trainable * 8.0;
   }
 
   // ZeRO-2 and FSDP, per micro batch: each layer's gradients are

@@ -219,6 +219,11 @@ struct FrameworkProfile {
   // reduce-scatter behind the next chunk's GEMM: the last one's is exposed.
   int userbuffer_pipelined_splits = 1;
   int grad_reduce_bytes = 4;
+  // Bytes of optimizer state per trainable parameter, sharded as the
+  // optimizer is: Adam's fp32 master copy and two fp32 moments (12); NeMo's
+  // Apex DistributedFusedAdam keeps only the 16 bits the bf16 parameter lacks
+  // of its master (10), or its state in bf16 (6).
+  double optimizer_state_bytes = 12;
   // The data-parallel gradient buckets an overlapped reduction issues as the
   // backward fills them: max(min, per_replica x DP x CP) parameters (0 and 0:
   // no buckets, the reduction of a chunk goes at once). The last bucket's

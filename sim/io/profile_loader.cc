@@ -254,6 +254,7 @@ FrameworkProfile ParseFramework(const std::string& path) {
   f.moe_dropless_load_factor = m.PositiveDouble("moe_dropless_load_factor", f.moe_dropless_load_factor);
   if (f.moe_dropless_load_factor < 1) m.Fail("moe_dropless_load_factor", "the busiest expert carries at least the mean load (>= 1)");
   f.grad_reduce_bytes = m.PositiveInt("grad_reduce_bytes", f.grad_reduce_bytes);
+  f.optimizer_state_bytes = m.PositiveDouble("optimizer_state_bytes", f.optimizer_state_bytes);
   if (f.grad_reduce_bytes != 2 && f.grad_reduce_bytes != 4) m.Fail("grad_reduce_bytes", "must be 2 or 4");
   if (auto ce = m.OptMap("cross_entropy_bytes_per_logit")) {
     f.cross_entropy_forward_bytes = ce->PositiveDouble("forward", inherited(f.cross_entropy_forward_bytes));
