@@ -535,11 +535,24 @@ class LayerBuilder {
     const double ffn_local = ffn / c_.t;
     F.ops.push_back(Gemm(fc1, T, (gated ? 2 : 1) * ffn_local, h, true));
     Adapter(F, fc1, ft.targets.fc1 && prefix.empty(), true, h, (gated ? 2 : 1) * ffn_local);
-    F.ops.push_back(Mem(prefix + ActivationName(), T * ffn_local * kAct * (gated ? 3 : 2) + c_.cast * T * ffn_local));
+    F.ops.push_back(ActivationOp(prefix + ActivationName(), T * ffn_local));
     F.ops.push_back(Gemm(fc2, T, h, ffn_local, true));
     Adapter(F, fc2, ft.targets.fc2 && prefix.empty(), false, ffn, h / c_.t);
     TpOut(F, fc2);
     regions_.push_back({fc1, fc2});
+  }
+
+  // The activation between fc1 and fc2 over `elems` of its outputs, quantized for fc2 on the way
+  // under a low-precision recipe. A gated one reads both halves and writes one; the others read
+  // and write one per kernel. Megatron-Core fuses only gelu and swiglu (core_r0.10
+  // transformer/mlp.py, bias_activation_fusion); squared ReLU (NeMo's and Megatron's
+  // squared_relu: torch.pow(F.relu(x), 2)) runs as two kernels, each a read and a write.
+  Operator ActivationOp(const OpName& name, double elems) const {
+    const bool gated = Gated(c_.md.activation);
+    const int kernels = c_.md.activation == Activation::kSquaredRelu ? 2 : 1;
+    Operator o = Mem(name, elems * kAct * (gated ? 3 : 2 * kernels) + c_.cast * elems);
+    o.kernels = kernels;
+    return o;
   }
 
   OpName ActivationName() const {
@@ -604,7 +617,7 @@ class LayerBuilder {
     F.ops.back().kernels = per_expert;
     F.ops.push_back(Gemm("expert fc1", tokens_per_expert, (gated ? 2 : 1) * ffn_local, h, true, local_experts));
     F.ops.back().kernels = per_expert;
-    F.ops.push_back(Mem(OpName("expert ") + ActivationName(), received * etp * ffn_local * kAct * (gated ? 3 : 2) + c_.cast * received * etp * ffn_local));
+    F.ops.push_back(ActivationOp(OpName("expert ") + ActivationName(), received * etp * ffn_local));
     F.ops.push_back(Gemm("expert fc2", tokens_per_expert, h, ffn_local, true, local_experts));
     F.ops.back().kernels = per_expert;
     // Dropless routing sizes the dispatch on the host: it waits for the

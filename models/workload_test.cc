@@ -415,6 +415,26 @@ TEST(WorkloadTest, FrozenProjectionsInputGradientScatterNeedsRsDgradOverlap) {
   EXPECT_EQ(pre.layer(0).backward.ops[size_t(wgrad_rs.partner)].name.str(), "fc1 wgrad");
 }
 
+// The MLP activation: gelu fused in one kernel (read and write 16 bits per
+// fc1 output); squared ReLU as Megatron-Core runs it, relu then pow, two
+// kernels of a read and a write each; swiglu reads both halves, writes one.
+TEST(WorkloadTest, SquaredReluRunsAsTwoKernels) {
+  const std::vector<std::string> sets = {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "training.precision=bf16",
+                                         "parallelism.tensor=1", "parallelism.pipeline=8", "cluster.nodes=1", "training.global_batch=8"};
+  Scenario s = Make("gpt3-175b", sets);
+  const double elems = 2048.0 * 4 * 12288;  // tokens x ffn
+  const auto activation = [&](const char* name) {
+    const Workload w = BuildWorkload(s);
+    for (const Operator& o : w.layer(0).forward.ops) {
+      if (o.name.str() == name) return std::make_pair(o.bytes, o.kernels);
+    }
+    return std::make_pair(0.0, 0);
+  };
+  EXPECT_EQ(activation("gelu"), std::make_pair(elems * 4, 1));
+  s.model.activation = Activation::kSquaredRelu;
+  EXPECT_EQ(activation("squared-relu"), std::make_pair(elems * 8, 2));
+}
+
 // Without userbuffers, a TE stack still reduce-scatters a column-parallel
 // projection's input gradient asynchronously behind its weight-gradient GEMM
 // (async_input_grad_comm); 2021 Megatron-LM waits for it first.
