@@ -319,16 +319,22 @@ TEST(WorkloadTest, LoraDropsTheBaseWeightGradients) {
   EXPECT_DOUBLE_EQ(wl.model_flops_per_step, full - (full - core) / 3 + 6 * tokens * 80 * LoraLayerParameters(lora.model, lora.training.finetune));
 }
 
+// Llama 2 70B LoRA (rank 16) on one H100 node, TP 4 with sequence
+// parallelism, Megatron-Core's stack; the last entry is the finetune key.
+std::vector<std::string> LoraTp4SequenceParallel() {
+  return {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "training.precision=bf16",
+          "parallelism.tensor=4", "parallelism.pipeline=1", "cluster.nodes=1", "training.global_batch=8",
+          "parallelism.sequence_parallel=true", "training.framework=megatron-core-2024",
+          "training.finetune={method: lora, rank: 16}"};
+}
+
 // LoRA under TP with sequence parallelism: the adapters' own collectives
 // (NeMo's ParallelLinearAdapter), on the critical path. Beside qkv and fc1,
 // whose input TE all-gathers on userbuffers, the adapter gathers the input
 // itself and reduce-scatters its gradient; beside proj and fc2 it gathers its
 // output and the output's gradient, or sends one all-to-all each way.
 TEST(WorkloadTest, LoraAdaptersSendTheirOwnCollectives) {
-  const std::vector<std::string> sets = {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "training.precision=bf16",
-                                         "parallelism.tensor=4", "parallelism.pipeline=1", "cluster.nodes=1", "training.global_batch=8",
-                                         "parallelism.sequence_parallel=true", "training.framework=megatron-core-2024",
-                                         "training.finetune={method: lora, rank: 16}"};
+  const std::vector<std::string> sets = LoraTp4SequenceParallel();
   Scenario s = Make("llama2-70b", sets);
   ASSERT_TRUE(s.parallelism.tp_comm_overlap);
   const double T = 2048, h = 8192, r = 16;
@@ -381,10 +387,7 @@ TEST(WorkloadTest, LoraAdaptersSendTheirOwnCollectives) {
 // behind unless tp_comm_overlap_rs_dgrad pipelines it with the data-gradient
 // GEMM; a recipe may do that only without context parallelism.
 TEST(WorkloadTest, FrozenProjectionsInputGradientScatterNeedsRsDgradOverlap) {
-  const std::vector<std::string> sets = {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "training.precision=bf16",
-                                         "parallelism.tensor=4", "parallelism.pipeline=1", "cluster.nodes=1", "training.global_batch=8",
-                                         "parallelism.sequence_parallel=true", "training.framework=megatron-core-2024",
-                                         "training.finetune={method: lora, rank: 16}"};
+  const std::vector<std::string> sets = LoraTp4SequenceParallel();
   Scenario s = Make("llama2-70b", sets);
   ASSERT_EQ(s.framework.tp_comm_overlap_rs_dgrad, RecipeSetting::kOff);  // Megatron-Core's default
   const auto has_comm = [](const PassWork& p, const std::string& name) {

@@ -82,6 +82,13 @@ std::string ToString(Fp8AmaxReduction r) { return Fp8AmaxReductionNames()[size_t
 
 Fp8AmaxReduction Fp8AmaxReductionNamed(const std::string& name) { return Named(Fp8AmaxReductionNames(), name, Fp8AmaxReduction::kNone); }
 
+const std::vector<std::string>& RecomputeNames() {
+  static const std::vector<std::string> names = {"none", "selective", "full"};
+  return names;
+}
+std::string ToString(Recompute r) { return RecomputeNames()[size_t(r)]; }
+Recompute RecomputeNamed(const std::string& name) { return Named(RecomputeNames(), name, Recompute::kNone); }
+
 const std::vector<std::string>& AttentionKernelNames() {
   static const std::vector<std::string> names = {"flash", "unfused", "flash2"};
   return names;

@@ -28,7 +28,10 @@ inline bool IsFused(AttentionKernel k) { return k != AttentionKernel::kUnfused; 
 
 // What the backward re-runs instead of keeping activations (training.recompute).
 enum class Recompute { kNone, kSelective, kFull };
+// The names scenarios and profiles use, in enum order: none, selective, full.
+const std::vector<std::string>& RecomputeNames();
 std::string ToString(Recompute r);
+Recompute RecomputeNamed(const std::string& name);
 
 struct GpuProfile {
   std::string name;

@@ -11,15 +11,6 @@ const std::vector<std::string>& RecomputeModuleNames() {
   return names;
 }
 
-std::string ToString(Recompute r) {
-  switch (r) {
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return "full";
-  }
-  return "none";
-}
-
 
 RankLayout Scenario::layout() const {
   RankLayoutShape shape;

@@ -238,10 +238,7 @@ FrameworkProfile ParseFramework(const std::string& path) {
   f.tp_comm_overlap_rs_dgrad =
       RecipeSettingNamed(m.Choice("tp_comm_overlap_rs_dgrad", RecipeSettingNames(), ToString(f.tp_comm_overlap_rs_dgrad)));
   f.fp8_parameter_transpose_cache = m.Bool("fp8_parameter_transpose_cache", f.fp8_parameter_transpose_cache);
-  {
-    const std::string rc = m.Choice("recompute", {"none", "selective", "full"}, ToString(f.recompute));
-    f.recompute = rc == "full" ? Recompute::kFull : rc == "selective" ? Recompute::kSelective : Recompute::kNone;
-  }
+  f.recompute = RecomputeNamed(m.Choice("recompute", RecomputeNames(), ToString(f.recompute)));
   if (auto o = m.OptMap("overlap_sms")) {
     f.nccl_overlap_sms = o->NonNegativeInt("nccl", f.nccl_overlap_sms);
     f.userbuffer_pipelined_sms = o->NonNegativeInt("userbuffers_pipelined", f.userbuffer_pipelined_sms);

@@ -147,8 +147,15 @@ std::string Fmt(double v) {
 }
 
 // The values of the scenario's choice keys, made once (a sweep parses a scenario per point).
-const std::vector<std::string> kRecomputeChoices = {"none", "selective", "full"};
-const std::vector<std::string> kAttentionChoices = {"auto", "flash", "unfused", "flash2"};
+// training.attention: "auto" (the framework's kernel) or one of the kernels.
+const std::vector<std::string>& AttentionChoices() {
+  static const std::vector<std::string> choices = [] {
+    std::vector<std::string> c = {"auto"};
+    for (const auto& k : AttentionKernelNames()) c.push_back(k);
+    return c;
+  }();
+  return choices;
+}
 const std::vector<std::string> kFinetuneChoices = {"full", "lora"};
 const std::vector<std::string> kContentsChoices = {"full", "weights"};
 const std::vector<std::string> kModeChoices = {"sync", "async"};
@@ -268,8 +275,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
       }
     }
   }
-  const std::string rc = t.Choice("recompute", kRecomputeChoices, ToString(s.framework.recompute));
-  s.training.recompute = rc == "full" ? Recompute::kFull : rc == "selective" ? Recompute::kSelective : Recompute::kNone;
+  s.training.recompute = RecomputeNamed(t.Choice("recompute", RecomputeNames(), ToString(s.framework.recompute)));
   if (YAML::Node mods = t.Raw("recompute_modules"); mods.IsDefined() && !mods.IsNull()) {
     const std::vector<std::string>& names = RecomputeModuleNames();
     std::string list;
@@ -285,7 +291,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     }
   }
   s.training.activation_offload_layers = t.NonNegativeInt("activation_offload_layers", 0);
-  const std::string attn = t.Choice("attention", kAttentionChoices, "auto");
+  const std::string attn = t.Choice("attention", AttentionChoices(), "auto");
   s.training.attention = attn == "auto" ? s.framework.attention_kernel : AttentionKernelNamed(attn);
   if (s.training.attention == AttentionKernel::kFlash2 && s.node.gpu.attention_flash2_fwd_flops <= 0) {
     t.Fail("attention", "flash2 (the flash-attn 2 kernel) has no figures in GPU profile '" + s.node.gpu.name + "' (attention.flash2)" +
