@@ -82,8 +82,8 @@ std::string WriteCalibratedProfile(const Measurements& m, const std::string& pro
   }
   std::snprintf(buf, sizeof buf, "GEMM floor %.2f us (tiny GEMM)\n", f.min_kernel_us);
   o << buf;
-  std::snprintf(buf, sizeof buf, "memory: %.4g TB/s (2-byte equivalents), memory-bound efficiency %.3f\n", f.hbm_tb_per_s,
-                f.memory_bound_efficiency);
+  std::snprintf(buf, sizeof buf, "memory: %.4g TB/s (2-byte equivalents), memory-bound efficiency %.3f, %.2f us per kernel\n",
+                f.hbm_tb_per_s, f.memory_bound_efficiency, f.memory_kernel_us);
   o << buf;
   std::snprintf(buf, sizeof buf, "attention: %.4g TFLOP/s forward, half_seq %.0f, bwd/fwd %.3f\n", f.attention_fwd_tflops,
                 f.attention_half_seq, f.attention_bwd_fwd_ratio);

@@ -114,19 +114,37 @@ std::string FitProfile(const Measurements& m, const std::string& name, FittedPro
     f.low_precision.push_back(l);
   }
   f.min_kernel_us = m.launch_s * 1e6;
-  // Memory bandwidth and the memory-bound kernels' share of it.
+  // Memory bandwidth, a kernel's fixed time and the memory-bound kernels'
+  // share of the bandwidth, as the cost model charges them: a kernel takes
+  // memory_kernel_fixed + bytes / (bandwidth x memory_bound_efficiency). The
+  // copy sweep over sizes gives the bandwidth (its slope) and the fixed time
+  // (its intercept); one size gives the bandwidth alone.
   double copy_best = 0, kern_bytes = 0, kern_s = 0;
+  int kernels = 0;
+  std::vector<CollectiveSample> copies;
   for (const auto& x : m.memory) {
-    if (x.kernel == "copy") copy_best = std::max(copy_best, x.bytes / x.seconds);
-    else {
+    if (x.kernel == "copy") {
+      copy_best = std::max(copy_best, x.bytes / x.seconds);
+      copies.push_back({"copy", "device", 1, x.bytes, x.seconds});
+    } else {
       kern_bytes += x.bytes;
       kern_s += x.seconds;
+      ++kernels;
     }
   }
   if (copy_best <= 0) return "no streaming ('copy') measurement: cannot fit the memory bandwidth";
   if (kern_s <= 0) return "no memory-bound kernel measurements: cannot fit memory_bound_efficiency";
-  f.hbm_tb_per_s = copy_best / 1e12;
-  f.memory_bound_efficiency = std::min(1.0, kern_bytes / kern_s / copy_best);
+  AlphaBeta copy_fit;
+  double bandwidth = copy_best;
+  if (FitAlphaBeta(copies, copy_fit) && copy_fit.bytes_per_s >= copy_best) {
+    bandwidth = copy_fit.bytes_per_s;
+    f.memory_kernel_us = copy_fit.alpha_s * 1e6;
+  }
+  // Kernels shorter than their fixed time (a noisy intercept) keep the share
+  // their whole time gives.
+  const double streaming_s = kern_s - kernels * f.memory_kernel_us * 1e-6;
+  f.hbm_tb_per_s = bandwidth / 1e12;
+  f.memory_bound_efficiency = std::min(1.0, kern_bytes / (streaming_s > 0 ? streaming_s : kern_s) / bandwidth);
   // Attention curve over sequence length.
   std::vector<double> arate, aseq;
   double ratio_sum = 0;
@@ -255,7 +273,9 @@ std::string ProfileYaml(const FittedProfile& f, const Measurements& m) {
   o << "  bwd_fwd_ratio: " << Num(f.attention_bwd_fwd_ratio) << "  " << cal << "attention backward rate / forward rate\n";
   o << "  half_seq: " << Num(f.attention_half_seq) << "  " << cal << "fitted attention curve\n";
   o << "memory_bound_efficiency: " << Num(f.memory_bound_efficiency) << "  " << cal
-    << "norm/rotary/softmax/swiglu/add kernels, workload bytes / time / bandwidth\n";
+    << "norm/rotary/softmax/swiglu/add kernels, workload bytes / (time - fixed time) / bandwidth\n";
+  o << "memory_kernel_us: " << Num(f.memory_kernel_us) << "  " << cal
+    << "fixed time of a memory-bound kernel: the intercept of the copy sweep over sizes\n";
   return o.str();
 }
 

@@ -12,9 +12,11 @@
 //    the fp32 numbers stand in); its fp8 / mxfp8 / nvfp4 keys each their own
 //    format's curve. The layer step's curve always goes to the sidecar
 //    (fitted.gemm): validation predicts the step with it.
-//  - Memory: bandwidth = the best streaming copy; memory_bound_efficiency =
-//    the workload bytes of the memory-bound kernels over their total time, as
-//    a fraction of it.
+//  - Memory: t = memory_kernel + bytes / bandwidth over the copy sweep's
+//    sizes (alpha-beta; one size: the best copy, no fixed time);
+//    memory_bound_efficiency = the workload bytes of the memory-bound kernels
+//    over their total time less each one's fixed time, as a fraction of the
+//    bandwidth.
 //  - Attention: rate(s) = fwd * s / (s + half_seq) fit the same way;
 //    bwd_fwd_ratio = mean backward rate (2.5x the forward FLOPs) / forward rate.
 // Never uses the layer-step measurements: those are what validation checks.
@@ -43,6 +45,7 @@ struct FittedProfile {
   double attention_bwd_fwd_ratio = 0;
   double attention_half_seq = 0;
   double memory_bound_efficiency = 0;
+  double memory_kernel_us = 0;
   double gemm_fit_rms_error = 0;  // relative, over the sweep, of the 16-bit keys' curve
   // A fitted GEMM curve; samples == 0: not fitted.
   struct GemmCurve {

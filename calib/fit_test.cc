@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "calib/layer_prediction.h"
@@ -11,6 +12,9 @@
 
 namespace trainsim::calib {
 namespace {
+
+// A memory-bound kernel's fixed time on the model machine.
+constexpr double kMemoryKernelS = 3e-6;
 
 // Measurements that a machine exactly following the cost model would produce.
 Measurements Synthetic(double peak, double max_eff, double k_half, double bw, double mem_eff) {
@@ -26,9 +30,9 @@ Measurements Synthetic(double peak, double max_eff, double k_half, double bw, do
     g.seconds = g.Flops() / (peak * max_eff * k / (k + k_half));
     m.gemm.push_back(g);
   }
-  m.memory.push_back({"copy", 1e8, 1e8 / bw});
-  m.memory.push_back({"add", 1e6, 1e6 / (bw * mem_eff)});
-  m.memory.push_back({"softmax_fwd", 3e6, 3e6 / (bw * mem_eff)});
+  for (double bytes : {1e8, 1e6, 1e7}) m.memory.push_back({"copy", bytes, kMemoryKernelS + bytes / bw});
+  m.memory.push_back({"add", 1e6, kMemoryKernelS + 1e6 / (bw * mem_eff)});
+  m.memory.push_back({"softmax_fwd", 3e6, kMemoryKernelS + 3e6 / (bw * mem_eff)});
   for (int s : {128, 512}) {
     AttentionSample a{1, 4, 4, s, 64, 0, 0};
     const double rate = 2e11 * s / (s + 256.0);
@@ -49,7 +53,8 @@ TEST(Fit, RecoversTheParametersOfAModelMachine) {
   EXPECT_NEAR(f.k_half, 96, 0.5);
   EXPECT_LT(f.gemm_fit_rms_error, 1e-6);
   EXPECT_NEAR(f.hbm_tb_per_s, 0.02, 1e-9);
-  EXPECT_NEAR(f.memory_bound_efficiency, 0.6, 1e-9);
+  EXPECT_NEAR(f.memory_bound_efficiency, 0.6, 1e-6);
+  EXPECT_NEAR(f.memory_kernel_us, kMemoryKernelS * 1e6, 1e-4);
   EXPECT_NEAR(f.attention_fwd_tflops, 0.2, 1e-6);
   EXPECT_NEAR(f.attention_half_seq, 256, 0.5);
   EXPECT_NEAR(f.attention_bwd_fwd_ratio, 0.5, 1e-9);
@@ -66,7 +71,7 @@ TEST(Fit, RefusesMeasurementsThatCannotSupportAFit) {
   Measurements m = Synthetic(1e11, 0.8, 96, 2e10, 0.6);
   FittedProfile f;
   Measurements no_copy = m;
-  no_copy.memory.erase(no_copy.memory.begin());
+  std::erase_if(no_copy.memory, [](const MemorySample& x) { return x.kernel == "copy"; });
   EXPECT_NE(FitProfile(no_copy, "t", f).find("copy"), std::string::npos);
   Measurements one_gemm = m;
   one_gemm.gemm.resize(1);
@@ -113,6 +118,15 @@ TEST(Fit, PredictionOfAModelMachineUsesTheFittedNumbers) {
   op.flops = 2.0 * 512 * 256 * 64;
   gpu.hbm_bytes_per_s = 1e15;
   EXPECT_NEAR(OperatorTime(op, gpu, Precision::kBf16), m.gemm[1].seconds, 1e-3 * m.gemm[1].seconds);
+  // And a memory-bound kernel: its fixed time plus its bytes at the share of the bandwidth.
+  gpu.hbm_bytes_per_s = f.hbm_tb_per_s * 1e12;
+  gpu.memory_bound_efficiency = f.memory_bound_efficiency;
+  gpu.memory_kernel_fixed_s = f.memory_kernel_us * 1e-6;
+  Operator add;
+  add.cls = OpClass::kMemoryBound;
+  add.bytes = 1e6;
+  const MemorySample& measured = *std::find_if(m.memory.begin(), m.memory.end(), [](const MemorySample& x) { return x.kernel == "add"; });
+  EXPECT_NEAR(OperatorTime(add, gpu, Precision::kBf16), measured.seconds, 1e-6 * measured.seconds);
 }
 
 }  // namespace

@@ -65,6 +65,11 @@ struct GpuProfile {
   double attention_hdim256_efficiency = 1.0;
   double AttentionHeadDimEfficiency(double head_dim) const;
   double memory_bound_efficiency = 0.8;
+  // What every memory-bound kernel takes beyond its bytes at that rate: the
+  // launch to the first CTA, the first DRAM round trip, the last CTAs
+  // draining. A kernel of a few MB spends as long on it as on its bytes, so
+  // small shapes (high TP, CP, short sequences, small models) pay it most.
+  double memory_kernel_fixed_s = 2e-6;
   // Tensor-core work sustained for hours runs at the power limit's clock, not
   // the boost clock the peaks and short benchmarks use.
   double sustained_clock_fraction = 1.0;

@@ -97,6 +97,10 @@ struct SimulationResult {
   // chunks joined by '+', and the rule that chose it.
   std::string pipeline_layers;
   std::string pipeline_split;
+  // The micro batch that ran and how it was chosen ("given", or "auto: ..."
+  // for training.micro_batch: auto; sim/run/micro_batch_choice.h).
+  int micro_batch = 0;
+  std::string micro_batch_rule;
   MemoryReport memory;
   RunReport run;
   ModelSummary model;

@@ -120,6 +120,10 @@ const std::vector<ResultField>& ResultFields() {
        .kept_when_infeasible = true, .present = has_pipeline, .text = [](R r) { return r.pipeline_layers; }},
       {.key = "pipeline.split", .label = "Pipeline split", .quantity = Q::kText, .kept_when_infeasible = true,
        .present = has_pipeline, .text = [](R r) { return r.pipeline_split; }},
+      {.key = "pipeline.micro_batch", .label = "Micro batch", .quantity = Q::kCount, .kept_when_infeasible = true,
+       .present = has_pipeline, .get = [](R r) { return double(r.micro_batch); }},
+      {.key = "pipeline.micro_batch_rule", .label = "Micro batch chosen", .quantity = Q::kText,
+       .kept_when_infeasible = true, .present = has_pipeline, .text = [](R r) { return r.micro_batch_rule; }},
   };
   return fields;
 }

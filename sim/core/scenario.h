@@ -101,6 +101,10 @@ struct Training {
   int seq_len = 4096;
   int global_batch = 1;
   int micro_batch = 1;
+  // training.micro_batch: auto (or not given): Simulate() runs the fastest
+  // micro batch that fits (sim/run/micro_batch_choice.h); micro_batch holds
+  // 1 until then, which the parallelism checks take.
+  bool micro_batch_auto = false;
   int steps = 1;
   double tokens = 0;  // training.tokens; 0: not given (steps was). Given: steps = ceil(tokens / tokens per step)
   Precision precision = Precision::kBf16;

@@ -76,7 +76,10 @@ double OperatorTime(const Operator& op, const GpuRates& rates, bool backward) {
       return std::max(op.flops / rate, mem_time);
     }
     case OpClass::kMemoryBound:
-      return std::max(mem_time, 2e-6);  // a kernel launch at least
+      // Each kernel's fixed time adds to its bytes' time: the two do not
+      // overlap within one kernel (nothing streams before the CTAs start, or
+      // after the last one drains). An op with no bytes launches nothing.
+      return op.bytes > 0 ? op.kernels * gpu.memory_kernel_fixed_s + mem_time : 0.0;
   }
   return 0;
 }

@@ -50,6 +50,24 @@ TEST(GpuCostModelTest, AnFp32AccumulatingEpilogueCostsFourTimesABf16Store) {
 // 0.67 of hdim 128's rate), linear in between; past 128 the H100 profile
 // gives no figure, so 128's rate holds. An operator without a head dim (0)
 // runs at 128's.
+// A memory-bound kernel pays its fixed time on top of its bytes: a kernel of
+// a few MB (high TP, CP, small models) spends as long on one as on the other,
+// a large one hardly notices it. Two kernels (squared ReLU's relu then pow)
+// pay it twice; an op that moves nothing launches nothing.
+TEST(GpuCostModelTest, MemoryBoundKernelsPayAFixedTimeEach) {
+  const GpuProfile g = Gpu("dgx-h100");
+  ASSERT_GT(g.memory_kernel_fixed_s, 0);
+  const double rate = g.hbm_bytes_per_s * g.memory_bound_efficiency;
+  Operator op;
+  op.cls = OpClass::kMemoryBound;
+  op.bytes = 8e6;
+  EXPECT_NEAR(OperatorTime(op, g, Precision::kBf16), g.memory_kernel_fixed_s + 8e6 / rate, 1e-12);
+  op.kernels = 2;
+  EXPECT_NEAR(OperatorTime(op, g, Precision::kBf16), 2 * g.memory_kernel_fixed_s + 8e6 / rate, 1e-12);
+  op.bytes = 0;
+  EXPECT_EQ(OperatorTime(op, g, Precision::kBf16), 0);
+}
+
 TEST(GpuCostModelTest, AttentionWithSmallerHeadsRunsSlower) {
   const GpuProfile g = Gpu("dgx-h100");
   auto time_at = [&](double head_dim) {

@@ -83,6 +83,7 @@ GpuProfile ParseGpu(const std::string& path) {
   }
   a.Finish();
   g.memory_bound_efficiency = m.Fraction("memory_bound_efficiency", 0.8);
+  g.memory_kernel_fixed_s = m.NonNegativeDouble("memory_kernel_us", 2) * 1e-6;
   g.sustained_clock_fraction = m.Fraction("sustained_clock_fraction", 1.0);
   m.Finish();
   return g;

@@ -282,6 +282,10 @@ std::string ToSummary(const SimulationResult& r) {
   if (split != "even" && !split.empty()) {
     o << "  pipeline stages      " << t("pipeline.layers") << " layers per stage (" << split << ")\n";
   }
+  // The micro batch only where the simulator chose it: a given one is in the scenario.
+  if (FindResultField("pipeline.micro_batch_rule")->Present(r) && t("pipeline.micro_batch_rule").rfind("auto", 0) == 0) {
+    o << "  micro batch          " << count("pipeline.micro_batch") << " (" << t("pipeline.micro_batch_rule") << ")\n";
+  }
   o << "  throughput           " << Fmt("%.0f tokens/s/GPU", v("tokens_per_s_per_gpu")) << ", "
     << Fmt("%.1f model TFLOP/s/GPU", v("model_tflops_per_gpu")) << ", MFU " << Fmt("%.1f%%", 100 * v("mfu")) << "\n";
   o << "  memory per GPU       " << Fmt("%.1f GiB", v("memory.peak_gib_per_gpu")) << " of "

@@ -221,7 +221,11 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
   YamlMap t = top.Map("training");
   s.training.seq_len = t.PositiveInt("seq_len");
   s.training.global_batch = t.PositiveInt("global_batch");
-  s.training.micro_batch = t.PositiveInt("micro_batch", 1);
+  // micro_batch: a number, or auto (also when not given): the fastest that
+  // fits, chosen when the run is simulated (sim/run/micro_batch_choice.h).
+  const YAML::Node micro_batch = t.Raw("micro_batch");
+  s.training.micro_batch_auto = !micro_batch.IsDefined() || micro_batch.IsNull() || (micro_batch.IsScalar() && micro_batch.Scalar() == "auto");
+  s.training.micro_batch = s.training.micro_batch_auto ? 1 : t.PositiveInt("micro_batch");
   s.training.steps = t.PositiveInt("steps", 1);
   if (t.Has("tokens")) {
     // Tokens to train decide the steps; steps given as well must agree.

@@ -111,7 +111,10 @@ std::vector<PlanDimension> MakeDimensions() {
   }
   d.push_back({"mb", "training", "micro_batch", PlanValueKind::kCount, 3,
                [](const PlanConfig& c) { return c.micro_batch; }, [](PlanConfig& c, int v) { c.micro_batch = v; },
-               [](const Scenario& s) { return s.training.micro_batch; }, [](Scenario& s, int v) { s.training.micro_batch = v; },
+               [](const Scenario& s) { return s.training.micro_batch; }, [](Scenario& s, int v) {
+                 s.training.micro_batch = v;
+                 s.training.micro_batch_auto = false;
+               },
                [](const PlanConfig& c, const SearchContext& x) {
                  const int per_replica = x.base->training.global_batch / c.data;  // sequences per data-parallel rank
                  std::vector<int> v;

@@ -4,11 +4,17 @@
 #include "sim/analytical/analytical_step.h"
 #include "sim/cost/step_costs.h"
 #include "sim/des/des_simulator.h"
+#include "sim/run/micro_batch_choice.h"
 #include "sim/run/run_model.h"
 
 namespace trainsim {
 
-SimulationResult Simulate(const Scenario& s, const SimulateOptions& options) { return Simulate(s, options, ComputeStepCosts(s)); }
+SimulationResult Simulate(const Scenario& s, const SimulateOptions& options) {
+  MicroBatchChoice choice = ChooseMicroBatch(s);
+  SimulationResult r = Simulate(choice.scenario, options, choice.costs);
+  r.micro_batch_rule = std::move(choice.rule);
+  return r;
+}
 
 SimulationResult Simulate(const Scenario& s, const SimulateOptions& options, const StepCosts& costs) {
   SimulationResult r;
@@ -19,6 +25,8 @@ SimulationResult Simulate(const Scenario& s, const SimulateOptions& options, con
   r.memory = EstimateMemory(s, costs.workload);
   r.pipeline_layers = costs.workload.stages.Describe();
   r.pipeline_split = costs.workload.stages.rule();
+  r.micro_batch = s.training.micro_batch;
+  r.micro_batch_rule = "given";
   // The memory check comes first: a configuration that cannot run is not
   // worth a DES (whose work grows with what does not fit), so it gets the
   // closed-form step time beside its error.

@@ -38,7 +38,10 @@ struct SimulateOptions {
 // Never throws. A scenario that does not fit in memory still gets its step
 // time and memory figures, with `error` set.
 SimulationResult Simulate(const Scenario& s, const SimulateOptions& options = {});
-// The same with the scenario's step costs computed already (ComputeStepCosts(s)).
+// A scenario whose micro batch is auto runs the micro batch
+// ChooseMicroBatch picks (sim/run/micro_batch_choice.h).
+// The same with the scenario's step costs computed already (ComputeStepCosts(s)),
+// at the micro batch the scenario holds (auto is not resolved here).
 SimulationResult Simulate(const Scenario& s, const SimulateOptions& options, const StepCosts& costs);
 // What a search ranks by, for a scenario that fits in memory: the analytical
 // step time and breakdown, `run` and `error` exactly as Simulate at analytical

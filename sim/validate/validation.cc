@@ -146,6 +146,9 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
         SimulateOptions opt;
         opt.fidelity = fidelity;
         vc.result = Simulate(*s, opt);
+        for (auto& key : vc.defaulted) {
+          if (key == "training.micro_batch") key += "=" + std::to_string(vc.result.micro_batch) + " (" + vc.result.micro_batch_rule + ")";
+        }
         vc.gpu = s->node.gpu.name;
         vc.precision = ToString(s->training.precision);
         vc.predicted_step_time_s = vc.result.step_time_s;

@@ -19,15 +19,15 @@ TEST(ValidationTest, DefaultReferenceShipsWithTheTree) {
 }
 
 // The accuracy gate (design.md 4): a change that loses accuracy on the
-// measured runs fails CI. Today 3.89% mean, 10.6% max (issue 15's targets:
-// 4% / 10%); the gate holds it within half a point of that.
+// measured runs fails CI. Today 3.69% mean, 8.9% max: issue 15's targets
+// (4% / 10%) are the gate.
 TEST(ValidationTest, AccuracyGateOnMeasuredRuns) {
   auto rep = ValidateReference(ReferenceFile(), Fidelity::kAnalytical);
   ASSERT_TRUE(rep.ok()) << rep.error().ToString();
   EXPECT_EQ(rep->unpredicted, 0);
   EXPECT_GE(rep->predicted, 27);
-  EXPECT_LE(rep->mean_abs_error, 0.045);
-  EXPECT_LE(rep->max_abs_error, 0.11);
+  EXPECT_LE(rep->mean_abs_error, 0.04);
+  EXPECT_LE(rep->max_abs_error, 0.10);
 }
 
 // published-2025.yaml: every case runs (dense, LoRA, MoE; H100, H200, B200,
@@ -49,17 +49,20 @@ TEST(ValidationTest, PublishedRunsThatCanBeDescribedArePredicted) {
     fp8 |= g.by == "precision" && g.name == "fp8";
   }
   EXPECT_TRUE(bf16 && fp8);
-  // 12.68% over all 154 (12.79% before the LoRA adapters' collectives and MLPerf's LoRA settings, 12.85% before
+  // 11.83% over all 154 (12.21% before memory-bound kernels paid their fixed time, 12.68% before the
+  // recipes of the benchmarks, 12.79% before the LoRA adapters' collectives and MLPerf's LoRA settings, 12.85% before
   // delayed fp8 scaling agreed on its amaxes per chunk pass, 12.55% before the Megatron-Bridge runs took their recipes' bf16 gradients and
   // fp8 current scaling, 14.58% before the sustained clocks were measured ones, 15.8% before
   // the Grok-1 cases ran with their NeMo 24.12 release's expert split and the host issued the
   // kernels); far from design.md's targets, but a change may not lose what is there.
-  EXPECT_LE(rep->mean_abs_error, 0.135);
+  EXPECT_LE(rep->mean_abs_error, 0.125);
 }
 
 // Dense H100 runs of published-2025.yaml, bf16 and fp8 apart (issue 15): a
-// bias in one precision's GEMM rate shows in its signed mean. Today bf16 3.0%
-// mean, -2.4% signed, 5.5% max over 20 cases; fp8 4.5%, -1.4%, 8.4% over 34.
+// bias in one precision's GEMM rate shows in its signed mean. Today bf16 2.7%
+// mean, -1.98% signed, 5.9% max over 20 cases; fp8 3.9%, -1.2%, 8.1% over 34;
+// 3.4% mean over the 54. Issue 15's targets (mean 4%, max 10%, signed within
+// 2% per precision) are the gate.
 TEST(ValidationTest, DenseH100RunsPerPrecision) {
   auto rep = ValidateReference(std::string(TRAINSIM_SOURCE_DIR) + "/tests/reference/published-2025.yaml", Fidelity::kAnalytical);
   ASSERT_TRUE(rep.ok()) << rep.error().ToString();
@@ -76,8 +79,8 @@ TEST(ValidationTest, DenseH100RunsPerPrecision) {
       worst = std::max(worst, std::fabs(c.error));
     }
     ASSERT_GT(n, 10) << precision;
-    EXPECT_LE(abs_sum / n, 0.05) << precision;
-    EXPECT_LE(std::fabs(signed_sum / n), 0.035) << precision;
+    EXPECT_LE(abs_sum / n, 0.04) << precision;
+    EXPECT_LE(std::fabs(signed_sum / n), 0.02) << precision;
     EXPECT_LE(worst, 0.10) << precision;
   }
 }
@@ -100,11 +103,12 @@ TEST(ValidationTest, LoraFineTuningRunsArePredicted) {
     worst = std::max(worst, std::fabs(c.error));
   }
   EXPECT_EQ(n, 7);
-  // 8.5% mean, 18.3% max (10.8% / 22.6% before the adapters' collectives and MLPerf's LoRA
+  // 6.7% mean, 16.1% max (7.3% / 16.9% before memory-bound kernels paid their fixed time, 8.5% / 18.3%
+  // before the MLPerf LoRA recipe, 10.8% / 22.6% before the adapters' collectives and MLPerf's LoRA
   // settings, 11.9% / 24.1% before the measured sustained clocks): the CP 2 LoRA runs are 8-18%
   // fast, the two XE9680 runs without CP within 2% (issue 16 keeps them open).
-  EXPECT_LE(sum / n, 0.095);
-  EXPECT_LE(worst, 0.195);
+  EXPECT_LE(sum / n, 0.08);
+  EXPECT_LE(worst, 0.17);
 }
 
 TEST(ValidationTest, EveryReferenceCaseIsLoadedAndPredicted) {
@@ -125,7 +129,10 @@ TEST(ValidationTest, ReportsDefaultedFields) {
   ASSERT_TRUE(rep.ok()) << rep.error().ToString();
   ASSERT_EQ(rep->cases.size(), 2u);
   const auto& d = rep->cases[0].defaulted;
-  EXPECT_NE(std::find(d.begin(), d.end(), "training.micro_batch"), d.end());
+  // The micro batch the case did not give says which one ran and why.
+  const auto mb = std::find_if(d.begin(), d.end(), [](const std::string& k) { return k.rfind("training.micro_batch=", 0) == 0; });
+  ASSERT_NE(mb, d.end());
+  EXPECT_NE(mb->find("(auto: the fastest that fits of 1"), std::string::npos) << *mb;
   EXPECT_NE(ValidationTable(*rep).find("mean |error|"), std::string::npos);
   EXPECT_NE(ValidationJson(*rep).find("\"mean_abs_error\""), std::string::npos);
 }
