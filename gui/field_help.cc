@@ -55,8 +55,9 @@ const std::map<QString, Help>& Table() {
                                              "on", "the framework profile"}},
       {"training.seq_len", {"Tokens per sequence.", "4096", "you"}},
       {"training.global_batch", {"Sequences per optimizer step, over all replicas.", "required", "you"}},
-      {"training.micro_batch", {"Sequences per forward/backward pass on one GPU; global batch / (micro batch x DP) passes per step.",
-                                "1", "you"}},
+      {"training.micro_batch", {"Sequences per forward/backward pass on one GPU; global batch / (micro batch x DP) passes per step. "
+                                "auto: the fastest power of two up to 16 that fits.",
+                                "auto", "you"}},
       {"training.steps", {"Optimizer steps in the run: time, energy and cost to train scale with it.", "required", "you"}},
       {"training.precision", {"Number format of the matrix multiplies: sets the GPU's peak FLOP/s and the bytes moved.", "bf16",
                               "the GPU profile's peaks (datasheet)"}},

@@ -141,7 +141,7 @@ ScenarioForm::ScenarioForm(QWidget* parent) : QWidget(parent) {
   section(tr("Training"));
   AddSpin("training.seq_len", tr("Sequence length"), 1, 1 << 24, 4096);
   AddSpin("training.global_batch", tr("&Global batch"), 1, 1 << 26, 1);
-  AddSpin("training.micro_batch", tr("&Micro batch"), 1, 1 << 16, 1);
+  AddSpin("training.micro_batch", tr("&Micro batch"), 0, 1 << 16, 1, tr("auto"), QStringLiteral("auto"));
   AddSpin("training.steps", tr("Steps"), 1, 2000000000, 1);
   AddCombo("training.precision", tr("Precision"), {"bf16", "fp16", "fp8", "fp8-blockwise", "fp8-rowwise", "mxfp8", "nvfp4"}, false);
   AddCombo("training.recompute", tr("Recompute"), {"none", "selective", "full"}, false);

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -225,6 +226,10 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
   // fits, chosen when the run is simulated (sim/run/micro_batch_choice.h).
   const YAML::Node micro_batch = t.Raw("micro_batch");
   s.training.micro_batch_auto = !micro_batch.IsDefined() || micro_batch.IsNull() || (micro_batch.IsScalar() && micro_batch.Scalar() == "auto");
+  if (!s.training.micro_batch_auto && micro_batch.IsScalar() && !micro_batch.Scalar().empty() &&
+      std::isalpha(static_cast<unsigned char>(micro_batch.Scalar().front()))) {
+    t.Fail("micro_batch", "expected a positive whole number or auto, got '" + micro_batch.Scalar() + "'");
+  }
   s.training.micro_batch = s.training.micro_batch_auto ? 1 : t.PositiveInt("micro_batch");
   s.training.steps = t.PositiveInt("steps", 1);
   if (t.Has("tokens")) {
