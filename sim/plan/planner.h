@@ -17,6 +17,7 @@
 #include "sim/core/error.h"
 #include "sim/core/result.h"
 #include "sim/core/scenario.h"
+#include "sim/run/micro_batch_choice.h"
 #include "sim/run/simulate.h"
 
 namespace trainsim {
@@ -55,7 +56,7 @@ struct PlanOptions {
   PlanObjective objective = PlanObjective::kTime;
   int top_k = 5;
   Fidelity recheck_fidelity = Fidelity::kDes;  // the top K are re-simulated at this fidelity
-  int max_micro_batch = 16;
+  int max_micro_batch = kAutoMicroBatchMax;  // the powers of two training.micro_batch: auto tries
   int max_context = 8;
   int max_tensor = 0;  // 0: the GPUs per node (tensor parallelism stays on NVLink)
   // Told how far the planner is, for progress and ETAs; may be empty. Phases:

@@ -14,7 +14,8 @@
 
 namespace trainsim {
 
-// The powers of two the choice tries, as the planner's micro batch search.
+// The largest power of two the choice tries; the planner's micro batch
+// search (PlanOptions::max_micro_batch) goes as far.
 inline constexpr int kAutoMicroBatchMax = 16;
 
 struct MicroBatchChoice {
