@@ -10,17 +10,17 @@
 #include "calib/low_precision_formats.h"
 #include "calib/storage_bench.h"
 #include "calib/text_format.h"
+#include "sim/cost/gpu_cost_model.h"
 
 namespace trainsim::calib {
 namespace {
 
 constexpr double kTile = 128;  // the profile's default GEMM tile (hardware-profiles/gpus)
 
-// The cost model's SM fill (sim/gpu_cost_model.cc GemmEfficiency): fewer
-// output tiles than SMs leave SMs idle.
+// The cost model's SM fill (sim/cost/gpu_cost_model.h) with the tile the
+// written profile names: the fitted curve is what is left of each rate.
 double WaveEfficiency(const GemmSample& g, int sms) {
-  const double tiles = std::ceil(g.m / kTile) * std::ceil(g.n / kTile) * g.batch;
-  return std::min(1.0, tiles / sms);
+  return SmWaveFill(std::ceil(g.m / kTile) * std::ceil(g.n / kTile) * g.batch, sms);
 }
 
 // Fits 1/rate = a + b/x by least squares on relative error; rows carry a weight w (rate multiplier).

@@ -10,6 +10,13 @@
 
 namespace trainsim {
 
+// The share of the SMs' time a GEMM of `tiles` output tiles keeps busy: the
+// tiles run in waves of one per SM, and the last wave's idle SMs count as
+// lost (NVIDIA, Matrix Multiplication Background User's Guide, "Wave
+// Quantization"): tiles / (ceil(tiles / sms) x sms). Fewer tiles than SMs is
+// the one-wave case.
+double SmWaveFill(double tiles, int sms);
+
 // out_bytes: what the epilogue moves per output element; the profile's k_half
 // is for a 2-byte output and the per-tile epilogue grows with the bytes.
 double GemmEfficiency(const GpuProfile& gpu, Precision precision, double m, double n, double k, double batch,

@@ -19,7 +19,7 @@ TEST(ValidationTest, DefaultReferenceShipsWithTheTree) {
 }
 
 // The accuracy gate (design.md 4): a change that loses accuracy on the
-// measured runs fails CI. Today 3.69% mean, 8.9% max: issue 15's targets
+// measured runs fails CI. Today 3.38% mean, 8.8% max: issue 15's targets
 // (4% / 10%) are the gate.
 TEST(ValidationTest, AccuracyGateOnMeasuredRuns) {
   auto rep = ValidateReference(ReferenceFile(), Fidelity::kAnalytical);
@@ -49,27 +49,33 @@ TEST(ValidationTest, PublishedRunsThatCanBeDescribedArePredicted) {
     fp8 |= g.by == "precision" && g.name == "fp8";
   }
   EXPECT_TRUE(bf16 && fp8);
-  // 12.84% over all 154 (11.83% before the dgxc-benchmarking v25.02 recipes took their bf16 gradient
+  // 11.98% over all 154 (12.84% before GEMMs paid for their partial last wave, 11.83% before the dgxc-benchmarking v25.02 recipes took their bf16 gradient
   // buffers, 12.21% before memory-bound kernels paid their fixed time, 12.68% before the
   // recipes of the benchmarks, 12.79% before the LoRA adapters' collectives and MLPerf's LoRA settings, 12.85% before
   // delayed fp8 scaling agreed on its amaxes per chunk pass, 12.55% before the Megatron-Bridge runs took their recipes' bf16 gradients and
   // fp8 current scaling, 14.58% before the sustained clocks were measured ones, 15.8% before
   // the Grok-1 cases ran with their NeMo 24.12 release's expert split and the host issued the
   // kernels); far from design.md's targets, but a change may not lose what is there.
-  EXPECT_LE(rep->mean_abs_error, 0.135);
+  EXPECT_LE(rep->mean_abs_error, 0.125);
 }
 
 // Dense H100 runs of published-2025.yaml, bf16 and fp8 apart (issue 15): a
-// bias in one precision's GEMM rate shows in its signed mean. Today bf16 5.1%
-// mean, -5.1% signed, 6.9% max over 20 cases; fp8 6.3%, -4.8%, 14.8% over 34
-// (2.7/-2.0/5.9 and 3.9/-1.2/8.1 before the dgxc-benchmarking v25.02 recipes
-// took their bf16 gradient buffers: their wgrad GEMMs no longer accumulate
-// into fp32). Issue 15's targets (mean 4%, max 10%, signed within 2% per
-// precision) are not met; the gate holds today's figures.
+// bias in one precision's GEMM rate shows in its signed mean. Today bf16 2.0%
+// mean, -2.0% signed, 3.5% max over 20 cases, within issue 15's targets (mean
+// 4%, max 10%, signed within 2%); fp8 5.6%, -4.4%, 14.6% over 34, not (the
+// dgxc GPT-3 175B and Llama 3.1 70B fp8 runs 9-15% fast). Before GEMMs paid
+// for their partial last wave: 5.1/-5.1/6.9 and 6.3/-4.8/14.8; before the
+// dgxc-benchmarking v25.02 recipes took their bf16 gradient buffers (their
+// wgrad GEMMs no longer accumulate into fp32): 2.7/-2.0/5.9 and 3.9/-1.2/8.1.
 TEST(ValidationTest, DenseH100RunsPerPrecision) {
   auto rep = ValidateReference(std::string(TRAINSIM_SOURCE_DIR) + "/tests/reference/published-2025.yaml", Fidelity::kAnalytical);
   ASSERT_TRUE(rep.ok()) << rep.error().ToString();
-  for (const std::string precision : {"bf16", "fp8"}) {
+  struct Gate {
+    std::string precision;
+    double mean, signed_mean, max;
+  };
+  for (const Gate& gate : {Gate{"bf16", 0.04, 0.025, 0.10}, Gate{"fp8", 0.06, 0.05, 0.155}}) {
+    const std::string& precision = gate.precision;
     int n = 0;
     double abs_sum = 0, signed_sum = 0, worst = 0;
     for (const auto& c : rep->cases) {
@@ -82,9 +88,9 @@ TEST(ValidationTest, DenseH100RunsPerPrecision) {
       worst = std::max(worst, std::fabs(c.error));
     }
     ASSERT_GT(n, 10) << precision;
-    EXPECT_LE(abs_sum / n, 0.07) << precision;
-    EXPECT_LE(std::fabs(signed_sum / n), 0.06) << precision;
-    EXPECT_LE(worst, 0.16) << precision;
+    EXPECT_LE(abs_sum / n, gate.mean) << precision;
+    EXPECT_LE(std::fabs(signed_sum / n), gate.signed_mean) << precision;
+    EXPECT_LE(worst, gate.max) << precision;
   }
 }
 
@@ -106,12 +112,12 @@ TEST(ValidationTest, LoraFineTuningRunsArePredicted) {
     worst = std::max(worst, std::fabs(c.error));
   }
   EXPECT_EQ(n, 7);
-  // 6.7% mean, 16.1% max (7.3% / 16.9% before memory-bound kernels paid their fixed time, 8.5% / 18.3%
+  // 6.1% mean, 15.6% max (6.7% / 16.1% before GEMMs paid for their partial last wave, 7.3% / 16.9% before memory-bound kernels paid their fixed time, 8.5% / 18.3%
   // before the MLPerf LoRA recipe, 10.8% / 22.6% before the adapters' collectives and MLPerf's LoRA
   // settings, 11.9% / 24.1% before the measured sustained clocks): the CP 2 LoRA runs are 8-18%
   // fast, the two XE9680 runs without CP within 2% (issue 16 keeps them open).
   EXPECT_LE(sum / n, 0.08);
-  EXPECT_LE(worst, 0.17);
+  EXPECT_LE(worst, 0.16);
 }
 
 TEST(ValidationTest, EveryReferenceCaseIsLoadedAndPredicted) {
