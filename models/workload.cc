@@ -155,20 +155,23 @@ CommOp Comm(const OpName& name, CollectiveKind kind, CommGroup group, double byt
 // each. The weight gradient accumulates into the main-grad buffer in its
 // epilogue (wgrad_out_bytes per element, from the framework profile).
 // A frozen weight (LoRA's base) has no weight gradient.
-// The backward GEMMs launch as many kernels as the forward one.
-void AddGemmBackward(std::vector<Operator>& ops, const Operator& f, double wgrad_out_bytes, bool frozen = false) {
-  ops.push_back(Gemm(f.name + " dgrad", f.m, f.k, f.n, f.low_precision, f.batch));
-  ops.back().kernels = f.kernels;
+// The backward GEMMs launch as many kernels as the forward one and, in low
+// precision, accumulate as the framework's backward does.
+void AddGemmBackward(std::vector<Operator>& ops, const Operator& f, const FrameworkProfile& fw, bool frozen = false) {
+  const auto add = [&](Operator o) {
+    o.kernels = f.kernels;
+    o.split_accumulator = f.low_precision && fw.fp8_backward_split_accumulator;
+    ops.push_back(o);
+  };
+  add(Gemm(f.name + " dgrad", f.m, f.k, f.n, f.low_precision, f.batch));
   if (frozen) return;
   if (f.batch == 1) {
     Operator w = Gemm(f.name + " wgrad", f.k, f.n, f.m, f.low_precision);
-    w.out_bytes = wgrad_out_bytes;
-    w.bytes += w.m * w.n * (wgrad_out_bytes - kAct);
-    w.kernels = f.kernels;
-    ops.push_back(w);
+    w.out_bytes = fw.wgrad_out_bytes;
+    w.bytes += w.m * w.n * (fw.wgrad_out_bytes - kAct);
+    add(w);
   } else {
-    ops.push_back(Gemm(f.name + " dgrad2", f.k, f.n, f.m, f.low_precision, f.batch));
-    ops.back().kernels = f.kernels;
+    add(Gemm(f.name + " dgrad2", f.k, f.n, f.m, f.low_precision, f.batch));
   }
 }
 
@@ -659,7 +662,7 @@ class LayerBuilder {
           B.ops.push_back(Mem(o.name + " weight transpose", 2 * o.n * o.k * o.batch));
         }
         // Under LoRA every base projection is frozen (low_precision marks them; the adapters run in 16-bit).
-        AddGemmBackward(B.ops, o, c_.sc.framework.wgrad_out_bytes, lora && o.low_precision);
+        AddGemmBackward(B.ops, o, c_.sc.framework, lora && o.low_precision);
       } else if (o.cls == OpClass::kAttention) {
         Operator a = o;
         a.name = "flash attention backward";
@@ -848,7 +851,7 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
     Operator head = Gemm("lm head", T, v_local, h, false);
     w.head_forward.ops.push_back(head);
     w.head_forward.ops.push_back(Mem("cross entropy", T * v_local * sc.framework.cross_entropy_forward_bytes));
-    AddGemmBackward(w.head_backward.ops, head, sc.framework.wgrad_out_bytes, lora);
+    AddGemmBackward(w.head_backward.ops, head, sc.framework, lora);
     w.head_backward.ops.push_back(Mem("cross entropy backward", T * v_local * sc.framework.cross_entropy_backward_bytes));
     if (tp) {
       w.head_backward.comms.push_back(Comm(sp ? OpName("lm head dgrad reduce-scatter") : OpName("lm head dgrad all-reduce"),

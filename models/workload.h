@@ -39,6 +39,9 @@ struct Operator {
   // output; 8: reads and writes an fp32 accumulator, as a weight gradient
   // accumulated into Megatron's main_grad does).
   double out_bytes = 2;
+  // GEMM: a low-precision one accumulates in split mode (partial sums
+  // promoted to fp32; FrameworkProfile::fp8_backward_split_accumulator).
+  bool split_accumulator = false;
   // CUDA kernels the framework launches for it: the host issues each one
   // (sim/cost/host_issue.h), e.g. one GEMM per local expert.
   int kernels = 1;

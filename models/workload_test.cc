@@ -182,6 +182,32 @@ TEST(WorkloadTest, CurrentScalingAmaxPassesAndTheirAllReduces) {
   EXPECT_DOUBLE_EQ(OpBytes(current.layer(0).forward, "fp8 cast (proj input)"), 5 * elems);
 }
 
+// Transformer Engine's fp8 data- and weight-gradient GEMMs accumulate in
+// split mode and its forward GEMMs fast: the backward's low-precision GEMMs
+// carry the mark, nothing else does, and a framework that accumulates fast
+// throughout marks none.
+TEST(WorkloadTest, Fp8BackwardGemmsAccumulateAsTheFrameworkDoes) {
+  Scenario s = Make("gpt3-175b", {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "training.precision=fp8",
+                                  "training.framework=megatron-core-2024"});
+  ASSERT_TRUE(s.framework.fp8_backward_split_accumulator);
+  const auto marked = [](const PassWork& pass) {
+    int split = 0, low = 0;
+    for (const Operator& o : pass.ops) {
+      split += o.split_accumulator;
+      low += o.cls == OpClass::kGemm && o.low_precision;
+    }
+    return std::pair{split, low};
+  };
+  const Workload w = BuildWorkload(s);
+  EXPECT_EQ(marked(w.layer(0).forward).first, 0);
+  const auto [split, low] = marked(w.layer(0).backward);
+  EXPECT_EQ(split, 8);  // qkv, proj, fc1, fc2: dgrad and wgrad each
+  EXPECT_EQ(split, low);
+  EXPECT_EQ(marked(w.head_backward).first, 0);  // the LM head runs in 16-bit
+  s.framework.fp8_backward_split_accumulator = false;
+  EXPECT_EQ(marked(BuildWorkload(s).layer(0).backward).first, 0);
+}
+
 // A row-parallel projection's overlapped reduce-scatter moves its fp8 output
 // (1 B per element) when the framework puts it on an fp8 userbuffer, which
 // needs the GEMM's scale before the GEMM: delayed scaling only. The

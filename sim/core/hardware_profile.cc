@@ -55,6 +55,11 @@ double GpuProfile::MatmulClockFraction(Precision p) const {
   return sustained_clock_fraction;
 }
 
+double GpuProfile::MatmulSplitAccumulatorEfficiency(Precision p) const {
+  if (auto it = matmul_split_accumulator_eff.find(ToString(p)); it != matmul_split_accumulator_eff.end()) return it->second;
+  return 1.0;
+}
+
 const std::vector<std::string>& DataShardingNames() {
   static const std::vector<std::string> names = {"none", "optimizer", "gradients", "full"};
   return names;

@@ -46,6 +46,12 @@ struct GpuProfile {
   int matmul_tile_m = 128;
   int matmul_tile_n = 128;
   double matmul_min_kernel_s = 0;
+  // Per precision, the rate of a GEMM that promotes its partial sums to fp32
+  // every few MMA steps (cuBLASLt CUBLASLT_MATMUL_DESC_FAST_ACCUM 0, what
+  // frameworks run their fp8 backward GEMMs with) against the fast-accumulating
+  // one that max_eff/k_half describe; 1 where the tensor cores accumulate in
+  // fp32 anyway (Blackwell) or the profile gives none.
+  std::map<std::string, double> matmul_split_accumulator_eff;
   // The GPU's fp8 GEMMs take only the TN layout (Hopper's and Ada's
   // cuBLASLt): a GEMM that reads an fp8 operand the other way round reads a
   // transposed copy someone made (Blackwell takes every layout).
@@ -84,6 +90,7 @@ struct GpuProfile {
   double MatmulMaxEfficiency(Precision p) const;
   double MatmulKHalf(Precision p) const;
   double MatmulClockFraction(Precision p) const;
+  double MatmulSplitAccumulatorEfficiency(Precision p) const;
   bool SupportsFp8() const { return peak_flops.count("fp8") > 0; }
   // Whether the tensor cores run the precision at all (its RequiredPeakKey).
   bool Supports(Precision p) const;
@@ -186,6 +193,12 @@ struct FrameworkProfile {
   // per element, summing in higher precision. Needs a scale known before the
   // GEMM, so only under delayed scaling (KeepsAmaxHistory).
   bool userbuffers_fp8_reduce_scatter = false;
+  // The backward's fp8 GEMMs (data and weight gradient) accumulate in split
+  // mode, promoting partial sums to fp32, while the forward's accumulate fast
+  // (Transformer Engine's _2X_ACC_DGRAD/_2X_ACC_WGRAD, torchao's
+  // use_fast_accum on the output GEMM only): they run at the GPU's
+  // MatmulSplitAccumulatorEfficiency.
+  bool fp8_backward_split_accumulator = false;
   // LoRA (training.finetune) as the stack runs it: the projections a scenario
   // without target_modules adapts, and whether the adapter beside a
   // row-parallel projection returns to the sequence-parallel layout by one

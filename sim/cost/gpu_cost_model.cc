@@ -41,7 +41,8 @@ Precision GemmPrecision(bool low_precision, Precision precision) {
 // no rates: the lookup's error is left to a GEMM that needs them.
 GpuRates::Gemm RatesOf(const GpuProfile& gpu, Precision p) {
   try {
-    return {gpu.PeakFlops(p) * gpu.MatmulClockFraction(p), gpu.MatmulMaxEfficiency(p), gpu.MatmulKHalf(p)};
+    return {gpu.PeakFlops(p) * gpu.MatmulClockFraction(p), gpu.MatmulMaxEfficiency(p), gpu.MatmulKHalf(p),
+            gpu.MatmulSplitAccumulatorEfficiency(p)};
   } catch (const std::out_of_range&) {
     return {};
   }
@@ -70,7 +71,8 @@ double OperatorTime(const Operator& op, const GpuRates& rates, bool backward) {
     case OpClass::kGemm: {
       const GpuRates::Gemm& r = op.low_precision ? rates.low : rates.sixteen;
       if (r.peak_clock_flops == 0) gpu.PeakFlops(GemmPrecision(op.low_precision, rates.precision));  // throws as the lookup does
-      const double eff = GemmEfficiencyOf(gpu, r.max_eff, r.k_half, op.m, op.n, op.k, op.batch, op.out_bytes);
+      const double eff = GemmEfficiencyOf(gpu, r.max_eff, r.k_half, op.m, op.n, op.k, op.batch, op.out_bytes) *
+                         (op.split_accumulator ? r.split_accumulator_eff : 1.0);
       const double compute = op.flops / (r.peak_clock_flops * eff);
       return std::max({compute, mem_time, gpu.matmul_min_kernel_s});
     }

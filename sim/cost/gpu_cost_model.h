@@ -32,6 +32,7 @@ struct GpuRates {
   struct Gemm {
     double peak_clock_flops = 0;  // PeakFlops x MatmulClockFraction
     double max_eff = 0, k_half = 0;
+    double split_accumulator_eff = 1;  // a split-accumulating GEMM's rate against this
   };
   GpuRates(const GpuProfile& gpu, Precision precision);
   const GpuProfile& gpu;

@@ -20,14 +20,14 @@ GpuProfile Gpu(const std::string& node) {
 // against the K loop (at tensor speed): about 2 B x peak / (2 x HBM bytes/s).
 // The profiles' figures, fitted or derived from published GEMM throughputs,
 // must agree with that estimate: it is what lets the epilogue scale with the
-// output bytes. H100 fp8's, fitted to Azure's cuBLASLt squares with the wave
-// fill, is 0.81 of it; the derived bf16 ones are the estimate.
+// output bytes. H100 fp8's, fitted to Azure's cuBLASLt GEMMs with the wave
+// fill, is 0.96 of it; the derived bf16 ones are the estimate.
 TEST(GpuCostModelTest, KHalfIsTheEpilogueStoreAgainstTheKLoop) {
   struct Case { const char* node; Precision p; };
   for (const Case c : {Case{"dgx-h100", Precision::kFp8}, Case{"dgx-h100", Precision::kBf16}, Case{"dgx-a100", Precision::kBf16}}) {
     const GpuProfile g = Gpu(c.node);
     const double estimate = 2.0 * g.PeakFlops(c.p) / (2.0 * g.hbm_bytes_per_s);
-    EXPECT_NEAR(g.MatmulKHalf(c.p) / estimate, 1.0, 0.2) << c.node << " " << ToString(c.p);
+    EXPECT_NEAR(g.MatmulKHalf(c.p) / estimate, 1.0, 0.05) << c.node << " " << ToString(c.p);
   }
 }
 
@@ -60,7 +60,7 @@ TEST(GpuCostModelTest, AnFp32AccumulatingEpilogueCostsFourTimesABf16Store) {
 
 // The H100 fp8 GEMM figures were measured at sustained clocks (Azure's
 // cuBLASLt table after 10,000 warm-up iterations): with the profile's
-// per-precision clock fraction an fp8 GEMM reproduces those rates within 2%,
+// per-precision clock fraction an fp8 GEMM reproduces those rates within 3%,
 // where the GPU-wide derate on top would put it 11% under them. bf16 keeps the
 // GPU-wide derate.
 // Flash attention's rate depends on the head dim (cuDNN on H100: hdim 64 at
@@ -127,16 +127,27 @@ TEST(GpuCostModelTest, H100Fp8GemmsRunAtTheirMeasuredSustainedRate) {
   EXPECT_DOUBLE_EQ(g.MatmulClockFraction(Precision::kFp8), 1.0);
   EXPECT_DOUBLE_EQ(g.MatmulClockFraction(Precision::kBf16), g.sustained_clock_fraction);
   EXPECT_LT(g.sustained_clock_fraction, 1.0);
-  struct Point { double n, tflops; };
-  for (const Point pt : {Point{4096, 1216.9}, Point{8192, 1290.1}, Point{32768, 1382.2}}) {
+  struct Point { double m, n, k, tflops; };
+  // (2048^3, a 17 us kernel, is left out of the fit: launch and prologue are a tenth of it.)
+  for (const Point pt : {Point{4096, 4096, 4096, 1216.9}, Point{8192, 8192, 8192, 1290.1},
+                         Point{16384, 16384, 16384, 1377.3}, Point{32768, 32768, 32768, 1382.2}, Point{6144, 12288, 12288, 1351.4}}) {
     Operator op;
     op.cls = OpClass::kGemm;
-    op.m = op.n = op.k = long(pt.n);
-    op.flops = 2 * pt.n * pt.n * pt.n;
+    op.m = long(pt.m);
+    op.n = long(pt.n);
+    op.k = long(pt.k);
+    op.flops = 2 * pt.m * pt.n * pt.k;
     op.low_precision = true;
     const double tflops = op.flops / OperatorTime(op, g, Precision::kFp8) / 1e12;
-    EXPECT_NEAR(tflops / pt.tflops, 1.0, 0.02) << pt.n;
+    EXPECT_NEAR(tflops / pt.tflops, 1.0, 0.03) << pt.m << "x" << pt.n << "x" << pt.k;
+    // The backward's GEMMs promote their partial sums (Transformer Engine's
+    // split accumulator): the profile's published ratio, on Hopper only.
+    op.split_accumulator = true;
+    EXPECT_NEAR(op.flops / OperatorTime(op, g, Precision::kFp8) / 1e12 / tflops, 0.87, 1e-9);
   }
+  const GpuProfile b200 = Gpu("dgx-b200");  // fp32 accumulation in the tensor cores: no promotions to pay for
+  EXPECT_DOUBLE_EQ(b200.MatmulSplitAccumulatorEfficiency(Precision::kFp8), 1.0);
+  EXPECT_DOUBLE_EQ(g.MatmulSplitAccumulatorEfficiency(Precision::kBf16), 1.0);
 }
 
 }  // namespace

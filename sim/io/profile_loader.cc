@@ -62,6 +62,7 @@ GpuProfile ParseGpu(const std::string& path) {
   g.matmul_max_eff = RatesMap(mm, "max_efficiency", 1.0, true);
   g.matmul_k_half = RatesMap(mm, "k_half", 1.0, false);
   if (mm.Has("sustained_clock_fraction")) g.matmul_clock_fraction = RatesMap(mm, "sustained_clock_fraction", 1.0, true);
+  if (mm.Has("split_accumulator_efficiency")) g.matmul_split_accumulator_eff = RatesMap(mm, "split_accumulator_efficiency", 1.0, true);
   g.matmul_tile_m = mm.PositiveInt("tile_m", 128);
   g.matmul_tile_n = mm.PositiveInt("tile_n", 128);
   g.matmul_min_kernel_s = mm.NonNegativeDouble("min_kernel_us", 0) * 1e-6;
@@ -231,6 +232,7 @@ FrameworkProfile ParseFramework(const std::string& path) {
   f.fp8_scaling = m.Choice("fp8_scaling", {"delayed", "current"}, inherited(scaling)) == "current" ? Fp8Scaling::kCurrent : Fp8Scaling::kDelayed;
   f.fp8_amax_reduction = Fp8AmaxReductionNamed(m.Choice("fp8_amax_reduction", Fp8AmaxReductionNames(), ToString(f.fp8_amax_reduction)));
   f.userbuffers_fp8_reduce_scatter = m.Bool("userbuffers_fp8_reduce_scatter", f.userbuffers_fp8_reduce_scatter);
+  f.fp8_backward_split_accumulator = m.Bool("fp8_backward_split_accumulator", f.fp8_backward_split_accumulator);
   if (YAML::Node targets = m.Raw("lora_target_modules"); targets.IsDefined()) f.lora_targets = ParseLoraTargets(targets, path, m.Path("lora_target_modules"));
   f.lora_dropout = m.NonNegativeDouble("lora_dropout", f.lora_dropout);
   if (f.lora_dropout >= 1) m.Fail("lora_dropout", "must be below 1");

@@ -19,7 +19,7 @@ TEST(ValidationTest, DefaultReferenceShipsWithTheTree) {
 }
 
 // The accuracy gate (design.md 4): a change that loses accuracy on the
-// measured runs fails CI. Today 3.38% mean, 8.8% max: issue 15's targets
+// measured runs fails CI. Today 2.79% mean, 7.3% max: issue 15's targets
 // (4% / 10%) are the gate.
 TEST(ValidationTest, AccuracyGateOnMeasuredRuns) {
   auto rep = ValidateReference(ReferenceFile(), Fidelity::kAnalytical);
@@ -49,21 +49,23 @@ TEST(ValidationTest, PublishedRunsThatCanBeDescribedArePredicted) {
     fp8 |= g.by == "precision" && g.name == "fp8";
   }
   EXPECT_TRUE(bf16 && fp8);
-  // 11.98% over all 154 (12.84% before GEMMs paid for their partial last wave, 11.83% before the dgxc-benchmarking v25.02 recipes took their bf16 gradient
+  // 11.65% over all 154 (11.98% before Hopper's fp8 backward GEMMs paid for their split accumulator, 12.84% before GEMMs paid for their partial last wave, 11.83% before the dgxc-benchmarking v25.02 recipes took their bf16 gradient
   // buffers, 12.21% before memory-bound kernels paid their fixed time, 12.68% before the
   // recipes of the benchmarks, 12.79% before the LoRA adapters' collectives and MLPerf's LoRA settings, 12.85% before
   // delayed fp8 scaling agreed on its amaxes per chunk pass, 12.55% before the Megatron-Bridge runs took their recipes' bf16 gradients and
   // fp8 current scaling, 14.58% before the sustained clocks were measured ones, 15.8% before
   // the Grok-1 cases ran with their NeMo 24.12 release's expert split and the host issued the
   // kernels); far from design.md's targets, but a change may not lose what is there.
-  EXPECT_LE(rep->mean_abs_error, 0.125);
+  EXPECT_LE(rep->mean_abs_error, 0.12);
 }
 
 // Dense H100 runs of published-2025.yaml, bf16 and fp8 apart (issue 15): a
 // bias in one precision's GEMM rate shows in its signed mean. Today bf16 2.0%
 // mean, -2.0% signed, 3.5% max over 20 cases, within issue 15's targets (mean
-// 4%, max 10%, signed within 2%); fp8 5.6%, -4.4%, 14.6% over 34, not (the
-// dgxc GPT-3 175B and Llama 3.1 70B fp8 runs 9-15% fast). Before GEMMs paid
+// 4%, max 10%, signed within 2%); fp8 5.1%, +1.8%, 13.9% over 34: mean and
+// max not (MLPerf's and NeMo 25.02's GPT-3 175B 8-14% slow, the dgxc GPT-3
+// 175B and Llama 3.1 70B runs up to 8% fast). Before the fp8 backward GEMMs
+// paid for their split accumulator: fp8 5.6/-4.4/14.6; before GEMMs paid
 // for their partial last wave: 5.1/-5.1/6.9 and 6.3/-4.8/14.8; before the
 // dgxc-benchmarking v25.02 recipes took their bf16 gradient buffers (their
 // wgrad GEMMs no longer accumulate into fp32): 2.7/-2.0/5.9 and 3.9/-1.2/8.1.
@@ -74,7 +76,7 @@ TEST(ValidationTest, DenseH100RunsPerPrecision) {
     std::string precision;
     double mean, signed_mean, max;
   };
-  for (const Gate& gate : {Gate{"bf16", 0.04, 0.025, 0.10}, Gate{"fp8", 0.06, 0.05, 0.155}}) {
+  for (const Gate& gate : {Gate{"bf16", 0.04, 0.025, 0.10}, Gate{"fp8", 0.055, 0.025, 0.145}}) {
     const std::string& precision = gate.precision;
     int n = 0;
     double abs_sum = 0, signed_sum = 0, worst = 0;
@@ -95,10 +97,9 @@ TEST(ValidationTest, DenseH100RunsPerPrecision) {
 }
 
 // The MLPerf Training v4.1 Llama 2 70B LoRA cases (XE9680 H100 on 1-8 nodes,
-// XE9680 H200, DGX H200, Azure ND H200 v5 on 64 nodes) all run. The issue's
-// targets (mean |error| <= 8%, max <= 15%) are not met yet: the cases with
-// context parallelism are predicted 8-18% fast (the XE9680 ones without it
-// within 2%); this gate keeps them from slipping further.
+// XE9680 H200, DGX H200, Azure ND H200 v5 on 64 nodes) all run, within the
+// issue's targets (mean |error| <= 8%, max <= 15%): six within 4%, Azure's
+// 64 nodes 12.9% fast; this gate keeps them there.
 TEST(ValidationTest, LoraFineTuningRunsArePredicted) {
   auto rep = ValidateReference(std::string(TRAINSIM_SOURCE_DIR) + "/tests/reference/published-2025.yaml", Fidelity::kAnalytical);
   ASSERT_TRUE(rep.ok()) << rep.error().ToString();
@@ -112,12 +113,11 @@ TEST(ValidationTest, LoraFineTuningRunsArePredicted) {
     worst = std::max(worst, std::fabs(c.error));
   }
   EXPECT_EQ(n, 7);
-  // 6.1% mean, 15.6% max (6.7% / 16.1% before GEMMs paid for their partial last wave, 7.3% / 16.9% before memory-bound kernels paid their fixed time, 8.5% / 18.3%
+  // 4.1% mean, 12.9% max (6.1% / 15.6% before Hopper's fp8 backward GEMMs paid for their split accumulator, 6.7% / 16.1% before GEMMs paid for their partial last wave, 7.3% / 16.9% before memory-bound kernels paid their fixed time, 8.5% / 18.3%
   // before the MLPerf LoRA recipe, 10.8% / 22.6% before the adapters' collectives and MLPerf's LoRA
-  // settings, 11.9% / 24.1% before the measured sustained clocks): the CP 2 LoRA runs are 8-18%
-  // fast, the two XE9680 runs without CP within 2% (issue 16 keeps them open).
+  // settings, 11.9% / 24.1% before the measured sustained clocks).
   EXPECT_LE(sum / n, 0.08);
-  EXPECT_LE(worst, 0.16);
+  EXPECT_LE(worst, 0.135);
 }
 
 TEST(ValidationTest, EveryReferenceCaseIsLoadedAndPredicted) {
