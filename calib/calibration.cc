@@ -79,6 +79,11 @@ std::string WriteCalibratedProfile(const Measurements& m, const std::string& pro
       o << "GEMM " << l.precision << ": " << l.measured << " samples, too few above the launch floor to fit: no " << l.precision
         << " keys\n";
     }
+    if (l.split_accumulator_efficiency > 0) {
+      std::snprintf(buf, sizeof buf, "GEMM %s split accumulator (the backward's): %.3f of the fast-accumulating rate\n",
+                    l.precision.c_str(), std::min(1.0, l.split_accumulator_efficiency));
+      o << buf;
+    }
   }
   std::snprintf(buf, sizeof buf, "GEMM floor %.2f us (tiny GEMM)\n", f.min_kernel_us);
   o << buf;

@@ -51,7 +51,7 @@ bool FitGemm(const Measurements& m, const std::string& precision, int sms, Fitte
   std::vector<double> rate, kk;
   double best = 0;
   for (const auto& g : m.gemm) {
-    if (g.precision != precision) continue;
+    if (g.precision != precision || g.split_accumulator) continue;  // the curve is the fast-accumulating one
     const double r = g.Flops() / g.seconds / WaveEfficiency(g, sms);
     best = std::max(best, r);
     if (g.seconds < 3 * m.launch_s) continue;
@@ -71,8 +71,29 @@ bool FitGemm(const Measurements& m, const std::string& precision, int sms, Fitte
 
 int CountSamples(const Measurements& m, const std::string& precision) {
   int n = 0;
-  for (const auto& g : m.gemm) n += g.precision == precision;
+  for (const auto& g : m.gemm) n += g.precision == precision && !g.split_accumulator;
   return n;
+}
+
+// The split-accumulating rate against the fast one, the median over the
+// shapes measured both ways above the launch floor; 0 when none was.
+double FitSplitAccumulator(const Measurements& m, const std::string& precision) {
+  std::vector<double> ratios;
+  for (const auto& split : m.gemm) {
+    if (!split.split_accumulator || split.precision != precision || split.seconds < 3 * m.launch_s) continue;
+    for (const auto& fast : m.gemm) {
+      if (fast.split_accumulator || fast.precision != precision || fast.m != split.m || fast.n != split.n || fast.k != split.k ||
+          fast.batch != split.batch || fast.layout != split.layout) {
+        continue;
+      }
+      ratios.push_back(fast.seconds / split.seconds);
+      break;
+    }
+  }
+  if (ratios.empty()) return 0;
+  std::sort(ratios.begin(), ratios.end());
+  const size_t h = ratios.size() / 2;
+  return ratios.size() % 2 ? ratios[h] : (ratios[h - 1] + ratios[h]) / 2;
 }
 
 }  // namespace
@@ -111,6 +132,7 @@ std::string FitProfile(const Measurements& m, const std::string& name, FittedPro
     l.measured = CountSamples(m, lf.name);
     if (l.measured == 0) continue;
     FitGemm(m, lf.name, f.sms, l.curve);
+    l.split_accumulator_efficiency = FitSplitAccumulator(m, lf.name);
     f.low_precision.push_back(l);
   }
   f.min_kernel_us = m.launch_s * 1e6;
@@ -266,6 +288,16 @@ std::string ProfileYaml(const FittedProfile& f, const Measurements& m) {
   for (const auto& [lf, c] : low) {
     o << "    " << lf->name << ": " << Num(std::max(c->k_half, 1e-3)) << "  " << cal << "fitted " << lf->name
       << " GEMM curve, K at half efficiency\n";
+  }
+  bool split_header = false;
+  for (const auto& entry : low) {
+    const LowPrecisionFormat* lf = entry.first;
+    const auto* l = f.LowPrecision(lf->name);
+    if (l == nullptr || l->split_accumulator_efficiency <= 0) continue;
+    if (!split_header) o << "  split_accumulator_efficiency:\n";
+    split_header = true;
+    o << "    " << lf->name << ": " << Num(std::min(1.0, l->split_accumulator_efficiency)) << "  " << cal
+      << "median over the sweep of the fast-accumulating time / the split-accumulating (fp32-promoting) time\n";
   }
   o << "  min_kernel_us: " << Num(f.min_kernel_us) << "  " << cal << "tiny GEMM (8x8x8) time\n";
   o << "attention:\n";

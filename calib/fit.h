@@ -64,8 +64,11 @@ struct FittedProfile {
   // then the profile has no keys for it (the report says why).
   struct LowPrecisionFit {
     std::string precision;
-    int measured = 0;  // samples in the measurements
-    GemmCurve curve;
+    int measured = 0;  // samples in the measurements (fast-accumulating)
+    GemmCurve curve;   // of the fast-accumulating samples
+    // The split-accumulating samples' rate against the fast ones of the same
+    // shapes (their median); 0: none measured (the format has no such mode).
+    double split_accumulator_efficiency = 0;
   };
   std::vector<LowPrecisionFit> low_precision;
   // The fit of `precision`; nullptr when it was not measured.

@@ -150,7 +150,7 @@ std::string MeasurementsYaml(const Measurements& m) {
   o << "gemm:\n";
   for (const auto& g : m.gemm) {
     o << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch << ", layout: " << g.layout
-      << ", precision: " << g.precision
+      << ", precision: " << g.precision << (g.split_accumulator ? ", accumulator: split" : "")
       << ", s: " << Num(g.seconds) << "}\n";
   }
   o << "memory:\n";
@@ -216,6 +216,8 @@ Expected<Measurements> LoadMeasurements(const std::string& path) {
         return p;
       }();
       s.precision = g.Choice("precision", kPrecisions);
+      s.split_accumulator = g.Choice("accumulator", {"fast", "split"}, std::string("fast")) == "split";
+      if (s.split_accumulator && s.precision != "fp8") g.Fail("accumulator", "split accumulation is a per-tensor fp8 GEMM's mode");
       s.seconds = Time(g, "s");
       CheckGemmPlausible(g, s);
       m.gemm.push_back(s);

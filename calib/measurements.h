@@ -23,6 +23,10 @@ struct GemmSample {
   // (fp8, mxfp8, nvfp4: quantized inputs with their scales, bf16 output).
   std::string precision = "fp32";
   double seconds = 0;
+  // A per-tensor fp8 GEMM measured with cuBLASLt's fast accumulation off
+  // (partial sums promoted to fp32), as training frameworks run the
+  // backward's; the others accumulate fast, as the forward's.
+  bool split_accumulator = false;
   double Flops() const { return 2.0 * double(m) * n * k * batch; }
 };
 

@@ -372,5 +372,52 @@ TEST(Precision, CpuProfilesKeepTheirFp32Keys) {
   EXPECT_NEAR(before, kTf32.peak_flops * kTf32.max_eff / gpu.MatmulMaxEfficiency(Precision::kBf16), 1e-5 * before);
 }
 
+// fp8 measured both ways (Hopper): the curve is the fast-accumulating
+// samples' (the forward's), and the split-accumulating ones (the backward's)
+// give the profile's split_accumulator_efficiency, which the simulator reads
+// back. The measurements keep the mode through their text form; a 16-bit
+// sample cannot claim it.
+TEST(Precision, SplitAccumulatingFp8SamplesGiveTheirOwnRatio) {
+  Measurements m = SyntheticGpu(true);
+  const size_t n = m.gemm.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (m.gemm[i].precision != "fp8") continue;
+    GemmSample split = m.gemm[i];
+    split.split_accumulator = true;
+    split.seconds = m.gemm[i].seconds / 0.85;
+    m.gemm.push_back(split);
+  }
+  FittedProfile f;
+  ASSERT_EQ(FitProfile(m, "gpu", f), "");
+  const FittedProfile::LowPrecisionFit* fp8 = f.LowPrecision("fp8");
+  ASSERT_NE(fp8, nullptr);
+  EXPECT_EQ(fp8->measured, 4);
+  EXPECT_NEAR(fp8->curve.peak_tflops * fp8->curve.max_efficiency, 1120, 1e-2);  // the split samples stay out of the curve
+  EXPECT_NEAR(fp8->curve.k_half, 600, 1e-3);
+  EXPECT_NEAR(fp8->split_accumulator_efficiency, 0.85, 1e-9);
+  const std::string profile = TempDir("split") + "/gpu.yaml";
+  std::string report;
+  ASSERT_EQ(WriteCalibratedProfile(m, profile, "gpu", 700, report), "");
+  EXPECT_NE(report.find("GEMM fp8 split accumulator (the backward's): 0.850"), std::string::npos) << report;
+  const GpuProfile gpu = Load(profile);
+  EXPECT_NEAR(gpu.MatmulSplitAccumulatorEfficiency(Precision::kFp8), 0.85, 1e-6);
+  EXPECT_DOUBLE_EQ(gpu.MatmulSplitAccumulatorEfficiency(Precision::kBf16), 1.0);
+  // Round trip of the measurements' text.
+  const std::string path = TempDir("split") + "/m.yaml";
+  std::ofstream(path) << MeasurementsYaml(m);
+  auto back = LoadMeasurements(path);
+  ASSERT_TRUE(back.ok()) << back.error().ToString();
+  int split = 0;
+  for (const auto& g : back->gemm) split += g.split_accumulator;
+  EXPECT_EQ(split, 4);
+  std::string text = MeasurementsYaml(m);
+  const std::string bf16 = "precision: bf16, ";
+  text.replace(text.find(bf16), bf16.size(), "precision: bf16, accumulator: split, ");
+  std::ofstream(path) << text;
+  auto bad = LoadMeasurements(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().ToString().find("accumulator"), std::string::npos) << bad.error().ToString();
+}
+
 }  // namespace
 }  // namespace trainsim::calib

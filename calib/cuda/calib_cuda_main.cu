@@ -7,7 +7,8 @@
 // storage), in bf16 (cuBLAS) and in each low-precision format of
 // calib/low_precision_formats.h the device has (fp8: compute capability >=
 // 8.9; mxfp8 and nvfp4: >= 10.0) where the shape meets cuBLASLt's rules for it
-// (calib/cuda/low_precision_gemm.h, recorded in the "nt" layout they run in);
+// (calib/cuda/low_precision_gemm.h, recorded in the "nt" layout they run in;
+// fp8 both with fast accumulation and with split, fp32-promoting accumulation);
 // a format the device lacks is skipped with one line on stderr, a shape it
 // cannot run with one line per shape.
 //   trainsim-calib-cuda --plan PLAN.txt --out MEAS.yaml [--nccl] [--mpi] [--math tf32|fp32] [--device N]
@@ -398,6 +399,14 @@ int main(int argc, char** argv) {
           y << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch
             << ", layout: nt, precision: " << f.name << ", s: " << Num(t_low) << "}\n";
           ++l.samples;
+          if (!f.BlockScaled()) {  // and as the backward runs it: fp32 promotions (the fit's split_accumulator_efficiency)
+            LowPrecisionGemm split(f, ops.stream(), g.m, g.n, g.k, g.batch, /*split_accumulator=*/true);
+            if (split.why_not().empty()) {
+              const double t_split = TimeOnStream(ops.stream(), [&] { split.Run(a.data(), b.data(), c.data()); });
+              y << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch
+                << ", layout: nt, precision: " << f.name << ", accumulator: split, s: " << Num(t_split) << "}\n";
+            }
+          }
         } catch (const std::exception& e) {
           std::fprintf(stderr, "  %s gemm %ldx%ldx%ld batch %ld skipped: %s\n", f.name, g.m, g.n, g.k, g.batch, e.what());
         }

@@ -127,7 +127,8 @@ void FillRandomOperand(const LowPrecisionFormat& f, void* p, size_t elements, un
   }
 }
 
-LowPrecisionGemm::LowPrecisionGemm(const LowPrecisionFormat& f, cudaStream_t stream, long m, long n, long k, long batch)
+LowPrecisionGemm::LowPrecisionGemm(const LowPrecisionFormat& f, cudaStream_t stream, long m, long n, long k, long batch,
+                                   bool split_accumulator)
     : f_(f), stream_(stream) {
   try {
     const std::string shape = LowPrecisionShapeProblem(f, m, n, k, batch);
@@ -152,6 +153,10 @@ LowPrecisionGemm::LowPrecisionGemm(const LowPrecisionFormat& f, cudaStream_t str
                   "cublasLt A_SCALE_POINTER");
       CublasCheck(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale, sizeof scale),
                   "cublasLt B_SCALE_POINTER");
+      // cuBLASLt's default is 0 (split); the sweep's fp8 curve is the forward's fast one.
+      const int8_t fast_accumulation = split_accumulator ? 0 : 1;
+      CublasCheck(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast_accumulation, sizeof fast_accumulation),
+                  "cublasLt FAST_ACCUM");
     } else {
 #if TRAINSIM_HAVE_BLOCK_SCALED
       // One scale per block along K of each row of our A ([m,k]) and B ([n,k]),

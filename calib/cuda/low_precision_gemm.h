@@ -55,7 +55,12 @@ class LowPrecisionGemm {
   // CUDA or cuBLASLt call fails; when the shape breaks the rules above or
   // cuBLASLt merely has no algorithm for it, why_not() says so instead and
   // Run() must not be called.
-  LowPrecisionGemm(const LowPrecisionFormat& f, cudaStream_t stream, long m, long n, long k, long batch);
+  // `split_accumulator`: per-tensor fp8 only, cuBLASLt's fast accumulation
+  // off (partial sums promoted to fp32, as frameworks run the backward's
+  // GEMMs); otherwise fp8 accumulates fast, as the forward's. The
+  // block-scaled formats have no such mode (Blackwell accumulates in fp32).
+  LowPrecisionGemm(const LowPrecisionFormat& f, cudaStream_t stream, long m, long n, long k, long batch,
+                   bool split_accumulator = false);
   ~LowPrecisionGemm();
   LowPrecisionGemm(const LowPrecisionGemm&) = delete;
   LowPrecisionGemm& operator=(const LowPrecisionGemm&) = delete;
