@@ -49,7 +49,9 @@ TEST(ValidationTest, PublishedRunsThatCanBeDescribedArePredicted) {
     fp8 |= g.by == "precision" && g.name == "fp8";
   }
   EXPECT_TRUE(bf16 && fp8);
-  // 11.65% over all 154 (11.98% before Hopper's fp8 backward GEMMs paid for their split accumulator, 12.84% before GEMMs paid for their partial last wave, 11.83% before the dgxc-benchmarking v25.02 recipes took their bf16 gradient
+  // 11.66% over all 154 (11.65% before MLPerf's GPT-3 and NeMo 25.02/25.04's runs took their recipes' bf16
+  // gradients, which moved the dense H100 runs toward their measurements and the Blackwell ones, already
+  // fast, further from theirs; 11.98% before Hopper's fp8 backward GEMMs paid for their split accumulator, 12.84% before GEMMs paid for their partial last wave, 11.83% before the dgxc-benchmarking v25.02 recipes took their bf16 gradient
   // buffers, 12.21% before memory-bound kernels paid their fixed time, 12.68% before the
   // recipes of the benchmarks, 12.79% before the LoRA adapters' collectives and MLPerf's LoRA settings, 12.85% before
   // delayed fp8 scaling agreed on its amaxes per chunk pass, 12.55% before the Megatron-Bridge runs took their recipes' bf16 gradients and
@@ -62,10 +64,10 @@ TEST(ValidationTest, PublishedRunsThatCanBeDescribedArePredicted) {
 // Dense H100 runs of published-2025.yaml, bf16 and fp8 apart (issue 15): a
 // bias in one precision's GEMM rate shows in its signed mean. Today bf16 2.0%
 // mean, -2.0% signed, 3.5% max over 20 cases, within issue 15's targets (mean
-// 4%, max 10%, signed within 2%); fp8 5.1%, +1.8%, 13.9% over 34: mean and
-// max not (MLPerf's and NeMo 25.02's GPT-3 175B 8-14% slow, the dgxc GPT-3
-// 175B and Llama 3.1 70B runs up to 8% fast). Before the fp8 backward GEMMs
-// paid for their split accumulator: fp8 5.6/-4.4/14.6; before GEMMs paid
+// 4%, max 10%, signed within 2%); fp8 4.1%, +0.3%, 9.1% over 34, its mean
+// 0.1 point over the target. All 54: 3.3% mean, 9.1% max. Before MLPerf's GPT-3 and NeMo 25.02's runs took their
+// recipes' bf16 gradients: fp8 5.1/+1.8/13.9; before the fp8 backward GEMMs
+// paid for their split accumulator: 5.6/-4.4/14.6; before GEMMs paid
 // for their partial last wave: 5.1/-5.1/6.9 and 6.3/-4.8/14.8; before the
 // dgxc-benchmarking v25.02 recipes took their bf16 gradient buffers (their
 // wgrad GEMMs no longer accumulate into fp32): 2.7/-2.0/5.9 and 3.9/-1.2/8.1.
@@ -76,7 +78,7 @@ TEST(ValidationTest, DenseH100RunsPerPrecision) {
     std::string precision;
     double mean, signed_mean, max;
   };
-  for (const Gate& gate : {Gate{"bf16", 0.04, 0.025, 0.10}, Gate{"fp8", 0.055, 0.025, 0.145}}) {
+  for (const Gate& gate : {Gate{"bf16", 0.04, 0.025, 0.10}, Gate{"fp8", 0.045, 0.02, 0.10}}) {
     const std::string& precision = gate.precision;
     int n = 0;
     double abs_sum = 0, signed_sum = 0, worst = 0;
