@@ -225,6 +225,10 @@ struct FrameworkProfile {
   // What a scenario without training.recompute recomputes: the recipe's
   // activations_checkpoint_granularity (none in Megatron-Core's defaults).
   Recompute recompute = Recompute::kNone;
+  // What its selective recompute recomputes (RecomputeModule bits, the
+  // recipe's recompute_modules) when the scenario names no modules; 0: the
+  // scenario's default (the attention core).
+  unsigned recompute_modules = 0;
   // SMs a communication kernel holds while it overlaps compute (the compute
   // runs on the rest): NCCL's channels, TE userbuffers' num_sm.
   // Bytes a weight-gradient GEMM's epilogue moves per element: 8 when it

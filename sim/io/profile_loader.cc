@@ -2,8 +2,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <optional>
 
+#include "sim/core/scenario.h"
 #include "sim/io/data_paths.h"
 #include "sim/io/file_cache.h"
 #include "sim/io/yaml_reader.h"
@@ -242,6 +244,10 @@ FrameworkProfile ParseFramework(const std::string& path) {
       RecipeSettingNamed(m.Choice("tp_comm_overlap_rs_dgrad", RecipeSettingNames(), ToString(f.tp_comm_overlap_rs_dgrad)));
   f.fp8_parameter_transpose_cache = m.Bool("fp8_parameter_transpose_cache", f.fp8_parameter_transpose_cache);
   f.recompute = RecomputeNamed(m.Choice("recompute", RecomputeNames(), ToString(f.recompute)));
+  if (YAML::Node mods = m.Raw("recompute_modules"); mods.IsDefined()) {
+    if (f.recompute != Recompute::kSelective) m.Fail("recompute_modules", "needs recompute: selective (Megatron-Core's recompute_modules)");
+    f.recompute_modules = ParseRecomputeModules(mods, path, m.Path("recompute_modules"));
+  }
   if (auto o = m.OptMap("overlap_sms")) {
     f.nccl_overlap_sms = o->NonNegativeInt("nccl", f.nccl_overlap_sms);
     f.userbuffer_pipelined_sms = o->NonNegativeInt("userbuffers_pipelined", f.userbuffer_pipelined_sms);
@@ -345,6 +351,21 @@ LoraTargets ParseLoraTargets(const YAML::Node& list, const std::string& file, co
     *flag = true;
   }
   return t;
+}
+
+unsigned ParseRecomputeModules(const YAML::Node& list, const std::string& file, const std::string& path) {
+  const std::vector<std::string>& names = RecomputeModuleNames();
+  std::string known;
+  for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+  if (!list.IsSequence() || list.size() == 0) YamlMap::FailAt(list, file, path, "expected a non-empty list of " + known);
+  unsigned bits = 0;
+  for (const auto& m : list) {
+    const std::string name = m.IsScalar() ? m.Scalar() : "";
+    const auto it = std::find(names.begin(), names.end(), name);
+    if (it == names.end()) YamlMap::FailAt(m, file, path, "'" + name + "' is not one of " + known);
+    bits |= 1u << unsigned(it - names.begin());
+  }
+  return bits;
 }
 
 GpuProfile LoadGpuProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {

@@ -27,4 +27,10 @@ SiteProfile LoadSiteProfile(const YAML::Node& ref_node, const std::string& from_
 // list or an unknown name.
 LoraTargets ParseLoraTargets(const YAML::Node& list, const std::string& file, const std::string& path);
 
+// A list of Megatron-Core recompute_modules (RecomputeModuleNames()) at `path`
+// of `file`, as RecomputeModule bits: a scenario's training.recompute_modules
+// or a framework's recompute_modules. Throws InputException naming the file,
+// the line and the path for an empty list or an unknown name.
+unsigned ParseRecomputeModules(const YAML::Node& list, const std::string& file, const std::string& path);
+
 }  // namespace trainsim

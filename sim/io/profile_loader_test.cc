@@ -9,6 +9,7 @@
 
 #include "sim/io/data_paths.h"
 #include "sim/io/profile_loader.h"
+#include "sim/io/scenario_loader.h"
 
 namespace trainsim {
 namespace {
@@ -202,6 +203,42 @@ TEST(HardwareProfileTest, RecipeSettingsAndBenchmarks) {
     FAIL() << "expected an error";
   } catch (const InputException& e) {
     EXPECT_NE(e.error().ToString().find("result_benchmarks"), std::string::npos) << e.error().ToString();
+  }
+}
+
+// A recipe's selective recompute names its modules (Megatron-Core's
+// recompute_modules): a scenario that runs the recipe and names none
+// recomputes those, one that names its own keeps them. The key needs
+// selective recompute and known module names; each mistake names the file,
+// the line and the key.
+TEST(HardwareProfileTest, RecipeRecomputeModules) {
+  const FrameworkProfile oss = LoadFrameworkProfile(YAML::Node("megatron-bridge-gpt-oss-120b-h100"), "", "framework");
+  EXPECT_EQ(oss.recompute, Recompute::kSelective);
+  EXPECT_EQ(oss.recompute_modules, unsigned(kRecomputeLayerNorm | kRecomputeMoeAct));
+  const std::string example = DataDir() + "/examples/reference-design/llama2-7b-1n-8nic.yaml";
+  // (The example names its recompute: selective here, as the recipe's.)
+  auto inherits = LoadScenario(example, {"training.framework=megatron-bridge-gpt-oss-120b-h100", "training.recompute=selective"});
+  ASSERT_TRUE(inherits.ok()) << inherits.error().ToString();
+  EXPECT_EQ(inherits->training.recompute, Recompute::kSelective);
+  EXPECT_EQ(inherits->training.recompute_modules, unsigned(kRecomputeLayerNorm | kRecomputeMoeAct));
+  auto own = LoadScenario(example, {"training.framework=megatron-bridge-gpt-oss-120b-h100", "training.recompute=selective",
+                                    "training.recompute_modules=[core_attn]"});
+  ASSERT_TRUE(own.ok()) << own.error().ToString();
+  EXPECT_EQ(own->training.recompute_modules, unsigned(kRecomputeCoreAttention));
+  auto plain = LoadScenario(example, {"training.framework=megatron-core-2024", "training.recompute=selective"});
+  ASSERT_TRUE(plain.ok()) << plain.error().ToString();
+  EXPECT_EQ(plain->training.recompute_modules, unsigned(kRecomputeCoreAttention));  // the default
+  const auto f = fs::temp_directory_path() / "trainsim_recompute_modules.yaml";
+  for (const auto& [text, line] : {std::pair<std::string, int>{"name: r\nbased_on: megatron-core-2024\nrecompute_modules: [mlp]\n", 3},
+                                   {"name: r\nbased_on: megatron-core-2024\nrecompute: selective\nrecompute_modules: [mpl]\n", 4}}) {
+    std::ofstream(f) << text;
+    try {
+      LoadFrameworkProfile(YAML::Node(f.string()), "", "training.framework");
+      FAIL() << "expected an error for " << text;
+    } catch (const InputException& e) {
+      EXPECT_NE(e.error().ToString().find(f.string() + ":" + std::to_string(line) + ": recompute_modules"), std::string::npos)
+          << e.error().ToString();
+    }
   }
 }
 

@@ -286,18 +286,10 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
   }
   s.training.recompute = RecomputeNamed(t.Choice("recompute", RecomputeNames(), ToString(s.framework.recompute)));
   if (YAML::Node mods = t.Raw("recompute_modules"); mods.IsDefined() && !mods.IsNull()) {
-    const std::vector<std::string>& names = RecomputeModuleNames();
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
     if (s.training.recompute != Recompute::kSelective) t.Fail("recompute_modules", "needs recompute: selective (Megatron-Core's recompute_modules)");
-    if (!mods.IsSequence() || mods.size() == 0) YamlMap::FailAt(mods, file, t.Path("recompute_modules"), "expected a non-empty list of " + list);
-    s.training.recompute_modules = 0;
-    for (const auto& m : mods) {
-      const std::string name = m.IsScalar() ? m.Scalar() : "";
-      const auto it = std::find(names.begin(), names.end(), name);
-      if (it == names.end()) YamlMap::FailAt(m, file, t.Path("recompute_modules"), "'" + name + "' is not one of " + list);
-      s.training.recompute_modules |= 1u << unsigned(it - names.begin());
-    }
+    s.training.recompute_modules = ParseRecomputeModules(mods, file, t.Path("recompute_modules"));
+  } else if (s.training.recompute == Recompute::kSelective && s.framework.recompute_modules != 0) {
+    s.training.recompute_modules = s.framework.recompute_modules;  // the recipe's selective recompute
   }
   s.training.activation_offload_layers = t.NonNegativeInt("activation_offload_layers", 0);
   const std::string attn = t.Choice("attention", AttentionChoices(), "auto");

@@ -49,7 +49,9 @@ TEST(ValidationTest, PublishedRunsThatCanBeDescribedArePredicted) {
     fp8 |= g.by == "precision" && g.name == "fp8";
   }
   EXPECT_TRUE(bf16 && fp8);
-  // 11.66% over all 154 (11.65% before MLPerf's GPT-3 and NeMo 25.02/25.04's runs took their recipes' bf16
+  // 10.85% over all 154 (11.56% before the Megatron-Bridge MoE recipes on H100 (Qwen3 235B, Qwen3 30B, DeepSeek-V3,
+  // GPT-OSS) took their dispatcher, overlap and recompute modules, 11.66% before NeMo 25.04 ran fp8 in current scaling,
+  // 11.65% before MLPerf's GPT-3 and NeMo 25.02/25.04's runs took their recipes' bf16
   // gradients, which moved the dense H100 runs toward their measurements and the Blackwell ones, already
   // fast, further from theirs; 11.98% before Hopper's fp8 backward GEMMs paid for their split accumulator, 12.84% before GEMMs paid for their partial last wave, 11.83% before the dgxc-benchmarking v25.02 recipes took their bf16 gradient
   // buffers, 12.21% before memory-bound kernels paid their fixed time, 12.68% before the
@@ -58,7 +60,7 @@ TEST(ValidationTest, PublishedRunsThatCanBeDescribedArePredicted) {
   // fp8 current scaling, 14.58% before the sustained clocks were measured ones, 15.8% before
   // the Grok-1 cases ran with their NeMo 24.12 release's expert split and the host issued the
   // kernels); far from design.md's targets, but a change may not lose what is there.
-  EXPECT_LE(rep->mean_abs_error, 0.12);
+  EXPECT_LE(rep->mean_abs_error, 0.115);
 }
 
 // Dense H100 runs of published-2025.yaml, bf16 and fp8 apart (issue 15): a
