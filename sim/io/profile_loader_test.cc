@@ -212,16 +212,16 @@ TEST(HardwareProfileTest, RecipeSettingsAndBenchmarks) {
 // selective recompute and known module names; each mistake names the file,
 // the line and the key.
 TEST(HardwareProfileTest, RecipeRecomputeModules) {
-  const FrameworkProfile oss = LoadFrameworkProfile(YAML::Node("megatron-bridge-gpt-oss-120b-h100"), "", "framework");
+  const FrameworkProfile oss = LoadFrameworkProfile(YAML::Node("megatron-bridge-gpt-oss-120b"), "", "framework");
   EXPECT_EQ(oss.recompute, Recompute::kSelective);
   EXPECT_EQ(oss.recompute_modules, unsigned(kRecomputeLayerNorm | kRecomputeMoeAct));
   const std::string example = DataDir() + "/examples/reference-design/llama2-7b-1n-8nic.yaml";
   // (The example names its recompute: selective here, as the recipe's.)
-  auto inherits = LoadScenario(example, {"training.framework=megatron-bridge-gpt-oss-120b-h100", "training.recompute=selective"});
+  auto inherits = LoadScenario(example, {"training.framework=megatron-bridge-gpt-oss-120b", "training.recompute=selective"});
   ASSERT_TRUE(inherits.ok()) << inherits.error().ToString();
   EXPECT_EQ(inherits->training.recompute, Recompute::kSelective);
   EXPECT_EQ(inherits->training.recompute_modules, unsigned(kRecomputeLayerNorm | kRecomputeMoeAct));
-  auto own = LoadScenario(example, {"training.framework=megatron-bridge-gpt-oss-120b-h100", "training.recompute=selective",
+  auto own = LoadScenario(example, {"training.framework=megatron-bridge-gpt-oss-120b", "training.recompute=selective",
                                     "training.recompute_modules=[core_attn]"});
   ASSERT_TRUE(own.ok()) << own.error().ToString();
   EXPECT_EQ(own->training.recompute_modules, unsigned(kRecomputeCoreAttention));
