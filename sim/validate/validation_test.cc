@@ -49,7 +49,7 @@ TEST(ValidationTest, PublishedRunsThatCanBeDescribedArePredicted) {
     fp8 |= g.by == "precision" && g.name == "fp8";
   }
   EXPECT_TRUE(bf16 && fp8);
-  // 10.85% over all 154 (11.56% before the Megatron-Bridge MoE recipes on H100 (Qwen3 235B, Qwen3 30B, DeepSeek-V3,
+  // 10.83% over all 154 (11.56% before the Megatron-Bridge MoE recipes on H100 (Qwen3 235B, Qwen3 30B, DeepSeek-V3,
   // GPT-OSS) took their dispatcher, overlap and recompute modules, 11.66% before NeMo 25.04 ran fp8 in current scaling,
   // 11.65% before MLPerf's GPT-3 and NeMo 25.02/25.04's runs took their recipes' bf16
   // gradients, which moved the dense H100 runs toward their measurements and the Blackwell ones, already
