@@ -229,6 +229,12 @@ struct FrameworkProfile {
   // recipe's recompute_modules) when the scenario names no modules; 0: the
   // scenario's default (the attention core).
   unsigned recompute_modules = 0;
+  // The recipe's pipeline layouts (sim/core/pipeline_layout.h) by pipeline x
+  // virtual stages ("16x1"), for a scenario that splits its layers by no rule of
+  // its own and whose layers the layout places; the MTP modules follow the model
+  // (Megatron-Bridge's recipes build the layout for the model's MTP depth). A
+  // derived profile's entries add to its base's, or replace those it names.
+  std::map<std::string, std::string> pipeline_layouts;
   // SMs a communication kernel holds while it overlaps compute (the compute
   // runs on the rest): NCCL's channels, TE userbuffers' num_sm.
   // Bytes a weight-gradient GEMM's epilogue moves per element: 8 when it

@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "sim/core/pipeline_layout.h"
+
 namespace trainsim {
 
 const std::vector<std::string>& RecomputeModuleNames() {
@@ -36,6 +38,15 @@ StagePlanRequest Scenario::stage_plan_request() const {
   q.last_stage_layers = parallelism.last_stage_layers;
   q.embedding_in_split = parallelism.embedding_in_pipeline_split;
   q.loss_in_split = parallelism.loss_in_pipeline_split;
+  q.layout = parallelism.pipeline_layout;
+  q.mtp_layers = model.mtp_layers;
+  const bool own_rule = !q.layout.empty() || q.first_stage_layers > 0 || q.last_stage_layers > 0 || q.embedding_in_split || q.loss_in_split;
+  const auto recipe = framework.pipeline_layouts.find(std::to_string(q.pipeline) + "x" + std::to_string(q.virtual_stages));
+  if (!own_rule && recipe != framework.pipeline_layouts.end()) {
+    if (auto layout = PipelineLayout::Parse(recipe->second); layout && layout->layers() == q.layers) {
+      q.layout = layout->WithMtpModules(model.mtp_layers).Unrolled();
+    }
+  }
   return q;
 }
 
@@ -46,6 +57,7 @@ StagePlan Scenario::stage_plan() const {
   StagePlanRequest even = stage_plan_request();
   even.first_stage_layers = even.last_stage_layers = 0;
   even.embedding_in_split = even.loss_in_split = false;
+  even.layout.clear();
   even.virtual_stages = 1;
   return *StagePlan::Make(even);
 }

@@ -76,6 +76,8 @@ struct Parallelism {
   int last_stage_layers = 0;
   bool embedding_in_pipeline_split = false;
   bool loss_in_pipeline_split = false;
+  // Megatron-Core's pipeline_model_parallel_layout (sim/core/pipeline_layout.h); empty: not given.
+  std::string pipeline_layout;
 
   // Ranks holding the same parameters, whose gradients are reduced together and
   // over which the distributed optimizer shards its state: context-parallel

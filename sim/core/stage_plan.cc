@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/core/pipeline_layout.h"
+
 namespace trainsim {
 
 namespace {
@@ -78,7 +80,20 @@ std::optional<StagePlan> StagePlan::Make(const StagePlanRequest& q, Error* error
     Fail(error, "parallelism.first_stage_layers", "first/last_stage_layers and embedding/loss_in_pipeline_split exclude each other");
     return std::nullopt;
   }
-  if (explicit_ends) {
+  if (!q.layout.empty()) {
+    if (explicit_ends || units) {
+      Fail(error, "parallelism.pipeline_layout", "a layout excludes first/last_stage_layers and embedding/loss_in_pipeline_split");
+      return std::nullopt;
+    }
+    std::string why;
+    const auto layout = PipelineLayout::Parse(q.layout, &why);
+    if (!layout || !layout->Check(int(L), q.mtp_layers, int(P), int(V), &why)) {
+      Fail(error, "parallelism.pipeline_layout", "\"" + q.layout + "\": " + why);
+      return std::nullopt;
+    }
+    for (long vs = 0; vs < PV; ++vs) cl[size_t(vs)] = layout->StageLayers(int(vs));
+    plan.rule_ = "layout";
+  } else if (explicit_ends) {
     // Megatron-Core get_num_layers_to_build: the given ends, the rest evenly
     // over the middle ranks; with interleaving each rank's layers evenly over its chunks.
     if (P == 1) {

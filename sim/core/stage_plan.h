@@ -7,7 +7,9 @@
 // (the embedding, the loss each counted as one layer of the first / last
 // virtual stage). When none is given and the layers do not divide
 // pipeline x virtual_stages, a balanced split with embedding and loss counted
-// as a layer each (as Megatron-Bridge's layouts for DeepSeek-V3 and Qwen3 do).
+// as a layer each (as Megatron-Bridge's layouts for DeepSeek-V3 and Qwen3 do);
+// or `pipeline_model_parallel_layout`, each virtual stage's layers spelled out
+// (pipeline_layout.h).
 // Every cost and memory figure per stage starts from this one plan.
 #pragma once
 
@@ -25,6 +27,8 @@ struct StagePlanRequest {
   int last_stage_layers = 0;
   bool embedding_in_split = false;
   bool loss_in_split = false;
+  std::string layout;  // Megatron's notation (pipeline_layout.h); empty: not given
+  int mtp_layers = 0;  // the MTP modules a layout must place
 };
 
 class StagePlan {
@@ -37,7 +41,7 @@ class StagePlan {
   int RankLayers(int rank) const;
   int MaxRankLayers() const;
   bool even() const { return even_; }
-  // How the split was chosen: "even", "first/last", "embedding/loss in split", "balanced".
+  // How the split was chosen: "even", "first/last", "embedding/loss in split", "balanced", "layout".
   const std::string& rule() const { return rule_; }
   // Layers per rank, runs of equal ranks as "8x14", a rank whose chunks
   // differ as its chunks: "7,8x14,7"; "(1+2x7),16x6,(2x7+1)".

@@ -73,6 +73,34 @@ TEST(StagePlanTest, BalancedDefaultWhenTheLayersDoNotDivide) {
   EXPECT_EQ(p.Describe(), "2,4x14,3");
 }
 
+// Megatron-Bridge's DeepSeek-V3 layout on PP 16 (its recipe's layout_map):
+// the first stage takes 4 layers beside the embedding, the last 1 beside the
+// MTP module and the loss, which the balanced default would give 3.
+TEST(StagePlanTest, LayoutSpellsOutEachStage) {
+  const StagePlan p = Plan({.layers = 61, .pipeline = 16, .layout = "Et*4|(t*4|)*14tmL", .mtp_layers = 1});
+  EXPECT_EQ(p.rule(), "layout");
+  EXPECT_EQ(Total(p), 61);
+  EXPECT_EQ(p.Describe(), "4x15,1");
+  const StagePlan v = Plan({.layers = 61, .pipeline = 8, .virtual_stages = 2, .layout = "Et*4|(t*4|)*14tmL", .mtp_layers = 1});
+  EXPECT_EQ(v.Layers(0, 0), 4);
+  EXPECT_EQ(v.Layers(7, 1), 1);  // virtual stage 15: chunk 1 of the last rank
+  EXPECT_EQ(v.Describe(), "8x7,(4+1)");
+}
+
+TEST(StagePlanTest, LayoutErrorsNameTheLayoutKey) {
+  StagePlan::Error e;
+  EXPECT_FALSE(StagePlan::Make({.layers = 61, .pipeline = 16, .layout = "Et*4|(t*4|)*14tmL"}, &e));
+  EXPECT_EQ(e.key, "parallelism.pipeline_layout");
+  EXPECT_EQ(e.message, "\"Et*4|(t*4|)*14tmL\": it places 1 MTP modules (m); the model has 0 (model.mtp_layers)");
+  EXPECT_FALSE(StagePlan::Make({.layers = 61, .pipeline = 16, .first_stage_layers = 4, .layout = "Et*4|(t*4|)*14tmL", .mtp_layers = 1}, &e));
+  EXPECT_EQ(e.key, "parallelism.pipeline_layout");
+  EXPECT_FALSE(StagePlan::Make({.layers = 8, .pipeline = 4, .layout = "Ett|tttttt|L"}, &e));
+  EXPECT_EQ(e.message, "\"Ett|tttttt|L\": its 3 stages are not pipeline x virtual_stages = 4");
+  // A middle rank with no layer at all is refused, as without a layout.
+  EXPECT_FALSE(StagePlan::Make({.layers = 8, .pipeline = 4, .layout = "Etttt||tttt|L"}, &e));
+  EXPECT_EQ(e.message, "pipeline stage 1 would hold no layer");
+}
+
 TEST(StagePlanTest, ErrorsNameTheKey) {
   StagePlan::Error e;
   EXPECT_FALSE(StagePlan::Make({.layers = 80, .pipeline = 4, .first_stage_layers = 21}, &e));

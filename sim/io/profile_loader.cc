@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "sim/core/pipeline_layout.h"
 #include "sim/core/scenario.h"
 #include "sim/io/data_paths.h"
 #include "sim/io/file_cache.h"
@@ -247,6 +248,33 @@ FrameworkProfile ParseFramework(const std::string& path) {
   if (YAML::Node mods = m.Raw("recompute_modules"); mods.IsDefined()) {
     if (f.recompute != Recompute::kSelective) m.Fail("recompute_modules", "needs recompute: selective (Megatron-Core's recompute_modules)");
     f.recompute_modules = ParseRecomputeModules(mods, path, m.Path("recompute_modules"));
+  }
+  if (YAML::Node layouts = m.Raw("pipeline_layouts"); layouts.IsDefined()) {
+    const std::string key = m.Path("pipeline_layouts");
+    if (!layouts.IsMap()) YamlMap::FailAt(layouts, path, key, "expected a map from pipeline x virtual stages (\"16x1\") to a layout");
+    for (const auto& entry : layouts) {  // over the base's: a recipe overrides the layouts it names
+      const std::string shape = entry.first.Scalar();
+      const size_t x = shape.find('x');
+      int pipeline = 0, virtual_stages = 0;
+      try {
+        size_t used = 0;
+        if (x != std::string::npos) pipeline = std::stoi(shape.substr(0, x), &used);
+        if (used != x) pipeline = 0;
+        if (pipeline > 0) virtual_stages = std::stoi(shape.substr(x + 1), &used);
+        if (used != shape.size() - x - 1) virtual_stages = 0;
+      } catch (const std::exception&) {
+        pipeline = 0;
+      }
+      if (pipeline < 1 || virtual_stages < 1) YamlMap::FailAt(entry.first, path, key, "\"" + shape + "\": expected pipeline x virtual stages, as \"16x1\"");
+      if (!entry.second.IsScalar()) YamlMap::FailAt(entry.second, path, key + "." + shape, "expected a layout string");
+      std::string why;
+      const auto layout = PipelineLayout::Parse(entry.second.Scalar(), &why);
+      if (!layout) YamlMap::FailAt(entry.second, path, key + "." + shape, why);
+      if (long(layout->stages()) != long(pipeline) * virtual_stages) {
+        YamlMap::FailAt(entry.second, path, key + "." + shape, "has " + std::to_string(layout->stages()) + " stages, not " + shape);
+      }
+      f.pipeline_layouts[shape] = entry.second.Scalar();
+    }
   }
   if (auto o = m.OptMap("overlap_sms")) {
     f.nccl_overlap_sms = o->NonNegativeInt("nccl", f.nccl_overlap_sms);

@@ -242,5 +242,27 @@ TEST(HardwareProfileTest, RecipeRecomputeModules) {
   }
 }
 
+// A recipe's pipeline layouts by pipeline x virtual stages, each checked as
+// Megatron-Core checks a layout; each mistake names the file, line and key.
+TEST(HardwareProfileTest, RecipePipelineLayouts) {
+  const FrameworkProfile ds = LoadFrameworkProfile(YAML::Node("megatron-bridge-26.04.01-deepseek-v3-b200"), "", "framework");
+  ASSERT_EQ(ds.pipeline_layouts.count("8x2"), 1u);
+  EXPECT_EQ(ds.pipeline_layouts.at("8x2"), "Et*4|(t*4|)*14tmL");
+  const auto f = fs::temp_directory_path() / "trainsim_pipeline_layouts.yaml";
+  const std::string head = "name: r\nbased_on: megatron-core-2024\n";
+  for (const auto& [body, expected] : {std::pair<std::string, std::string>{"pipeline_layouts: EtL\n", ":3: pipeline_layouts: expected a map"},
+                                       {"pipeline_layouts:\n  16: EtL\n", ":4: pipeline_layouts: \"16\": expected pipeline x virtual stages"},
+                                       {"pipeline_layouts:\n  2x1: Et|tL|tL\n", ":4: pipeline_layouts.2x1: the loss (L) must close the last stage, once"},
+                                       {"pipeline_layouts:\n  2x2: Et|tL\n", ":4: pipeline_layouts.2x2: has 2 stages, not 2x2"}}) {
+    std::ofstream(f) << head << body;
+    try {
+      LoadFrameworkProfile(YAML::Node(f.string()), "", "training.framework");
+      FAIL() << "expected an error for " << body;
+    } catch (const InputException& e) {
+      EXPECT_NE(e.error().ToString().find(f.string() + expected), std::string::npos) << e.error().ToString();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace trainsim

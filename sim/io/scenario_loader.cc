@@ -374,6 +374,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
   par.last_stage_layers = p.NonNegativeInt("last_stage_layers", 0);
   par.embedding_in_pipeline_split = p.Bool("embedding_in_pipeline_split", false);
   par.loss_in_pipeline_split = p.Bool("loss_in_pipeline_split", false);
+  par.pipeline_layout = p.OptString("pipeline_layout").value_or("");
 
   if (par.sequence_parallel && par.tensor == 1) par.sequence_parallel = false;  // nothing to split
   if (auto e = CheckParallelism(s)) {

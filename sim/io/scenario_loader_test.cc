@@ -39,6 +39,30 @@ TEST(ScenarioTest, LoadsCatalogueModelAndResolvesDataParallel) {
   EXPECT_EQ(s->node.nics_per_node, 8);
 }
 
+TEST(ScenarioTest, PipelineLayoutSplitsTheStages) {
+  auto s = ParseText(kBase, {"parallelism.pipeline=4", "parallelism.tensor=8", "parallelism.pipeline_layout=E(t*21|)*3t*17L"});
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  EXPECT_EQ(s->stage_plan().rule(), "layout");
+  EXPECT_EQ(s->stage_plan().Describe(), "21x3,17");
+}
+
+// A recipe's layout (the framework profile's pipeline_layouts) for the run's
+// pipeline x virtual stages, with the model's MTP depth; not for another
+// model's layer count, nor where the scenario splits by a rule of its own.
+TEST(ScenarioTest, RecipeLayoutWhenTheScenarioGivesNoSplit) {
+  auto s = ParseText(kBase, {"parallelism.pipeline=4", "parallelism.tensor=8"});
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  s->framework.pipeline_layouts["4x1"] = "Et*19|t*21|t*21|t*19mL";
+  EXPECT_EQ(s->stage_plan().rule(), "layout");
+  EXPECT_EQ(s->stage_plan().Describe(), "19,21x2,19");  // the model has no MTP module: the recipe builds none
+  s->parallelism.first_stage_layers = 20;
+  s->parallelism.last_stage_layers = 20;
+  EXPECT_EQ(s->stage_plan().rule(), "first/last");
+  s->parallelism.first_stage_layers = s->parallelism.last_stage_layers = 0;
+  s->framework.pipeline_layouts["4x1"] = "Et*20|t*20|t*20|t*21L";  // 81 layers
+  EXPECT_EQ(s->stage_plan().rule(), "even");
+}
+
 TEST(ScenarioTest, OverrideSetsNestedKey) {
   auto s = ParseText(kBase, {"cluster.nics_per_node=4", "parallelism.tensor=8"});
   ASSERT_TRUE(s.ok()) << s.error().ToString();
@@ -137,6 +161,11 @@ INSTANTIATE_TEST_SUITE_P(
                  "--set: parallelism.first_stage_layers: the 59 layers left for the 3 middle stages do not divide evenly"},
         BadInput{"first stage layers and interleaving", {"parallelism.pipeline=4", "parallelism.tensor=8", "parallelism.virtual_stages=2", "parallelism.first_stage_layers=21"},
                  "--set: parallelism.first_stage_layers: 21 layers do not divide into the 2 virtual stages of the rank"},
+        BadInput{"layout one layer short", {"parallelism.pipeline=4", "parallelism.tensor=8", "parallelism.pipeline_layout=Et*20|t*20|t*20|t*19L"},
+                 "--set: parallelism.pipeline_layout: \"Et*20|t*20|t*20|t*19L\": it places 79 transformer layers (t); the model has 80"},
+        BadInput{"layout with an unknown layer", {"parallelism.pipeline=2", "parallelism.tensor=8", "parallelism.pipeline_layout=Et*40|t*40X"},
+                 "--set: parallelism.pipeline_layout: \"Et*40|t*40X\": invalid character 'X' at character 11 (known: E embedding, t transformer "
+                 "layer, m MTP module, L loss, | between stages, x*n and (...)*n repeat)"},
         BadInput{"tp x pp would overflow", {"parallelism.tensor=65536", "parallelism.pipeline=65536"},
                  "--set: parallelism.tensor: 65536 is more than the cluster's 32 GPUs"},
         BadInput{"gpus would overflow", {"cluster.nodes=536870913"},

@@ -56,6 +56,10 @@ std::vector<ReleaseMarker> ReleaseMarkers() {
       for (const auto& b : f.result_benchmarks) benchmarks.push_back({r, b, f.name, "benchmark"});
     }
   }
+  // A longer benchmark name says more ("'25.09 NeMo Container', system DGX-H100, model row 'DeepSeekV3"
+  // before "system DGX-H100, model row 'DeepSeekV3"): the recipe of one release before the model's.
+  std::stable_sort(benchmarks.begin(), benchmarks.end(),
+                   [](const ReleaseMarker& a, const ReleaseMarker& b) { return a.benchmark.size() > b.benchmark.size(); });
   benchmarks.insert(benchmarks.end(), containers.begin(), containers.end());
   benchmarks.insert(benchmarks.end(), repositories.begin(), repositories.end());
   return benchmarks;

@@ -240,15 +240,30 @@ TEST(ValidationTest, CaseRunsWithTheProfileOfTheRepositoryItsSourceNames) {
   grok["id"] = "dgxc-grok";
   grok["source"] = "NVIDIA/dgxc-benchmarking tag v25.02 (commit 8f5cbb3799) grok1/README_314b.md; NeMo container nvcr.io/nvidia/nemo:24.12";
   ref["cases"].push_back(grok);
+  // One release's recipe of a model before the model's recipe of every release (the longer benchmark name first).
+  const std::string summary = "NVIDIA-NeMo/Megatron-Bridge commit 067f987df docs/performance-summary-archive.md, section ";
+  YAML::Node ds_2509 = YAML::Clone(mlperf), ds_2511 = YAML::Clone(mlperf);
+  ds_2509["id"] = "ds-25.09";
+  ds_2509["source"] = summary + "'25.09 NeMo Container', system DGX-H100, model row 'DeepSeekV3 (dropless)'";
+  ds_2511["id"] = "ds-25.11";
+  ds_2511["source"] = summary + "'25.11 NeMo Container', system DGX-H100, model row 'DeepSeekV3 (w/ MTP)'";
+  ref["cases"].push_back(ds_2509);
+  ref["cases"].push_back(ds_2511);
   const std::string file = (std::filesystem::temp_directory_path() / "trainsim_repository_cases.yaml").string();
   std::ofstream(file) << YAML::Dump(ref);
   auto rep = ValidateReference(file, Fidelity::kAnalytical);
   ASSERT_TRUE(rep.ok()) << rep.error().ToString();
+  ASSERT_EQ(rep->cases.size(), 7u);
+  const auto& release_recipe = rep->cases[5].defaulted;
+  EXPECT_NE(std::find(release_recipe.begin(), release_recipe.end(), "training.framework=megatron-bridge-25.09-deepseek-v3-h100 (the source's benchmark)"),
+            release_recipe.end());
+  const auto& model_recipe = rep->cases[6].defaulted;
+  EXPECT_NE(std::find(model_recipe.begin(), model_recipe.end(), "training.framework=megatron-bridge-deepseek-v3 (the source's benchmark)"),
+            model_recipe.end());
   const auto& named = rep->cases[0].defaulted;
   EXPECT_NE(std::find(named.begin(), named.end(), "training.framework=megatron-bridge-perf (the source's repository)"), named.end());
   const auto& fork = rep->cases[1].defaulted;
   EXPECT_NE(std::find(fork.begin(), fork.end(), "training.framework"), fork.end());
-  ASSERT_EQ(rep->cases.size(), 5u);
   const auto& grok_named = rep->cases[4].defaulted;
   EXPECT_NE(std::find(grok_named.begin(), grok_named.end(), "training.framework=dgxc-25.02-grok1 (the source's benchmark)"), grok_named.end());
   const auto& mlperf_named = rep->cases[2].defaulted;
