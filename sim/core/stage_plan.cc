@@ -130,9 +130,11 @@ std::optional<StagePlan> StagePlan::Make(const StagePlanRequest& q, Error* error
   } else if (units || L % PV != 0) {
     // Embedding and loss count as a layer each of the first and last virtual
     // stage. Given explicitly, the units must divide; otherwise the balanced
-    // default spreads the remainder over the last virtual stages.
+    // default spreads the remainder over the last virtual stages, and counts
+    // each MTP module (a transformer layer and a projection, which Megatron
+    // keeps in the last stage) as a layer there too.
     const long emb = units ? (q.embedding_in_split ? 1 : 0) : 1;
-    const long loss = units ? (q.loss_in_split ? 1 : 0) : 1;
+    const long loss = units ? (q.loss_in_split ? 1 : 0) : 1 + std::max(0, q.mtp_layers);
     const long total = L + emb + loss;
     if (units && total % PV != 0) {
       Fail(error, q.embedding_in_split ? "parallelism.embedding_in_pipeline_split" : "parallelism.loss_in_pipeline_split",

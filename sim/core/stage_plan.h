@@ -7,7 +7,8 @@
 // (the embedding, the loss each counted as one layer of the first / last
 // virtual stage). When none is given and the layers do not divide
 // pipeline x virtual_stages, a balanced split with embedding and loss counted
-// as a layer each (as Megatron-Bridge's layouts for DeepSeek-V3 and Qwen3 do);
+// as a layer each (as Megatron-Bridge's layouts for DeepSeek-V3 and Qwen3 do),
+// and each MTP module, which stays in the last stage, as one more;
 // or `pipeline_model_parallel_layout`, each virtual stage's layers spelled out
 // (pipeline_layout.h).
 // Every cost and memory figure per stage starts from this one plan.
@@ -27,8 +28,8 @@ struct StagePlanRequest {
   int last_stage_layers = 0;
   bool embedding_in_split = false;
   bool loss_in_split = false;
-  std::string layout;  // Megatron's notation (pipeline_layout.h); empty: not given
-  int mtp_layers = 0;  // the MTP modules a layout must place
+  std::string layout{};  // Megatron's notation (pipeline_layout.h); empty: not given
+  int mtp_layers = 0;  // MTP modules: a layout must place them; the balanced default counts them
 };
 
 class StagePlan {

@@ -73,6 +73,15 @@ TEST(StagePlanTest, BalancedDefaultWhenTheLayersDoNotDivide) {
   EXPECT_EQ(p.Describe(), "2,4x14,3");
 }
 
+// An MTP module stays in the last stage and costs about a layer: the balanced
+// default counts it as one there.
+TEST(StagePlanTest, BalancedDefaultCountsTheMtpModules) {
+  const StagePlan p = Plan({.layers = 61, .pipeline = 16, .mtp_layers = 1});
+  EXPECT_EQ(p.rule(), "balanced");
+  EXPECT_EQ(Total(p), 61);
+  EXPECT_EQ(p.Describe(), "3,4x14,2");  // 64 units: embedding + 3, 4 x 14, 2 + MTP + loss
+}
+
 // Megatron-Bridge's DeepSeek-V3 layout on PP 16 (its recipe's layout_map):
 // the first stage takes 4 layers beside the embedding, the last 1 beside the
 // MTP module and the loss, which the balanced default would give 3.
