@@ -385,8 +385,9 @@ TEST(MoeMemoryTest, ExpertsAreShardedOverExpertParallelRanks) {
 // routed experts are split over EP like every other layer's, not held whole
 // by each TP rank of the last stage (which put 5.6B parameters on one GPU).
 TEST(MoeMemoryTest, TheMtpModulesExpertsAreShardedLikeTheLayers) {
-  const Scenario with = Make(kDeepSeekV3, {"model.mtp_layers=1"});
-  const Scenario without = Make(kDeepSeekV3);
+  // The same stages with and without it (the balanced default would count the module as a layer).
+  const Scenario with = Make(kDeepSeekV3, {"model.mtp_layers=1", "parallelism.pipeline_layout=Et|(tt|)*30mL"});
+  const Scenario without = Make(kDeepSeekV3, {"parallelism.pipeline_layout=Et|(tt|)*30L"});
   const Workload w1 = BuildWorkload(with), w0 = BuildWorkload(without);
   const ModelSpec& m = with.model;
   const RankState &last1 = w1.rank_state.back(), &last0 = w0.rank_state.back();
