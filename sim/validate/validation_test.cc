@@ -49,7 +49,9 @@ TEST(ValidationTest, PublishedRunsThatCanBeDescribedArePredicted) {
     fp8 |= g.by == "precision" && g.name == "fp8";
   }
   EXPECT_TRUE(bf16 && fp8);
-  // 10.83% over all 154 (11.56% before the Megatron-Bridge MoE recipes on H100 (Qwen3 235B, Qwen3 30B, DeepSeek-V3,
+  // 10.26% over all 154 (9.92% before DeepSeek-V3's rows took their recipe's pipeline layouts, which move
+  // its Blackwell runs further from their measurements, and 10.83% before the 26.04.01 B200 row took its preset;
+  // 11.56% before the Megatron-Bridge MoE recipes on H100 (Qwen3 235B, Qwen3 30B, DeepSeek-V3,
   // GPT-OSS) took their dispatcher, overlap and recompute modules, 11.66% before NeMo 25.04 ran fp8 in current scaling,
   // 11.65% before MLPerf's GPT-3 and NeMo 25.02/25.04's runs took their recipes' bf16
   // gradients, which moved the dense H100 runs toward their measurements and the Blackwell ones, already
@@ -60,7 +62,7 @@ TEST(ValidationTest, PublishedRunsThatCanBeDescribedArePredicted) {
   // fp8 current scaling, 14.58% before the sustained clocks were measured ones, 15.8% before
   // the Grok-1 cases ran with their NeMo 24.12 release's expert split and the host issued the
   // kernels); far from design.md's targets, but a change may not lose what is there.
-  EXPECT_LE(rep->mean_abs_error, 0.115);
+  EXPECT_LE(rep->mean_abs_error, 0.11);
 }
 
 // Dense H100 runs of published-2025.yaml, bf16 and fp8 apart (issue 15): a
