@@ -278,8 +278,8 @@ std::string ProfileYaml(const FittedProfile& f, const Measurements& m) {
     o << "    " << lf->name << ": " << Num(c->max_efficiency) << "  " << cal << "asymptote of the fitted " << lf->name
       << " GEMM curve / peak" << rms(*c) << "\n";
   }
-  o << "  tile_m: 128  # the model's default tile (fit assumes it)\n";
-  o << "  tile_n: 128  # the model's default tile (fit assumes it)\n";
+  o << "  tile_m: " << Num(kTile) << "  # the tile the fit divides the SM fill out with\n";
+  o << "  tile_n: " << Num(kTile) << "  # the tile the fit divides the SM fill out with\n";
   o << "  k_half:\n";
   for (const char* k : {"bf16", "fp16"}) {
     o << "    " << k << ": " << Num(std::max(f.k_half, 1e-3)) << "  " << cal << "fitted " << src16

@@ -28,11 +28,13 @@
 
 #include "gui/charts.h"
 #include "gui/comparison_view.h"
+#include "gui/field_help.h"
 #include "gui/main_window.h"
 #include "gui/scenario_form.h"
 #include "sim/core/scenario.h"
 #include "sim/io/result_writer.h"
 #include "sim/io/scenario_loader.h"
+#include "sim/run/micro_batch_choice.h"
 
 using namespace trainsim;
 using namespace trainsim::gui;
@@ -369,6 +371,14 @@ class GuiTest : public QObject {
     QVERIFY(text);
     QVERIFY(text->toPlainText().contains(QLatin1String("Method")));
     QVERIFY(text->toPlainText().contains(QLatin1String("Accuracy")));
+  }
+
+  // Help that names a fact the library owns takes it from the library.
+  void fieldHelpNamesTheLibrarysFacts() {
+    QVERIFY(FieldHelp(QStringLiteral("training.micro_batch")).contains(QStringLiteral("up to %1 ").arg(kAutoMicroBatchMax)));
+    const QString modules = FieldHelp(QStringLiteral("training.recompute_modules"));
+    for (const auto& m : RecomputeModuleNames()) QVERIFY2(modules.contains(QString::fromStdString(m)), m.c_str());
+    QVERIFY(!modules.contains(QLatin1Char('{')));
   }
 
   void heatmapMarksInfeasibleCell() {
