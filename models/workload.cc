@@ -864,7 +864,7 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
   // (sequence-sharded with SP; without SP Megatron's scatter/gather
   // optimisation splits the replicated tensor and re-gathers it over NVLink).
   w.pipeline_p2p = Comm("pipeline send/recv", CollectiveKind::kSendRecv, CommGroup::kPipeline, c.b * c.s_local * h * kAct / t,
-                        p.overlap_p2p);
+                        p.p2p_overlapped());
 
   // Parameters per GPU of each pipeline rank: its layers, the embedding on
   // the first rank and the LM head (and MTP modules) on the last (one copy

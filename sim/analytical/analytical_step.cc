@@ -26,7 +26,7 @@ StepTiming AnalyticalStep(const Scenario& s, const StepCosts& c) {
   b.pipeline_bubble_s = (p.pipeline - 1) / v * slot;
   if (p.pipeline > 1) {
     const double fill_drain_hops = 2.0 * (v * p.pipeline - 1);
-    const double hops = p.overlap_p2p ? fill_drain_hops : fill_drain_hops + 2.0 * m * v;
+    const double hops = p.p2p_overlapped() ? fill_drain_hops : fill_drain_hops + 2.0 * m * v;
     exposed += hops * c.p2p_s;
   }
   // Data parallel: each chunk's gradient reduction overlaps the passes

@@ -21,21 +21,30 @@ Scenario H100Tp8(std::vector<std::string> sets = {}) {
 // Interleaving divides the pipeline fill's compute by v, not its transfers:
 // the first micro batch crosses all v x p - 1 virtual-stage boundaries before
 // the last stage's first backward, the last one as many in the drain. Without
-// data parallelism the exposed communication grows by 2 p (v - 1) transfers.
+// data parallelism the exposed communication grows by 2 p (v - v') transfers
+// from v' to v chunks. Without interleaving Megatron-Core overlaps no transfer
+// (its non-interleaved 1F1B refuses overlap_p2p_comm): each micro batch's
+// activations and gradients wait, 2 m transfers beside the fill's 2 (p - 1).
 TEST(StepCostsTest, InterleavingKeepsTheFillsTransfers) {
+  constexpr int kPipeline = 4, kMicroBatches = 16;
   auto exposed = [](int v, double* p2p_s) {
-    const Scenario s = H100Tp8({"parallelism.tensor=2", "parallelism.pipeline=4", "parallelism.virtual_stages=" + std::to_string(v),
-                                "training.global_batch=16", "training.micro_batch=1"});
+    const Scenario s = H100Tp8({"parallelism.tensor=2", "parallelism.pipeline=" + std::to_string(kPipeline),
+                                "parallelism.virtual_stages=" + std::to_string(v), "training.global_batch=" + std::to_string(kMicroBatches),
+                                "training.micro_batch=1"});
     EXPECT_EQ(s.parallelism.data, 1);
+    EXPECT_EQ(s.parallelism.p2p_overlapped(), v > 1);  // the framework asks for the overlap; only interleaving has it
     const StepCosts c = ComputeStepCosts(s);
     *p2p_s = c.p2p_s;
     return AnalyticalStep(s, c).breakdown.exposed_communication_s;
   };
-  double p2p1 = 0, p2p4 = 0;
-  const double one = exposed(1, &p2p1), four = exposed(4, &p2p4);
+  double p2p1 = 0, p2p2 = 0, p2p4 = 0;
+  const double one = exposed(1, &p2p1), two = exposed(2, &p2p2), four = exposed(4, &p2p4);
   ASSERT_GT(p2p1, 0);
   EXPECT_DOUBLE_EQ(p2p1, p2p4);
-  EXPECT_NEAR(four - one, 2 * 4 * (4 - 1) * p2p1, 1e-12);
+  EXPECT_DOUBLE_EQ(p2p2, p2p4);
+  EXPECT_NEAR(four - two, 2 * kPipeline * (4 - 2) * p2p1, 1e-12);
+  const double fill_two = 2 * (2 * kPipeline - 1), fill_one = 2 * (kPipeline - 1);
+  EXPECT_NEAR(one - two, (fill_one + 2 * kMicroBatches - fill_two) * p2p1, 1e-12);
 }
 
 // The analytical step charges an overlapped DP collective what outlasts the

@@ -67,7 +67,7 @@ struct Parallelism {
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   bool tp_comm_overlap = false;
-  bool overlap_p2p = false;
+  bool overlap_p2p = false;  // as asked (framework default; parallelism.overlap_p2p): see p2p_overlapped()
   bool moe_a2a_overlap = false;  // EP all-to-alls hidden behind compute (framework default; parallelism.moe_a2a_overlap)
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  // framework default; parallelism.moe_dispatcher
   int grad_reduce_bytes = 4;  // 4: fp32 gradient reduction, 2: half precision
@@ -78,6 +78,13 @@ struct Parallelism {
   bool loss_in_pipeline_split = false;
   // Megatron-Core's pipeline_model_parallel_layout (sim/core/pipeline_layout.h); empty: not given.
   std::string pipeline_layout;
+
+  // Whether pipeline sends and receives overlap compute: only in the
+  // interleaved schedule. Megatron-Core's non-interleaved 1F1B refuses
+  // overlap_p2p_comm ("Non-interleaved pipeline parallelism does not support
+  // overlapping p2p communication", schedules.py core_v0.15) and waits for each
+  // micro batch's batched isend/irecv; Megatron-Bridge asks for it only with VP > 1.
+  bool p2p_overlapped() const { return overlap_p2p && virtual_stages > 1; }
 
   // Ranks holding the same parameters, whose gradients are reduced together and
   // over which the distributed optimizer shards its state: context-parallel

@@ -443,7 +443,7 @@ class DesRun {
         }
         if (vs < V_ - 1) {
           Flows f = StartP2p(st, (st + 1) % P_);
-          if (!p_.overlap_p2p) {
+          if (!p_.p2p_overlapped()) {
             f.Wait();
             f.comms.clear();
             f.latency_s = 0;
@@ -473,7 +473,7 @@ class DesRun {
         }
         if (vs > 0) {
           Flows f = StartP2p(st, (st + P_ - 1) % P_);
-          if (!p_.overlap_p2p) {
+          if (!p_.p2p_overlapped()) {
             f.Wait();
             f.comms.clear();
             f.latency_s = 0;
