@@ -40,11 +40,15 @@ StagePlanRequest Scenario::stage_plan_request() const {
   q.loss_in_split = parallelism.loss_in_pipeline_split;
   q.layout = parallelism.pipeline_layout;
   q.mtp_layers = model.mtp_layers;
+  // The recipe's layout for this shape, when the scenario splits by no rule of its own and the layout is
+  // for this model's layers (the planner asks this of every candidate: nothing to look up without layouts).
   const bool own_rule = !q.layout.empty() || q.first_stage_layers > 0 || q.last_stage_layers > 0 || q.embedding_in_split || q.loss_in_split;
-  const auto recipe = framework.pipeline_layouts.find(std::to_string(q.pipeline) + "x" + std::to_string(q.virtual_stages));
-  if (!own_rule && recipe != framework.pipeline_layouts.end()) {
-    if (auto layout = PipelineLayout::Parse(recipe->second); layout && layout->layers() == q.layers) {
-      q.layout = layout->WithMtpModules(model.mtp_layers).Unrolled();
+  if (!own_rule && !framework.pipeline_layouts.empty()) {
+    const auto recipe = framework.pipeline_layouts.find(std::to_string(q.pipeline) + "x" + std::to_string(q.virtual_stages));
+    if (recipe != framework.pipeline_layouts.end()) {
+      if (auto layout = PipelineLayout::Parse(recipe->second); layout && layout->layers() == q.layers) {
+        q.layout = layout->WithMtpModules(model.mtp_layers).Unrolled();
+      }
     }
   }
   return q;
