@@ -54,6 +54,8 @@ TEST(DesSimulatorTest, AgreesWithAnalyticalWithoutContention) {
   const std::vector<std::pair<const char*, std::vector<std::string>>> cases = {
       {k70b, {}},                                                         // PP 4, DP 2, TP in node
       {k70b, {"parallelism.virtual_stages=2", "training.recompute=full"}},  // interleaved (fits with recompute)
+      // A Megatron layout whose last chunk holds only the loss (as DeepSeek-V3's recipe on H100 has it).
+      {k70b, {"parallelism.virtual_stages=2", "training.recompute=full", "parallelism.pipeline_layout=Et*12|(t*12|)*5t*8|L"}},
       {k70b, {"parallelism.pipeline=2", "parallelism.tensor=8"}},         // PP across nodes, DP 2
       {k7b, {}},                                                          // PP 1, DP 2 across nodes
       {k7b, {"parallelism.tensor=2"}},                                    // DP 8, hierarchical
