@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 namespace trainsim {
 namespace {
 
@@ -88,6 +91,32 @@ TEST(PipelineLayoutTest, RejectsWhatMegatronRejects) {
 TEST(PipelineLayoutTest, RefusesHugeUnrolls) {
   EXPECT_EQ(Why("Et*99999999999999999999L"), "a repeat count above 1048576");
   EXPECT_EQ(Why("E((t*1000)*1000)*1000L"), "unrolls to more than 1048576 characters");
+}
+
+// Any string of the notation's characters parses or is refused with a reason;
+// what parses holds at most 2^20 characters and at least one stage.
+TEST(PipelineLayoutTest, RandomTextParsesOrSaysWhy) {
+  const std::string alphabet = "EtmL|()*0123456789,x ";
+  std::mt19937 rng(20261204);
+  std::uniform_int_distribution<size_t> pick(0, alphabet.size() - 1), length(0, 40);
+  int parsed = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string text;
+    for (size_t n = length(rng); n > 0; --n) text += alphabet[pick(rng)];
+    if (i % 4 == 0) text = "E" + text + "L";  // more of them well-formed at the ends
+    std::string why;
+    const auto layout = PipelineLayout::Parse(text, &why);
+    if (layout) {
+      ++parsed;
+      EXPECT_GE(layout->stages(), 1) << text;
+      const std::string unrolled = layout->Unrolled();
+      EXPECT_LE(unrolled.size(), size_t(1) << 20) << text;
+      EXPECT_EQ(layout->layers(), int(std::count(unrolled.begin(), unrolled.end(), 't'))) << text;
+    } else {
+      EXPECT_FALSE(why.empty()) << text;
+    }
+  }
+  EXPECT_GT(parsed, 0);
 }
 
 }  // namespace
