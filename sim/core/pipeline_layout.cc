@@ -10,6 +10,8 @@ namespace {
 // Unrolled layouts beyond this many characters are refused: a layout lists
 // layers, and no model has a million of them (bounds what "t*999999999" costs).
 constexpr size_t kMaxUnrolled = 1 << 20;
+// Parentheses nest at most this deep: each level is a call, and the input is the user's.
+constexpr int kMaxNesting = 64;
 
 bool Fail(std::string* error, const std::string& message) {
   if (error) *error = message;
@@ -38,8 +40,12 @@ class Unroller {
         continue;
       }
       if (c == '(') {
+        if (depth_ >= kMaxNesting) return Fail(error, "parentheses nested more than " + std::to_string(kMaxNesting) + " deep");
         ++pos_;
-        if (!Sequence(&atom, error)) return false;
+        ++depth_;
+        const bool ok = Sequence(&atom, error);
+        --depth_;
+        if (!ok) return false;
         if (pos_ >= text_.size()) return Fail(error, "unclosed '('");
         ++pos_;  // ')'
       } else if (c == 'E' || c == 't' || c == 'm' || c == 'L' || c == '|') {
@@ -72,6 +78,7 @@ class Unroller {
 
   const std::string& text_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -91,6 +91,7 @@ TEST(PipelineLayoutTest, RejectsWhatMegatronRejects) {
 TEST(PipelineLayoutTest, RefusesHugeUnrolls) {
   EXPECT_EQ(Why("Et*99999999999999999999L"), "a repeat count above 1048576");
   EXPECT_EQ(Why("E((t*1000)*1000)*1000L"), "unrolls to more than 1048576 characters");
+  EXPECT_EQ(Why("E" + std::string(100000, '(') + "tL"), "parentheses nested more than 64 deep");  // no stack to exhaust
 }
 
 // Any string of the notation's characters parses or is refused with a reason;
