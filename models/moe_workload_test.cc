@@ -171,6 +171,49 @@ TEST(MoeWorkloadTest, ExpertKernelsAndTheDroplessSync) {
   for (const auto& op : pw.layer(0).forward.ops) EXPECT_FALSE(op.host_waits) << op.name.str();
 }
 
+// The kernels the host issues for one MoE layer follow Transformer Engine's
+// recipe: under fp8 current scaling each expert's input and output gradient
+// is quantized in four kernels (the source counts about 217 forward and 250
+// backward for this layer, TE v2.9 / Megatron-Core core_v0.15), under
+// delayed scaling the experts share one multi-tensor cast, and a backward
+// has nothing to quantize where the forward's cast was.
+TEST(MoeWorkloadTest, KernelsOfAnMoeLayerFollowTheFp8Recipe) {
+  // Qwen3-30B-A3B on 8 GPUs: 16 local experts.
+  const std::vector<std::string> qwen3 = {"model.layers=48", "model.hidden=2048", "model.heads=32", "model.kv_heads=4",
+                                          "model.head_dim=128", "model.qk_norm=true", "model.moe.experts=128",
+                                          "model.moe.top_k=8", "model.moe.moe_ffn_hidden=768", "parallelism.expert=8",
+                                          "cluster.nodes=1", "training.precision=fp8"};
+  const auto kernels = [](const PassWork& pass) {
+    int n = 0;
+    for (const auto& op : pass.ops) n += op.kernels;
+    return n;
+  };
+  const auto op = [](const PassWork& pass, const std::string& name) {
+    for (const auto& o : pass.ops) {
+      if (o.name.str() == name) return o;
+    }
+    ADD_FAILURE() << name;
+    return Operator{};
+  };
+  auto current = qwen3;
+  current.push_back("training.framework=megatron-bridge-perf");  // Float8CurrentScaling
+  const Workload cw = BuildWorkload(Make(kMixtral, current));
+  const PassWork& cf = cw.layer(0).forward;
+  const PassWork& cb = cw.layer(0).backward;
+  EXPECT_EQ(op(cf, "fp8 cast (expert input)").kernels, 64);
+  EXPECT_EQ(op(cf, "expert swiglu").kernels, 1 + 64);  // and fc2's input
+  EXPECT_EQ(op(cb, "expert fc1 grad cast-transpose").kernels, 64);
+  EXPECT_EQ(op(cb, "fp8 cast (expert input) backward").kernels, 1);
+  EXPECT_EQ(op(cb, "expert swiglu backward").kernels, 1);
+  EXPECT_NEAR(kernels(cf), 217, 20);
+  EXPECT_NEAR(kernels(cb), 250, 25);
+  auto delayed = qwen3;
+  delayed.push_back("training.framework=megatron-core-2024");  // DelayedScaling
+  const PassWork& df = BuildWorkload(Make(kMixtral, delayed)).layer(0).forward;
+  EXPECT_EQ(op(df, "fp8 cast (expert input)").kernels, 1);
+  EXPECT_LT(kernels(df), kernels(cf) - 100);
+}
+
 TEST(MoeWorkloadTest, FirstDenseLayersAreTheirOwnKind) {
   const Scenario s = Make(kDeepSeekV3);
   const Workload w = BuildWorkload(s);

@@ -218,6 +218,7 @@ struct LayerContext {
   // (FrameworkProfile::fp8_parameter_transpose_cache off, on a TN-only GPU).
   bool weight_transpose_per_micro_batch;
   double norm_bytes, residual_bytes, cast;
+  int cast_kernels;
   explicit LayerContext(const Scenario& scenario)
       : sc(scenario), md(scenario.model), p(scenario.parallelism) {
     const Training& tr = sc.training;
@@ -245,6 +246,7 @@ struct LayerContext {
     residual_bytes = T_ln * h * (3 * kAct + (dropout ? 1 : 0));          // (dropout +) add
     scaling = sc.framework.fp8_scaling;
     cast = ForwardCastBytesPerElement(prec, scaling, h);                 // quantize a projection input (0 in 16-bit)
+    cast_kernels = CastKernels(prec, scaling);                           // ... in this many kernels
     // A sequence-parallel shard quantized before its all-gather needs the amax of the whole tensor.
     amax_reduce = tp && sp && NeedsTensorAmax(prec, scaling);
     // A row-parallel projection's overlapped reduce-scatter on an fp8 buffer moves its output at 1 B
@@ -287,7 +289,12 @@ class LayerBuilder {
     lw.backward.ops.reserve(96);
     lw.backward.comms.reserve(24);
     Attention(F, kind);
-    F.ops.push_back(Mem("post-attention norm", c_.norm_bytes + c_.cast * c_.T * c_.h / (c_.sp ? c_.t : 1)));
+    // A dense MLP's fc1 takes the norm's output quantized (TE's LayerNormLinear);
+    // an MoE layer's norm feeds the router and the dispatcher in 16-bit, and
+    // each GEMM after it quantizes its own input.
+    F.ops.push_back(Mem("post-attention norm", c_.norm_bytes + (kind.moe ? 0 : c_.cast * c_.T * c_.h / (c_.sp ? c_.t : 1))));
+    F.ops.back().kernels = kind.moe ? 1 : std::max(1, c_.cast_kernels);
+    F.ops.back().cast_kernels = F.ops.back().kernels - 1;
     if (kind.moe) {
       MoeMlp(F);
     } else {
@@ -301,6 +308,10 @@ class LayerBuilder {
                              IsFused(c_.sc.training.attention) ? OpName("flash attention") : OpName()));
     }
     F.ops.erase(std::remove_if(F.ops.begin(), F.ops.end(), [](const Operator& o) { return o.flops == 0 && o.bytes == 0; }), F.ops.end());
+    // Each low-precision GEMM call (and, by AddGemmBackward, each of its backward ones) launches its scale swizzles.
+    for (Operator& o : F.ops) {
+      if (o.cls == OpClass::kGemm && o.low_precision) o.kernels += ScaleSwizzleKernels(c_.prec);
+    }
     Backward(F, lw.backward);
     lw.backward.comms.insert(lw.backward.comms.end(), adapter_backward_.begin(), adapter_backward_.end());
     ContextParallelOverheads(F, lw.backward);
@@ -460,6 +471,8 @@ class LayerBuilder {
     const double T = c_.T, h = c_.h, heads = HeadsLocal(), kv = KvHeadsLocal();
     const double dq = QHeadDim(), dv = VHeadDim();
     F.ops.push_back(Mem("input norm", c_.norm_bytes + c_.cast * T * h / (c_.sp ? c_.t : 1)));
+    F.ops.back().kernels = std::max(1, c_.cast_kernels);  // TE's LayerNormLinear: the norm writes the quantized input
+    F.ops.back().cast_kernels = F.ops.back().kernels - 1;
     OpName first_gemm;
     if (md.attention == AttentionKind::kMla) {
       // DeepSeek's latent projections are replicated over TP (each rank
@@ -520,6 +533,7 @@ class LayerBuilder {
       F.ops.push_back(Gemm("attention over values", c_.s_local, dv, s, false, c_.b * heads));
     }
     F.ops.push_back(Mem("fp8 cast (proj input)", c_.cast * T * heads * dv));
+    F.ops.back().kernels = F.ops.back().cast_kernels = c_.cast_kernels;
     F.ops.push_back(Gemm("attention proj", T, h, heads * dv, true));
     Adapter(F, "attention proj", ft.targets.proj, false, md.heads * dv, h / c_.t);
     TpOut(F, "attention proj");
@@ -534,11 +548,15 @@ class LayerBuilder {
     const double T = c_.T, h = c_.h;
     const bool gated = Gated(c_.md.activation);
     const OpName fc1 = prefix + "fc1", fc2 = prefix + "fc2";
+    if (!prefix.empty()) {  // the shared experts' fc1 (a TE Linear) quantizes the norm's 16-bit output itself
+      F.ops.push_back(Mem(prefix + "fp8 cast (fc1 input)", c_.cast * T * h / (c_.sp ? c_.t : 1)));
+      F.ops.back().kernels = F.ops.back().cast_kernels = c_.cast_kernels;
+    }
     TpIn(F, fc1);
     const double ffn_local = ffn / c_.t;
     F.ops.push_back(Gemm(fc1, T, (gated ? 2 : 1) * ffn_local, h, true));
     Adapter(F, fc1, ft.targets.fc1 && prefix.empty(), true, h, (gated ? 2 : 1) * ffn_local);
-    F.ops.push_back(ActivationOp(prefix + ActivationName(), T * ffn_local));
+    F.ops.push_back(ActivationOp(prefix + ActivationName(), T * ffn_local, c_.cast_kernels));
     F.ops.push_back(Gemm(fc2, T, h, ffn_local, true));
     Adapter(F, fc2, ft.targets.fc2 && prefix.empty(), false, ffn, h / c_.t);
     TpOut(F, fc2);
@@ -550,11 +568,13 @@ class LayerBuilder {
   // and write one per kernel. Megatron-Core fuses only gelu and swiglu (core_r0.10
   // transformer/mlp.py, bias_activation_fusion); squared ReLU (NeMo's and Megatron's
   // squared_relu: torch.pow(F.relu(x), 2)) runs as two kernels, each a read and a write.
-  Operator ActivationOp(const OpName& name, double elems) const {
+  // The quantization for fc2 takes `cast_kernels` of its own.
+  Operator ActivationOp(const OpName& name, double elems, int cast_kernels) const {
     const bool gated = Gated(c_.md.activation);
     const int kernels = c_.md.activation == Activation::kSquaredRelu ? 2 : 1;
     Operator o = Mem(name, elems * kAct * (gated ? 3 : 2 * kernels) + c_.cast * elems);
-    o.kernels = kernels;
+    o.kernels = kernels + cast_kernels;
+    o.cast_kernels = cast_kernels;
     return o;
   }
 
@@ -616,11 +636,12 @@ class LayerBuilder {
     // expert on its own: a kernel per expert.
     const int per_expert = std::max(1, int(local_experts));
     const size_t after_dispatch = F.ops.size();
+    const int expert_casts = GroupedCastKernels(c_.prec, c_.scaling, per_expert);
     F.ops.push_back(Mem("fp8 cast (expert input)", c_.cast * received * etp * h));
-    F.ops.back().kernels = per_expert;
+    F.ops.back().kernels = F.ops.back().cast_kernels = expert_casts;
     F.ops.push_back(Gemm("expert fc1", tokens_per_expert, (gated ? 2 : 1) * ffn_local, h, true, local_experts));
     F.ops.back().kernels = per_expert;
-    F.ops.push_back(ActivationOp(OpName("expert ") + ActivationName(), received * etp * ffn_local));
+    F.ops.push_back(ActivationOp(OpName("expert ") + ActivationName(), received * etp * ffn_local, expert_casts));
     F.ops.push_back(Gemm("expert fc2", tokens_per_expert, h, ffn_local, true, local_experts));
     F.ops.back().kernels = per_expert;
     // Dropless routing sizes the dispatch on the host: it waits for the
@@ -656,7 +677,7 @@ class LayerBuilder {
         // Low precision: the output gradient is quantized in both layouts (dgrad and wgrad reduce over different axes).
         if (IsLowPrecision(c_.prec) && o.low_precision) {
           B.ops.push_back(Mem(o.name + " grad cast-transpose", o.m * o.n * o.batch * BackwardCastBytesPerElement(c_.prec, c_.scaling, o.n)));
-          B.ops.back().kernels = o.kernels;
+          B.ops.back().kernels = o.batch > 1 ? GroupedCastKernels(c_.prec, c_.scaling, int(o.batch)) : c_.cast_kernels;
         }
         if (c_.weight_transpose_per_micro_batch && o.low_precision) {
           B.ops.push_back(Mem(o.name + " weight transpose", 2 * o.n * o.k * o.batch));
@@ -671,7 +692,7 @@ class LayerBuilder {
         B.ops.push_back(a);
       } else {
         B.ops.push_back(Mem(o.name + " backward", 2 * o.bytes));
-        B.ops.back().kernels = o.kernels;
+        B.ops.back().kernels = std::max(1, o.kernels - o.cast_kernels);
       }
     }
     if (c_.tp) {

@@ -45,6 +45,10 @@ struct Operator {
   // CUDA kernels the framework launches for it: the host issues each one
   // (sim/cost/host_issue.h), e.g. one GEMM per local expert.
   int kernels = 1;
+  // Of `kernels`, those that quantize its output for the next GEMM: the
+  // backward has nothing to quantize there (the gradient passes a cast
+  // through), so the op's backward launches the rest.
+  int cast_kernels = 0;
   // The host reads a result of the GPU before it issues this operator (a
   // device-to-host sync: the dropless dispatcher's token counts), so the GPU
   // has run everything before it by then and waits for this one's launch.

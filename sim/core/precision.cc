@@ -84,6 +84,18 @@ bool NeedsTensorAmax(Precision p, Fp8Scaling scaling) {
 
 bool KeepsAmaxHistory(Precision p, Fp8Scaling scaling) { return p == Precision::kFp8 && scaling == Fp8Scaling::kDelayed; }
 
+int CastKernels(Precision p, Fp8Scaling scaling) {
+  if (!IsLowPrecision(p)) return 0;
+  return NeedsTensorAmax(p, scaling) ? 4 : 1;
+}
+
+int GroupedCastKernels(Precision p, Fp8Scaling scaling, int tensors) {
+  if (!IsLowPrecision(p)) return 0;
+  return KeepsAmaxHistory(p, scaling) ? 1 : tensors * CastKernels(p, scaling);
+}
+
+int ScaleSwizzleKernels(Precision p) { return p == Precision::kMxfp8 || p == Precision::kNvfp4 ? 2 : 0; }
+
 double ForwardCastBytesPerElement(Precision p, Fp8Scaling scaling, double row_elems) {
   if (!IsLowPrecision(p)) return 0;
   const double reads = NeedsTensorAmax(p, scaling) ? 2 : 1;

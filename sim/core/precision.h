@@ -56,6 +56,24 @@ bool NeedsTensorAmax(Precision p, Fp8Scaling scaling);
 // chunk (FrameworkProfile::fp8_amax_reduction), not cast by cast.
 bool KeepsAmaxHistory(Precision p, Fp8Scaling scaling);
 
+// CUDA kernels Transformer Engine launches to quantize one tensor for a
+// low-precision GEMM (0 in 16-bit). A cast that NeedsTensorAmax takes four:
+// it zeroes the amax, reduces the tensor into it, turns it into a scale,
+// then casts and transposes (TE v2.9 pytorch/csrc/quantizer.cpp
+// Float8CurrentScalingQuantizer::quantize, common/recipe/current_scaling.cu;
+// nvfp4's per-tensor amax taken to cost the same); the others one, their
+// scale being the amax history's or the block's own (cast_kernels.cuh).
+int CastKernels(Precision p, Fp8Scaling scaling);
+// The casts of a grouped GEMM's inputs, one tensor per local expert: TE's
+// split_quantize has a multi-tensor kernel for delayed scaling alone and
+// loops over the experts otherwise (TE v2.9 pytorch/csrc/extensions/cast.cpp).
+int GroupedCastKernels(Precision p, Fp8Scaling scaling, int tensors);
+// Kernels a low-precision GEMM call launches beside the GEMM: the
+// block-scaled formats swizzle both operands' scale factors into the tensor
+// cores' layout first (TE v2.9 pytorch/csrc/extensions/gemm.cpp; a grouped
+// GEMM swizzles each operand list in one multi-tensor launch); 0 otherwise.
+int ScaleSwizzleKernels(Precision p);
+
 // Scenario spelling ("bf16", "fp8-blockwise", ...).
 std::string ToString(Precision p);
 // The precision of a scenario spelling; false when there is none.

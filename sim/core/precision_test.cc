@@ -52,6 +52,27 @@ TEST(PrecisionTest, OnlyPerTensorScalesNeedTheTensorsAmax) {
   }
 }
 
+// Transformer Engine's casts: an amax of the tensor itself costs three
+// kernels before the cast (zero, reduce, scale); a grouped GEMM's inputs share
+// one multi-tensor kernel under delayed scaling only; block-scaled GEMMs
+// swizzle their scales first.
+TEST(PrecisionTest, KernelsACastAndALowPrecisionGemmLaunch) {
+  EXPECT_EQ(CastKernels(Precision::kBf16, Fp8Scaling::kCurrent), 0);
+  EXPECT_EQ(CastKernels(Precision::kFp8, Fp8Scaling::kDelayed), 1);
+  EXPECT_EQ(CastKernels(Precision::kFp8, Fp8Scaling::kCurrent), 4);
+  EXPECT_EQ(CastKernels(Precision::kMxfp8, Fp8Scaling::kCurrent), 1);
+  EXPECT_EQ(CastKernels(Precision::kNvfp4, Fp8Scaling::kDelayed), 4);
+  EXPECT_EQ(GroupedCastKernels(Precision::kFp8, Fp8Scaling::kDelayed, 16), 1);
+  EXPECT_EQ(GroupedCastKernels(Precision::kFp8, Fp8Scaling::kCurrent, 16), 64);
+  EXPECT_EQ(GroupedCastKernels(Precision::kMxfp8, Fp8Scaling::kDelayed, 16), 16);
+  EXPECT_EQ(GroupedCastKernels(Precision::kBf16, Fp8Scaling::kDelayed, 16), 0);
+  EXPECT_EQ(ScaleSwizzleKernels(Precision::kMxfp8), 2);
+  EXPECT_EQ(ScaleSwizzleKernels(Precision::kNvfp4), 2);
+  for (Precision p : {Precision::kBf16, Precision::kFp8, Precision::kFp8Blockwise, Precision::kFp8Rowwise}) {
+    EXPECT_EQ(ScaleSwizzleKernels(p), 0) << ToString(p);
+  }
+}
+
 TEST(PrecisionTest, OnlyDelayedScalingKeepsAnAmaxHistory) {
   EXPECT_TRUE(KeepsAmaxHistory(Precision::kFp8, Fp8Scaling::kDelayed));
   EXPECT_FALSE(KeepsAmaxHistory(Precision::kFp8, Fp8Scaling::kCurrent));
