@@ -214,6 +214,44 @@ TEST(MoeWorkloadTest, KernelsOfAnMoeLayerFollowTheFp8Recipe) {
   EXPECT_LT(kernels(df), kernels(cf) - 100);
 }
 
+// The framework's CUDA graph scope marks what the host launches as graphs:
+// moe_router takes the pre-MLP norm, the router and the shared experts,
+// moe_preprocess the dispatcher's token counts; the experts stay eager. A
+// captured operator's backward replays in the graph too; full_iteration
+// captures every pass.
+TEST(MoeWorkloadTest, CudaGraphScopesMarkTheirModules) {
+  Scenario s = Make(kDeepSeekV3);
+  s.framework.cuda_graph_modules = kGraphAttention | kGraphMoeRouter | kGraphMoePreprocess;
+  const Workload w = BuildWorkload(s);
+  const LayerWork& moe = w.layer(s.model.layers - 1);
+  ASSERT_TRUE(moe.kind.moe);
+  for (const auto& o : moe.forward.ops) {
+    const std::string n = o.name.str();
+    const bool captured = n == "input norm" || n == "q down" || n == "flash attention" || n == "post-attention norm" ||
+                          n.starts_with("router") || n == "moe preprocess" || n.starts_with("shared ");
+    const bool eager = n.starts_with("expert ") || n == "moe permute" || n == "moe unpermute";
+    if (captured) EXPECT_TRUE(o.graphed) << n;
+    if (eager) EXPECT_FALSE(o.graphed) << n;
+  }
+  for (const auto& o : moe.backward.ops) {
+    const std::string n = o.name.str();
+    if (n.starts_with("router") || n.starts_with("flash attention")) EXPECT_TRUE(o.graphed) << n;
+    if (n.starts_with("expert ")) EXPECT_FALSE(o.graphed) << n;
+  }
+  const LayerWork& dense = w.layer(0);  // the mlp scope is not taken: a dense layer's MLP stays eager
+  ASSERT_FALSE(dense.kind.moe);
+  for (const auto& o : dense.forward.ops) {
+    if (o.name.str() == "fc1") EXPECT_FALSE(o.graphed);
+  }
+  s.framework.cuda_graph_modules = kGraphFullIteration;
+  const Workload all = BuildWorkload(s);
+  for (const PassWork* pass : {&all.layer(0).forward, &all.layer(s.model.layers - 1).backward, &all.head_forward, &all.embedding_backward}) {
+    for (const auto& o : pass->ops) EXPECT_TRUE(o.graphed) << o.name.str();
+  }
+  s.framework.cuda_graph_modules = 0;
+  for (const auto& o : BuildWorkload(s).layer(s.model.layers - 1).forward.ops) EXPECT_FALSE(o.graphed) << o.name.str();
+}
+
 TEST(MoeWorkloadTest, FirstDenseLayersAreTheirOwnKind) {
   const Scenario s = Make(kDeepSeekV3);
   const Workload w = BuildWorkload(s);

@@ -289,6 +289,8 @@ class LayerBuilder {
     lw.backward.ops.reserve(96);
     lw.backward.comms.reserve(24);
     Attention(F, kind);
+    Graph(F, 0, kGraphAttention);
+    const size_t mlp_begin = F.ops.size();
     // A dense MLP's fc1 takes the norm's output quantized (TE's LayerNormLinear);
     // an MoE layer's norm feeds the router and the dispatcher in 16-bit, and
     // each GEMM after it quantizes its own input.
@@ -296,11 +298,12 @@ class LayerBuilder {
     F.ops.back().kernels = kind.moe ? 1 : std::max(1, c_.cast_kernels);
     F.ops.back().cast_kernels = F.ops.back().kernels - 1;
     if (kind.moe) {
-      MoeMlp(F);
+      MoeMlp(F, mlp_begin);
     } else {
       DenseMlp(F, c_.md.ffn_hidden, "");
     }
     F.ops.push_back(Mem("residual", c_.residual_bytes));
+    Graph(F, mlp_begin, kind.moe ? kGraphMoe : kGraphMlp);
     // Context parallel: each rank's K and V travel around the ring (overlapped with attention).
     if (c_.p.context > 1) {
       cp_bytes_ = (c_.cp - 1) * c_.b * c_.s_local * 2 * KvWidthLocal() * kAct;
@@ -605,7 +608,8 @@ class LayerBuilder {
   // are permuted by expert and sent over the EP group, each rank runs its
   // experts as grouped GEMMs (the ETP group gathers the tokens and splits
   // each expert's MLP), and the outputs travel back and are combined.
-  void MoeMlp(PassWork& F) {
+  // `norm` is the index of the layer's pre-MLP norm, which a graph of the router takes with it.
+  void MoeMlp(PassWork& F, size_t norm) {
     const ModelSpec& md = c_.md;
     const MoeSpec& moe = md.moe;
     const double h = c_.h, E = moe.experts, k = moe.top_k;
@@ -618,6 +622,12 @@ class LayerBuilder {
     F.ops.push_back(Gemm("router", T_moe, E, h, false));
     F.ops.push_back(Mem("router softmax top-k", T_moe * E * 4 * 3));
     F.ops.back().kernels = fw.moe_router_kernels;
+    Graph(F, norm, kGraphMoeRouter);
+    // The dispatcher's preprocess counts each rank's and expert's tokens from the routing map.
+    const size_t preprocess = F.ops.size();
+    F.ops.push_back(Mem("moe preprocess", T_moe * E));
+    F.ops.back().kernels = fw.moe_preprocess_kernels;
+    Graph(F, preprocess, kGraphMoePreprocess);
     F.ops.push_back(Mem("moe permute", T_moe * h * kAct * (1 + k)));
     F.ops.back().kernels = fw.moe_dispatch_kernels;
     // Each routed copy of a token travels to its expert's EP rank (1/ep of
@@ -664,7 +674,18 @@ class LayerBuilder {
     F.comms.push_back(combine);
     F.ops.push_back(Mem("moe unpermute", T_moe * h * kAct * (1 + k)));
     F.ops.back().kernels = fw.moe_combine_kernels;
-    if (moe.shared_experts > 0) DenseMlp(F, double(moe.shared_experts) * moe.ffn_hidden, "shared ");
+    if (moe.shared_experts > 0) {
+      const size_t shared = F.ops.size();
+      DenseMlp(F, double(moe.shared_experts) * moe.ffn_hidden, "shared ");
+      Graph(F, shared, kGraphMoeRouter);  // captured with the router (Megatron-Core, without moe_shared_expert_overlap)
+    }
+  }
+
+  // Marks the operators from `begin` on as launched in a CUDA graph when the
+  // framework captures `module`.
+  void Graph(PassWork& F, size_t begin, CudaGraphModule module) const {
+    if (!(c_.sc.framework.cuda_graph_modules & module)) return;
+    for (size_t i = begin; i < F.ops.size(); ++i) F.ops[i].graphed = true;
   }
 
   // Backward: GEMMs twice, attention by its backward kernel, memory-bound ops
@@ -673,6 +694,7 @@ class LayerBuilder {
   void Backward(const PassWork& F, PassWork& B) const {
     const bool lora = c_.lora;
     for (const auto& o : F.ops) {
+      const size_t first = B.ops.size();
       if (o.cls == OpClass::kGemm) {
         // Low precision: the output gradient is quantized in both layouts (dgrad and wgrad reduce over different axes).
         if (IsLowPrecision(c_.prec) && o.low_precision) {
@@ -694,6 +716,8 @@ class LayerBuilder {
         B.ops.push_back(Mem(o.name + " backward", 2 * o.bytes));
         B.ops.back().kernels = std::max(1, o.kernels - o.cast_kernels);
       }
+      // A captured module's backward replays as a graph too (TE's make_graphed_callables captures both).
+      for (size_t i = first; i < B.ops.size(); ++i) B.ops[i].graphed = o.graphed;
     }
     if (c_.tp) {
       const Parallelism& p = c_.p;
@@ -1026,6 +1050,16 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
   if (passes) {
     for (LayerWork& k : w.kinds) {
       for (PassWork* pass : {&k.forward, &k.backward, &k.recompute}) ResolvePartners(*pass);
+    }
+    if (sc.framework.cuda_graph_modules & kGraphFullIteration) {  // the step replays as one graph
+      for (LayerWork& k : w.kinds) {
+        for (PassWork* pass : {&k.forward, &k.backward, &k.recompute}) {
+          for (Operator& o : pass->ops) o.graphed = true;
+        }
+      }
+      for (PassWork* pass : {&w.embedding_forward, &w.embedding_backward, &w.head_forward, &w.head_backward}) {
+        for (Operator& o : pass->ops) o.graphed = true;
+      }
     }
     for (PassWork* pass : {&w.embedding_forward, &w.embedding_backward, &w.head_forward, &w.head_backward}) ResolvePartners(*pass);
   }

@@ -53,6 +53,9 @@ struct Operator {
   // device-to-host sync: the dropless dispatcher's token counts), so the GPU
   // has run everything before it by then and waits for this one's launch.
   bool host_waits = false;
+  // Launched inside a CUDA graph (FrameworkProfile::cuda_graph_modules): the
+  // host launches the graph of a run of such operators, not their kernels.
+  bool graphed = false;
 };
 
 

@@ -4,6 +4,11 @@
 
 namespace trainsim {
 
+const std::vector<std::string>& CudaGraphModuleNames() {
+  static const std::vector<std::string> names = {"attn", "mlp", "moe", "moe_router", "moe_preprocess", "full_iteration"};
+  return names;
+}
+
 namespace {
 
 // The value of the precision's key, else of the keys it falls back to: a

@@ -151,6 +151,22 @@ struct LoraTargets {
   bool operator==(const LoraTargets&) const = default;
 };
 
+// What the framework captures in CUDA graphs: Megatron-Core's
+// cuda_graph_scope (core_v0.16 transformer/enums.py CudaGraphScope), as bits
+// of FrameworkProfile::cuda_graph_modules. A layer's modules ("attn", "mlp",
+// "moe" together are its whole layer, the older "full" scope) replay per
+// layer, forward and backward; "full_iteration" replays the whole step.
+enum CudaGraphModule : unsigned {
+  kGraphAttention = 1u << 0,      // attn: input norm, attention, its residual add
+  kGraphMlp = 1u << 1,            // mlp: a dense layer's norm, MLP and residual add
+  kGraphMoe = 1u << 2,            // moe: an MoE layer's norm, router, dispatch, experts, combine, residual (token drop with padding only)
+  kGraphMoeRouter = 1u << 3,      // moe_router: an MoE layer's norm, router and shared experts
+  kGraphMoePreprocess = 1u << 4,  // moe_preprocess: the dispatcher's token counts (with moe_router)
+  kGraphFullIteration = 1u << 5,  // full_iteration: every kernel of the step
+};
+// Megatron-Core's names of the scopes, in bit order.
+const std::vector<std::string>& CudaGraphModuleNames();
+
 struct FrameworkProfile {
   std::string name;
   // The profile this one was written as changes to (its based_on key); empty for a whole profile.
@@ -279,10 +295,14 @@ struct FrameworkProfile {
   // the PyTorch dispatcher, the launch): passes of short kernels wait for it
   // (sim/cost/host_issue.h). 0: the host is never the bottleneck.
   double host_s_per_kernel = 0;
+  // CudaGraphModule bits: the host launches each captured run of kernels as
+  // one graph instead of kernel by kernel.
+  unsigned cuda_graph_modules = 0;
   // Kernels an MoE layer's forward launches beside its GEMMs: the router's
-  // scores, top-k and auxiliary loss; the dispatcher's token counts and
-  // permute; the combine's unpermute (the backward launches as many).
-  int moe_router_kernels = 1, moe_dispatch_kernels = 1, moe_combine_kernels = 1;
+  // scores, top-k and auxiliary loss; the dispatcher's token counts (its
+  // preprocess) and permute; the combine's unpermute (the backward launches
+  // as many).
+  int moe_router_kernels = 1, moe_preprocess_kernels = 1, moe_dispatch_kernels = 1, moe_combine_kernels = 1;
   // Software containers this profile describes (e.g. "nvcr.io/nvidia/nemo:24.12"):
   // `validate` runs a reference case whose source names one with this profile.
   std::vector<std::string> containers;

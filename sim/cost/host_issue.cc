@@ -14,10 +14,22 @@ double HostIssuedPassTime(const std::vector<Operator>& ops, const double* gpu_s,
   double host = 0, gpu = 0, first_end = 0;  // host: when it has issued everything so far
   bool waited = false;                      // the GPU waited for the host in the second pass
   for (int round = 0; round < 2; ++round) {
+    bool in_graph = false;  // the op before was launched in the same CUDA graph
     for (size_t i = 0; i < ops.size(); ++i) {
       const double k = std::max(1, ops[i].kernels), g = gpu_s[i];
       if (ops[i].host_waits) host = std::max(host, gpu);
       if (ops[i].flops <= 0 && ops[i].bytes <= 0) continue;  // no work, no kernel (a cast the precision does not need)
+      if (ops[i].graphed) {
+        // A run of captured operators is one graph launch, issued like one
+        // kernel; its kernels then follow one another on the GPU.
+        if (!in_graph) host += host_s_per_kernel;
+        const double end = std::max(gpu, host) + g;
+        waited |= round == 1 && end > gpu + g;
+        gpu = end;
+        in_graph = true;
+        continue;
+      }
+      in_graph = false;
       // The op's k kernels, each g / k long, issued h apart after `host`: the
       // GPU ends when the first one it waited for (the first, or the last
       // issued) has run out the rest, or when it ran them back to back.

@@ -20,6 +20,9 @@ namespace trainsim {
 // kernels long enough to hide it). An op with no flops and no bytes launches
 // nothing. Not modelled: the depth of the launch queue (the host may run any
 // distance ahead between syncs) and the collectives between the operators.
+// A run of operators marked graphed (Operator::graphed) is one CUDA graph
+// launch: the host issues it as one kernel and the GPU runs its kernels back
+// to back.
 // Precondition: gpu_s holds ops.size() times.
 double HostIssuedPassTime(const std::vector<Operator>& ops, const double* gpu_s, double host_s_per_kernel);
 

@@ -28,6 +28,18 @@ TEST(HostIssueTest, LongKernelsHideTheHost) {
   EXPECT_EQ(HostIssuedPassTime(ops, gpu_s, 15e-6), 1e-3 + 2e-3 + 5e-4);
 }
 
+// A run of captured operators is one graph launch: a hundred 1 us kernels in
+// a graph take the one launch and their own 100 us; outside it, 1 ms.
+TEST(HostIssueTest, ACudaGraphIsOneLaunch) {
+  std::vector<Operator> ops = {Kernels(50), Kernels(50)};
+  const double gpu_s[] = {50e-6, 50e-6};
+  EXPECT_NEAR(HostIssuedPassTime(ops, gpu_s, 10e-6), 1000e-6, 1e-12);
+  for (Operator& o : ops) o.graphed = true;
+  EXPECT_NEAR(HostIssuedPassTime(ops, gpu_s, 10e-6), 100e-6, 1e-12);  // the next pass's launch hides behind this one's kernels
+  ops[1].graphed = false;  // half captured: the host issues the other 50 after the graph's launch
+  EXPECT_NEAR(HostIssuedPassTime(ops, gpu_s, 10e-6), 10e-6 + 50 * 10e-6, 1e-9);
+}
+
 // A hundred 1 us kernels issued 10 us apart: the pass takes the host's 1 ms.
 TEST(HostIssueTest, ShortKernelsWaitForTheHost) {
   const std::vector<Operator> ops = {Kernels(100)};

@@ -301,8 +301,12 @@ FrameworkProfile ParseFramework(const std::string& path) {
     b->Finish();
   }
   if (m.Has("host_us_per_kernel")) f.host_s_per_kernel = m.NonNegativeDouble("host_us_per_kernel") * 1e-6;
+  if (YAML::Node scope = m.Raw("cuda_graph_scope"); scope.IsDefined()) {
+    f.cuda_graph_modules = ParseCudaGraphScope(scope, path, m.Path("cuda_graph_scope"));
+  }
   if (auto k = m.OptMap("moe_kernels")) {
     f.moe_router_kernels = k->PositiveInt("router", f.moe_router_kernels);
+    f.moe_preprocess_kernels = k->PositiveInt("preprocess", f.moe_preprocess_kernels);
     f.moe_dispatch_kernels = k->PositiveInt("dispatch", f.moe_dispatch_kernels);
     f.moe_combine_kernels = k->PositiveInt("combine", f.moe_combine_kernels);
     k->Finish();
@@ -393,6 +397,27 @@ unsigned ParseRecomputeModules(const YAML::Node& list, const std::string& file, 
     if (it == names.end()) YamlMap::FailAt(m, file, path, "'" + name + "' is not one of " + known);
     bits |= 1u << unsigned(it - names.begin());
   }
+  return bits;
+}
+
+unsigned ParseCudaGraphScope(const YAML::Node& list, const std::string& file, const std::string& path) {
+  const std::vector<std::string>& names = CudaGraphModuleNames();
+  std::string known;
+  for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+  if (!list.IsSequence()) YamlMap::FailAt(list, file, path, "expected a list of " + known + " (empty: none)");
+  unsigned bits = 0;
+  for (const auto& m : list) {
+    const std::string name = m.IsScalar() ? m.Scalar() : "";
+    const auto it = std::find(names.begin(), names.end(), name);
+    if (it == names.end()) {
+      YamlMap::FailAt(m, file, path, "'" + name + "' is not one of " + known + (name == "full" ? " (the whole layer: attn, mlp, moe)" : ""));
+    }
+    bits |= 1u << unsigned(it - names.begin());
+  }
+  // Megatron-Core's own rules (core_v0.16 transformer_config.py __post_init__).
+  if ((bits & kGraphFullIteration) && bits != kGraphFullIteration) YamlMap::FailAt(list, file, path, "full_iteration takes the whole step: it stands alone");
+  if ((bits & kGraphMoe) && (bits & kGraphMoeRouter)) YamlMap::FailAt(list, file, path, "moe and moe_router cannot both be captured (moe holds the router)");
+  if ((bits & kGraphMoePreprocess) && !(bits & kGraphMoeRouter)) YamlMap::FailAt(list, file, path, "moe_preprocess is captured with moe_router only");
   return bits;
 }
 

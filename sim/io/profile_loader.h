@@ -32,5 +32,8 @@ LoraTargets ParseLoraTargets(const YAML::Node& list, const std::string& file, co
 // or a framework's recompute_modules. Throws InputException naming the file,
 // the line and the path for an empty list or an unknown name.
 unsigned ParseRecomputeModules(const YAML::Node& list, const std::string& file, const std::string& path);
+// A cuda_graph_scope list (CudaGraphModuleNames) as CudaGraphModule bits,
+// with Megatron-Core's rules; names the file, line and key otherwise.
+unsigned ParseCudaGraphScope(const YAML::Node& list, const std::string& file, const std::string& path);
 
 }  // namespace trainsim

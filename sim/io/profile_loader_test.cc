@@ -242,6 +242,29 @@ TEST(HardwareProfileTest, RecipeRecomputeModules) {
   }
 }
 
+// A recipe's CUDA graph scope by Megatron-Core's names, with its rules; each
+// mistake names the file, line and key.
+TEST(HardwareProfileTest, RecipeCudaGraphScope) {
+  const FrameworkProfile full = LoadFrameworkProfile(YAML::Node("megatron-bridge-26.08-qwen3-gb200-mxfp8"), "", "framework");
+  EXPECT_EQ(full.cuda_graph_modules, unsigned(kGraphFullIteration));
+  const FrameworkProfile layer = LoadFrameworkProfile(YAML::Node("megatron-bridge-25.09-qwen3-cuda-graphs"), "", "framework");
+  EXPECT_EQ(layer.cuda_graph_modules, unsigned(kGraphAttention | kGraphMlp | kGraphMoe));
+  EXPECT_EQ(LoadFrameworkProfile(YAML::Node("megatron-core-2024"), "", "framework").cuda_graph_modules, 0u);
+  const auto f = fs::temp_directory_path() / "trainsim_cuda_graph_scope.yaml";
+  std::ofstream(f) << "name: g\nbased_on: megatron-core-2024\ncuda_graph_scope: [attn, moe_router, moe_preprocess]\n";
+  EXPECT_EQ(LoadFrameworkProfile(YAML::Node(f.string()), "", "framework").cuda_graph_modules,
+            unsigned(kGraphAttention | kGraphMoeRouter | kGraphMoePreprocess));
+  for (const std::string scope : {"[atn]", "[full]", "[full_iteration, attn]", "[moe, moe_router]", "[moe_preprocess]", "attn"}) {
+    std::ofstream(f) << "name: g\nbased_on: megatron-core-2024\ncuda_graph_scope: " << scope << "\n";
+    try {
+      LoadFrameworkProfile(YAML::Node(f.string()), "", "training.framework");
+      FAIL() << "expected an error for " << scope;
+    } catch (const InputException& e) {
+      EXPECT_NE(e.error().ToString().find(f.string() + ":3: cuda_graph_scope"), std::string::npos) << e.error().ToString();
+    }
+  }
+}
+
 // A recipe's pipeline layouts by pipeline x virtual stages, each checked as
 // Megatron-Core checks a layout; each mistake names the file, line and key.
 TEST(HardwareProfileTest, RecipePipelineLayouts) {
