@@ -252,6 +252,17 @@ TEST(MoeWorkloadTest, CudaGraphScopesMarkTheirModules) {
   for (const auto& o : BuildWorkload(s).layer(s.model.layers - 1).forward.ops) EXPECT_FALSE(o.graphed) << o.name.str();
 }
 
+// A whole MoE layer replays as a graph only at fixed shapes: a framework
+// capturing it with a dropless router is bad input naming the framework.
+TEST(MoeWorkloadTest, AGraphedMoeLayerNeedsTokenDrop) {
+  const std::string graphed = "training.framework=megatron-bridge-25.09-qwen3-cuda-graphs";
+  auto dropless = Parse(kMixtral, {graphed});
+  ASSERT_FALSE(dropless.ok());
+  EXPECT_NE(dropless.error().ToString().find("training.framework"), std::string::npos) << dropless.error().ToString();
+  EXPECT_NE(dropless.error().ToString().find("capacity_factor"), std::string::npos) << dropless.error().ToString();
+  EXPECT_TRUE(Parse(kMixtral, {graphed, "model.moe.forced_balance=false", "model.moe.capacity_factor=1.0"}).ok());
+}
+
 TEST(MoeWorkloadTest, FirstDenseLayersAreTheirOwnKind) {
   const Scenario s = Make(kDeepSeekV3);
   const Workload w = BuildWorkload(s);
