@@ -209,7 +209,8 @@ TEST(MoeWorkloadTest, KernelsOfAnMoeLayerFollowTheFp8Recipe) {
   EXPECT_NEAR(kernels(cb), 250, 25);
   auto delayed = qwen3;
   delayed.push_back("training.framework=megatron-core-2024");  // DelayedScaling
-  const PassWork& df = BuildWorkload(Make(kMixtral, delayed)).layer(0).forward;
+  const Workload dw = BuildWorkload(Make(kMixtral, delayed));
+  const PassWork& df = dw.layer(0).forward;
   EXPECT_EQ(op(df, "fp8 cast (expert input)").kernels, 1);
   EXPECT_LT(kernels(df), kernels(cf) - 100);
 }
@@ -249,7 +250,8 @@ TEST(MoeWorkloadTest, CudaGraphScopesMarkTheirModules) {
     for (const auto& o : pass->ops) EXPECT_TRUE(o.graphed) << o.name.str();
   }
   s.framework.cuda_graph_modules = 0;
-  for (const auto& o : BuildWorkload(s).layer(s.model.layers - 1).forward.ops) EXPECT_FALSE(o.graphed) << o.name.str();
+  const Workload eager = BuildWorkload(s);
+  for (const auto& o : eager.layer(s.model.layers - 1).forward.ops) EXPECT_FALSE(o.graphed) << o.name.str();
 }
 
 // A whole MoE layer replays as a graph only at fixed shapes: a framework
