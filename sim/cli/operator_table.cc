@@ -28,11 +28,12 @@ const char* ClassName(OpClass c) {
 std::string OperatorTable(const Scenario& s, const Workload& w) {
   const std::vector<PassBreakdown> passes = BreakDownPasses(s, w);
   std::string o;
+  bool any_graphed = false;
   o += "operators of one micro batch on one GPU (" + s.node.gpu.name + ", " + ToString(s.training.precision) + ")\n";
   for (const PassBreakdown& p : passes) {
     o += "\n" + p.unit + ", " + p.pass + "\n";
-    o += Line("  %-34s %-9s %-22s %10s %10s %10s  %s\n", p.ops.empty() ? "collective" : "operator", "class", "m x n x k (x batch)", "GFLOP", "MB",
-              "time us", "rate");
+    o += Line("  %-34s %-9s %-22s %10s %10s %10s %8s  %s\n", p.ops.empty() ? "collective" : "operator", "class", "m x n x k (x batch)", "GFLOP", "MB",
+              "time us", "kernels", "rate");
     for (const OperatorRow& r : p.ops) {
       std::string shape;
       if (r.cls == OpClass::kGemm) {
@@ -42,8 +43,10 @@ std::string OperatorTable(const Scenario& s, const Workload& w) {
       const std::string rate = r.time_s <= 0 || r.host_wait ? ""
                                : r.cls == OpClass::kMemoryBound ? Line("%.0f GB/s", r.bytes / r.time_s / 1e9)
                                                                 : Line("%.0f TFLOP/s", r.flops / r.time_s / 1e12);
-      o += Line("  %-34s %-9s %-22s %10.1f %10.1f %10.1f  %s\n", r.name.c_str(), r.host_wait ? "host" : ClassName(r.cls), shape.c_str(), r.flops / 1e9,
-                r.bytes / 1e6, r.time_s * 1e6, rate.c_str());
+      const std::string kernels = r.host_wait ? "" : std::to_string(r.kernels) + (r.graphed ? "*" : " ");
+      any_graphed |= r.graphed;
+      o += Line("  %-34s %-9s %-22s %10.1f %10.1f %10.1f %8s  %s\n", r.name.c_str(), r.host_wait ? "host" : ClassName(r.cls), shape.c_str(), r.flops / 1e9,
+                r.bytes / 1e6, r.time_s * 1e6, kernels.c_str(), rate.c_str());
     }
     if (!p.ops.empty()) o += Line("  %-34s %-9s %-22s %10s %10s %10.1f\n", "compute", "", "", "", "", p.compute_s * 1e6);
     for (const CommRow& c : p.comms) {
@@ -51,11 +54,12 @@ std::string OperatorTable(const Scenario& s, const Workload& w) {
                               : !c.missing.empty() ? "on the critical path (no " + c.missing + " to hide behind)"
                               : c.behind.empty()   ? "overlapped with the pass"
                                                    : "behind " + c.behind;
-      o += Line("  %-34s %-9s %-22s %10s %10.1f %10.1f  %s\n", c.name.c_str(), "comm", (ToString(c.group) + " " + ToString(c.kind)).c_str(), "",
-                c.bytes / 1e6, c.time_s * 1e6, how.c_str());
+      o += Line("  %-34s %-9s %-22s %10s %10.1f %10.1f %8s  %s\n", c.name.c_str(), "comm", (ToString(c.group) + " " + ToString(c.kind)).c_str(), "",
+                c.bytes / 1e6, c.time_s * 1e6, "", how.c_str());
     }
     if (!p.comms.empty()) o += Line("  %-34s %-9s %-22s %10s %10s %10.1f\n", "exposed communication", "", "", "", "", p.exposed_comm_s * 1e6);
   }
+  if (any_graphed) o += "\n* launched in a CUDA graph (the framework's cuda_graph_scope): the host issues the graph, not its kernels\n";
   if (s.training.activation_offload_layers > 0) {
     const ActivationOffloadTimes off = ActivationOffload(s, w);
     o += Line("\nactivation offload, %d layers, each copy behind the next layer's pass\n", off.layers);

@@ -26,7 +26,8 @@ const char* kRunHelp =
     "                         FILE.checkpoint.json. Needs the DES (--fidelity des)\n"
     "  --fidelity F           des (default) or analytical\n"
     "  --operators            after the summary, each pass of one micro batch operator by operator:\n"
-    "                         shapes, FLOPs, bytes, time, achieved rate, and its collectives\n"
+    "                         shapes, FLOPs, bytes, time, kernels launched (* in a CUDA graph),\n"
+    "                         achieved rate, and its collectives\n"
     "  --progress             progress and time left on stderr (default: only when stderr is a terminal)\n"
     "  -h, --help             this help\n"
     "exit status: 0 ok, 1 the run cannot happen (e.g. does not fit in memory), 2 bad input\n";

@@ -22,6 +22,8 @@ struct OperatorRow {
   double bytes = 0;   // HBM traffic
   double time_s = 0;  // OperatorTime
   bool host_wait = false;  // not an operator: the GPU waiting for the host to issue the pass's kernels
+  int kernels = 0;         // the CUDA kernels it launches (0: no work, nothing launched)
+  bool graphed = false;    // launched in a CUDA graph (the framework's cuda_graph_scope)
 };
 
 struct CommRow {

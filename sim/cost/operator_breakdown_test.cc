@@ -41,6 +41,29 @@ TEST(OperatorBreakdownTest, ReconcilesWithTheStageCosts) {
 // What a model chunk adds once per micro batch beside its layers is a unit of
 // its own: delayed fp8 scaling's amax all-reduce over the stage after the
 // chunk's forward and after its backward, as the stage cost charges it.
+// Each row says how many kernels its operator launches and whether a CUDA
+// graph launches them (the framework's cuda_graph_scope).
+TEST(OperatorBreakdownTest, RowsCountKernelsAndMarkGraphs) {
+  Scenario s = Load({"model=mixtral-8x7b", "parallelism.tensor=1", "parallelism.expert=8"});
+  s.framework.cuda_graph_modules = kGraphAttention;
+  const std::vector<PassBreakdown> passes = BreakDownPasses(s, BuildWorkload(s));
+  int graphed = 0, expert_kernels = 0;
+  for (const PassBreakdown& p : passes) {
+    for (const OperatorRow& r : p.ops) {
+      if (r.host_wait) continue;
+      EXPECT_GE(r.kernels, 1) << r.name;
+      graphed += r.graphed;
+      if (r.name == "flash attention") EXPECT_TRUE(r.graphed);
+      if (r.name == "expert fc1") {
+        EXPECT_FALSE(r.graphed);
+        expert_kernels = r.kernels;
+      }
+    }
+  }
+  EXPECT_GT(graphed, 0);
+  EXPECT_EQ(expert_kernels, 1);  // one local expert per GPU at EP 8
+}
+
 TEST(OperatorBreakdownTest, ChunkCollectivesAreAUnitOfTheirOwn) {
   const Scenario s = Load({"parallelism.tensor=2", "training.precision=fp8", "cluster.nodes=2", "training.global_batch=64",
                            "training.framework=megatron-core-2024"});
