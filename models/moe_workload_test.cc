@@ -254,6 +254,27 @@ TEST(MoeWorkloadTest, CudaGraphScopesMarkTheirModules) {
   for (const auto& o : eager.layer(s.model.layers - 1).forward.ops) EXPECT_FALSE(o.graphed) << o.name.str();
 }
 
+// Low-precision expert GEMMs take rows in aligned blocks: a dropless router's
+// tokens are copied into padded buffers and the output back out (TE's
+// Fp8Padding in Megatron-Core's TEGroupedMLP); not in 16-bit, not at a
+// capacity, not where HybridEP's dispatch already aligns them.
+TEST(MoeWorkloadTest, DroplessLowPrecisionExpertsPadTheirRows) {
+  const auto has = [](const Scenario& s, const std::string& name) {
+    const Workload w = BuildWorkload(s);
+    for (const auto& o : w.layer(0).forward.ops) {
+      if (o.name.str() == name) return o.bytes;
+    }
+    return 0.0;
+  };
+  const Scenario fp8 = Make(kMixtral, {"training.precision=fp8"});
+  const double rows = fp8.training.micro_batch * fp8.training.seq_len * 2.0 * 4096 * 2;  // tokens x top-2 x hidden x 2 B, forced balance
+  EXPECT_DOUBLE_EQ(has(fp8, "moe fp8 padding"), 2 * rows);
+  EXPECT_DOUBLE_EQ(has(fp8, "moe fp8 unpadding"), 2 * rows);
+  EXPECT_EQ(has(Make(kMixtral), "moe fp8 padding"), 0.0);
+  EXPECT_EQ(has(Make(kMixtral, {"training.precision=fp8", "model.moe.forced_balance=false", "model.moe.capacity_factor=1.0"}), "moe fp8 padding"), 0.0);
+  EXPECT_EQ(has(Make(kMixtral, {"training.precision=fp8", "parallelism.moe_dispatcher=hybridep"}), "moe fp8 padding"), 0.0);
+}
+
 // A whole MoE layer replays as a graph only at fixed shapes: a framework
 // capturing it with a dropless router is bad input naming the framework.
 TEST(MoeWorkloadTest, AGraphedMoeLayerNeedsTokenDrop) {

@@ -646,6 +646,20 @@ class LayerBuilder {
     // expert on its own: a kernel per expert.
     const int per_expert = std::max(1, int(local_experts));
     const size_t after_dispatch = F.ops.size();
+    // Low-precision GEMMs take each expert's rows in multiples of 16 (32 for
+    // the block formats): a dropless router's counts are not, so Megatron-Core's
+    // TEGroupedMLP copies the tokens (and their probabilities) into padded
+    // buffers and the output back out (TE Fp8Padding / Fp8Unpadding; core_v0.15
+    // experts.py, unless moe_router_padding_for_fp8, which the recipes leave
+    // off). Dropping at a capacity fills every expert to it; HybridEP's
+    // dispatch writes the tokens already aligned (core_v0.16 token_dispatcher.py
+    // passes pad_multiple to hybrid_ep_dispatch), leaving nothing to copy.
+    const bool padded = IsLowPrecision(c_.prec) && moe.capacity_factor <= 0 && c_.p.moe_dispatcher != MoeDispatcher::kHybridEp;
+    const double expert_rows_bytes = received * etp * h * kAct;
+    if (padded) {
+      F.ops.push_back(Mem("moe fp8 padding", 2 * expert_rows_bytes));
+      F.ops.back().kernels = 2;
+    }
     const int expert_casts = GroupedCastKernels(c_.prec, c_.scaling, per_expert);
     F.ops.push_back(Mem("fp8 cast (expert input)", c_.cast * received * etp * h));
     F.ops.back().kernels = F.ops.back().cast_kernels = expert_casts;
@@ -654,6 +668,7 @@ class LayerBuilder {
     F.ops.push_back(ActivationOp(OpName("expert ") + ActivationName(), received * etp * ffn_local, expert_casts));
     F.ops.push_back(Gemm("expert fc2", tokens_per_expert, h, ffn_local, true, local_experts));
     F.ops.back().kernels = per_expert;
+    if (padded) F.ops.push_back(Mem("moe fp8 unpadding", 2 * expert_rows_bytes));
     // Dropless routing sizes the dispatch on the host: it waits for the
     // tokens' counts per expert (a device-to-host sync) before it issues the
     // all-to-all and what follows. Dropping at a capacity pads every expert's
