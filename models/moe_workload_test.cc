@@ -231,18 +231,28 @@ TEST(MoeWorkloadTest, CudaGraphScopesMarkTheirModules) {
     const bool captured = n == "input norm" || n == "q down" || n == "flash attention" || n == "post-attention norm" ||
                           n.starts_with("router") || n == "moe preprocess" || n.starts_with("shared ");
     const bool eager = n.starts_with("expert ") || n == "moe permute" || n == "moe unpermute";
-    if (captured) EXPECT_TRUE(o.graphed) << n;
-    if (eager) EXPECT_FALSE(o.graphed) << n;
+    if (captured) {
+      EXPECT_TRUE(o.graphed) << n;
+    }
+    if (eager) {
+      EXPECT_FALSE(o.graphed) << n;
+    }
   }
   for (const auto& o : moe.backward.ops) {
     const std::string n = o.name.str();
-    if (n.starts_with("router") || n.starts_with("flash attention")) EXPECT_TRUE(o.graphed) << n;
-    if (n.starts_with("expert ")) EXPECT_FALSE(o.graphed) << n;
+    if (n.starts_with("router") || n.starts_with("flash attention")) {
+      EXPECT_TRUE(o.graphed) << n;
+    }
+    if (n.starts_with("expert ")) {
+      EXPECT_FALSE(o.graphed) << n;
+    }
   }
   const LayerWork& dense = w.layer(0);  // the mlp scope is not taken: a dense layer's MLP stays eager
   ASSERT_FALSE(dense.kind.moe);
   for (const auto& o : dense.forward.ops) {
-    if (o.name.str() == "fc1") EXPECT_FALSE(o.graphed);
+    if (o.name.str() == "fc1") {
+      EXPECT_FALSE(o.graphed);
+    }
   }
   s.framework.cuda_graph_modules = kGraphFullIteration;
   const Workload all = BuildWorkload(s);

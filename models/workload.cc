@@ -294,9 +294,7 @@ class LayerBuilder {
     // A dense MLP's fc1 takes the norm's output quantized (TE's LayerNormLinear);
     // an MoE layer's norm feeds the router and the dispatcher in 16-bit, and
     // each GEMM after it quantizes its own input.
-    F.ops.push_back(Mem("post-attention norm", c_.norm_bytes + (kind.moe ? 0 : c_.cast * c_.T * c_.h / (c_.sp ? c_.t : 1))));
-    F.ops.back().kernels = kind.moe ? 1 : std::max(1, c_.cast_kernels);
-    F.ops.back().cast_kernels = F.ops.back().kernels - 1;
+    F.ops.push_back(NormOp("post-attention norm", !kind.moe));
     if (kind.moe) {
       MoeMlp(F, mlp_begin);
     } else {
@@ -473,9 +471,7 @@ class LayerBuilder {
     const Finetune& ft = c_.sc.training.finetune;
     const double T = c_.T, h = c_.h, heads = HeadsLocal(), kv = KvHeadsLocal();
     const double dq = QHeadDim(), dv = VHeadDim();
-    F.ops.push_back(Mem("input norm", c_.norm_bytes + c_.cast * T * h / (c_.sp ? c_.t : 1)));
-    F.ops.back().kernels = std::max(1, c_.cast_kernels);  // TE's LayerNormLinear: the norm writes the quantized input
-    F.ops.back().cast_kernels = F.ops.back().kernels - 1;
+    F.ops.push_back(NormOp("input norm", true));
     OpName first_gemm;
     if (md.attention == AttentionKind::kMla) {
       // DeepSeek's latent projections are replicated over TP (each rank
@@ -571,6 +567,16 @@ class LayerBuilder {
   // and write one per kernel. Megatron-Core fuses only gelu and swiglu (core_r0.10
   // transformer/mlp.py, bias_activation_fusion); squared ReLU (NeMo's and Megatron's
   // squared_relu: torch.pow(F.relu(x), 2)) runs as two kernels, each a read and a write.
+  // A layer's norm over its (sequence-parallel shard of the) tokens; when it
+  // feeds a projection (`quantizes`: TE's LayerNormLinear) it writes the
+  // quantized input too, in the kernels a cast takes.
+  Operator NormOp(const OpName& name, bool quantizes) const {
+    Operator o = Mem(name, c_.norm_bytes + (quantizes ? c_.cast * c_.T * c_.h / (c_.sp ? c_.t : 1) : 0.0));
+    o.kernels = quantizes ? std::max(1, c_.cast_kernels) : 1;
+    o.cast_kernels = o.kernels - 1;
+    return o;
+  }
+
   // The quantization for fc2 takes `cast_kernels` of its own.
   Operator ActivationOp(const OpName& name, double elems, int cast_kernels) const {
     const bool gated = Gated(c_.md.activation);
@@ -1063,20 +1069,17 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
   }
 
   if (passes) {
+    const bool whole_step_graphed = sc.framework.cuda_graph_modules & kGraphFullIteration;  // the step replays as one graph
+    const auto finish = [whole_step_graphed](PassWork& pass) {
+      ResolvePartners(pass);
+      if (whole_step_graphed) {
+        for (Operator& o : pass.ops) o.graphed = true;
+      }
+    };
     for (LayerWork& k : w.kinds) {
-      for (PassWork* pass : {&k.forward, &k.backward, &k.recompute}) ResolvePartners(*pass);
+      for (PassWork* pass : {&k.forward, &k.backward, &k.recompute}) finish(*pass);
     }
-    if (sc.framework.cuda_graph_modules & kGraphFullIteration) {  // the step replays as one graph
-      for (LayerWork& k : w.kinds) {
-        for (PassWork* pass : {&k.forward, &k.backward, &k.recompute}) {
-          for (Operator& o : pass->ops) o.graphed = true;
-        }
-      }
-      for (PassWork* pass : {&w.embedding_forward, &w.embedding_backward, &w.head_forward, &w.head_backward}) {
-        for (Operator& o : pass->ops) o.graphed = true;
-      }
-    }
-    for (PassWork* pass : {&w.embedding_forward, &w.embedding_backward, &w.head_forward, &w.head_backward}) ResolvePartners(*pass);
+    for (PassWork* pass : {&w.embedding_forward, &w.embedding_backward, &w.head_forward, &w.head_backward}) finish(*pass);
   }
   w.model_flops_per_step = ModelFlopsPerStep(md, tr);
   return w;

@@ -6,6 +6,7 @@
 // sim/collective_model.h; schedules from sim/analytical_step.h and sim/des/.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <span>
 #include <string>
@@ -49,6 +50,9 @@ struct Operator {
   // backward has nothing to quantize there (the gradient passes a cast
   // through), so the op's backward launches the rest.
   int cast_kernels = 0;
+  // The kernels it actually launches: none without work (a cast the
+  // precision does not need), else at least one.
+  int LaunchedKernels() const { return flops > 0 || bytes > 0 ? std::max(1, kernels) : 0; }
   // The host reads a result of the GPU before it issues this operator (a
   // device-to-host sync: the dropless dispatcher's token counts), so the GPU
   // has run everything before it by then and waits for this one's launch.

@@ -16,9 +16,9 @@ double HostIssuedPassTime(const std::vector<Operator>& ops, const double* gpu_s,
   for (int round = 0; round < 2; ++round) {
     bool in_graph = false;  // the op before was launched in the same CUDA graph
     for (size_t i = 0; i < ops.size(); ++i) {
-      const double k = std::max(1, ops[i].kernels), g = gpu_s[i];
+      const double k = ops[i].LaunchedKernels(), g = gpu_s[i];
       if (ops[i].host_waits) host = std::max(host, gpu);
-      if (ops[i].flops <= 0 && ops[i].bytes <= 0) continue;  // no work, no kernel (a cast the precision does not need)
+      if (k == 0) continue;
       if (ops[i].graphed) {
         // A run of captured operators is one graph launch, issued like one
         // kernel; its kernels then follow one another on the GPU.

@@ -1,7 +1,5 @@
 #include "sim/cost/operator_breakdown.h"
 
-#include <algorithm>
-
 #include "sim/cost/collective_model.h"
 #include "sim/cost/gpu_cost_model.h"
 #include "sim/cost/host_issue.h"
@@ -34,7 +32,7 @@ PassBreakdown Break(const Scenario& s, const PassWork& pw, std::string unit, std
     r.flops = op.flops;
     r.bytes = op.bytes;
     r.time_s = OperatorTime(op, g, s.training.precision, backward);
-    r.kernels = op.flops > 0 || op.bytes > 0 ? std::max(1, op.kernels) : 0;
+    r.kernels = op.LaunchedKernels();
     r.graphed = op.graphed;
     b.compute_s += r.time_s;
     b.ops.push_back(std::move(r));

@@ -53,7 +53,9 @@ TEST(OperatorBreakdownTest, RowsCountKernelsAndMarkGraphs) {
       if (r.host_wait) continue;
       EXPECT_GE(r.kernels, 1) << r.name;
       graphed += r.graphed;
-      if (r.name == "flash attention") EXPECT_TRUE(r.graphed);
+      if (r.name == "flash attention") {
+        EXPECT_TRUE(r.graphed);
+      }
       if (r.name == "expert fc1") {
         EXPECT_FALSE(r.graphed);
         expert_kernels = r.kernels;

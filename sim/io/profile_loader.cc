@@ -385,35 +385,38 @@ LoraTargets ParseLoraTargets(const YAML::Node& list, const std::string& file, co
   return t;
 }
 
-unsigned ParseRecomputeModules(const YAML::Node& list, const std::string& file, const std::string& path) {
-  const std::vector<std::string>& names = RecomputeModuleNames();
+namespace {
+
+// A list of names from `names` as bits in their order (name i sets bit i);
+// names the file, line and path for a non-list, an empty one unless
+// `may_be_empty`, or an unknown name (with `hint(name)` after the known ones).
+unsigned ParseNamedBits(const YAML::Node& list, const std::vector<std::string>& names, bool may_be_empty, const std::string& file,
+                        const std::string& path, std::string (*hint)(const std::string&) = nullptr) {
   std::string known;
   for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
-  if (!list.IsSequence() || list.size() == 0) YamlMap::FailAt(list, file, path, "expected a non-empty list of " + known);
+  if (!list.IsSequence() || (!may_be_empty && list.size() == 0)) {
+    YamlMap::FailAt(list, file, path, may_be_empty ? "expected a list of " + known + " (empty: none)" : "expected a non-empty list of " + known);
+  }
   unsigned bits = 0;
   for (const auto& m : list) {
     const std::string name = m.IsScalar() ? m.Scalar() : "";
     const auto it = std::find(names.begin(), names.end(), name);
-    if (it == names.end()) YamlMap::FailAt(m, file, path, "'" + name + "' is not one of " + known);
+    if (it == names.end()) YamlMap::FailAt(m, file, path, "'" + name + "' is not one of " + known + (hint ? hint(name) : ""));
     bits |= 1u << unsigned(it - names.begin());
   }
   return bits;
 }
 
+}  // namespace
+
+unsigned ParseRecomputeModules(const YAML::Node& list, const std::string& file, const std::string& path) {
+  return ParseNamedBits(list, RecomputeModuleNames(), false, file, path);
+}
+
 unsigned ParseCudaGraphScope(const YAML::Node& list, const std::string& file, const std::string& path) {
-  const std::vector<std::string>& names = CudaGraphModuleNames();
-  std::string known;
-  for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
-  if (!list.IsSequence()) YamlMap::FailAt(list, file, path, "expected a list of " + known + " (empty: none)");
-  unsigned bits = 0;
-  for (const auto& m : list) {
-    const std::string name = m.IsScalar() ? m.Scalar() : "";
-    const auto it = std::find(names.begin(), names.end(), name);
-    if (it == names.end()) {
-      YamlMap::FailAt(m, file, path, "'" + name + "' is not one of " + known + (name == "full" ? " (the whole layer: attn, mlp, moe)" : ""));
-    }
-    bits |= 1u << unsigned(it - names.begin());
-  }
+  const unsigned bits = ParseNamedBits(list, CudaGraphModuleNames(), true, file, path, [](const std::string& name) {
+    return name == "full" ? std::string(" (the whole layer: attn, mlp, moe)") : std::string();
+  });
   // Megatron-Core's own rules (core_v0.16 transformer_config.py __post_init__).
   if ((bits & kGraphFullIteration) && bits != kGraphFullIteration) YamlMap::FailAt(list, file, path, "full_iteration takes the whole step: it stands alone");
   if ((bits & kGraphMoe) && (bits & kGraphMoeRouter)) YamlMap::FailAt(list, file, path, "moe and moe_router cannot both be captured (moe holds the router)");
