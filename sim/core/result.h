@@ -84,6 +84,12 @@ struct ModelSummary {
   double active_parameters = 0;
 };
 
+// A parameter count in billions to about three figures: "671B", "46.7B", "0.35B".
+std::string BillionsText(double parameters);
+// "46.7B (12.9B active)" where a token passes through fewer parameters than the
+// model holds (MoE), else "69.0B".
+std::string ModelSizeText(const ModelSummary& m);
+
 struct SimulationResult {
   std::string name;
   int gpus = 0;

@@ -19,6 +19,21 @@
 namespace trainsim {
 namespace {
 
+// The ways the summaries group cases, in the order they are printed.
+constexpr std::pair<const char*, std::string ValidationCase::*> kGroupings[] = {
+    {"gpu", &ValidationCase::gpu},           {"precision", &ValidationCase::precision}, {"source", &ValidationCase::family},
+    {"workload", &ValidationCase::workload}, {"model", &ValidationCase::model}};
+
+std::string WorkloadKind(const Scenario& s) {
+  const std::string arch = s.model.moe.enabled() ? "MoE" : "dense";
+  switch (s.training.finetune.method) {
+    case FinetuneMethod::kNone: return arch + " pre-training";
+    case FinetuneMethod::kFull: return arch + " full fine-tuning";
+    case FinetuneMethod::kLora: return arch + " LoRA";
+  }
+  return arch;
+}
+
 // Keys whose absence means the simulator's default stood in for them.
 std::vector<std::string> DefaultedKeys(const YAML::Node& sc) {
   static const std::vector<std::pair<std::string, std::string>> keys = {
@@ -155,6 +170,10 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
         }
         vc.gpu = s->node.gpu.name;
         vc.precision = ToString(s->training.precision);
+        vc.workload = WorkloadKind(*s);
+        // A model given inline and unnamed takes the scenario's name: its size names it here.
+        const bool unnamed = sc["model"].IsMap() && !sc["model"]["name"].IsDefined();
+        vc.model = unnamed ? ModelSizeText(vc.result.model) : s->model.name;
         vc.predicted_step_time_s = vc.result.step_time_s;
         vc.error = (vc.predicted_step_time_s - vc.measured_step_time_s) / vc.measured_step_time_s;
         if (!vc.result.memory.fits) vc.defaulted.push_back("(prediction does not fit in memory)");
@@ -186,8 +205,7 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
   rep.max_abs_error = all.max_abs_error;
   rep.predicted = all.cases;
   rep.unpredicted = int(rep.cases.size()) - all.cases;
-  for (auto [by, member] : {std::pair{"gpu", &ValidationCase::gpu}, std::pair{"precision", &ValidationCase::precision},
-                            std::pair{"source", &ValidationCase::family}}) {
+  for (auto [by, member] : kGroupings) {
     for (const auto& c : rep.cases) {
       if (!c.failure.empty()) continue;
       const std::string& name = c.*member;
@@ -216,7 +234,7 @@ std::string ValidationTable(const ValidationReport& r) {
                   c.measured_step_time_s, 100 * c.error, defs.c_str());
     o << buf;
   }
-  for (const char* by : {"gpu", "precision", "source"}) {
+  for (auto [by, member] : kGroupings) {
     const long n = std::count_if(r.groups.begin(), r.groups.end(), [&](const ErrorGroup& g) { return g.by == by; });
     if (n < 2) continue;  // one group is the total below
     for (const auto& g : r.groups) {

@@ -23,6 +23,8 @@ struct ValidationCase {
   std::string gpu;      // the GPU profile the case ran on (for per-GPU summaries)
   std::string precision;  // the training precision (per-precision summaries)
   std::string family;     // the source family: the id up to its first '-' ("dgxc2502", "mlperf41")
+  std::string workload;   // "dense pre-training", "MoE pre-training", "dense LoRA", "MoE full fine-tuning", ...
+  std::string model;      // the model's name, else its size ("235B (22.2B active)"): cases of one model share it
   SimulationResult result;
 };
 
@@ -34,10 +36,11 @@ struct ErrorSummary {
   double mean_signed_error = 0;  // a bias shows here: all too fast is negative
 };
 
-// One group of cases sharing a GPU, a precision or a source family.
+// One group of cases sharing a GPU, a precision, a source family, a kind of
+// workload or a model.
 struct ErrorGroup {
-  std::string by;    // "gpu", "precision" or "source"
-  std::string name;  // e.g. "h100-sxm-80g", "fp8", "dgxc2502"
+  std::string by;    // "gpu", "precision", "source", "workload" or "model"
+  std::string name;  // e.g. "h100-sxm-80g", "fp8", "dgxc2502", "MoE pre-training", "30.5B (3.3B active)"
   ErrorSummary summary;
 };
 
@@ -48,7 +51,8 @@ struct ValidationReport {
   // Per GPU profile (a calibration is per GPU: where the model is off shows
   // here), in the order the GPUs first appear.
   std::vector<std::pair<std::string, ErrorSummary>> by_gpu;
-  // Per GPU, per precision and per source family, in order of appearance.
+  // Per GPU, per precision, per source family, per workload kind and per
+  // model, each in order of appearance.
   std::vector<ErrorGroup> groups;
   int predicted = 0;    // cases predicted (the summaries are over these)
   int unpredicted = 0;  // cases that name a feature trainsim lacks, or fail to parse

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 namespace trainsim {
 namespace {
@@ -49,6 +50,17 @@ TEST(ValidationTest, PublishedRunsThatCanBeDescribedArePredicted) {
     fp8 |= g.by == "precision" && g.name == "fp8";
   }
   EXPECT_TRUE(bf16 && fp8);
+  // Per kind of workload and per model: the reference's MoE models are inline
+  // and unnamed, so their sizes name them (Mixtral 8x7B's two runs as one).
+  std::map<std::string, int> workloads, models;
+  for (const auto& g : rep->groups) {
+    if (g.by == "workload") workloads[g.name] = g.summary.cases;
+    if (g.by == "model") models[g.name] = g.summary.cases;
+  }
+  EXPECT_EQ(workloads["dense LoRA"], 7);
+  EXPECT_EQ(workloads["dense pre-training"] + workloads["MoE pre-training"] + workloads["dense LoRA"], 154);
+  EXPECT_EQ(models["46.7B (12.9B active)"], 2);
+  EXPECT_EQ(models["671B (37.6B active)"], 11);
   // 9.96% over all 154 (10.26% before the Blackwell MoE recipes of 25.11-26.08 and the non-interleaved
   // pipeline's exposed sends, 9.92% before DeepSeek-V3's rows took their recipe's pipeline layouts, which move
   // its Blackwell runs further from their measurements, and 10.83% before the 26.04.01 B200 row took its preset;

@@ -1,0 +1,22 @@
+#include "sim/core/result.h"
+
+#include <gtest/gtest.h>
+
+namespace trainsim {
+namespace {
+
+TEST(ResultTest, ParameterCountsInBillionsToThreeFigures) {
+  EXPECT_EQ(BillionsText(671.0e9), "671B");
+  EXPECT_EQ(BillionsText(46.70e9), "46.7B");
+  EXPECT_EQ(BillionsText(6.98e9), "7.0B");
+  EXPECT_EQ(BillionsText(0.354e9), "0.35B");
+}
+
+TEST(ResultTest, ModelSizeNamesTheActiveShareOnlyWhereItIsSmaller) {
+  EXPECT_EQ(ModelSizeText({46.7e9, 12.9e9}), "46.7B (12.9B active)");
+  EXPECT_EQ(ModelSizeText({69.0e9, 69.0e9}), "69.0B");
+  EXPECT_EQ(ModelSizeText({69.0e9, 0}), "69.0B");
+}
+
+}  // namespace
+}  // namespace trainsim
