@@ -42,10 +42,10 @@ const char* kBenchHelp =
     "usage: trainsim bench [--quick] [--check]\n"
     "Time the simulator in CPU seconds (median of several runs) against the targets of design.md\n"
     "section 4: DES of a 500-step Llama 2 70B run on 8 XE9680 nodes (sync and async checkpoints)\n"
-    "and of a 50,000-step async run, one DES step of Llama 3.1 405B from 128 to 16,384 GPUs, the\n"
-    "analytical path (configurations per second), a 10,240-point sweep end to end, plan for 70B on\n"
-    "64 GPUs (sync and async checkpoints) and 405B on 16,384, trainsim size for Llama 3.1 70B / 2T\n"
-    "tokens / 30 days, peak memory.\n"
+    "and of a 50,000-step async run, one DES step of Llama 3.1 405B from 128 to 16,384 GPUs and of\n"
+    "DeepSeek-V3 with EP 64 on 2,048 H100, the analytical path (configurations per second), a\n"
+    "10,240-point sweep end to end, plan for 70B on 64 GPUs (sync and async checkpoints) and 405B on\n"
+    "16,384, trainsim size for Llama 3.1 70B / 2T tokens / 30 days, peak memory.\n"
     "Run it on an idle machine, pinned to one core: taskset -c 0 trainsim bench.\n"
     "  --quick      fewer repetitions and sizes\n"
     "  --check      exit 1 when a target is missed\n"
@@ -99,6 +99,15 @@ cluster: {node: xe9680-h100, nodes: 2048, fabric: ndr-rail-optimized}
 model: llama3.1-405b
 parallelism: {tensor: 8, pipeline: 16, context: 1, distributed_optimizer: true}
 training: {seq_len: 8192, global_batch: 2048, micro_batch: 1, steps: 1, recompute: full}
+)";
+
+// Issue 13's DES target: DeepSeek-V3 with EP 64 on 2,048 H100 (Megatron-Bridge's 25.09 DGX-H100 layout at twice
+// its data parallelism), its all-to-alls as flows beside the DP, PP and TP traffic.
+const char* kDeepSeekV3 = R"(name: bench-deepseek-v3-ep64
+cluster: {node: xe9680-h100, nodes: 256, fabric: ndr-rail-optimized}
+model: deepseek-v3
+parallelism: {tensor: 2, pipeline: 8, virtual_stages: 4, expert: 64, sequence_parallel: true, distributed_optimizer: true}
+training: {seq_len: 4096, global_batch: 8192, micro_batch: 1, steps: 1, precision: fp8, framework: megatron-bridge-25.09-deepseek-v3-h100}
 )";
 
 std::string Fmt0(double v) {
@@ -170,6 +179,17 @@ int BenchCommand(const Args& args, std::ostream& out, std::ostream& err) {
     const double cpu = MedianCpuSeconds(runs, [&] { r = Simulate(*s, SimulateOptions::At(Fidelity::kDes, false, &st)); });
     std::snprintf(buf, sizeof buf, "PP 16, DP %d: %d stage actors, %d flows; step %.2f s", dp, st.stage_actors, st.flows, r.step_time_s);
     lines.push_back({"DES 405B one step, " + std::to_string(nodes * 8) + " GPUs", cpu, 0.5, false, buf});
+  }
+
+  // 2b. One DES step of DeepSeek-V3, EP 64 across 8 nodes of each pipeline stage.
+  {
+    auto s = Inline(kDeepSeekV3, {});
+    if (!s) return fail(s.error());
+    DesStats st;
+    SimulationResult r;
+    const double cpu = MedianCpuSeconds(runs, [&] { r = Simulate(*s, SimulateOptions::At(Fidelity::kDes, false, &st)); });
+    std::snprintf(buf, sizeof buf, "TP 2, PP 8, VP 4, EP 64: %d stage actors, %d flows; step %.2f s", st.stage_actors, st.flows, r.step_time_s);
+    lines.push_back({"DES DeepSeek-V3 one step, 2048 GPUs", cpu, 1.0, false, buf});
   }
 
   // 3. Analytical path: ComputeStepCosts + AnalyticalStep over pre-parsed configurations.
