@@ -509,6 +509,13 @@ ModelSpec ResolveModel(const YAML::Node& ref, const std::string& scenario_file, 
                       "; catalogue: models/catalogue/, or give a path");
 }
 
+YAML::Node CatalogueModelKeys(const std::string& name) {
+  for (const auto& n : CatalogueNames("models/catalogue")) {
+    if (n == name) return LoadYamlFile(DataDir() + "/models/catalogue/" + n + ".yaml");
+  }
+  return YAML::Node(YAML::NodeType::Null);
+}
+
 Expected<ModelSpec> LoadModelFile(const std::string& path) {
   return CatchInputErrors<ModelSpec>(path, [&] { return ParseModelFile(path); });
 }

@@ -23,6 +23,11 @@ ModelSpec ParseModelKeys(YamlMap& m, const std::string& default_name);
 // `scenario_file` anchors relative paths and error messages.
 ModelSpec ResolveModel(const YAML::Node& ref, const std::string& scenario_file, const std::string& key);
 
+// The keys of catalogue model `name` (models/catalogue/NAME.yaml) as a
+// mapping, so that a --set can change one of them; a null node when the
+// catalogue has no model of that name.
+YAML::Node CatalogueModelKeys(const std::string& name);
+
 // Loads a model file (trainsim YAML or Hugging Face config.json).
 Expected<ModelSpec> LoadModelFile(const std::string& path);
 

@@ -63,6 +63,18 @@ void SetDottedKey(YAML::Node& root, const std::string& dotted, const YAML::Node&
     if (dot == std::string::npos) break;
     start = dot + 1;
   }
+  // A key of a catalogue model the scenario names (model: mixtral-8x7b):
+  // the model's keys take its place, inline, and the --set changes one of
+  // them. A model file is not rewritten: its keys are the file's to change.
+  if (parts.size() > 1 && parts[0] == "model" && root.IsMap() && root["model"].IsScalar()) {
+    const std::string name = root["model"].Scalar();
+    YAML::Node keys = CatalogueModelKeys(name);
+    if (!keys.IsMap()) {
+      throw InputException(InputError{"--set", 0, dotted,
+                                      "model '" + name + "' is not a catalogue model: give its keys inline in the scenario to set one"});
+    }
+    root["model"] = WithoutMarks(keys);
+  }
   // yaml-cpp's operator[] on a non-const node rebinds references, so walk
   // with a copy of each child handle (they share the underlying memory).
   std::vector<YAML::Node> chain{root};

@@ -71,6 +71,25 @@ TEST(ScenarioTest, OverrideSetsNestedKey) {
   EXPECT_EQ(s->parallelism.data, 1);
 }
 
+// A what-if on a catalogue model's key: the model's keys come inline and the
+// --set changes one of them; a model file's keys are the file's.
+TEST(ScenarioTest, OverrideSetsAKeyOfACatalogueModel) {
+  auto s = ParseText(kBase, {"model.layers=40"});
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  EXPECT_EQ(s->model.layers, 40);
+  EXPECT_EQ(s->model.hidden, 8192);  // the rest is the catalogue's llama2-70b
+  EXPECT_EQ(s->model.name, "llama2-70b");
+  auto bad = ParseText(kBase, {"model.layer=40"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().ToString().rfind("--set: model.layer: unknown key", 0), 0u) << bad.error().ToString();
+  try {
+    ParseText(kBase, {"model=" + std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/hf/gemma-7b/config.json", "model.layers=4"});
+    ADD_FAILURE() << "a key of a model file was set";
+  } catch (const InputException& e) {
+    EXPECT_NE(e.error().ToString().find("not a catalogue model"), std::string::npos) << e.error().ToString();
+  }
+}
+
 TEST(ScenarioTest, FrameworkOverlapSmsMustLeaveSmsForCompute) {
   auto s = ParseText(kBase, {"training.framework=" + std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/framework-too-many-sms.yaml"});
   ASSERT_FALSE(s.ok());
