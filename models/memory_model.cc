@@ -194,7 +194,7 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain)
     if (rank == 0) act += tokens * sc.model.hidden * 2 / (p.sequence_parallel ? p.tensor : 1) * in_flight;
     if (sc.training.recompute == Recompute::kFull) act += largest_none;
     act += largest_recomputed;
-    if (p.pipeline == 1) act += tokens * double(sc.model.vocab) / p.tensor * 4;  // fp32 logits for the loss
+    if (p.pipeline == 1) act += tokens * double(sc.model.vocab) / p.tensor * sc.framework.cross_entropy_saved_bytes;  // the loss's logits
     m.activations_gib = act / kGiB;
     m.peak_gib_per_gpu = m.weights_gib + m.gradients_gib + m.optimizer_gib + m.activations_gib;
     if (first || m.peak_gib_per_gpu > r.peak_gib_per_gpu) {

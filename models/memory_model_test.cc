@@ -56,6 +56,19 @@ TEST(MemoryModelTest, HoldingsGiveTheWholeWorkloadsReport) {
   }
 }
 
+// The loss keeps its logits from forward to backward: Megatron's fp32 softmax
+// (4 B per local logit), or Transformer Engine's fused kernel's gradient in
+// place over the 16-bit logits (2 B: Megatron-Bridge's recipes).
+TEST(MemoryModelTest, TheLossKeepsItsLogitsAtTheFrameworksBytes) {
+  Scenario s = Make70b({});
+  const double logits = 8192.0 * s.model.vocab;  // one micro batch of 8,192 tokens, TP 1
+  s.framework.cross_entropy_saved_bytes = 4;
+  const double fp32 = Memory(s).activations_gib;
+  s.framework.cross_entropy_saved_bytes = 2;
+  EXPECT_NEAR((fp32 - Memory(s).activations_gib) * kGiB, 2 * logits, 1e-3 * logits);
+  EXPECT_EQ(Make70b({"training.framework=megatron-bridge-perf"}).framework.cross_entropy_saved_bytes, 2);
+}
+
 TEST(MemoryModelTest, DdpKeepsEverythingOnEveryReplica) {
   const Scenario s = Make70b({"parallelism.data_sharding=none"});
   const MemoryReport m = Memory(s);

@@ -245,6 +245,11 @@ struct FrameworkProfile {
   // recipe's recompute_modules) when the scenario names no modules; 0: the
   // scenario's default (the attention core).
   unsigned recompute_modules = 0;
+  // The recipe's activation offload (Megatron-Core's cpu_offloading_num_layers)
+  // for a scenario without training.activation_offload_layers that can take
+  // it (pipeline 1, no recompute, fewer layers than the model's: the rules
+  // its presets keep); 0: none.
+  int activation_offload_layers = 0;
   // The recipe's pipeline layouts (sim/core/pipeline_layout.h) by pipeline x
   // virtual stages ("16x1"), for a scenario that splits its layers by no rule of
   // its own and whose layers the layout places; the MTP modules follow the model
@@ -286,6 +291,10 @@ struct FrameworkProfile {
   // several passes over an fp32 copy of the logits; a fused kernel one.
   double cross_entropy_forward_bytes = 10;
   double cross_entropy_backward_bytes = 6;
+  // Bytes per local logit the loss keeps from its forward to its backward:
+  // Megatron's fp32 softmax (4); Transformer Engine's fused kernel writes the
+  // gradient in place over the 16-bit logits (2).
+  double cross_entropy_saved_bytes = 4;
   // A mixture of experts whose scenario does not give parallelism.expert_tensor
   // splits each expert over the tensor-parallel ranks (Megatron-Core's own
   // default since expert tensor parallelism became a setting) instead of 1

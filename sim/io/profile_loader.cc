@@ -249,6 +249,7 @@ FrameworkProfile ParseFramework(const std::string& path) {
     if (f.recompute != Recompute::kSelective) m.Fail("recompute_modules", "needs recompute: selective (Megatron-Core's recompute_modules)");
     f.recompute_modules = ParseRecomputeModules(mods, path, m.Path("recompute_modules"));
   }
+  f.activation_offload_layers = m.NonNegativeInt("activation_offload_layers", f.activation_offload_layers);
   if (YAML::Node layouts = m.Raw("pipeline_layouts"); layouts.IsDefined()) {
     const std::string key = m.Path("pipeline_layouts");
     if (!layouts.IsMap()) YamlMap::FailAt(layouts, path, key, "expected a map from pipeline x virtual stages (\"16x1\") to a layout");
@@ -293,6 +294,7 @@ FrameworkProfile ParseFramework(const std::string& path) {
   if (auto ce = m.OptMap("cross_entropy_bytes_per_logit")) {
     f.cross_entropy_forward_bytes = ce->PositiveDouble("forward", inherited(f.cross_entropy_forward_bytes));
     f.cross_entropy_backward_bytes = ce->PositiveDouble("backward", inherited(f.cross_entropy_backward_bytes));
+    f.cross_entropy_saved_bytes = ce->PositiveDouble("saved", f.cross_entropy_saved_bytes);
     ce->Finish();
   }
   if (auto b = m.OptMap("grad_bucket_params")) {

@@ -308,6 +308,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
   } else if (s.training.recompute == Recompute::kSelective && s.framework.recompute_modules != 0) {
     s.training.recompute_modules = s.framework.recompute_modules;  // the recipe's selective recompute
   }
+  const bool offload_given = t.Has("activation_offload_layers");
   s.training.activation_offload_layers = t.NonNegativeInt("activation_offload_layers", 0);
   const std::string attn = t.Choice("attention", AttentionChoices(), "auto");
   s.training.attention = attn == "auto" ? s.framework.attention_kernel : AttentionKernelNamed(attn);
@@ -440,6 +441,11 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     s.cost.node_hour_usd = co->NonNegativeDouble("node_hour_usd", 0);
     if (co->Has("storage_node_hour_usd")) s.cost.storage_node_hour_usd = co->NonNegativeDouble("storage_node_hour_usd");
     co->Finish();
+  }
+  // The recipe's activation offload where its rules let this run take it.
+  if (const int n = s.framework.activation_offload_layers;
+      !offload_given && n > 0 && n < s.model.layers && par.pipeline == 1 && s.training.recompute == Recompute::kNone) {
+    s.training.activation_offload_layers = n;
   }
   top.Finish();
   return s;

@@ -90,6 +90,25 @@ TEST(ScenarioTest, OverrideSetsAKeyOfACatalogueModel) {
   }
 }
 
+// A recipe's activation offload (Megatron-Bridge's Llama 3 70B GB200 FP8-CS
+// preset: cpu_offloading_num_layers=40) is the default of a run that can
+// offload (pipeline 1, no recompute); the scenario's own value wins.
+TEST(ScenarioTest, FrameworkActivationOffloadWhereTheRunCanTakeIt) {
+  const std::string fw = "training.framework=megatron-bridge-llama3-70b-gb200";
+  auto s = ParseText(kBase, {fw, "parallelism.pipeline=1", "parallelism.tensor=8"});
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  EXPECT_EQ(s->training.activation_offload_layers, 40);
+  auto pp = ParseText(kBase, {fw});  // pipeline 4: Megatron-Core offloads nothing
+  ASSERT_TRUE(pp.ok()) << pp.error().ToString();
+  EXPECT_EQ(pp->training.activation_offload_layers, 0);
+  auto rc = ParseText(kBase, {fw, "parallelism.pipeline=1", "parallelism.tensor=8", "training.recompute=full"});
+  ASSERT_TRUE(rc.ok()) << rc.error().ToString();
+  EXPECT_EQ(rc->training.activation_offload_layers, 0);
+  auto own = ParseText(kBase, {fw, "parallelism.pipeline=1", "parallelism.tensor=8", "training.activation_offload_layers=0"});
+  ASSERT_TRUE(own.ok()) << own.error().ToString();
+  EXPECT_EQ(own->training.activation_offload_layers, 0);
+}
+
 TEST(ScenarioTest, FrameworkOverlapSmsMustLeaveSmsForCompute) {
   auto s = ParseText(kBase, {"training.framework=" + std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/framework-too-many-sms.yaml"});
   ASSERT_FALSE(s.ok());

@@ -176,6 +176,9 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
         vc.model = unnamed ? ModelSizeText(vc.result.model) : s->model.name;
         vc.predicted_step_time_s = vc.result.step_time_s;
         vc.error = (vc.predicted_step_time_s - vc.measured_step_time_s) / vc.measured_step_time_s;
+        if (!(sc["training"].IsMap() && sc["training"]["activation_offload_layers"].IsDefined()) && s->training.activation_offload_layers > 0) {
+          vc.defaulted.push_back("training.activation_offload_layers=" + std::to_string(s->training.activation_offload_layers) + " (the framework's)");
+        }
         if (!vc.result.memory.fits) vc.defaulted.push_back("(prediction does not fit in memory)");
       }
       rep.cases.push_back(std::move(vc));
