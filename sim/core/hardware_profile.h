@@ -346,6 +346,10 @@ struct NodeProfile {
   double intra_half_chunk_bytes = 0;  // per ring step / transfer, at half the peak bandwidth
   double pcie_bytes_per_s = 0;  // the node's GPU-host path (pcie_gb_per_s; NVLink-C2C on Grace trays)
   double host_memory_bytes = 0;
+  // The node's CPU time for one framework op (Python, the PyTorch dispatcher,
+  // the launch) against a DGX H100's Xeon Platinum 8480C, on which the
+  // frameworks' host_us_per_kernel is stated: Grace's Arm cores take ~2.75x.
+  double host_op_time_factor = 1.0;
   // What each GPU gets of the host path when all of them copy at once (an
   // async checkpoint's staging, activation offload).
   double host_copy_bytes_per_s_per_gpu() const { return pcie_bytes_per_s / gpus_per_node; }

@@ -180,6 +180,9 @@ struct Scenario {
   CostModel cost;
 
   int gpus() const { return nodes * node.gpus_per_node; }
+  // What the host spends issuing one kernel: the framework's figure on the
+  // node's CPU (sim/cost/host_issue.h).
+  double host_s_per_kernel() const { return framework.host_s_per_kernel * node.host_op_time_factor; }
   int microbatches_per_step() const { return int(training.global_batch / (long(training.micro_batch) * parallelism.data)); }
   // Where the ranks sit (TP, CP, DP, PP over GPUs, nodes, NVLink domains).
   RankLayout layout() const;

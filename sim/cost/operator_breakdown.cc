@@ -38,10 +38,10 @@ PassBreakdown Break(const Scenario& s, const PassWork& pw, std::string unit, std
     b.ops.push_back(std::move(r));
   }
   // Where the GPU waits for the host to issue short kernels (host_issue.h): a row of its own.
-  if (s.framework.host_s_per_kernel > 0 && !pw.ops.empty()) {
+  if (s.host_s_per_kernel() > 0 && !pw.ops.empty()) {
     std::vector<double> op_s;
     for (const OperatorRow& r : b.ops) op_s.push_back(r.time_s);
-    const double wait_s = HostIssuedPassTime(pw.ops, op_s.data(), s.framework.host_s_per_kernel) - b.compute_s;
+    const double wait_s = HostIssuedPassTime(pw.ops, op_s.data(), s.host_s_per_kernel()) - b.compute_s;
     if (wait_s > 0) {
       OperatorRow r;
       r.name = "GPU waits for the host";

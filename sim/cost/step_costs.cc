@@ -159,7 +159,7 @@ struct PassTimes {
 
 StageCost AddPasses(const Scenario& s, const GpuRates& rates, CollectiveTimes& times, const PassWork& fwd, const PassWork& bwd) {
   StageCost c;
-  const double h = s.framework.host_s_per_kernel;
+  const double h = s.host_s_per_kernel();
   const PassTimes f(fwd, rates, false, h), b(bwd, rates, true, h);
   const double fc = f.total_s;
   const double bc = b.total_s;
@@ -199,7 +199,7 @@ StageCost Times(double n, const StageCost& c) {
 StageCost LayerCost(const Scenario& s, const GpuRates& rates, CollectiveTimes& times, const LayerWork& layer) {
   StageCost c = AddPasses(s, rates, times, layer.forward, layer.backward);
   if (!layer.recompute.ops.empty()) {
-    const PassTimes r(layer.recompute, rates, false, s.framework.host_s_per_kernel);
+    const PassTimes r(layer.recompute, rates, false, s.host_s_per_kernel());
     const double rc = r.total_s;
     c.backward_compute_s += rc;
     c.backward_exposed_comm_s += ExposedCommTimeAt(s, rates, times, layer.recompute, rc, false, r.kept);
@@ -250,8 +250,8 @@ ActivationOffloadTimes ActivationOffload(const Scenario& s, const Workload& w) {
     t.layers++;
     t.bytes += bytes;
     t.copy_s += copy_s;
-    t.forward_exposed_s += std::max(0.0, copy_s - PassComputeTime(next.forward, rates, false, s.framework.host_s_per_kernel));
-    t.backward_exposed_s += std::max(0.0, copy_s - PassComputeTime(next.backward, rates, true, s.framework.host_s_per_kernel));
+    t.forward_exposed_s += std::max(0.0, copy_s - PassComputeTime(next.forward, rates, false, s.host_s_per_kernel()));
+    t.backward_exposed_s += std::max(0.0, copy_s - PassComputeTime(next.backward, rates, true, s.host_s_per_kernel()));
   }
   return t;
 }

@@ -242,6 +242,29 @@ TEST(StepCostsTest, ActivationOffloadCopiesHideBehindTheNextLayer) {
   EXPECT_LT(gb_extra, 0.05);
 }
 
+// The host issues the kernels at the framework's cost on the node's CPU: a
+// Grace tray's (host_op_time_factor 2.75, TransformerEngine#2053) makes a
+// host-bound pass slower; a pass of long kernels hides either.
+TEST(StepCostsTest, TheNodesCpuPacesAHostBoundPass) {
+  Scenario s = H100Tp8({"parallelism.tensor=1", "training.seq_len=256", "training.micro_batch=1"});
+  s.framework.host_s_per_kernel = 15e-6;
+  s.node.host_op_time_factor = 1.0;
+  EXPECT_DOUBLE_EQ(s.host_s_per_kernel(), 15e-6);
+  const double x86 = ComputeStepCosts(s).virtual_stage[0].forward_compute_s;
+  s.node.host_op_time_factor = 2.75;
+  EXPECT_DOUBLE_EQ(s.host_s_per_kernel(), 2.75 * 15e-6);
+  const double grace = ComputeStepCosts(s).virtual_stage[0].forward_compute_s;
+  EXPECT_GT(grace, 1.1 * x86);  // 256 tokens: the host paces much of the pass
+  EXPECT_LT(grace, 2.75 * x86);
+  Scenario big = H100Tp8({"training.seq_len=8192", "training.micro_batch=4"});
+  big.framework.host_s_per_kernel = 15e-6;
+  big.node.host_op_time_factor = 1.0;
+  const double big_x86 = ComputeStepCosts(big).virtual_stage[0].forward_compute_s;
+  big.node.host_op_time_factor = 2.75;
+  EXPECT_NEAR(ComputeStepCosts(big).virtual_stage[0].forward_compute_s, big_x86, 0.01 * big_x86);
+  EXPECT_EQ(LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/examples/blackwell/mixtral-8x7b-xe9712-gb200-16n.yaml")->node.host_op_time_factor, 2.75);
+}
+
 // ZeRO-2 reduce-scatters every micro batch's gradients in the backward and
 // gathers the updated parameters once per step, as the distributed optimizer.
 TEST(StepCostsTest, Zero2ReducesPerMicroBatchAndGathersPerStep) {

@@ -132,6 +132,7 @@ NodeProfile ParseNode(const std::string& path) {
   in.Finish();
   n.pcie_bytes_per_s = m.PositiveDouble("pcie_gb_per_s") * kGB;
   n.host_memory_bytes = m.PositiveDouble("host_memory_gib") * kGiB;
+  n.host_op_time_factor = m.PositiveDouble("host_op_time_factor", 1.0);
   YamlMap pw = m.Map("power_w");
   n.power_load_w = pw.PositiveDouble("load");
   n.power_idle_w = pw.NonNegativeDouble("idle");
