@@ -66,8 +66,9 @@ void SetDottedKey(YAML::Node& root, const std::string& dotted, const YAML::Node&
   // A key of a catalogue model the scenario names (model: mixtral-8x7b):
   // the model's keys take its place, inline, and the --set changes one of
   // them. A model file is not rewritten: its keys are the file's to change.
-  if (parts.size() > 1 && parts[0] == "model" && root.IsMap() && root["model"].IsScalar()) {
-    const std::string name = root["model"].Scalar();
+  const YAML::Node& read = root;  // a const look-up adds no key
+  if (parts.size() > 1 && parts[0] == "model" && read.IsMap() && read["model"].IsScalar()) {
+    const std::string name = read["model"].Scalar();
     YAML::Node keys = CatalogueModelKeys(name);
     if (!keys.IsMap()) {
       throw InputException(InputError{"--set", 0, dotted,

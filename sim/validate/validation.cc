@@ -172,11 +172,12 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
         vc.precision = ToString(s->training.precision);
         vc.workload = WorkloadKind(*s);
         // A model given inline and unnamed takes the scenario's name: its size names it here.
-        const bool unnamed = sc["model"].IsMap() && !sc["model"]["name"].IsDefined();
+        const YAML::Node& given = sc;  // const look-ups: they add no key
+        const bool unnamed = given["model"].IsMap() && !given["model"]["name"].IsDefined();
         vc.model = unnamed ? ModelSizeText(vc.result.model) : s->model.name;
         vc.predicted_step_time_s = vc.result.step_time_s;
         vc.error = (vc.predicted_step_time_s - vc.measured_step_time_s) / vc.measured_step_time_s;
-        if (!(sc["training"].IsMap() && sc["training"]["activation_offload_layers"].IsDefined()) && s->training.activation_offload_layers > 0) {
+        if (!(given["training"].IsMap() && given["training"]["activation_offload_layers"].IsDefined()) && s->training.activation_offload_layers > 0) {
           vc.defaulted.push_back("training.activation_offload_layers=" + std::to_string(s->training.activation_offload_layers) + " (the framework's)");
         }
         if (!vc.result.memory.fits) vc.defaulted.push_back("(prediction does not fit in memory)");
