@@ -273,6 +273,9 @@ std::string ValidationJson(const ValidationReport& r) {
           .Field("predicted_step_time_s", c.predicted_step_time_s)
           .Field("measured_step_time_s", c.measured_step_time_s)
           .Field("precision", c.precision)
+          .Field("source", c.family)
+          .Field("workload", c.workload)
+          .Field("model", c.model)
           .Field("error", c.error);
     }
     w.BeginArray("defaulted");

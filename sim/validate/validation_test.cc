@@ -162,7 +162,12 @@ TEST(ValidationTest, ReportsDefaultedFields) {
   ASSERT_NE(mb, d.end());
   EXPECT_NE(mb->find("(auto: the fastest that fits of 1"), std::string::npos) << *mb;
   EXPECT_NE(ValidationTable(*rep).find("mean |error|"), std::string::npos);
-  EXPECT_NE(ValidationJson(*rep).find("\"mean_abs_error\""), std::string::npos);
+  const std::string json = ValidationJson(*rep);
+  EXPECT_NE(json.find("\"mean_abs_error\""), std::string::npos);
+  // Each case says what it is, for a script's own grouping.
+  EXPECT_NE(json.find("\"workload\": \"dense pre-training\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"model\": \"69.0B\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"source\": \"sc21\""), std::string::npos) << json;
 }
 
 TEST(ValidationTest, SummarizesPerGpu) {
