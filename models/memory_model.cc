@@ -203,8 +203,8 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain)
     }
     first = false;
   }
-  r.capacity_gib = g.memory_bytes * g.usable_memory_fraction / kGiB;
-  r.workspace_gib = g.memory_bytes * (1 - g.usable_memory_fraction) / kGiB;
+  r.capacity_gib = (g.memory_bytes - g.reserved_memory_bytes) / kGiB;
+  r.workspace_gib = g.reserved_memory_bytes / kGiB;
   r.fits = r.peak_gib_per_gpu <= r.capacity_gib;
   // The node's GPUs offload at once into the node's host memory.
   r.offloaded_activations_gib = off.host_bytes / kGiB;

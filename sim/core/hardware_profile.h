@@ -33,10 +33,21 @@ const std::vector<std::string>& RecomputeNames();
 std::string ToString(Recompute r);
 Recompute RecomputeNamed(const std::string& name);
 
+// The HBM a training process cannot give its tensors, in GiB, unless a GPU
+// profile says otherwise. An estimate: ~7% of an 80 GB H100 (the CUDA
+// context, NCCL's buffers, cuBLAS/cuDNN workspaces and the PyTorch caching
+// allocator's slack; PyTorch practice), the figure H100 runs were validated
+// with. A fixed amount, not a share: none of those grows with the HBM
+// (7% of a 288 GB B300 would be 20 GiB). Calibration replaces it.
+inline constexpr double kDefaultReservedMemoryGib = 5.6;
+
 struct GpuProfile {
   std::string name;
   double memory_bytes = 0;
-  double usable_memory_fraction = 0.93;
+  // What the CUDA context, NCCL's buffers, library workspaces and the
+  // allocator's slack hold of the HBM: the training's tensors get the rest
+  // (the profile's reserved_memory_gib, else kDefaultReservedMemoryGib).
+  double reserved_memory_bytes = 0;
   double hbm_bytes_per_s = 0;
   int sms = 0;
   double tdp_w = 0;

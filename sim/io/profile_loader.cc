@@ -55,7 +55,8 @@ GpuProfile ParseGpu(const std::string& path) {
   GpuProfile g;
   g.name = m.String("name");
   g.memory_bytes = m.PositiveDouble("memory_gib") * kGiB;
-  g.usable_memory_fraction = m.Fraction("usable_memory_fraction", 0.93);
+  g.reserved_memory_bytes = m.NonNegativeDouble("reserved_memory_gib", kDefaultReservedMemoryGib) * kGiB;
+  if (g.reserved_memory_bytes >= g.memory_bytes) m.Fail("reserved_memory_gib", "must be below memory_gib");
   g.hbm_bytes_per_s = m.PositiveDouble("hbm_tb_per_s") * 1e12;
   g.sms = m.PositiveInt("sms");
   g.tdp_w = m.PositiveDouble("tdp_w");

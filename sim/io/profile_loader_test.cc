@@ -99,6 +99,26 @@ TEST(HardwareProfileTest, BlackwellDatasheetFigures) {
   EXPECT_TRUE(h.gpu.Supports(Precision::kFp8Rowwise));
 }
 
+// What training cannot use of the HBM is a fixed amount, not a share: the
+// same 5.6 GiB of an 80 GiB H100 and a 180 GiB B200 unless a profile says
+// otherwise, and never all of it.
+TEST(HardwareProfileTest, ReservedMemoryIsAnAmountNotAShare) {
+  const NodeProfile h = LoadNodeProfile(YAML::Node("xe9680-h100"), "", "node");
+  const NodeProfile b = LoadNodeProfile(YAML::Node("dgx-b200"), "", "node");
+  EXPECT_DOUBLE_EQ(h.gpu.reserved_memory_bytes, kDefaultReservedMemoryGib * 1024.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(b.gpu.reserved_memory_bytes, h.gpu.reserved_memory_bytes);
+  const fs::path dir = fs::temp_directory_path() / "trainsim_profile_test";
+  fs::create_directories(dir);
+  const fs::path f = dir / "gpu-all-reserved.yaml";
+  std::ofstream(f) << "name: r\nmemory_gib: 80\nreserved_memory_gib: 80\nhbm_tb_per_s: 3\nsms: 132\ntdp_w: 700\n";
+  try {
+    LoadGpuProfile(YAML::Node(f.string()), "", "node.gpu");
+    FAIL() << "expected an error";
+  } catch (const InputException& e) {
+    EXPECT_EQ(e.error().ToString(), f.string() + ":3: reserved_memory_gib: must be below memory_gib");
+  }
+}
+
 TEST(HardwareProfileTest, BadProfileNamesItsFileAndKey) {
   const fs::path dir = fs::temp_directory_path() / "trainsim_profile_test";
   fs::create_directories(dir);
