@@ -16,6 +16,26 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A profile file written for one test, in a scratch directory.
+fs::path WriteProfile(const std::string& file_name, const std::string& text) {
+  const fs::path dir = fs::temp_directory_path() / "trainsim_profile_test";
+  fs::create_directories(dir);
+  const fs::path f = dir / file_name;
+  std::ofstream(f) << text;
+  return f;
+}
+
+// The one-line error a load gives, or "" when it loads.
+template <class Load>
+std::string LoadError(Load&& load) {
+  try {
+    load();
+  } catch (const InputException& e) {
+    return e.error().ToString();
+  }
+  return "";
+}
+
 // Every number in hardware-profiles/ says where it comes from: a line that
 // carries a numeric value must carry a comment (datasheet, benchmark,
 // derived, estimate or calibrated).
@@ -107,29 +127,15 @@ TEST(HardwareProfileTest, ReservedMemoryIsAnAmountNotAShare) {
   const NodeProfile b = LoadNodeProfile(YAML::Node("dgx-b200"), "", "node");
   EXPECT_DOUBLE_EQ(h.gpu.reserved_memory_bytes, kDefaultReservedMemoryGib * 1024.0 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(b.gpu.reserved_memory_bytes, h.gpu.reserved_memory_bytes);
-  const fs::path dir = fs::temp_directory_path() / "trainsim_profile_test";
-  fs::create_directories(dir);
-  const fs::path f = dir / "gpu-all-reserved.yaml";
-  std::ofstream(f) << "name: r\nmemory_gib: 80\nreserved_memory_gib: 80\nhbm_tb_per_s: 3\nsms: 132\ntdp_w: 700\n";
-  try {
-    LoadGpuProfile(YAML::Node(f.string()), "", "node.gpu");
-    FAIL() << "expected an error";
-  } catch (const InputException& e) {
-    EXPECT_EQ(e.error().ToString(), f.string() + ":3: reserved_memory_gib: must be below memory_gib");
-  }
+  const fs::path f = WriteProfile("gpu-all-reserved.yaml", "name: r\nmemory_gib: 80\nreserved_memory_gib: 80\nhbm_tb_per_s: 3\nsms: 132\ntdp_w: 700\n");
+  EXPECT_EQ(LoadError([&] { LoadGpuProfile(YAML::Node(f.string()), "", "node.gpu"); }),
+            f.string() + ":3: reserved_memory_gib: must be below memory_gib");
 }
 
 TEST(HardwareProfileTest, BadProfileNamesItsFileAndKey) {
-  const fs::path dir = fs::temp_directory_path() / "trainsim_profile_test";
-  fs::create_directories(dir);
-  const fs::path f = dir / "bad-fabric.yaml";
-  std::ofstream(f) << "name: bad\ntopology: rail-optimized\nlink_gbit_per_s: -400\n";
-  try {
-    LoadFabricProfile(YAML::Node(f.string()), "", "cluster.fabric");
-    FAIL() << "expected an error";
-  } catch (const InputException& e) {
-    EXPECT_EQ(e.error().ToString(), f.string() + ":3: link_gbit_per_s: must be positive, got -400");
-  }
+  const fs::path f = WriteProfile("bad-fabric.yaml", "name: bad\ntopology: rail-optimized\nlink_gbit_per_s: -400\n");
+  EXPECT_EQ(LoadError([&] { LoadFabricProfile(YAML::Node(f.string()), "", "cluster.fabric"); }),
+            f.string() + ":3: link_gbit_per_s: must be positive, got -400");
 }
 
 // A release written as changes to another (based_on) takes every value it
