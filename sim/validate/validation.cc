@@ -225,18 +225,23 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
 std::string ValidationTable(const ValidationReport& r) {
   std::ostringstream o;
   char buf[512];
-  std::snprintf(buf, sizeof buf, "%-30s %12s %12s %8s  %s\n", "case", "predicted_s", "measured_s", "error", "defaults used");
-  o << buf;
+  // Columns as wide as the longest id and group name; the defaults list, of
+  // any length, after the fixed columns.
+  int id_width = 30, name_width = 20;
+  for (const auto& c : r.cases) id_width = std::max(id_width, int(c.id.size()));
+  for (const auto& g : r.groups) name_width = std::max(name_width, int(g.name.size()));
+  std::snprintf(buf, sizeof buf, "%-*s %12s %12s %8s  ", id_width, "case", "predicted_s", "measured_s", "error");
+  o << buf << "defaults used\n";
   for (const auto& c : r.cases) {
-    std::string defs;
-    for (const auto& d : c.defaulted) defs += (defs.empty() ? "" : ", ") + d;
     if (!c.failure.empty()) {
       o << c.id << ": cannot predict: " << c.failure << "\n";
       continue;
     }
-    std::snprintf(buf, sizeof buf, "%-30s %12.3f %12.3f %+7.1f%%  %s\n", c.id.c_str(), c.predicted_step_time_s,
-                  c.measured_step_time_s, 100 * c.error, defs.c_str());
+    std::snprintf(buf, sizeof buf, "%-*s %12.3f %12.3f %+7.1f%%  ", id_width, c.id.c_str(), c.predicted_step_time_s,
+                  c.measured_step_time_s, 100 * c.error);
     o << buf;
+    for (size_t i = 0; i < c.defaulted.size(); ++i) o << (i ? ", " : "") << c.defaulted[i];
+    o << "\n";
   }
   for (auto [by, member] : kGroupings) {
     const long n = std::count_if(r.groups.begin(), r.groups.end(), [&](const ErrorGroup& g) { return g.by == by; });
@@ -244,8 +249,8 @@ std::string ValidationTable(const ValidationReport& r) {
     for (const auto& g : r.groups) {
       if (g.by != by) continue;
       const ErrorSummary& e = g.summary;
-      std::snprintf(buf, sizeof buf, "  %-9s %-20s mean |error| %.1f%%, mean error %+.1f%%, max |error| %.1f%% over %d case%s\n", by,
-                    g.name.c_str(), 100 * e.mean_abs_error, 100 * e.mean_signed_error, 100 * e.max_abs_error, e.cases,
+      std::snprintf(buf, sizeof buf, "  %-9s %-*s mean |error| %.1f%%, mean error %+.1f%%, max |error| %.1f%% over %d case%s\n", by,
+                    name_width, g.name.c_str(), 100 * e.mean_abs_error, 100 * e.mean_signed_error, 100 * e.max_abs_error, e.cases,
                     e.cases == 1 ? "" : "s");
       o << buf;
     }
