@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 
 #include "sim/core/pipeline_layout.h"
@@ -55,6 +56,12 @@ GpuProfile ParseGpu(const std::string& path) {
   GpuProfile g;
   g.name = m.String("name");
   g.memory_bytes = m.PositiveDouble("memory_gib") * kGiB;
+  if (m.Has("usable_memory_fraction")) {
+    char default_gib[32];
+    std::snprintf(default_gib, sizeof default_gib, "%g", kDefaultReservedMemoryGib);
+    m.Fail("usable_memory_fraction", std::string("replaced by reserved_memory_gib, the GiB of HBM training cannot use (a fixed amount, not a share; ") +
+                                         default_gib + " unless given)");
+  }
   g.reserved_memory_bytes = m.NonNegativeDouble("reserved_memory_gib", kDefaultReservedMemoryGib) * kGiB;
   if (g.reserved_memory_bytes >= g.memory_bytes) m.Fail("reserved_memory_gib", "must be below memory_gib");
   g.hbm_bytes_per_s = m.PositiveDouble("hbm_tb_per_s") * 1e12;
