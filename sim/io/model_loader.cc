@@ -477,6 +477,14 @@ ModelSpec ParseModelFile(const std::string& path) {
   return ParseModelKeys(m, Stem(path));
 }
 
+// models/catalogue/NAME.yaml in the data directory, if the catalogue has NAME.
+std::optional<std::string> CatalogueModelPath(const std::string& name) {
+  for (const auto& n : CatalogueNames("models/catalogue")) {
+    if (n == name) return DataDir() + "/models/catalogue/" + n + ".yaml";
+  }
+  return std::nullopt;
+}
+
 ModelSpec CachedModelFile(const std::string& path) {
   static ParsedFileCache<ModelSpec> cache;
   return cache.Get(path, ParseModelFile);
@@ -499,21 +507,19 @@ ModelSpec ResolveModel(const YAML::Node& ref, const std::string& scenario_file, 
     if (!path) YamlMap::FailAt(ref, scenario_file, key, "model file '" + name + "' not found");
     return CachedModelFile(*path);
   }
-  const auto names = CatalogueNames("models/catalogue");
-  for (const auto& n : names) {
-    if (n == name) return CachedModelFile(DataDir() + "/models/catalogue/" + n + ".yaml");
-  }
-  const std::string hint = ClosestMatch(name, names);
+  if (auto path = CatalogueModelPath(name)) return CachedModelFile(*path);
+  const std::string hint = ClosestMatch(name, CatalogueNames("models/catalogue"));
   YamlMap::FailAt(ref, scenario_file, key,
                   "unknown model '" + name + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
                       "; catalogue: models/catalogue/, or give a path");
 }
 
 YAML::Node CatalogueModelKeys(const std::string& name) {
-  for (const auto& n : CatalogueNames("models/catalogue")) {
-    if (n == name) return LoadYamlFile(DataDir() + "/models/catalogue/" + n + ".yaml");
-  }
-  return YAML::Node(YAML::NodeType::Null);
+  const auto path = CatalogueModelPath(name);
+  if (!path) return YAML::Node(YAML::NodeType::Null);
+  // Parsed once per file state (a sweep sets a model key at every point); each caller gets its own copy.
+  static ParsedFileCache<YAML::Node> cache;
+  return YAML::Clone(cache.Get(*path, LoadYamlFile));
 }
 
 Expected<ModelSpec> LoadModelFile(const std::string& path) {
