@@ -65,6 +65,11 @@ double GpuProfile::MatmulSplitAccumulatorEfficiency(Precision p) const {
   return 1.0;
 }
 
+const FrameworkProfile& FrameworkProfile::ForPrecision(Precision p) const {
+  const auto it = variants.of.find(ToString(p));
+  return it == variants.of.end() ? *this : *it->second;
+}
+
 const std::vector<std::string>& DataShardingNames() {
   static const std::vector<std::string> names = {"none", "optimizer", "gradients", "full"};
   return names;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -336,6 +337,29 @@ struct FrameworkProfile {
   // of the whole repository or of the container the source names (a recipe
   // is written as changes to its release).
   std::vector<std::string> result_benchmarks;
+
+  // A recipe setting that differs for one training precision (a by_precision
+  // entry: Megatron-Bridge's performance scripts turn TP comm overlap off for
+  // NVFP4): the precision's name and the profile file whose by_precision entry
+  // for it sets the keys. A derived profile keeps its base's first; they apply
+  // after every plain key, in this order.
+  struct PrecisionOverride {
+    std::string precision;
+    std::string file;
+    bool operator==(const PrecisionOverride&) const = default;
+  };
+  std::vector<PrecisionOverride> precision_overrides;
+  // The profile as it trains each precision an override names, built by the
+  // loader from the values above and precision_overrides (which equality
+  // compares: the variants follow from them).
+  struct Variants {
+    std::map<std::string, std::shared_ptr<const FrameworkProfile>> of;
+    bool operator==(const Variants&) const { return true; }
+  };
+  Variants variants;
+
+  // This profile as it trains `p`: itself when no override names p.
+  const FrameworkProfile& ForPrecision(Precision p) const;
 
   bool operator==(const FrameworkProfile&) const = default;
 };

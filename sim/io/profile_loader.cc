@@ -185,39 +185,15 @@ FabricProfile ParseFabric(const std::string& path) {
   return f;
 }
 
-FrameworkProfile ParseFramework(const std::string& path) {
-  YamlMap m(LoadYamlFile(path), path);
-  // A release profile can be written as changes to another (based_on): the
-  // base's values are this one's defaults; a benchmark's recipe is written as
-  // changes to its release. A chain is at most kMaxBasedOn profiles long, so
-  // that a loop of based_on keys cannot recurse.
-  constexpr int kMaxBasedOn = 3;
-  static thread_local int parsing_base = 0;
-  struct ParsingBase {  // while the base is parsed (a throw included)
-    ParsingBase() { ++parsing_base; }
-    ~ParsingBase() { --parsing_base; }
-  };
-  const bool derived = m.Has("based_on");
-  FrameworkProfile f;
-  if (derived) {
-    if (parsing_base >= kMaxBasedOn) {
-      m.Fail("based_on", "a chain of more than " + std::to_string(kMaxBasedOn) + " based_on profiles (a loop?)");
-    }
-    {
-      const ParsingBase guard;
-      f = LoadFrameworkProfile(m.Raw("based_on"), path, "based_on");
-    }
-    f.based_on = f.name;
-    f.containers.clear();
-    f.result_repositories.clear();
-    f.result_benchmarks.clear();
-  }
+// The keys of a framework profile that say how it trains (all but its name,
+// its base, its provenance and its by_precision entries), read over f: a
+// derived profile's (or a by_precision entry's) defaults are f's values.
+void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::string& path) {
   // A key a whole profile must give defaults to the base's value in a derived one.
   auto inherited = [derived](auto base) -> std::optional<decltype(base)> {
     if (derived) return base;
     return std::nullopt;
   };
-  f.name = m.String("name");
   f.attention_kernel = AttentionKernelNamed(m.Choice("attention_kernel", AttentionKernelNames(), inherited(ToString(f.attention_kernel))));
   f.dropout = m.NonNegativeDouble("dropout", f.dropout);
   if (f.dropout >= 1) m.Fail("dropout", "must be below 1");
@@ -323,6 +299,57 @@ FrameworkProfile ParseFramework(const std::string& path) {
     k->Finish();
   }
   f.expert_tensor_follows_tensor = m.Choice("expert_tensor", {"1", "tensor"}, f.expert_tensor_follows_tensor ? "tensor" : "1") == "tensor";
+}
+
+// Each precision that f's overrides name, as f trains it: f's values with the
+// by_precision entries for it applied in order (re-read from their files,
+// which a base's parse has read already). Throws for a bad entry with its
+// file, line and key.
+void BuildPrecisionVariants(FrameworkProfile& f) {
+  f.variants.of.clear();
+  std::map<std::string, FrameworkProfile> built;
+  for (const auto& o : f.precision_overrides) {
+    auto [it, fresh] = built.try_emplace(o.precision, f);
+    YamlMap entries(LoadYamlFile(o.file)["by_precision"], o.file, "by_precision");
+    YamlMap entry = entries.Map(o.precision);
+    ReadRecipeKeys(entry, it->second, /*derived=*/true, o.file);
+    entry.Finish();
+  }
+  for (auto& [precision, variant] : built) {
+    variant.variants = {};
+    f.variants.of[precision] = std::make_shared<const FrameworkProfile>(std::move(variant));
+  }
+}
+
+FrameworkProfile ParseFramework(const std::string& path) {
+  YamlMap m(LoadYamlFile(path), path);
+  // A release profile can be written as changes to another (based_on): the
+  // base's values are this one's defaults; a benchmark's recipe is written as
+  // changes to its release. A chain is at most kMaxBasedOn profiles long, so
+  // that a loop of based_on keys cannot recurse.
+  constexpr int kMaxBasedOn = 3;
+  static thread_local int parsing_base = 0;
+  struct ParsingBase {  // while the base is parsed (a throw included)
+    ParsingBase() { ++parsing_base; }
+    ~ParsingBase() { --parsing_base; }
+  };
+  const bool derived = m.Has("based_on");
+  FrameworkProfile f;
+  if (derived) {
+    if (parsing_base >= kMaxBasedOn) {
+      m.Fail("based_on", "a chain of more than " + std::to_string(kMaxBasedOn) + " based_on profiles (a loop?)");
+    }
+    {
+      const ParsingBase guard;
+      f = LoadFrameworkProfile(m.Raw("based_on"), path, "based_on");
+    }
+    f.based_on = f.name;
+    f.containers.clear();
+    f.result_repositories.clear();
+    f.result_benchmarks.clear();
+  }
+  f.name = m.String("name");
+  ReadRecipeKeys(m, f, derived, path);
   const auto names = [&m](const char* key, const std::string& what, std::vector<std::string>& out) {
     YAML::Node c = m.Raw(key);
     if (!c.IsDefined()) return;
@@ -338,6 +365,25 @@ FrameworkProfile ParseFramework(const std::string& path) {
   if (!f.result_benchmarks.empty() && f.result_repositories.empty()) {
     m.Fail("result_benchmarks", "names benchmarks of result_repositories, and the profile has none");
   }
+  if (auto by = m.OptMap("by_precision")) {
+    // Recipe settings for one training precision: a map from its name to keys of this profile.
+    int count = 0;
+    const char* const* known = PrecisionNames(count);
+    for (const auto& entry : by->node()) {
+      const std::string name = entry.first.Scalar();
+      Precision p;
+      if (!ParsePrecision(name, p)) {
+        std::string list;
+        for (int i = 0; i < count; ++i) list += (i ? ", " : "") + std::string(known[i]);
+        YamlMap::FailAt(entry.first, path, by->Path(name), "not a training precision (" + list + ")");
+      }
+      if (!entry.second.IsMap()) by->Fail(name, "expected a map of this profile's keys for " + name);
+      by->Allow(name);
+      f.precision_overrides.push_back({name, path});
+    }
+    by->Finish();
+  }
+  BuildPrecisionVariants(f);
   m.Finish();
   return f;
 }

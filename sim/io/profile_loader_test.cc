@@ -188,6 +188,60 @@ TEST(HardwareProfileTest, BasedOnChainIsBadInput) {
   EXPECT_FALSE(one.tp_comm_overlap);
 }
 
+// A recipe setting for one training precision (by_precision) applies over
+// every plain key, the base's entry first: Megatron-Bridge's performance
+// recipes run NVFP4 without TP comm overlap, and a recipe based on them does too.
+TEST(HardwareProfileTest, ByPrecisionEntriesApplyToTheirPrecisionOnly) {
+  const FrameworkProfile perf = LoadFrameworkProfile(YAML::Node("megatron-bridge-perf"), "", "framework");
+  EXPECT_TRUE(perf.tp_comm_overlap);
+  EXPECT_FALSE(perf.ForPrecision(Precision::kNvfp4).tp_comm_overlap);
+  EXPECT_TRUE(perf.ForPrecision(Precision::kMxfp8).tp_comm_overlap);
+  EXPECT_EQ(&perf.ForPrecision(Precision::kBf16), &perf);
+  const FrameworkProfile recipe = LoadFrameworkProfile(YAML::Node("megatron-bridge-llama3-70b-gb200"), "", "framework");
+  EXPECT_FALSE(recipe.ForPrecision(Precision::kNvfp4).tp_comm_overlap);
+  EXPECT_EQ(recipe.ForPrecision(Precision::kNvfp4).activation_offload_layers, recipe.activation_offload_layers);  // the recipe's own keys stay
+
+  const fs::path dir = fs::temp_directory_path() / "trainsim_profile_test";
+  fs::create_directories(dir);
+  const fs::path base = dir / "precision-base.yaml", derived = dir / "precision-derived.yaml";
+  std::ofstream(base) << "name: base\nbased_on: megatron-core-2024\nby_precision:\n  fp8:\n    overlap_p2p: false\n    dropout: 0.1\n";
+  std::ofstream(derived) << "name: derived\nbased_on: " << base.string()
+                         << "\noverlap_p2p: true\ndropout: 0.2\nby_precision:\n  fp8:\n    dropout: 0.3\n";
+  const FrameworkProfile d = LoadFrameworkProfile(YAML::Node(derived.string()), "", "training.framework");
+  EXPECT_TRUE(d.overlap_p2p);
+  EXPECT_DOUBLE_EQ(d.dropout, 0.2);
+  const FrameworkProfile& fp8 = d.ForPrecision(Precision::kFp8);
+  EXPECT_FALSE(fp8.overlap_p2p);         // the base's fp8 entry, over the derived profile's plain key
+  EXPECT_DOUBLE_EQ(fp8.dropout, 0.3);    // the derived profile's own entry last
+  EXPECT_EQ(fp8.name, "derived");
+
+  // A scenario trains its precision's variant.
+  const fs::path scenario = dir / "precision-scenario.yaml";
+  std::ofstream(scenario) << "cluster: {node: gb200-nvl72, nodes: 2}\nmodel: llama3-8b\nparallelism: {tensor: 2}\n"
+                          << "training: {framework: megatron-bridge-perf, precision: nvfp4, global_batch: 16, seq_len: 4096}\n";
+  auto s = LoadScenario(scenario.string());
+  ASSERT_TRUE(s) << s.error().ToString();
+  EXPECT_FALSE(s->framework.tp_comm_overlap);
+  EXPECT_TRUE(s->framework.variants.of.empty());
+}
+
+// A by_precision entry names a training precision and holds the profile's own
+// keys: anything else is bad input with the file, line and key.
+TEST(HardwareProfileTest, ByPrecisionEntriesAreChecked) {
+  const fs::path f = WriteProfile("precision-bad.yaml", "name: r\nbased_on: megatron-core-2024\nby_precision:\n  fp4:\n    dropout: 0.1\n");
+  const std::string unknown = LoadError([&] { LoadFrameworkProfile(YAML::Node(f.string()), "", "training.framework"); });
+  EXPECT_NE(unknown.find(f.string() + ":4: by_precision.fp4: not a training precision (bf16, "), std::string::npos) << unknown;
+  WriteProfile("precision-bad.yaml", "name: r\nbased_on: megatron-core-2024\nby_precision:\n  nvfp4:\n    tp_overlap: false\n");
+  const std::string key = LoadError([&] { LoadFrameworkProfile(YAML::Node(f.string()), "", "training.framework"); });
+  EXPECT_NE(key.find(f.string() + ":5: by_precision.nvfp4.tp_overlap"), std::string::npos) << key;
+  WriteProfile("precision-bad.yaml", "name: r\nbased_on: megatron-core-2024\nby_precision:\n  nvfp4:\n    name: other\n");
+  const std::string name = LoadError([&] { LoadFrameworkProfile(YAML::Node(f.string()), "", "training.framework"); });
+  EXPECT_NE(name.find(f.string() + ":5: by_precision.nvfp4.name"), std::string::npos) << name;
+  WriteProfile("precision-bad.yaml", "name: r\nbased_on: megatron-core-2024\nby_precision:\n  nvfp4: false\n");
+  const std::string not_map = LoadError([&] { LoadFrameworkProfile(YAML::Node(f.string()), "", "training.framework"); });
+  EXPECT_NE(not_map.find(f.string() + ":4: by_precision.nvfp4: expected a map"), std::string::npos) << not_map;
+}
+
 // The fp8 amax reduction group is one of three names; a release inherits its base's.
 TEST(HardwareProfileTest, AmaxReductionGroupIsNamed) {
   const fs::path dir = fs::temp_directory_path() / "trainsim_profile_test";

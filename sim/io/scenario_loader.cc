@@ -289,6 +289,10 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
       s.framework = ProfileMemoAccess::GetNamed(memo, &M::framework, s.node.framework, s.node.source_file,
                                                 [&] { return LoadFrameworkProfile(YAML::Node(s.node.framework), s.node.source_file, "framework"); });
     }
+    if (!s.framework.variants.of.empty()) {
+      FrameworkProfile as_trained = s.framework.ForPrecision(s.training.precision);  // a copy: the variant lives in s.framework
+      s.framework = std::move(as_trained);
+    }
     const FrameworkProfile& f = s.framework;
     for (int sms : {f.nccl_overlap_sms, f.userbuffer_pipelined_sms, f.userbuffer_bulk_sms}) {
       if (sms >= s.node.gpu.sms) {
