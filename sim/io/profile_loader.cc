@@ -309,7 +309,7 @@ void BuildPrecisionVariants(FrameworkProfile& f) {
   f.variants.of.clear();
   std::map<std::string, FrameworkProfile> built;
   for (const auto& o : f.precision_overrides) {
-    auto [it, fresh] = built.try_emplace(o.precision, f);
+    const auto it = built.try_emplace(o.precision, f).first;  // the first entry for a precision starts from f
     YamlMap entries(LoadYamlFile(o.file)["by_precision"], o.file, "by_precision");
     YamlMap entry = entries.Map(o.precision);
     ReadRecipeKeys(entry, it->second, /*derived=*/true, o.file);

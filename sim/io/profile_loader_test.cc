@@ -196,10 +196,13 @@ TEST(HardwareProfileTest, ByPrecisionEntriesApplyToTheirPrecisionOnly) {
   EXPECT_TRUE(perf.tp_comm_overlap);
   EXPECT_FALSE(perf.ForPrecision(Precision::kNvfp4).tp_comm_overlap);
   EXPECT_TRUE(perf.ForPrecision(Precision::kMxfp8).tp_comm_overlap);
-  EXPECT_EQ(&perf.ForPrecision(Precision::kBf16), &perf);
+  EXPECT_EQ(&perf.ForPrecision(Precision::kBf16), &perf);  // no entry for bf16: the profile itself
   const FrameworkProfile recipe = LoadFrameworkProfile(YAML::Node("megatron-bridge-llama3-70b-gb200"), "", "framework");
   EXPECT_FALSE(recipe.ForPrecision(Precision::kNvfp4).tp_comm_overlap);
   EXPECT_EQ(recipe.ForPrecision(Precision::kNvfp4).activation_offload_layers, recipe.activation_offload_layers);  // the recipe's own keys stay
+  EXPECT_EQ(recipe.activation_offload_layers, 40);                                 // its FP8-CS preset
+  EXPECT_EQ(recipe.ForPrecision(Precision::kBf16).activation_offload_layers, 20);  // its BF16 preset
+  EXPECT_TRUE(recipe.ForPrecision(Precision::kBf16).tp_comm_overlap);
 
   const fs::path dir = fs::temp_directory_path() / "trainsim_profile_test";
   fs::create_directories(dir);

@@ -95,9 +95,12 @@ TEST(ScenarioTest, OverrideSetsAKeyOfACatalogueModel) {
 // offload (pipeline 1, no recompute); the scenario's own value wins.
 TEST(ScenarioTest, FrameworkActivationOffloadWhereTheRunCanTakeIt) {
   const std::string fw = "training.framework=megatron-bridge-llama3-70b-gb200";
-  auto s = ParseText(kBase, {fw, "parallelism.pipeline=1", "parallelism.tensor=8"});
+  auto s = ParseText(kBase, {fw, "parallelism.pipeline=1", "parallelism.tensor=8", "training.precision=fp8"});
   ASSERT_TRUE(s.ok()) << s.error().ToString();
-  EXPECT_EQ(s->training.activation_offload_layers, 40);
+  EXPECT_EQ(s->training.activation_offload_layers, 40);  // the FP8-CS preset's
+  auto bf16 = ParseText(kBase, {fw, "parallelism.pipeline=1", "parallelism.tensor=8", "training.precision=bf16"});
+  ASSERT_TRUE(bf16.ok()) << bf16.error().ToString();
+  EXPECT_EQ(bf16->training.activation_offload_layers, 20);  // the BF16 preset's (its by_precision entry)
   auto pp = ParseText(kBase, {fw});  // pipeline 4: Megatron-Core offloads nothing
   ASSERT_TRUE(pp.ok()) << pp.error().ToString();
   EXPECT_EQ(pp->training.activation_offload_layers, 0);
