@@ -11,9 +11,11 @@ std::string BillionsText(double parameters) {
   return buf;
 }
 
-std::string ModelSizeText(const ModelSummary& m) {
-  std::string t = BillionsText(m.parameters);
-  if (m.active_parameters > 0 && m.active_parameters < m.parameters) t += " (" + BillionsText(m.active_parameters) + " active)";
+std::string ModelSizeText(const ModelSummary& m, bool spelled_out) {
+  std::string t = BillionsText(m.parameters) + (spelled_out ? " parameters" : "");
+  if (m.active_parameters > 0 && m.active_parameters < m.parameters) {
+    t += " (" + BillionsText(m.active_parameters) + (spelled_out ? " active per token)" : " active)");
+  }
   return t;
 }
 

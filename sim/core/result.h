@@ -87,8 +87,9 @@ struct ModelSummary {
 // A parameter count in billions to about three figures: "671B", "46.7B", "0.35B".
 std::string BillionsText(double parameters);
 // "46.7B (12.9B active)" where a token passes through fewer parameters than the
-// model holds (MoE), else "69.0B".
-std::string ModelSizeText(const ModelSummary& m);
+// model holds (MoE), else "69.0B"; spelled out, "46.7B parameters (12.9B
+// active per token)" and "69.0B parameters".
+std::string ModelSizeText(const ModelSummary& m, bool spelled_out = false);
 
 struct SimulationResult {
   std::string name;

@@ -302,15 +302,19 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
 }
 
 // Each precision that f's overrides name, as f trains it: f's values with the
-// by_precision entries for it applied in order (re-read from their files,
-// which a base's parse has read already). Throws for a bad entry with its
-// file, line and key.
-void BuildPrecisionVariants(FrameworkProfile& f) {
+// by_precision entries for it applied in order. `root` is the document of
+// `path`, the profile being parsed; a base's entries are re-read from its file
+// (once each), which the base's own parse has read already. Throws for a bad
+// entry with its file, line and key.
+void BuildPrecisionVariants(FrameworkProfile& f, const std::string& path, const YAML::Node& root) {
   f.variants.of.clear();
+  std::map<std::string, YAML::Node> documents{{path, root}};
   std::map<std::string, FrameworkProfile> built;
   for (const auto& o : f.precision_overrides) {
     const auto it = built.try_emplace(o.precision, f).first;  // the first entry for a precision starts from f
-    YamlMap entries(LoadYamlFile(o.file)["by_precision"], o.file, "by_precision");
+    auto doc = documents.find(o.file);
+    if (doc == documents.end()) doc = documents.emplace(o.file, LoadYamlFile(o.file)).first;
+    YamlMap entries(doc->second["by_precision"], o.file, "by_precision");
     YamlMap entry = entries.Map(o.precision);
     ReadRecipeKeys(entry, it->second, /*derived=*/true, o.file);
     entry.Finish();
@@ -383,7 +387,7 @@ FrameworkProfile ParseFramework(const std::string& path) {
     }
     by->Finish();
   }
-  BuildPrecisionVariants(f);
+  BuildPrecisionVariants(f, path, m.node());
   m.Finish();
   return f;
 }

@@ -267,12 +267,8 @@ std::string ToSummary(const SimulationResult& r) {
   o << t("name") << " (" << count("gpus") << " GPUs, " << t("fidelity") << ")\n";
   if (v("feasible") == 0) o << "  ERROR: " << t("error") << "\n";
   // What the model file was read as, so a misread config.json shows at once.
-  const double params = v("model.parameters"), active = v("model.active_parameters");
-  if (params > 0) {
-    o << "  model                " << BillionsText(params) << " parameters";
-    if (active > 0 && active < params) o << " (" << BillionsText(active) << " active per token)";
-    o << "\n";
-  }
+  const ModelSummary model{v("model.parameters"), v("model.active_parameters")};
+  if (model.parameters > 0) o << "  model                " << ModelSizeText(model, /*spelled_out=*/true) << "\n";
   const double step = v("step_time_s");
   const double st = step > 0 ? step : 1;
   o << "  step time            " << Fmt("%.4f s", step) << "\n";
