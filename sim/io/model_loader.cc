@@ -61,6 +61,8 @@ const std::set<std::string>& HuggingFaceKeysWithoutEffect() {
       // embedding is elementwise and the training seq_len is the scenario's.
       "max_position_embeddings", "rope_scaling", "rope_theta", "rope_parameters", "rope_local_base_freq",
       "initial_context_length", "rope_interleave",
+      // GLM-4.5's rotation of half of each head's dimensions: elementwise, the same tensors.
+      "partial_rotary_factor",
       // Llama 2's tensor-parallel slicing of its pretraining run: the same matrices.
       "pretraining_tp",
       // Dropout: elementwise, no matrices.
@@ -90,13 +92,17 @@ struct HfFamily {
   bool mla = false;            // DeepSeek-V2/V3 multi-head latent attention
   bool gemma = false;          // Gemma: hidden_activation, a GeGLU MLP, tied embeddings
   bool alternating_window = false;  // Gemma 2: sliding_window on even layers, without a layer list
+  int head_dim_default = 0;    // head_dim when absent (transformers' config class default); 0: hidden / heads
 };
 
 HfFamily FamilyOf(const std::string& model_type) {
   HfFamily f;
-  static const std::set<std::string> gated = {"llama",  "mistral",     "mixtral",     "qwen2",    "qwen2_moe",
-                                              "qwen3",  "qwen3_moe",   "deepseek_v2", "deepseek_v3", "gpt_oss",
-                                              "llama4_text", "gemma", "gemma2",      "gemma3_text"};
+  // kimi_k2: Moonshot's Kimi K2 is DeepSeek-V3's architecture (DeepseekV3ForCausalLM) with its own model_type.
+  // glm4_moe: GLM-4.5, -4.6, -4.7 and -4.5-Air (Glm4MoeForCausalLM).
+  static const std::set<std::string> gated = {"llama",       "mistral",     "mixtral",  "qwen2",       "qwen2_moe",
+                                              "qwen3",       "qwen3_moe",   "deepseek_v2", "deepseek_v3", "kimi_k2",
+                                              "gpt_oss",     "llama4_text", "gemma",    "gemma2",      "gemma3_text",
+                                              "glm4_moe"};
   f.known = gated.count(model_type) > 0;
   f.gemma = model_type.rfind("gemma", 0) == 0;
   f.tied_default = f.gemma;
@@ -104,7 +110,9 @@ HfFamily FamilyOf(const std::string& model_type) {
   f.qk_norm = model_type == "qwen3" || model_type == "qwen3_moe" || model_type == "gemma3_text";
   f.attention_sinks = model_type == "gpt_oss";
   f.shared_expert = model_type == "llama4_text";
-  f.mla = model_type == "deepseek_v2" || model_type == "deepseek_v3";
+  f.mla = model_type == "deepseek_v2" || model_type == "deepseek_v3" || model_type == "kimi_k2";
+  // configuration_glm4_moe.py: head_dim=128 (GLM-4.5's 96 heads of 128 do not divide its hidden 5120).
+  if (model_type == "glm4_moe") f.head_dim_default = 128;
   return f;
 }
 
@@ -278,8 +286,6 @@ void ParseHfMla(YamlMap& m, ModelSpec& s) {
   // (transformers 5 writes qk_rope_head_dim there) size nothing.
   s.kv_heads = s.heads;
   m.Allow("head_dim");
-  // DeepSeek-V3 multi-token prediction modules (trained, not counted in the published 671B).
-  s.mtp_layers = m.NonNegativeInt("num_nextn_predict_layers", 0);
 }
 
 // The decoder's keys: the whole file, or text_config of a multimodal wrapper.
@@ -311,7 +317,9 @@ ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool
   }
   s.tied_embeddings = outer_tied.value_or(m.Bool("tie_word_embeddings", family.tied_default));
   m.Allow("tie_word_embeddings");
-  s.norm = m.Has("rms_norm_eps") ? NormKind::kRmsNorm : NormKind::kLayerNorm;
+  // Every family trainsim knows normalises with RMSNorm (its config class defaults rms_norm_eps, so a
+  // file may leave it out); another model_type says RMSNorm by writing rms_norm_eps.
+  s.norm = family.known || m.Has("rms_norm_eps") ? NormKind::kRmsNorm : NormKind::kLayerNorm;
   m.Allow("rms_norm_eps");
   s.position = PositionKind::kRope;
   s.qk_norm = family.qk_norm;
@@ -323,7 +331,12 @@ ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool
     ParseHfMla(m, s);
   } else if (m.Has("head_dim")) {
     s.head_dim_override = m.PositiveInt("head_dim");
+  } else {
+    s.head_dim_override = family.head_dim_default;
   }
+  // Multi-token prediction modules (DeepSeek-V3, GLM-4.5): trained beside the model, not counted in
+  // its published total.
+  s.mtp_layers = m.NonNegativeInt("num_nextn_predict_layers", 0);
   // Sliding windows. Qwen2/3 write a window but apply it only with use_sliding_window (then
   // from layer max_window_layers on).
   if (m.Has("use_sliding_window") && m.Bool("use_sliding_window")) {

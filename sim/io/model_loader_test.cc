@@ -59,47 +59,59 @@ ModelSpec LoadOk(const std::string& path) {
 
 // The mixture-of-experts catalogue: each entry is what its config.json
 // says, and both count the published parameters. Published totals are
-// matched within 1%. Active counts: ActiveParameters is the parameters a
-// token passes through, both embedding matrices included; where a published
-// figure counts otherwise or is given to two digits, the case says so.
+// matched within 1% (where published to one digit, the case says so).
+// Active counts: ActiveParameters is the parameters a token passes through,
+// both embedding matrices included; where a published figure counts
+// otherwise or is given to two digits, the case says so.
 TEST(ModelSpecTest, MoeCatalogueMatchesConfigJsonAndPublishedCounts) {
+  // Which vocabulary matrices a published active count leaves out.
+  enum class Left { kNone, kEmbedding, kEmbeddingAndHead };
   struct Expect {
     const char* name;
     const char* hf;  // tests/data/hf/<hf>/config.json; "" when none is published
     double total;
     double active;      // 0: none published
     double active_tol;  // relative
-    bool active_without_embedding_table;  // the published figure leaves out the input embedding (a lookup, no GEMM)
+    Left left_out;      // the embedding table (a lookup, no GEMM), or both it and the output head
+    double total_tol = 0.01;
   };
   const int seq = 4096;
   for (const Expect& e : {
            // Mistral AI, "Mixtral of experts" (arXiv 2401.04088): 46.7B total, 12.9B active.
-           Expect{"mixtral-8x7b", "mixtral-8x7b", 46.7e9, 12.9e9, 0.01, false},
+           Expect{"mixtral-8x7b", "mixtral-8x7b", 46.7e9, 12.9e9, 0.01, Left::kNone},
            // mistral.ai/news/mixtral-8x22b: 141B total, 39B active.
-           Expect{"mixtral-8x22b", "mixtral-8x22b", 141e9, 39e9, 0.01, false},
+           Expect{"mixtral-8x22b", "mixtral-8x22b", 141e9, 39e9, 0.01, Left::kNone},
            // deepseek-ai/DeepSeek-V3 README_WEIGHTS.md: main model 671B total (the 14B multi-token-prediction
            // module apart; the Hugging Face release's 685B has it), 36.7B activated. 36.7B is the active
            // parameters here (37.55B, = 671B less 248 idle experts in each of 58 MoE layers) less the 0.93B
            // input embedding table, although the README says it includes the embedding; the paper's rounded
            // "37B" is 1.5% below 37.55B. DeepSeek-V2's 21B and V2-Lite's 2.4B fit the same way (below).
-           Expect{"deepseek-v3", "deepseek-v3", 671e9, 36.7e9, 0.01, true},
+           Expect{"deepseek-v3", "deepseek-v3", 671e9, 36.7e9, 0.01, Left::kEmbedding},
            // Qwen3 model cards: 30.5B total / 3.3B activated; 235B / 22B. 3.3B is two digits: 3.35B here (1.6%).
-           Expect{"qwen3-30b-a3b", "qwen3-30b-a3b", 30.5e9, 3.3e9, 0.02, false},
-           Expect{"qwen3-235b-a22b", "qwen3-235b-a22b", 235e9, 22e9, 0.01, false},
+           Expect{"qwen3-30b-a3b", "qwen3-30b-a3b", 30.5e9, 3.3e9, 0.02, Left::kNone},
+           Expect{"qwen3-235b-a22b", "qwen3-235b-a22b", 235e9, 22e9, 0.01, Left::kNone},
            // OpenAI gpt-oss model card Table 1: 116.83B total, 5.13B active, which counts the un-embedding
            // but not the embedding table.
-           Expect{"gpt-oss-120b", "gpt-oss-120b", 116.83e9, 5.13e9, 0.01, true},
+           Expect{"gpt-oss-120b", "gpt-oss-120b", 116.83e9, 5.13e9, 0.01, Left::kEmbedding},
            // Meta Llama 4 model card: Maverick 400B total, 17B active (the language model; the vision encoder
            // is not modelled). 17B is two digits: 17.18B here (1.1%).
-           Expect{"llama4-maverick", "llama4-maverick", 400e9, 17e9, 0.02, false},
+           Expect{"llama4-maverick", "llama4-maverick", 400e9, 17e9, 0.02, Left::kNone},
            // xai-org/grok-1 README: 314B parameters.
-           Expect{"grok-1", "", 314e9, 0, 0, false}}) {
+           Expect{"grok-1", "", 314e9, 0, 0, Left::kNone},
+           // NVIDIA-NeMo/Megatron-Bridge docs/models/glm/glm45.md: GLM 4.5 355B total, 32B active; Air 106B,
+           // 12B. Both active figures leave out the two vocabulary matrices (32.08B and 12.18B here; two
+           // digits). The totals leave out the MTP module, as DeepSeek-V3's does.
+           Expect{"glm-4.5", "glm-4.7", 355e9, 32e9, 0.01, Left::kEmbeddingAndHead},
+           Expect{"glm-4.5-air", "glm-4.5-air", 106e9, 12e9, 0.02, Left::kEmbeddingAndHead},
+           // moonshotai/Kimi-K2-Instruct model card: 1T total, 32B activated, both to one or two digits
+           // (1.026T and 32.86B here, both vocabulary matrices counted).
+           Expect{"kimi-k2", "kimi-k2", 1e12, 32e9, 0.03, Left::kNone, 0.03}}) {
     const ModelSpec cat = LoadOk(DataDir() + "/models/catalogue/" + e.name + ".yaml");
     EXPECT_TRUE(cat.moe.enabled()) << e.name;
-    EXPECT_NEAR(cat.TotalParameters(seq) / e.total, 1.0, 0.01) << e.name << ": " << cat.TotalParameters(seq);
+    EXPECT_NEAR(cat.TotalParameters(seq) / e.total, 1.0, e.total_tol) << e.name << ": " << cat.TotalParameters(seq);
     if (e.active > 0) {
-      const double active =
-          cat.ActiveParameters(seq) - (e.active_without_embedding_table ? double(cat.vocab) * cat.hidden : 0.0);
+      const double tables = e.left_out == Left::kNone ? 0 : e.left_out == Left::kEmbedding ? 1 : 2;
+      const double active = cat.ActiveParameters(seq) - tables * double(cat.vocab) * cat.hidden;
       EXPECT_NEAR(active / e.active, 1.0, e.active_tol) << e.name << ": " << active;
     }
     if (*e.hf) {
@@ -222,6 +234,36 @@ TEST(ModelSpecTest, HuggingFaceArchitectureKeysAreRead) {
   EXPECT_EQ(gemma2.activation, Activation::kGeGlu);  // hidden_activation gelu_pytorch_tanh
   EXPECT_EQ(gemma2.sliding_window, 4096);
   EXPECT_EQ(gemma2.sliding_window_every, 2);  // even layers windowed
+
+  // GLM-4.5/4.7 (glm4_moe): qk_norm by use_qk_norm, head_dim 128 written (its 96 heads x 128 are not the
+  // hidden 5120), the MTP module by num_nextn_predict_layers, RMSNorm.
+  const ModelSpec glm = LoadOk(HfConfig("glm-4.7"));
+  EXPECT_TRUE(glm.qk_norm);
+  EXPECT_EQ(glm.head_dim(), 128);
+  EXPECT_EQ(glm.mtp_layers, 1);
+  EXPECT_EQ(glm.moe.first_k_dense, 3);
+  EXPECT_EQ(glm.norm, NormKind::kRmsNorm);
+  EXPECT_FALSE(LoadOk(HfConfig("glm-4.5-air")).qk_norm);
+  // Kimi K2 (kimi_k2) is DeepSeek-V3's MLA; its copy writes no rms_norm_eps, which a known family does
+  // not need, and no num_nextn_predict_layers: no MTP module.
+  const ModelSpec kimi = LoadOk(HfConfig("kimi-k2"));
+  EXPECT_EQ(kimi.attention, AttentionKind::kMla);
+  EXPECT_EQ(kimi.heads, 64);
+  EXPECT_EQ(kimi.moe.experts, 384);
+  EXPECT_EQ(kimi.norm, NormKind::kRmsNorm);
+  EXPECT_EQ(kimi.mtp_layers, 0);
+}
+
+// A glm4_moe config.json without head_dim takes transformers' Glm4MoeConfig
+// default, 128, not hidden / heads (5120 / 96 is not even whole).
+TEST(ModelSpecTest, Glm4MoeHeadDimDefaultsAsTransformersDoes) {
+  const std::string path = ::testing::TempDir() + "glm4_moe_no_head_dim_" + std::to_string(::getpid()) + ".json";
+  std::ofstream(path)
+      << R"({"model_type": "glm4_moe", "hidden_size": 5120, "intermediate_size": 12288, "num_hidden_layers": 4,
+             "num_attention_heads": 96, "num_key_value_heads": 8, "vocab_size": 151552, "rms_norm_eps": 1e-5})";
+  const ModelSpec m = LoadOk(path);
+  EXPECT_EQ(m.head_dim(), 128);
+  EXPECT_FALSE(m.moe.enabled());
 }
 
 // A config.json key trainsim does not model is exit 2 naming the key and
