@@ -4,17 +4,21 @@
 
 namespace trainsim {
 
-std::string BillionsText(double parameters) {
+std::string ParameterCountText(double parameters) {
   const double b = parameters / 1e9;
   char buf[32];
-  std::snprintf(buf, sizeof buf, b >= 100 ? "%.0fB" : b >= 1 ? "%.1fB" : "%.2fB", b);
+  if (b >= 999.5) {
+    std::snprintf(buf, sizeof buf, "%.2fT", b / 1e3);  // Kimi K2's 1.03T, not 1026B
+  } else {
+    std::snprintf(buf, sizeof buf, b >= 100 ? "%.0fB" : b >= 1 ? "%.1fB" : "%.2fB", b);
+  }
   return buf;
 }
 
 std::string ModelSizeText(const ModelSummary& m, bool spelled_out) {
-  std::string t = BillionsText(m.parameters) + (spelled_out ? " parameters" : "");
+  std::string t = ParameterCountText(m.parameters) + (spelled_out ? " parameters" : "");
   if (m.active_parameters > 0 && m.active_parameters < m.parameters) {
-    t += " (" + BillionsText(m.active_parameters) + (spelled_out ? " active per token)" : " active)");
+    t += " (" + ParameterCountText(m.active_parameters) + (spelled_out ? " active per token)" : " active)");
   }
   return t;
 }

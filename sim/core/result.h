@@ -84,8 +84,9 @@ struct ModelSummary {
   double active_parameters = 0;
 };
 
-// A parameter count in billions to about three figures: "671B", "46.7B", "0.35B".
-std::string BillionsText(double parameters);
+// A parameter count to about three figures, in billions up to a trillion:
+// "1.03T", "671B", "46.7B", "0.35B".
+std::string ParameterCountText(double parameters);
 // "46.7B (12.9B active)" where a token passes through fewer parameters than the
 // model holds (MoE), else "69.0B"; spelled out, "46.7B parameters (12.9B
 // active per token)" and "69.0B parameters".

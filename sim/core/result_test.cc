@@ -5,11 +5,13 @@
 namespace trainsim {
 namespace {
 
-TEST(ResultTest, ParameterCountsInBillionsToThreeFigures) {
-  EXPECT_EQ(BillionsText(671.0e9), "671B");
-  EXPECT_EQ(BillionsText(46.70e9), "46.7B");
-  EXPECT_EQ(BillionsText(6.98e9), "7.0B");
-  EXPECT_EQ(BillionsText(0.354e9), "0.35B");
+TEST(ResultTest, ParameterCountsInBillionsOrTrillionsToThreeFigures) {
+  EXPECT_EQ(ParameterCountText(1.0264e12), "1.03T");
+  EXPECT_EQ(ParameterCountText(999.4e9), "999B");
+  EXPECT_EQ(ParameterCountText(671.0e9), "671B");
+  EXPECT_EQ(ParameterCountText(46.70e9), "46.7B");
+  EXPECT_EQ(ParameterCountText(6.98e9), "7.0B");
+  EXPECT_EQ(ParameterCountText(0.354e9), "0.35B");
 }
 
 TEST(ResultTest, ModelSizeNamesTheActiveShareOnlyWhereItIsSmaller) {
