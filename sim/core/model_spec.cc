@@ -29,7 +29,9 @@ int ModelSpec::MoeLayers() const {
 LayerKind ModelSpec::LayerAt(int i) const {
   LayerKind k;
   k.moe = IsMoeLayer(i);
-  if (sliding_window > 0 && i % std::max(1, sliding_window_every) == 0) k.attention_span = sliding_window;
+  const bool windowed = global_attention_every > 0 ? i % global_attention_every != global_attention_every - 1
+                                                    : i % std::max(1, sliding_window_every) == 0;
+  if (sliding_window > 0 && windowed) k.attention_span = sliding_window;
   if (attention_chunk > 0 && !(nope_layer_interval > 0 && i % nope_layer_interval == nope_layer_interval - 1)) {
     k.attention_span = attention_chunk;
     k.chunked = true;

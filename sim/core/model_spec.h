@@ -78,6 +78,9 @@ struct ModelSpec {
   MlaSpec mla;
   int sliding_window = 0;        // tokens; 0: none
   int sliding_window_every = 1;  // layer i is windowed when i % sliding_window_every == 0 (GPT-OSS: 2, layer 0 windowed)
+  // With sliding_window, the other pattern: layer i attends globally when i % K == K - 1, the rest are
+  // windowed (Gemma 3: 6, five local layers to one global). 0: sliding_window_every's rule.
+  int global_attention_every = 0;
   bool attention_sinks = false;  // a learned per-head sink logit (GPT-OSS); no extra work to speak of
   int attention_chunk = 0;       // chunked local attention (Llama 4); 0: none
   int nope_layer_interval = 0;   // with attention_chunk: every K-th layer (i % K == K-1) is global, without RoPE

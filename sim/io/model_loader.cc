@@ -134,9 +134,11 @@ int IntElement(YamlMap& m, const std::string& key, const YAML::Node& e) {
 }
 
 // Which layers use a sliding window. trainsim models "layer i is windowed
-// when i % K == 0" (sliding_window_every K); another pattern is exit 2.
-// Returns K, or 0 when no layer is windowed.
-int SlidingWindowEvery(YamlMap& m, const ModelSpec& s, const HfFamily& family) {
+// when i % K == 0" (sliding_window_every K) and "layer i is global when
+// i % K == K - 1, the others windowed" (global_attention_every K); another
+// pattern is exit 2. Sets one of the two in s, or s.sliding_window to 0 when
+// no layer is windowed.
+void ReadWindowPattern(YamlMap& m, ModelSpec& s, const HfFamily& family) {
   std::vector<bool> windowed(s.layers, true);  // Mistral: every layer
   std::string pattern_key = "sliding_window";
   if (m.Has("layer_types")) {
@@ -161,14 +163,29 @@ int SlidingWindowEvery(YamlMap& m, const ModelSpec& s, const HfFamily& family) {
     // Gemma 2 (modeling_gemma2.py): even layers windowed, odd layers global.
     for (int i = 0; i < s.layers; ++i) windowed[i] = i % 2 == 0;
   }
-  if (std::none_of(windowed.begin(), windowed.end(), [](bool w) { return w; })) return 0;
+  if (std::none_of(windowed.begin(), windowed.end(), [](bool w) { return w; })) {
+    s.sliding_window = 0;
+    return;
+  }
   for (int k = 1; k <= s.layers; ++k) {
     bool match = true;
     for (int i = 0; i < s.layers && match; ++i) match = windowed[i] == (i % k == 0);
-    if (match) return k;
+    if (match) {
+      s.sliding_window_every = k;
+      return;
+    }
   }
-  m.Fail(pattern_key, "this pattern of windowed and global layers is not modelled (trainsim windows every K-th "
-                      "layer from layer 0: sliding_window_every); the model would be misread");
+  for (int k = 2; k <= s.layers; ++k) {
+    bool match = true;
+    for (int i = 0; i < s.layers && match; ++i) match = windowed[i] == (i % k != k - 1);
+    if (match) {
+      s.global_attention_every = k;
+      return;
+    }
+  }
+  m.Fail(pattern_key, "this pattern of windowed and global layers is not modelled (trainsim windows every K-th layer "
+                      "from layer 0, sliding_window_every, or all but every K-th, global_attention_every); the model "
+                      "would be misread");
 }
 
 // Llama 4's chunked local attention: no_rope_layers[i] == 0 marks a global
@@ -352,11 +369,7 @@ ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool
   m.Allow("sliding_window_size");
   if (!qwen_window_off && m.Has("sliding_window")) {
     s.sliding_window = m.PositiveInt("sliding_window");
-    s.sliding_window_every = SlidingWindowEvery(m, s, family);
-    if (s.sliding_window_every == 0) {
-      s.sliding_window = 0;
-      s.sliding_window_every = 1;
-    }
+    ReadWindowPattern(m, s, family);
   } else {
     m.Allow("sliding_window");
     // Newer Qwen configs list the layers' kinds too; with the window off they are all full.
@@ -447,6 +460,14 @@ ModelSpec ParseModelKeys(YamlMap& m, const std::string& default_name) {
   }
   s.sliding_window = m.NonNegativeInt("sliding_window", 0);
   s.sliding_window_every = m.PositiveInt("sliding_window_every", 1);
+  s.global_attention_every = m.NonNegativeInt("global_attention_every", 0);
+  if (s.global_attention_every > 0 && m.Has("sliding_window_every")) {
+    m.Fail("global_attention_every", "give sliding_window_every (windowed layers i % K == 0) or global_attention_every "
+                                     "(global layers i % K == K - 1), not both");
+  }
+  if (s.global_attention_every > 0 && s.sliding_window == 0) {
+    m.Fail("global_attention_every", "needs sliding_window (the window of the other layers)");
+  }
   s.attention_sinks = m.Bool("attention_sinks", false);
   s.attention_chunk = m.NonNegativeInt("attention_chunk", 0);
   s.nope_layer_interval = m.NonNegativeInt("nope_layer_interval", 0);

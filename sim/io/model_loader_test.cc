@@ -148,7 +148,9 @@ TEST(ModelSpecTest, HuggingFaceConfigsCountPublishedParameters) {
            // Gemma report (arXiv 2403.08295) Table 2: 7B = 7,751M non-embedding + 786M embedding; Gemma 2
            // (arXiv 2408.00118) Table 1: 9B = 8,324M + 918M. Both tie the embeddings. Gemma 2's two extra
            // norms per layer (post-attention, post-MLP: 2 x hidden) are not counted.
-           Expect{"gemma-7b", 8.537e9, 0, 0}, Expect{"gemma-2-9b", 9.242e9, 0, 0}}) {
+           Expect{"gemma-7b", 8.537e9, 0, 0}, Expect{"gemma-2-9b", 9.242e9, 0, 0},
+           // Gemma 3 report (arXiv 2503.19786) Table 1: 1B = 698M non-embedding + 302M embedding (tied).
+           Expect{"gemma-3-1b", 1.0e9, 0, 0}}) {
     const ModelSpec m = LoadOk(HfConfig(e.hf));
     EXPECT_NEAR(m.TotalParameters(4096) / e.total, 1.0, 0.01) << e.hf << ": " << m.TotalParameters(4096);
     if (e.active > 0) {
@@ -234,6 +236,16 @@ TEST(ModelSpecTest, HuggingFaceArchitectureKeysAreRead) {
   EXPECT_EQ(gemma2.activation, Activation::kGeGlu);  // hidden_activation gelu_pytorch_tanh
   EXPECT_EQ(gemma2.sliding_window, 4096);
   EXPECT_EQ(gemma2.sliding_window_every, 2);  // even layers windowed
+  // Gemma 3: sliding_window_pattern 6, five windowed layers to one global (layers 5, 11, 17, 23 of 26).
+  const ModelSpec gemma3 = LoadOk(HfConfig("gemma-3-1b"));
+  EXPECT_EQ(gemma3.global_attention_every, 6);
+  EXPECT_EQ(gemma3.LayerAt(0).attention_span, 512);
+  EXPECT_EQ(gemma3.LayerAt(4).attention_span, 512);
+  EXPECT_EQ(gemma3.LayerAt(5).attention_span, 0);
+  EXPECT_EQ(gemma3.LayerAt(23).attention_span, 0);
+  EXPECT_EQ(gemma3.LayerAt(25).attention_span, 512);
+  EXPECT_TRUE(gemma3.qk_norm);
+  EXPECT_EQ(gemma3.head_dim(), 256);
 
   // GLM-4.5/4.7 (glm4_moe): qk_norm by use_qk_norm, head_dim 128 written (its 96 heads x 128 are not the
   // hidden 5120), the MTP module by num_nextn_predict_layers, RMSNorm.
@@ -266,14 +278,31 @@ TEST(ModelSpecTest, Glm4MoeHeadDimDefaultsAsTransformersDoes) {
   EXPECT_FALSE(m.moe.enabled());
 }
 
+// A model file's windowed layers: every K-th from layer 0 (sliding_window_every), or all but every K-th
+// (global_attention_every, as the Gemma 3 config.json above); one rule per model.
+TEST(ModelSpecTest, WindowPatternKeysOfAModelFile) {
+  auto write = [](const std::string& name, const std::string& keys) {
+    const std::string path = ::testing::TempDir() + name + "_" + std::to_string(::getpid()) + ".yaml";
+    std::ofstream(path) << "layers: 12\nhidden: 1024\nffn_hidden: 4096\nheads: 8\nvocab: 32000\n" << keys;
+    return path;
+  };
+  const ModelSpec g = LoadOk(write("window_global", "sliding_window: 1024\nglobal_attention_every: 4\n"));
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(g.LayerAt(i).attention_span, i % 4 == 3 ? 0 : 1024) << i;
+  auto both = LoadModelFile(write("window_both", "sliding_window: 1024\nsliding_window_every: 2\nglobal_attention_every: 4\n"));
+  ASSERT_FALSE(both.ok());
+  EXPECT_EQ(both.error().key, "global_attention_every");
+  EXPECT_GT(both.error().line, 0);
+  auto no_window = LoadModelFile(write("window_none", "global_attention_every: 4\n"));
+  ASSERT_FALSE(no_window.ok());
+  EXPECT_EQ(no_window.error().key, "global_attention_every");
+}
+
 // A config.json key trainsim does not model is exit 2 naming the key and
 // the file, never a silently different model (Mixtral once read as a dense 7.2B).
 TEST(ModelSpecTest, HuggingFaceKeyNotModelledIsAnError) {
   struct Case { const char* hf; const char* key; };
   for (const Case& c : {// Qwen3-Next: Gated DeltaNet linear attention on 3 of every 4 layers.
-                        Case{"qwen3-next-80b-a3b", "full_attention_interval"},
-                        // Gemma 3: 5 windowed layers of every 6 (sliding_window_every cannot say it).
-                        Case{"gemma-3-1b", "sliding_window_pattern"}}) {
+                        Case{"qwen3-next-80b-a3b", "full_attention_interval"}}) {
     auto m = LoadModelFile(HfConfig(c.hf));
     ASSERT_FALSE(m.ok()) << c.hf;
     EXPECT_EQ(m.error().kind, ErrorKind::kBadInput);
