@@ -92,7 +92,7 @@ struct HfFamily {
   bool mla = false;            // DeepSeek-V2/V3 multi-head latent attention
   bool gemma = false;          // Gemma: hidden_activation, a GeGLU MLP, tied embeddings
   bool alternating_window = false;  // Gemma 2: sliding_window on even layers, without a layer list
-  int head_dim_default = 0;    // head_dim when absent (transformers' config class default); 0: hidden / heads
+  bool moe_always = false;      // transformers' config class defaults the experts: a file without them is still MoE
 };
 
 HfFamily FamilyOf(const std::string& model_type) {
@@ -111,8 +111,8 @@ HfFamily FamilyOf(const std::string& model_type) {
   f.attention_sinks = model_type == "gpt_oss";
   f.shared_expert = model_type == "llama4_text";
   f.mla = model_type == "deepseek_v2" || model_type == "deepseek_v3" || model_type == "kimi_k2";
-  // configuration_glm4_moe.py: head_dim=128 (GLM-4.5's 96 heads of 128 do not divide its hidden 5120).
-  if (model_type == "glm4_moe") f.head_dim_default = 128;
+  // configuration_glm4_moe.py defaults n_routed_experts (128), num_experts_per_tok, moe_intermediate_size.
+  f.moe_always = model_type == "glm4_moe";
   return f;
 }
 
@@ -229,6 +229,10 @@ int OneOf(YamlMap& m, const std::vector<std::string>& keys) {
 // one is exit 2.
 void ParseHfMoe(YamlMap& m, ModelSpec& s, const HfFamily& family) {
   s.moe.experts = OneOf(m, {"num_local_experts", "num_experts", "n_routed_experts"});
+  if (s.moe.experts == 0 && family.moe_always) {
+    m.Fail("n_routed_experts", "missing: transformers reads this model_type as a mixture of experts of its default "
+                               "size even so; write the experts (and num_experts_per_tok, moe_intermediate_size)");
+  }
   if (s.moe.experts == 0) return;
   s.moe.top_k = OneOf(m, {"num_experts_per_tok", "experts_per_token"});
   if (s.moe.top_k == 0) m.Fail("num_experts_per_tok", "missing required key (experts per token)");
@@ -348,8 +352,6 @@ ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool
     ParseHfMla(m, s);
   } else if (m.Has("head_dim")) {
     s.head_dim_override = m.PositiveInt("head_dim");
-  } else {
-    s.head_dim_override = family.head_dim_default;
   }
   // Multi-token prediction modules (DeepSeek-V3, GLM-4.5): trained beside the model, not counted in
   // its published total.

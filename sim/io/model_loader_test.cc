@@ -247,8 +247,8 @@ TEST(ModelSpecTest, HuggingFaceArchitectureKeysAreRead) {
   EXPECT_TRUE(gemma3.qk_norm);
   EXPECT_EQ(gemma3.head_dim(), 256);
 
-  // GLM-4.5/4.7 (glm4_moe): qk_norm by use_qk_norm, head_dim 128 written (its 96 heads x 128 are not the
-  // hidden 5120), the MTP module by num_nextn_predict_layers, RMSNorm.
+  // GLM-4.5/4.7 (glm4_moe): qk_norm by use_qk_norm, head_dim 128 (its 96 heads x 128 are not the hidden
+  // 5120), the MTP module by num_nextn_predict_layers, RMSNorm.
   const ModelSpec glm = LoadOk(HfConfig("glm-4.7"));
   EXPECT_TRUE(glm.qk_norm);
   EXPECT_EQ(glm.head_dim(), 128);
@@ -266,16 +266,17 @@ TEST(ModelSpecTest, HuggingFaceArchitectureKeysAreRead) {
   EXPECT_EQ(kimi.mtp_layers, 0);
 }
 
-// A glm4_moe config.json without head_dim takes transformers' Glm4MoeConfig
-// default, 128, not hidden / heads (5120 / 96 is not even whole).
-TEST(ModelSpecTest, Glm4MoeHeadDimDefaultsAsTransformersDoes) {
-  const std::string path = ::testing::TempDir() + "glm4_moe_no_head_dim_" + std::to_string(::getpid()) + ".json";
+// A glm4_moe config.json without its experts is exit 2: transformers'
+// Glm4MoeConfig would build its default 128-expert MoE, never a dense model.
+TEST(ModelSpecTest, Glm4MoeWithoutExpertsIsAnError) {
+  const std::string path = ::testing::TempDir() + "glm4_moe_no_experts_" + std::to_string(::getpid()) + ".json";
   std::ofstream(path)
       << R"({"model_type": "glm4_moe", "hidden_size": 5120, "intermediate_size": 12288, "num_hidden_layers": 4,
-             "num_attention_heads": 96, "num_key_value_heads": 8, "vocab_size": 151552, "rms_norm_eps": 1e-5})";
-  const ModelSpec m = LoadOk(path);
-  EXPECT_EQ(m.head_dim(), 128);
-  EXPECT_FALSE(m.moe.enabled());
+             "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151552})";
+  auto m = LoadModelFile(path);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().key, "n_routed_experts");
+  EXPECT_EQ(m.error().kind, ErrorKind::kBadInput);
 }
 
 // A model file's windowed layers: every K-th from layer 0 (sliding_window_every), or all but every K-th
