@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <vector>
@@ -92,7 +93,9 @@ struct HfFamily {
   bool mla = false;            // DeepSeek-V2/V3 multi-head latent attention
   bool gemma = false;          // Gemma: hidden_activation, a GeGLU MLP, tied embeddings
   bool alternating_window = false;  // Gemma 2: sliding_window on even layers, without a layer list
-  bool moe_always = false;      // transformers' config class defaults the experts: a file without them is still MoE
+  // A mixture-of-experts architecture: transformers' config class defaults its experts, so a file
+  // without this key is still MoE there. nullptr: a dense family.
+  const char* experts_key = nullptr;
 };
 
 HfFamily FamilyOf(const std::string& model_type) {
@@ -111,8 +114,11 @@ HfFamily FamilyOf(const std::string& model_type) {
   f.attention_sinks = model_type == "gpt_oss";
   f.shared_expert = model_type == "llama4_text";
   f.mla = model_type == "deepseek_v2" || model_type == "deepseek_v3" || model_type == "kimi_k2";
-  // configuration_glm4_moe.py defaults n_routed_experts (128), num_experts_per_tok, moe_intermediate_size.
-  f.moe_always = model_type == "glm4_moe";
+  static const std::map<std::string, const char*> experts_keys = {
+      {"mixtral", "num_local_experts"},  {"gpt_oss", "num_local_experts"},   {"llama4_text", "num_local_experts"},
+      {"qwen2_moe", "num_experts"},      {"qwen3_moe", "num_experts"},       {"deepseek_v2", "n_routed_experts"},
+      {"deepseek_v3", "n_routed_experts"}, {"kimi_k2", "n_routed_experts"}, {"glm4_moe", "n_routed_experts"}};
+  if (auto it = experts_keys.find(model_type); it != experts_keys.end()) f.experts_key = it->second;
   return f;
 }
 
@@ -229,9 +235,9 @@ int OneOf(YamlMap& m, const std::vector<std::string>& keys) {
 // one is exit 2.
 void ParseHfMoe(YamlMap& m, ModelSpec& s, const HfFamily& family) {
   s.moe.experts = OneOf(m, {"num_local_experts", "num_experts", "n_routed_experts"});
-  if (s.moe.experts == 0 && family.moe_always) {
-    m.Fail("n_routed_experts", "missing: transformers reads this model_type as a mixture of experts of its default "
-                               "size even so; write the experts (and num_experts_per_tok, moe_intermediate_size)");
+  if (s.moe.experts == 0 && family.experts_key) {
+    m.Fail(family.experts_key, "missing: transformers reads this model_type as a mixture of experts of its default "
+                               "size even so; write the experts, and the experts per token and their width");
   }
   if (s.moe.experts == 0) return;
   s.moe.top_k = OneOf(m, {"num_experts_per_tok", "experts_per_token"});

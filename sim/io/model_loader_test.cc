@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <utility>
+#include <vector>
 
 #include "sim/io/data_paths.h"
 #include "sim/io/model_loader.h"
@@ -266,17 +268,26 @@ TEST(ModelSpecTest, HuggingFaceArchitectureKeysAreRead) {
   EXPECT_EQ(kimi.mtp_layers, 0);
 }
 
-// A glm4_moe config.json without its experts is exit 2: transformers'
-// Glm4MoeConfig would build its default 128-expert MoE, never a dense model.
-TEST(ModelSpecTest, Glm4MoeWithoutExpertsIsAnError) {
-  const std::string path = ::testing::TempDir() + "glm4_moe_no_experts_" + std::to_string(::getpid()) + ".json";
-  std::ofstream(path)
-      << R"({"model_type": "glm4_moe", "hidden_size": 5120, "intermediate_size": 12288, "num_hidden_layers": 4,
-             "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151552})";
-  auto m = LoadModelFile(path);
-  ASSERT_FALSE(m.ok());
-  EXPECT_EQ(m.error().key, "n_routed_experts");
-  EXPECT_EQ(m.error().kind, ErrorKind::kBadInput);
+// A config.json of a mixture-of-experts model_type without its experts is
+// exit 2 naming the family's key: transformers would build its default MoE
+// (Glm4MoeConfig 128 experts, MixtralConfig 8), never a dense model.
+TEST(ModelSpecTest, MoeFamilyWithoutExpertsIsAnError) {
+  for (const auto& [model_type, key] : std::vector<std::pair<std::string, std::string>>{
+           {"glm4_moe", "n_routed_experts"}, {"mixtral", "num_local_experts"}, {"qwen3_moe", "num_experts"}}) {
+    const std::string path = ::testing::TempDir() + model_type + "_no_experts_" + std::to_string(::getpid()) + ".json";
+    std::ofstream(path) << R"({"model_type": ")" << model_type
+                        << R"(", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 4,
+             "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000, "rms_norm_eps": 1e-5})";
+    auto m = LoadModelFile(path);
+    ASSERT_FALSE(m.ok()) << model_type;
+    EXPECT_EQ(m.error().key, key) << m.error().ToString();
+    EXPECT_EQ(m.error().kind, ErrorKind::kBadInput);
+  }
+  // A dense family without experts is dense.
+  const std::string path = ::testing::TempDir() + "llama_dense_" + std::to_string(::getpid()) + ".json";
+  std::ofstream(path) << R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 4, "num_attention_heads": 32, "vocab_size": 32000, "rms_norm_eps": 1e-5})";
+  EXPECT_FALSE(LoadOk(path).moe.enabled());
 }
 
 // A model file's windowed layers: every K-th from layer 0 (sliding_window_every), or all but every K-th
