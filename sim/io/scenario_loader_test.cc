@@ -215,7 +215,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "--set: parallelism.tensor: tensor 16 does not divide the 40 attention heads"},
         BadInput{"batch not divisible", {"training.global_batch=127"}, "--set: training.global_batch: global_batch 127 is not divisible by micro_batch x data = 1 x 2"},
         BadInput{"unknown model", {"model=llama2-71b"}, "--set: model: unknown model 'llama2-71b' (did you mean 'llama2-70b'?); catalogue: models/catalogue/, or give a path"},
-        BadInput{"unknown node", {"cluster.node=xe9680"}, "--set: cluster.node: unknown node profile 'xe9680' (did you mean 'xe9680-h100'?); known: dgx-a100, dgx-b200, dgx-h100, gb200-nvl72, xe9680-h100, xe9680-h200, xe9680l-b200, xe9712-gb200, xe9780-b300"},
+        BadInput{"unknown node", {"cluster.node=xe9680"}, "--set: cluster.node: unknown node profile 'xe9680' (did you mean 'xe9680-h100'?); known: dgx-a100, dgx-b200, dgx-h100, gb200-nvl72, gb300-nvl72, xe9680-h100, xe9680-h200, xe9680l-b200, xe9712-gb200, xe9780-b300"},
         BadInput{"nics not allowed", {"cluster.nics_per_node=6"}, "--set: cluster.nics_per_node: node 'xe9680-h100' takes 4, 8 NICs, not 6"},
         BadInput{"bad choice", {"training.precision=fp4"}, "--set: training.precision: 'fp4' is not one of: bf16, fp16, fp8, fp8-blockwise, fp8-rowwise, mxfp8, nvfp4 (did you mean 'fp8'?)"},
         BadInput{"fp8 on a100", {"cluster.node=dgx-a100", "cluster.fabric=hdr-fat-tree", "training.precision=fp8"},
