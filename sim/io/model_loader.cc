@@ -85,42 +85,69 @@ const std::set<std::string>& HuggingFaceKeysWithoutEffect() {
 
 // What a model_type implies that its config.json does not say.
 struct HfFamily {
-  bool known = false;          // a decoder whose MLP trainsim knows to be gated
+  bool known = false;          // a decoder whose MLP trainsim knows to be gated (a row of Families())
   bool tied_default = false;   // tie_word_embeddings when absent (transformers' config class default)
   bool qk_norm = false;        // RMSNorm on each query and key head (Qwen3, Gemma 3)
   bool attention_sinks = false;  // GPT-OSS
   bool shared_expert = false;  // Llama 4: one shared expert of intermediate_size beside the routed ones
   bool mla = false;            // DeepSeek-V2/V3 multi-head latent attention
-  bool gemma = false;          // Gemma: hidden_activation, a GeGLU MLP, tied embeddings
   bool alternating_window = false;  // Gemma 2: sliding_window on even layers, without a layer list
   // A mixture-of-experts architecture: transformers' config class defaults its experts, so a file
   // without this key is still MoE there. nullptr: a dense family.
   const char* experts_key = nullptr;
 };
 
+// Every family trainsim reads, one row each.
+const std::map<std::string, HfFamily>& Families() {
+  static const std::map<std::string, HfFamily> families = {
+      {"llama", {}},
+      {"mistral", {}},
+      {"mixtral", {.experts_key = "num_local_experts"}},
+      {"qwen2", {}},
+      {"qwen2_moe", {.experts_key = "num_experts"}},
+      {"qwen3", {.qk_norm = true}},
+      {"qwen3_moe", {.qk_norm = true, .experts_key = "num_experts"}},
+      {"deepseek_v2", {.mla = true, .experts_key = "n_routed_experts"}},
+      {"deepseek_v3", {.mla = true, .experts_key = "n_routed_experts"}},
+      // Moonshot's Kimi K2: DeepSeek-V3's architecture (DeepseekV3ForCausalLM) under its own model_type.
+      {"kimi_k2", {.mla = true, .experts_key = "n_routed_experts"}},
+      // GLM-4.5, -4.6, -4.7 and -4.5-Air (Glm4MoeForCausalLM).
+      {"glm4_moe", {.experts_key = "n_routed_experts"}},
+      {"gpt_oss", {.attention_sinks = true, .experts_key = "num_local_experts"}},
+      {"llama4_text", {.shared_expert = true, .experts_key = "num_local_experts"}},
+      // Gemma: hidden_activation, a GeGLU MLP, tied embeddings.
+      {"gemma", {.tied_default = true}},
+      {"gemma2", {.tied_default = true, .alternating_window = true}},
+      {"gemma3_text", {.tied_default = true, .qk_norm = true}},
+  };
+  return families;
+}
+
 HfFamily FamilyOf(const std::string& model_type) {
-  HfFamily f;
-  // kimi_k2: Moonshot's Kimi K2 is DeepSeek-V3's architecture (DeepseekV3ForCausalLM) with its own model_type.
-  // glm4_moe: GLM-4.5, -4.6, -4.7 and -4.5-Air (Glm4MoeForCausalLM).
-  static const std::set<std::string> gated = {"llama",       "mistral",     "mixtral",  "qwen2",       "qwen2_moe",
-                                              "qwen3",       "qwen3_moe",   "deepseek_v2", "deepseek_v3", "kimi_k2",
-                                              "gpt_oss",     "llama4_text", "gemma",    "gemma2",      "gemma3_text",
-                                              "glm4_moe"};
-  f.known = gated.count(model_type) > 0;
-  f.gemma = model_type.rfind("gemma", 0) == 0;
-  f.tied_default = f.gemma;
-  f.alternating_window = model_type == "gemma2";
-  f.qk_norm = model_type == "qwen3" || model_type == "qwen3_moe" || model_type == "gemma3_text";
-  f.attention_sinks = model_type == "gpt_oss";
-  f.shared_expert = model_type == "llama4_text";
-  f.mla = model_type == "deepseek_v2" || model_type == "deepseek_v3" || model_type == "kimi_k2";
-  static const std::map<std::string, const char*> experts_keys = {
-      {"mixtral", "num_local_experts"},  {"gpt_oss", "num_local_experts"},   {"llama4_text", "num_local_experts"},
-      {"qwen2_moe", "num_experts"},      {"qwen3_moe", "num_experts"},       {"deepseek_v2", "n_routed_experts"},
-      {"deepseek_v3", "n_routed_experts"}, {"kimi_k2", "n_routed_experts"}, {"glm4_moe", "n_routed_experts"}};
-  if (auto it = experts_keys.find(model_type); it != experts_keys.end()) f.experts_key = it->second;
+  const auto it = Families().find(model_type);
+  HfFamily f = it == Families().end() ? HfFamily{} : it->second;
+  f.known = it != Families().end();
+  // Gemma's config classes tie the embeddings, a Gemma trainsim does not know too.
+  if (model_type.rfind("gemma", 0) == 0) f.tied_default = true;
   return f;
 }
+
+// The smallest K from `from` up with flags[i] == rule(i, K) for every layer i;
+// 0 when no K does.
+template <class Rule>
+int SmallestPeriod(const std::vector<bool>& flags, int from, Rule rule) {
+  const int n = static_cast<int>(flags.size());
+  for (int k = from; k <= n; ++k) {
+    bool match = true;
+    for (int i = 0; i < n && match; ++i) match = flags[i] == rule(i, k);
+    if (match) return k;
+  }
+  return 0;
+}
+
+// Layer i is the last of its group of K: the global layers of Gemma 3's and
+// Llama 4's patterns.
+bool LastOfEachK(int i, int k) { return i % k == k - 1; }
 
 std::vector<YAML::Node> ListOf(YamlMap& m, const std::string& key) {
   YAML::Node n = m.Raw(key);
@@ -173,21 +200,13 @@ void ReadWindowPattern(YamlMap& m, ModelSpec& s, const HfFamily& family) {
     s.sliding_window = 0;
     return;
   }
-  for (int k = 1; k <= s.layers; ++k) {
-    bool match = true;
-    for (int i = 0; i < s.layers && match; ++i) match = windowed[i] == (i % k == 0);
-    if (match) {
-      s.sliding_window_every = k;
-      return;
-    }
+  if (const int k = SmallestPeriod(windowed, 1, [](int i, int k) { return i % k == 0; })) {
+    s.sliding_window_every = k;
+    return;
   }
-  for (int k = 2; k <= s.layers; ++k) {
-    bool match = true;
-    for (int i = 0; i < s.layers && match; ++i) match = windowed[i] == (i % k != k - 1);
-    if (match) {
-      s.global_attention_every = k;
-      return;
-    }
+  if (const int k = SmallestPeriod(windowed, 2, [](int i, int k) { return !LastOfEachK(i, k); })) {
+    s.global_attention_every = k;
+    return;
   }
   m.Fail(pattern_key, "this pattern of windowed and global layers is not modelled (trainsim windows every K-th layer "
                       "from layer 0, sliding_window_every, or all but every K-th, global_attention_every); the model "
@@ -204,11 +223,9 @@ int NopeLayerInterval(YamlMap& m, const ModelSpec& s) {
   if (static_cast<int>(flags.size()) != s.layers) {
     m.Fail("no_rope_layers", std::to_string(flags.size()) + " entries for " + std::to_string(s.layers) + " layers");
   }
-  for (int k = 1; k <= s.layers; ++k) {
-    bool match = true;
-    for (int i = 0; i < s.layers && match; ++i) match = (IntElement(m, "no_rope_layers", flags[i]) == 0) == (i % k == k - 1);
-    if (match) return k;
-  }
+  std::vector<bool> global(s.layers);
+  for (int i = 0; i < s.layers; ++i) global[i] = IntElement(m, "no_rope_layers", flags[i]) == 0;
+  if (const int k = SmallestPeriod(global, 1, LastOfEachK)) return k;
   m.Fail("no_rope_layers", "this pattern of RoPE and NoPE layers is not modelled (every K-th layer global: "
                            "nope_layer_interval); the model would be misread");
 }
