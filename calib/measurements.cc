@@ -140,6 +140,7 @@ std::string MeasurementsYaml(const Measurements& m) {
   o << "dtype: " << m.dtype << "\n";
   o << "compute_units: " << m.compute_units << "\n";
   o << "memory_bytes: " << Num(m.memory_bytes) << "\n";
+  if (m.cache_bytes > 0) o << "cache_bytes: " << Num(m.cache_bytes) << "\n";
   o << "launch_s: " << Num(m.launch_s) << "\n";
   if (m.host_to_device_bytes_per_s > 0) o << "host_to_device_bytes_per_s: " << Num(m.host_to_device_bytes_per_s) << "\n";
   if (m.device_to_host_bytes_per_s > 0) o << "device_to_host_bytes_per_s: " << Num(m.device_to_host_bytes_per_s) << "\n";
@@ -194,6 +195,7 @@ Expected<Measurements> LoadMeasurements(const std::string& path) {
     m.dtype = top.Choice("dtype", {"fp32", "tf32", "bf16"}, std::string("fp32"));
     m.compute_units = top.PositiveInt("compute_units");
     m.memory_bytes = top.PositiveDouble("memory_bytes");
+    m.cache_bytes = top.NonNegativeDouble("cache_bytes", 0);
     m.launch_s = top.PositiveDouble("launch_s");
     m.host_to_device_bytes_per_s = top.NonNegativeDouble("host_to_device_bytes_per_s", 0);
     m.device_to_host_bytes_per_s = top.NonNegativeDouble("device_to_host_bytes_per_s", 0);

@@ -73,6 +73,10 @@ struct Measurements {
   std::string dtype = "fp32";
   int compute_units = 1;         // SMs (GPU) or threads (CPU): the wave-quantization width
   double memory_bytes = 0;       // device (or host) memory
+  // The last-level cache (a GPU's L2): copies whose source and destination fit
+  // in it run at the cache's rate, not the memory's, and the fit leaves them
+  // out of the bandwidth. 0: not recorded (every copy counts).
+  double cache_bytes = 0;
   double host_to_device_bytes_per_s = 0;  // 0: not measured
   double device_to_host_bytes_per_s = 0;
   // The node's host path: every visible GPU copying at once, aggregate (what

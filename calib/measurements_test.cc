@@ -23,6 +23,7 @@ Measurements Sample() {
   m.date = "2026-01-01T00:00:00Z";
   m.device = "test \"cpu\"";
   m.memory_bytes = 1e9;
+  m.cache_bytes = 5.24288e7;
   m.launch_s = 1e-6;
   m.node_host_copy_gpus = 8;
   m.node_host_to_device_bytes_per_s = 2.1e11;
@@ -42,6 +43,7 @@ TEST(Measurements, RoundTrip) {
   auto m = LoadMeasurements(path);
   ASSERT_TRUE(m) << m.error().ToString();
   EXPECT_EQ(m->device, "test \"cpu\"");
+  EXPECT_DOUBLE_EQ(m->cache_bytes, 5.24288e7);
   ASSERT_EQ(m->gemm.size(), 2u);
   EXPECT_EQ(m->gemm[1].batch, 4);
   EXPECT_EQ(m->gemm[1].layout, "tn");

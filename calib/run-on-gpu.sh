@@ -12,7 +12,12 @@
 # measuring program says so in one line) and gpu-calibrated-measurements.yaml (raw samples, and
 # the tf32 GEMM curve the layer step ran with, which validation predicts it with).
 # Usage: calib/run-on-gpu.sh [OUT_DIR]   (env: TRAINSIM=path to a built trainsim to skip
-#        step 2; SHAPES="H:F:A:KV:S:B ..."; NCCL=1 to add collectives on >= 2 GPUs; JOBS)
+#        step 2; SHAPES="H:F:A:KV:S:B ..."; NCCL=1 to add collectives on >= 2 GPUs; JOBS;
+#        CUDA_ARCHS="90" to build the measuring program for those architectures only;
+#        PLAN=plan.txt, written elsewhere by `trainsim calibrate --write-plan`, to measure on a GPU
+#        node that lacks trainsim's dependencies (SimGrid, yaml-cpp, Boost): the build, the
+#        checks and the measuring run there, and the script prints the fit and validation
+#        commands to run where trainsim is, on OUT_DIR/raw-measurements.yaml)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${1:-$ROOT/build-gpu-calib/out}
@@ -33,7 +38,8 @@ fi
 nvidia-smi -L
 
 step "building the measuring program (calib/cuda)"
-cmake -S "$ROOT/calib/cuda" -B "$BUILD/cuda" -DCMAKE_BUILD_TYPE=Release >"$OUT/cmake-cuda.log" 2>&1 \
+cmake -S "$ROOT/calib/cuda" -B "$BUILD/cuda" -DCMAKE_BUILD_TYPE=Release \
+  ${CUDA_ARCHS:+-DTRAINSIM_CUDA_ARCHITECTURES="$CUDA_ARCHS"} >"$OUT/cmake-cuda.log" 2>&1 \
   || { tail -20 "$OUT/cmake-cuda.log"; exit 1; }
 cmake --build "$BUILD/cuda" -j"$JOBS" >>"$OUT/cmake-cuda.log" 2>&1 || { tail -40 "$OUT/cmake-cuda.log"; exit 1; }
 PROG="$BUILD/cuda/bin/trainsim-calib-cuda"
@@ -41,6 +47,16 @@ PROG="$BUILD/cuda/bin/trainsim-calib-cuda"
 step "numerical checks: GPU layer step and low-precision (fp8, mxfp8, nvfp4) GEMMs vs host reference"
 "$PROG" --check
 if [ -x "$BUILD/cuda/bin/trainsim_calib_cuda_tests" ]; then "$BUILD/cuda/bin/trainsim_calib_cuda_tests" --gtest_brief=1; fi
+
+if [ -n "${PLAN:-}" ] && [ -z "${TRAINSIM:-}" ]; then
+  [ -r "$PLAN" ] || { echo "run-on-gpu.sh: PLAN=$PLAN: cannot read the plan" >&2; exit 2; }
+  step "measuring the plan $PLAN (GEMM sweep in tf32, bf16, and fp8/mxfp8/nvfp4 where supported, memory kernels, attention, layer steps${NCCL:+, NCCL})"
+  "$PROG" --plan "$PLAN" --out "$OUT/raw-measurements.yaml" ${NCCL:+--nccl}
+  step "measured: $OUT/raw-measurements.yaml; fit and validate it where trainsim is built:"
+  echo "  trainsim calibrate --backend cuda --measurements raw-measurements.yaml -o gpu-calibrated.yaml [--storage DIR]"
+  echo "  trainsim validate --profile gpu-calibrated.yaml"
+  exit 0
+fi
 
 if [ -z "${TRAINSIM:-}" ]; then
   step "building trainsim (plan, fit, prediction)"

@@ -315,7 +315,7 @@ int main(int argc, char** argv) {
       << "trainsim_measurements: 1\nbackend: cuda\nhost: " << Quote(host) << "\ndate: " << Quote(date)
       << "\ndevice: " << Quote(std::string(prop.name) + " (float32 storage, " + math_name + " GEMMs)")
       << "\ndtype: " << math_name << "\ncompute_units: " << prop.multiProcessorCount
-      << "\nmemory_bytes: " << Num(double(prop.totalGlobalMem)) << "\n";
+      << "\nmemory_bytes: " << Num(double(prop.totalGlobalMem)) << "\ncache_bytes: " << Num(double(prop.l2CacheSize)) << "\n";
     // Launch floor: a tiny GEMM.
     {
       DeviceBuffer a(64), b(64), c(64);
