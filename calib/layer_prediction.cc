@@ -158,6 +158,7 @@ Expected<ValidationReport> ValidateProfile(const std::string& profile_path) {
     rep.cases.push_back(c);
   }
   rep.mean_abs_error = sum / double(rep.cases.size());
+  rep.predicted = int(rep.cases.size());
   return rep;
 }
 
