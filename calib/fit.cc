@@ -23,6 +23,20 @@ double WaveEfficiency(const GemmSample& g, int sms) {
   return SmWaveFill(std::ceil(g.m / kTile) * std::ceil(g.n / kTile) * g.batch, sms);
 }
 
+// Bytes per element of a measured data type: float32 storage for fp32 and tf32.
+double ElementBytes(const std::string& dtype) {
+  if (dtype == "fp32" || dtype == "tf32") return 4;
+  if (dtype == "bf16" || dtype == "fp16") return 2;
+  const LowPrecisionFormat* f = FindLowPrecisionFormat(dtype);
+  return f ? f->OperandBytes() : 2;
+}
+
+// What a GEMM sample reads: its operands in their precision. (Writing the
+// result is the epilogue, which the curve's k_half already charges.)
+double GemmOperandBytes(const GemmSample& g) {
+  return double(g.batch) * ElementBytes(g.precision) * (double(g.m) * g.k + double(g.k) * g.n);
+}
+
 // Fits 1/rate = a + b/x by least squares on relative error; rows carry a weight w (rate multiplier).
 bool FitInverse(const std::vector<double>& rate, const std::vector<double>& x, double& a, double& b, double& rms) {
   const size_t n = rate.size();
@@ -45,13 +59,21 @@ bool FitInverse(const std::vector<double>& rate, const std::vector<double>& x, d
   return true;
 }
 
-// The GEMM curve of one precision, from the samples not dominated by the launch floor.
-bool FitGemm(const Measurements& m, const std::string& precision, int sms, FittedProfile::GemmCurve& out) {
+// The GEMM curve of one precision, from the samples dominated neither by the
+// launch floor nor by reading their operands: a GEMM whose operands
+// (GemmOperandBytes) take over half its time at `device_bytes_per_s` is on the
+// cost model's memory roofline, not its compute curve (the unfused
+// attention's batched GEMMs with a head-dim side of 128: on an H200 they ran
+// at 0.55-0.75 of the curve through the projections and bent it). 0: no
+// bandwidth known, every sample counts.
+bool FitGemm(const Measurements& m, const std::string& precision, int sms, double device_bytes_per_s,
+             FittedProfile::GemmCurve& out) {
   out = FittedProfile::GemmCurve{};
   std::vector<double> rate, kk;
   double best = 0;
   for (const auto& g : m.gemm) {
     if (g.precision != precision || g.split_accumulator) continue;  // the curve is the fast-accumulating one
+    if (device_bytes_per_s > 0 && GemmOperandBytes(g) / device_bytes_per_s > 0.5 * g.seconds) continue;
     const double r = g.Flops() / g.seconds / WaveEfficiency(g, sms);
     best = std::max(best, r);
     if (g.seconds < 3 * m.launch_s) continue;
@@ -103,46 +125,9 @@ double FitSplitAccumulator(const Measurements& m, const std::string& precision) 
   return ratios.size() % 2 ? ratios[h] : (ratios[h - 1] + ratios[h]) / 2;
 }
 
-}  // namespace
-
-std::string FitProfile(const Measurements& m, const std::string& name, FittedProfile& f) {
-  f = FittedProfile{};
-  f.name = name;
-  f.memory_gib = m.memory_bytes / (1024.0 * 1024.0 * 1024.0);
-  f.sms = std::max(1, m.compute_units);
-  // GEMM efficiency curve in the layer step's data type: validation predicts
-  // the measured step with it.
-  if (!FitGemm(m, m.dtype, f.sms, f.gemm)) {
-    return "cannot fit the GEMM efficiency curve: need at least two " + m.dtype + " GEMM shapes above the launch floor";
-  }
-  // The profile's 16-bit keys: the bf16 sweep where there is one (GPU), so that
-  // the profile predicts bf16 training; else the layer step's type stands in.
-  const FittedProfile::GemmCurve* sixteen = &f.gemm;
-  f.profile_16bit = m.dtype;
-  if (m.dtype != "bf16" && CountSamples(m, "bf16") > 0) {
-    if (!FitGemm(m, "bf16", f.sms, f.gemm_bf16)) {
-      return "cannot fit the bf16 GEMM efficiency curve: need at least two bf16 GEMM shapes above the launch floor";
-    }
-    sixteen = &f.gemm_bf16;
-    f.profile_16bit = "bf16";
-  }
-  f.peak_tflops = sixteen->peak_tflops;
-  f.max_efficiency = sixteen->max_efficiency;
-  f.k_half = sixteen->k_half;
-  f.gemm_fit_rms_error = sixteen->rms_error;
-  // The low-precision formats the device has; optional: a profile without a
-  // format's keys is a GPU without it (fp8 on A100, mxfp8/nvfp4 on Hopper), and
-  // the cost model treats it so.
-  for (const auto& lf : kLowPrecisionFormats) {
-    FittedProfile::LowPrecisionFit l;
-    l.precision = lf.name;
-    l.measured = CountSamples(m, lf.name);
-    if (l.measured == 0) continue;
-    FitGemm(m, lf.name, f.sms, l.curve);
-    l.split_accumulator_efficiency = FitSplitAccumulator(m, lf.name);
-    f.low_precision.push_back(l);
-  }
-  f.min_kernel_us = m.launch_s * 1e6;
+// Memory bandwidth, a kernel's fixed time and the memory-bound kernels' share
+// of the bandwidth, into `f`; "" or why not.
+std::string FitMemory(const Measurements& m, FittedProfile& f) {
   // Memory bandwidth, a kernel's fixed time and the memory-bound kernels'
   // share of the bandwidth, as the cost model charges them: a kernel takes
   // memory_kernel_fixed + bytes / (bandwidth x memory_bound_efficiency). The
@@ -193,6 +178,56 @@ std::string FitProfile(const Measurements& m, const std::string& name, FittedPro
   const double streaming_s = kern_s - kernels * f.memory_kernel_us * 1e-6;
   f.hbm_tb_per_s = bandwidth / 1e12;
   f.memory_bound_efficiency = std::min(1.0, kern_bytes / (streaming_s > 0 ? streaming_s : kern_s) / bandwidth);
+  return "";
+}
+
+}  // namespace
+
+std::string FitProfile(const Measurements& m, const std::string& name, FittedProfile& f) {
+  f = FittedProfile{};
+  f.name = name;
+  f.memory_gib = m.memory_bytes / (1024.0 * 1024.0 * 1024.0);
+  f.sms = std::max(1, m.compute_units);
+  // The memory first: the profile's GEMM curves leave out the samples that
+  // reading their operands dominates (FitGemm).
+  if (std::string e = FitMemory(m, f); !e.empty()) return e;
+  const double device_bytes_per_s = f.hbm_tb_per_s * 1e12 * ElementBytes(m.dtype) / 2;
+  // GEMM efficiency curve in the layer step's data type: validation predicts
+  // the measured step with it. Every sample counts here, the memory-bound ones
+  // too: the step's unfused attention runs exactly those batched GEMMs, where
+  // training runs fused attention and keeps only the projections' GEMMs, the
+  // compute-bound ones the profile's keys below are fitted to.
+  if (!FitGemm(m, m.dtype, f.sms, 0, f.gemm)) {
+    return "cannot fit the GEMM efficiency curve: need at least two " + m.dtype + " GEMM shapes above the launch floor";
+  }
+  // The profile's 16-bit keys: the bf16 sweep where there is one (GPU), so that
+  // the profile predicts bf16 training; else the layer step's type stands in.
+  const FittedProfile::GemmCurve* sixteen = &f.gemm;
+  f.profile_16bit = m.dtype;
+  if (m.dtype != "bf16" && CountSamples(m, "bf16") > 0) {
+    if (!FitGemm(m, "bf16", f.sms, device_bytes_per_s, f.gemm_bf16)) {
+      return "cannot fit the bf16 GEMM efficiency curve: need at least two bf16 GEMM shapes above the launch floor";
+    }
+    sixteen = &f.gemm_bf16;
+    f.profile_16bit = "bf16";
+  }
+  f.peak_tflops = sixteen->peak_tflops;
+  f.max_efficiency = sixteen->max_efficiency;
+  f.k_half = sixteen->k_half;
+  f.gemm_fit_rms_error = sixteen->rms_error;
+  // The low-precision formats the device has; optional: a profile without a
+  // format's keys is a GPU without it (fp8 on A100, mxfp8/nvfp4 on Hopper), and
+  // the cost model treats it so.
+  for (const auto& lf : kLowPrecisionFormats) {
+    FittedProfile::LowPrecisionFit l;
+    l.precision = lf.name;
+    l.measured = CountSamples(m, lf.name);
+    if (l.measured == 0) continue;
+    FitGemm(m, lf.name, f.sms, device_bytes_per_s, l.curve);
+    l.split_accumulator_efficiency = FitSplitAccumulator(m, lf.name);
+    f.low_precision.push_back(l);
+  }
+  f.min_kernel_us = m.launch_s * 1e6;
   // Attention curve over sequence length.
   std::vector<double> arate, aseq;
   double ratio_sum = 0;

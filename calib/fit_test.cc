@@ -91,6 +91,31 @@ TEST(Fit, CopiesThatFitInTheCacheDoNotSetTheBandwidth) {
   EXPECT_NEAR(all_cached.hbm_tb_per_s, blind.hbm_tb_per_s, 1e-12);
 }
 
+// A bf16 GEMM that reading its operands dominates (a side of 8: 8 FLOPs per
+// byte, under this machine's ridge of 225) runs on the memory roofline, as
+// the cost model charges it, and leaves the profile's compute curve alone;
+// the layer step's own curve keeps every sample (its unfused attention runs
+// such GEMMs).
+TEST(Fit, MemoryBoundGemmsLeaveTheProfilesCurveAlone) {
+  Measurements m = Synthetic(1e11, 0.8, 96, 2e10, 0.6);  // device reads 4e10 B/s (float32: twice the 2-byte rate)
+  for (long k : {64L, 256L, 1024L, 4096L}) {
+    GemmSample g{2048, 2048, k, 1, "nn", "bf16", 0};
+    g.seconds = g.Flops() / (1e13 * 0.9 * k / (k + 100.0));
+    m.gemm.push_back(g);
+  }
+  GemmSample thin{2048, 8, 4096, 1, "nn", "bf16", 0};
+  thin.seconds = 2.0 * (2048.0 * 4096 + 4096.0 * 8) / 4e10;  // its operands at the device's rate
+  m.gemm.push_back(thin);
+  m.gemm.push_back({2048, 8, 4096, 1, "nn", "fp32", thin.seconds * 2});
+  FittedProfile f;
+  ASSERT_EQ(FitProfile(m, "t", f), "");
+  EXPECT_EQ(f.gemm_bf16.samples, 4);
+  EXPECT_NEAR(f.gemm_bf16.peak_tflops * f.gemm_bf16.max_efficiency, 9, 1e-6);
+  EXPECT_NEAR(f.gemm_bf16.k_half, 100, 1e-3);
+  EXPECT_LT(f.gemm_bf16.rms_error, 1e-9);
+  EXPECT_EQ(f.gemm.samples, 5);  // the fp32 layer-step curve: the thin GEMM too
+}
+
 TEST(Fit, RefusesMeasurementsThatCannotSupportAFit) {
   Measurements m = Synthetic(1e11, 0.8, 96, 2e10, 0.6);
   FittedProfile f;

@@ -38,7 +38,10 @@ constexpr Curve kFp8{1.6e15, 0.7, 600};
 // filled from the wrong format's samples shows).
 constexpr Curve kMxfp8{1.5e15, 0.75, 500};
 constexpr Curve kNvfp4{3.0e15, 0.65, 900};
-constexpr int kSms = 4;  // 512 x 256 outputs are 8 tiles of 128: every SM busy, no wave correction
+// 2048 x 2048 outputs are 256 tiles of 128: 64 full waves, no wave correction;
+// and compute-bound at any K (1,024 FLOPs per operand byte in 16 bits), which
+// the fit requires of the samples it draws a curve through.
+constexpr int kSms = 4;
 
 // Seconds of a GEMM on a machine that follows the cost model's curve exactly.
 double CurveSeconds(const GemmSample& g, const Curve& c) {
@@ -60,22 +63,22 @@ Measurements SyntheticGpu(bool with_fp8, bool with_block_scaled = false) {
   m.memory_bytes = 80e9;
   m.launch_s = 1e-9;
   for (long k : {64L, 256L, 1024L, 4096L}) {
-    GemmSample t{512, 256, k, 1, "nn", "tf32", 0};
+    GemmSample t{2048, 2048, k, 1, "nn", "tf32", 0};
     t.seconds = CurveSeconds(t, kTf32);
     m.gemm.push_back(t);
-    GemmSample b{512, 256, k, 1, "nn", "bf16", 0};
+    GemmSample b{2048, 2048, k, 1, "nn", "bf16", 0};
     b.seconds = CurveSeconds(b, kBf16);
     m.gemm.push_back(b);
     if (with_fp8) {
-      GemmSample f{512, 256, k, 1, "nt", "fp8", 0};
+      GemmSample f{2048, 2048, k, 1, "nt", "fp8", 0};
       f.seconds = CurveSeconds(f, kFp8);
       m.gemm.push_back(f);
     }
     if (with_block_scaled) {
-      GemmSample x{512, 256, k, 1, "nt", "mxfp8", 0};
+      GemmSample x{2048, 2048, k, 1, "nt", "mxfp8", 0};
       x.seconds = CurveSeconds(x, kMxfp8);
       m.gemm.push_back(x);
-      GemmSample v{512, 256, k, 1, "nt", "nvfp4", 0};
+      GemmSample v{2048, 2048, k, 1, "nt", "nvfp4", 0};
       v.seconds = CurveSeconds(v, kNvfp4);
       m.gemm.push_back(v);
     }
