@@ -65,6 +65,25 @@ CalibrationPlan MakePlan(const std::vector<LayerShape>& layers) {
   return p;
 }
 
+int AddWorkloadGemms(const Workload& w, CalibrationPlan& p) {
+  std::set<GemmShape> gemms(p.gemms.begin(), p.gemms.end());
+  const size_t before = gemms.size();
+  auto add = [&](const PassWork& pass) {
+    for (const auto& op : pass.ops) {
+      if (op.cls == OpClass::kGemm && op.m >= 1 && op.n >= 1 && op.k >= 1) {
+        gemms.insert(GemmShape{op.m, op.n, op.k, std::max(1L, op.batch), LayoutForOperator(op.name.str())});
+      }
+    }
+  };
+  for (const auto& kind : w.kinds) {
+    add(kind.forward);
+    add(kind.backward);
+  }
+  for (const PassWork* pass : {&w.embedding_forward, &w.embedding_backward, &w.head_forward, &w.head_backward}) add(*pass);
+  p.gemms.assign(gemms.begin(), gemms.end());
+  return int(gemms.size() - before);
+}
+
 std::string PlanText(const CalibrationPlan& p) {
   std::ostringstream o;
   o << "# trainsim calibration plan: the microbenchmarks of the workload model's operators\n";

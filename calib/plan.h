@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "calib/layer_step.h"
+#include "models/workload.h"
 #include "sim/core/error.h"
 
 namespace trainsim::calib {
@@ -53,6 +54,14 @@ std::string KernelForOperator(const std::string& op_name);
 std::string LayoutForOperator(const std::string& op_name);
 
 CalibrationPlan MakePlan(const std::vector<LayerShape>& layers);
+
+// Adds the GEMMs a training scenario runs per GPU (each layer kind's forward
+// and backward, the embedding's and the LM head's: after TP, EP and ETP, MoE
+// experts batched as the cost model runs them) to the plan's sweep, each in
+// the layout its operator name implies, so that the fitted curves cover the
+// shapes that scenario's prediction uses (`calibrate --scenario`). Returns
+// how many shapes were new.
+int AddWorkloadGemms(const Workload& w, CalibrationPlan& p);
 
 std::string PlanText(const CalibrationPlan& p);
 Expected<CalibrationPlan> ParsePlanText(const std::string& text, const std::string& file);

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+
+#include "sim/io/scenario_loader.h"
 
 namespace trainsim::calib {
 namespace {
@@ -25,6 +28,37 @@ TEST(Plan, CoversTheWorkloadOperatorsOfTheLayer) {
     EXPECT_TRUE(std::any_of(p.memory.begin(), p.memory.end(), [&](const MemoryKernel& m) { return m.kernel == k; })) << k;
   }
   EXPECT_FALSE(p.copy_floats.empty());
+}
+
+// `calibrate --scenario`: the sweep gains the GEMMs the scenario's prediction
+// runs, the MoE experts batched over a rank's local experts, each in its
+// operator's layout; a second call adds nothing.
+TEST(Plan, AScenarioAddsTheGemmsItsPredictionRuns) {
+  auto sc = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/examples/moe/qwen3-235b-a22b-32n-8nic.yaml");
+  ASSERT_TRUE(sc) << sc.error().ToString();
+  const Workload w = BuildWorkload(*sc);
+  CalibrationPlan p = MakePlan({kShape});
+  const size_t before = p.gemms.size();
+  const int added = AddWorkloadGemms(w, p);
+  EXPECT_GT(added, 0);
+  EXPECT_EQ(p.gemms.size(), before + size_t(added));
+  EXPECT_TRUE(std::is_sorted(p.gemms.begin(), p.gemms.end()));
+  int experts = 0;
+  for (const auto& kind : w.kinds) {
+    for (const PassWork* pass : {&kind.forward, &kind.backward}) {
+      for (const auto& op : pass->ops) {
+        if (op.cls != OpClass::kGemm) continue;
+        const GemmShape s{op.m, op.n, op.k, op.batch, LayoutForOperator(op.name.str())};
+        EXPECT_NE(std::find(p.gemms.begin(), p.gemms.end(), s), p.gemms.end()) << op.name.str();
+        experts += op.name.str().rfind("expert fc", 0) == 0 && op.batch > 1;
+      }
+    }
+  }
+  EXPECT_GE(experts, 2);  // fc1 and fc2 at least, batched over the local experts
+  EXPECT_EQ(AddWorkloadGemms(w, p), 0);
+  auto text = ParsePlanText(PlanText(p), "plan.txt");
+  ASSERT_TRUE(text) << text.error().ToString();
+  EXPECT_EQ(text->gemms.size(), p.gemms.size());
 }
 
 TEST(Plan, TextRoundTripsAndRejectsMalformedLines) {

@@ -16,9 +16,11 @@
 #include "calib/cpu_backend.h"
 #include "calib/plan.h"
 #include "calib/storage_bench.h"
+#include "models/workload.h"
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/progress.h"
+#include "sim/io/scenario_loader.h"
 
 namespace trainsim::cli {
 namespace {
@@ -40,6 +42,8 @@ const char* kUsage =
     "  --nccl               CUDA: also measure NCCL collectives over the visible GPUs\n"
     "  --measurements FILE  CUDA: fit a measurements file written by trainsim-calib-cuda instead\n"
     "  --write-plan FILE    write the measuring plan for trainsim-calib-cuda and stop\n"
+    "  --scenario FILE      CUDA: also sweep the GEMMs this training scenario runs per GPU (its\n"
+    "                       projections, MoE experts, LM head; with --set KEY=VALUE overrides)\n"
     "  --name NAME          profile name (default: the output file's stem)\n"
     "  --tdp-w W            power to record in the profile (not measured)\n"
     "  --progress           CPU: progress and time left on stderr (default: only when stderr is a terminal)\n";
@@ -66,7 +70,8 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
                                   {"--storage", true},        {"--storage-clients", true}, {"--storage-mib", true},
                                   {"--ranks", true},          {"--min-ms", true},       {"--nccl"},
                                   {"--measurements", true},   {"--write-plan", true},   {"--name", true},
-                                  {"--tdp-w", true},          {"--progress"},           {"--help", false, "-h"}},
+                                  {"--tdp-w", true},          {"--progress"},           {"--help", false, "-h"},
+                                  {"--scenario", true},       {"--set", true}},
                                  a);
   if (a.Has("--help")) {
     out << kUsage;
@@ -89,11 +94,26 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
     shapes.push_back(s);
   }
   if (shapes.empty()) shapes = backend == "cpu" ? calib::DefaultCpuShapes() : calib::DefaultGpuShapes();
-  const calib::CalibrationPlan plan = calib::MakePlan(shapes);
+  calib::CalibrationPlan plan = calib::MakePlan(shapes);
+  int scenario_gemms = 0;
+  if (auto file = a.Value("--scenario")) {
+    // A CPU's sweep of a training step's GEMMs would take hours.
+    if (backend != "cuda") return bad("--scenario belongs to --backend cuda");
+    Expected<Scenario> sc = LoadScenario(*file, a.All("--set"));
+    if (!sc) {
+      err << "trainsim calibrate: " << sc.error().ToString() << "\n";
+      return kExitBadInput;
+    }
+    scenario_gemms = calib::AddWorkloadGemms(BuildWorkload(*sc), plan);
+  } else if (a.Has("--set")) {
+    return bad("--set belongs to --scenario");
+  }
   if (auto p = a.Value("--write-plan")) {
     const std::string e = calib::WriteFileAtomically(*p, calib::PlanText(plan));
     if (!e.empty()) return bad(e);
-    out << "wrote the plan " << *p << " (" << plan.gemms.size() << " GEMM shapes, " << plan.layers.size() << " layer shapes)\n";
+    out << "wrote the plan " << *p << " (" << plan.gemms.size() << " GEMM shapes, " << plan.layers.size() << " layer shapes";
+    if (a.Has("--scenario")) out << "; " << scenario_gemms << " of the GEMM shapes from " << *a.Value("--scenario");
+    out << ")\n";
     return kExitOk;
   }
   const auto output = a.Value("--output");
