@@ -95,7 +95,8 @@ TEST_F(ProfilePairTest, TheReportGivesTheNodeHostPathInTheNodeProfilesUnit) {
 // what moved) once the copies the 60 MiB L2 held are left out, the GEMM curves
 // follow the projections' shapes, and the fitted
 // profile predicts the four measured layer steps within 8% (two runs on two
-// machines: 2.0% and 3.3% mean, 3.2% and 5.3% max).
+// machines on the default plan: 2.0% and 3.3% mean, 3.2% and 5.3% max; this
+// file, with a MoE scenario's GEMMs in the sweep: 3.0% and 6.1%).
 TEST(RealGpuSweep, AnH200SweepFitsPhysicallyAndPredictsItsLayerSteps) {
   auto m = LoadMeasurements(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/gpu-measurements-h200.yaml");
   ASSERT_TRUE(m) << m.error().ToString();
@@ -113,8 +114,13 @@ TEST(RealGpuSweep, AnH200SweepFitsPhysicallyAndPredictsItsLayerSteps) {
   // datasheet at this lone GPU's clocks, where h200-sxm-141g.yaml has 0.803.
   EXPECT_LT(f.gemm_bf16.rms_error, 0.1);
   EXPECT_NEAR(f.gemm_bf16.peak_tflops * f.gemm_bf16.max_efficiency / 989, 0.8, 0.05);
+  // The peaks are rates the GPU reached, under the datasheet's 989 and 1,979:
+  // the router's GEMMs (a side of 128 experts: a few tiles on 132 SMs) once
+  // made them 2,022 and 2,602 through the wave correction.
+  EXPECT_LT(f.gemm_bf16.peak_tflops, 989);
   ASSERT_EQ(f.low_precision.size(), 1u);  // Hopper: fp8, no block-scaled formats
   EXPECT_LT(f.low_precision[0].curve.rms_error, 0.1);
+  EXPECT_LT(f.low_precision[0].curve.peak_tflops, 1979);
   EXPECT_EQ(f.low_precision[0].precision, "fp8");
   EXPECT_GT(f.low_precision[0].split_accumulator_efficiency, 0.8);
   EXPECT_LE(f.low_precision[0].split_accumulator_efficiency, 1.0);

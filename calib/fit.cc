@@ -74,8 +74,11 @@ bool FitGemm(const Measurements& m, const std::string& precision, int sms, doubl
   for (const auto& g : m.gemm) {
     if (g.precision != precision || g.split_accumulator) continue;  // the curve is the fast-accumulating one
     if (device_bytes_per_s > 0 && GemmOperandBytes(g) / device_bytes_per_s > 0.5 * g.seconds) continue;
+    // The peak is the best rate the GPU reached: the wave correction would
+    // put a GEMM of a few tiles (a router's, a side of 128 experts) far above
+    // the datasheet, where cuBLAS splits K instead.
+    best = std::max(best, g.Flops() / g.seconds);
     const double r = g.Flops() / g.seconds / WaveEfficiency(g, sms);
-    best = std::max(best, r);
     if (g.seconds < 3 * m.launch_s) continue;
     rate.push_back(r);
     kk.push_back(double(g.k));
