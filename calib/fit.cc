@@ -15,20 +15,12 @@
 namespace trainsim::calib {
 namespace {
 
-constexpr double kTile = 128;  // the profile's default GEMM tile (hardware-profiles/gpus)
+constexpr double kTile = kFitTile;
 
 // The cost model's SM fill (sim/cost/gpu_cost_model.h) with the tile the
 // written profile names: the fitted curve is what is left of each rate.
 double WaveEfficiency(const GemmSample& g, int sms) {
   return SmWaveFill(std::ceil(g.m / kTile) * std::ceil(g.n / kTile) * g.batch, sms);
-}
-
-// Bytes per element of a measured data type: float32 storage for fp32 and tf32.
-double ElementBytes(const std::string& dtype) {
-  if (dtype == "fp32" || dtype == "tf32") return 4;
-  if (dtype == "bf16" || dtype == "fp16") return 2;
-  const LowPrecisionFormat* f = FindLowPrecisionFormat(dtype);
-  return f ? f->OperandBytes() : 2;
 }
 
 // What a GEMM sample reads: its operands in their precision. (Writing the
@@ -185,6 +177,13 @@ std::string FitMemory(const Measurements& m, FittedProfile& f) {
 }
 
 }  // namespace
+
+double ElementBytes(const std::string& dtype) {
+  if (dtype == "fp32" || dtype == "tf32") return 4;
+  if (dtype == "bf16" || dtype == "fp16") return 2;
+  const LowPrecisionFormat* f = FindLowPrecisionFormat(dtype);
+  return f ? f->OperandBytes() : 2;
+}
 
 std::string FitProfile(const Measurements& m, const std::string& name, FittedProfile& f) {
   f = FittedProfile{};

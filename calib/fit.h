@@ -4,7 +4,10 @@
 // and storage throughput for the measurements sidecar.
 //  - GEMM: seconds per FLOP against 1/K, t/F = (1 + k_half/K) / (peak * max_eff),
 //    relative least squares over the sweep; peak = the best measured rate (or
-//    the fit's asymptote if higher); min_kernel = the tiny-GEMM floor. One curve
+//    the fit's asymptote if higher); min_kernel = the tiny-GEMM floor. The
+//    profile's curves leave out samples that reading their operands dominates
+//    (the memory roofline's, not the tensor cores'); the layer step's keeps
+//    them, since its unfused attention runs such GEMMs. One curve
 //    per precision swept: the layer step's data type (`dtype`: fp32 on the CPU,
 //    tf32 on the GPU), bf16 and the low-precision formats the GPU has (fp8,
 //    mxfp8, nvfp4: calib/low_precision_formats.h). The profile's bf16/fp16
@@ -13,7 +16,8 @@
 //    format's curve. The layer step's curve always goes to the sidecar
 //    (fitted.gemm): validation predicts the step with it.
 //  - Memory: t = memory_kernel + bytes / bandwidth over the copy sweep's
-//    sizes (alpha-beta; one size: the best copy, no fixed time);
+//    sizes past the cache, and the smallest (alpha-beta; one size: the best
+//    copy, no fixed time); in 2-byte-element equivalents, the workload's unit;
 //    memory_bound_efficiency = the workload bytes of the memory-bound kernels
 //    over their total time less each one's fixed time, as a fraction of the
 //    bandwidth.
@@ -97,6 +101,16 @@ struct FittedProfile {
 // or the memory or attention measurements are missing. The low-precision keys
 // are optional: a format's sweep that cannot be fitted leaves them out.
 std::string FitProfile(const Measurements& m, const std::string& name, FittedProfile& out);
+
+// Bytes per element of a measured data type (fp32 and tf32: float32
+// storage; bf16, fp16: 2; a low-precision format: its operand bytes). A
+// fitted bandwidth is in 2-byte equivalents; x ElementBytes(dtype) / 2 it is
+// the bytes the device moved.
+double ElementBytes(const std::string& dtype);
+
+// The tile the fit divides each sample's SM wave fill out with (and the
+// profile's tile_m and tile_n).
+inline constexpr double kFitTile = 128;
 
 // The profile YAML (loadable by LoadGpuProfile) and the sidecar (the
 // measurements followed by a `fitted:` section: profile_16bit, the GEMM

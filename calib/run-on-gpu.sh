@@ -14,6 +14,7 @@
 # Usage: calib/run-on-gpu.sh [OUT_DIR]   (env: TRAINSIM=path to a built trainsim to skip
 #        step 2; SHAPES="H:F:A:KV:S:B ..."; NCCL=1 to add collectives on >= 2 GPUs; JOBS;
 #        CUDA_ARCHS="90" to build the measuring program for those architectures only;
+#        BASE=h200-sxm-141g to also write gpu-training.yaml, that profile with the measured keys;
 #        PLAN=plan.txt, written elsewhere by `trainsim calibrate --write-plan`, to measure on a GPU
 #        node that lacks trainsim's dependencies (SimGrid, yaml-cpp, Boost): the build, the
 #        checks and the measuring run there, and the script prints the fit and validation
@@ -54,6 +55,7 @@ if [ -n "${PLAN:-}" ] && [ -z "${TRAINSIM:-}" ]; then
   "$PROG" --plan "$PLAN" --out "$OUT/raw-measurements.yaml" ${NCCL:+--nccl}
   step "measured: $OUT/raw-measurements.yaml; fit and validate it where trainsim is built:"
   echo "  trainsim calibrate --backend cuda --measurements raw-measurements.yaml -o gpu-calibrated.yaml [--storage DIR]"
+  echo "      [--training-profile gpu-training.yaml --base GPU]   (a profile for training scenarios)"
   echo "  trainsim validate --profile gpu-calibrated.yaml"
   exit 0
 fi
@@ -75,7 +77,7 @@ step "measuring (GEMM sweep in tf32, bf16, and fp8/mxfp8/nvfp4 where supported, 
 "$PROG" --plan "$OUT/plan.txt" --out "$OUT/raw-measurements.yaml" ${NCCL:+--nccl}
 step "fitting the profile (and the storage test at $STORAGE_DIR)"
 "$TRAINSIM" calibrate --backend cuda --measurements "$OUT/raw-measurements.yaml" --storage "$STORAGE_DIR" \
-  --storage-mib 1024 -o "$OUT/gpu-calibrated.yaml"
+  --storage-mib 1024 -o "$OUT/gpu-calibrated.yaml" ${BASE:+--training-profile "$OUT/gpu-training.yaml" --base "$BASE"}
 step "validation: predicted (workload model + calibrated profile) vs measured layer steps"
 "$TRAINSIM" validate --profile "$OUT/gpu-calibrated.yaml"
 step "done: $OUT/gpu-calibrated.yaml (bf16/fp16 and fp8/mxfp8/nvfp4 keys where measured), $OUT/gpu-calibrated-measurements.yaml (samples, tf32 layer curve)"

@@ -16,6 +16,7 @@
 #include "calib/cpu_backend.h"
 #include "calib/plan.h"
 #include "calib/storage_bench.h"
+#include "calib/training_profile.h"
 #include "models/workload.h"
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
@@ -42,6 +43,9 @@ const char* kUsage =
     "  --nccl               CUDA: also measure NCCL collectives over the visible GPUs\n"
     "  --measurements FILE  CUDA: fit a measurements file written by trainsim-calib-cuda instead\n"
     "  --write-plan FILE    write the measuring plan for trainsim-calib-cuda and stop\n"
+    "  --training-profile FILE  CUDA: also write a profile for training scenarios: --base's keys\n"
+    "                       with the measured GEMM curves, memory and kernel floors (calib/README.md)\n"
+    "  --base GPU           the GPU profile (name or path) a training profile starts from\n"
     "  --scenario FILE      CUDA: also sweep the GEMMs this training scenario runs per GPU (its\n"
     "                       projections, MoE experts, LM head; with --set KEY=VALUE overrides)\n"
     "  --name NAME          profile name (default: the output file's stem)\n"
@@ -71,7 +75,8 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
                                   {"--ranks", true},          {"--min-ms", true},       {"--nccl"},
                                   {"--measurements", true},   {"--write-plan", true},   {"--name", true},
                                   {"--tdp-w", true},          {"--progress"},           {"--help", false, "-h"},
-                                  {"--scenario", true},       {"--set", true}},
+                                  {"--scenario", true},       {"--set", true},          {"--training-profile", true},
+                                  {"--base", true}},
                                  a);
   if (a.Has("--help")) {
     out << kUsage;
@@ -118,6 +123,15 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
   }
   const auto output = a.Value("--output");
   if (!output) return bad("-o PROFILE.yaml is required");
+  const auto training_profile = a.Value("--training-profile");
+  if (training_profile.has_value() != a.Has("--base")) return bad("--training-profile and --base go together");
+  if (training_profile) {
+    if (backend != "cuda") return bad("--training-profile belongs to --backend cuda");
+    std::string base_path;  // a base that does not load fails before measuring
+    if (std::string e = calib::CheckTrainingBase(*a.Value("--base"), base_path); !e.empty()) return bad(e);
+    const auto dir = std::filesystem::absolute(*training_profile).parent_path();
+    if (!std::filesystem::is_directory(dir)) return bad("--training-profile: directory '" + dir.string() + "' does not exist");
+  }
   {  // fail before measuring, not after
     const auto dir = std::filesystem::absolute(*output).parent_path();
     if (!std::filesystem::is_directory(dir)) return bad("-o: directory '" + dir.string() + "' does not exist");
@@ -202,7 +216,8 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
     }
   }
   std::string report;
-  const std::string e = calib::WriteCalibratedProfile(m, *output, name, tdp_w, report);
+  std::string e = calib::WriteCalibratedProfile(m, *output, name, tdp_w, report);
+  if (e.empty() && training_profile) e = calib::WriteTrainingProfile(m, *a.Value("--base"), *training_profile, *output, report);
   if (!e.empty()) {
     err << "trainsim calibrate: " << e << "\n";
     return kExitSimulationFailed;

@@ -485,6 +485,10 @@ unsigned ParseCudaGraphScope(const YAML::Node& list, const std::string& file, co
   return bits;
 }
 
+std::string ResolveGpuProfilePath(const YAML::Node& ref_node, const std::string& from_file, const std::string& key) {
+  return ResolveProfile(ref_node, from_file, key, "gpus");
+}
+
 GpuProfile LoadGpuProfile(const YAML::Node& ref, const std::string& from, const std::string& key) {
   return LoadProfile(ref, from, key, "gpus", ParseGpu);
 }

@@ -14,6 +14,8 @@ namespace trainsim {
 // or a path relative to `from_file`) and parses it strictly. Errors name the
 // profile file, or `from_file`/`ref_node` when the reference itself is wrong.
 GpuProfile LoadGpuProfile(const YAML::Node& ref_node, const std::string& from_file, const std::string& key);
+// The file a GPU profile reference names (as LoadGpuProfile resolves it).
+std::string ResolveGpuProfilePath(const YAML::Node& ref_node, const std::string& from_file, const std::string& key);
 NodeProfile LoadNodeProfile(const YAML::Node& ref_node, const std::string& from_file, const std::string& key);
 FabricProfile LoadFabricProfile(const YAML::Node& ref_node, const std::string& from_file, const std::string& key);
 FrameworkProfile LoadFrameworkProfile(const YAML::Node& ref_node, const std::string& from_file, const std::string& key);

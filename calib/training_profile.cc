@@ -1,0 +1,141 @@
+#include "calib/training_profile.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <vector>
+
+#include "calib/fit.h"
+#include "calib/low_precision_formats.h"
+#include "calib/text_format.h"
+#include "sim/core/error.h"
+#include "sim/io/profile_loader.h"
+#include "sim/io/yaml_reader.h"
+
+namespace trainsim::calib {
+namespace {
+
+// Sets `node[key]` (a map entry, created where the base has none) to `v`,
+// written as the rest of trainsim writes numbers; records the key's path.
+void Set(YAML::Node node, const std::string& key, double v, const std::string& path, std::vector<std::string>& changed) {
+  node[key] = Num(v);
+  changed.push_back(path + key);
+}
+
+std::string TrainingProfileYaml(const FittedProfile& f, const Measurements& m, YAML::Node p, const std::string& base_path,
+                                const std::string& name, const std::string& calibration_path) {
+  std::vector<std::string> changed;
+  p["name"] = name;
+  Set(p, "memory_gib", f.memory_gib, "", changed);
+  Set(p, "sms", f.sms, "", changed);
+  Set(p, "hbm_tb_per_s", f.hbm_tb_per_s * ElementBytes(m.dtype) / 2, "", changed);  // the device's bytes, not 2-byte equivalents
+  Set(p, "memory_bound_efficiency", f.memory_bound_efficiency, "", changed);
+  Set(p, "memory_kernel_us", f.memory_kernel_us, "", changed);
+  YAML::Node peak = p["peak_tflops"], mm = p["matmul"];
+  YAML::Node max_eff = mm["max_efficiency"], k_half = mm["k_half"];
+  std::vector<std::string> measured;  // precisions whose curve the sweep gave
+  // The base's peak is the datasheet's, which MFU is reckoned against: the
+  // measured asymptote becomes its share of that peak. A precision the base
+  // has no peak for takes the sweep's.
+  auto curve = [&](const std::string& precision, double peak_tflops, double eff, double kh) {
+    const double asymptote = peak_tflops * eff;
+    if (peak[precision].IsDefined()) {
+      Set(max_eff, precision, std::min(1.0, asymptote / peak[precision].as<double>()), "matmul.max_efficiency.", changed);
+    } else {
+      Set(peak, precision, peak_tflops, "peak_tflops.", changed);
+      Set(max_eff, precision, eff, "matmul.max_efficiency.", changed);
+    }
+    Set(k_half, precision, std::max(kh, 1e-3), "matmul.k_half.", changed);
+    measured.push_back(precision);
+  };
+  for (const char* k : {"bf16", "fp16"}) curve(k, f.peak_tflops, f.max_efficiency, f.k_half);
+  for (const auto& l : f.low_precision) {
+    if (l.curve.samples == 0) continue;
+    curve(l.precision, l.curve.peak_tflops, l.curve.max_efficiency, l.curve.k_half);
+    if (l.split_accumulator_efficiency > 0) {
+      Set(mm["split_accumulator_efficiency"], l.precision, std::min(1.0, l.split_accumulator_efficiency),
+          "matmul.split_accumulator_efficiency.", changed);
+    }
+  }
+  Set(mm, "tile_m", kFitTile, "matmul.", changed);
+  Set(mm, "tile_n", kFitTile, "matmul.", changed);
+  Set(mm, "min_kernel_us", f.min_kernel_us, "matmul.", changed);
+  std::vector<std::string> dropped;
+  if (YAML::Node clocks = mm["sustained_clock_fraction"]; clocks.IsMap()) {
+    for (const auto& precision : measured) {
+      if (clocks[precision].IsDefined()) {
+        clocks.remove(precision);
+        dropped.push_back("matmul.sustained_clock_fraction." + precision);
+      }
+    }
+    if (clocks.size() == 0) mm.remove("sustained_clock_fraction");
+  }
+  std::ostringstream o;
+  o << "# GPU profile for training predictions written by `trainsim calibrate --backend " << m.backend
+    << " --training-profile`:\n";
+  o << "# " << base_path << " with the keys measured on " << m.host << " at " << m.date << " (" << m.device
+    << ") replaced; every other key, and its source, is that file's.\n";
+  o << "# Measured:";
+  for (const auto& c : changed) o << " " << c;
+  o << ".\n# The GEMM curves were swept at the clocks of short bursts; the base's sustained_clock_fraction derates them";
+  if (!dropped.empty()) {
+    o << ",\n# and its per-precision overrides for the measured curves are dropped:";
+    for (const auto& d : dropped) o << " " << d;
+  }
+  o << ".\n# The measurements and their fits: " << calibration_path << " and its sidecar.\n";
+  YAML::Emitter e;
+  e << p;
+  o << e.c_str() << "\n";
+  return o.str();
+}
+
+}  // namespace
+
+std::string CheckTrainingBase(const std::string& base, std::string& path) {
+  try {
+    path = ResolveGpuProfilePath(YAML::Node(base), "--base", "--base");
+  } catch (const InputException& e) {  // the reference itself: a name or a path given on the command line
+    return "--base: " + e.error().message;
+  }
+  try {  // a base that does not load: its file, line and key
+    (void)LoadGpuProfile(YAML::Node(path), path, "--base");
+  } catch (const InputException& e) {
+    return e.error().ToString();
+  }
+  return "";
+}
+
+std::string WriteTrainingProfile(const Measurements& m, const std::string& base, const std::string& path,
+                                 const std::string& calibration_path, std::string& report) {
+  if (m.backend != "cuda") return "a training profile needs a GPU sweep (--backend cuda)";
+  FittedProfile f;
+  if (std::string e = FitProfile(m, "training", f); !e.empty()) return e;
+  if (f.profile_16bit != "bf16") return "a training profile needs the sweep's bf16 GEMMs (the measurements have none)";
+  std::string base_path;
+  if (std::string e = CheckTrainingBase(base, base_path); !e.empty()) return e;
+  YAML::Node base_yaml;
+  try {
+    base_yaml = LoadYamlFile(base_path);
+  } catch (const InputException& e) {
+    return e.error().ToString();
+  }
+  const std::string name = std::filesystem::path(path).stem().string();
+  const std::string text = TrainingProfileYaml(f, m, base_yaml, base_path, name, calibration_path);
+  if (std::string e = WriteFileAtomically(path, text); !e.empty()) return e;
+  try {  // what we wrote must be what the simulator reads
+    const std::string abs = std::filesystem::absolute(path).string();
+    (void)LoadGpuProfile(YAML::Node(abs), abs, "profile");
+  } catch (const InputException& e) {
+    return "the written training profile does not load: " + e.error().ToString();
+  }
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "wrote %s: %s with the measured GEMM curves, memory and kernel floors (HBM %.3g TB/s as the device moved it)\n",
+                path.c_str(), base_path.c_str(), f.hbm_tb_per_s * ElementBytes(m.dtype) / 2);
+  report += buf;
+  return "";
+}
+
+}  // namespace trainsim::calib

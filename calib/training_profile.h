@@ -1,0 +1,42 @@
+// A GPU profile for training predictions out of a calibration. The profile
+// `calibrate -o` writes describes the step it measured (float32 storage,
+// unfused attention, bandwidths in 2-byte equivalents of float32 traffic,
+// no power reading) and validates against it; a training scenario run on it
+// would take that attention core for flash attention and a placeholder for
+// the TDP. The training profile is instead a base profile (a catalogue GPU
+// or a file: its attention kernels, power, clocks, with their sources) with
+// the keys the sweep measured replaced:
+//   memory_gib, sms, hbm_tb_per_s (the bytes the device moved), the GEMM
+//   curves (matmul.max_efficiency and k_half of bf16/fp16 and of each
+//   low-precision format fitted; tile_m/tile_n, the fit's tile),
+//   matmul.split_accumulator_efficiency, min_kernel_us,
+//   memory_bound_efficiency, memory_kernel_us.
+// The sweep's short GEMMs run at burst clocks: the base's GPU-wide
+// sustained_clock_fraction derates the measured curves as it derates its
+// own, and its per-precision overrides (a curve the base took from sustained
+// measurements) go for the precisions measured.
+#pragma once
+
+#include <string>
+
+#include "calib/measurements.h"
+
+namespace trainsim::calib {
+
+// Resolves `base` (a GPU profile name or path) into `path` and loads it:
+// "" or a one-line error ("--base: unknown gpu profile ... (did you mean ...)",
+// or the base file's own FILE:LINE: KEY error).
+std::string CheckTrainingBase(const std::string& base, std::string& path);
+
+// Fits `m` (a GPU sweep: dtype tf32 or fp32 with a bf16 sweep) and writes the
+// training profile at `path` atomically, named by the file's stem; then loads
+// it back with the library's loader. `base` is a GPU profile name or path;
+// `calibration_path` the calibration profile written from the same
+// measurements, which the header names. The base's datasheet peaks stay
+// (MFU is reckoned against them): a measured curve's asymptote becomes its
+// max_efficiency against that peak. Returns "" or a one-line error (a base
+// that does not load names its file).
+std::string WriteTrainingProfile(const Measurements& m, const std::string& base, const std::string& path,
+                                 const std::string& calibration_path, std::string& report);
+
+}  // namespace trainsim::calib
