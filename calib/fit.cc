@@ -15,12 +15,10 @@
 namespace trainsim::calib {
 namespace {
 
-constexpr double kTile = kFitTile;
-
 // The cost model's SM fill (sim/cost/gpu_cost_model.h) with the tile the
 // written profile names: the fitted curve is what is left of each rate.
 double WaveEfficiency(const GemmSample& g, int sms) {
-  return SmWaveFill(std::ceil(g.m / kTile) * std::ceil(g.n / kTile) * g.batch, sms);
+  return SmWaveFill(std::ceil(g.m / kFitTile) * std::ceil(g.n / kFitTile) * g.batch, sms);
 }
 
 // What a GEMM sample reads: its operands in their precision. (Writing the
@@ -88,9 +86,9 @@ bool FitGemm(const Measurements& m, const std::string& precision, int sms, doubl
 
 // A copy's source and destination as the device held them: the workload
 // counts 2 bytes per element, the measuring program stores the layer step's
-// data type (float32 for fp32 and tf32, 2 bytes for bf16).
+// data type.
 double CopyFootprintBytes(const MemorySample& copy, const std::string& dtype) {
-  return copy.bytes * (dtype == "bf16" ? 2.0 : 4.0) / 2.0;
+  return copy.bytes * ElementBytes(dtype) / 2.0;
 }
 
 int CountSamples(const Measurements& m, const std::string& precision) {
@@ -121,18 +119,16 @@ double FitSplitAccumulator(const Measurements& m, const std::string& precision) 
 }
 
 // Memory bandwidth, a kernel's fixed time and the memory-bound kernels' share
-// of the bandwidth, into `f`; "" or why not.
+// of the bandwidth, into `f`, as the cost model charges them: a kernel takes
+// memory_kernel_fixed + bytes / (bandwidth x memory_bound_efficiency); "" or
+// why not. The copy sweep over sizes gives the bandwidth (its slope) and the
+// fixed time (its intercept); one size gives the bandwidth alone. Copies that
+// fit in the cache are left out when larger ones were measured: they run at
+// the cache's rate (an H200's 17 MB copy beat its HBM's datasheet rate and
+// bent the line to 5.4 TB/s), and the tensors of a training step do not fit;
+// the smallest copy stays, since its time is the fixed time whatever holds
+// its bytes.
 std::string FitMemory(const Measurements& m, FittedProfile& f) {
-  // Memory bandwidth, a kernel's fixed time and the memory-bound kernels'
-  // share of the bandwidth, as the cost model charges them: a kernel takes
-  // memory_kernel_fixed + bytes / (bandwidth x memory_bound_efficiency). The
-  // copy sweep over sizes gives the bandwidth (its slope) and the fixed time
-  // (its intercept); one size gives the bandwidth alone. Copies that fit in
-  // the cache are left out when larger ones were measured: they run at the
-  // cache's rate (an H200's 17 MB copy beat its HBM's datasheet rate and bent
-  // the line to 5.4 TB/s), and the tensors of a training step do not fit;
-  // the smallest copy stays, since its time is the fixed time whatever holds
-  // its bytes.
   double kern_bytes = 0, kern_s = 0;
   int kernels = 0;
   std::vector<CollectiveSample> copies;
@@ -341,8 +337,8 @@ std::string ProfileYaml(const FittedProfile& f, const Measurements& m) {
     o << "    " << lf->name << ": " << Num(c->max_efficiency) << "  " << cal << "asymptote of the fitted " << lf->name
       << " GEMM curve / peak" << rms(*c) << "\n";
   }
-  o << "  tile_m: " << Num(kTile) << "  # the tile the fit divides the SM fill out with\n";
-  o << "  tile_n: " << Num(kTile) << "  # the tile the fit divides the SM fill out with\n";
+  o << "  tile_m: " << Num(kFitTile) << "  # the tile the fit divides the SM fill out with\n";
+  o << "  tile_n: " << Num(kFitTile) << "  # the tile the fit divides the SM fill out with\n";
   o << "  k_half:\n";
   for (const char* k : {"bf16", "fp16"}) {
     o << "    " << k << ": " << Num(std::max(f.k_half, 1e-3)) << "  " << cal << "fitted " << src16

@@ -2,13 +2,13 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
 #include <vector>
 
 #include "calib/fit.h"
-#include "calib/low_precision_formats.h"
 #include "calib/text_format.h"
 #include "sim/core/error.h"
 #include "sim/io/profile_loader.h"
