@@ -15,6 +15,7 @@
 #        step 2; SHAPES="H:F:A:KV:S:B ..."; NCCL=1 to add collectives on >= 2 GPUs; JOBS;
 #        CUDA_ARCHS="90" to build the measuring program for those architectures only;
 #        BASE=h200-sxm-141g to also write gpu-training.yaml, that profile with the measured keys;
+#        SCENARIO=s.yaml to add that training scenario's GEMMs to the sweep (calibrate --scenario);
 #        PLAN=plan.txt, written elsewhere by `trainsim calibrate --write-plan`, to measure on a GPU
 #        node that lacks trainsim's dependencies (SimGrid, yaml-cpp, Boost): the build, the
 #        checks and the measuring run there, and the script prints the fit and validation
@@ -72,7 +73,7 @@ fi
 SHAPE_ARGS=()
 for s in ${SHAPES:-}; do SHAPE_ARGS+=(--shape "$s"); done
 step "plan"
-"$TRAINSIM" calibrate --backend cuda "${SHAPE_ARGS[@]}" --write-plan "$OUT/plan.txt"
+"$TRAINSIM" calibrate --backend cuda "${SHAPE_ARGS[@]}" ${SCENARIO:+--scenario "$SCENARIO"} --write-plan "$OUT/plan.txt"
 step "measuring (GEMM sweep in tf32, bf16, and fp8/mxfp8/nvfp4 where supported, memory kernels, attention, layer steps${NCCL:+, NCCL})"
 "$PROG" --plan "$OUT/plan.txt" --out "$OUT/raw-measurements.yaml" ${NCCL:+--nccl}
 step "fitting the profile (and the storage test at $STORAGE_DIR)"

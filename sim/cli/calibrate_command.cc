@@ -21,6 +21,7 @@
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/progress.h"
+#include "sim/core/error.h"
 #include "sim/io/scenario_loader.h"
 
 namespace trainsim::cli {
@@ -109,7 +110,15 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
       err << "trainsim calibrate: " << sc.error().ToString() << "\n";
       return kExitBadInput;
     }
-    scenario_gemms = calib::AddWorkloadGemms(BuildWorkload(*sc), plan);
+    try {
+      scenario_gemms = calib::AddWorkloadGemms(BuildWorkload(*sc), plan);
+    } catch (const InputException& e) {
+      err << "trainsim calibrate: " << e.error().ToString() << "\n";
+      return kExitBadInput;
+    } catch (const std::exception& e) {
+      err << "trainsim calibrate: --scenario: " << e.what() << "\n";
+      return kExitSimulationFailed;
+    }
   } else if (a.Has("--set")) {
     return bad("--set belongs to --scenario");
   }
