@@ -64,6 +64,11 @@ std::string WriteCalibratedProfile(const Measurements& m, const std::string& pro
     std::snprintf(buf, sizeof buf, "GEMM %s (%s): peak %.4g TFLOP/s, max efficiency %.3f, k_half %.1f (fit rms %.1f%%, %d shapes)\n",
                   precision.c_str(), what, c.peak_tflops, c.max_efficiency, c.k_half, 100 * c.rms_error, c.samples);
     o << buf;
+    if (c.sustained_fraction > 0) {
+      std::snprintf(buf, sizeof buf, "GEMM %s sustained (back to back, at the power cap): %.3f of the sweep's rate\n",
+                    precision.c_str(), c.sustained_fraction);
+      o << buf;
+    }
   };
   // The 16-bit keys' curve first: what training scenarios use.
   if (f.gemm_bf16.samples > 0) {

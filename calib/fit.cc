@@ -225,6 +225,21 @@ std::string FitProfile(const Measurements& m, const std::string& name, FittedPro
     l.split_accumulator_efficiency = FitSplitAccumulator(m, lf.name);
     f.low_precision.push_back(l);
   }
+  // The sustained runs against the sweep's samples of the same GEMM.
+  for (const auto& s : m.sustained) {
+    FittedProfile::GemmCurve* c = s.precision == "bf16" ? &f.gemm_bf16 : nullptr;
+    for (auto& l : f.low_precision) {
+      if (l.precision == s.precision) c = &l.curve;
+    }
+    if (c == nullptr || c->samples == 0) continue;
+    for (const auto& g : m.gemm) {
+      if (g.precision == s.precision && !g.split_accumulator && g.m == s.m && g.n == s.n && g.k == s.k && g.batch == s.batch &&
+          g.layout == s.layout) {
+        c->sustained_fraction = std::min(1.0, g.seconds / s.seconds);
+        break;
+      }
+    }
+  }
   f.min_kernel_us = m.launch_s * 1e6;
   // Attention curve over sequence length.
   std::vector<double> arate, aseq;
@@ -378,7 +393,9 @@ std::string SidecarYaml(const FittedProfile& f, const Measurements& m) {
     if (c.samples == 0) return;
     o << "  " << key << ": {precision: " << precision << ", peak_tflops: " << Num(c.peak_tflops)
       << ", max_efficiency: " << Num(c.max_efficiency) << ", k_half: " << Num(c.k_half)
-      << ", rms_relative_error: " << Num(c.rms_error) << ", shapes: " << c.samples << "}\n";
+      << ", rms_relative_error: " << Num(c.rms_error) << ", shapes: " << c.samples;
+    if (c.sustained_fraction > 0) o << ", sustained_fraction: " << Num(c.sustained_fraction);
+    o << "}\n";
   };
   // What the profile's bf16/fp16 keys hold; where it is not the layer step's
   // type, validation predicts the step with `gemm` instead.

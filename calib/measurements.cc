@@ -26,6 +26,16 @@ std::string List(const std::vector<double>& v) {
   return o + "]";
 }
 
+// The precisions a GEMM sample may be in.
+const std::vector<std::string>& SweptPrecisions() {
+  static const std::vector<std::string> p = [] {
+    std::vector<std::string> v{"fp32", "tf32", "bf16", "fp16"};
+    for (const auto& f : kLowPrecisionFormats) v.push_back(f.name);
+    return v;
+  }();
+  return p;
+}
+
 // Each element of a list key as a strict map; an absent key is an empty list.
 template <class F>
 void ForEach(YamlMap& top, const std::string& key, F f) {
@@ -154,6 +164,13 @@ std::string MeasurementsYaml(const Measurements& m) {
       << ", precision: " << g.precision << (g.split_accumulator ? ", accumulator: split" : "")
       << ", s: " << Num(g.seconds) << "}\n";
   }
+  if (!m.sustained.empty()) {
+    o << "sustained:\n";
+    for (const auto& x : m.sustained) {
+      o << "  - {m: " << x.m << ", n: " << x.n << ", k: " << x.k << ", batch: " << x.batch << ", layout: " << x.layout
+        << ", precision: " << x.precision << ", run_s: " << Num(x.run_s) << ", s: " << Num(x.seconds) << "}\n";
+    }
+  }
   o << "memory:\n";
   for (const auto& x : m.memory) o << "  - {kernel: " << x.kernel << ", bytes: " << Num(x.bytes) << ", s: " << Num(x.seconds) << "}\n";
   o << "attention:\n";
@@ -212,17 +229,24 @@ Expected<Measurements> LoadMeasurements(const std::string& path) {
       s.k = g.PositiveInt("k");
       s.batch = g.PositiveInt("batch", 1);
       s.layout = g.Choice("layout", {"nn", "nt", "tn"}, std::string("nn"));
-      static const std::vector<std::string> kPrecisions = [] {
-        std::vector<std::string> p{"fp32", "tf32", "bf16", "fp16"};
-        for (const auto& f : kLowPrecisionFormats) p.push_back(f.name);
-        return p;
-      }();
-      s.precision = g.Choice("precision", kPrecisions);
+      s.precision = g.Choice("precision", SweptPrecisions());
       s.split_accumulator = g.Choice("accumulator", {"fast", "split"}, std::string("fast")) == "split";
       if (s.split_accumulator && s.precision != "fp8") g.Fail("accumulator", "split accumulation is a per-tensor fp8 GEMM's mode");
       s.seconds = Time(g, "s");
       CheckGemmPlausible(g, s);
       m.gemm.push_back(s);
+    });
+    ForEach(top, "sustained", [&](YamlMap& g) {
+      SustainedSample s;
+      s.m = g.PositiveInt("m");
+      s.n = g.PositiveInt("n");
+      s.k = g.PositiveInt("k");
+      s.batch = g.PositiveInt("batch", 1);
+      s.layout = g.Choice("layout", {"nn", "nt", "tn"}, std::string("nn"));
+      s.precision = g.Choice("precision", SweptPrecisions());
+      s.run_s = g.PositiveDouble("run_s");
+      s.seconds = Time(g, "s");
+      m.sustained.push_back(s);
     });
     ForEach(top, "memory", [&](YamlMap& g) {
       MemorySample s;

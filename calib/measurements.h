@@ -53,6 +53,18 @@ struct LayerSample {
   double max_rel_error = -1;
 };
 
+// A GEMM of the sweep run back to back for `run_s` seconds: the rate it keeps
+// up once the GPU meets its power cap, which a training step's GEMMs run at,
+// where the sweep's short, separated GEMMs run at burst clocks. `seconds` is
+// per GEMM over the run's last third.
+struct SustainedSample {
+  long m = 0, n = 0, k = 0, batch = 1;
+  std::string layout = "nn";
+  std::string precision = "bf16";
+  double run_s = 0;
+  double seconds = 0;
+};
+
 struct CollectiveSample {
   std::string op;     // all-reduce, all-gather, reduce-scatter, send-recv, all-to-all
   std::string scope;  // intra-node (threads, NVLink) or inter-node
@@ -86,6 +98,7 @@ struct Measurements {
   double node_host_to_device_bytes_per_s = 0;
   double node_device_to_host_bytes_per_s = 0;
   std::vector<GemmSample> gemm;
+  std::vector<SustainedSample> sustained;  // empty: not measured
   double launch_s = 0;  // a tiny GEMM: the per-kernel floor
   std::vector<MemorySample> memory;
   std::vector<AttentionSample> attention;

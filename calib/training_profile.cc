@@ -35,11 +35,12 @@ std::string TrainingProfileYaml(const FittedProfile& f, const Measurements& m, Y
   Set(p, "memory_kernel_us", f.memory_kernel_us, "", changed);
   YAML::Node peak = p["peak_tflops"], mm = p["matmul"];
   YAML::Node max_eff = mm["max_efficiency"], k_half = mm["k_half"];
-  std::vector<std::string> measured;  // precisions whose curve the sweep gave
+  std::vector<std::string> measured;  // precisions whose curve the sweep gave, without a sustained run
+  std::vector<std::pair<std::string, double>> sustained;  // with one: the clock fraction it measured
   // The base's peak is the datasheet's, which MFU is reckoned against: the
   // measured asymptote becomes its share of that peak. A precision the base
   // has no peak for takes the sweep's.
-  auto curve = [&](const std::string& precision, double peak_tflops, double eff, double kh) {
+  auto curve = [&](const std::string& precision, double peak_tflops, double eff, double kh, double sustained_fraction) {
     const double asymptote = peak_tflops * eff;
     if (peak[precision].IsDefined()) {
       Set(max_eff, precision, std::min(1.0, asymptote / peak[precision].as<double>()), "matmul.max_efficiency.", changed);
@@ -48,12 +49,14 @@ std::string TrainingProfileYaml(const FittedProfile& f, const Measurements& m, Y
       Set(max_eff, precision, eff, "matmul.max_efficiency.", changed);
     }
     Set(k_half, precision, std::max(kh, 1e-3), "matmul.k_half.", changed);
-    measured.push_back(precision);
+    if (sustained_fraction > 0) sustained.push_back({precision, sustained_fraction});
+    else measured.push_back(precision);
   };
-  for (const char* k : {"bf16", "fp16"}) curve(k, f.peak_tflops, f.max_efficiency, f.k_half);
+  const double bf16_sustained = f.gemm_bf16.sustained_fraction;
+  for (const char* k : {"bf16", "fp16"}) curve(k, f.peak_tflops, f.max_efficiency, f.k_half, bf16_sustained);
   for (const auto& l : f.low_precision) {
     if (l.curve.samples == 0) continue;
-    curve(l.precision, l.curve.peak_tflops, l.curve.max_efficiency, l.curve.k_half);
+    curve(l.precision, l.curve.peak_tflops, l.curve.max_efficiency, l.curve.k_half, l.curve.sustained_fraction);
     if (l.split_accumulator_efficiency > 0) {
       Set(mm["split_accumulator_efficiency"], l.precision, std::min(1.0, l.split_accumulator_efficiency),
           "matmul.split_accumulator_efficiency.", changed);
@@ -72,6 +75,9 @@ std::string TrainingProfileYaml(const FittedProfile& f, const Measurements& m, Y
     }
     if (clocks.size() == 0) mm.remove("sustained_clock_fraction");
   }
+  for (const auto& [precision, fraction] : sustained) {
+    Set(mm["sustained_clock_fraction"], precision, fraction, "matmul.sustained_clock_fraction.", changed);
+  }
   std::ostringstream o;
   o << "# GPU profile for training predictions written by `trainsim calibrate --backend " << m.backend
     << " --training-profile`:\n";
@@ -79,9 +85,11 @@ std::string TrainingProfileYaml(const FittedProfile& f, const Measurements& m, Y
     << ") replaced; every other key, and its source, is that file's.\n";
   o << "# Measured:";
   for (const auto& c : changed) o << " " << c;
-  o << ".\n# The GEMM curves were swept at the clocks of short bursts; the base's sustained_clock_fraction derates them";
-  if (!dropped.empty()) {
-    o << ",\n# and its per-precision overrides for the measured curves are dropped:";
+  o << ".\n# The GEMM curves were swept at the clocks of short bursts";
+  if (!sustained.empty()) o << "; a GEMM run back to back gave the sustained fractions of the curves it measured";
+  if (!measured.empty()) {
+    o << ";\n# the base's sustained_clock_fraction derates the others";
+    if (!dropped.empty()) o << ", its per-precision overrides for them dropped:";
     for (const auto& d : dropped) o << " " << d;
   }
   o << ".\n# The measurements and their fits: " << calibration_path << " and its sidecar.\n";

@@ -11,10 +11,12 @@
 //   low-precision format fitted; tile_m/tile_n, the fit's tile),
 //   matmul.split_accumulator_efficiency, min_kernel_us,
 //   memory_bound_efficiency, memory_kernel_us.
-// The sweep's short GEMMs run at burst clocks: the base's GPU-wide
-// sustained_clock_fraction derates the measured curves as it derates its
-// own, and its per-precision overrides (a curve the base took from sustained
-// measurements) go for the precisions measured.
+// The sweep's short GEMMs run at burst clocks. Where the measurements hold a
+// sustained run of a precision (a GEMM back to back until the power cap), its
+// rate over the sweep's is that precision's matmul.sustained_clock_fraction;
+// otherwise the base's GPU-wide sustained_clock_fraction derates the measured
+// curve as it derates its own, and the base's per-precision override (a curve
+// it took from sustained measurements) goes.
 #pragma once
 
 #include <string>

@@ -61,6 +61,24 @@ TEST_F(TrainingProfileTest, TheBaseWithTheMeasuredKeysReplaced) {
   EXPECT_NEAR(p.MatmulSplitAccumulatorEfficiency(Precision::kFp8), 0.946, 0.01);
 }
 
+// With a sustained run in the measurements, its fraction is the measured
+// precision's clock derate, in place of the base's.
+TEST_F(TrainingProfileTest, ASustainedRunSetsThePrecisionsClockFraction) {
+  const GemmSample* big = nullptr;
+  for (const auto& g : m_.gemm) {
+    if (g.precision == "bf16" && g.batch == 1 && (!big || g.Flops() > big->Flops())) big = &g;
+  }
+  ASSERT_NE(big, nullptr);
+  m_.sustained.push_back({big->m, big->n, big->k, 1, big->layout, "bf16", 15, big->seconds / 0.84});
+  const std::string path = (dir_ / "sustained.yaml").string();
+  std::string report;
+  ASSERT_EQ(WriteTrainingProfile(m_, "h200-sxm-141g", path, "c.yaml", report), "");
+  const GpuProfile p = Load(path);
+  EXPECT_NEAR(p.MatmulClockFraction(Precision::kBf16), 0.84, 1e-5);
+  EXPECT_NEAR(p.MatmulClockFraction(Precision::kFp16), 0.84, 1e-5);
+  EXPECT_DOUBLE_EQ(p.MatmulClockFraction(Precision::kFp8), p.sustained_clock_fraction);  // no fp8 run: the base's derate
+}
+
 TEST_F(TrainingProfileTest, ABaseThatDoesNotLoadOrASweepWithoutAGpuIsRefused) {
   std::string report;
   const std::string path = (dir_ / "t.yaml").string();

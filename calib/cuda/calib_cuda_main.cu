@@ -11,7 +11,7 @@
 // fp8 both with fast accumulation and with split, fp32-promoting accumulation);
 // a format the device lacks is skipped with one line on stderr, a shape it
 // cannot run with one line per shape.
-//   trainsim-calib-cuda --plan PLAN.txt --out MEAS.yaml [--nccl] [--mpi] [--math tf32|fp32] [--device N]
+//   trainsim-calib-cuda --plan PLAN.txt --out MEAS.yaml [--nccl] [--mpi] [--math tf32|fp32] [--device N] [--sustain-s S]
 //   trainsim-calib-cuda --check      numerical checks of the GPU layer step and low-precision GEMMs (exit 77: no GPU)
 // Needs only the CUDA toolkit (cuBLAS, cuBLASLt), NCCL and optionally MPI.
 #include <cuda_bf16.h>
@@ -211,6 +211,7 @@ double TimeMemoryKernel(CudaOps& ops, const MemoryItem& mi) {
 int Usage() {
   std::fprintf(stderr,
                "usage: trainsim-calib-cuda --plan PLAN.txt --out MEASUREMENTS.yaml [--nccl] [--mpi] [--math tf32|fp32] [--device N]\n"
+               "                           [--sustain-s S]   (the sustained-rate run per precision, default 15 s; 0 skips it)\n"
                "       trainsim-calib-cuda --check\n");
   return 2;
 }
@@ -219,6 +220,7 @@ int Usage() {
 
 int main(int argc, char** argv) {
   std::string plan_path, out_path, math_name = "tf32";
+  double sustain_s = 15;
   bool nccl = false, use_mpi = false, check_only = false;
   int device = 0;
   for (int i = 1; i < argc; ++i) {
@@ -234,9 +236,11 @@ int main(int argc, char** argv) {
     else if (a == "--check") check_only = true;
     else if (a == "--math") math_name = value();
     else if (a == "--device") device = std::atoi(value().c_str());
+    else if (a == "--sustain-s") sustain_s = std::atof(value().c_str());
     else return Usage();
   }
   if (math_name != "tf32" && math_name != "fp32") return Usage();
+  if (!(sustain_s >= 0 && sustain_s <= 600)) return Usage();
   if (!check_only && (plan_path.empty() || out_path.empty())) return Usage();
 #ifdef TRAINSIM_HAVE_MPI
   if (use_mpi) MPI_Init(&argc, &argv);
@@ -413,6 +417,46 @@ int main(int argc, char** argv) {
       }
     }
     for (const auto& l : lowp) std::fprintf(stderr, "%s: %d of %zu shapes measured\n", l.f->name, l.samples, plan.gemms.size());
+    // Sustained rates. The sweep's GEMMs are short and apart, so they run at
+    // burst clocks; a training step keeps the tensor cores busy for seconds
+    // and meets the power cap (an H200 at 700 W: bf16 at 0.84 of its burst
+    // rate, fp8 at 0.78). The plan's largest unbatched GEMM, back to back for
+    // --sustain-s seconds in bf16 and in each low-precision format.
+    const GemmItem* big = nullptr;
+    for (const auto& g : plan.gemms) {
+      if (g.batch == 1 && (big == nullptr || double(g.m) * g.n * g.k > double(big->m) * big->n * big->k)) big = &g;
+    }
+    if (sustain_s > 0 && big != nullptr) {
+      const GemmItem& g = *big;
+      DeviceBuffer a(size_t(g.m) * g.k), b(size_t(g.k) * g.n), c(size_t(g.m) * g.n);
+      const GemmCall call = GemmCallFor(g.m, g.n, g.k, g.layout);
+      const double flops = 2.0 * double(g.m) * g.n * g.k;
+      auto record = [&](const char* precision, const std::string& layout, double t) {
+        y << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: 1, layout: " << layout << ", precision: " << precision
+          << ", run_s: " << Num(sustain_s) << ", s: " << Num(t) << "}\n";
+        std::fprintf(stderr, "sustained %s %ldx%ldx%ld: %.0f TFLOP/s back to back over the last third of %.0f s\n", precision, g.m,
+                     g.n, g.k, flops / t / 1e12, sustain_s);
+      };
+      y << "sustained:\n";
+      FillRandomBf16(a.data(), a.size(), 3, ops.stream());
+      FillRandomBf16(b.data(), b.size(), 4, ops.stream());
+      record("bf16", g.layout, SustainedTimeOnStream(ops.stream(), [&] {
+               ops.GemmBf16(call.ta, call.tb, int(g.m), int(g.n), int(g.k), a.data(), b.data(), c.data(), 1);
+             }, sustain_s));
+      for (const auto& l : lowp) {
+        const LowPrecisionFormat& f = *l.f;
+        if (!LowPrecisionShapeProblem(f, g.m, g.n, g.k, 1).empty()) continue;
+        try {
+          LowPrecisionGemm lg(f, ops.stream(), g.m, g.n, g.k, 1);
+          if (!lg.why_not().empty()) continue;
+          FillRandomOperand(f, a.data(), size_t(g.m) * g.k, 5, ops.stream());
+          FillRandomOperand(f, b.data(), size_t(g.n) * g.k, 6, ops.stream());
+          record(f.name, "nt", SustainedTimeOnStream(ops.stream(), [&] { lg.Run(a.data(), b.data(), c.data()); }, sustain_s));
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "  sustained %s skipped: %s\n", f.name, e.what());
+        }
+      }
+    }
     std::fprintf(stderr, "memory: %zu copies, %zu kernels\n", plan.copies.size(), plan.memory.size());
     y << "memory:\n";
     for (long n : plan.copies) {

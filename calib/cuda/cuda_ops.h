@@ -9,6 +9,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -117,6 +119,38 @@ double TimeOnStream(cudaStream_t stream, F fn, int reps = 5) {
   cudaEventDestroy(a);
   cudaEventDestroy(b);
   return best;
+}
+
+// The rate `fn` keeps up back to back: run in chunks of `chunk` calls for
+// `run_s` seconds of wall time, each chunk timed by events; seconds per call
+// over the chunks of the last third (the GPU at its power cap by then).
+template <class F>
+double SustainedTimeOnStream(cudaStream_t stream, F fn, double run_s, int chunk = 10) {
+  fn();
+  CudaCheck(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  cudaEvent_t a, b;
+  CudaCheck(cudaEventCreate(&a), "cudaEventCreate");
+  CudaCheck(cudaEventCreate(&b), "cudaEventCreate");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  double late_s = 0;
+  long late_calls = 0;
+  while (elapsed() < run_s) {
+    const bool late = elapsed() >= run_s * 2 / 3;
+    CudaCheck(cudaEventRecord(a, stream), "cudaEventRecord");
+    for (int i = 0; i < chunk; ++i) fn();
+    CudaCheck(cudaEventRecord(b, stream), "cudaEventRecord");
+    CudaCheck(cudaEventSynchronize(b), "cudaEventSynchronize");
+    float ms = 0;
+    CudaCheck(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
+    if (late) {
+      late_s += double(ms) * 1e-3;
+      late_calls += chunk;
+    }
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return late_calls > 0 ? late_s / double(late_calls) : 0;
 }
 
 }  // namespace trainsim::calib
