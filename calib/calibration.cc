@@ -65,7 +65,7 @@ std::string WriteCalibratedProfile(const Measurements& m, const std::string& pro
                   precision.c_str(), what, c.peak_tflops, c.max_efficiency, c.k_half, 100 * c.rms_error, c.samples);
     o << buf;
     if (c.sustained_fraction > 0) {
-      std::snprintf(buf, sizeof buf, "GEMM %s sustained (back to back, at the power cap): %.3f of the sweep's rate\n",
+      std::snprintf(buf, sizeof buf, "GEMM %s sustained (back to back, at the power cap): %.3f of the curve's rate\n",
                     precision.c_str(), c.sustained_fraction);
       o << buf;
     }

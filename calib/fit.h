@@ -55,9 +55,9 @@ struct FittedProfile {
   struct GemmCurve {
     double peak_tflops = 0, max_efficiency = 0, k_half = 0, rms_error = 0;
     int samples = 0;
-    // The rate a GEMM kept up back to back (Measurements::sustained) over the
-    // sweep's rate for the same GEMM: what a training step's GEMMs run at
-    // against this curve. 0: not measured.
+    // The rate a GEMM kept up back to back (Measurements::sustained) over this
+    // curve's rate for the same GEMM: what a training step's GEMMs run at
+    // against the curve. 0: not measured.
     double sustained_fraction = 0;
   };
   // `gemm`: the layer step's data type (what validation predicts the step

@@ -116,9 +116,9 @@ TEST(Fit, MemoryBoundGemmsLeaveTheProfilesCurveAlone) {
   EXPECT_EQ(f.gemm.samples, 5);  // the fp32 layer-step curve: the thin GEMM too
 }
 
-// A GEMM run back to back until the power cap: its rate over the sweep's
-// sample of the same GEMM is the curve's sustained fraction; a run without a
-// swept twin, or of a precision without a curve, gives none.
+// A GEMM run back to back until the power cap: its rate over the curve's for
+// the same GEMM is the curve's sustained fraction (whatever the layout; a
+// precision without a curve gets none).
 TEST(Fit, ASustainedRunGivesItsCurvesSustainedFraction) {
   Measurements m = Synthetic(1e11, 0.8, 96, 2e12, 0.6);
   for (long k : {64L, 256L, 1024L, 4096L}) {
@@ -128,15 +128,14 @@ TEST(Fit, ASustainedRunGivesItsCurvesSustainedFraction) {
   }
   const GemmSample& big = m.gemm.back();
   m.sustained.push_back({big.m, big.n, big.k, 1, "nn", "bf16", 15, big.seconds / 0.84});
-  m.sustained.push_back({big.m, big.n, big.k, 1, "tn", "bf16", 15, big.seconds});  // no swept twin in "tn"
-  m.sustained.push_back({big.m, big.n, big.k, 1, "nt", "fp8", 15, big.seconds});   // no fp8 curve
+  m.sustained.push_back({big.m, big.n, big.k, 1, "nt", "fp8", 15, big.seconds});  // no fp8 curve
   FittedProfile f;
   ASSERT_EQ(FitProfile(m, "t", f), "");
   EXPECT_NEAR(f.gemm_bf16.sustained_fraction, 0.84, 1e-9);
   EXPECT_EQ(f.gemm.sustained_fraction, 0);
   EXPECT_EQ(f.LowPrecision("fp8"), nullptr);
   m.sustained.resize(1);
-  m.sustained[0].seconds = big.seconds / 2;  // faster back to back than in the sweep: a timing fault, capped
+  m.sustained[0].seconds = big.seconds / 2;  // faster back to back than the curve: a timing fault, capped
   ASSERT_EQ(FitProfile(m, "t", f), "");
   EXPECT_EQ(f.gemm_bf16.sustained_fraction, 1.0);
 }

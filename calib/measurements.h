@@ -53,7 +53,7 @@ struct LayerSample {
   double max_rel_error = -1;
 };
 
-// A GEMM of the sweep run back to back for `run_s` seconds: the rate it keeps
+// A GEMM run back to back for `run_s` seconds: the rate it keeps
 // up once the GPU meets its power cap, which a training step's GEMMs run at,
 // where the sweep's short, separated GEMMs run at burst clocks. `seconds` is
 // per GEMM over the run's last third.

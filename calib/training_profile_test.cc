@@ -33,10 +33,11 @@ class TrainingProfileTest : public ::testing::Test {
 
 // The H200 sweep on the catalogue H200: the measured curves and memory
 // replace the base's, its datasheet peaks, attention kernels, power and
-// GPU-wide clock derate stay, and the fp8 curve loses the base's sustained
-// override (the base took its fp8 curve from sustained-clock runs; the sweep
-// ran at burst clocks).
+// GPU-wide clock derate stay, and, without a sustained run, the fp8 curve
+// loses the base's sustained override (the base took its fp8 curve from
+// sustained-clock runs; the sweep ran at burst clocks).
 TEST_F(TrainingProfileTest, TheBaseWithTheMeasuredKeysReplaced) {
+  m_.sustained.clear();
   const std::string path = (dir_ / "h200-trained.yaml").string();
   std::string report;
   ASSERT_EQ(WriteTrainingProfile(m_, "h200-sxm-141g", path, "h200-cal.yaml", report), "");
@@ -61,22 +62,23 @@ TEST_F(TrainingProfileTest, TheBaseWithTheMeasuredKeysReplaced) {
   EXPECT_NEAR(p.MatmulSplitAccumulatorEfficiency(Precision::kFp8), 0.946, 0.01);
 }
 
-// With a sustained run in the measurements, its fraction is the measured
-// precision's clock derate, in place of the base's.
-TEST_F(TrainingProfileTest, ASustainedRunSetsThePrecisionsClockFraction) {
-  const GemmSample* big = nullptr;
-  for (const auto& g : m_.gemm) {
-    if (g.precision == "bf16" && g.batch == 1 && (!big || g.Flops() > big->Flops())) big = &g;
-  }
-  ASSERT_NE(big, nullptr);
-  m_.sustained.push_back({big->m, big->n, big->k, 1, big->layout, "bf16", 15, big->seconds / 0.84});
+// The sweep's sustained runs (the LM head's GEMM back to back at the power
+// cap, bf16 and fp8) give those precisions' clock fractions in place of the
+// base's: 0.88 and 0.875 of the curves on this H200.
+TEST_F(TrainingProfileTest, SustainedRunsSetThePrecisionsClockFractions) {
+  ASSERT_EQ(m_.sustained.size(), 2u);
+  FittedProfile f;
+  ASSERT_EQ(FitProfile(m_, "x", f), "");
+  const double bf16 = f.gemm_bf16.sustained_fraction, fp8 = f.LowPrecision("fp8")->curve.sustained_fraction;
+  EXPECT_NEAR(bf16, 0.88, 0.04);
+  EXPECT_NEAR(fp8, 0.875, 0.04);
   const std::string path = (dir_ / "sustained.yaml").string();
   std::string report;
   ASSERT_EQ(WriteTrainingProfile(m_, "h200-sxm-141g", path, "c.yaml", report), "");
   const GpuProfile p = Load(path);
-  EXPECT_NEAR(p.MatmulClockFraction(Precision::kBf16), 0.84, 1e-5);
-  EXPECT_NEAR(p.MatmulClockFraction(Precision::kFp16), 0.84, 1e-5);
-  EXPECT_DOUBLE_EQ(p.MatmulClockFraction(Precision::kFp8), p.sustained_clock_fraction);  // no fp8 run: the base's derate
+  EXPECT_NEAR(p.MatmulClockFraction(Precision::kBf16), bf16, 1e-5);
+  EXPECT_NEAR(p.MatmulClockFraction(Precision::kFp16), bf16, 1e-5);
+  EXPECT_NEAR(p.MatmulClockFraction(Precision::kFp8), fp8, 1e-5);
 }
 
 TEST_F(TrainingProfileTest, ABaseThatDoesNotLoadOrASweepWithoutAGpuIsRefused) {

@@ -417,11 +417,47 @@ int main(int argc, char** argv) {
       }
     }
     for (const auto& l : lowp) std::fprintf(stderr, "%s: %d of %zu shapes measured\n", l.f->name, l.samples, plan.gemms.size());
-    // Sustained rates. The sweep's GEMMs are short and apart, so they run at
-    // burst clocks; a training step keeps the tensor cores busy for seconds
-    // and meets the power cap (an H200 at 700 W: bf16 at 0.84 of its burst
-    // rate, fp8 at 0.78). The plan's largest unbatched GEMM, back to back for
-    // --sustain-s seconds in bf16 and in each low-precision format.
+    std::fprintf(stderr, "memory: %zu copies, %zu kernels\n", plan.copies.size(), plan.memory.size());
+    y << "memory:\n";
+    for (long n : plan.copies) {
+      DeviceBuffer a{size_t(n)}, b{size_t(n)};
+      const double t = TimeOnStream(ops.stream(), [&] { cudaMemcpyAsync(b.data(), a.data(), size_t(n) * sizeof(float), cudaMemcpyDeviceToDevice, ops.stream()); });
+      y << "  - {kernel: copy, bytes: " << Num(2.0 * 2.0 * double(n)) << ", s: " << Num(t) << "}\n";
+    }
+    for (const auto& mi : plan.memory) {
+      y << "  - {kernel: " << mi.kernel << ", bytes: " << Num(mi.bytes) << ", s: " << Num(TimeMemoryKernel(ops, mi)) << "}\n";
+    }
+    CudaCheck(cudaGetLastError(), "memory kernels");
+    std::fprintf(stderr, "attention and layer steps: %zu shapes\n", plan.layers.size());
+    std::ostringstream att, lay;
+    for (const auto& s : plan.layers) {
+      const LayerInputs in = MakeLayerInputs(s);
+      LayerStep<CudaOps> layer(ops, s, in);
+      layer.Forward();
+      const double af = TimeOnStream(ops.stream(), [&] { layer.AttentionForwardOnly(); });
+      const double ab = TimeOnStream(ops.stream(), [&] { layer.AttentionBackwardOnly(); });
+      att << "  - {micro_batch: " << s.micro_batch << ", heads: " << s.heads << ", kv_heads: " << s.kv_heads
+          << ", seq_len: " << s.seq_len << ", head_dim: " << s.head_dim() << ", forward_s: " << Num(af)
+          << ", backward_s: " << Num(ab) << "}\n";
+      const double lf = TimeOnStream(ops.stream(), [&] { layer.Forward(); });
+      const double lb = TimeOnStream(ops.stream(), [&] { layer.Backward(); });
+      CudaCheck(cudaGetLastError(), "layer step");
+      // max_rel_error: this layer code against the host reference at the check shape.
+      lay << "  - {hidden: " << s.hidden << ", ffn_hidden: " << s.ffn_hidden << ", heads: " << s.heads
+          << ", kv_heads: " << s.kv_heads << ", seq_len: " << s.seq_len << ", micro_batch: " << s.micro_batch
+          << ", forward_s: " << Num(lf) << ", backward_s: " << Num(lb)
+          << ", max_rel_error: " << Num(math == GemmMath::kTf32 ? err_tf32 : err32) << "}\n";
+      std::fprintf(stderr, "  layer h%d s%d b%d: forward %.3f ms, backward %.3f ms\n", s.hidden, s.seq_len, s.micro_batch,
+                   lf * 1e3, lb * 1e3);
+    }
+    y << "attention:\n" << att.str() << "layers:\n" << lay.str();
+    // Sustained rates, last: they leave the GPU hot, which slowed an H200's
+    // copies measured after them by 10%. The sweep's GEMMs are short and
+    // apart, so they run at burst clocks; a training step keeps the tensor
+    // cores busy for seconds and meets the power cap (an H200 at 700 W: 0.88
+    // of the curves' rates in bf16 and fp8). The plan's largest unbatched GEMM,
+    // back to back for --sustain-s seconds in bf16 and in each low-precision
+    // format.
     const GemmItem* big = nullptr;
     for (const auto& g : plan.gemms) {
       if (g.batch == 1 && (big == nullptr || double(g.m) * g.n * g.k > double(big->m) * big->n * big->k)) big = &g;
@@ -457,40 +493,6 @@ int main(int argc, char** argv) {
         }
       }
     }
-    std::fprintf(stderr, "memory: %zu copies, %zu kernels\n", plan.copies.size(), plan.memory.size());
-    y << "memory:\n";
-    for (long n : plan.copies) {
-      DeviceBuffer a{size_t(n)}, b{size_t(n)};
-      const double t = TimeOnStream(ops.stream(), [&] { cudaMemcpyAsync(b.data(), a.data(), size_t(n) * sizeof(float), cudaMemcpyDeviceToDevice, ops.stream()); });
-      y << "  - {kernel: copy, bytes: " << Num(2.0 * 2.0 * double(n)) << ", s: " << Num(t) << "}\n";
-    }
-    for (const auto& mi : plan.memory) {
-      y << "  - {kernel: " << mi.kernel << ", bytes: " << Num(mi.bytes) << ", s: " << Num(TimeMemoryKernel(ops, mi)) << "}\n";
-    }
-    CudaCheck(cudaGetLastError(), "memory kernels");
-    std::fprintf(stderr, "attention and layer steps: %zu shapes\n", plan.layers.size());
-    std::ostringstream att, lay;
-    for (const auto& s : plan.layers) {
-      const LayerInputs in = MakeLayerInputs(s);
-      LayerStep<CudaOps> layer(ops, s, in);
-      layer.Forward();
-      const double af = TimeOnStream(ops.stream(), [&] { layer.AttentionForwardOnly(); });
-      const double ab = TimeOnStream(ops.stream(), [&] { layer.AttentionBackwardOnly(); });
-      att << "  - {micro_batch: " << s.micro_batch << ", heads: " << s.heads << ", kv_heads: " << s.kv_heads
-          << ", seq_len: " << s.seq_len << ", head_dim: " << s.head_dim() << ", forward_s: " << Num(af)
-          << ", backward_s: " << Num(ab) << "}\n";
-      const double lf = TimeOnStream(ops.stream(), [&] { layer.Forward(); });
-      const double lb = TimeOnStream(ops.stream(), [&] { layer.Backward(); });
-      CudaCheck(cudaGetLastError(), "layer step");
-      // max_rel_error: this layer code against the host reference at the check shape.
-      lay << "  - {hidden: " << s.hidden << ", ffn_hidden: " << s.ffn_hidden << ", heads: " << s.heads
-          << ", kv_heads: " << s.kv_heads << ", seq_len: " << s.seq_len << ", micro_batch: " << s.micro_batch
-          << ", forward_s: " << Num(lf) << ", backward_s: " << Num(lb)
-          << ", max_rel_error: " << Num(math == GemmMath::kTf32 ? err_tf32 : err32) << "}\n";
-      std::fprintf(stderr, "  layer h%d s%d b%d: forward %.3f ms, backward %.3f ms\n", s.hidden, s.seq_len, s.micro_batch,
-                   lf * 1e3, lb * 1e3);
-    }
-    y << "attention:\n" << att.str() << "layers:\n" << lay.str();
     y << "collectives:\n";
     if (nccl) {
 #ifdef TRAINSIM_HAVE_NCCL
