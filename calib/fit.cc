@@ -163,6 +163,13 @@ std::string FitMemory(const Measurements& m, FittedProfile& f) {
   if (FitAlphaBeta(copies, copy_fit) && copy_fit.bytes_per_s >= copy_best) {
     bandwidth = copy_fit.bytes_per_s;
     f.memory_kernel_us = copy_fit.alpha_s * 1e6;
+  } else {
+    // The line's slope under the best copy's rate (noise: an H200's largest
+    // copy beat it by 0.1%): that rate is the bandwidth, and the smallest
+    // copy's time beyond its bytes at it the fixed time (0 with one size).
+    const auto smallest = std::min_element(copies.begin(), copies.end(),
+                                           [](const CollectiveSample& a, const CollectiveSample& b) { return a.bytes < b.bytes; });
+    f.memory_kernel_us = std::max(0.0, smallest->seconds - smallest->bytes / bandwidth) * 1e6;
   }
   // Kernels shorter than their fixed time (a noisy intercept) keep the share
   // their whole time gives.

@@ -140,6 +140,21 @@ TEST(Fit, ASustainedRunGivesItsCurvesSustainedFraction) {
   EXPECT_EQ(f.gemm_bf16.sustained_fraction, 1.0);
 }
 
+// Where the largest copy beats the line's slope (noise), its rate is the
+// bandwidth and the smallest copy's time beyond its bytes the fixed time,
+// not 0.
+TEST(Fit, ACopyFasterThanTheLineKeepsTheFixedTime) {
+  Measurements m = Synthetic(1e11, 0.8, 96, 2e10, 0.6);
+  std::erase_if(m.memory, [](const MemorySample& x) { return x.kernel == "copy"; });
+  m.memory.push_back({"copy", 1e5, 4e-6 + 1e5 / 2e10});
+  m.memory.push_back({"copy", 1e7, 4e-6 + 1e7 / 2e10});
+  m.memory.push_back({"copy", 1e9, 1e9 / 2.001e10});  // no fixed time at all: faster than any line through the others
+  FittedProfile f;
+  ASSERT_EQ(FitProfile(m, "t", f), "");
+  EXPECT_NEAR(f.hbm_tb_per_s, 0.02001, 1e-9);
+  EXPECT_NEAR(f.memory_kernel_us, (4e-6 + 1e5 / 2e10 - 1e5 / 2.001e10) * 1e6, 1e-6);
+}
+
 TEST(Fit, RefusesMeasurementsThatCannotSupportAFit) {
   Measurements m = Synthetic(1e11, 0.8, 96, 2e10, 0.6);
   FittedProfile f;
