@@ -237,15 +237,15 @@ std::string FitProfile(const Measurements& m, const std::string& name, FittedPro
   // GEMM already ran partly throttled (an H200's LM-head GEMM: 0.89 of its
   // sample, 0.88 of the curve).
   for (const auto& s : m.sustained) {
-    FittedProfile::GemmCurve* c = s.precision == "bf16" ? &f.gemm_bf16 : nullptr;
+    const GemmSample& g = s.gemm;
+    FittedProfile::GemmCurve* c = g.precision == "bf16" ? &f.gemm_bf16 : nullptr;
     for (auto& l : f.low_precision) {
-      if (l.precision == s.precision) c = &l.curve;
+      if (l.precision == g.precision) c = &l.curve;
     }
     if (c == nullptr || c->samples == 0) continue;
-    GemmSample g{s.m, s.n, s.k, s.batch, s.layout, s.precision, 0};
     const double curve_s = g.Flops() / (c->peak_tflops * 1e12 * c->max_efficiency * WaveEfficiency(g, f.sms) *
                                         double(g.k) / (double(g.k) + c->k_half));
-    c->sustained_fraction = std::min(1.0, curve_s / s.seconds);
+    c->sustained_fraction = std::min(1.0, curve_s / g.seconds);
   }
   f.min_kernel_us = m.launch_s * 1e6;
   // Attention curve over sequence length.

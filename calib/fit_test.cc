@@ -127,15 +127,15 @@ TEST(Fit, ASustainedRunGivesItsCurvesSustainedFraction) {
     m.gemm.push_back(g);
   }
   const GemmSample& big = m.gemm.back();
-  m.sustained.push_back({big.m, big.n, big.k, 1, "nn", "bf16", 15, big.seconds / 0.84});
-  m.sustained.push_back({big.m, big.n, big.k, 1, "nt", "fp8", 15, big.seconds});  // no fp8 curve
+  m.sustained.push_back({{big.m, big.n, big.k, 1, "nn", "bf16", big.seconds / 0.84}, 15});
+  m.sustained.push_back({{big.m, big.n, big.k, 1, "nt", "fp8", big.seconds}, 15});  // no fp8 curve
   FittedProfile f;
   ASSERT_EQ(FitProfile(m, "t", f), "");
   EXPECT_NEAR(f.gemm_bf16.sustained_fraction, 0.84, 1e-9);
   EXPECT_EQ(f.gemm.sustained_fraction, 0);
   EXPECT_EQ(f.LowPrecision("fp8"), nullptr);
   m.sustained.resize(1);
-  m.sustained[0].seconds = big.seconds / 2;  // faster back to back than the curve: a timing fault, capped
+  m.sustained[0].gemm.seconds = big.seconds / 2;  // faster back to back than the curve: a timing fault, capped
   ASSERT_EQ(FitProfile(m, "t", f), "");
   EXPECT_EQ(f.gemm_bf16.sustained_fraction, 1.0);
 }

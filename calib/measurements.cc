@@ -137,6 +137,22 @@ std::vector<double> Seconds(YamlMap& m, const std::string& key) {
   return out;
 }
 
+// A GEMM sample's shape, layout, precision and time, checked for plausibility.
+GemmSample ReadGemm(YamlMap& g) {
+  GemmSample s;
+  s.m = g.PositiveInt("m");
+  s.n = g.PositiveInt("n");
+  s.k = g.PositiveInt("k");
+  s.batch = g.PositiveInt("batch", 1);
+  s.layout = g.Choice("layout", {"nn", "nt", "tn"}, std::string("nn"));
+  s.precision = g.Choice("precision", SweptPrecisions());
+  s.split_accumulator = g.Choice("accumulator", {"fast", "split"}, std::string("fast")) == "split";
+  if (s.split_accumulator && s.precision != "fp8") g.Fail("accumulator", "split accumulation is a per-tensor fp8 GEMM's mode");
+  s.seconds = Time(g, "s");
+  CheckGemmPlausible(g, s);
+  return s;
+}
+
 }  // namespace
 
 std::string MeasurementsYaml(const Measurements& m) {
@@ -158,17 +174,22 @@ std::string MeasurementsYaml(const Measurements& m) {
     o << "node_host_copy: {gpus: " << m.node_host_copy_gpus << ", host_to_device_bytes_per_s: " << Num(m.node_host_to_device_bytes_per_s)
       << ", device_to_host_bytes_per_s: " << Num(m.node_device_to_host_bytes_per_s) << "}\n";
   }
+  auto gemm = [&](const GemmSample& g) {
+    o << "m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch << ", layout: " << g.layout
+      << ", precision: " << g.precision << (g.split_accumulator ? ", accumulator: split" : "");
+  };
   o << "gemm:\n";
   for (const auto& g : m.gemm) {
-    o << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", batch: " << g.batch << ", layout: " << g.layout
-      << ", precision: " << g.precision << (g.split_accumulator ? ", accumulator: split" : "")
-      << ", s: " << Num(g.seconds) << "}\n";
+    o << "  - {";
+    gemm(g);
+    o << ", s: " << Num(g.seconds) << "}\n";
   }
   if (!m.sustained.empty()) {
     o << "sustained:\n";
     for (const auto& x : m.sustained) {
-      o << "  - {m: " << x.m << ", n: " << x.n << ", k: " << x.k << ", batch: " << x.batch << ", layout: " << x.layout
-        << ", precision: " << x.precision << ", run_s: " << Num(x.run_s) << ", s: " << Num(x.seconds) << "}\n";
+      o << "  - {";
+      gemm(x.gemm);
+      o << ", run_s: " << Num(x.run_s) << ", s: " << Num(x.gemm.seconds) << "}\n";
     }
   }
   o << "memory:\n";
@@ -222,30 +243,11 @@ Expected<Measurements> LoadMeasurements(const std::string& path) {
       m.node_device_to_host_bytes_per_s = n->PositiveDouble("device_to_host_bytes_per_s");
       n->Finish();
     }
-    ForEach(top, "gemm", [&](YamlMap& g) {
-      GemmSample s;
-      s.m = g.PositiveInt("m");
-      s.n = g.PositiveInt("n");
-      s.k = g.PositiveInt("k");
-      s.batch = g.PositiveInt("batch", 1);
-      s.layout = g.Choice("layout", {"nn", "nt", "tn"}, std::string("nn"));
-      s.precision = g.Choice("precision", SweptPrecisions());
-      s.split_accumulator = g.Choice("accumulator", {"fast", "split"}, std::string("fast")) == "split";
-      if (s.split_accumulator && s.precision != "fp8") g.Fail("accumulator", "split accumulation is a per-tensor fp8 GEMM's mode");
-      s.seconds = Time(g, "s");
-      CheckGemmPlausible(g, s);
-      m.gemm.push_back(s);
-    });
+    ForEach(top, "gemm", [&](YamlMap& g) { m.gemm.push_back(ReadGemm(g)); });
     ForEach(top, "sustained", [&](YamlMap& g) {
       SustainedSample s;
-      s.m = g.PositiveInt("m");
-      s.n = g.PositiveInt("n");
-      s.k = g.PositiveInt("k");
-      s.batch = g.PositiveInt("batch", 1);
-      s.layout = g.Choice("layout", {"nn", "nt", "tn"}, std::string("nn"));
-      s.precision = g.Choice("precision", SweptPrecisions());
+      s.gemm = ReadGemm(g);
       s.run_s = g.PositiveDouble("run_s");
-      s.seconds = Time(g, "s");
       m.sustained.push_back(s);
     });
     ForEach(top, "memory", [&](YamlMap& g) {

@@ -53,16 +53,13 @@ struct LayerSample {
   double max_rel_error = -1;
 };
 
-// A GEMM run back to back for `run_s` seconds: the rate it keeps
-// up once the GPU meets its power cap, which a training step's GEMMs run at,
-// where the sweep's short, separated GEMMs run at burst clocks. `seconds` is
-// per GEMM over the run's last third.
+// A GEMM run back to back for `run_s` seconds: the rate it keeps up once the
+// GPU meets its power cap, which a training step's GEMMs run at, where the
+// sweep's short, separated GEMMs run at burst clocks. `gemm.seconds` is per
+// GEMM over the run's last third.
 struct SustainedSample {
-  long m = 0, n = 0, k = 0, batch = 1;
-  std::string layout = "nn";
-  std::string precision = "bf16";
+  GemmSample gemm;
   double run_s = 0;
-  double seconds = 0;
 };
 
 struct CollectiveSample {

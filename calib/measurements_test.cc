@@ -24,7 +24,7 @@ Measurements Sample() {
   m.device = "test \"cpu\"";
   m.memory_bytes = 1e9;
   m.cache_bytes = 5.24288e7;
-  m.sustained.push_back({8192, 8192, 8192, 1, "nt", "fp8", 15, 9.5e-4});
+  m.sustained.push_back({{8192, 8192, 8192, 1, "nt", "fp8", 9.5e-4}, 15});
   m.launch_s = 1e-6;
   m.node_host_copy_gpus = 8;
   m.node_host_to_device_bytes_per_s = 2.1e11;
@@ -46,10 +46,10 @@ TEST(Measurements, RoundTrip) {
   EXPECT_EQ(m->device, "test \"cpu\"");
   EXPECT_DOUBLE_EQ(m->cache_bytes, 5.24288e7);
   ASSERT_EQ(m->sustained.size(), 1u);
-  EXPECT_EQ(m->sustained[0].precision, "fp8");
-  EXPECT_EQ(m->sustained[0].layout, "nt");
+  EXPECT_EQ(m->sustained[0].gemm.precision, "fp8");
+  EXPECT_EQ(m->sustained[0].gemm.layout, "nt");
   EXPECT_DOUBLE_EQ(m->sustained[0].run_s, 15);
-  EXPECT_DOUBLE_EQ(m->sustained[0].seconds, 9.5e-4);
+  EXPECT_DOUBLE_EQ(m->sustained[0].gemm.seconds, 9.5e-4);
   ASSERT_EQ(m->gemm.size(), 2u);
   EXPECT_EQ(m->gemm[1].batch, 4);
   EXPECT_EQ(m->gemm[1].layout, "tn");
