@@ -42,6 +42,8 @@ const char* kUsage =
     "  --ranks N            CPU: threads for the collectives (default 2; 1 skips them)\n"
     "  --min-ms N           CPU: least time spent per benchmark (default 50)\n"
     "  --nccl               CUDA: also measure NCCL collectives over the visible GPUs\n"
+    "  --sustain-s S        CUDA: seconds the plan's largest GEMM runs back to back per precision for\n"
+    "                       the sustained (power-capped) rate (default 15; 0 skips it)\n"
     "  --measurements FILE  CUDA: fit a measurements file written by trainsim-calib-cuda instead\n"
     "  --write-plan FILE    write the measuring plan for trainsim-calib-cuda and stop\n"
     "  --training-profile FILE  CUDA: also write a profile for training scenarios: --base's keys\n"
@@ -77,7 +79,7 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
                                   {"--measurements", true},   {"--write-plan", true},   {"--name", true},
                                   {"--tdp-w", true},          {"--progress"},           {"--help", false, "-h"},
                                   {"--scenario", true},       {"--set", true},          {"--training-profile", true},
-                                  {"--base", true}},
+                                  {"--base", true},           {"--sustain-s", true}},
                                  a);
   if (a.Has("--help")) {
     out << kUsage;
@@ -151,6 +153,13 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
   if (!ParsePositive(a.Value("--ranks"), ranks)) return bad("--ranks: expected a positive number");
   if (!ParsePositive(a.Value("--min-ms"), min_ms)) return bad("--min-ms: expected a positive number");
   if (!ParsePositive(a.Value("--tdp-w"), tdp_w)) return bad("--tdp-w: expected a positive number");
+  double sustain_s = 15;
+  if (auto v = a.Value("--sustain-s")) {
+    char* end = nullptr;
+    sustain_s = std::strtod(v->c_str(), &end);
+    if (!end || *end != 0 || !(sustain_s >= 0 && sustain_s <= 600)) return bad("--sustain-s: expected seconds from 0 to 600");
+    if (backend != "cuda" || a.Has("--measurements")) return bad("--sustain-s belongs to --backend cuda measuring here (not --measurements)");
+  }
   const std::string storage = a.Value("--storage").value_or("");
   if (!storage.empty() && !std::filesystem::is_directory(storage)) return bad("--storage: '" + storage + "' is not a directory");
   const std::string name = a.Value("--name").value_or(std::filesystem::path(*output).stem().string());
@@ -189,6 +198,7 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
       const std::string e = calib::WriteFileAtomically(plan_file, calib::PlanText(plan));
       if (!e.empty()) return bad(e);
       std::string cmd = "'" + prog + "' --plan '" + plan_file + "' --out '" + mfile + "'" + (a.Has("--nccl") ? " --nccl" : "");
+      if (a.Has("--sustain-s")) cmd += " --sustain-s " + std::to_string(sustain_s);
       err << "calibrate: running " << cmd << "\n";
       const int status = std::system(cmd.c_str());
       const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
