@@ -16,6 +16,7 @@
 #        CUDA_ARCHS="90" to build the measuring program for those architectures only;
 #        BASE=h200-sxm-141g to also write gpu-training.yaml, that profile with the measured keys;
 #        SCENARIO=s.yaml to add that training scenario's GEMMs to the sweep (calibrate --scenario);
+#        SUSTAIN_S=15 the seconds of the sustained (power-capped) GEMM run per precision, 0 to skip;
 #        PLAN=plan.txt, written elsewhere by `trainsim calibrate --write-plan`, to measure on a GPU
 #        node that lacks trainsim's dependencies (SimGrid, yaml-cpp, Boost): the build, the
 #        checks and the measuring run there, and the script prints the fit and validation
@@ -53,7 +54,7 @@ if [ -x "$BUILD/cuda/bin/trainsim_calib_cuda_tests" ]; then "$BUILD/cuda/bin/tra
 if [ -n "${PLAN:-}" ] && [ -z "${TRAINSIM:-}" ]; then
   [ -r "$PLAN" ] || { echo "run-on-gpu.sh: PLAN=$PLAN: cannot read the plan" >&2; exit 2; }
   step "measuring the plan $PLAN (GEMM sweep in tf32, bf16, and fp8/mxfp8/nvfp4 where supported, memory kernels, attention, layer steps${NCCL:+, NCCL})"
-  "$PROG" --plan "$PLAN" --out "$OUT/raw-measurements.yaml" ${NCCL:+--nccl}
+  "$PROG" --plan "$PLAN" --out "$OUT/raw-measurements.yaml" ${NCCL:+--nccl} ${SUSTAIN_S:+--sustain-s "$SUSTAIN_S"}
   step "measured: $OUT/raw-measurements.yaml; fit and validate it where trainsim is built:"
   echo "  trainsim calibrate --backend cuda --measurements raw-measurements.yaml -o gpu-calibrated.yaml [--storage DIR]"
   echo "      [--training-profile gpu-training.yaml --base GPU]   (a profile for training scenarios)"
@@ -75,7 +76,7 @@ for s in ${SHAPES:-}; do SHAPE_ARGS+=(--shape "$s"); done
 step "plan"
 "$TRAINSIM" calibrate --backend cuda "${SHAPE_ARGS[@]}" ${SCENARIO:+--scenario "$SCENARIO"} --write-plan "$OUT/plan.txt"
 step "measuring (GEMM sweep in tf32, bf16, and fp8/mxfp8/nvfp4 where supported, memory kernels, attention, layer steps${NCCL:+, NCCL})"
-"$PROG" --plan "$OUT/plan.txt" --out "$OUT/raw-measurements.yaml" ${NCCL:+--nccl}
+"$PROG" --plan "$OUT/plan.txt" --out "$OUT/raw-measurements.yaml" ${NCCL:+--nccl} ${SUSTAIN_S:+--sustain-s "$SUSTAIN_S"}
 step "fitting the profile (and the storage test at $STORAGE_DIR)"
 "$TRAINSIM" calibrate --backend cuda --measurements "$OUT/raw-measurements.yaml" --storage "$STORAGE_DIR" \
   --storage-mib 1024 -o "$OUT/gpu-calibrated.yaml" ${BASE:+--training-profile "$OUT/gpu-training.yaml" --base "$BASE"}
