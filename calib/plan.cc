@@ -8,6 +8,7 @@
 
 #include "calib/layer_prediction.h"
 #include "models/workload.h"
+#include "sim/io/scenario_loader.h"
 
 namespace trainsim::calib {
 
@@ -82,6 +83,16 @@ int AddWorkloadGemms(const Workload& w, CalibrationPlan& p) {
   for (const PassWork* pass : {&w.embedding_forward, &w.embedding_backward, &w.head_forward, &w.head_backward}) add(*pass);
   p.gemms.assign(gemms.begin(), gemms.end());
   return int(gemms.size() - before);
+}
+
+Expected<int> AddScenarioGemms(const std::string& file, const std::vector<std::string>& overrides, CalibrationPlan& p) {
+  Expected<Scenario> sc = LoadScenario(file, overrides);
+  if (!sc) return sc.error();
+  try {
+    return AddWorkloadGemms(BuildWorkload(*sc), p);
+  } catch (const InputException& e) {
+    return e.error();
+  }
 }
 
 std::string PlanText(const CalibrationPlan& p) {

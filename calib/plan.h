@@ -62,6 +62,9 @@ CalibrationPlan MakePlan(const std::vector<LayerShape>& layers);
 // shapes that scenario's prediction uses (`calibrate --scenario`). Returns
 // how many shapes were new.
 int AddWorkloadGemms(const Workload& w, CalibrationPlan& p);
+// The same for the scenario file `file` with `--set` overrides: its load or
+// workload error (FILE:LINE: KEY) or how many shapes were new.
+Expected<int> AddScenarioGemms(const std::string& file, const std::vector<std::string>& overrides, CalibrationPlan& p);
 
 std::string PlanText(const CalibrationPlan& p);
 Expected<CalibrationPlan> ParsePlanText(const std::string& text, const std::string& file);

@@ -17,12 +17,9 @@
 #include "calib/plan.h"
 #include "calib/storage_bench.h"
 #include "calib/training_profile.h"
-#include "models/workload.h"
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/progress.h"
-#include "sim/core/error.h"
-#include "sim/io/scenario_loader.h"
 
 namespace trainsim::cli {
 namespace {
@@ -107,20 +104,9 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
   if (auto file = a.Value("--scenario")) {
     // A CPU's sweep of a training step's GEMMs would take hours.
     if (backend != "cuda") return bad("--scenario belongs to --backend cuda");
-    Expected<Scenario> sc = LoadScenario(*file, a.All("--set"));
-    if (!sc) {
-      err << "trainsim calibrate: " << sc.error().ToString() << "\n";
-      return kExitBadInput;
-    }
-    try {
-      scenario_gemms = calib::AddWorkloadGemms(BuildWorkload(*sc), plan);
-    } catch (const InputException& e) {
-      err << "trainsim calibrate: " << e.error().ToString() << "\n";
-      return kExitBadInput;
-    } catch (const std::exception& e) {
-      err << "trainsim calibrate: --scenario: " << e.what() << "\n";
-      return kExitSimulationFailed;
-    }
+    Expected<int> added = calib::AddScenarioGemms(*file, a.All("--set"), plan);
+    if (!added) return bad(added.error().ToString());
+    scenario_gemms = *added;
   } else if (a.Has("--set")) {
     return bad("--set belongs to --scenario");
   }
@@ -136,17 +122,18 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
   if (!output) return bad("-o PROFILE.yaml is required");
   const auto training_profile = a.Value("--training-profile");
   if (training_profile.has_value() != a.Has("--base")) return bad("--training-profile and --base go together");
+  // Fail before measuring, not after: an output's directory, the training profile's base.
+  auto missing_dir = [](const std::string& file) {
+    const auto dir = std::filesystem::absolute(file).parent_path();
+    return std::filesystem::is_directory(dir) ? std::string() : "directory '" + dir.string() + "' does not exist";
+  };
   if (training_profile) {
     if (backend != "cuda") return bad("--training-profile belongs to --backend cuda");
-    std::string base_path;  // a base that does not load fails before measuring
+    std::string base_path;
     if (std::string e = calib::CheckTrainingBase(*a.Value("--base"), base_path); !e.empty()) return bad(e);
-    const auto dir = std::filesystem::absolute(*training_profile).parent_path();
-    if (!std::filesystem::is_directory(dir)) return bad("--training-profile: directory '" + dir.string() + "' does not exist");
+    if (std::string e = missing_dir(*training_profile); !e.empty()) return bad("--training-profile: " + e);
   }
-  {  // fail before measuring, not after
-    const auto dir = std::filesystem::absolute(*output).parent_path();
-    if (!std::filesystem::is_directory(dir)) return bad("-o: directory '" + dir.string() + "' does not exist");
-  }
+  if (std::string e = missing_dir(*output); !e.empty()) return bad("-o: " + e);
   double storage_mib = 64, storage_clients = 2, ranks = 2, min_ms = 50, tdp_w = 0;
   if (!ParsePositive(a.Value("--storage-mib"), storage_mib)) return bad("--storage-mib: expected a positive number");
   if (!ParsePositive(a.Value("--storage-clients"), storage_clients)) return bad("--storage-clients: expected a positive number");
