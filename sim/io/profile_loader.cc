@@ -32,12 +32,14 @@ std::string ResolveProfile(const YAML::Node& ref, const std::string& from_file, 
   for (const auto& n : names) {
     if (n == name) return DataDir() + "/hardware-profiles/" + kind + "/" + n + ".yaml";
   }
+  const std::string what = "unknown " + kind.substr(0, kind.size() - 1) + " profile '" + name + "'";
+  // A data directory without this catalogue (TRAINSIM_DATA_DIR pointing one level too deep or
+  // shallow) lists nothing: say where it looked instead.
+  if (names.empty()) YamlMap::FailAt(ref, from_file, key, what + ": no profiles in " + DataDir() + "/hardware-profiles/" + kind);
   const std::string hint = ClosestMatch(name, names);
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  YamlMap::FailAt(ref, from_file, key,
-                  "unknown " + kind.substr(0, kind.size() - 1) + " profile '" + name + "'" +
-                      (hint.empty() ? "" : " (did you mean '" + hint + "'?)") + "; known: " + list);
+  YamlMap::FailAt(ref, from_file, key, what + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") + "; known: " + list);
 }
 
 std::map<std::string, double> RatesMap(YamlMap& parent, const std::string& key, double scale, bool fraction) {

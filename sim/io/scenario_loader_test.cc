@@ -2,6 +2,8 @@
 #include "sim/io/scenario_loader.h"
 
 #include <cctype>
+#include <cstdlib>
+#include <filesystem>
 
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -282,6 +284,18 @@ TEST(ScenarioTest, MissingFileIsAnError) {
   auto s = LoadScenario("/nonexistent/scenario.yaml");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().ToString(), "/nonexistent/scenario.yaml: cannot open file");
+}
+
+// TRAINSIM_DATA_DIR one level off (the profiles' folder itself) lists no catalogue: the error
+// says where it looked rather than "known: " and nothing.
+TEST(ScenarioTest, EmptyProfileCatalogueSaysWhereItLooked) {
+  const std::string dir = ::testing::TempDir() + "/trainsim-empty-data";
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(::setenv("TRAINSIM_DATA_DIR", dir.c_str(), 1), 0);
+  auto s = ParseText(kBase);
+  ::unsetenv("TRAINSIM_DATA_DIR");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().ToString(), "s.yaml:3: cluster.node: unknown node profile 'xe9680-h100': no profiles in " + dir + "/hardware-profiles/nodes");
 }
 
 TEST(ScenarioTest, EveryExampleLoads) {
