@@ -59,6 +59,13 @@ Scenario Make(const std::string& text, std::vector<std::string> sets = {}) {
   return *s;
 }
 
+const Operator* FindOp(const PassWork& pass, const std::string& name) {
+  for (const auto& o : pass.ops) {
+    if (o.name == name) return &o;
+  }
+  return nullptr;
+}
+
 const CommOp* FindComm(const PassWork& pass, const std::string& name) {
   for (const auto& c : pass.comms) {
     if (c.name == name) return &c;
@@ -138,9 +145,34 @@ TEST(MoeWorkloadTest, CapacityFactorPadsTheExpertsAndTheAllToAll) {
   EXPECT_GE(ExpertLoadFactor(dropless), 1.0);
 }
 
+// The all-to-all dispatcher receives each source rank's tokens as a block and
+// sorts them by local expert (rows and fp32 probabilities), then unsorts the
+// experts' output before the combine: one read and one write of every row
+// each way. One local expert needs no sort; DeepEP's permute after its
+// dispatch is the only one.
+TEST(MoeWorkloadTest, AllToAllSortsTheReceivedTokensByLocalExpert) {
+  const Scenario s = Make(kMixtral, {"parallelism.expert=4"});  // 2 local experts
+  const PassWork& f = BuildWorkload(s).layer(0).forward;
+  const double rows = 4096.0 * 2;  // 4096 tokens x top-2, forced balance: all of them land here on average
+  const Operator* sort = FindOp(f, "moe sort by expert");
+  const Operator* unsort = FindOp(f, "moe unsort by expert");
+  ASSERT_NE(sort, nullptr);
+  ASSERT_NE(unsort, nullptr);
+  EXPECT_DOUBLE_EQ(sort->bytes, 2 * rows * (4096 * 2 + 4));
+  EXPECT_DOUBLE_EQ(unsort->bytes, 2 * rows * 4096 * 2);
+  EXPECT_EQ(sort->kernels, s.framework.moe_sort_kernels);
+  EXPECT_EQ(unsort->kernels, s.framework.moe_unsort_kernels);
+  const PassWork& b = BuildWorkload(s).layer(0).backward;
+  ASSERT_NE(FindOp(b, "moe sort by expert backward"), nullptr);
+  EXPECT_DOUBLE_EQ(FindOp(b, "moe sort by expert backward")->bytes, 2 * sort->bytes);
+  EXPECT_EQ(FindOp(BuildWorkload(Make(kMixtral)).layer(0).forward, "moe sort by expert"), nullptr);  // EP 8: one expert per rank
+  const Scenario deepep = Make(kMixtral, {"parallelism.expert=4", "parallelism.moe_dispatcher=deepep"});
+  EXPECT_EQ(FindOp(BuildWorkload(deepep).layer(0).forward, "moe sort by expert"), nullptr);
+}
+
 // The host issues an expert's GEMMs one by one (Transformer Engine's
 // GroupedLinear), and dropless routing makes it wait for the tokens' counts
-// before the dispatch: the first operator after it is marked; dropping at a
+// before the dispatch: the first operator after it (the sort by local expert) is marked; dropping at a
 // capacity pads to a size known up front, so nothing waits.
 TEST(MoeWorkloadTest, ExpertKernelsAndTheDroplessSync) {
   const Scenario s = Make(kMixtral, {"parallelism.expert=4"});  // 2 local experts
@@ -154,8 +186,8 @@ TEST(MoeWorkloadTest, ExpertKernelsAndTheDroplessSync) {
     if (f.ops[i].host_waits) {
       ++waits;
       ASSERT_GT(i, 0u);
-      EXPECT_EQ(f.ops[i - 1].name, OpName("moe permute"));  // bf16: no cast, the first expert GEMM waits
-      EXPECT_EQ(f.ops[i].name, OpName("expert fc1"));
+      EXPECT_EQ(f.ops[i - 1].name, OpName("moe permute"));  // the last before the all-to-all
+      EXPECT_EQ(f.ops[i].name, OpName("moe sort by expert"));  // Megatron-Core's sync "before_permutation_2"
     }
   }
   EXPECT_EQ(waits, 1);

@@ -652,6 +652,19 @@ class LayerBuilder {
     // expert on its own: a kernel per expert.
     const int per_expert = std::max(1, int(local_experts));
     const size_t after_dispatch = F.ops.size();
+    // The all-to-all delivers each source rank's tokens in a block of its own,
+    // expert by expert: with more than one local expert the dispatcher sorts
+    // them into one run per expert (and their probabilities, fp32), and unsorts
+    // the experts' output before the combine (Megatron-Core's "permutation 2",
+    // token_dispatcher.py sort_chunks_by_idxs; a dropping dispatcher's
+    // transpose-copy moves the same rows). The flex dispatchers (DeepEP,
+    // HybridEP) permute the received tokens once, which "moe permute" counts.
+    const bool sorts = c_.p.moe_dispatcher == MoeDispatcher::kAllToAll && local_experts > 1;
+    const double expert_rows = received * etp;  // token copies this rank's experts compute
+    if (sorts) {
+      F.ops.push_back(Mem("moe sort by expert", 2 * expert_rows * (h * kAct + 4)));
+      F.ops.back().kernels = fw.moe_sort_kernels;
+    }
     // Low-precision GEMMs take each expert's rows in multiples of 16 (32 for
     // the block formats): a dropless router's counts are not, so Megatron-Core's
     // TEGroupedMLP copies the tokens (and their probabilities) into padded
@@ -661,7 +674,7 @@ class LayerBuilder {
     // dispatch writes the tokens already aligned (core_v0.16 token_dispatcher.py
     // passes pad_multiple to hybrid_ep_dispatch), leaving nothing to copy.
     const bool padded = IsLowPrecision(c_.prec) && moe.capacity_factor <= 0 && c_.p.moe_dispatcher != MoeDispatcher::kHybridEp;
-    const double expert_rows_bytes = received * etp * h * kAct;
+    const double expert_rows_bytes = expert_rows * h * kAct;
     if (padded) {
       F.ops.push_back(Mem("moe fp8 padding", 2 * expert_rows_bytes));
       F.ops.back().kernels = 2;
@@ -675,6 +688,10 @@ class LayerBuilder {
     F.ops.push_back(Gemm("expert fc2", tokens_per_expert, h, ffn_local, true, local_experts));
     F.ops.back().kernels = per_expert;
     if (padded) F.ops.push_back(Mem("moe fp8 unpadding", 2 * expert_rows_bytes));
+    if (sorts) {
+      F.ops.push_back(Mem("moe unsort by expert", 2 * expert_rows * h * kAct));
+      F.ops.back().kernels = fw.moe_unsort_kernels;
+    }
     // Dropless routing sizes the dispatch on the host: it waits for the
     // tokens' counts per expert (a device-to-host sync) before it issues the
     // all-to-all and what follows. Dropping at a capacity pads every expert's

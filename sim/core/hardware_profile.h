@@ -321,9 +321,11 @@ struct FrameworkProfile {
   unsigned cuda_graph_modules = 0;
   // Kernels an MoE layer's forward launches beside its GEMMs: the router's
   // scores, top-k and auxiliary loss; the dispatcher's token counts (its
-  // preprocess) and permute; the combine's unpermute (the backward launches
-  // as many).
+  // preprocess) and permute; the all-to-all dispatcher's sort of the received
+  // tokens by local expert and its unsort; the combine's unpermute (the
+  // backward launches as many).
   int moe_router_kernels = 1, moe_preprocess_kernels = 1, moe_dispatch_kernels = 1, moe_combine_kernels = 1;
+  int moe_sort_kernels = 1, moe_unsort_kernels = 1;
   // Software containers this profile describes (e.g. "nvcr.io/nvidia/nemo:24.12"):
   // `validate` runs a reference case whose source names one with this profile.
   std::vector<std::string> containers;

@@ -298,6 +298,8 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
     f.moe_preprocess_kernels = k->PositiveInt("preprocess", f.moe_preprocess_kernels);
     f.moe_dispatch_kernels = k->PositiveInt("dispatch", f.moe_dispatch_kernels);
     f.moe_combine_kernels = k->PositiveInt("combine", f.moe_combine_kernels);
+    f.moe_sort_kernels = k->PositiveInt("sort", f.moe_sort_kernels);
+    f.moe_unsort_kernels = k->PositiveInt("unsort", f.moe_unsort_kernels);
     k->Finish();
   }
   f.expert_tensor_follows_tensor = m.Choice("expert_tensor", {"1", "tensor"}, f.expert_tensor_follows_tensor ? "tensor" : "1") == "tensor";
