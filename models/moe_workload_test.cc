@@ -170,6 +170,25 @@ TEST(MoeWorkloadTest, AllToAllSortsTheReceivedTokensByLocalExpert) {
   EXPECT_EQ(FindOp(BuildWorkload(deepep).layer(0).forward, "moe sort by expert"), nullptr);
 }
 
+// Experts with biases (GPT-OSS): Megatron-Core adds fc2's bias outside the
+// GEMM, in fp32 and per expert, at the framework's bytes per output element,
+// forward and (not twice) backward; experts without biases have no such pass.
+TEST(MoeWorkloadTest, ExpertBiasIsAPassOverTheExpertsOutput) {
+  const Scenario s = Make(kMixtral, {"parallelism.expert=4", "model.moe.expert_bias=true"});  // 2 local experts
+  const Workload w = BuildWorkload(s);
+  const Operator* f = FindOp(w.layer(0).forward, "expert fc2 bias");
+  const Operator* b = FindOp(w.layer(0).backward, "expert fc2 bias backward");
+  ASSERT_NE(f, nullptr);
+  ASSERT_NE(b, nullptr);
+  const double elems = 4096.0 * 2 * 4096;  // token copies x hidden
+  ASSERT_GT(s.framework.moe_expert_bias_forward_bytes, 0);
+  EXPECT_DOUBLE_EQ(f->bytes, elems * s.framework.moe_expert_bias_forward_bytes);
+  EXPECT_DOUBLE_EQ(b->bytes, elems * s.framework.moe_expert_bias_backward_bytes);
+  EXPECT_NE(b->bytes, 2 * f->bytes);
+  EXPECT_EQ(f->kernels, 2 * s.framework.moe_expert_bias_kernels);
+  EXPECT_EQ(FindOp(BuildWorkload(Make(kMixtral, {"parallelism.expert=4"})).layer(0).forward, "expert fc2 bias"), nullptr);
+}
+
 // The host issues an expert's GEMMs one by one (Transformer Engine's
 // GroupedLinear), and dropless routing makes it wait for the tokens' counts
 // before the dispatch: the first operator after it (the sort by local expert) is marked; dropping at a

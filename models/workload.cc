@@ -688,6 +688,14 @@ class LayerBuilder {
     F.ops.push_back(Gemm("expert fc2", tokens_per_expert, h, ffn_local, true, local_experts));
     F.ops.back().kernels = per_expert;
     if (padded) F.ops.push_back(Mem("moe fp8 unpadding", 2 * expert_rows_bytes));
+    // fc2's bias, scaled by each copy's routing probability, where the
+    // framework adds it outside the GEMM (FrameworkProfile::moe_expert_bias_*).
+    if (moe.expert_bias.value_or(false) && fw.moe_expert_bias_forward_bytes > 0) {
+      const double elems = expert_rows * h;
+      F.ops.push_back(Mem("expert fc2 bias", elems * fw.moe_expert_bias_forward_bytes));
+      F.ops.back().backward_bytes = elems * fw.moe_expert_bias_backward_bytes;
+      F.ops.back().kernels = per_expert * fw.moe_expert_bias_kernels;
+    }
     if (sorts) {
       F.ops.push_back(Mem("moe unsort by expert", 2 * expert_rows * h * kAct));
       F.ops.back().kernels = fw.moe_unsort_kernels;
@@ -751,7 +759,7 @@ class LayerBuilder {
         a.bytes = 2 * o.bytes;
         B.ops.push_back(a);
       } else {
-        B.ops.push_back(Mem(o.name + " backward", 2 * o.bytes));
+        B.ops.push_back(Mem(o.name + " backward", o.backward_bytes >= 0 ? o.backward_bytes : 2 * o.bytes));
         B.ops.back().kernels = std::max(1, o.kernels - o.cast_kernels);
       }
       // A captured module's backward replays as a graph too (TE's make_graphed_callables captures both).

@@ -307,6 +307,15 @@ struct FrameworkProfile {
   // Megatron's fp32 softmax (4); Transformer Engine's fused kernel writes the
   // gradient in place over the 16-bit logits (2).
   double cross_entropy_saved_bytes = 4;
+  // HBM bytes per element of the experts' output (token copies x hidden) that
+  // adding fc2's bias takes in a model whose experts have biases
+  // (MoeSpec::expert_bias), forward and backward: 0 where the GEMM's epilogue
+  // adds it; Megatron-Core adds it outside, unfused, in fp32.
+  // Whether the recipe builds experts with biases, for a model that does not
+  // say (MoeSpec::expert_bias).
+  bool moe_expert_bias = false;
+  double moe_expert_bias_forward_bytes = 0;
+  double moe_expert_bias_backward_bytes = 0;
   // A mixture of experts whose scenario does not give parallelism.expert_tensor
   // splits each expert over the tensor-parallel ranks (Megatron-Core's own
   // default since expert tensor parallelism became a setting) instead of 1
@@ -326,6 +335,7 @@ struct FrameworkProfile {
   // backward launches as many).
   int moe_router_kernels = 1, moe_preprocess_kernels = 1, moe_dispatch_kernels = 1, moe_combine_kernels = 1;
   int moe_sort_kernels = 1, moe_unsort_kernels = 1;
+  int moe_expert_bias_kernels = 1;  // per local expert, for fc2's bias where it is a pass of its own
   // Software containers this profile describes (e.g. "nvcr.io/nvidia/nemo:24.12"):
   // `validate` runs a reference case whose source names one with this profile.
   std::vector<std::string> containers;

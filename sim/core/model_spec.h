@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "sim/core/error.h"
@@ -46,6 +47,10 @@ struct MoeSpec {
   int layer_interval = 1;   // every layer_interval-th layer (after the dense ones) is MoE
   double capacity_factor = 0;  // >0: tokens beyond capacity_factor x the mean per expert are dropped; 0: dropless
   bool forced_balance = false;  // the run forced a balanced router (benchmarks do)
+  // Each expert's linear layers carry a bias (GPT-OSS). Unset where the
+  // model does not say: the scenario takes its framework recipe's
+  // (FrameworkProfile::moe_expert_bias, Megatron-Core's add_bias_linear).
+  std::optional<bool> expert_bias;
   bool enabled() const { return experts > 0; }
 };
 

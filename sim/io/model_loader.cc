@@ -89,6 +89,7 @@ struct HfFamily {
   bool tied_default = false;   // tie_word_embeddings when absent (transformers' config class default)
   bool qk_norm = false;        // RMSNorm on each query and key head (Qwen3, Gemma 3)
   bool attention_sinks = false;  // GPT-OSS
+  bool expert_bias = false;      // GPT-OSS: its experts' gate_up_proj and down_proj carry biases (no config key says so)
   bool shared_expert = false;  // Llama 4: one shared expert of intermediate_size beside the routed ones
   bool mla = false;            // DeepSeek-V2/V3 multi-head latent attention
   bool alternating_window = false;  // Gemma 2: sliding_window on even layers, without a layer list
@@ -113,7 +114,7 @@ const std::map<std::string, HfFamily>& Families() {
       {"kimi_k2", {.mla = true, .experts_key = "n_routed_experts"}},
       // GLM-4.5, -4.6, -4.7 and -4.5-Air (Glm4MoeForCausalLM).
       {"glm4_moe", {.experts_key = "n_routed_experts"}},
-      {"gpt_oss", {.attention_sinks = true, .experts_key = "num_local_experts"}},
+      {"gpt_oss", {.attention_sinks = true, .expert_bias = true, .experts_key = "num_local_experts"}},
       {"llama4_text", {.shared_expert = true, .experts_key = "num_local_experts"}},
       // Gemma: hidden_activation, a GeGLU MLP, tied embeddings.
       {"gemma", {.tied_default = true}},
@@ -264,6 +265,7 @@ void ParseHfMoe(YamlMap& m, ModelSpec& s, const HfFamily& family) {
   // Llama 4: the dense layers' MLP.
   if (m.Has("intermediate_size_mlp")) s.ffn_hidden = m.PositiveInt("intermediate_size_mlp");
   s.moe.shared_experts = m.NonNegativeInt("n_shared_experts", family.shared_expert ? 1 : 0);
+  s.moe.expert_bias = family.expert_bias;
   if (m.Has("shared_expert_intermediate_size")) {
     // Qwen2-MoE: one shared MLP of this width (with a sigmoid gate, hidden x 1); as
     // shared_experts of moe_intermediate_size it has the same matrices' work.
@@ -506,6 +508,7 @@ ModelSpec ParseModelKeys(YamlMap& m, const std::string& default_name) {
     s.moe.layer_interval = moe->PositiveInt("layer_interval", 1);
     s.moe.capacity_factor = moe->Has("capacity_factor") ? moe->PositiveDouble("capacity_factor") : 0.0;
     s.moe.forced_balance = moe->Bool("forced_balance", false);
+    if (moe->Has("expert_bias")) s.moe.expert_bias = moe->Bool("expert_bias");
     CheckMoe(*moe, s);
     moe->Finish();
   }

@@ -204,6 +204,8 @@ TEST(ModelSpecTest, HuggingFaceArchitectureKeysAreRead) {
   EXPECT_EQ(oss.LayerAt(1).attention_span, 0);
   EXPECT_TRUE(oss.attention_sinks);
   EXPECT_EQ(oss.moe.top_k, 4);
+  EXPECT_EQ(oss.moe.expert_bias, std::optional<bool>(true));  // implied by model_type gpt_oss
+  EXPECT_EQ(qwen.moe.expert_bias, std::optional<bool>(false));  // a family without: said, not left to the framework
 
   const ModelSpec l4 = LoadOk(HfConfig("llama4-maverick"));  // text_config
   EXPECT_EQ(l4.name, "llama4-maverick");

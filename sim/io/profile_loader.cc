@@ -284,6 +284,12 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
     f.cross_entropy_saved_bytes = ce->PositiveDouble("saved", f.cross_entropy_saved_bytes);
     ce->Finish();
   }
+  f.moe_expert_bias = m.Bool("moe_expert_bias", f.moe_expert_bias);
+  if (auto eb = m.OptMap("moe_expert_bias_bytes_per_element")) {
+    f.moe_expert_bias_forward_bytes = eb->NonNegativeDouble("forward", f.moe_expert_bias_forward_bytes);
+    f.moe_expert_bias_backward_bytes = eb->NonNegativeDouble("backward", f.moe_expert_bias_backward_bytes);
+    eb->Finish();
+  }
   if (auto b = m.OptMap("grad_bucket_params")) {
     f.grad_bucket_min_params = b->NonNegativeDouble("min", f.grad_bucket_min_params);
     f.grad_bucket_params_per_replica = b->NonNegativeDouble("per_replica", f.grad_bucket_params_per_replica);
@@ -300,6 +306,7 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
     f.moe_combine_kernels = k->PositiveInt("combine", f.moe_combine_kernels);
     f.moe_sort_kernels = k->PositiveInt("sort", f.moe_sort_kernels);
     f.moe_unsort_kernels = k->PositiveInt("unsort", f.moe_unsort_kernels);
+    f.moe_expert_bias_kernels = k->PositiveInt("expert_bias", f.moe_expert_bias_kernels);
     k->Finish();
   }
   f.expert_tensor_follows_tensor = m.Choice("expert_tensor", {"1", "tensor"}, f.expert_tensor_follows_tensor ? "tensor" : "1") == "tensor";

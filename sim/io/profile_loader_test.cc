@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "sim/io/data_paths.h"
+#include "sim/io/model_loader.h"
 #include "sim/io/profile_loader.h"
 #include "sim/io/scenario_loader.h"
 
@@ -298,6 +299,22 @@ TEST(HardwareProfileTest, RecipeSettingsAndBenchmarks) {
 // recomputes those, one that names its own keeps them. The key needs
 // selective recompute and known module names; each mistake names the file,
 // the line and the key.
+// Whether a mixture of experts' experts have biases is the model's to say;
+// where it does not (an inline model without moe.expert_bias), the recipe's
+// add_bias_linear stands in: GPT-OSS's recipe builds them, the base's not.
+TEST(HardwareProfileTest, ExpertBiasDefaultsToTheRecipes) {
+  const std::string example = DataDir() + "/examples/moe/mixtral-8x7b-8n-8nic.yaml";
+  for (const auto& [sets, expect] : {std::pair<std::vector<std::string>, bool>{{"training.framework=megatron-bridge-gpt-oss-120b"}, true},
+                                     {{"training.framework=megatron-core-2024"}, false},
+                                     {{"training.framework=megatron-bridge-gpt-oss-120b", "model.moe.expert_bias=false"}, false},
+                                     {{"training.framework=megatron-core-2024", "model.moe.expert_bias=true"}, true}}) {
+    auto s = LoadScenario(example, sets);
+    ASSERT_TRUE(s.ok()) << s.error().ToString();
+    EXPECT_EQ(s->model.moe.expert_bias, std::optional<bool>(expect)) << sets.back();
+  }
+  EXPECT_EQ(LoadModelFile(DataDir() + "/models/catalogue/gpt-oss-120b.yaml")->moe.expert_bias, std::optional<bool>(true));
+}
+
 TEST(HardwareProfileTest, RecipeRecomputeModules) {
   const FrameworkProfile oss = LoadFrameworkProfile(YAML::Node("megatron-bridge-gpt-oss-120b"), "", "framework");
   EXPECT_EQ(oss.recompute, Recompute::kSelective);

@@ -45,6 +45,12 @@ std::vector<std::string> DefaultedKeys(const YAML::Node& sc) {
   for (const auto& [sec, key] : keys) {
     if (!sc[sec].IsDefined() || !sc[sec][key].IsDefined()) out.push_back(sec + "." + key);
   }
+  // An inline mixture of experts that does not say whether its experts have biases takes the framework's.
+  const YAML::Node model = sc["model"];
+  if (model.IsDefined() && model.IsMap()) {
+    const YAML::Node moe = model["moe"];
+    if (moe.IsDefined() && moe.IsMap() && !moe["expert_bias"].IsDefined()) out.push_back("model.moe.expert_bias");
+  }
   return out;
 }
 
