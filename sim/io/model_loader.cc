@@ -68,8 +68,9 @@ const std::set<std::string>& HuggingFaceKeysWithoutEffect() {
       "pretraining_tp",
       // Dropout: elementwise, no matrices.
       "attention_dropout", "hidden_dropout",
-      // Linear-layer biases (GPT-OSS, Qwen2 q/k/v): a vector per matrix, under 0.01% of the
-      // parameters and work; not counted.
+      // Linear-layer biases (GPT-OSS, Qwen2 q/k/v): a vector per matrix, under 0.05% of the
+      // parameters, not counted, and added in the GEMMs' epilogues, except fc2's of biased experts,
+      // a pass of its own in Megatron-Core (model.moe.expert_bias, which model_type gpt_oss implies).
       "attention_bias", "mlp_bias",
       // Elementwise on scores, logits or activations: Gemma 2's softcapping and query scale, GPT-OSS's
       // SwiGLU clamp, Llama 4's attention temperature on its NoPE layers.
