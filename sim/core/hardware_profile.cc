@@ -1,6 +1,8 @@
 #include "sim/core/hardware_profile.h"
 
 #include <algorithm>
+#include <cmath>
+#include <iterator>
 
 namespace trainsim {
 
@@ -48,11 +50,14 @@ bool GpuProfile::Supports(Precision p) const {
   return k.empty() || peak_flops.count(k) > 0;
 }
 
-double GpuProfile::AttentionHeadDimEfficiency(double head_dim) const {
-  if (head_dim <= 64) return attention_hdim64_efficiency;
-  if (head_dim <= 128) return attention_hdim64_efficiency + (1 - attention_hdim64_efficiency) * (head_dim - 64) / 64;
-  if (head_dim <= 256) return 1 + (attention_hdim256_efficiency - 1) * (head_dim - 128) / 128;
-  return attention_hdim256_efficiency;
+double GpuProfile::AttentionHeadDimEfficiency(double head_dim, bool backward) const {
+  std::map<int, double> points = backward ? attention_head_dim_backward_efficiency : attention_head_dim_efficiency;
+  points.emplace(128, 1.0);
+  auto hi = points.lower_bound(int(std::ceil(head_dim)));
+  if (hi == points.end()) return std::prev(hi)->second;
+  if (hi == points.begin() || hi->first == head_dim) return hi->second;
+  const auto lo = std::prev(hi);
+  return lo->second + (hi->second - lo->second) * (head_dim - lo->first) / (hi->first - lo->first);
 }
 
 double GpuProfile::MatmulClockFraction(Precision p) const {

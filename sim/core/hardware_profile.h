@@ -76,12 +76,14 @@ struct GpuProfile {
   // bad input).
   double attention_flash2_fwd_flops = 0;
   double attention_flash2_bwd_fwd_ratio = 0;
-  // The kernel's rate at head dim 64 and 256 against its rate at 128 (its
-  // best), linear in the head dim between them and flat outside: a smaller
-  // head does less MMA work per softmax exponential.
-  double attention_hdim64_efficiency = 1.0;
-  double attention_hdim256_efficiency = 1.0;
-  double AttentionHeadDimEfficiency(double head_dim) const;
+  // The kernel's rate at a head dim against its rate at 128, by head dim:
+  // linear between the points (128 is 1.0) and flat outside them. A smaller
+  // head does less MMA work per softmax exponential; past 128 a backward
+  // kernel runs out of registers and shared memory for its tiles. The
+  // backward's points are the forward's unless the profile gives its own.
+  std::map<int, double> attention_head_dim_efficiency;           // forward
+  std::map<int, double> attention_head_dim_backward_efficiency;  // backward
+  double AttentionHeadDimEfficiency(double head_dim, bool backward) const;
   double memory_bound_efficiency = 0.8;
   // What every memory-bound kernel takes beyond its bytes at that rate: the
   // launch to the first CTA, the first DRAM round trip, the last CTAs

@@ -80,7 +80,7 @@ double OperatorTime(const Operator& op, const GpuRates& rates, bool backward) {
       const bool flash2 = op.attention_kernel == AttentionKernel::kFlash2;
       const double curve = op.seq / (op.seq + gpu.attention_half_seq);
       double rate = (flash2 ? gpu.attention_flash2_fwd_flops : gpu.attention_fwd_flops) * gpu.sustained_clock_fraction * curve;
-      if (op.head_dim > 0) rate *= gpu.AttentionHeadDimEfficiency(op.head_dim);
+      if (op.head_dim > 0) rate *= gpu.AttentionHeadDimEfficiency(op.head_dim, backward);
       if (backward) rate *= flash2 ? gpu.attention_flash2_bwd_fwd_ratio : gpu.attention_bwd_fwd_ratio;
       return std::max(op.flops / rate, mem_time);
     }

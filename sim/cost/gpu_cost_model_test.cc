@@ -63,10 +63,6 @@ TEST(GpuCostModelTest, AnFp32AccumulatingEpilogueCostsFourTimesABf16Store) {
 // per-precision clock fraction an fp8 GEMM reproduces those rates within 3%,
 // where the GPU-wide derate on top would put it 11% under them. bf16 keeps the
 // GPU-wide derate.
-// Flash attention's rate depends on the head dim (cuDNN on H100: hdim 64 at
-// 0.67 of hdim 128's rate), linear in between; past 128 the H100 profile
-// gives no figure, so 128's rate holds. An operator without a head dim (0)
-// runs at 128's.
 // A memory-bound kernel pays its fixed time on top of its bytes: a kernel of
 // a few MB (high TP, CP, small models) spends as long on one as on the other,
 // a large one hardly notices it. Two kernels (squared ReLU's relu then pow)
@@ -85,22 +81,34 @@ TEST(GpuCostModelTest, MemoryBoundKernelsPayAFixedTimeEach) {
   EXPECT_EQ(OperatorTime(op, g, Precision::kBf16), 0);
 }
 
-TEST(GpuCostModelTest, AttentionWithSmallerHeadsRunsSlower) {
+// Flash attention's rate depends on the head dim (cuDNN on H100: hdim 64 at
+// 0.67 of hdim 128's rate), linear between the profile's points and flat
+// outside them. Past 128 the forward holds 128's rate and the backward slows
+// (measured on an H200: 192 at 0.68, 256 at 0.82), so MLA's mean head dim
+// of 160 runs its backward at 0.84. An operator without a head dim (0) runs
+// at 128's.
+TEST(GpuCostModelTest, AttentionRateFollowsTheHeadDim) {
   const GpuProfile g = Gpu("dgx-h100");
-  auto time_at = [&](double head_dim) {
+  auto time_at = [&](double head_dim, bool backward) {
     Operator a;
     a.cls = OpClass::kAttention;
     a.flops = 1e12;
     a.bytes = 1e6;
     a.seq = 4096;
     a.head_dim = head_dim;
-    return OperatorTime(a, g, Precision::kBf16, false);
+    return OperatorTime(a, g, Precision::kBf16, backward);
   };
-  EXPECT_NEAR(time_at(128) / time_at(64), 0.67, 1e-12);
-  EXPECT_NEAR(time_at(128) / time_at(96), 0.835, 1e-12);
-  EXPECT_NEAR(time_at(32), time_at(64), 1e-15);
-  EXPECT_NEAR(time_at(192), time_at(128), 1e-15);
-  EXPECT_NEAR(time_at(0), time_at(128), 1e-15);
+  for (bool bwd : {false, true}) {
+    EXPECT_NEAR(time_at(128, bwd) / time_at(64, bwd), 0.67, 1e-12);
+    EXPECT_NEAR(time_at(128, bwd) / time_at(96, bwd), 0.835, 1e-12);
+    EXPECT_NEAR(time_at(32, bwd), time_at(64, bwd), 1e-15);
+    EXPECT_NEAR(time_at(0, bwd), time_at(128, bwd), 1e-15);
+  }
+  EXPECT_NEAR(time_at(192, false), time_at(128, false), 1e-15);
+  EXPECT_NEAR(time_at(128, true) / time_at(192, true), 0.68, 1e-12);
+  EXPECT_NEAR(time_at(128, true) / time_at(160, true), 0.84, 1e-12);
+  EXPECT_NEAR(time_at(128, true) / time_at(256, true), 0.82, 1e-12);
+  EXPECT_NEAR(time_at(512, true), time_at(256, true), 1e-15);
 }
 
 // The flash-attn 2 kernel (TE with NVTE_FUSED_ATTN=0) runs at its own rates

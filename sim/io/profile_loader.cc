@@ -91,8 +91,20 @@ GpuProfile ParseGpu(const std::string& path) {
     f2->Finish();
   }
   if (auto hd = a.OptMap("head_dim_efficiency")) {
-    g.attention_hdim64_efficiency = hd->Fraction("hdim64", 1.0);
-    g.attention_hdim256_efficiency = hd->Fraction("hdim256", 1.0);
+    // Points hdimN (N != 128, which is 1.0 by definition); `backward:` replaces some for the backward.
+    static const std::vector<int> kHeadDims = {32, 64, 96, 160, 192, 256};
+    auto read = [](YamlMap& map, std::map<int, double>& into) {
+      for (int d : kHeadDims) {
+        const std::string key = "hdim" + std::to_string(d);
+        if (map.Has(key)) into[d] = map.Fraction(key);
+      }
+    };
+    read(*hd, g.attention_head_dim_efficiency);
+    g.attention_head_dim_backward_efficiency = g.attention_head_dim_efficiency;
+    if (auto b = hd->OptMap("backward")) {
+      read(*b, g.attention_head_dim_backward_efficiency);
+      b->Finish();
+    }
     hd->Finish();
   }
   a.Finish();
