@@ -152,7 +152,8 @@ TEST(MoeWorkloadTest, CapacityFactorPadsTheExpertsAndTheAllToAll) {
 // dispatch is the only one.
 TEST(MoeWorkloadTest, AllToAllSortsTheReceivedTokensByLocalExpert) {
   const Scenario s = Make(kMixtral, {"parallelism.expert=4"});  // 2 local experts
-  const PassWork& f = BuildWorkload(s).layer(0).forward;
+  const Workload w = BuildWorkload(s);
+  const PassWork& f = w.layer(0).forward;
   const double rows = 4096.0 * 2;  // 4096 tokens x top-2, forced balance: all of them land here on average
   const Operator* sort = FindOp(f, "moe sort by expert");
   const Operator* unsort = FindOp(f, "moe unsort by expert");
@@ -162,7 +163,7 @@ TEST(MoeWorkloadTest, AllToAllSortsTheReceivedTokensByLocalExpert) {
   EXPECT_DOUBLE_EQ(unsort->bytes, 2 * rows * 4096 * 2);
   EXPECT_EQ(sort->kernels, s.framework.moe_sort_kernels);
   EXPECT_EQ(unsort->kernels, s.framework.moe_unsort_kernels);
-  const PassWork& b = BuildWorkload(s).layer(0).backward;
+  const PassWork& b = w.layer(0).backward;
   ASSERT_NE(FindOp(b, "moe sort by expert backward"), nullptr);
   EXPECT_DOUBLE_EQ(FindOp(b, "moe sort by expert backward")->bytes, 2 * sort->bytes);
   EXPECT_EQ(FindOp(BuildWorkload(Make(kMixtral)).layer(0).forward, "moe sort by expert"), nullptr);  // EP 8: one expert per rank
