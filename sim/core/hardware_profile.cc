@@ -51,8 +51,8 @@ bool GpuProfile::Supports(Precision p) const {
 }
 
 double GpuProfile::AttentionHeadDimEfficiency(double head_dim, bool backward) const {
-  std::map<int, double> points = backward ? attention_head_dim_backward_efficiency : attention_head_dim_efficiency;
-  points.emplace(128, 1.0);
+  const std::map<int, double>& points = backward ? attention_head_dim_backward_efficiency : attention_head_dim_efficiency;
+  if (points.empty()) return 1.0;
   auto hi = points.lower_bound(int(std::ceil(head_dim)));
   if (hi == points.end()) return std::prev(hi)->second;
   if (hi == points.begin() || hi->first == head_dim) return hi->second;

@@ -81,6 +81,7 @@ struct GpuProfile {
   // head does less MMA work per softmax exponential; past 128 a backward
   // kernel runs out of registers and shared memory for its tiles. The
   // backward's points are the forward's unless the profile gives its own.
+  // Each holds 128: 1.0 beside the profile's points, or nothing (1.0 at every head dim).
   std::map<int, double> attention_head_dim_efficiency;           // forward
   std::map<int, double> attention_head_dim_backward_efficiency;  // backward
   double AttentionHeadDimEfficiency(double head_dim, bool backward) const;

@@ -99,6 +99,7 @@ GpuProfile ParseGpu(const std::string& path) {
         if (map.Has(key)) into[d] = map.Fraction(key);
       }
     };
+    g.attention_head_dim_efficiency[128] = 1.0;
     read(*hd, g.attention_head_dim_efficiency);
     g.attention_head_dim_backward_efficiency = g.attention_head_dim_efficiency;
     if (auto b = hd->OptMap("backward")) {
