@@ -84,13 +84,6 @@ bool FitGemm(const Measurements& m, const std::string& precision, int sms, doubl
   return true;
 }
 
-// A copy's source and destination as the device held them: the workload
-// counts 2 bytes per element, the measuring program stores the layer step's
-// data type.
-double CopyFootprintBytes(const MemorySample& copy, const std::string& dtype) {
-  return copy.bytes * ElementBytes(dtype) / 2.0;
-}
-
 int CountSamples(const Measurements& m, const std::string& precision) {
   int n = 0;
   for (const auto& g : m.gemm) n += g.precision == precision && !g.split_accumulator;
@@ -135,7 +128,8 @@ std::string FitMemory(const Measurements& m, FittedProfile& f) {
   const MemorySample* smallest_cached = nullptr;
   for (const auto& x : m.memory) {
     if (x.kernel == "copy") {
-      if (m.cache_bytes > 0 && CopyFootprintBytes(x, m.dtype) <= m.cache_bytes) {
+      // The copy's source and destination as the device held them, in its data type.
+      if (m.cache_bytes > 0 && DeviceBytes(x.bytes, m.dtype) <= m.cache_bytes) {
         if (!smallest_cached || x.bytes < smallest_cached->bytes) smallest_cached = &x;
       } else {
         copies.push_back({"copy", "device", 1, x.bytes, x.seconds});
@@ -181,6 +175,10 @@ std::string FitMemory(const Measurements& m, FittedProfile& f) {
 
 }  // namespace
 
+double DeviceBytes(double two_byte_equivalents, const std::string& dtype) {
+  return two_byte_equivalents * ElementBytes(dtype) / 2;
+}
+
 double ElementBytes(const std::string& dtype) {
   if (dtype == "fp32" || dtype == "tf32") return 4;
   if (dtype == "bf16" || dtype == "fp16") return 2;
@@ -196,7 +194,7 @@ std::string FitProfile(const Measurements& m, const std::string& name, FittedPro
   // The memory first: the profile's GEMM curves leave out the samples that
   // reading their operands dominates (FitGemm).
   if (std::string e = FitMemory(m, f); !e.empty()) return e;
-  const double device_bytes_per_s = f.hbm_tb_per_s * 1e12 * ElementBytes(m.dtype) / 2;
+  const double device_bytes_per_s = DeviceBytes(f.hbm_tb_per_s * 1e12, m.dtype);
   // GEMM efficiency curve in the layer step's data type: validation predicts
   // the measured step with it. Every sample counts here, the memory-bound ones
   // too: the step's unfused attention runs exactly those batched GEMMs, where

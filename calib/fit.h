@@ -107,10 +107,12 @@ struct FittedProfile {
 std::string FitProfile(const Measurements& m, const std::string& name, FittedProfile& out);
 
 // Bytes per element of a measured data type (fp32 and tf32: float32
-// storage; bf16, fp16: 2; a low-precision format: its operand bytes). A
-// fitted bandwidth is in 2-byte equivalents; x ElementBytes(dtype) / 2 it is
-// the bytes the device moved.
+// storage; bf16, fp16: 2; a low-precision format: its operand bytes).
 double ElementBytes(const std::string& dtype);
+// What the device moved for `two_byte_equivalents` (the workload's unit, in
+// which the memory samples and the fitted bandwidth count) of data stored as
+// `dtype`.
+double DeviceBytes(double two_byte_equivalents, const std::string& dtype);
 
 // The tile the fit divides each sample's SM wave fill out with (and the
 // profile's tile_m and tile_n).

@@ -30,7 +30,7 @@ std::string TrainingProfileYaml(const FittedProfile& f, const Measurements& m, Y
   p["name"] = name;
   Set(p, "memory_gib", f.memory_gib, "", changed);
   Set(p, "sms", f.sms, "", changed);
-  Set(p, "hbm_tb_per_s", f.hbm_tb_per_s * ElementBytes(m.dtype) / 2, "", changed);  // the device's bytes, not 2-byte equivalents
+  Set(p, "hbm_tb_per_s", DeviceBytes(f.hbm_tb_per_s, m.dtype), "", changed);  // the device's bytes, not 2-byte equivalents
   Set(p, "memory_bound_efficiency", f.memory_bound_efficiency, "", changed);
   Set(p, "memory_kernel_us", f.memory_kernel_us, "", changed);
   YAML::Node peak = p["peak_tflops"], mm = p["matmul"];
@@ -141,7 +141,7 @@ std::string WriteTrainingProfile(const Measurements& m, const std::string& base,
   char buf[320];
   std::snprintf(buf, sizeof buf,
                 "wrote %s: %s with the measured GEMM curves, memory and kernel floors (HBM %.3g TB/s as the device moved it)\n",
-                path.c_str(), base_path.c_str(), f.hbm_tb_per_s * ElementBytes(m.dtype) / 2);
+                path.c_str(), base_path.c_str(), DeviceBytes(f.hbm_tb_per_s, m.dtype));
   report += buf;
   return "";
 }

@@ -98,26 +98,43 @@ class CudaOps {
   std::map<std::vector<const void*>, void**> pointer_cache_;
 };
 
+// Two CUDA events around a batch of calls on a stream.
+class EventTimer {
+ public:
+  EventTimer() {
+    CudaCheck(cudaEventCreate(&a_), "cudaEventCreate");
+    CudaCheck(cudaEventCreate(&b_), "cudaEventCreate");
+  }
+  ~EventTimer() {
+    cudaEventDestroy(a_);
+    cudaEventDestroy(b_);
+  }
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+  // Seconds `calls` calls of fn take on `stream`, waited for.
+  template <class F>
+  double Time(cudaStream_t stream, F& fn, int calls) {
+    CudaCheck(cudaEventRecord(a_, stream), "cudaEventRecord");
+    for (int i = 0; i < calls; ++i) fn();
+    CudaCheck(cudaEventRecord(b_, stream), "cudaEventRecord");
+    CudaCheck(cudaEventSynchronize(b_), "cudaEventSynchronize");
+    float ms = 0;
+    CudaCheck(cudaEventElapsedTime(&ms, a_, b_), "cudaEventElapsedTime");
+    return double(ms) * 1e-3;
+  }
+
+ private:
+  cudaEvent_t a_, b_;
+};
+
 // Times fn on the ops' stream with CUDA events: `reps` calls after a warm-up,
 // best of three such batches; seconds per call.
 template <class F>
 double TimeOnStream(cudaStream_t stream, F fn, int reps = 5) {
   fn();
-  cudaEvent_t a, b;
-  CudaCheck(cudaEventCreate(&a), "cudaEventCreate");
-  CudaCheck(cudaEventCreate(&b), "cudaEventCreate");
+  EventTimer timer;
   double best = 1e30;
-  for (int trial = 0; trial < 3; ++trial) {
-    CudaCheck(cudaEventRecord(a, stream), "cudaEventRecord");
-    for (int i = 0; i < reps; ++i) fn();
-    CudaCheck(cudaEventRecord(b, stream), "cudaEventRecord");
-    CudaCheck(cudaEventSynchronize(b), "cudaEventSynchronize");
-    float ms = 0;
-    CudaCheck(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
-    best = std::min(best, double(ms) * 1e-3 / reps);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
+  for (int trial = 0; trial < 3; ++trial) best = std::min(best, timer.Time(stream, fn, reps) / reps);
   return best;
 }
 
@@ -128,28 +145,19 @@ template <class F>
 double SustainedTimeOnStream(cudaStream_t stream, F fn, double run_s, int chunk = 10) {
   fn();
   CudaCheck(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-  cudaEvent_t a, b;
-  CudaCheck(cudaEventCreate(&a), "cudaEventCreate");
-  CudaCheck(cudaEventCreate(&b), "cudaEventCreate");
+  EventTimer timer;
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   double late_s = 0;
   long late_calls = 0;
   while (elapsed() < run_s) {
     const bool late = elapsed() >= run_s * 2 / 3;
-    CudaCheck(cudaEventRecord(a, stream), "cudaEventRecord");
-    for (int i = 0; i < chunk; ++i) fn();
-    CudaCheck(cudaEventRecord(b, stream), "cudaEventRecord");
-    CudaCheck(cudaEventSynchronize(b), "cudaEventSynchronize");
-    float ms = 0;
-    CudaCheck(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
+    const double s = timer.Time(stream, fn, chunk);
     if (late) {
-      late_s += double(ms) * 1e-3;
+      late_s += s;
       late_calls += chunk;
     }
   }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
   return late_calls > 0 ? late_s / double(late_calls) : 0;
 }
 
