@@ -472,7 +472,8 @@ ModelSpec ParseModelKeys(YamlMap& m, const std::string& default_name) {
   s.norm = m.Choice("norm", {"layernorm", "rmsnorm"}, "rmsnorm") == "layernorm" ? NormKind::kLayerNorm : NormKind::kRmsNorm;
   s.position = m.Choice("position", {"learned", "rope"}, "rope") == "learned" ? PositionKind::kLearned : PositionKind::kRope;
   s.tied_embeddings = m.Bool("tied_embeddings", false);
-  s.head_dim_override = m.NonNegativeInt("head_dim", 0);
+  // Absent means hidden / heads; a written 0 is a mistake, not that default.
+  s.head_dim_override = m.Has("head_dim") ? m.PositiveInt("head_dim") : 0;
   s.qk_norm = m.Bool("qk_norm", false);
   s.attention = m.Choice("attention", {"mha", "mla"}, "mha") == "mla" ? AttentionKind::kMla : AttentionKind::kMha;
   if (auto mla = m.OptMap("mla")) {

@@ -311,6 +311,18 @@ TEST(ModelSpecTest, WindowPatternKeysOfAModelFile) {
   EXPECT_EQ(no_window.error().key, "global_attention_every");
 }
 
+// A model file's head_dim, when written, is a size: 0 is exit 2 at its line,
+// not the hidden / heads that an absent head_dim means.
+TEST(ModelSpecTest, ZeroHeadDimIsAnError) {
+  const std::string path = ::testing::TempDir() + "head_dim_zero_" + std::to_string(::getpid()) + ".yaml";
+  std::ofstream(path) << "layers: 2\nhidden: 1024\nffn_hidden: 4096\nheads: 8\nvocab: 32000\nhead_dim: 0\n";
+  auto m = LoadModelFile(path);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().kind, ErrorKind::kBadInput);
+  EXPECT_EQ(m.error().key, "head_dim");
+  EXPECT_EQ(m.error().line, 6);
+}
+
 // A config.json key trainsim does not model is exit 2 naming the key and
 // the file, never a silently different model (Mixtral once read as a dense 7.2B).
 TEST(ModelSpecTest, HuggingFaceKeyNotModelledIsAnError) {
