@@ -129,8 +129,6 @@ HfFamily FamilyOf(const std::string& model_type) {
   const auto it = Families().find(model_type);
   HfFamily f = it == Families().end() ? HfFamily{} : it->second;
   f.known = it != Families().end();
-  // Gemma's config classes tie the embeddings, a Gemma trainsim does not know too.
-  if (model_type.rfind("gemma", 0) == 0) f.tied_default = true;
   return f;
 }
 
@@ -421,6 +419,17 @@ ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool
                       "config.json key trainsim does not model (neither read nor known to leave the training step "
                       "unchanged); reading the rest would misread the model");
     }
+  }
+  // Every key read, the family is still a fact of its own: what a model_type
+  // implies without a key (Qwen3's and OLMo 2's QK norm, GPT-OSS's sinks and
+  // expert biases) is known for the families above only.
+  if (!family.known) {
+    std::string families;
+    for (const auto& [type, f] : Families()) families += (families.empty() ? "" : ", ") + type;
+    m.Fail("model_type", (model_type.empty() ? std::string("missing: not one of the families trainsim reads (")
+                                             : "'" + model_type + "' is not a family trainsim reads (") + families +
+                             "): its architecture may imply what config.json does not say; write the model as a "
+                             "trainsim model YAML (models/catalogue/README.md)");
   }
   return s;
 }

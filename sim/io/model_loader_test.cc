@@ -311,6 +311,25 @@ TEST(ModelSpecTest, WindowPatternKeysOfAModelFile) {
   EXPECT_EQ(no_window.error().key, "global_attention_every");
 }
 
+// A config.json of a family trainsim does not read (OLMo 2: QK norm that no
+// key states) is exit 2 at model_type, not a llama-like model without it;
+// one without model_type too.
+TEST(ModelSpecTest, HuggingFaceFamilyNotReadIsAnError) {
+  const std::string keys = R"("hidden_act": "silu", "hidden_size": 4096, "intermediate_size": 11008,
+      "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 32, "rms_norm_eps": 1e-06,
+      "vocab_size": 100352)";
+  for (const std::string& type : {std::string("\"model_type\": \"olmo2\", "), std::string()}) {
+    const std::string path = ::testing::TempDir() + "family_" + std::to_string(type.size()) + "_" +
+                             std::to_string(::getpid()) + "_config.json";
+    std::ofstream(path) << "{" << type << keys << "}";
+    auto m = LoadModelFile(path);
+    ASSERT_FALSE(m.ok()) << type;
+    EXPECT_EQ(m.error().kind, ErrorKind::kBadInput);
+    EXPECT_EQ(m.error().key, "model_type") << m.error().ToString();
+    EXPECT_NE(m.error().ToString().find(type.empty() ? "missing" : "'olmo2'"), std::string::npos) << m.error().ToString();
+  }
+}
+
 // A model file's head_dim, when written, is a size: 0 is exit 2 at its line,
 // not the hidden / heads that an absent head_dim means.
 TEST(ModelSpecTest, ZeroHeadDimIsAnError) {
