@@ -264,7 +264,7 @@ YAML::Node YamlMap::Raw(std::string_view key) { return Get(key); }
 
 std::string YamlMap::String(std::string_view key) {
   auto v = OptString(key);
-  if (!v) Fail(key, "missing required key");
+  if (!v) FailMissing(key, "missing required key");
   return *v;
 }
 
@@ -281,7 +281,7 @@ std::string YamlMap::Choice(std::string_view key, const std::vector<std::string>
   auto v = OptString(key);
   if (!v) {
     if (fallback) return *fallback;
-    Fail(key, "missing required key");
+    FailMissing(key, "missing required key");
   }
   if (std::find(choices.begin(), choices.end(), *v) == choices.end()) {
     std::string list;
@@ -321,7 +321,7 @@ int YamlMap::WholeNumber(std::string_view key, std::optional<int> fallback, int 
   const YAML::Node* v = Value(key, hold);
   if (!v || !v->IsDefined() || v->IsNull()) {
     if (fallback) return *fallback;
-    Fail(key, "missing required key");
+    FailMissing(key, "missing required key");
   }
   const YAML::Node& n = *v;
   const double x = NumberOf(n, key);
@@ -340,7 +340,7 @@ double YamlMap::PositiveDouble(std::string_view key, std::optional<double> fallb
   const YAML::Node* v = Value(key, hold);
   if (!v || !v->IsDefined() || v->IsNull()) {
     if (fallback) return *fallback;
-    Fail(key, "missing required key");
+    FailMissing(key, "missing required key");
   }
   const YAML::Node& n = *v;
   const double x = NumberOf(n, key);
@@ -353,7 +353,7 @@ double YamlMap::NonNegativeDouble(std::string_view key, std::optional<double> fa
   const YAML::Node* v = Value(key, hold);
   if (!v || !v->IsDefined() || v->IsNull()) {
     if (fallback) return *fallback;
-    Fail(key, "missing required key");
+    FailMissing(key, "missing required key");
   }
   const YAML::Node& n = *v;
   const double x = NumberOf(n, key);
@@ -366,7 +366,7 @@ double YamlMap::Fraction(std::string_view key, std::optional<double> fallback) {
   const YAML::Node* v = Value(key, hold);
   if (!v || !v->IsDefined() || v->IsNull()) {
     if (fallback) return *fallback;
-    Fail(key, "missing required key");
+    FailMissing(key, "missing required key");
   }
   const YAML::Node& n = *v;
   const double x = NumberOf(n, key);
@@ -379,7 +379,7 @@ bool YamlMap::Bool(std::string_view key, std::optional<bool> fallback) {
   const YAML::Node* v = Value(key, hold);
   if (!v || !v->IsDefined() || v->IsNull()) {
     if (fallback) return *fallback;
-    Fail(key, "missing required key");
+    FailMissing(key, "missing required key");
   }
   const YAML::Node& n = *v;
   const std::string s = n.IsScalar() ? n.Scalar() : "";
@@ -399,12 +399,22 @@ std::optional<YamlMap> YamlMap::OptMap(std::string_view key) {
 YamlMap YamlMap::Map(std::string_view key) {
   auto m = OptMap(key);
   if (m) return std::move(*m);
-  // A misspelt section ("paralelism") is the likelier mistake than a missing
-  // one: name the key the user wrote, at its line, as Finish would.
+  FailMissing(key, "missing required section");
+}
+
+void YamlMap::FailMissing(std::string_view key, const std::string& message) const {
+  // A misspelt key ("global_bacth") is the likelier mistake than a missing
+  // one: name the key the user wrote, at its line, as Finish would. Not a
+  // short key or one that extends the wanted one, or is extended by it: those
+  // are keys of their own not read yet ("s" beside a missing "k", "node"
+  // beside a missing "nodes").
   const std::vector<std::string> wanted = {std::string(key)};
-  const auto [typo, line] = FirstUnaskedOwnKey([&](const std::string& k) { return ClosestMatch(k, wanted) == wanted[0]; });
+  const auto [typo, line] = FirstUnaskedOwnKey([&](const std::string& k) {
+    const bool related = k.rfind(wanted[0], 0) == 0 || wanted[0].rfind(k, 0) == 0;
+    return k.size() >= 4 && !related && ClosestMatch(k, wanted) == wanted[0];
+  });
   if (!typo.empty()) FailUnknownKey(typo, line, wanted[0]);
-  Fail(key, "missing required section");
+  Fail(key, message);
 }
 
 std::pair<std::string, int> YamlMap::FirstUnaskedOwnKey(const std::function<bool(const std::string&)>& pick) const {

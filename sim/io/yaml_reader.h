@@ -124,6 +124,9 @@ class YamlMap {
   // The first key of the map itself (not the overlay's) that no read asked for
   // and that `pick` accepts: its name and line (0 when none).
   std::pair<std::string, int> FirstUnaskedOwnKey(const std::function<bool(const std::string&)>& pick) const;
+  // Throws for an absent required key: the unknown-key error of a present key
+  // that is a misspelling of it ("paralelism", "global_bacth"), else `message`.
+  [[noreturn]] void FailMissing(std::string_view key, const std::string& message) const;
   // Throws the unknown-key error for `key` at `line` (0: it came from --set), with a "did you mean" when `hint` is set.
   [[noreturn]] void FailUnknownKey(const std::string& key, int line, const std::string& hint) const;
   // The keys asked for in the order a std::set held them (the hints of Finish depend on it).

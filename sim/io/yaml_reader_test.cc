@@ -61,6 +61,16 @@ TEST_F(InputFileTest, DuplicateKeyNamesBothLines) {
   EXPECT_EQ(LoadError(f), f + ":5: cluster.nodes: duplicate key (first at line 4)");
 }
 
+// A required key written misspelt is named as the user wrote it, at its
+// line, not reported missing; a key of its own that is merely close (cluster's
+// node beside a missing nodes) is not taken for the misspelling.
+TEST_F(InputFileTest, MisspeltRequiredKeyIsNamedAtItsLine) {
+  const std::string typo = Write("typo.yaml", Replace(kScenario, "  global_batch: 128\n", "  global_bacth: 128\n"));
+  EXPECT_EQ(LoadError(typo), typo + ":12: training.global_bacth: unknown key (did you mean 'global_batch'?)");
+  const std::string missing = Write("missing.yaml", Replace(kScenario, "  nodes: 4\n", ""));
+  EXPECT_EQ(LoadError(missing), missing + ":3: cluster.nodes: missing required key");
+}
+
 TEST_F(InputFileTest, DuplicateSectionIsAnError) {
   const std::string f = Write("dup-section.yaml", std::string(kScenario) + "training:\n  steps: 3\n");
   EXPECT_EQ(LoadError(f), f + ":13: training: duplicate key (first at line 10)");
