@@ -94,6 +94,10 @@ struct HfFamily {
   bool shared_expert = false;  // Llama 4: one shared expert of intermediate_size beside the routed ones
   bool mla = false;            // DeepSeek-V2/V3 multi-head latent attention
   bool alternating_window = false;  // Gemma 2: sliding_window on even layers, without a layer list
+  // Its attention reads sliding_window (transformers' Mistral, Mixtral, Qwen2/3, Gemma 2/3, GPT-OSS).
+  // Llama's, DeepSeek's, GLM's do not: there the key is an edit transformers ignores and its writer
+  // may have meant, so it is exit 2 rather than either guess.
+  bool windowed = false;
   // A mixture-of-experts architecture: transformers' config class defaults its experts, so a file
   // without this key is still MoE there. nullptr: a dense family.
   const char* experts_key = nullptr;
@@ -103,24 +107,24 @@ struct HfFamily {
 const std::map<std::string, HfFamily>& Families() {
   static const std::map<std::string, HfFamily> families = {
       {"llama", {}},
-      {"mistral", {}},
-      {"mixtral", {.experts_key = "num_local_experts"}},
-      {"qwen2", {}},
-      {"qwen2_moe", {.experts_key = "num_experts"}},
-      {"qwen3", {.qk_norm = true}},
-      {"qwen3_moe", {.qk_norm = true, .experts_key = "num_experts"}},
+      {"mistral", {.windowed = true}},
+      {"mixtral", {.windowed = true, .experts_key = "num_local_experts"}},
+      {"qwen2", {.windowed = true}},
+      {"qwen2_moe", {.windowed = true, .experts_key = "num_experts"}},
+      {"qwen3", {.qk_norm = true, .windowed = true}},
+      {"qwen3_moe", {.qk_norm = true, .windowed = true, .experts_key = "num_experts"}},
       {"deepseek_v2", {.mla = true, .experts_key = "n_routed_experts"}},
       {"deepseek_v3", {.mla = true, .experts_key = "n_routed_experts"}},
       // Moonshot's Kimi K2: DeepSeek-V3's architecture (DeepseekV3ForCausalLM) under its own model_type.
       {"kimi_k2", {.mla = true, .experts_key = "n_routed_experts"}},
       // GLM-4.5, -4.6, -4.7 and -4.5-Air (Glm4MoeForCausalLM).
       {"glm4_moe", {.experts_key = "n_routed_experts"}},
-      {"gpt_oss", {.attention_sinks = true, .expert_bias = true, .experts_key = "num_local_experts"}},
+      {"gpt_oss", {.attention_sinks = true, .expert_bias = true, .windowed = true, .experts_key = "num_local_experts"}},
       {"llama4_text", {.shared_expert = true, .experts_key = "num_local_experts"}},
       // Gemma: hidden_activation, a GeGLU MLP, tied embeddings.
       {"gemma", {.tied_default = true}},
-      {"gemma2", {.tied_default = true, .alternating_window = true}},
-      {"gemma3_text", {.tied_default = true, .qk_norm = true}},
+      {"gemma2", {.tied_default = true, .alternating_window = true, .windowed = true}},
+      {"gemma3_text", {.tied_default = true, .qk_norm = true, .windowed = true}},
   };
   return families;
 }
@@ -394,6 +398,11 @@ ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool
   }
   m.Allow("sliding_window_size");
   if (!qwen_window_off && m.Has("sliding_window")) {
+    if (family.known && !family.windowed) {
+      m.Fail("sliding_window", "model_type '" + model_type + "' attends over the whole sequence in transformers, which "
+                               "does not read this key; a window here would misread the model (remove the key, or "
+                               "write the model as a trainsim model YAML)");
+    }
     s.sliding_window = m.PositiveInt("sliding_window");
     ReadWindowPattern(m, s, family);
   } else {

@@ -330,6 +330,24 @@ TEST(ModelSpecTest, HuggingFaceFamilyNotReadIsAnError) {
   }
 }
 
+// sliding_window in a family whose attention has no window in transformers
+// (Llama) is exit 2; in Mistral's it is the window; null is no window.
+TEST(ModelSpecTest, SlidingWindowOnlyWhereTheFamilyReadsIt) {
+  auto write = [](const std::string& type, const std::string& window) {
+    const std::string path = ::testing::TempDir() + "window_" + type + "_" + std::to_string(window.size()) + "_" +
+                             std::to_string(::getpid()) + "_config.json";
+    std::ofstream(path) << R"({"model_type": ")" << type << R"(", "hidden_size": 4096, "intermediate_size": 14336,
+        "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000,
+        "rms_norm_eps": 1e-5, "sliding_window": )" << window << "}";
+    return path;
+  };
+  auto llama = LoadModelFile(write("llama", "4096"));
+  ASSERT_FALSE(llama.ok());
+  EXPECT_EQ(llama.error().key, "sliding_window");
+  EXPECT_EQ(LoadOk(write("mistral", "4096")).LayerAt(0).attention_span, 4096);
+  EXPECT_EQ(LoadOk(write("llama", "null")).LayerAt(0).attention_span, 0);
+}
+
 // A model file's head_dim, when written, is a size: 0 is exit 2 at its line,
 // not the hidden / heads that an absent head_dim means.
 TEST(ModelSpecTest, ZeroHeadDimIsAnError) {
