@@ -61,13 +61,13 @@ const std::set<std::string>& HuggingFaceKeysWithoutEffect() {
       // Positions: RoPE bases and scaling and the longest context the checkpoint serves; rotary
       // embedding is elementwise and the training seq_len is the scenario's.
       "max_position_embeddings", "rope_scaling", "rope_theta", "rope_parameters", "rope_local_base_freq",
-      "initial_context_length", "rope_interleave",
+      "initial_context_length", "rope_interleave", "original_max_position_embeddings",
       // GLM-4.5's rotation of half of each head's dimensions: elementwise, the same tensors.
       "partial_rotary_factor",
       // Llama 2's tensor-parallel slicing of its pretraining run: the same matrices.
       "pretraining_tp",
       // Dropout: elementwise, no matrices.
-      "attention_dropout", "hidden_dropout",
+      "attention_dropout", "hidden_dropout", "embd_pdrop", "resid_pdrop",
       // Linear-layer biases (GPT-OSS, Qwen2 q/k/v): a vector per matrix, under 0.05% of the
       // parameters, not counted, and added in the GEMMs' epilogues, except fc2's of biased experts,
       // a pass of its own in Megatron-Core (model.moe.expert_bias, which model_type gpt_oss implies).
@@ -110,6 +110,8 @@ const std::map<std::string, HfFamily>& Families() {
       {"mistral", {.windowed = true}},
       {"mixtral", {.windowed = true, .experts_key = "num_local_experts"}},
       {"qwen2", {.windowed = true}},
+      // Phi-3 and Phi-4 (Phi3ForCausalLM): Llama's matrices, with q/k/v and gate/up each stored as one.
+      {"phi3", {.windowed = true}},
       {"qwen2_moe", {.windowed = true, .experts_key = "num_experts"}},
       {"qwen3", {.qk_norm = true, .windowed = true}},
       {"qwen3_moe", {.qk_norm = true, .windowed = true, .experts_key = "num_experts"}},

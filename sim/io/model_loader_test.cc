@@ -152,7 +152,10 @@ TEST(ModelSpecTest, HuggingFaceConfigsCountPublishedParameters) {
            // norms per layer (post-attention, post-MLP: 2 x hidden) are not counted.
            Expect{"gemma-7b", 8.537e9, 0, 0}, Expect{"gemma-2-9b", 9.242e9, 0, 0},
            // Gemma 3 report (arXiv 2503.19786) Table 1: 1B = 698M non-embedding + 302M embedding (tied).
-           Expect{"gemma-3-1b", 1.0e9, 0, 0}}) {
+           Expect{"gemma-3-1b", 1.0e9, 0, 0},
+           // Phi-4 technical report (arXiv 2412.08905): 14B; the model card's 14.7B (40 layers of GQA
+           // attention with 10 KV heads and a 17,920-wide SwiGLU MLP; 100,352 untied embeddings).
+           Expect{"phi-4", 14.7e9, 0, 0}}) {
     const ModelSpec m = LoadOk(HfConfig(e.hf));
     EXPECT_NEAR(m.TotalParameters(4096) / e.total, 1.0, 0.01) << e.hf << ": " << m.TotalParameters(4096);
     if (e.active > 0) {
