@@ -16,11 +16,22 @@ namespace trainsim {
 
 namespace {
 
-void CheckShape(YamlMap& m, ModelSpec& s) {
+// The file's own names for the heads and the KV heads: a model YAML's, or a
+// config.json's (num_attention_heads, num_key_value_heads), so an error names
+// the key and the line the user wrote.
+struct HeadKeys {
+  const char* heads = "heads";
+  const char* kv_heads = "kv_heads";
+};
+
+void CheckShape(YamlMap& m, ModelSpec& s, HeadKeys keys = {}) {
   if (s.head_dim_override == 0 && s.attention == AttentionKind::kMha && s.hidden % s.heads != 0) {
-    m.Fail("heads", "hidden (" + std::to_string(s.hidden) + ") is not divisible by heads (" + std::to_string(s.heads) + "); give head_dim");
+    m.Fail(keys.heads, "hidden (" + std::to_string(s.hidden) + ") is not divisible by heads (" + std::to_string(s.heads) + "); give head_dim");
   }
-  if (s.heads % s.kv_heads != 0) m.Fail("kv_heads", "heads (" + std::to_string(s.heads) + ") is not divisible by kv_heads (" + std::to_string(s.kv_heads) + ")");
+  if (s.heads % s.kv_heads != 0) {
+    m.Fail(m.Has(keys.kv_heads) ? keys.kv_heads : keys.heads,
+           "heads (" + std::to_string(s.heads) + ") is not divisible by kv_heads (" + std::to_string(s.kv_heads) + ")");
+  }
 }
 
 void CheckMoe(YamlMap& m, const ModelSpec& s) {
@@ -422,7 +433,7 @@ ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool
     s.nope_layer_interval = NopeLayerInterval(m, s);
   }
   ParseHfMoe(m, s, family);
-  CheckShape(m, s);
+  CheckShape(m, s, {"num_attention_heads", "num_key_value_heads"});
   for (auto it = m.node().begin(); it != m.node().end(); ++it) {
     const std::string key = it->first.Scalar();
     if (!m.Known(key)) {

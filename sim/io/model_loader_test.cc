@@ -351,6 +351,19 @@ TEST(ModelSpecTest, SlidingWindowOnlyWhereTheFamilyReadsIt) {
   EXPECT_EQ(LoadOk(write("llama", "null")).LayerAt(0).attention_span, 0);
 }
 
+// A config.json whose heads do not divide is exit 2 at the file's own key
+// (num_attention_heads, num_key_value_heads) and its line, not trainsim's name.
+TEST(ModelSpecTest, HuggingFaceShapeErrorsNameTheFileKeys) {
+  const std::string path = ::testing::TempDir() + "shape_" + std::to_string(::getpid()) + "_config.json";
+  std::ofstream(path) << "{\n\"model_type\": \"llama\",\n\"hidden_size\": 4096,\n\"intermediate_size\": 11008,\n"
+                         "\"num_attention_heads\": 32,\n\"num_key_value_heads\": 3,\n\"num_hidden_layers\": 2,\n"
+                         "\"rms_norm_eps\": 1e-6,\n\"vocab_size\": 32000\n}\n";
+  auto m = LoadModelFile(path);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().key, "num_key_value_heads");
+  EXPECT_EQ(m.error().line, 6);
+}
+
 // A model file's head_dim, when written, is a size: 0 is exit 2 at its line,
 // not the hidden / heads that an absent head_dim means.
 TEST(ModelSpecTest, ZeroHeadDimIsAnError) {
