@@ -118,11 +118,11 @@ struct HfFamily {
 const std::map<std::string, HfFamily>& Families() {
   static const std::map<std::string, HfFamily> families = {
       {"llama", {}},
+      // Phi-3 and Phi-4 (Phi3ForCausalLM): Llama's matrices, with q/k/v and gate/up each stored as one.
+      {"phi3", {.windowed = true}},
       {"mistral", {.windowed = true}},
       {"mixtral", {.windowed = true, .experts_key = "num_local_experts"}},
       {"qwen2", {.windowed = true}},
-      // Phi-3 and Phi-4 (Phi3ForCausalLM): Llama's matrices, with q/k/v and gate/up each stored as one.
-      {"phi3", {.windowed = true}},
       {"qwen2_moe", {.windowed = true, .experts_key = "num_experts"}},
       {"qwen3", {.qk_norm = true, .windowed = true}},
       {"qwen3_moe", {.qk_norm = true, .windowed = true, .experts_key = "num_experts"}},
