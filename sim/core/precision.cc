@@ -1,6 +1,7 @@
 #include "sim/core/precision.h"
 
 #include <algorithm>
+#include <cctype>
 #include <iterator>
 
 namespace trainsim {
@@ -46,6 +47,36 @@ bool ParsePrecision(const std::string& name, Precision& out) {
 const char* const* PrecisionNames(int& count) {
   count = int(std::size(kNames));
   return kNames;
+}
+
+const char* PrecisionOfRecipeName(std::string_view name) {
+  std::string key(name);
+  for (char& c : key) c = c == '-' ? '_' : char(std::tolower(static_cast<unsigned char>(c)));
+  // Megatron-Bridge src/megatron/bridge/training/mixed_precision.py registers each recipe under its
+  // function name with underscores and with hyphens; scripts/performance names them by compute dtype.
+  static const std::pair<const char*, const char*> kRecipes[] = {
+      {"bf16_mixed", "bf16"},
+      {"bf16_true", "bf16"},
+      {"fp16_mixed", "fp16"},
+      {"16_mixed", "fp16"},
+      {"bf16_with_fp8_delayed_scaling_mixed", "fp8 (with fp8_scaling: delayed in the framework profile)"},
+      {"fp16_with_fp8_delayed_scaling_mixed", "fp8 (with fp8_scaling: delayed in the framework profile)"},
+      {"fp8_ds", "fp8 (with fp8_scaling: delayed in the framework profile)"},
+      {"bf16_with_fp8_current_scaling_mixed", "fp8 (with fp8_scaling: current in the framework profile)"},
+      {"fp16_with_fp8_current_scaling_mixed", "fp8 (with fp8_scaling: current in the framework profile)"},
+      {"fp8_cs", "fp8 (with fp8_scaling: current in the framework profile)"},
+      {"bf16_with_mxfp8_mixed", "mxfp8"},
+      {"fp16_with_mxfp8_mixed", "mxfp8"},
+      {"fp8_mx", "mxfp8"},
+      {"bf16_with_fp8_subchannel_scaling_mixed", "fp8-blockwise"},
+      {"fp16_with_fp8_subchannel_scaling_mixed", "fp8-blockwise"},
+      {"fp8_sc", "fp8-blockwise"},
+      {"bf16_with_nvfp4_mixed", "nvfp4"},
+  };
+  for (const auto& [recipe, precision] : kRecipes) {
+    if (key == recipe) return precision;
+  }
+  return nullptr;
 }
 
 bool IsLowPrecision(Precision p) { return p != Precision::kBf16 && p != Precision::kFp16; }

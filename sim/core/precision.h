@@ -29,6 +29,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace trainsim {
 
@@ -80,6 +81,13 @@ std::string ToString(Precision p);
 bool ParsePrecision(const std::string& name, Precision& out);
 // Every scenario spelling, in the order design.md 3b lists them.
 const char* const* PrecisionNames(int& count);
+
+// A training recipe's name as a framework spells it (Megatron-Bridge's
+// mixed-precision recipes, "bf16_with_fp8_current_scaling_mixed", and its
+// performance scripts' "fp8_cs"; Lightning's "bf16-mixed"), for an error that
+// says what to write instead: trainsim's spelling, and for per-tensor fp8 the
+// framework profile's fp8_scaling it implies. nullptr for any other name.
+const char* PrecisionOfRecipeName(std::string_view name);
 
 // True when the projection GEMMs run in an 8- or 4-bit format.
 bool IsLowPrecision(Precision p);

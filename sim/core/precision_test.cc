@@ -93,5 +93,20 @@ TEST(PrecisionTest, RateAndHardwareKeys) {
   EXPECT_DOUBLE_EQ(SavedInputBytes(Precision::kNvfp4), 0.5625);
 }
 
+// A framework's recipe name points at trainsim's spelling (and the fp8
+// scaling it implies); trainsim's own names and strangers get no hint.
+TEST(PrecisionTest, RecipeNamesPointAtTheScenarioSpelling) {
+  EXPECT_STREQ(PrecisionOfRecipeName("fp8_cs"), "fp8 (with fp8_scaling: current in the framework profile)");
+  EXPECT_STREQ(PrecisionOfRecipeName("bf16-with-fp8-delayed-scaling-mixed"), "fp8 (with fp8_scaling: delayed in the framework profile)");
+  EXPECT_STREQ(PrecisionOfRecipeName("BF16-mixed"), "bf16");
+  EXPECT_STREQ(PrecisionOfRecipeName("fp8_mx"), "mxfp8");
+  EXPECT_STREQ(PrecisionOfRecipeName("fp8_sc"), "fp8-blockwise");
+  EXPECT_EQ(PrecisionOfRecipeName("fp8"), nullptr);
+  EXPECT_EQ(PrecisionOfRecipeName("int8"), nullptr);
+  int count = 0;
+  const char* const* names = PrecisionNames(count);
+  for (int i = 0; i < count; ++i) EXPECT_EQ(PrecisionOfRecipeName(names[i]), nullptr) << names[i];
+}
+
 }  // namespace
 }  // namespace trainsim

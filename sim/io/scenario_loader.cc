@@ -265,6 +265,11 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
       const char* const* names = PrecisionNames(count);
       return std::vector<std::string>(names, names + count);
     }();
+    if (const auto written = t.OptString("precision")) {
+      if (const char* ours = PrecisionOfRecipeName(*written)) {
+        t.Fail("precision", "'" + *written + "' is a framework's recipe name; trainsim's is " + ours);
+      }
+    }
     const std::string prec = t.Choice("precision", kPrecisions, "bf16");
     ParsePrecision(prec, s.training.precision);
     if (!s.node.gpu.Supports(s.training.precision)) {
