@@ -38,11 +38,12 @@ std::string ProfileFingerprintLine(const std::string& profile_text) {
 }
 
 std::string WriteCalibratedProfile(const Measurements& m, const std::string& profile_path, const std::string& name,
-                                   double tdp_w, std::string& report) {
+                                   double tdp_w, std::string& report, FittedProfile* fitted) {
   FittedProfile f;
   std::string err = FitProfile(m, name, f);
   if (!err.empty()) return err;
   f.tdp_w = tdp_w;
+  if (fitted) *fitted = f;
   // Two files, two renames: the sidecar carries the fingerprint of the
   // profile it was written with, so a kill between the renames (a new profile
   // beside an old sidecar, or the reverse) is refused by validate --profile.

@@ -30,8 +30,9 @@ std::string ProfileFingerprintLine(const std::string& profile_text);
 // Fits `m` and writes PROFILE (hardware-profiles/gpus format) and its sidecar
 // PROFILE-measurements.yaml, each atomically (the sidecar first, fingerprinting
 // the profile); then loads the profile back with the library's loader.
-// Returns "" or a one-line error. `report` gets a human-readable summary of the fit.
+// Returns "" or a one-line error. `report` gets a human-readable summary of the fit;
+// `fitted`, when given, the fit itself (for a training profile from the same measurements).
 std::string WriteCalibratedProfile(const Measurements& m, const std::string& profile_path, const std::string& name,
-                                   double tdp_w, std::string& report);
+                                   double tdp_w, std::string& report, FittedProfile* fitted = nullptr);
 
 }  // namespace trainsim::calib

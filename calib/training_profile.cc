@@ -116,10 +116,14 @@ std::string CheckTrainingBase(const std::string& base, std::string& path) {
 }
 
 std::string WriteTrainingProfile(const Measurements& m, const std::string& base, const std::string& path,
-                                 const std::string& calibration_path, std::string& report) {
+                                 const std::string& calibration_path, std::string& report, const FittedProfile* fitted) {
   if (m.backend != "cuda") return "a training profile needs a GPU sweep (--backend cuda)";
-  FittedProfile f;
-  if (std::string e = FitProfile(m, "training", f); !e.empty()) return e;
+  FittedProfile own;
+  if (!fitted) {
+    if (std::string e = FitProfile(m, "training", own); !e.empty()) return e;
+    fitted = &own;
+  }
+  const FittedProfile& f = *fitted;
   if (f.profile_16bit != "bf16") return "a training profile needs the sweep's bf16 GEMMs (the measurements have none)";
   std::string base_path;
   if (std::string e = CheckTrainingBase(base, base_path); !e.empty()) return e;

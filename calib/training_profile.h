@@ -21,6 +21,7 @@
 
 #include <string>
 
+#include "calib/fit.h"
 #include "calib/measurements.h"
 
 namespace trainsim::calib {
@@ -37,8 +38,10 @@ std::string CheckTrainingBase(const std::string& base, std::string& path);
 // measurements, which the header names. The base's datasheet peaks stay
 // (MFU is reckoned against them): a measured curve's asymptote becomes its
 // max_efficiency against that peak. Returns "" or a one-line error (a base
-// that does not load names its file).
+// that does not load names its file). `fitted`: the fit of `m` already made
+// (WriteCalibratedProfile's), so it is not made twice; null: fit here.
 std::string WriteTrainingProfile(const Measurements& m, const std::string& base, const std::string& path,
-                                 const std::string& calibration_path, std::string& report);
+                                 const std::string& calibration_path, std::string& report,
+                                 const FittedProfile* fitted = nullptr);
 
 }  // namespace trainsim::calib

@@ -222,8 +222,11 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
     }
   }
   std::string report;
-  std::string e = calib::WriteCalibratedProfile(m, *output, name, tdp_w, report);
-  if (e.empty() && training_profile) e = calib::WriteTrainingProfile(m, *a.Value("--base"), *training_profile, *output, report);
+  calib::FittedProfile fitted;
+  std::string e = calib::WriteCalibratedProfile(m, *output, name, tdp_w, report, &fitted);
+  if (e.empty() && training_profile) {
+    e = calib::WriteTrainingProfile(m, *a.Value("--base"), *training_profile, *output, report, &fitted);
+  }
   if (!e.empty()) {
     err << "trainsim calibrate: " << e << "\n";
     return kExitSimulationFailed;

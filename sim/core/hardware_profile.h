@@ -310,13 +310,13 @@ struct FrameworkProfile {
   // Megatron's fp32 softmax (4); Transformer Engine's fused kernel writes the
   // gradient in place over the 16-bit logits (2).
   double cross_entropy_saved_bytes = 4;
+  // Whether the recipe builds experts with biases, for a model that does not
+  // say (MoeSpec::expert_bias).
+  bool moe_expert_bias = false;
   // HBM bytes per element of the experts' output (token copies x hidden) that
   // adding fc2's bias takes in a model whose experts have biases
   // (MoeSpec::expert_bias), forward and backward: 0 where the GEMM's epilogue
   // adds it; Megatron-Core adds it outside, unfused, in fp32.
-  // Whether the recipe builds experts with biases, for a model that does not
-  // say (MoeSpec::expert_bias).
-  bool moe_expert_bias = false;
   double moe_expert_bias_forward_bytes = 0;
   double moe_expert_bias_backward_bytes = 0;
   // A mixture of experts whose scenario does not give parallelism.expert_tensor
