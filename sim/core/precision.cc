@@ -54,17 +54,19 @@ const char* PrecisionOfRecipeName(std::string_view name) {
   for (char& c : key) c = c == '-' ? '_' : char(std::tolower(static_cast<unsigned char>(c)));
   // Megatron-Bridge src/megatron/bridge/training/mixed_precision.py registers each recipe under its
   // function name with underscores and with hyphens; scripts/performance names them by compute dtype.
+  constexpr const char* kDelayed = "fp8 (with fp8_scaling: delayed in the framework profile)";
+  constexpr const char* kCurrent = "fp8 (with fp8_scaling: current in the framework profile)";
   static const std::pair<const char*, const char*> kRecipes[] = {
       {"bf16_mixed", "bf16"},
       {"bf16_true", "bf16"},
       {"fp16_mixed", "fp16"},
       {"16_mixed", "fp16"},
-      {"bf16_with_fp8_delayed_scaling_mixed", "fp8 (with fp8_scaling: delayed in the framework profile)"},
-      {"fp16_with_fp8_delayed_scaling_mixed", "fp8 (with fp8_scaling: delayed in the framework profile)"},
-      {"fp8_ds", "fp8 (with fp8_scaling: delayed in the framework profile)"},
-      {"bf16_with_fp8_current_scaling_mixed", "fp8 (with fp8_scaling: current in the framework profile)"},
-      {"fp16_with_fp8_current_scaling_mixed", "fp8 (with fp8_scaling: current in the framework profile)"},
-      {"fp8_cs", "fp8 (with fp8_scaling: current in the framework profile)"},
+      {"bf16_with_fp8_delayed_scaling_mixed", kDelayed},
+      {"fp16_with_fp8_delayed_scaling_mixed", kDelayed},
+      {"fp8_ds", kDelayed},
+      {"bf16_with_fp8_current_scaling_mixed", kCurrent},
+      {"fp16_with_fp8_current_scaling_mixed", kCurrent},
+      {"fp8_cs", kCurrent},
       {"bf16_with_mxfp8_mixed", "mxfp8"},
       {"fp16_with_mxfp8_mixed", "mxfp8"},
       {"fp8_mx", "mxfp8"},
