@@ -190,6 +190,24 @@ TEST(MoeWorkloadTest, ExpertBiasIsAPassOverTheExpertsOutput) {
   EXPECT_EQ(FindOp(BuildWorkload(Make(kMixtral, {"parallelism.expert=4"})).layer(0).forward, "expert fc2 bias"), nullptr);
 }
 
+// Each local expert's weight gradient accumulates into the main-grad buffer
+// as a dense layer's does (TEGroupedLinear's fuse_wgrad_accumulation): the
+// grouped wgrad reads and writes the framework's bytes per weight element.
+TEST(MoeWorkloadTest, ExpertWeightGradientsAccumulateIntoMainGrad) {
+  const Scenario s = Make(kMixtral, {"parallelism.expert=4"});  // 2 local experts
+  const Workload w = BuildWorkload(s);
+  const Operator* fc1 = FindOp(w.layer(0).forward, "expert fc1");
+  const Operator* wgrad = FindOp(w.layer(0).backward, "expert fc1 wgrad");
+  ASSERT_NE(fc1, nullptr);
+  ASSERT_NE(wgrad, nullptr);
+  ASSERT_GT(s.framework.wgrad_out_bytes, 2);
+  EXPECT_EQ(wgrad->batch, 2);
+  EXPECT_EQ(wgrad->out_bytes, s.framework.wgrad_out_bytes);
+  const double weight_elems = double(fc1->n) * fc1->k * fc1->batch;
+  const double inputs = 2.0 * fc1->batch * fc1->m * (fc1->n + fc1->k);
+  EXPECT_DOUBLE_EQ(wgrad->bytes, inputs + weight_elems * s.framework.wgrad_out_bytes);
+}
+
 // The host issues an expert's GEMMs one by one (Transformer Engine's
 // GroupedLinear), and dropless routing makes it wait for the tokens' counts
 // before the dispatch: the first operator after it (the sort by local expert) is marked; dropping at a

@@ -153,8 +153,11 @@ CommOp Comm(const OpName& name, CollectiveKind kind, CommGroup group, double byt
 
 // Backward of a forward GEMM: data gradient and weight gradient, same FLOPs
 // each. The weight gradient accumulates into the main-grad buffer in its
-// epilogue (wgrad_out_bytes per element, from the framework profile).
-// A frozen weight (LoRA's base) has no weight gradient.
+// epilogue (wgrad_out_bytes per element, from the framework profile), a
+// grouped one (the local experts') too: Megatron-Core's TEGroupedLinear passes
+// gradient_accumulation_fusion to TE as fuse_wgrad_accumulation.
+// A frozen weight (LoRA's base) has no weight gradient; a GEMM of two
+// activations (unfused attention) has two data gradients instead.
 // The backward GEMMs launch as many kernels as the forward one and, in low
 // precision, accumulate as the framework's backward does.
 void AddGemmBackward(std::vector<Operator>& ops, const Operator& f, const FrameworkProfile& fw, bool frozen = false) {
@@ -165,14 +168,14 @@ void AddGemmBackward(std::vector<Operator>& ops, const Operator& f, const Framew
   };
   add(Gemm(f.name + " dgrad", f.m, f.k, f.n, f.low_precision, f.batch));
   if (frozen) return;
-  if (f.batch == 1) {
-    Operator w = Gemm(f.name + " wgrad", f.k, f.n, f.m, f.low_precision);
-    w.out_bytes = fw.wgrad_out_bytes;
-    w.bytes += w.m * w.n * (fw.wgrad_out_bytes - kAct);
-    add(w);
-  } else {
+  if (f.activation_operands) {
     add(Gemm(f.name + " dgrad2", f.k, f.n, f.m, f.low_precision, f.batch));
+    return;
   }
+  Operator w = Gemm(f.name + " wgrad", f.k, f.n, f.m, f.low_precision, f.batch);
+  w.out_bytes = fw.wgrad_out_bytes;
+  w.bytes += w.m * w.n * w.batch * (fw.wgrad_out_bytes - kAct);
+  add(w);
 }
 
 }  // namespace
@@ -527,9 +530,11 @@ class LayerBuilder {
       // Megatron's unfused path: full s x s scores (the causal mask does not skip work).
       const double scores = c_.b * heads * c_.s_local * s;
       F.ops.push_back(Gemm("attention scores QK^T", c_.s_local, s, dq, false, c_.b * heads));
+      F.ops.back().activation_operands = true;
       F.ops.push_back(Mem("scale-mask-softmax", scores * 2 * kAct));
       if (c_.dropout) F.ops.push_back(Mem("attention dropout", scores * (2 * kAct + 1)));
       F.ops.push_back(Gemm("attention over values", c_.s_local, dv, s, false, c_.b * heads));
+      F.ops.back().activation_operands = true;
     }
     F.ops.push_back(Mem("fp8 cast (proj input)", c_.cast * T * heads * dv));
     F.ops.back().kernels = F.ops.back().cast_kernels = c_.cast_kernels;

@@ -36,6 +36,11 @@ struct Operator {
   double seq = 0;        // attention: key length the kernel iterates over
   double head_dim = 0;   // attention: the mean of the query/key and value head dims (the kernel's efficiency)
   AttentionKernel attention_kernel = AttentionKernel::kFlash;  // attention: whose rates it runs at
+  // GEMM: both operands are activations (unfused attention's batched
+  // matmuls), so its backward is two data gradients; otherwise the second
+  // operand is a weight (one per batch entry: a local expert's) and the
+  // backward's second GEMM is that weight's gradient.
+  bool activation_operands = false;
   // GEMM: bytes the epilogue moves per output element (2: writes a bf16
   // output; 8: reads and writes an fp32 accumulator, as a weight gradient
   // accumulated into Megatron's main_grad does).

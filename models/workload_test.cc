@@ -64,6 +64,21 @@ TEST(WorkloadTest, ActivationMemoryMatchesKorthikantiClosedForms) {
   EXPECT_NEAR(LayerActivationBytes(full) / (s * b * h * 2 / t), 1.0, 1e-9);
 }
 
+// Unfused attention multiplies two activations: its backward is two data
+// gradients and accumulates into no weight's main grad.
+TEST(WorkloadTest, UnfusedAttentionMatmulsHaveNoWeightGradient) {
+  const Scenario s = Make("gpt3-175b", {"training.framework=megatron-lm-2022"});
+  const Workload w = BuildWorkload(s);
+  int data_gradients = 0;
+  for (const auto& o : w.layer(0).backward.ops) {
+    if (!o.name.starts_with("attention scores") && !o.name.starts_with("attention over values")) continue;
+    EXPECT_FALSE(o.name.str().ends_with("wgrad")) << o.name.str();
+    EXPECT_EQ(o.out_bytes, 2) << o.name.str();
+    ++data_gradients;
+  }
+  EXPECT_EQ(data_gradients, 4);
+}
+
 TEST(WorkloadTest, Gpt3OnA100NeedsRecomputeOrSequenceParallelToFit) {
   // Korthikanti Fig. 1: 175B with TP 8, PP 8 exceeds 80 GB without SP or recompute
   // (1F1B keeps p micro batches in flight on the first stage); with SP + selective it fits.
