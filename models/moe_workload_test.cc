@@ -285,6 +285,23 @@ TEST(MoeWorkloadTest, KernelsOfAnMoeLayerFollowTheFp8Recipe) {
   EXPECT_LT(kernels(df), kernels(cf) - 100);
 }
 
+// The all-to-all dispatcher counts the tokens per rank and expert in kernels
+// of its own before the permute; the flex dispatcher's backends (DeepEP,
+// HybridEP) count them inside their dispatch, leaving a couple.
+TEST(MoeWorkloadTest, PreprocessKernelsFollowTheDispatcher) {
+  const auto preprocess = [](const Scenario& s) {
+    const Operator* o = FindOp(BuildWorkload(s).layer(0).forward, "moe preprocess");
+    return o ? o->kernels : -1;
+  };
+  const Scenario alltoall = Make(kMixtral, {"parallelism.expert=4"});
+  ASSERT_NE(alltoall.framework.moe_preprocess_kernels, alltoall.framework.moe_flex_preprocess_kernels);
+  EXPECT_EQ(preprocess(alltoall), alltoall.framework.moe_preprocess_kernels);
+  for (const char* flex : {"parallelism.moe_dispatcher=deepep", "parallelism.moe_dispatcher=hybridep"}) {
+    const Scenario s = Make(kMixtral, {"parallelism.expert=4", flex});
+    EXPECT_EQ(preprocess(s), s.framework.moe_flex_preprocess_kernels) << flex;
+  }
+}
+
 // The framework's CUDA graph scope marks what the host launches as graphs:
 // moe_router takes the pre-MLP norm, the router and the shared experts,
 // moe_preprocess the dispatcher's token counts; the experts stay eager. A

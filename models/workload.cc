@@ -637,7 +637,7 @@ class LayerBuilder {
     // The dispatcher's preprocess counts each rank's and expert's tokens from the routing map.
     const size_t preprocess = F.ops.size();
     F.ops.push_back(Mem("moe preprocess", T_moe * E));
-    F.ops.back().kernels = fw.moe_preprocess_kernels;
+    F.ops.back().kernels = c_.p.moe_dispatcher == MoeDispatcher::kAllToAll ? fw.moe_preprocess_kernels : fw.moe_flex_preprocess_kernels;
     Graph(F, preprocess, kGraphMoePreprocess);
     F.ops.push_back(Mem("moe permute", T_moe * h * kAct * (1 + k)));
     F.ops.back().kernels = fw.moe_dispatch_kernels;

@@ -333,10 +333,13 @@ struct FrameworkProfile {
   unsigned cuda_graph_modules = 0;
   // Kernels an MoE layer's forward launches beside its GEMMs: the router's
   // scores, top-k and auxiliary loss; the dispatcher's token counts (its
-  // preprocess) and permute; the all-to-all dispatcher's sort of the received
-  // tokens by local expert and its unsort; the combine's unpermute (the
-  // backward launches as many).
-  int moe_router_kernels = 1, moe_preprocess_kernels = 1, moe_dispatch_kernels = 1, moe_combine_kernels = 1;
+  // preprocess: the all-to-all dispatcher's, or the flex dispatcher's, whose
+  // DeepEP and HybridEP backends count the tokens inside their own kernels)
+  // and permute; the all-to-all dispatcher's sort of the received tokens by
+  // local expert and its unsort; the combine's unpermute (the backward
+  // launches as many).
+  int moe_router_kernels = 1, moe_preprocess_kernels = 1, moe_flex_preprocess_kernels = 1, moe_dispatch_kernels = 1,
+      moe_combine_kernels = 1;
   int moe_sort_kernels = 1, moe_unsort_kernels = 1;
   int moe_expert_bias_kernels = 1;  // per local expert, for fc2's bias where it is a pass of its own
   // Software containers this profile describes (e.g. "nvcr.io/nvidia/nemo:24.12"):

@@ -315,6 +315,7 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
   if (auto k = m.OptMap("moe_kernels")) {
     f.moe_router_kernels = k->PositiveInt("router", f.moe_router_kernels);
     f.moe_preprocess_kernels = k->PositiveInt("preprocess", f.moe_preprocess_kernels);
+    f.moe_flex_preprocess_kernels = k->PositiveInt("flex_preprocess", f.moe_flex_preprocess_kernels);
     f.moe_dispatch_kernels = k->PositiveInt("dispatch", f.moe_dispatch_kernels);
     f.moe_combine_kernels = k->PositiveInt("combine", f.moe_combine_kernels);
     f.moe_sort_kernels = k->PositiveInt("sort", f.moe_sort_kernels);
