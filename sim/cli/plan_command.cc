@@ -1,5 +1,7 @@
-// trainsim plan SCENARIO.yaml [--top K] [--objective time|cost] [--json] [--set KEY=VALUE]...
+// trainsim plan SCENARIO.yaml [--top K] [--objective time|cost] [--moe-dispatchers L] [--moe-a2a-overlap L] [--json]
+// [--set KEY=VALUE]...
 // Front end of sim/planner.h: flags and printing.
+#include <algorithm>
 #include <iostream>
 
 #include "sim/cli/args.h"
@@ -14,13 +16,18 @@ namespace trainsim::cli {
 namespace {
 const char* kPlanHelp =
     "usage: trainsim plan SCENARIO.yaml [options]\n"
-    "Search parallelism settings (TP, PP, virtual stages, CP, micro batch, recompute, sequence\n"
-    "parallel, distributed optimizer) for the scenario's model, cluster and global batch. Prunes by\n"
+    "Search parallelism settings (TP, PP, virtual stages, CP, EP and ETP for a mixture of experts,\n"
+    "micro batch, recompute, sequence parallel, data sharding) for the scenario's model, cluster and\n"
+    "global batch. Prunes by\n"
     "divisibility and memory, ranks with the analytical model, re-checks the top K with the DES,\n"
     "and explains why the best beats the runners-up and why whole families are infeasible.\n"
     "  --top K                re-check and show the best K (default 5)\n"
     "  --objective O          time (default: step time) or cost (run cost)\n"
     "  --recheck F            des (default) or analytical (no re-check)\n"
+    "  --moe-dispatchers L    with expert parallelism, try these MoE dispatchers: a comma list of\n"
+    "                         alltoall, deepep, hybridep (default: the scenario's; the framework must have them)\n"
+    "  --moe-a2a-overlap L    with expert parallelism, try the all-to-all overlap off, on or off,on\n"
+    "                         (default: the scenario's)\n"
     "  --set KEY=VALUE        override a scenario key by dotted path (repeatable)\n"
     "  --json                 print {\"candidates\": [...], \"rejected\": [...], ...} (design.md section 3)\n"
     "  --progress             progress and time left on stderr (default: only when stderr is a terminal)\n"
@@ -31,8 +38,8 @@ const char* kPlanHelp =
 int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
   ParsedArgs a;
   const std::string perr = Parse(args,
-                                 {{"--top", true}, {"--objective", true}, {"--recheck", true}, {"--set", true}, {"--json"},
-                                  {"--progress"}, {"--help", false, "-h"}},
+                                 {{"--top", true}, {"--objective", true}, {"--recheck", true}, {"--moe-dispatchers", true},
+                                  {"--moe-a2a-overlap", true}, {"--set", true}, {"--json"}, {"--progress"}, {"--help", false, "-h"}},
                                  a);
   if (a.Has("--help")) {
     out << kPlanHelp;
@@ -65,6 +72,27 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
     else if (*f != "des") {
       err << "trainsim plan: --recheck: '" << *f << "' is not one of: des, analytical\n";
       return kExitBadInput;
+    }
+  }
+  if (auto v = a.Value("--moe-dispatchers")) {
+    for (const std::string& name : SplitComma(*v)) {
+      const auto& names = MoeDispatcherNames();
+      if (std::find(names.begin(), names.end(), name) == names.end()) {
+        err << "trainsim plan: --moe-dispatchers: '" << name << "' is not one of: alltoall, deepep, hybridep\n";
+        return kExitBadInput;
+      }
+      const MoeDispatcher m = MoeDispatcherNamed(name);
+      if (std::find(opt.moe_dispatchers.begin(), opt.moe_dispatchers.end(), m) == opt.moe_dispatchers.end()) opt.moe_dispatchers.push_back(m);
+    }
+  }
+  if (auto v = a.Value("--moe-a2a-overlap")) {
+    for (const std::string& item : SplitComma(*v)) {
+      if (item != "off" && item != "on") {
+        err << "trainsim plan: --moe-a2a-overlap: '" << item << "' is not one of: off, on\n";
+        return kExitBadInput;
+      }
+      const bool on = item == "on";
+      if (std::find(opt.moe_a2a_overlaps.begin(), opt.moe_a2a_overlaps.end(), on) == opt.moe_a2a_overlaps.end()) opt.moe_a2a_overlaps.push_back(on);
     }
   }
   Expected<Scenario> s = LoadScenario(a.positional[0], a.All("--set"));

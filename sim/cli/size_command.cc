@@ -61,18 +61,6 @@ bool ParseNumber(const std::string& text, bool whole, double* out) {
   }
 }
 
-std::vector<std::string> SplitComma(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    const size_t c = s.find(',', start);
-    out.push_back(s.substr(start, c == std::string::npos ? std::string::npos : c - start));
-    if (c == std::string::npos) break;
-    start = c + 1;
-  }
-  return out;
-}
-
 // "A..B" -> {lo, hi}; false when not a range of positive whole numbers with lo <= hi.
 bool ParseRange(const std::string& s, int* lo, int* hi, bool* is_range) {
   const size_t dots = s.find("..");

@@ -108,6 +108,36 @@ std::vector<PlanDimension> MakeDimensions() {
                       }};
     etp.moe_only = true;
     d.push_back(etp);
+    // Software choices, tried only where they differ (EP > 1) and only as the
+    // options allow (PlanOptions::moe_dispatchers, moe_a2a_overlaps).
+    PlanDimension dispatcher{"dispatch", "parallelism", "moe_dispatcher", PlanValueKind::kDispatcher, 8,
+                             [](const PlanConfig& c) { return int(c.moe_dispatcher); },
+                             [](PlanConfig& c, int v) { c.moe_dispatcher = MoeDispatcher(v); },
+                             [](const Scenario& s) { return int(s.parallelism.moe_dispatcher); },
+                             [](Scenario& s, int v) { s.parallelism.moe_dispatcher = MoeDispatcher(v); },
+                             [](const PlanConfig& c, const SearchContext& x) {
+                               const std::vector<MoeDispatcher>& tried = x.options->moe_dispatchers;
+                               if (c.expert <= 1 || tried.empty()) return std::vector<int>{int(x.base->parallelism.moe_dispatcher)};
+                               std::vector<int> v;
+                               for (MoeDispatcher m : tried) v.push_back(int(m));
+                               return v;
+                             }};
+    dispatcher.moe_only = true;
+    d.push_back(dispatcher);
+    PlanDimension overlap{"A2AOV", "parallelism", "moe_a2a_overlap", PlanValueKind::kSwitch, 5,
+                          [](const PlanConfig& c) { return int(c.moe_a2a_overlap); },
+                          [](PlanConfig& c, int v) { c.moe_a2a_overlap = v; },
+                          [](const Scenario& s) { return int(s.parallelism.moe_a2a_overlap); },
+                          [](Scenario& s, int v) { s.parallelism.moe_a2a_overlap = v; },
+                          [](const PlanConfig& c, const SearchContext& x) {
+                            const std::vector<bool>& tried = x.options->moe_a2a_overlaps;
+                            if (c.expert <= 1 || tried.empty()) return std::vector<int>{int(x.base->parallelism.moe_a2a_overlap)};
+                            std::vector<int> v;
+                            for (bool b : tried) v.push_back(int(b));
+                            return v;
+                          }};
+    overlap.moe_only = true;
+    d.push_back(overlap);
   }
   d.push_back({"mb", "training", "micro_batch", PlanValueKind::kCount, 3,
                [](const PlanConfig& c) { return c.micro_batch; }, [](PlanConfig& c, int v) { c.micro_batch = v; },
@@ -180,6 +210,7 @@ std::string ShowValue(const PlanDimension& d, int v) {
     case PlanValueKind::kSwitch: return v ? "on" : "off";
     case PlanValueKind::kRecompute: return ToString(Recompute(v));
     case PlanValueKind::kSharding: return ToString(DataSharding(v));
+    case PlanValueKind::kDispatcher: return ToString(MoeDispatcher(v));
   }
   return "?";
 }
@@ -190,6 +221,7 @@ std::string JsonValue(const PlanDimension& d, int v) {
     case PlanValueKind::kSwitch: return v ? "true" : "false";
     case PlanValueKind::kRecompute: return "\"" + ToString(Recompute(v)) + "\"";
     case PlanValueKind::kSharding: return "\"" + ToString(DataSharding(v)) + "\"";
+    case PlanValueKind::kDispatcher: return "\"" + ToString(MoeDispatcher(v)) + "\"";
   }
   return "null";
 }

@@ -23,7 +23,7 @@ struct SearchContext {
   int gpus = 1;
 };
 
-enum class PlanValueKind { kCount, kSwitch, kRecompute, kSharding };
+enum class PlanValueKind { kCount, kSwitch, kRecompute, kSharding, kDispatcher };
 
 struct PlanDimension {
   std::string label;    // in Describe and the plan table: "TP", "mb", "SP"
@@ -43,8 +43,9 @@ struct PlanDimension {
   bool moe_only = false;
 };
 
-// The dimensions in search order: TP, CP, PP, DP (derived), VP, micro batch,
-// recompute, sequence parallel, data sharding.
+// The dimensions in search order: TP, PP, VP, CP, DP (derived), EP, ETP, the
+// MoE dispatcher and its all-to-all overlap, micro batch, recompute, sequence
+// parallel, data sharding.
 const std::vector<PlanDimension>& PlanDimensions();
 
 // A value as the plan table shows it ("on", "selective", "8") and as JSON.

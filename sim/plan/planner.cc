@@ -38,11 +38,12 @@ std::string Describe(const PlanConfig& c) {
   std::string s;
   for (const PlanDimension& d : PlanDimensions()) {
     const int v = d.get(c);
-    if (d.moe_only && v == 1) continue;
+    if (d.moe_only && d.kind == PlanValueKind::kCount && v == 1) continue;
     std::string part;
     if (d.kind == PlanValueKind::kCount) part = d.label + Str(v);
     else if (d.kind == PlanValueKind::kRecompute) part = d.label + "=" + ShowValue(d, v);
     else if (d.kind == PlanValueKind::kSharding) part = ShardingTag(DataSharding(v));
+    else if (d.kind == PlanValueKind::kDispatcher) part = MoeDispatcher(v) == MoeDispatcher::kAllToAll ? "" : ShowValue(d, v);
     else if (v) part = d.label;
     if (!part.empty()) s += (s.empty() ? "" : " ") + part;
   }

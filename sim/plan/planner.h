@@ -35,6 +35,8 @@ struct PlanConfig {
   Recompute recompute = Recompute::kNone;
   int expert = 1;         // EP (mixtures of experts)
   int expert_tensor = 1;  // ETP
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  // how tokens reach their experts (EP > 1)
+  bool moe_a2a_overlap = false;                             // the EP all-to-alls behind another micro batch's compute
 
   bool operator==(const PlanConfig&) const = default;
 };
@@ -59,6 +61,10 @@ struct PlanOptions {
   int max_micro_batch = kAutoMicroBatchMax;  // the powers of two training.micro_batch: auto tries
   int max_context = 8;
   int max_tensor = 0;  // 0: the GPUs per node (tensor parallelism stays on NVLink)
+  // With EP > 1, the MoE dispatchers and all-to-all overlaps tried (software
+  // choices the framework must support); empty: the scenario's own.
+  std::vector<MoeDispatcher> moe_dispatchers;
+  std::vector<bool> moe_a2a_overlaps;
   // Told how far the planner is, for progress and ETAs; may be empty. Phases:
   // "searching" (configurations evaluated of those the search space gives),
   // then "re-checking with the DES" (the top K and the baseline) when it re-checks.

@@ -282,6 +282,52 @@ TEST(PlanCliTest, BadInputIsOneLineAndExitTwo) {
   EXPECT_EQ(RunCli(std::string("plan ") + TRAINSIM_SOURCE_DIR + "/examples/reference-design/llama2-70b-8n-8nic.yaml --objective speed", status),
             "trainsim plan: --objective: 'speed' is not one of: time, cost\n");
   EXPECT_EQ(status, 2);
+  EXPECT_EQ(RunCli(std::string("plan ") + TRAINSIM_SOURCE_DIR + "/examples/moe/mixtral-8x7b-8n-8nic.yaml --moe-dispatchers alltoall,deeperp", status),
+            "trainsim plan: --moe-dispatchers: 'deeperp' is not one of: alltoall, deepep, hybridep\n");
+  EXPECT_EQ(status, 2);
+  EXPECT_EQ(RunCli(std::string("plan ") + TRAINSIM_SOURCE_DIR + "/examples/moe/mixtral-8x7b-8n-8nic.yaml --moe-a2a-overlap yes", status),
+            "trainsim plan: --moe-a2a-overlap: 'yes' is not one of: off, on\n");
+  EXPECT_EQ(status, 2);
+}
+
+// The MoE dispatcher and the all-to-all overlap are software choices: the
+// planner keeps the scenario's unless told which to try, and tries them only
+// where they differ (EP > 1). Qwen3-235B-A22B with its experts across nodes:
+// a deduplicating dispatcher with the overlap beats the all-to-all without it.
+TEST(PlannerTest, TriesTheMoeDispatchersItIsGiven) {
+  auto s = ParseText(R"(name: plan-moe-dispatch
+cluster: {node: xe9680-h100, nodes: 32}
+model: qwen3-235b-a22b
+parallelism: {tensor: 2, pipeline: 8, virtual_stages: 4, expert: 32, sequence_parallel: true}
+training: {seq_len: 4096, global_batch: 2048, micro_batch: 1, precision: fp8, recompute: selective}
+)");
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  ASSERT_EQ(s->parallelism.moe_dispatcher, MoeDispatcher::kAllToAll);
+  PlanOptions o;
+  o.recheck_fidelity = Fidelity::kAnalytical;
+  o.top_k = 3;
+  const PlanReport kept = Plan(*s, o);
+  ASSERT_FALSE(kept.candidates.empty());
+  for (const PlanCandidate& c : kept.candidates) {
+    EXPECT_EQ(c.config.moe_dispatcher, MoeDispatcher::kAllToAll);
+    EXPECT_EQ(c.config.moe_a2a_overlap, s->parallelism.moe_a2a_overlap);
+  }
+  o.moe_dispatchers = {MoeDispatcher::kAllToAll, MoeDispatcher::kDeepEp};
+  o.moe_a2a_overlaps = {false, true};
+  const PlanReport tried = Plan(*s, o);
+  ASSERT_FALSE(tried.candidates.empty());
+  const PlanConfig& best = tried.candidates[0].config;
+  EXPECT_GT(tried.searched, kept.searched);
+  EXPECT_EQ(best.moe_dispatcher, MoeDispatcher::kDeepEp);
+  EXPECT_TRUE(best.moe_a2a_overlap);
+  EXPECT_LT(tried.candidates[0].objective, kept.candidates[0].objective);
+  EXPECT_NE(Describe(best).find("deepep A2AOV"), std::string::npos) << Describe(best);
+  EXPECT_NE(PlanToJson(tried).find("\"moe_dispatcher\":\"deepep\""), std::string::npos);
+  // The chosen settings survive the trip through a scenario.
+  Scenario applied = *s;
+  ApplyConfig(applied, best);
+  EXPECT_EQ(applied.parallelism.moe_dispatcher, MoeDispatcher::kDeepEp);
+  EXPECT_EQ(ConfigOf(applied), best);
 }
 
 TEST(PlannerTest, SearchesExpertParallelismForAMixtureOfExperts) {
