@@ -290,7 +290,8 @@ TEST(MoeWorkloadTest, KernelsOfAnMoeLayerFollowTheFp8Recipe) {
 // HybridEP) count them inside their dispatch, leaving a couple.
 TEST(MoeWorkloadTest, PreprocessKernelsFollowTheDispatcher) {
   const auto preprocess = [](const Scenario& s) {
-    const Operator* o = FindOp(BuildWorkload(s).layer(0).forward, "moe preprocess");
+    const Workload w = BuildWorkload(s);
+    const Operator* o = FindOp(w.layer(0).forward, "moe preprocess");
     return o ? o->kernels : -1;
   };
   const Scenario alltoall = Make(kMixtral, {"parallelism.expert=4"});
