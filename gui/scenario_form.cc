@@ -17,6 +17,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "sim/core/split.h"
 #include "sim/io/data_paths.h"
 
 namespace trainsim::gui {
@@ -25,17 +26,6 @@ namespace {
 
 // Marks the model combo entry that stands for inline model keys in the document.
 const QString kInlineModel = QStringLiteral("(inline model keys)");
-
-std::vector<std::string> Split(const std::string& dotted) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = dotted.find('.', start);
-    parts.push_back(dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) return parts;
-    start = dot + 1;
-  }
-}
 
 // yaml-cpp rebinds a Node variable on assignment, so the walks below pass
 // fresh handles down by value instead of reassigning one.
@@ -59,7 +49,7 @@ void RemoveKey(YAML::Node node, const std::vector<std::string>& parts, size_t i)
 
 YAML::Node Lookup(const YAML::Node& root, const std::string& dotted) {
   YAML::Node cur = YAML::Clone(root);  // a const walk would still need fresh handles; the document is small
-  for (const std::string& part : Split(dotted)) {
+  for (const std::string& part : Split(dotted, '.')) {
     if (!cur.IsMap() || !cur[part]) return YAML::Node();
     const YAML::Node next = cur[part];
     cur.reset(next);
@@ -316,7 +306,7 @@ Configuration ScenarioForm::configuration() const {
   for (const Field& f : fields_) {
     const QString cur = f.current();
     if (Same(cur, f.loaded)) continue;
-    const std::vector<std::string> parts = Split(f.key);
+    const std::vector<std::string> parts = Split(f.key, '.');
     if (cur.isNull()) {
       RemoveKey(root, parts, 0);
     } else {

@@ -14,18 +14,6 @@ const std::vector<std::string>& ParsedArgs::All(const std::string& flag) const {
   return it == values.end() ? empty : it->second;
 }
 
-std::vector<std::string> SplitComma(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    const size_t c = s.find(',', start);
-    out.push_back(s.substr(start, c == std::string::npos ? std::string::npos : c - start));
-    if (c == std::string::npos) break;
-    start = c + 1;
-  }
-  return out;
-}
-
 std::string FidelityFlag(const ParsedArgs& a, Fidelity* fidelity) {
   const auto f = a.Value("--fidelity");
   if (!f) return "";

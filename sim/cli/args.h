@@ -32,9 +32,6 @@ struct ParsedArgs {
 // Returns an error message ("" on success).
 std::string Parse(const std::vector<std::string>& args, const std::vector<FlagSpec>& specs, ParsedArgs& out);
 
-// The comma-separated items of a list flag ("4,8" -> "4", "8"; "" -> "").
-std::vector<std::string> SplitComma(const std::string& s);
-
 // Reads --fidelity (des | analytical) into *fidelity, which holds the verb's
 // default. Returns an error message ("" on success).
 std::string FidelityFlag(const ParsedArgs& a, Fidelity* fidelity);

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "sim/cli/args.h"
+#include "sim/core/split.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/progress.h"
 #include "sim/plan/planner.h"
@@ -75,7 +76,7 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
     }
   }
   if (auto v = a.Value("--moe-dispatchers")) {
-    for (const std::string& name : SplitComma(*v)) {
+    for (const std::string& name : Split(*v, ',')) {
       const auto& names = MoeDispatcherNames();
       if (std::find(names.begin(), names.end(), name) == names.end()) {
         err << "trainsim plan: --moe-dispatchers: '" << name << "' is not one of: alltoall, deepep, hybridep\n";
@@ -86,7 +87,7 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
     }
   }
   if (auto v = a.Value("--moe-a2a-overlap")) {
-    for (const std::string& item : SplitComma(*v)) {
+    for (const std::string& item : Split(*v, ',')) {
       if (item != "off" && item != "on") {
         err << "trainsim plan: --moe-a2a-overlap: '" << item << "' is not one of: off, on\n";
         return kExitBadInput;

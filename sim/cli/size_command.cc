@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "sim/cli/args.h"
+#include "sim/core/split.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/progress.h"
 #include "sim/core/error.h"
@@ -120,7 +121,7 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
     } else if (is_range) {
       return bad("--nodes: '" + *v + "' is not a range A..B of node counts with A <= B");
     } else {
-      for (const auto& p : SplitComma(*v)) {
+      for (const auto& p : Split(*v, ',')) {
         double n = 0;
         if (!ParseNumber(p, true, &n)) return bad("--nodes: '" + p + "' is not a positive whole number");
         opt.node_counts.push_back(int(n));
@@ -129,14 +130,14 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
     if (opt.node_counts.size() > 64) return bad("--nodes: " + std::to_string(opt.node_counts.size()) + " node counts; at most 64");
   }
   if (auto v = a.Value("--nics")) {
-    for (const auto& p : SplitComma(*v)) {
+    for (const auto& p : Split(*v, ',')) {
       double n = 0;
       if (!ParseNumber(p, true, &n) || n > 64) return bad("--nics: '" + p + "' is not a NIC count (1-64)");
       opt.nics.push_back(int(n));
     }
   }
   if (auto v = a.Value("--storage-nodes")) {
-    for (const auto& p : SplitComma(*v)) {
+    for (const auto& p : Split(*v, ',')) {
       double n = 0;
       if (!ParseNumber(p, true, &n) || n > 4096) return bad("--storage-nodes: '" + p + "' is not a storage node count (1-4096)");
       opt.storage_nodes.push_back(int(n));
@@ -199,7 +200,7 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
     return bad("--cost: fabric '" + s->fabric.name + "' has no ownership.switch_usd and link_usd; cost.model ownership needs them");
   }
   if (auto v = a.Value("--node")) {
-    for (const auto& name : SplitComma(*v)) {
+    for (const auto& name : Split(*v, ',')) {
       try {
         NodeProfile p = LoadNodeProfile(YAML::Node(name), "--node", "--node");
         if (s->cost.model == CostBasis::kOwnership && p.capital_usd <= 0) {

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 
+#include "sim/core/split.h"
 #include "sim/io/yaml_reader.h"
 #include "sim/io/profile_loader.h"
 #include "sim/io/model_loader.h"
@@ -55,14 +56,7 @@ void SetDottedKey(YAML::Node& root, const std::string& dotted, const YAML::Node&
   // "--set" rather than a line of the value's own one-line document (a clone
   // of a list, map or null is rebuilt without them).
   YAML::Node parsed = WithoutMarks(value);
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = dotted.find('.', start);
-    parts.push_back(dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
+  const std::vector<std::string> parts = Split(dotted, '.');
   // A key of a catalogue model the scenario names (model: mixtral-8x7b):
   // the model's keys take its place, inline, and the --set changes one of
   // them. A model file is not rewritten: its keys are the file's to change.

@@ -24,6 +24,16 @@ std::vector<int> Divisors(int n) {
 
 std::vector<int> Switch(bool searched, bool fixed) { return searched ? std::vector<int>{1, 0} : std::vector<int>{fixed ? 1 : 0}; }
 
+// A software choice of the MoE layer: the values the options list where
+// expert parallelism makes it matter (EP > 1), else the scenario's own.
+template <typename T>
+std::vector<int> MoeChoice(const PlanConfig& c, const std::vector<T>& tried, int scenarios) {
+  if (c.expert <= 1 || tried.empty()) return {scenarios};
+  std::vector<int> v;
+  for (T t : tried) v.push_back(int(t));
+  return v;
+}
+
 std::vector<PlanDimension> MakeDimensions() {
   std::vector<PlanDimension> d;
   // Tensor parallelism stays inside the NVLink domain unless the options say otherwise.
@@ -108,19 +118,14 @@ std::vector<PlanDimension> MakeDimensions() {
                       }};
     etp.moe_only = true;
     d.push_back(etp);
-    // Software choices, tried only where they differ (EP > 1) and only as the
-    // options allow (PlanOptions::moe_dispatchers, moe_a2a_overlaps).
+    // Software choices (PlanOptions::moe_dispatchers, moe_a2a_overlaps).
     PlanDimension dispatcher{"dispatch", "parallelism", "moe_dispatcher", PlanValueKind::kDispatcher, 8,
                              [](const PlanConfig& c) { return int(c.moe_dispatcher); },
                              [](PlanConfig& c, int v) { c.moe_dispatcher = MoeDispatcher(v); },
                              [](const Scenario& s) { return int(s.parallelism.moe_dispatcher); },
                              [](Scenario& s, int v) { s.parallelism.moe_dispatcher = MoeDispatcher(v); },
                              [](const PlanConfig& c, const SearchContext& x) {
-                               const std::vector<MoeDispatcher>& tried = x.options->moe_dispatchers;
-                               if (c.expert <= 1 || tried.empty()) return std::vector<int>{int(x.base->parallelism.moe_dispatcher)};
-                               std::vector<int> v;
-                               for (MoeDispatcher m : tried) v.push_back(int(m));
-                               return v;
+                               return MoeChoice(c, x.options->moe_dispatchers, int(x.base->parallelism.moe_dispatcher));
                              }};
     dispatcher.moe_only = true;
     d.push_back(dispatcher);
@@ -130,11 +135,7 @@ std::vector<PlanDimension> MakeDimensions() {
                           [](const Scenario& s) { return int(s.parallelism.moe_a2a_overlap); },
                           [](Scenario& s, int v) { s.parallelism.moe_a2a_overlap = v; },
                           [](const PlanConfig& c, const SearchContext& x) {
-                            const std::vector<bool>& tried = x.options->moe_a2a_overlaps;
-                            if (c.expert <= 1 || tried.empty()) return std::vector<int>{int(x.base->parallelism.moe_a2a_overlap)};
-                            std::vector<int> v;
-                            for (bool b : tried) v.push_back(int(b));
-                            return v;
+                            return MoeChoice(c, x.options->moe_a2a_overlaps, int(x.base->parallelism.moe_a2a_overlap));
                           }};
     overlap.moe_only = true;
     d.push_back(overlap);
