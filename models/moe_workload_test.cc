@@ -125,6 +125,16 @@ TEST(MoeWorkloadTest, DispatchAndCombineMoveTopKCopiesOfEachToken) {
   // The backward sends the gradients back along both paths.
   EXPECT_TRUE(FindComm(layer.backward, "moe dispatch all-to-all backward"));
   EXPECT_TRUE(FindComm(layer.backward, "moe combine all-to-all backward"));
+  // The all-to-all dispatcher sends each copy's fp32 routing probability in
+  // an all-to-all of its own, and its gradient back; a flex dispatcher
+  // carries them in its dispatch.
+  const CommOp* probs = FindComm(layer.forward, "moe probs all-to-all");
+  ASSERT_TRUE(probs);
+  EXPECT_EQ(probs->group, CommGroup::kExpert);
+  EXPECT_DOUBLE_EQ(probs->bytes, T * top_k * 4);
+  EXPECT_TRUE(FindComm(layer.backward, "moe probs all-to-all backward"));
+  const Workload flex = BuildWorkload(Make(kMixtral, {"parallelism.moe_dispatcher=deepep"}));
+  EXPECT_EQ(FindComm(flex.layer(0).forward, "moe probs all-to-all"), nullptr);
   // Expert GEMMs: one local expert per rank with EP 8, all top_k copies of the rank's tokens.
   double expert_flops = 0;
   for (const auto& op : layer.forward.ops) {
@@ -529,7 +539,7 @@ TEST(RecomputeModulesTest, EachModuleRecomputesItsOperatorsAndFreesItsActivation
   EXPECT_FALSE(has(ra, "flash attention"));  // a list replaces the default
   EXPECT_TRUE(has(rm, "expert fc1") && has(rm, "expert fc2") && has(rm, "router"));
   EXPECT_TRUE(ra.comms.empty());
-  ASSERT_EQ(rm.comms.size(), 2u);  // the dispatch and combine all-to-alls again
+  ASSERT_EQ(rm.comms.size(), 3u);  // the dispatch (tokens, then probabilities) and combine all-to-alls again
   EXPECT_EQ(rm.comms[0].group, CommGroup::kExpert);
   // moe_act frees each routed copy's fc2 input (16-bit: bf16 here), moe all expert activations.
   const double tokens = double(core.training.seq_len) * core.training.micro_batch;

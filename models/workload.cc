@@ -646,6 +646,14 @@ class LayerBuilder {
     const double dispatch_bytes = T_moe * k * h * kAct * load;
     const CommOp dispatch = TokenDispatch("moe dispatch all-to-all", dispatch_bytes);
     F.comms.push_back(dispatch);
+    // The all-to-all dispatcher sends each copy's routing probability (fp32)
+    // in an all-to-all of its own after the tokens' (token_dispatcher.py
+    // MoEAlltoAllTokenDispatcher.token_dispatch, core_v0.15: global_probs),
+    // which its backward retraces; the flex dispatchers carry them inside
+    // their dispatch. Small, so mostly the collective's latency.
+    if (c_.p.moe_dispatcher == MoeDispatcher::kAllToAll) {
+      F.comms.push_back(Comm("moe probs all-to-all", CollectiveKind::kAllToAll, CommGroup::kExpert, T_moe * k * 4 * load, false));
+    }
     const double received = T_moe * k * load;  // token copies this rank's experts compute, before ETP
     if (etp > 1) {
       F.comms.push_back(Comm("moe etp all-gather", CollectiveKind::kAllGather, CommGroup::kExpertTensor, received * etp * h * kAct, false));
