@@ -133,8 +133,16 @@ TEST(MoeWorkloadTest, DispatchAndCombineMoveTopKCopiesOfEachToken) {
   EXPECT_EQ(probs->group, CommGroup::kExpert);
   EXPECT_DOUBLE_EQ(probs->bytes, T * top_k * 4);
   EXPECT_TRUE(FindComm(layer.backward, "moe probs all-to-all backward"));
+  // Before it, every rank's token counts per expert (int64) are gathered
+  // over the EP group, once: no gradient comes back.
+  const CommOp* counts = FindComm(layer.forward, "moe token counts all-gather");
+  ASSERT_TRUE(counts);
+  EXPECT_EQ(counts->kind, CollectiveKind::kAllGather);
+  EXPECT_DOUBLE_EQ(counts->bytes, s.parallelism.expert * 8.0 * 8);
+  EXPECT_FALSE(FindComm(layer.backward, "moe token counts all-gather backward"));
   const Workload flex = BuildWorkload(Make(kMixtral, {"parallelism.moe_dispatcher=deepep"}));
   EXPECT_EQ(FindComm(flex.layer(0).forward, "moe probs all-to-all"), nullptr);
+  EXPECT_EQ(FindComm(flex.layer(0).forward, "moe token counts all-gather"), nullptr);
   // Expert GEMMs: one local expert per rank with EP 8, all top_k copies of the rank's tokens.
   double expert_flops = 0;
   for (const auto& op : layer.forward.ops) {
@@ -539,7 +547,7 @@ TEST(RecomputeModulesTest, EachModuleRecomputesItsOperatorsAndFreesItsActivation
   EXPECT_FALSE(has(ra, "flash attention"));  // a list replaces the default
   EXPECT_TRUE(has(rm, "expert fc1") && has(rm, "expert fc2") && has(rm, "router"));
   EXPECT_TRUE(ra.comms.empty());
-  ASSERT_EQ(rm.comms.size(), 3u);  // the dispatch (tokens, then probabilities) and combine all-to-alls again
+  ASSERT_EQ(rm.comms.size(), 4u);  // the token counts, the dispatch (tokens, then probabilities) and the combine again
   EXPECT_EQ(rm.comms[0].group, CommGroup::kExpert);
   // moe_act frees each routed copy's fc2 input (16-bit: bf16 here), moe all expert activations.
   const double tokens = double(core.training.seq_len) * core.training.micro_batch;

@@ -638,6 +638,13 @@ class LayerBuilder {
     const size_t preprocess = F.ops.size();
     F.ops.push_back(Mem("moe preprocess", T_moe * E));
     F.ops.back().kernels = c_.p.moe_dispatcher == MoeDispatcher::kAllToAll ? fw.moe_preprocess_kernels : fw.moe_flex_preprocess_kernels;
+    // The all-to-all dispatcher learns every rank's token counts per expert
+    // (int64) in an all-gather before its splits reach the host
+    // (MoEAlltoAllTokenDispatcher.preprocess, core_v0.15: over TP x EP, here
+    // the EP group); the flex dispatchers count inside their dispatch.
+    if (c_.p.moe_dispatcher == MoeDispatcher::kAllToAll && c_.p.expert > 1) {
+      F.comms.push_back(Comm("moe token counts all-gather", CollectiveKind::kAllGather, CommGroup::kExpert, c_.p.expert * E * 8, false));
+    }
     Graph(F, preprocess, kGraphMoePreprocess);
     F.ops.push_back(Mem("moe permute", T_moe * h * kAct * (1 + k)));
     F.ops.back().kernels = fw.moe_dispatch_kernels;
@@ -813,8 +820,11 @@ class LayerBuilder {
         }
       }
     }
+    // What carries tokens comes back as their gradients: the EP group's
+    // all-to-alls and the ETP group's collectives (not the token counts).
     for (auto it = F.comms.rbegin(); it != F.comms.rend(); ++it) {
-      if (it->group != CommGroup::kExpert && it->group != CommGroup::kExpertTensor) continue;
+      const bool tokens = (it->group == CommGroup::kExpert && it->kind == CollectiveKind::kAllToAll) || it->group == CommGroup::kExpertTensor;
+      if (!tokens) continue;
       CommOp back = *it;
       back.name += " backward";
       // The reverse of a gather is a reduce-scatter and vice versa.
