@@ -336,7 +336,7 @@ TEST(MoeWorkloadTest, CudaGraphScopesMarkTheirModules) {
     const std::string n = o.name.str();
     const bool captured = n == "input norm" || n == "q down" || n == "flash attention" || n == "post-attention norm" ||
                           n.starts_with("router") || n == "moe preprocess" || n.starts_with("shared ");
-    const bool eager = n.starts_with("expert ") || n == "moe permute" || n == "moe unpermute";
+    const bool eager = n.starts_with("expert ") || n == "moe permute" || n == "moe unpermute" || n == "moe shared-expert add";
     if (captured) {
       EXPECT_TRUE(o.graphed) << n;
     }
@@ -353,6 +353,14 @@ TEST(MoeWorkloadTest, CudaGraphScopesMarkTheirModules) {
       EXPECT_FALSE(o.graphed) << n;
     }
   }
+  // The shared experts' output joins the routed one in an add of its own,
+  // forward, and their input gradients in one add, backward.
+  const Operator* add = FindOp(moe.forward, "moe shared-expert add");
+  ASSERT_NE(add, nullptr);
+  EXPECT_DOUBLE_EQ(add->bytes, 4096.0 / 2 * 7168 * 2 * 3);  // TP 2 with SP: half the sequence per GPU
+  const Operator* add_back = FindOp(moe.backward, "moe shared-expert add backward");
+  ASSERT_NE(add_back, nullptr);
+  EXPECT_DOUBLE_EQ(add_back->bytes, add->bytes);
   const LayerWork& dense = w.layer(0);  // the mlp scope is not taken: a dense layer's MLP stays eager
   ASSERT_FALSE(dense.kind.moe);
   for (const auto& o : dense.forward.ops) {

@@ -744,6 +744,11 @@ class LayerBuilder {
       const size_t shared = F.ops.size();
       DenseMlp(F, double(moe.shared_experts) * moe.ffn_hidden, "shared ");
       Graph(F, shared, kGraphMoeRouter);  // captured with the router (Megatron-Core, without moe_shared_expert_overlap)
+      // MoELayer adds the shared experts' output to the routed one, eagerly
+      // after the combine; the backward sums the two branches' input
+      // gradients once (one add each way).
+      F.ops.push_back(Mem("moe shared-expert add", T_moe * h * kAct * 3));
+      F.ops.back().backward_bytes = F.ops.back().bytes;
     }
   }
 
