@@ -321,6 +321,23 @@ TEST(MoeWorkloadTest, PreprocessKernelsFollowTheDispatcher) {
   }
 }
 
+// MLA's fused rope (the recipes' apply_rope_fusion) reads the up-projections'
+// outputs and writes whole queries (192 per head), keys (192) and values
+// (128), not only the 64 rotated dims; its backward moves as much.
+TEST(MoeWorkloadTest, MlaRopeWritesWholeQueriesKeysAndValues) {
+  const Scenario s = Make(kDeepSeekV3);  // TP 2: 64 heads per GPU, the whole sequence (4,096 tokens)
+  const Workload w = BuildWorkload(s);
+  const Operator* rope = FindOp(w.layer(0).forward, "rotary");
+  ASSERT_NE(rope, nullptr);
+  const double T = 4096, heads = 64;
+  const double read = heads * (192 + 256) + 64, written = heads * (192 + 192 + 128) + 64;
+  EXPECT_DOUBLE_EQ(rope->bytes, T * (read + written) * 2);
+  EXPECT_EQ(rope->kernels, 2);
+  const Operator* back = FindOp(w.layer(0).backward, "rotary backward");
+  ASSERT_NE(back, nullptr);
+  EXPECT_DOUBLE_EQ(back->bytes, rope->bytes);
+}
+
 // The framework's CUDA graph scope marks what the host launches as graphs:
 // moe_router takes the pre-MLP norm, the router and the shared experts,
 // moe_preprocess the dispatcher's token counts; the experts stay eager. A

@@ -492,7 +492,17 @@ class LayerBuilder {
       F.ops.push_back(Gemm("kv down", T, a.kv_lora_rank + a.qk_rope_head_dim, h, true));
       F.ops.push_back(Mem("kv norm", 2 * T * a.kv_lora_rank * kAct));
       F.ops.push_back(Gemm("kv up", T, heads * (a.qk_head_dim + a.v_head_dim), a.kv_lora_rank, true));
-      F.ops.push_back(Mem("rotary", 2 * T * (heads + 1) * a.qk_rope_head_dim * kAct));
+      // Megatron-Core's fused MLA rope (apply_rope_fusion, which the
+      // performance recipes set) rotates the rope part and writes whole,
+      // contiguous queries, keys and values: it reads the up-projections'
+      // outputs and the shared rope key and writes q, k and v
+      // (fused_apply_mla_rope_for_q / _for_kv, multi_latent_attention.py,
+      // core_v0.15); its backward moves the same gradients back.
+      const double dq_full = a.qk_head_dim + a.qk_rope_head_dim;
+      const double per_head = 2 * dq_full + (a.qk_head_dim + a.v_head_dim) + (dq_full + a.v_head_dim);
+      F.ops.push_back(Mem("rotary", T * (heads * per_head + 2 * a.qk_rope_head_dim) * kAct));
+      F.ops.back().kernels = 2;
+      F.ops.back().backward_bytes = F.ops.back().bytes;
     } else {
       first_gemm = "qkv";
       TpIn(F, "qkv");
