@@ -166,8 +166,8 @@ TEST(MoeWorkloadTest, CapacityFactorPadsTheExpertsAndTheAllToAll) {
 // The all-to-all dispatcher receives each source rank's tokens as a block and
 // sorts them by local expert (rows and fp32 probabilities), then unsorts the
 // experts' output before the combine: one read and one write of every row
-// each way. One local expert needs no sort; DeepEP's permute after its
-// dispatch is the only one.
+// each way, and the backward moves the gradients back the same way. One
+// local expert needs no sort; DeepEP's permute after its dispatch is the only one.
 TEST(MoeWorkloadTest, AllToAllSortsTheReceivedTokensByLocalExpert) {
   const Scenario s = Make(kMixtral, {"parallelism.expert=4"});  // 2 local experts
   const Workload w = BuildWorkload(s);
@@ -183,7 +183,10 @@ TEST(MoeWorkloadTest, AllToAllSortsTheReceivedTokensByLocalExpert) {
   EXPECT_EQ(unsort->kernels, s.framework.moe_unsort_kernels);
   const PassWork& b = w.layer(0).backward;
   ASSERT_NE(FindOp(b, "moe sort by expert backward"), nullptr);
-  EXPECT_DOUBLE_EQ(FindOp(b, "moe sort by expert backward")->bytes, 2 * sort->bytes);
+  // The backward sorts the gradients back (the inverse permutation): the same bytes, as the permute's.
+  EXPECT_DOUBLE_EQ(FindOp(b, "moe sort by expert backward")->bytes, sort->bytes);
+  EXPECT_DOUBLE_EQ(FindOp(b, "moe unsort by expert backward")->bytes, unsort->bytes);
+  EXPECT_DOUBLE_EQ(FindOp(b, "moe permute backward")->bytes, FindOp(f, "moe permute")->bytes);
   EXPECT_EQ(FindOp(BuildWorkload(Make(kMixtral)).layer(0).forward, "moe sort by expert"), nullptr);  // EP 8: one expert per rank
   const Scenario deepep = Make(kMixtral, {"parallelism.expert=4", "parallelism.moe_dispatcher=deepep"});
   EXPECT_EQ(FindOp(BuildWorkload(deepep).layer(0).forward, "moe sort by expert"), nullptr);

@@ -146,6 +146,15 @@ Operator Mem(const OpName& name, double bytes) {
   return o;
 }
 
+// A pure data movement (a permutation, a sort, a padding copy): its backward
+// moves the gradients back along the inverse path, the same bytes, where an
+// elementwise op's backward also reads what it saved.
+Operator Move(const OpName& name, double bytes) {
+  Operator o = Mem(name, bytes);
+  o.backward_bytes = bytes;
+  return o;
+}
+
 CommOp Comm(const OpName& name, CollectiveKind kind, CommGroup group, double bytes, bool overlapped,
             const OpName& overlaps_op = {}, CommEngine engine = CommEngine::kNccl) {
   return CommOp{name, kind, group, bytes, overlapped, overlaps_op, engine};
@@ -656,7 +665,7 @@ class LayerBuilder {
       F.comms.push_back(Comm("moe token counts all-gather", CollectiveKind::kAllGather, CommGroup::kExpert, c_.p.expert * E * 8, false));
     }
     Graph(F, preprocess, kGraphMoePreprocess);
-    F.ops.push_back(Mem("moe permute", T_moe * h * kAct * (1 + k)));
+    F.ops.push_back(Move("moe permute", T_moe * h * kAct * (1 + k)));
     F.ops.back().kernels = fw.moe_dispatch_kernels;
     // Each routed copy of a token travels to its expert's EP rank (1/ep of
     // them stay), at the busiest rank's load.
@@ -692,7 +701,7 @@ class LayerBuilder {
     const bool sorts = c_.p.moe_dispatcher == MoeDispatcher::kAllToAll && local_experts > 1;
     const double expert_rows = received * etp;  // token copies this rank's experts compute
     if (sorts) {
-      F.ops.push_back(Mem("moe sort by expert", 2 * expert_rows * (h * kAct + 4)));
+      F.ops.push_back(Move("moe sort by expert", 2 * expert_rows * (h * kAct + 4)));
       F.ops.back().kernels = fw.moe_sort_kernels;
     }
     // Low-precision GEMMs take each expert's rows in multiples of 16 (32 for
@@ -706,7 +715,7 @@ class LayerBuilder {
     const bool padded = IsLowPrecision(c_.prec) && moe.capacity_factor <= 0 && c_.p.moe_dispatcher != MoeDispatcher::kHybridEp;
     const double expert_rows_bytes = expert_rows * h * kAct;
     if (padded) {
-      F.ops.push_back(Mem("moe fp8 padding", 2 * expert_rows_bytes));
+      F.ops.push_back(Move("moe fp8 padding", 2 * expert_rows_bytes));
       F.ops.back().kernels = 2;
     }
     const int expert_casts = GroupedCastKernels(c_.prec, c_.scaling, per_expert);
@@ -717,7 +726,7 @@ class LayerBuilder {
     F.ops.push_back(ActivationOp(OpName("expert ") + ActivationName(), received * etp * ffn_local, expert_casts));
     F.ops.push_back(Gemm("expert fc2", tokens_per_expert, h, ffn_local, true, local_experts));
     F.ops.back().kernels = per_expert;
-    if (padded) F.ops.push_back(Mem("moe fp8 unpadding", 2 * expert_rows_bytes));
+    if (padded) F.ops.push_back(Move("moe fp8 unpadding", 2 * expert_rows_bytes));
     // fc2's bias, scaled by each copy's routing probability, where the
     // framework adds it outside the GEMM (FrameworkProfile::moe_expert_bias_*).
     if (moe.expert_bias.value_or(false) && fw.moe_expert_bias_forward_bytes > 0) {
@@ -727,7 +736,7 @@ class LayerBuilder {
       F.ops.back().kernels = per_expert * fw.moe_expert_bias_kernels;
     }
     if (sorts) {
-      F.ops.push_back(Mem("moe unsort by expert", 2 * expert_rows * h * kAct));
+      F.ops.push_back(Move("moe unsort by expert", 2 * expert_rows * h * kAct));
       F.ops.back().kernels = fw.moe_unsort_kernels;
     }
     // Dropless routing sizes the dispatch on the host: it waits for the
