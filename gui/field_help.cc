@@ -131,7 +131,7 @@ QString HelpPageHtml() {
       "those runs. Megatron-LM on A100 and NeMo on H100 (27 runs, 2021-24): mean absolute step-time error 2.8%, "
       "largest 7.3%. Of 154 runs from 2024-26: dense models on H100 3.3% (largest 9.0%), LoRA fine-tuning 4.1%; "
       "dense models on B200 and GB200 8.0%, mostly predicted fast (their attention and memory-bound rates are "
-      "estimates until calibrated on one); mixtures of experts 10% on H100 and 15% on Blackwell, mostly fast "
+      "estimates until calibrated on one); mixtures of experts 11% on H100 and 16% on Blackwell, mostly fast "
       "(README.md, accuracy). Expect that order of error for configurations like those; further from them "
       "(other GPUs, unusual shapes, storage-bound runs) the error is not measured. Relative comparisons (8 vs 4 "
       "NICs on the same model) are more reliable than absolute times, since most modelling errors are shared.</p>");
