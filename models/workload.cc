@@ -146,9 +146,10 @@ Operator Mem(const OpName& name, double bytes) {
   return o;
 }
 
-// A pure data movement (a permutation, a sort, a padding copy): its backward
-// moves the gradients back along the inverse path, the same bytes, where an
-// elementwise op's backward also reads what it saved.
+// A pure data movement (a permutation, a sort, a padding copy, MLA's rope
+// writing whole q, k, v): its backward moves the gradients back along the
+// inverse path, the same bytes, where an elementwise op's backward also reads
+// what it saved.
 Operator Move(const OpName& name, double bytes) {
   Operator o = Mem(name, bytes);
   o.backward_bytes = bytes;
@@ -509,9 +510,8 @@ class LayerBuilder {
       // core_v0.15); its backward moves the same gradients back.
       const double dq_full = a.qk_head_dim + a.qk_rope_head_dim;
       const double per_head = 2 * dq_full + (a.qk_head_dim + a.v_head_dim) + (dq_full + a.v_head_dim);
-      F.ops.push_back(Mem("rotary", T * (heads * per_head + 2 * a.qk_rope_head_dim) * kAct));
+      F.ops.push_back(Move("rotary", T * (heads * per_head + 2 * a.qk_rope_head_dim) * kAct));
       F.ops.back().kernels = 2;
-      F.ops.back().backward_bytes = F.ops.back().bytes;
     } else {
       first_gemm = "qkv";
       TpIn(F, "qkv");
@@ -646,6 +646,9 @@ class LayerBuilder {
     const double ep = c_.p.expert, etp = c_.p.expert_tensor;
     const double T_moe = c_.T_ln;  // tokens this GPU routes
     const double load = ExpertLoadFactor(c_.sc);
+    // Megatron-Core's all-to-all dispatcher, not a flex one (DeepEP, HybridEP),
+    // whose kernels count, carry and sort what it does in steps of its own.
+    const bool alltoall = c_.p.moe_dispatcher == MoeDispatcher::kAllToAll;
     const bool gated = Gated(md.activation);
     // The kernels the host issues (sim/cost/host_issue.h) are the framework's (moe_kernels).
     const FrameworkProfile& fw = c_.sc.framework;
@@ -656,12 +659,12 @@ class LayerBuilder {
     // The dispatcher's preprocess counts each rank's and expert's tokens from the routing map.
     const size_t preprocess = F.ops.size();
     F.ops.push_back(Mem("moe preprocess", T_moe * E));
-    F.ops.back().kernels = c_.p.moe_dispatcher == MoeDispatcher::kAllToAll ? fw.moe_preprocess_kernels : fw.moe_flex_preprocess_kernels;
+    F.ops.back().kernels = alltoall ? fw.moe_preprocess_kernels : fw.moe_flex_preprocess_kernels;
     // The all-to-all dispatcher learns every rank's token counts per expert
     // (int64) in an all-gather before its splits reach the host
     // (MoEAlltoAllTokenDispatcher.preprocess, core_v0.15: over TP x EP, here
     // the EP group); the flex dispatchers count inside their dispatch.
-    if (c_.p.moe_dispatcher == MoeDispatcher::kAllToAll && c_.p.expert > 1) {
+    if (alltoall && c_.p.expert > 1) {
       F.comms.push_back(Comm("moe token counts all-gather", CollectiveKind::kAllGather, CommGroup::kExpert, c_.p.expert * E * 8, false));
     }
     Graph(F, preprocess, kGraphMoePreprocess);
@@ -677,7 +680,7 @@ class LayerBuilder {
     // MoEAlltoAllTokenDispatcher.token_dispatch, core_v0.15: global_probs),
     // which its backward retraces; the flex dispatchers carry them inside
     // their dispatch. Small, so mostly the collective's latency.
-    if (c_.p.moe_dispatcher == MoeDispatcher::kAllToAll) {
+    if (alltoall) {
       F.comms.push_back(Comm("moe probs all-to-all", CollectiveKind::kAllToAll, CommGroup::kExpert, T_moe * k * 4 * load, false));
     }
     const double received = T_moe * k * load;  // token copies this rank's experts compute, before ETP
@@ -698,7 +701,7 @@ class LayerBuilder {
     // token_dispatcher.py sort_chunks_by_idxs; a dropping dispatcher's
     // transpose-copy moves the same rows). The flex dispatchers (DeepEP,
     // HybridEP) permute the received tokens once, which "moe permute" counts.
-    const bool sorts = c_.p.moe_dispatcher == MoeDispatcher::kAllToAll && local_experts > 1;
+    const bool sorts = alltoall && local_experts > 1;
     const double expert_rows = received * etp;  // token copies this rank's experts compute
     if (sorts) {
       F.ops.push_back(Move("moe sort by expert", 2 * expert_rows * (h * kAct + 4)));

@@ -60,7 +60,8 @@ struct Operator {
   int LaunchedKernels() const { return flops > 0 || bytes > 0 ? std::max(1, kernels) : 0; }
   // Memory-bound: the backward's HBM traffic when it is not twice the
   // forward's (an unfused chain of elementwise ops, whose autograd does other
-  // passes than the forward's); < 0: twice `bytes`.
+  // passes than the forward's; a pure data movement, whose backward moves the
+  // same bytes back); < 0: twice `bytes`.
   double backward_bytes = -1;
   // The host reads a result of the GPU before it issues this operator (a
   // device-to-host sync: the dropless dispatcher's token counts), so the GPU

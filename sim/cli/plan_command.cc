@@ -75,27 +75,29 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
       return kExitBadInput;
     }
   }
-  if (auto v = a.Value("--moe-dispatchers")) {
-    for (const std::string& name : Split(*v, ',')) {
-      const auto& names = MoeDispatcherNames();
-      if (std::find(names.begin(), names.end(), name) == names.end()) {
-        err << "trainsim plan: --moe-dispatchers: '" << name << "' is not one of: alltoall, deepep, hybridep\n";
-        return kExitBadInput;
-      }
-      const MoeDispatcher m = MoeDispatcherNamed(name);
-      if (std::find(opt.moe_dispatchers.begin(), opt.moe_dispatchers.end(), m) == opt.moe_dispatchers.end()) opt.moe_dispatchers.push_back(m);
-    }
-  }
-  if (auto v = a.Value("--moe-a2a-overlap")) {
+  // --moe-dispatchers and --moe-a2a-overlap: each item one of `names`, by its index, once.
+  const auto choices = [&](const char* flag, const std::vector<std::string>& names, std::vector<int>& picked) {
+    const auto v = a.Value(flag);
+    if (!v) return true;
     for (const std::string& item : Split(*v, ',')) {
-      if (item != "off" && item != "on") {
-        err << "trainsim plan: --moe-a2a-overlap: '" << item << "' is not one of: off, on\n";
-        return kExitBadInput;
+      const auto at = std::find(names.begin(), names.end(), item);
+      if (at == names.end()) {
+        std::string known;
+        for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+        err << "trainsim plan: " << flag << ": '" << item << "' is not one of: " << known << "\n";
+        return false;
       }
-      const bool on = item == "on";
-      if (std::find(opt.moe_a2a_overlaps.begin(), opt.moe_a2a_overlaps.end(), on) == opt.moe_a2a_overlaps.end()) opt.moe_a2a_overlaps.push_back(on);
+      const int index = int(at - names.begin());
+      if (std::find(picked.begin(), picked.end(), index) == picked.end()) picked.push_back(index);
     }
+    return true;
+  };
+  std::vector<int> dispatchers, overlaps;
+  if (!choices("--moe-dispatchers", MoeDispatcherNames(), dispatchers) || !choices("--moe-a2a-overlap", {"off", "on"}, overlaps)) {
+    return kExitBadInput;
   }
+  for (int d : dispatchers) opt.moe_dispatchers.push_back(MoeDispatcher(d));
+  for (int o : overlaps) opt.moe_a2a_overlaps.push_back(o == 1);
   Expected<Scenario> s = LoadScenario(a.positional[0], a.All("--set"));
   if (!s) {
     err << s.error().ToString() << "\n";
