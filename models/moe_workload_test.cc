@@ -543,6 +543,46 @@ TEST(MoeDispatcherTest, OverlappedDispatcherKernelsTakeTheirSmsFromTheCompute) {
   EXPECT_LE(a.forward_exposed_comm_s - b.forward_exposed_comm_s, a.forward_compute_s * slowdown + 1e-12);
 }
 
+// DeepEP's NVLink kernels address 8 peers; past that, inside one multi-node
+// NVLink domain (GB200 NVL72), its dispatch and combine run at the rates NVIDIA
+// measured for EP 32 (megatron-core-2024.yaml deepep_nvlink), the combine the
+// slower; HybridEP and an 8-GPU node's DeepEP keep NCCL's NVLink rate.
+TEST(MoeDispatcherTest, DeepEpPastItsNvlinkPeersRunsAtItsMeasuredRates) {
+  const std::vector<std::string> nvl72 = {"cluster.node=gb200-nvl72", "cluster.nodes=8", "model.moe.experts=32",
+                                          "parallelism.expert=32", "parallelism.moe_dispatcher=deepep"};
+  const Scenario s = Make(kMixtral, nvl72);
+  EXPECT_EQ(s.framework.deepep_max_nvlink_peers, 8);
+  const Workload w = BuildWorkload(s);
+  const CommOp& dispatch = *FindComm(w.layer(0).forward, "moe dispatch all-to-all");
+  const CommOp& combine = *FindComm(w.layer(0).forward, "moe combine all-to-all");
+  EXPECT_EQ(dispatch.trip, TokenTrip::kDispatch);
+  EXPECT_EQ(combine.trip, TokenTrip::kCombine);
+  // The backward sends the gradients the other way: the combine's by DeepEP's dispatch kernel.
+  EXPECT_EQ(FindComm(w.layer(0).backward, "moe combine all-to-all backward")->trip, TokenTrip::kDispatch);
+  EXPECT_EQ(FindComm(w.layer(0).backward, "moe dispatch all-to-all backward")->trip, TokenTrip::kCombine);
+  const CollectivePlan d = PlanCollective(s, dispatch), c = PlanCollective(s, combine);
+  ASSERT_EQ(d.phase_count, 1);  // the whole group on NVLink
+  EXPECT_EQ(d.phases[0].bytes, c.phases[0].bytes);
+  EXPECT_DOUBLE_EQ(d.phases[0].shared_bytes_per_s, 400e9);
+  EXPECT_DOUBLE_EQ(c.phases[0].unshared_bytes_per_s, 190e9);
+  // In the cache of a scenario's collectives the two stay apart.
+  CollectiveTimes times(s);
+  EXPECT_GT(times(combine), 1.5 * times(dispatch));
+  // HybridEP addresses the whole domain.
+  std::vector<std::string> hybrid = nvl72;
+  hybrid.back() = "parallelism.moe_dispatcher=hybridep";
+  const Scenario h = Make(kMixtral, hybrid);
+  const CommOp& hd = *FindComm(BuildWorkload(h).layer(0).forward, "moe combine all-to-all");
+  EXPECT_DOUBLE_EQ(PlanCollective(h, hd).phases[0].shared_bytes_per_s, NvlinkNcclBytesPerS(h));
+  // EP 8 in one NVL72 domain is within DeepEP's 8 peers.
+  std::vector<std::string> eight = nvl72;
+  eight[2] = "model.moe.experts=8";
+  eight[3] = "parallelism.expert=8";
+  const Scenario e = Make(kMixtral, eight);
+  const CommOp& ec = *FindComm(BuildWorkload(e).layer(0).forward, "moe combine all-to-all");
+  EXPECT_DOUBLE_EQ(PlanCollective(e, ec).phases[0].shared_bytes_per_s, NvlinkNcclBytesPerS(e));
+}
+
 TEST(MoeDispatcherTest, AnUnknownDispatcherIsBadInputNamingTheKey) {
   auto s = Parse(kMixtral, {"parallelism.moe_dispatcher=deep-ep"});
   ASSERT_FALSE(s.ok());

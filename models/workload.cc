@@ -626,6 +626,7 @@ class LayerBuilder {
   CommOp TokenDispatch(const OpName& name, double bytes) const {
     CommOp c = Comm(name, CollectiveKind::kAllToAll, CommGroup::kExpert, bytes, false);
     c.engine = CommEngine::kMoeDispatcher;
+    c.trip = TokenTrip::kDispatch;
     if (c_.p.moe_dispatcher != MoeDispatcher::kAllToAll) {
       c.dedup_top_k = c_.md.moe.top_k;
       c.dedup_experts = c_.md.moe.experts;
@@ -759,6 +760,7 @@ class LayerBuilder {
     }
     CommOp combine = dispatch;
     combine.name = "moe combine all-to-all";
+    combine.trip = TokenTrip::kCombine;
     F.comms.push_back(combine);
     F.ops.push_back(Mem("moe unpermute", T_moe * h * kAct * (1 + k)));
     F.ops.back().kernels = fw.moe_combine_kernels;
@@ -857,6 +859,9 @@ class LayerBuilder {
       // The reverse of a gather is a reduce-scatter and vice versa.
       if (back.kind == CollectiveKind::kAllGather) back.kind = CollectiveKind::kReduceScatter;
       else if (back.kind == CollectiveKind::kReduceScatter) back.kind = CollectiveKind::kAllGather;
+      // The dispatch's gradient goes back the way the combine went, and vice versa.
+      if (back.trip == TokenTrip::kDispatch) back.trip = TokenTrip::kCombine;
+      else if (back.trip == TokenTrip::kCombine) back.trip = TokenTrip::kDispatch;
       B.comms.push_back(back);
     }
     if (c_.p.context > 1) {

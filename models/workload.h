@@ -87,6 +87,8 @@ enum class CommEngine {
 constexpr int kWholePass = -1;  // overlaps the pass's compute as a whole
 constexpr int kNoPartner = -2;  // its partner is absent from the pass (a frozen weight's gradient GEMM): nothing hides it
 
+enum class TokenTrip { kNone, kDispatch, kCombine };
+
 struct CommOp {
   OpName name;
   CollectiveKind kind = CollectiveKind::kAllReduce;
@@ -105,6 +107,12 @@ struct CommOp {
   // 0: a plain all-to-all of `bytes`.
   int dedup_top_k = 0;
   int dedup_experts = 0;
+  // Which way a token dispatcher's kernel carries the tokens: out to their
+  // experts (the dispatch, and the combine's backward) or back (the combine,
+  // which also sums each token's top_k outputs, and the dispatch's backward).
+  // DeepEP's two kernels run at different rates where they leave its design
+  // (FrameworkProfile::deepep_max_nvlink_peers).
+  TokenTrip trip = TokenTrip::kNone;
 };
 
 // Work of one pass (forward, backward or recompute) of one unit for one micro batch.

@@ -281,6 +281,13 @@ struct FrameworkProfile {
   int userbuffer_bulk_sms = 0;
   int deepep_sms = 0;     // DeepEP's dispatch/combine kernels
   int hybridep_sms = 0;   // HybridEP's dispatch/combine kernels
+  // DeepEP's NVLink kernels address at most this many peers; an EP group with
+  // more members in one NVLink domain (GB200 NVL72) runs a port of them that
+  // moves each GPU's NVLink share of a dispatch, and of a combine, at these
+  // rates instead of NCCL's. 0: no such limit.
+  int deepep_max_nvlink_peers = 0;
+  double deepep_beyond_peers_dispatch_bytes_per_s = 0;
+  double deepep_beyond_peers_combine_bytes_per_s = 0;
   // TE's pipelined GEMM + reduce-scatter overlap (userbuffers "pipeline":
   // proj_fprop, fc2_fprop) cuts the GEMM into this many chunks, each chunk's
   // reduce-scatter behind the next chunk's GEMM: the last one's is exposed.

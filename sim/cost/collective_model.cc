@@ -45,6 +45,15 @@ double TokenReachFraction(int experts, int top_k, double held_experts) {
   return 1 - miss;
 }
 
+double DeduplicatedNvlinkBytesPerS(const Scenario& s, const CommOp& op, double ranks_per_domain) {
+  const FrameworkProfile& f = s.framework;
+  const bool beyond_deepep = s.parallelism.moe_dispatcher == MoeDispatcher::kDeepEp && f.deepep_max_nvlink_peers > 0 &&
+                             ranks_per_domain > f.deepep_max_nvlink_peers && op.trip != TokenTrip::kNone;
+  if (!beyond_deepep) return NvlinkNcclBytesPerS(s);
+  const double rate = op.trip == TokenTrip::kCombine ? f.deepep_beyond_peers_combine_bytes_per_s : f.deepep_beyond_peers_dispatch_bytes_per_s;
+  return std::min(NvlinkNcclBytesPerS(s), rate);
+}
+
 CollectivePlan PlanCollective(const Scenario& s, const CommOp& op) { return PlanCollective(s, op, s.layout().Span(op.group)); }
 
 CollectivePlan PlanCollective(const Scenario& s, const CommOp& op, const GroupSpan& span) {
@@ -92,7 +101,8 @@ CollectivePlan PlanCollective(const Scenario& s, const CommOp& op, const GroupSp
       // move 39-43 GB/s per NIC at 128 tokens.
       const double token = S / op.dedup_top_k, E = op.dedup_experts, domains = n / r;
       const double gpus_reached = n * TokenReachFraction(op.dedup_experts, op.dedup_top_k, E / n);
-      if (r > 1) add(LinkClass::kNvlink, gpus_reached * (r - 1) / r * token, nvlink, nvlink);
+      const double nvlink_rate = DeduplicatedNvlinkBytesPerS(s, op, r);
+      if (r > 1) add(LinkClass::kNvlink, gpus_reached * (r - 1) / r * token, nvlink_rate, nvlink_rate);
       if (!g.on_nvlink()) {
         const double domains_reached = (domains - 1) * TokenReachFraction(op.dedup_experts, op.dedup_top_k, E / domains);
         add(LinkClass::kNic, domains_reached * token, nic_shared, nic_alone);
@@ -129,7 +139,7 @@ double CollectiveTimes::operator()(const CommOp& op) {
   if (op.bytes <= 0) return 0;  // PlanCollective's plan has no phases: no time (most once-per-step collectives of a config)
   for (int i = 0; i < count_; ++i) {
     const Entry& e = entries_[i];
-    if (e.bytes == op.bytes && e.kind == op.kind && e.group == op.group && e.dedup_top_k == op.dedup_top_k) return e.time_s;
+    if (e.bytes == op.bytes && e.kind == op.kind && e.group == op.group && e.dedup_top_k == op.dedup_top_k && e.trip == op.trip) return e.time_s;
   }
   const int group = int(op.group);
   if (group < 0 || group >= kGroups) return CollectiveTime(s_, op);
@@ -138,7 +148,7 @@ double CollectiveTimes::operator()(const CommOp& op) {
     spanned_[group] = true;
   }
   const double t = PlanCollective(s_, op, spans_[group]).Time();
-  if (count_ < int(std::size(entries_))) entries_[count_++] = Entry{op.kind, op.group, op.bytes, op.dedup_top_k, t};
+  if (count_ < int(std::size(entries_))) entries_[count_++] = Entry{op.kind, op.group, op.bytes, op.dedup_top_k, op.trip, t};
   return t;
 }
 

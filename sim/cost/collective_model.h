@@ -33,6 +33,13 @@ double NvlinkNcclBytesPerS(const Scenario& s);
 // would move slower (NCCL docs, NCCL_PROTO: LL "low latency", LL128, Simple).
 inline constexpr double kLowLatencyProtocolEfficiency = 0.5;
 
+// What a deduplicating token dispatcher (CommOp::dedup_top_k) moves per GPU
+// over NVLink among `ranks_per_domain` members of its group: NCCL's rate, or
+// less where DeepEP has more NVLink peers than its kernels address
+// (FrameworkProfile::deepep_max_nvlink_peers): there the framework's measured
+// rate of the op's trip, dispatch or combine.
+double DeduplicatedNvlinkBytesPerS(const Scenario& s, const CommOp& op, double ranks_per_domain);
+
 // Fraction of the peak bandwidth a transfer reaches when NCCL moves it in
 // pieces of `chunk_bytes`: the Simple protocol's chunk / (chunk + the node's
 // half chunk) (small pieces do not fill its pipeline), or the LL protocol's
@@ -85,7 +92,7 @@ double CollectiveTime(const Scenario& s, const CommOp& op);
 // CollectiveTime for one scenario, each distinct collective timed once: a
 // layer's passes repeat the same TP collective a dozen times, and the
 // analytical path times thousands of configurations. Keyed on every field of
-// the CommOp that PlanCollective reads (kind, group, bytes): one that starts
+// the CommOp that PlanCollective reads (kind, group, bytes, dedup_top_k, trip): one that starts
 // reading another must join the key.
 class CollectiveTimes {
  public:
@@ -98,6 +105,7 @@ class CollectiveTimes {
     CommGroup group;
     double bytes;
     int dedup_top_k;  // a deduplicated token dispatch plans differently from an all-to-all of the same bytes
+    TokenTrip trip;   // and its combine from its dispatch, where DeepEP's two kernels differ
     double time_s;
   };
   const Scenario& s_;

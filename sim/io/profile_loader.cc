@@ -285,6 +285,18 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
     f.hybridep_sms = o->NonNegativeInt("hybridep", f.hybridep_sms);
     o->Finish();
   }
+  if (auto d = m.OptMap("deepep_nvlink")) {
+    // A derived profile may restate one number; its base's stand for the rest.
+    const auto inherited_positive = [](double v) { return v > 0 ? std::optional<double>(v) : std::nullopt; };
+    f.deepep_max_nvlink_peers = d->PositiveInt("max_peers", f.deepep_max_nvlink_peers > 0 ? std::optional<int>(f.deepep_max_nvlink_peers) : std::nullopt);
+    if (auto beyond = f.deepep_beyond_peers_dispatch_bytes_per_s > 0 ? d->OptMap("beyond_max_peers_gb_per_s")
+                                                                       : std::optional<YamlMap>(d->Map("beyond_max_peers_gb_per_s"))) {
+      f.deepep_beyond_peers_dispatch_bytes_per_s = beyond->PositiveDouble("dispatch", inherited_positive(f.deepep_beyond_peers_dispatch_bytes_per_s / 1e9)) * 1e9;
+      f.deepep_beyond_peers_combine_bytes_per_s = beyond->PositiveDouble("combine", inherited_positive(f.deepep_beyond_peers_combine_bytes_per_s / 1e9)) * 1e9;
+      beyond->Finish();
+    }
+    d->Finish();
+  }
   f.userbuffer_pipelined_splits = m.PositiveInt("userbuffers_pipelined_splits", f.userbuffer_pipelined_splits);
   f.moe_dropless_load_factor = m.PositiveDouble("moe_dropless_load_factor", f.moe_dropless_load_factor);
   if (f.moe_dropless_load_factor < 1) m.Fail("moe_dropless_load_factor", "the busiest expert carries at least the mean load (>= 1)");

@@ -189,6 +189,24 @@ TEST(HardwareProfileTest, BasedOnChainIsBadInput) {
   EXPECT_FALSE(one.tp_comm_overlap);
 }
 
+// DeepEP's NVLink limit: the base's figures, a recipe's restatement of one of
+// them, and a rate that is no rate.
+TEST(HardwareProfileTest, DeepEpNvlinkPeersAndTheirRates) {
+  const FrameworkProfile base = LoadFrameworkProfile(YAML::Node("megatron-core-2024"), "", "framework");
+  EXPECT_EQ(base.deepep_max_nvlink_peers, 8);
+  EXPECT_DOUBLE_EQ(base.deepep_beyond_peers_dispatch_bytes_per_s, 400e9);
+  EXPECT_DOUBLE_EQ(base.deepep_beyond_peers_combine_bytes_per_s, 190e9);
+  const fs::path recipe = WriteProfile("deepep-recipe.yaml",
+                                       "name: r\nbased_on: megatron-core-2024\ndeepep_nvlink:\n  beyond_max_peers_gb_per_s: {combine: 300}\n");
+  const FrameworkProfile r = LoadFrameworkProfile(YAML::Node(recipe.string()), "", "training.framework");
+  EXPECT_EQ(r.deepep_max_nvlink_peers, 8);
+  EXPECT_DOUBLE_EQ(r.deepep_beyond_peers_dispatch_bytes_per_s, 400e9);
+  EXPECT_DOUBLE_EQ(r.deepep_beyond_peers_combine_bytes_per_s, 300e9);
+  const fs::path bad = WriteProfile("deepep-bad.yaml", "name: b\nbased_on: megatron-core-2024\ndeepep_nvlink:\n  beyond_max_peers_gb_per_s: {dispatch: 0}\n");
+  const std::string e = LoadError([&] { LoadFrameworkProfile(YAML::Node(bad.string()), "", "training.framework"); });
+  EXPECT_NE(e.find("deepep-bad.yaml:4: deepep_nvlink.beyond_max_peers_gb_per_s.dispatch"), std::string::npos) << e;
+}
+
 // A recipe setting for one training precision (by_precision) applies over
 // every plain key, the base's entry first: Megatron-Bridge's performance
 // recipes run NVFP4 without TP comm overlap, and a recipe based on them does too.
