@@ -74,6 +74,9 @@ struct ConfigOutcome {
   QString name;
   QString input_error;  // non-empty: the scenario did not parse (the CLI's exit 2)
   SimulationResult result;
+  // How trainsim's predictions of published runs of this GPU and kind came
+  // out (sim/validate/track_record.h); empty when the run cannot happen.
+  QString track_record;
   int tensor = 1;    // the configuration's own TP and PP, to mark them in the heatmap
   int pipeline = 1;
   int nodes = 0;

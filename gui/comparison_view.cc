@@ -18,6 +18,7 @@
 #include <QtCharts/QLegend>
 #include <QtCharts/QLegendMarker>
 #include <QtCharts/QXYSeries>
+#include <algorithm>
 
 #include "gui/charts.h"
 
@@ -173,6 +174,18 @@ void ComparisonView::SetOutcomes(const std::vector<ConfigOutcome>& outcomes) {
     lines << (colon > 0 ? QStringLiteral("<b>%1</b>%2").arg(h.left(colon).toHtmlEscaped(), h.mid(colon).toHtmlEscaped()) : h.toHtmlEscaped());
   }
   if (!outcomes_.empty() && lines.isEmpty()) lines << tr("Add a second configuration to see what it changes against %1.").arg(outcomes_[0].name.toHtmlEscaped());
+  // How far to trust the figures: each distinct track record once, with the configurations it covers.
+  std::vector<std::pair<QString, QStringList>> records;
+  for (const ConfigOutcome& o : outcomes_) {
+    if (o.track_record.isEmpty()) continue;
+    auto it = std::find_if(records.begin(), records.end(), [&](const auto& r) { return r.first == o.track_record; });
+    if (it == records.end()) records.push_back({o.track_record, {o.name}});
+    else it->second << o.name;
+  }
+  for (const auto& [record, names] : records) {
+    const QString whose = records.size() == 1 ? QString() : QStringLiteral(" (%1)").arg(names.join(QStringLiteral(", ")).toHtmlEscaped());
+    lines << tr("<b>Track record</b>%1: %2").arg(whose, record.toHtmlEscaped());
+  }
   headline_->setText(lines.join(QStringLiteral("<br>")));
   headline_->setVisible(!lines.isEmpty());
   // Wide enough for every column, up to half the view: side by side is the point.

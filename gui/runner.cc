@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/plan/planner.h"
+#include "sim/validate/track_record.h"
 
 namespace trainsim::gui {
 
@@ -121,7 +122,12 @@ ConfigOutcome RunConfiguration(const Configuration& config, const RunOptions& op
     if (!progress(main_share * done / std::max(1, total))) stop = true;
   };
   o.result = Simulate(*s, main_options);
-  if (stop || !progress(main_share)) return o;
+  if (stop) return o;
+  if (o.result.error.empty()) {
+    const Expected<TrackRecord> t = TrackRecordOf(*s, DefaultReferenceFiles());
+    o.track_record = QString::fromStdString(t ? TrackRecordText(*t) : "unavailable: " + t.error().ToString());
+  }
+  if (!progress(main_share)) return o;
 
   SimulateOptions fast;
   fast.fidelity = Fidelity::kAnalytical;

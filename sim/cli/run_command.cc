@@ -11,6 +11,7 @@
 #include "sim/run/simulate.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/io/result_writer.h"
+#include "sim/validate/track_record.h"
 
 namespace trainsim::cli {
 
@@ -29,6 +30,9 @@ const char* kRunHelp =
     "                         shapes, FLOPs, bytes, time, kernels launched (* in a CUDA graph),\n"
     "                         achieved rate, and its collectives\n"
     "  --progress             progress and time left on stderr (default: only when stderr is a terminal)\n"
+    "The summary ends with the track record of such predictions: the published runs of the reference\n"
+    "files on the same GPU and of the same kind (dense or MoE; pre-training, LoRA or full fine-tuning),\n"
+    "predicted now against their measured step times (as `trainsim validate` prints them).\n"
     "  -h, --help             this help\n"
     "exit status: 0 ok, 1 the run cannot happen (e.g. does not fit in memory), 2 bad input\n";
 }  // namespace
@@ -100,6 +104,11 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
     }
   }
   out << (a.Has("--json") ? ToJson(r) : ToSummary(r));
+  if (!a.Has("--json") && r.error.empty()) {
+    // How far to trust the figures above: the published runs most like this one, predicted now.
+    const Expected<TrackRecord> t = TrackRecordOf(*s, DefaultReferenceFiles());
+    out << "  track record         " << (t ? TrackRecordText(*t) : "unavailable: " + t.error().ToString()) << "\n";
+  }
   if (a.Has("--operators")) out << "\n" << OperatorTable(*s, BuildWorkload(*s));
   if (!r.error.empty()) {
     if (!a.Has("--json")) err << "trainsim run: " << r.error << "\n";

@@ -24,16 +24,6 @@ constexpr std::pair<const char*, std::string ValidationCase::*> kGroupings[] = {
     {"gpu", &ValidationCase::gpu},           {"precision", &ValidationCase::precision}, {"source", &ValidationCase::family},
     {"workload", &ValidationCase::workload}, {"model", &ValidationCase::model}};
 
-std::string WorkloadKind(const Scenario& s) {
-  const std::string arch = s.model.moe.enabled() ? "MoE" : "dense";
-  switch (s.training.finetune.method) {
-    case FinetuneMethod::kNone: return arch + " pre-training";
-    case FinetuneMethod::kFull: return arch + " full fine-tuning";
-    case FinetuneMethod::kLora: return arch + " LoRA";
-  }
-  return arch;
-}
-
 // Keys whose absence means the simulator's default stood in for them.
 std::vector<std::string> DefaultedKeys(const YAML::Node& sc) {
   static const std::vector<std::pair<std::string, std::string>> keys = {
@@ -118,6 +108,17 @@ std::optional<ReleaseMarker> FrameworkFromSource(YAML::Node& sc, const std::stri
 
 }  // namespace
 
+std::string WorkloadKind(const Scenario& s) {
+  const std::string arch = s.model.moe.enabled() ? "MoE" : "dense";
+  switch (s.training.finetune.method) {
+    case FinetuneMethod::kNone: return arch + " pre-training";
+    case FinetuneMethod::kFull: return arch + " full fine-tuning";
+    case FinetuneMethod::kLora: return arch + " LoRA";
+  }
+  return arch;
+}
+
+
 std::string DefaultReferenceFile() {
   // Installed: DATA_DIR/reference/; in a checkout: tests/reference (copies of ../shared/reference).
   const std::filesystem::path installed = std::filesystem::path(DataDir()) / "reference" / "measured.yaml";
@@ -165,6 +166,7 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
         if (blames_override && !override_error) override_error = s.error();
         override_accepted |= !blames_override;
       }
+      if (s && what_if.select && !what_if.select(*s)) continue;
       if (!s) {
         vc.failure = s.error().ToString();
       } else {

@@ -67,7 +67,14 @@ struct ValidationReport {
 struct ValidationWhatIf {
   std::vector<std::string> overrides;
   std::string cases_containing;
+  // When given, only the cases whose scenario it accepts are predicted (the
+  // others are read, not predicted, and are absent from the report).
+  std::function<bool(const Scenario&)> select;
 };
+
+// A scenario's kind of workload as the summaries group it: "dense" or "MoE",
+// then "pre-training", "LoRA" or "full fine-tuning".
+std::string WorkloadKind(const Scenario& s);
 
 // `progress`, when given, is told the cases done of the file's cases (and
 // the id of the case done) after each case.

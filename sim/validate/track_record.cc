@@ -1,0 +1,68 @@
+#include "sim/validate/track_record.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "sim/io/data_paths.h"
+
+namespace trainsim {
+
+std::vector<std::string> DefaultReferenceFiles() {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const fs::path dir : {fs::path(DataDir()) / "reference", fs::path(DataDir()) / "tests" / "reference"}) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      if (entry.is_regular_file(ec) && entry.path().extension() == ".yaml") files.push_back(entry.path().lexically_normal().string());
+    }
+    if (!files.empty()) break;  // the installed copy, or the source tree's: not both
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+Expected<TrackRecord> TrackRecordOf(const Scenario& s, const std::vector<std::string>& files) {
+  TrackRecord t;
+  t.gpu = s.node.gpu.name;
+  t.workload = WorkloadKind(s);
+  t.files = int(files.size());
+  ValidationWhatIf like;
+  like.select = [&t](const Scenario& c) { return c.node.gpu.name == t.gpu && WorkloadKind(c) == t.workload; };
+  double abs_sum = 0, signed_sum = 0;
+  for (const std::string& file : files) {
+    Expected<ValidationReport> rep = ValidateReference(file, Fidelity::kAnalytical, {}, like);
+    if (!rep) return rep.error();
+    for (const ValidationCase& c : rep->cases) {
+      if (!c.failure.empty()) continue;
+      abs_sum += std::fabs(c.error);
+      signed_sum += c.error;
+      t.summary.max_abs_error = std::max(t.summary.max_abs_error, std::fabs(c.error));
+      ++t.summary.cases;
+    }
+  }
+  if (t.summary.cases > 0) {
+    t.summary.mean_abs_error = abs_sum / t.summary.cases;
+    t.summary.mean_signed_error = signed_sum / t.summary.cases;
+  }
+  return t;
+}
+
+std::string TrackRecordText(const TrackRecord& t) {
+  if (t.files == 0) return "no reference files of published runs found beside the hardware profiles";
+  if (t.summary.cases == 0) return "no published " + t.workload + " run on " + t.gpu + " in the reference files";
+  const ErrorSummary& e = t.summary;
+  // The sign is worth a word only where it is most of the error.
+  const char* lean = std::fabs(e.mean_signed_error) < 0.5 * e.mean_abs_error ? ""
+                     : e.mean_signed_error < 0                                 ? ": too fast"
+                                                                                : ": too slow";
+  char buf[384];
+  std::snprintf(buf, sizeof buf, "%d published %s run%s on %s: predicted %.1f%% off on average (mean %+.1f%%%s), at worst %.1f%% (trainsim validate)",
+                e.cases, t.workload.c_str(), e.cases == 1 ? "" : "s", t.gpu.c_str(), 100 * e.mean_abs_error, 100 * e.mean_signed_error,
+                lean, 100 * e.max_abs_error);
+  return buf;
+}
+
+}  // namespace trainsim

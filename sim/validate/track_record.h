@@ -1,0 +1,42 @@
+// The track record behind one prediction: how trainsim's predictions of the
+// published runs that share a scenario's GPU and kind of workload (dense or
+// mixture of experts; pre-training, LoRA or full fine-tuning) come out
+// against their measured step times, predicted now from the reference files
+// shipped with trainsim. One prediction has no error bar of its own; this is
+// the nearest one the evidence gives, and its sign says which way the model
+// leans there (negative: too fast).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/core/error.h"
+#include "sim/core/scenario.h"
+#include "sim/validate/validation.h"
+
+namespace trainsim {
+
+struct TrackRecord {
+  std::string gpu;       // the scenario's GPU profile
+  std::string workload;  // its kind of workload (WorkloadKind)
+  ErrorSummary summary;  // over the files' cases of that GPU and kind; cases 0: none there
+  int files = 0;         // reference files read
+};
+
+// Every *.yaml of the reference directory: DataDir()/reference when
+// installed, else tests/reference in the source tree; sorted, so the record
+// is the same wherever it runs.
+std::vector<std::string> DefaultReferenceFiles();
+
+// The record of `s`'s kind over `files`, each case predicted at the
+// analytical fidelity (the one the reference tables quote). A file that does
+// not load is the error (naming it); a case that cannot be predicted is left
+// out, as validate leaves it out of its means.
+Expected<TrackRecord> TrackRecordOf(const Scenario& s, const std::vector<std::string>& files);
+
+// One line for the run summary, e.g. "17 published MoE pre-training runs on
+// b200-sxm-180g: predicted 15.7% off on average (mean -15.3%: too fast), at
+// worst 51.4% (trainsim validate)"; says so when there are none.
+std::string TrackRecordText(const TrackRecord& t);
+
+}  // namespace trainsim
