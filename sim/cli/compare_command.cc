@@ -7,6 +7,7 @@
 #include "sim/core/scenario.h"
 #include "sim/run/simulate.h"
 #include "sim/io/scenario_loader.h"
+#include "sim/validate/track_record.h"
 
 namespace trainsim::cli {
 
@@ -21,6 +22,7 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
            "Simulate two scenarios and print their figures side by side with B's delta against A:\n"
            "what one hardware option (NICs per node, storage nodes, fabric, node count) changes in time and cost.\n"
            "With one file, B is A with the --set-b overrides (a what-if on one scenario).\n"
+           "The table ends with the track record of each side's kind of prediction (as `trainsim run` prints it).\n"
            "  --set KEY=VALUE     override applied to both scenarios (repeatable)\n"
            "  --set-a KEY=VALUE   override applied to A only (repeatable)\n"
            "  --set-b KEY=VALUE   override applied to B only (repeatable), e.g. --set-b cluster.nics_per_node=4\n"
@@ -44,6 +46,7 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
   SimulationResult r[2];
+  std::string records[2];  // each side's track record (sim/validate/track_record.h), for the table
   for (int i = 0; i < 2; ++i) {
     std::vector<std::string> overrides = a.All("--set");
     const auto& own = a.All(i == 0 ? "--set-a" : "--set-b");
@@ -54,12 +57,19 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
       return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
     }
     r[i] = Simulate(*s, opt);
+    if (r[i].error.empty() && !a.Has("--json")) {
+      const Expected<TrackRecord> t = TrackRecordOf(*s, DefaultReferenceFiles());
+      records[i] = t ? TrackRecordText(*t) : "unavailable: " + t.error().ToString();
+    }
     // Name the what-if by what it changes, so A and B read apart.
     std::string changes;
     for (const auto& o : own) changes += (changes.empty() ? "" : ", ") + o;
     if (!changes.empty()) r[i].name += " [" + changes + "]";
   }
   out << (a.Has("--json") ? ComparisonJson(r[0], r[1]) : ComparisonTable(r[0], r[1]));
+  // How far to trust both: one line when A and B share a GPU and kind of workload.
+  if (records[0] == records[1] && !records[0].empty()) out << "track record: " << records[0] << "\n";
+  else for (int i = 0; i < 2; ++i) if (!records[i].empty()) out << "track record of " << r[i].name << ": " << records[i] << "\n";
   return (r[0].error.empty() && r[1].error.empty()) ? kExitOk : kExitSimulationFailed;
 }
 
