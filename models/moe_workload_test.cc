@@ -572,14 +572,16 @@ TEST(MoeDispatcherTest, DeepEpPastItsNvlinkPeersRunsAtItsMeasuredRates) {
   std::vector<std::string> hybrid = nvl72;
   hybrid.back() = "parallelism.moe_dispatcher=hybridep";
   const Scenario h = Make(kMixtral, hybrid);
-  const CommOp& hd = *FindComm(BuildWorkload(h).layer(0).forward, "moe combine all-to-all");
+  const Workload hw = BuildWorkload(h);
+  const CommOp& hd = *FindComm(hw.layer(0).forward, "moe combine all-to-all");
   EXPECT_DOUBLE_EQ(PlanCollective(h, hd).phases[0].shared_bytes_per_s, NvlinkNcclBytesPerS(h));
   // EP 8 in one NVL72 domain is within DeepEP's 8 peers.
   std::vector<std::string> eight = nvl72;
   eight[2] = "model.moe.experts=8";
   eight[3] = "parallelism.expert=8";
   const Scenario e = Make(kMixtral, eight);
-  const CommOp& ec = *FindComm(BuildWorkload(e).layer(0).forward, "moe combine all-to-all");
+  const Workload ew = BuildWorkload(e);
+  const CommOp& ec = *FindComm(ew.layer(0).forward, "moe combine all-to-all");
   EXPECT_DOUBLE_EQ(PlanCollective(e, ec).phases[0].shared_bytes_per_s, NvlinkNcclBytesPerS(e));
 }
 
