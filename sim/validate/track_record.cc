@@ -5,20 +5,15 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "sim/io/data_paths.h"
 
 namespace trainsim {
 
 std::vector<std::string> DefaultReferenceFiles() {
   namespace fs = std::filesystem;
   std::vector<std::string> files;
-  for (const fs::path dir : {fs::path(DataDir()) / "reference", fs::path(DataDir()) / "tests" / "reference"}) {
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) continue;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      if (entry.is_regular_file(ec) && entry.path().extension() == ".yaml") files.push_back(entry.path().lexically_normal().string());
-    }
-    if (!files.empty()) break;  // the installed copy, or the source tree's: not both
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(ReferenceDirectory(), ec)) {
+    if (entry.is_regular_file(ec) && entry.path().extension() == ".yaml") files.push_back(entry.path().lexically_normal().string());
   }
   std::sort(files.begin(), files.end());
   return files;

@@ -23,9 +23,8 @@ struct TrackRecord {
   int files = 0;         // reference files read
 };
 
-// Every *.yaml of the reference directory: DataDir()/reference when
-// installed, else tests/reference in the source tree; sorted, so the record
-// is the same wherever it runs.
+// Every *.yaml of ReferenceDirectory(), sorted, so the record is the same
+// wherever it runs; none when there is no such directory.
 std::vector<std::string> DefaultReferenceFiles();
 
 // The record of `s`'s kind over `files`, each case predicted at the

@@ -119,13 +119,15 @@ std::string WorkloadKind(const Scenario& s) {
 }
 
 
-std::string DefaultReferenceFile() {
+std::string ReferenceDirectory() {
   // Installed: DATA_DIR/reference/; in a checkout: tests/reference (copies of ../shared/reference).
-  const std::filesystem::path installed = std::filesystem::path(DataDir()) / "reference" / "measured.yaml";
+  const std::filesystem::path installed = std::filesystem::path(DataDir()) / "reference";
   std::error_code ec;
-  if (std::filesystem::is_regular_file(installed, ec)) return installed.string();
-  return (std::filesystem::path(DataDir()) / "tests" / "reference" / "measured.yaml").lexically_normal().string();
+  if (std::filesystem::is_regular_file(installed / "measured.yaml", ec)) return installed.string();
+  return (std::filesystem::path(DataDir()) / "tests" / "reference").lexically_normal().string();
 }
+
+std::string DefaultReferenceFile() { return (std::filesystem::path(ReferenceDirectory()) / "measured.yaml").string(); }
 
 Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity fidelity,
                                              const std::function<void(int, int, const std::string&)>& progress,

@@ -86,9 +86,11 @@ Expected<ValidationReport> ValidateReference(
 std::string ValidationTable(const ValidationReport& r);
 std::string ValidationJson(const ValidationReport& r);
 
-// The default reference file: DataDir()/reference/measured.yaml when
-// installed, else tests/reference/measured.yaml in the source tree (copies of
-// ../shared/reference/ shipped with it).
+// Where the reference files shipped with trainsim are: DataDir()/reference
+// when installed, else tests/reference in the source tree (copies of
+// ../shared/reference/ and the out-of-sample holdout).
+std::string ReferenceDirectory();
+// The default reference file: measured.yaml there.
 std::string DefaultReferenceFile();
 
 }  // namespace trainsim
