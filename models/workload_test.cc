@@ -35,6 +35,35 @@ TEST(WorkloadTest, MegatronFlopsAgreeWith6NDForLargeModels) {
   EXPECT_LT(megatron / six_nd, 1.06);
 }
 
+// ALiBi's bias is added inside the attention kernel (MPT, BLOOM): no rotary
+// pass over the queries and keys, no position table beside the embeddings.
+TEST(WorkloadTest, AlibiHasNoPassOrTableOfItsOwn) {
+  const auto with = [](const std::string& position) {
+    YAML::Node root = YAML::Load(R"(name: mpt
+cluster: {node: dgx-h100, nodes: 1}
+model: {layers: 32, hidden: 4096, ffn_hidden: 16384, heads: 32, vocab: 50368, activation: gelu, norm: layernorm, tied_embeddings: true}
+parallelism: {tensor: 1, pipeline: 1}
+training: {seq_len: 2048, global_batch: 48, micro_batch: 6, precision: bf16}
+)");
+    root["model"]["position"] = position;
+    auto s = ParseScenario(root, "mpt.yaml");
+    EXPECT_TRUE(s.ok()) << s.error().ToString();
+    return *s;
+  };
+  const Scenario rope = with("rope"), alibi = with("alibi"), learned = with("learned");
+  EXPECT_EQ(alibi.model.position, PositionKind::kAlibi);
+  EXPECT_EQ(ToString(alibi.model.position), "alibi");
+  const auto has_rotary = [](const Scenario& s) {
+    const Workload w = BuildWorkload(s);
+    const auto& ops = w.layer(0).forward.ops;
+    return std::any_of(ops.begin(), ops.end(), [](const Operator& o) { return o.name == "rotary"; });
+  };
+  EXPECT_TRUE(has_rotary(rope));
+  EXPECT_FALSE(has_rotary(alibi));
+  EXPECT_EQ(alibi.model.TotalParameters(2048), rope.model.TotalParameters(2048));
+  EXPECT_DOUBLE_EQ(learned.model.TotalParameters(2048) - rope.model.TotalParameters(2048), 2048.0 * 4096);
+}
+
 TEST(WorkloadTest, LayerGemmFlopsMatchMegatronPerLayerTerms) {
   // With TP 1 the forward pass of one layer is 1/3 of Megatron's per-layer count
   // (fwd + 2x bwd), up to the causal half of the attention core Megatron counts whole.

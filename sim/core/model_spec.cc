@@ -140,7 +140,14 @@ std::string ToString(Activation a) {
   return "?";
 }
 std::string ToString(NormKind n) { return n == NormKind::kLayerNorm ? "layernorm" : "rmsnorm"; }
-std::string ToString(PositionKind p) { return p == PositionKind::kLearned ? "learned" : "rope"; }
+std::string ToString(PositionKind p) {
+  switch (p) {
+    case PositionKind::kLearned: return "learned";
+    case PositionKind::kRope: return "rope";
+    case PositionKind::kAlibi: return "alibi";
+  }
+  return "rope";
+}
 std::string ToString(AttentionKind a) { return a == AttentionKind::kMla ? "mla" : "mha"; }
 
 }  // namespace trainsim

@@ -20,7 +20,11 @@ namespace trainsim {
 // gelu and squared-relu: two MLP matrices (up, down); swiglu and geglu: three (gate, up, down).
 enum class Activation { kGelu, kSwiGlu, kGeGlu, kSquaredRelu };
 enum class NormKind { kLayerNorm, kRmsNorm };
-enum class PositionKind { kLearned, kRope };
+// learned: a position table added to the embeddings (GPT-2/3); rope: rotary
+// embeddings applied to queries and keys; alibi: a per-head linear bias the
+// attention kernel adds to its scores (MPT, BLOOM; flash-attn's alibi_slopes),
+// no pass or table of its own.
+enum class PositionKind { kLearned, kRope, kAlibi };
 // mha: multi-head attention, grouped-query when kv_heads < heads;
 // mla: DeepSeek-V2/V3 multi-head latent attention (low-rank q and kv).
 enum class AttentionKind { kMha, kMla };

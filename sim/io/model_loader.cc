@@ -501,7 +501,8 @@ ModelSpec ParseModelKeys(YamlMap& m, const std::string& default_name) {
   s.max_positions = m.NonNegativeInt("max_positions", 0);
   s.activation = ParseActivation(m, "activation");
   s.norm = m.Choice("norm", {"layernorm", "rmsnorm"}, "rmsnorm") == "layernorm" ? NormKind::kLayerNorm : NormKind::kRmsNorm;
-  s.position = m.Choice("position", {"learned", "rope"}, "rope") == "learned" ? PositionKind::kLearned : PositionKind::kRope;
+  const std::string position = m.Choice("position", {"learned", "rope", "alibi"}, "rope");
+  s.position = position == "learned" ? PositionKind::kLearned : position == "alibi" ? PositionKind::kAlibi : PositionKind::kRope;
   s.tied_embeddings = m.Bool("tied_embeddings", false);
   // Absent means hidden / heads; a written 0 is a mistake, not that default.
   s.head_dim_override = m.Has("head_dim") ? m.PositiveInt("head_dim") : 0;
