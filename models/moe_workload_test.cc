@@ -545,7 +545,7 @@ TEST(MoeDispatcherTest, OverlappedDispatcherKernelsTakeTheirSmsFromTheCompute) {
 
 // DeepEP's NVLink kernels address 8 peers; past that, inside one multi-node
 // NVLink domain (GB200 NVL72), its dispatch and combine run at the rates NVIDIA
-// measured for EP 32 (megatron-core-2024.yaml deepep_nvlink), the combine the
+// measured for EP 32 (megatron-core-2024.yaml deepep), the combine the
 // slower; HybridEP and an 8-GPU node's DeepEP keep NCCL's NVLink rate.
 TEST(MoeDispatcherTest, DeepEpPastItsNvlinkPeersRunsAtItsMeasuredRates) {
   const std::vector<std::string> nvl72 = {"cluster.node=gb200-nvl72", "cluster.nodes=8", "model.moe.experts=32",
@@ -583,6 +583,27 @@ TEST(MoeDispatcherTest, DeepEpPastItsNvlinkPeersRunsAtItsMeasuredRates) {
   const Workload ew = BuildWorkload(e);
   const CommOp& ec = *FindComm(ew.layer(0).forward, "moe combine all-to-all");
   EXPECT_DOUBLE_EQ(PlanCollective(e, ec).phases[0].shared_bytes_per_s, NvlinkNcclBytesPerS(e));
+}
+
+// DeepEP's internode kernels reach 20 NVLink domains (NUM_MAX_RDMA_PEERS): an
+// EP group over 32 nodes is a run that cannot happen with it (exit 1), not
+// bad input; 20 nodes run, and HybridEP has no such limit.
+TEST(MoeDispatcherTest, DeepEpReachesTwentyNvlinkDomains) {
+  const auto wide = [](int nodes, const std::string& dispatcher) {
+    const int ep = 8 * nodes;
+    return Parse(kMixtral, {"cluster.nodes=" + std::to_string(nodes), "model.moe.experts=" + std::to_string(ep),
+                            "parallelism.expert=" + std::to_string(ep), "parallelism.moe_dispatcher=" + dispatcher,
+                            "training.global_batch=" + std::to_string(ep)});
+  };
+  const auto too_wide = wide(32, "deepep");
+  ASSERT_FALSE(too_wide.ok());
+  EXPECT_EQ(too_wide.error().kind, ErrorKind::kUnsupported);
+  EXPECT_EQ(ExitStatus(too_wide.error().kind), 1);
+  EXPECT_NE(too_wide.error().ToString().find("parallelism.moe_dispatcher: DeepEP reaches at most 20 NVLink domains"), std::string::npos)
+      << too_wide.error().ToString();
+  EXPECT_NE(too_wide.error().ToString().find("spans 32"), std::string::npos) << too_wide.error().ToString();
+  EXPECT_TRUE(wide(20, "deepep").ok());
+  EXPECT_TRUE(wide(32, "hybridep").ok());
 }
 
 TEST(MoeDispatcherTest, AnUnknownDispatcherIsBadInputNamingTheKey) {

@@ -284,8 +284,11 @@ struct FrameworkProfile {
   // DeepEP's NVLink kernels address at most this many peers; an EP group with
   // more members in one NVLink domain (GB200 NVL72) runs a port of them that
   // moves each GPU's NVLink share of a dispatch, and of a combine, at these
-  // rates instead of NCCL's. 0: no such limit.
+  // rates instead of NCCL's. Its internode kernels reach at most
+  // deepep_max_rdma_peers NVLink domains: a wider EP group cannot run with
+  // it. 0: no such limit.
   int deepep_max_nvlink_peers = 0;
+  int deepep_max_rdma_peers = 0;
   double deepep_beyond_peers_dispatch_bytes_per_s = 0;
   double deepep_beyond_peers_combine_bytes_per_s = 0;
   // TE's pipelined GEMM + reduce-scatter overlap (userbuffers "pipeline":

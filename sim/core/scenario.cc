@@ -127,6 +127,18 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
     if (par.tensor > 1 && !par.sequence_parallel) {
       return fail("parallelism.sequence_parallel", "a mixture of experts with tensor parallelism needs sequence_parallel (Megatron-Core requires it)");
     }
+    // DeepEP's internode kernels reach a fixed number of NVLink domains: past it the run stops at an assertion.
+    const int max_domains = s.framework.deepep_max_rdma_peers;
+    if (par.moe_dispatcher == MoeDispatcher::kDeepEp && max_domains > 0 && par.expert > 1) {
+      const GroupSpan ep = s.layout().Span(CommGroup::kExpert);
+      if (ep.domains > max_domains) {
+        InputError e = fail("parallelism.moe_dispatcher", "DeepEP reaches at most " + str(max_domains) + " NVLink domains (framework '" +
+                                                              s.framework.name + "', deepep.max_rdma_peers) but expert " + str(par.expert) +
+                                                              " spans " + str(ep.domains) + ": use hybridep or alltoall, or a smaller expert group");
+        e.kind = ErrorKind::kUnsupported;  // the settings are valid; this software cannot run them
+        return e;
+      }
+    }
   }
   if (long(par.pipeline) * par.virtual_stages > long(m.layers) + 2) {
     return fail(par.virtual_stages > 1 ? "parallelism.virtual_stages" : "parallelism.pipeline",

@@ -285,14 +285,15 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
     f.hybridep_sms = o->NonNegativeInt("hybridep", f.hybridep_sms);
     o->Finish();
   }
-  if (auto d = m.OptMap("deepep_nvlink")) {
+  if (auto d = m.OptMap("deepep")) {
     // A derived profile may restate one number; its base's stand for the rest.
-    const auto inherited_positive = [](double v) { return v > 0 ? std::optional<double>(v) : std::nullopt; };
-    f.deepep_max_nvlink_peers = d->PositiveInt("max_peers", f.deepep_max_nvlink_peers > 0 ? std::optional<int>(f.deepep_max_nvlink_peers) : std::nullopt);
-    if (auto beyond = f.deepep_beyond_peers_dispatch_bytes_per_s > 0 ? d->OptMap("beyond_max_peers_gb_per_s")
-                                                                       : std::optional<YamlMap>(d->Map("beyond_max_peers_gb_per_s"))) {
-      f.deepep_beyond_peers_dispatch_bytes_per_s = beyond->PositiveDouble("dispatch", inherited_positive(f.deepep_beyond_peers_dispatch_bytes_per_s / 1e9)) * 1e9;
-      f.deepep_beyond_peers_combine_bytes_per_s = beyond->PositiveDouble("combine", inherited_positive(f.deepep_beyond_peers_combine_bytes_per_s / 1e9)) * 1e9;
+    const auto inherited = [](auto v) { return v > 0 ? std::optional<decltype(v)>(v) : std::nullopt; };
+    f.deepep_max_nvlink_peers = d->PositiveInt("max_nvlink_peers", inherited(f.deepep_max_nvlink_peers));
+    f.deepep_max_rdma_peers = d->PositiveInt("max_rdma_peers", inherited(f.deepep_max_rdma_peers));
+    if (auto beyond = f.deepep_beyond_peers_dispatch_bytes_per_s > 0 ? d->OptMap("beyond_nvlink_peers_gb_per_s")
+                                                                       : std::optional<YamlMap>(d->Map("beyond_nvlink_peers_gb_per_s"))) {
+      f.deepep_beyond_peers_dispatch_bytes_per_s = beyond->PositiveDouble("dispatch", inherited(f.deepep_beyond_peers_dispatch_bytes_per_s / 1e9)) * 1e9;
+      f.deepep_beyond_peers_combine_bytes_per_s = beyond->PositiveDouble("combine", inherited(f.deepep_beyond_peers_combine_bytes_per_s / 1e9)) * 1e9;
       beyond->Finish();
     }
     d->Finish();

@@ -194,17 +194,19 @@ TEST(HardwareProfileTest, BasedOnChainIsBadInput) {
 TEST(HardwareProfileTest, DeepEpNvlinkPeersAndTheirRates) {
   const FrameworkProfile base = LoadFrameworkProfile(YAML::Node("megatron-core-2024"), "", "framework");
   EXPECT_EQ(base.deepep_max_nvlink_peers, 8);
+  EXPECT_EQ(base.deepep_max_rdma_peers, 20);
   EXPECT_DOUBLE_EQ(base.deepep_beyond_peers_dispatch_bytes_per_s, 400e9);
   EXPECT_DOUBLE_EQ(base.deepep_beyond_peers_combine_bytes_per_s, 190e9);
   const fs::path recipe = WriteProfile("deepep-recipe.yaml",
-                                       "name: r\nbased_on: megatron-core-2024\ndeepep_nvlink:\n  beyond_max_peers_gb_per_s: {combine: 300}\n");
+                                       "name: r\nbased_on: megatron-core-2024\ndeepep:\n  beyond_nvlink_peers_gb_per_s: {combine: 300}\n");
   const FrameworkProfile r = LoadFrameworkProfile(YAML::Node(recipe.string()), "", "training.framework");
   EXPECT_EQ(r.deepep_max_nvlink_peers, 8);
+  EXPECT_EQ(r.deepep_max_rdma_peers, 20);
   EXPECT_DOUBLE_EQ(r.deepep_beyond_peers_dispatch_bytes_per_s, 400e9);
   EXPECT_DOUBLE_EQ(r.deepep_beyond_peers_combine_bytes_per_s, 300e9);
-  const fs::path bad = WriteProfile("deepep-bad.yaml", "name: b\nbased_on: megatron-core-2024\ndeepep_nvlink:\n  beyond_max_peers_gb_per_s: {dispatch: 0}\n");
+  const fs::path bad = WriteProfile("deepep-bad.yaml", "name: b\nbased_on: megatron-core-2024\ndeepep:\n  beyond_nvlink_peers_gb_per_s: {dispatch: 0}\n");
   const std::string e = LoadError([&] { LoadFrameworkProfile(YAML::Node(bad.string()), "", "training.framework"); });
-  EXPECT_NE(e.find("deepep-bad.yaml:4: deepep_nvlink.beyond_max_peers_gb_per_s.dispatch"), std::string::npos) << e;
+  EXPECT_NE(e.find("deepep-bad.yaml:4: deepep.beyond_nvlink_peers_gb_per_s.dispatch"), std::string::npos) << e;
 }
 
 // A recipe setting for one training precision (by_precision) applies over

@@ -403,7 +403,9 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
   if (auto e = CheckParallelism(s)) {
     // Place the error at the key in the file (or at its section when the key took a default).
     const std::string key = e->key.substr(e->key.find('.') + 1);
-    return e->key.rfind("training.", 0) == 0 ? t.Error(key, e->message) : p.Error(key, e->message);
+    InputError placed = e->key.rfind("training.", 0) == 0 ? t.Error(key, e->message) : p.Error(key, e->message);
+    placed.kind = e->kind;  // a setting the software cannot run stays exit 1
+    return placed;
   }
   p.Finish();
   t.Finish();
