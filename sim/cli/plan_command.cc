@@ -11,6 +11,7 @@
 #include "sim/plan/planner.h"
 #include "sim/core/scenario.h"
 #include "sim/io/scenario_loader.h"
+#include "sim/validate/track_record.h"
 
 namespace trainsim::cli {
 
@@ -21,7 +22,8 @@ const char* kPlanHelp =
     "micro batch, recompute, sequence parallel, data sharding) for the scenario's model, cluster and\n"
     "global batch. Prunes by\n"
     "divisibility and memory, ranks with the analytical model, re-checks the top K with the DES,\n"
-    "and explains why the best beats the runners-up and why whole families are infeasible.\n"
+    "and explains why the best beats the runners-up and why whole families are infeasible; ends with\n"
+    "the track record of such predictions (as `trainsim run` prints it).\n"
     "  --top K                re-check and show the best K (default 5)\n"
     "  --objective O          time (default: step time) or cost (run cost)\n"
     "  --recheck F            des (default) or analytical (no re-check)\n"
@@ -117,6 +119,11 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
   const PlanReport r = Plan(*s, opt);
   progress.Finish();
   out << (a.Has("--json") ? PlanToJson(r) : PlanToText(r));
+  if (!a.Has("--json") && !r.candidates.empty()) {
+    // Every candidate runs the scenario's GPU and kind of workload: one record for them all.
+    const Expected<TrackRecord> t = TrackRecordOf(*s, DefaultReferenceFiles());
+    out << "track record: " << (t ? TrackRecordText(*t) : "unavailable: " + t.error().ToString()) << "\n";
+  }
   return r.candidates.empty() ? kExitSimulationFailed : kExitOk;
 }
 
