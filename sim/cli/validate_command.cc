@@ -52,7 +52,7 @@ int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err) {
   }
   const std::string file = a.Value("--reference").value_or(DefaultReferenceFile());
   ProgressLine progress(err, "validate", a.Has("--progress"));
-  ValidationWhatIf what_if{a.All("--set"), a.Value("--cases").value_or("")};
+  ValidationWhatIf what_if{a.All("--set"), a.Value("--cases").value_or(""), {}};
   auto rep = ValidateReference(
       file, fid,
       [&progress](int done, int total, const std::string& id) {
