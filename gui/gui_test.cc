@@ -262,7 +262,7 @@ class GuiTest : public QObject {
     QVERIFY(w.view()->headline()->text().contains(QLatin1String("per run")));
     // Both on H100: one track record, of dense pre-training there (the reference files' runs, predicted now).
     QVERIFY2(w.view()->headline()->text().count(QLatin1String("Track record")) == 1, qPrintable(w.view()->headline()->text()));
-    QVERIFY2(w.view()->headline()->text().contains(QLatin1String("published dense pre-training runs on h100-sxm-80g")),
+    QVERIFY2(w.view()->headline()->text().contains(QLatin1String(" dense pre-training runs on h100-sxm-80g")),
              qPrintable(w.view()->headline()->text()));
     // Legends in full, not elided, and the two curves read apart.
     QVERIFY(w.view()->LegendText(QStringLiteral("breakdown")).contains(QLatin1String("exposed communication")));

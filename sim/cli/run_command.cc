@@ -31,8 +31,8 @@ const char* kRunHelp =
     "                         achieved rate, and its collectives\n"
     "  --progress             progress and time left on stderr (default: only when stderr is a terminal)\n"
     "The summary ends with the track record of such predictions: the published runs of the reference\n"
-    "files on the same GPU and of the same kind (dense or MoE; pre-training, LoRA or full fine-tuning),\n"
-    "predicted now against their measured step times (as `trainsim validate` prints them).\n"
+    "files on the same GPU and of the same kind (dense or MoE; pre-training, LoRA or full fine-tuning)\n"
+    "and, where at least 5 had it, precision, predicted now against their measured step times.\n"
     "  -h, --help             this help\n"
     "exit status: 0 ok, 1 the run cannot happen (e.g. does not fit in memory), 2 bad input\n";
 }  // namespace

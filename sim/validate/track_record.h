@@ -16,11 +16,16 @@
 
 namespace trainsim {
 
+// The fewest cases of the scenario's own precision that make its record; with
+// fewer, the record takes every precision of its GPU and kind.
+inline constexpr int kTrackRecordMinCases = 5;
+
 struct TrackRecord {
-  std::string gpu;       // the scenario's GPU profile
-  std::string workload;  // its kind of workload (WorkloadKind)
-  ErrorSummary summary;  // over the files' cases of that GPU and kind; cases 0: none there
-  int files = 0;         // reference files read
+  std::string gpu;        // the scenario's GPU profile
+  std::string workload;   // its kind of workload (WorkloadKind)
+  std::string precision;  // its training precision where kTrackRecordMinCases runs had it; empty: every precision
+  ErrorSummary summary;   // over the files' cases of that GPU, kind (and precision); cases 0: none there
+  int files = 0;          // reference files read
 };
 
 // Every *.yaml of ReferenceDirectory(), sorted, so the record is the same
@@ -33,9 +38,9 @@ std::vector<std::string> DefaultReferenceFiles();
 // out, as validate leaves it out of its means.
 Expected<TrackRecord> TrackRecordOf(const Scenario& s, const std::vector<std::string>& files);
 
-// One line for the run summary, e.g. "17 published MoE pre-training runs on
-// b200-sxm-180g: predicted 15.7% off on average (mean -15.3%: too fast), at
-// worst 51.4% (trainsim validate)"; says so when there are none.
+// One line for the run summary, e.g. "9 published mxfp8 MoE pre-training runs
+// on b200-sxm-180g: predicted 24.6% off on average (mean -24.1%: too fast), at
+// worst 46.7% (trainsim validate)"; says so when there are none.
 std::string TrackRecordText(const TrackRecord& t);
 
 }  // namespace trainsim

@@ -17,40 +17,49 @@ Scenario Example(const std::string& path) {
   return *s;
 }
 
-// The record of a scenario is validate's figures over the cases of its GPU
-// and kind of workload, every file's together, and nothing else.
-TEST(TrackRecordTest, IsValidateOverTheCasesOfTheSameGpuAndKind) {
-  const Scenario moe = Example("moe/qwen3-235b-a22b-32n-8nic.yaml");
+// The record of a scenario is validate's figures over the cases of its GPU,
+// kind of workload and precision (where enough runs had it), every file's
+// together, and nothing else.
+TEST(TrackRecordTest, IsValidateOverTheCasesOfTheSameGpuKindAndPrecision) {
   const std::vector<std::string> files = {kReference + "measured.yaml", kReference + "published-2025.yaml"};
-  const Expected<TrackRecord> t = TrackRecordOf(moe, files);
-  ASSERT_TRUE(t.ok()) << t.error().ToString();
-  EXPECT_EQ(t->gpu, "h100-sxm-80g");
-  EXPECT_EQ(t->workload, "MoE pre-training");
-  EXPECT_EQ(t->files, 2);
-  int cases = 0;
-  double abs_sum = 0, signed_sum = 0, max_abs = 0;
+  std::vector<ValidationCase> all;
   for (const std::string& f : files) {
     const auto rep = ValidateReference(f, Fidelity::kAnalytical);
     ASSERT_TRUE(rep.ok());
     for (const ValidationCase& c : rep->cases) {
-      if (!c.failure.empty() || c.gpu != "h100-sxm-80g" || c.workload != "MoE pre-training") continue;
+      if (c.failure.empty()) all.push_back(c);
+    }
+  }
+  const auto expect_record = [&](const TrackRecord& t, const std::string& precision) {
+    int cases = 0;
+    double abs_sum = 0, signed_sum = 0, max_abs = 0;
+    for (const ValidationCase& c : all) {
+      if (c.gpu != t.gpu || c.workload != t.workload || (!precision.empty() && c.precision != precision)) continue;
       ++cases;
       abs_sum += std::fabs(c.error);
       signed_sum += c.error;
       max_abs = std::max(max_abs, std::fabs(c.error));
     }
-  }
-  ASSERT_GT(cases, 10);  // published-2025's Grok-1, DeepSeek-V3, Qwen3 and GPT-OSS runs on H100
-  EXPECT_EQ(t->summary.cases, cases);
-  EXPECT_NEAR(t->summary.mean_abs_error, abs_sum / cases, 1e-12);
-  EXPECT_NEAR(t->summary.mean_signed_error, signed_sum / cases, 1e-12);
-  EXPECT_DOUBLE_EQ(t->summary.max_abs_error, max_abs);
-  // A dense run on the same GPU has a record of its own.
-  const Expected<TrackRecord> dense = TrackRecordOf(Example("reference-design/llama2-70b-8n-8nic.yaml"), files);
-  ASSERT_TRUE(dense.ok());
-  EXPECT_EQ(dense->workload, "dense pre-training");
-  EXPECT_GT(dense->summary.cases, 20);
-  EXPECT_NE(dense->summary.mean_abs_error, t->summary.mean_abs_error);
+    ASSERT_GT(cases, 0);
+    EXPECT_EQ(t.precision, precision);
+    EXPECT_EQ(t.summary.cases, cases);
+    EXPECT_NEAR(t.summary.mean_abs_error, abs_sum / cases, 1e-12);
+    EXPECT_NEAR(t.summary.mean_signed_error, signed_sum / cases, 1e-12);
+    EXPECT_DOUBLE_EQ(t.summary.max_abs_error, max_abs);
+  };
+  // fp8 MoE on H100: published-2025's Grok-1, DeepSeek-V3 and Qwen3 fp8 runs, enough for a record of their own.
+  const Expected<TrackRecord> moe = TrackRecordOf(Example("moe/qwen3-235b-a22b-32n-8nic.yaml"), files);
+  ASSERT_TRUE(moe.ok()) << moe.error().ToString();
+  EXPECT_EQ(moe->gpu, "h100-sxm-80g");
+  EXPECT_EQ(moe->workload, "MoE pre-training");
+  EXPECT_EQ(moe->files, 2);
+  EXPECT_GE(moe->summary.cases, kTrackRecordMinCases);
+  expect_record(*moe, "fp8");
+  // LoRA in fp8 on H100: fewer than kTrackRecordMinCases runs, so every precision of the kind.
+  const Expected<TrackRecord> lora = TrackRecordOf(Example("finetune/llama2-70b-lora-xe9680.yaml"), files);
+  ASSERT_TRUE(lora.ok());
+  EXPECT_EQ(lora->workload, "dense LoRA");
+  expect_record(*lora, "");
 }
 
 TEST(TrackRecordTest, TheSourceTreeShipsItsReferenceFiles) {
@@ -61,10 +70,13 @@ TEST(TrackRecordTest, TheSourceTreeShipsItsReferenceFiles) {
 }
 
 TEST(TrackRecordTest, TextSaysHowFarOffAndWhichWay) {
-  TrackRecord t{"b200-sxm-180g", "MoE pre-training", {17, 0.222, 0.514, -0.219}, 3};
+  TrackRecord t{"b200-sxm-180g", "MoE pre-training", "", {17, 0.222, 0.514, -0.219}, 3};
   EXPECT_EQ(TrackRecordText(t),
             "17 published MoE pre-training runs on b200-sxm-180g: predicted 22.2% off on average (mean -21.9%: too fast), "
             "at worst 51.4% (trainsim validate)");
+  t.precision = "mxfp8";
+  EXPECT_EQ(TrackRecordText(t).rfind("17 published mxfp8 MoE pre-training runs on b200-sxm-180g: ", 0), 0u) << TrackRecordText(t);
+  t.precision.clear();
   t.summary.mean_signed_error = 0.05;  // mostly scatter, not a lean
   EXPECT_EQ(TrackRecordText(t).find("too"), std::string::npos) << TrackRecordText(t);
   t.summary.cases = 0;
