@@ -90,7 +90,8 @@ std::optional<SimulationResult> Evaluate(Scenario& s, const PlanConfig& c, bool 
   s.parallelism.tp_comm_overlap = tp_overlap && c.tensor > 1;
   rej.config = c;
   if (auto e = CheckParallelism(s)) {
-    rej.category = "divisibility";
+    // A settings rule; one the software cannot run (DeepEP's reach) is counted apart.
+    rej.category = e->kind == ErrorKind::kUnsupported ? "unsupported" : "divisibility";
     if (explain) rej.reason = e->key + ": " + e->message;
     return std::nullopt;
   }

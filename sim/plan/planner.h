@@ -80,7 +80,7 @@ struct PlanCandidate {
 
 struct PlanRejection {
   PlanConfig config;
-  std::string category;  // "divisibility" or "memory" (or "simulation")
+  std::string category;  // "divisibility", "memory", "unsupported" (settings the software cannot run) or "simulation"
   std::string reason;
 };
 
