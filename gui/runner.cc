@@ -123,10 +123,7 @@ ConfigOutcome RunConfiguration(const Configuration& config, const RunOptions& op
   };
   o.result = Simulate(*s, main_options);
   if (stop) return o;
-  if (o.result.error.empty()) {
-    const Expected<TrackRecord> t = TrackRecordOf(*s, DefaultReferenceFiles());
-    o.track_record = QString::fromStdString(t ? TrackRecordText(*t) : "unavailable: " + t.error().ToString());
-  }
+  if (o.result.error.empty()) o.track_record = QString::fromStdString(TrackRecordLine(*s));
   if (!progress(main_share)) return o;
 
   SimulateOptions fast;

@@ -57,10 +57,7 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
       return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
     }
     r[i] = Simulate(*s, opt);
-    if (r[i].error.empty() && !a.Has("--json")) {
-      const Expected<TrackRecord> t = TrackRecordOf(*s, DefaultReferenceFiles());
-      records[i] = t ? TrackRecordText(*t) : "unavailable: " + t.error().ToString();
-    }
+    if (r[i].error.empty() && !a.Has("--json")) records[i] = TrackRecordLine(*s);
     // Name the what-if by what it changes, so A and B read apart.
     std::string changes;
     for (const auto& o : own) changes += (changes.empty() ? "" : ", ") + o;

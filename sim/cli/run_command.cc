@@ -106,8 +106,7 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
   out << (a.Has("--json") ? ToJson(r) : ToSummary(r));
   if (!a.Has("--json") && r.error.empty()) {
     // How far to trust the figures above: the published runs most like this one, predicted now.
-    const Expected<TrackRecord> t = TrackRecordOf(*s, DefaultReferenceFiles());
-    out << "  track record         " << (t ? TrackRecordText(*t) : "unavailable: " + t.error().ToString()) << "\n";
+    out << "  track record         " << TrackRecordLine(*s) << "\n";
   }
   if (a.Has("--operators")) out << "\n" << OperatorTable(*s, BuildWorkload(*s));
   if (!r.error.empty()) {

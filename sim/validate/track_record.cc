@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
+#include <map>
+#include <mutex>
 
 
 namespace trainsim {
@@ -30,37 +33,38 @@ Expected<TrackRecord> TrackRecordOf(const Scenario& s, const std::vector<std::st
   for (const std::string& file : files) {
     Expected<ValidationReport> rep = ValidateReference(file, Fidelity::kAnalytical, {}, like);
     if (!rep) return rep.error();
-    for (ValidationCase& c : rep->cases) {
-      if (c.failure.empty()) cases.push_back(std::move(c));
-    }
+    cases.insert(cases.end(), std::make_move_iterator(rep->cases.begin()), std::make_move_iterator(rep->cases.end()));
   }
   const std::string precision = ToString(s.training.precision);
-  const auto summarize = [&cases](const std::string& only_precision) {
-    ErrorSummary e;
-    double abs_sum = 0, signed_sum = 0;
-    for (const ValidationCase& c : cases) {
-      if (!only_precision.empty() && c.precision != only_precision) continue;
-      abs_sum += std::fabs(c.error);
-      signed_sum += c.error;
-      e.max_abs_error = std::max(e.max_abs_error, std::fabs(c.error));
-      ++e.cases;
-    }
-    if (e.cases > 0) {
-      e.mean_abs_error = abs_sum / e.cases;
-      e.mean_signed_error = signed_sum / e.cases;
-    }
-    return e;
-  };
   // The scenario's precision where enough runs had it (fp8's casts and
   // scaling are a model of their own); else every precision of the kind.
-  const ErrorSummary same_precision = summarize(precision);
+  const ErrorSummary same_precision = SummarizeErrors(cases, [&](const ValidationCase& c) { return c.precision == precision; });
   if (same_precision.cases >= kTrackRecordMinCases) {
     t.precision = precision;
     t.summary = same_precision;
   } else {
-    t.summary = summarize("");
+    t.summary = SummarizeErrors(cases);
   }
   return t;
+}
+
+std::string TrackRecordLine(const Scenario& s) {
+  // A record depends on the scenario only through its GPU, kind and precision
+  // (and on the files): `compare`'s two sides and the GUI's configurations
+  // usually share one, and each costs a pass over the reference files.
+  static std::mutex mutex;
+  static std::map<std::string, std::string> lines;
+  const std::vector<std::string> files = DefaultReferenceFiles();
+  std::string key = s.node.gpu.name + '\n' + WorkloadKind(s) + '\n' + ToString(s.training.precision);
+  for (const std::string& f : files) key += '\n' + f;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = lines.find(key); it != lines.end()) return it->second;
+  }
+  const Expected<TrackRecord> t = TrackRecordOf(s, files);
+  const std::string line = t ? TrackRecordText(*t) : "unavailable: " + t.error().ToString();
+  const std::lock_guard<std::mutex> lock(mutex);
+  return lines.emplace(key, line).first->second;
 }
 
 std::string TrackRecordText(const TrackRecord& t) {

@@ -43,4 +43,10 @@ Expected<TrackRecord> TrackRecordOf(const Scenario& s, const std::vector<std::st
 // worst 46.7% (trainsim validate)"; says so when there are none.
 std::string TrackRecordText(const TrackRecord& t);
 
+// What `run`, `compare`, `plan` and the GUI print: TrackRecordText of the
+// scenario's record over DefaultReferenceFiles(), or "unavailable: " and why.
+// Kept per GPU, kind, precision and files for the process (thread-safe), so
+// a second scenario of the same kind costs nothing.
+std::string TrackRecordLine(const Scenario& s);
+
 }  // namespace trainsim

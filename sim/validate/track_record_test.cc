@@ -85,6 +85,16 @@ TEST(TrackRecordTest, TextSaysHowFarOffAndWhichWay) {
   EXPECT_NE(TrackRecordText(t).find("no reference files"), std::string::npos);
 }
 
+// The printed line is the record's text over the shipped files, the same
+// when asked again (kept for the process).
+TEST(TrackRecordTest, TheLineIsTheTextOfTheShippedFilesRecord) {
+  const Scenario s = Example("reference-design/llama2-7b-1n-8nic.yaml");
+  const Expected<TrackRecord> t = TrackRecordOf(s, DefaultReferenceFiles());
+  ASSERT_TRUE(t.ok()) << t.error().ToString();
+  EXPECT_EQ(TrackRecordLine(s), TrackRecordText(*t));
+  EXPECT_EQ(TrackRecordLine(s), TrackRecordText(*t));
+}
+
 TEST(TrackRecordTest, ABrokenReferenceFileIsTheErrorNamingIt) {
   const Expected<TrackRecord> t = TrackRecordOf(Example("reference-design/llama2-7b-1n-8nic.yaml"), {"/nonexistent/ref.yaml"});
   ASSERT_FALSE(t.ok());

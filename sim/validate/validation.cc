@@ -108,6 +108,21 @@ std::optional<ReleaseMarker> FrameworkFromSource(YAML::Node& sc, const std::stri
 
 }  // namespace
 
+ErrorSummary SummarizeErrors(const std::vector<ValidationCase>& cases, const std::function<bool(const ValidationCase&)>& keep) {
+  ErrorSummary e;
+  double sum = 0, signed_sum = 0;
+  for (const ValidationCase& c : cases) {
+    if (!c.failure.empty() || (keep && !keep(c))) continue;
+    sum += std::fabs(c.error);
+    signed_sum += c.error;
+    e.max_abs_error = std::max(e.max_abs_error, std::fabs(c.error));
+    ++e.cases;
+  }
+  e.mean_abs_error = e.cases ? sum / e.cases : 0;
+  e.mean_signed_error = e.cases ? signed_sum / e.cases : 0;
+  return e;
+}
+
 std::string WorkloadKind(const Scenario& s) {
   const std::string arch = s.model.moe.enabled() ? "MoE" : "dense";
   switch (s.training.finetune.method) {
@@ -117,7 +132,6 @@ std::string WorkloadKind(const Scenario& s) {
   }
   return arch;
 }
-
 
 std::string ReferenceDirectory() {
   // Installed: DATA_DIR/reference/; in a checkout: tests/reference (copies of ../shared/reference).
@@ -201,18 +215,7 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
   }
   if (override_error && !override_accepted) return *override_error;
   auto summarize = [&](auto member, const std::string& name) {
-    ErrorSummary e;
-    double sum = 0, signed_sum = 0;
-    for (const auto& c : rep.cases) {
-      if (!c.failure.empty() || (!name.empty() && c.*member != name)) continue;
-      sum += std::fabs(c.error);
-      signed_sum += c.error;
-      e.max_abs_error = std::max(e.max_abs_error, std::fabs(c.error));
-      ++e.cases;
-    }
-    e.mean_abs_error = e.cases ? sum / e.cases : 0;
-    e.mean_signed_error = e.cases ? signed_sum / e.cases : 0;
-    return e;
+    return SummarizeErrors(rep.cases, [&](const ValidationCase& c) { return name.empty() || c.*member == name; });
   };
   const ErrorSummary all = summarize(&ValidationCase::gpu, "");
   rep.mean_abs_error = all.mean_abs_error;

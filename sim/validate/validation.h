@@ -36,6 +36,11 @@ struct ErrorSummary {
   double mean_signed_error = 0;  // a bias shows here: all too fast is negative
 };
 
+// The summary of the predicted cases (those without a failure) that `keep`
+// accepts; every predicted case when `keep` is empty.
+ErrorSummary SummarizeErrors(const std::vector<ValidationCase>& cases,
+                             const std::function<bool(const ValidationCase&)>& keep = {});
+
 // One group of cases sharing a GPU, a precision, a source family, a kind of
 // workload or a model.
 struct ErrorGroup {
