@@ -3,6 +3,7 @@
 // program or a measurements file it wrote), fits and writes the profile.
 #include <sys/wait.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
 #include <chrono>
@@ -10,22 +11,26 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "calib/calibration.h"
 #include "calib/cpu_backend.h"
+#include "calib/host_launch_trace.h"
 #include "calib/plan.h"
 #include "calib/storage_bench.h"
 #include "calib/training_profile.h"
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/progress.h"
+#include "sim/io/profile_loader.h"
 
 namespace trainsim::cli {
 namespace {
 
 const char* kUsage =
     "usage: trainsim calibrate --backend cpu|cuda -o PROFILE.yaml [options]\n"
+    "       trainsim calibrate --host-trace TRACE.csv --framework BASE [--node NODE] -o FRAMEWORK.yaml\n"
     "Measure this machine and write a calibrated GPU profile (hardware-profiles/gpus format) plus\n"
     "PROFILE-measurements.yaml (raw samples, collective alpha-beta, storage throughput).\n"
     "Then `trainsim validate --profile PROFILE.yaml` compares predicted and measured layer steps.\n"
@@ -50,7 +55,15 @@ const char* kUsage =
     "                       projections, MoE experts, LM head; with --set KEY=VALUE overrides)\n"
     "  --name NAME          profile name (default: the output file's stem)\n"
     "  --tdp-w W            power to record in the profile (not measured)\n"
-    "  --progress           CPU: progress and time left on stderr (default: only when stderr is a terminal)\n";
+    "  --progress           CPU: progress and time left on stderr (default: only when stderr is a terminal)\n"
+    "The host's cost per kernel, from a trace of a real training step (calib/host_launch_trace.h):\n"
+    "  --host-trace FILE    the step's CUDA API trace as Nsight Systems exports it: nsys stats --report\n"
+    "                       cuda_api_trace --format csv --output TRACE report.nsys-rep\n"
+    "  --framework BASE     the framework profile (name or path) the written one is based on\n"
+    "  --node NODE          the node the trace was taken on (name or path): its host_op_time_factor\n"
+    "                       scales the figure to the profile's reference host (default: a DGX H100's)\n"
+    "  --idle-gap-us N      a gap between launches longer than this is the thread idle (default 1000)\n"
+    "  -o FRAMEWORK.yaml    the framework profile to write: BASE with host_us_per_kernel measured\n";
 
 std::string SelfDir() {
   std::error_code ec;
@@ -65,6 +78,76 @@ bool ParsePositive(const std::optional<std::string>& v, double& out) {
   return end && *end == 0 && out > 0;
 }
 
+// --host-trace: the framework profile with the host cost per kernel a trace
+// of a real step measured.
+int HostTraceCalibration(const ParsedArgs& a, std::ostream& out, std::ostream& err) {
+  auto bad = [&](const std::string& msg) {
+    err << "trainsim calibrate: " << msg << "\n";
+    return kExitBadInput;
+  };
+  for (const char* o : {"--backend", "--shape", "--storage", "--measurements", "--write-plan", "--scenario", "--set",
+                        "--training-profile", "--base", "--nccl", "--sustain-s", "--tdp-w"}) {
+    if (a.Has(o)) return bad(std::string(o) + " does not go with --host-trace");
+  }
+  const auto output = a.Value("--output");
+  const auto base = a.Value("--framework");
+  if (!output || !base) return bad("--host-trace needs --framework BASE and -o FRAMEWORK.yaml");
+  calib::HostLaunchCostOptions options;
+  double idle_us = 1000;
+  if (!ParsePositive(a.Value("--idle-gap-us"), idle_us)) return bad("--idle-gap-us: expected a positive number");
+  options.idle_gap_s = idle_us * 1e-6;
+  std::string node_name = "dgx-h100";
+  double factor = 1;
+  // The references first: a wrong name fails before the trace is read. A
+  // reference that does not resolve is the command line's error; a profile
+  // that does not load names its file, line and key.
+  auto load = [&](const char* option, const std::string& ref, auto loader) -> std::optional<std::string> {
+    try {
+      loader(YAML::Node(ref), option, option);
+      return std::nullopt;
+    } catch (const InputException& e) {
+      return e.error().line == 0 ? std::string(option) + ": " + e.error().message : e.error().ToString();
+    }
+  };
+  if (auto e = load("--framework", *base, [](const YAML::Node& r, const char* f, const char* k) { (void)LoadFrameworkProfile(r, f, k); })) {
+    return bad(*e);
+  }
+  if (auto node = a.Value("--node")) {
+    auto e = load("--node", *node, [&](const YAML::Node& r, const char* f, const char* k) {
+      const NodeProfile n = LoadNodeProfile(r, f, k);
+      node_name = n.name;
+      factor = n.host_op_time_factor;
+    });
+    if (e) return bad(*e);
+  }
+  const std::string trace = *a.Value("--host-trace");
+  std::ifstream in(trace);
+  if (!in) return bad("--host-trace: cannot read '" + trace + "'");
+  const Expected<calib::HostLaunchCost> cost = calib::ReadHostLaunchCost(in, trace, options);
+  if (!cost) {
+    err << cost.error().ToString() << "\n";
+    return kExitBadInput;
+  }
+  // A path for the base is written absolute: the profile may be read from anywhere.
+  const bool base_is_path = base->find('/') != std::string::npos || base->find(".yaml") != std::string::npos;
+  const std::string based_on = base_is_path ? std::filesystem::absolute(*base).string() : *base;
+  const std::string name = a.Value("--name").value_or(std::filesystem::path(*output).stem().string());
+  const std::string text = calib::HostCostFrameworkProfileText(name, based_on, *cost, trace, node_name, factor);
+  if (std::string e = calib::WriteFileAtomically(*output, text); !e.empty()) return bad(e);
+  try {  // what we wrote must be what the simulator reads
+    const std::string abs = std::filesystem::absolute(*output).string();
+    (void)LoadFrameworkProfile(YAML::Node(abs), abs, "profile");
+  } catch (const InputException& e) {
+    err << "trainsim calibrate: the written framework profile does not load: " << e.error().ToString() << "\n";
+    return kExitSimulationFailed;
+  }
+  out.precision(3);
+  out << "wrote " << *output << ": host_us_per_kernel " << cost->host_s_per_kernel * 1e6 / factor << " (" << cost->host_s_per_kernel * 1e6
+      << " us measured on " << node_name << " over " << cost->counted_gaps << " launch gaps of " << cost->launches << " launches, "
+      << cost->threads << " threads; " << cost->idle_gaps << " idle gaps left out)\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
@@ -76,7 +159,8 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
                                   {"--measurements", true},   {"--write-plan", true},   {"--name", true},
                                   {"--tdp-w", true},          {"--progress"},           {"--help", false, "-h"},
                                   {"--scenario", true},       {"--set", true},          {"--training-profile", true},
-                                  {"--base", true},           {"--sustain-s", true}},
+                                  {"--base", true},           {"--sustain-s", true},    {"--host-trace", true},
+                                  {"--framework", true},      {"--node", true},         {"--idle-gap-us", true}},
                                  a);
   if (a.Has("--help")) {
     out << kUsage;
@@ -88,6 +172,10 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
   };
   if (!perr.empty()) return bad(perr);
   if (!a.positional.empty()) return bad("unexpected argument '" + a.positional[0] + "'");
+  if (a.Has("--host-trace")) return HostTraceCalibration(a, out, err);
+  for (const char* o : {"--framework", "--node", "--idle-gap-us"}) {
+    if (a.Has(o)) return bad(std::string(o) + " belongs to --host-trace");
+  }
   const std::string backend = a.Value("--backend").value_or("");
   if (backend != "cpu" && backend != "cuda") return bad("--backend: expected cpu or cuda");
 

@@ -96,12 +96,6 @@ std::string SweepFingerprintPath(const std::string& output_path);
 // component (hashes for the base and the axes), with a comment saying why.
 std::string SweepFingerprint(const SweepSpec& spec, Fidelity fidelity);
 
-// One CSV line (RFC 4180: fields with commas, quotes, line breaks or outer
-// spaces are quoted, quotes doubled), ending in "\n". Line breaks inside
-// fields become spaces so that a row is one line.
-std::string CsvLine(const std::vector<std::string>& fields);
-// Splits one CSV line (without its "\n").
-std::vector<std::string> ParseCsvLine(const std::string& line);
 
 // Simulates one point; `fields` gets the axis values, result values and error.
 SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity fidelity,

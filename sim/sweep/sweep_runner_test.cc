@@ -14,6 +14,8 @@
 #include <set>
 #include <sstream>
 
+#include "sim/io/csv.h"
+
 namespace trainsim {
 namespace {
 

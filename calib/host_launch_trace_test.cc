@@ -1,0 +1,132 @@
+#include "calib/host_launch_trace.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <sstream>
+#include <string>
+
+namespace trainsim::calib {
+namespace {
+
+// The header `nsys stats --report cuda_api_trace --format csv` writes.
+const char* kHeader = "Start (ns),Duration (ns),Name,Result,CorrID,Pid,Tid,T-Pri,Thread Name\n";
+
+std::string Row(long start_ns, long duration_ns, const std::string& name, int tid, const std::string& thread = "python") {
+  return std::to_string(start_ns) + "," + std::to_string(duration_ns) + "," + name + ",0,1,100," + std::to_string(tid) +
+         ",20," + thread + "\n";
+}
+
+Expected<HostLaunchCost> Read(const std::string& text, HostLaunchCostOptions o = {}) {
+  std::istringstream in(text);
+  return ReadHostLaunchCost(in, "trace.csv", o);
+}
+
+TEST(HostLaunchTraceTest, MeanGapBetweenLaunchesOnAThread) {
+  // The main thread issues a kernel every 20 us; nsys's progress lines come first.
+  std::string t = "Generating SQLite file report.sqlite from report.nsys-rep\nProcessing [report.sqlite] with [cuda_api_trace.py]...\n";
+  t += kHeader;
+  for (int i = 0; i < 100; ++i) t += Row(1'000'000 + i * 20'000, 4'000, "cudaLaunchKernel_v7000", 7);
+  const auto c = Read(t);
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(c->launches, 100);
+  EXPECT_EQ(c->counted_gaps, 99);
+  EXPECT_EQ(c->threads, 1);
+  EXPECT_NEAR(c->host_s_per_kernel, 20e-6, 1e-12);
+  EXPECT_NEAR(c->median_gap_s, 20e-6, 1e-12);
+}
+
+TEST(HostLaunchTraceTest, WaitsForTheGpuAndIdleGapsAreNotIssuing) {
+  std::string t = kHeader;
+  long now = 0;
+  auto launch = [&](long after_ns, const char* name = "cuLaunchKernel") {
+    now += after_ns;
+    t += Row(now, 3'000, name, 1);
+  };
+  launch(0);
+  launch(10'000);
+  // .item(): a copy, then 500 us waiting for the GPU, then 10 us to the next launch.
+  t += Row(now + 2'000, 2'000, "cudaMemcpyAsync", 1);
+  t += Row(now + 4'000, 500'000, "cudaStreamSynchronize", 1);
+  launch(514'000);
+  launch(10'000, "cudaGraphLaunch_v10000");
+  // The thread idles 5 ms (the optimizer step elsewhere): left out.
+  launch(5'000'000);
+  launch(10'000);
+  // Another thread (autograd) issues every 30 us.
+  t += Row(now + 1, 3'000, "cudaLaunchKernel", 2, "pt_autograd_0");
+  t += Row(now + 30'001, 3'000, "cudaLaunchKernel", 2, "pt_autograd_0");
+  const auto c = Read(t);
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(c->launches, 8);
+  EXPECT_EQ(c->threads, 2);
+  EXPECT_EQ(c->idle_gaps, 1);
+  EXPECT_EQ(c->counted_gaps, 5);  // 10, 14 (514 less the 500 waited), 10, 10 on thread 1; 30 on thread 2
+  EXPECT_NEAR(c->host_s_per_kernel, (10 + 14 + 10 + 10 + 30) / 5.0 * 1e-6, 1e-12);
+  EXPECT_NEAR(c->sync_s, 500e-6, 1e-12);
+  // A longer idle threshold counts the 5 ms as issuing.
+  HostLaunchCostOptions o;
+  o.idle_gap_s = 10e-3;
+  const auto all = Read(t, o);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->idle_gaps, 0);
+  EXPECT_EQ(all->counted_gaps, 6);
+}
+
+TEST(HostLaunchTraceTest, TimeUnitFromTheHeader) {
+  std::string t = "Start (us),Duration (us),Name,Result,CorrID,Pid,Tid,T-Pri,Thread Name\n";
+  t += Row(100, 3, "cudaLaunchKernel", 1) + Row(125, 3, "cudaLaunchKernel", 1);
+  const auto c = Read(t);
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_NEAR(c->host_s_per_kernel, 25e-6, 1e-12);
+}
+
+TEST(HostLaunchTraceTest, BadInputNamesTheFileLineAndColumn) {
+  const auto no_header = Read("a,b,c\n1,2,3\n");
+  ASSERT_FALSE(no_header.ok());
+  EXPECT_NE(no_header.error().ToString().find("trace.csv"), std::string::npos);
+  EXPECT_NE(no_header.error().ToString().find("cuda_api_trace"), std::string::npos);
+
+  const auto bad_number = Read(std::string(kHeader) + Row(0, 1, "cudaLaunchKernel", 1) + "12x,3,cudaLaunchKernel,0,1,100,1,20,p\n");
+  ASSERT_FALSE(bad_number.ok());
+  EXPECT_EQ(bad_number.error().line, 3);
+  EXPECT_EQ(bad_number.error().key, "Start");
+
+  const auto short_row = Read(std::string(kHeader) + "5,3,cudaLaunchKernel\n");
+  ASSERT_FALSE(short_row.ok());
+  EXPECT_EQ(short_row.error().line, 2);
+
+  const auto unordered = Read(std::string(kHeader) + Row(50'000, 1, "cudaLaunchKernel", 1) + Row(10'000, 1, "cudaLaunchKernel", 1));
+  ASSERT_FALSE(unordered.ok());
+  EXPECT_NE(unordered.error().message.find("start order"), std::string::npos);
+
+  const auto unit = Read("Start (h),Duration (ns),Name,Pid,Tid\n");
+  ASSERT_FALSE(unit.ok());
+  EXPECT_NE(unit.error().message.find("unit"), std::string::npos);
+
+  // One launch per thread: no gap to measure.
+  const auto one = Read(std::string(kHeader) + Row(0, 1, "cudaLaunchKernel", 1) + Row(5, 1, "cudaLaunchKernel", 2));
+  ASSERT_FALSE(one.ok());
+  EXPECT_NE(one.error().message.find("2 launches"), std::string::npos);
+}
+
+TEST(HostLaunchTraceTest, ProfileTextIsAFrameworkProfileScaledToTheReferenceHost) {
+  HostLaunchCost c;
+  c.host_s_per_kernel = 41.25e-6;
+  c.median_gap_s = 30e-6;
+  c.launches = 1000;
+  c.counted_gaps = 990;
+  c.idle_gaps = 9;
+  c.threads = 2;
+  c.sync_s = 0.5;
+  const std::string text = HostCostFrameworkProfileText("mine", "megatron-bridge-perf", c, "step.csv", "gb200-nvl72", 2.75);
+  const YAML::Node n = YAML::Load(text);
+  EXPECT_EQ(n["name"].as<std::string>(), "mine");
+  EXPECT_EQ(n["based_on"].as<std::string>(), "megatron-bridge-perf");
+  EXPECT_NEAR(n["host_us_per_kernel"].as<double>(), 15.0, 1e-9);
+  EXPECT_NE(text.find("measured: step.csv"), std::string::npos);
+  EXPECT_NE(text.find("host_op_time_factor 2.75"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainsim::calib
