@@ -1,6 +1,7 @@
 #include "calib/host_launch_trace.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -55,9 +56,17 @@ bool UnitSeconds(const std::string& header, double& out) {
 
 // A thread's launches so far.
 struct ThreadState {
-  double last_launch_s = -1;  // start of its last launch; < 0 before the first
-  double sync_since_s = 0;    // time in synchronizing calls since then
-  double last_start_s = -1;   // start of its last call, to check the order
+  double last_launch_s = -1;           // start of its last launch; < 0 before the first
+  double last_launch_duration_s = 0;   // how long that launch call took
+  double sync_since_s = 0;             // time in synchronizing calls since then
+  double last_start_s = -1;            // start of its last call, to check the order
+};
+
+// One launch-to-launch gap on a thread, sync time taken out, and the opening
+// launch call's own length (long when the launch queue was full).
+struct Gap {
+  double gap_s;
+  double launch_s;
 };
 
 }  // namespace
@@ -66,9 +75,9 @@ Expected<HostLaunchCost> ReadHostLaunchCost(std::istream& in, const std::string&
   int start_col = -1, duration_col = -1, name_col = -1, tid_col = -1, pid_col = -1;
   double start_unit_s = 1e-9, duration_unit_s = 1e-9;
   std::map<std::pair<std::string, std::string>, ThreadState> threads;  // (pid, tid)
-  std::vector<double> gaps_s;
+  std::vector<Gap> gaps;
+  std::vector<double> launch_s;  // every launch call's length, for the typical one
   HostLaunchCost cost;
-  double counted_s = 0;
   int line_no = 0;
   for (std::string line; std::getline(in, line);) {
     ++line_no;
@@ -77,13 +86,15 @@ Expected<HostLaunchCost> ReadHostLaunchCost(std::istream& in, const std::string&
     const std::vector<std::string> f = ParseCsvLine(line);
     if (start_col < 0) {
       // Before the header: nsys's own lines; the header names the columns.
+      // nsys writes "Pid"/"Tid" in some releases and "PID"/"TID" in others.
       for (int i = 0; i < int(f.size()); ++i) {
-        const std::string& h = f[size_t(i)];
-        if (StartsWith(h, "Start")) start_col = i;
-        else if (StartsWith(h, "Duration")) duration_col = i;
-        else if (h == "Name") name_col = i;
-        else if (h == "Tid") tid_col = i;
-        else if (h == "Pid") pid_col = i;
+        std::string h = f[size_t(i)];
+        std::transform(h.begin(), h.end(), h.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+        if (StartsWith(h, "start")) start_col = i;
+        else if (StartsWith(h, "duration")) duration_col = i;
+        else if (h == "name") name_col = i;
+        else if (h == "tid") tid_col = i;
+        else if (h == "pid") pid_col = i;
       }
       if (start_col < 0 || duration_col < 0 || name_col < 0 || tid_col < 0) {
         start_col = duration_col = name_col = tid_col = pid_col = -1;
@@ -128,16 +139,10 @@ Expected<HostLaunchCost> ReadHostLaunchCost(std::istream& in, const std::string&
     }
     if (!IsLaunch(name)) continue;
     ++cost.launches;
-    if (t.last_launch_s >= 0) {
-      const double gap_s = std::max(0.0, start_s - t.last_launch_s - t.sync_since_s);
-      if (gap_s > options.idle_gap_s) {
-        ++cost.idle_gaps;
-      } else {
-        gaps_s.push_back(gap_s);
-        counted_s += gap_s;
-      }
-    }
+    launch_s.push_back(duration_s);
+    if (t.last_launch_s >= 0) gaps.push_back({std::max(0.0, start_s - t.last_launch_s - t.sync_since_s), t.last_launch_duration_s});
     t.last_launch_s = start_s;
+    t.last_launch_duration_s = duration_s;
     t.sync_since_s = 0;
   }
   if (start_col < 0) {
@@ -145,6 +150,27 @@ Expected<HostLaunchCost> ReadHostLaunchCost(std::istream& in, const std::string&
                                    "`nsys stats --report cuda_api_trace --format csv`"};
   }
   for (const auto& [id, t] : threads) cost.threads += t.last_launch_s >= 0;
+  auto median = [](std::vector<double>& v) {
+    const auto mid = v.begin() + long(v.size() / 2);
+    std::nth_element(v.begin(), mid, v.end());
+    return *mid;
+  };
+  // A launch call that takes longer than the typical one waited for room in
+  // the launch queue: the GPU was behind, and that wait is not issuing.
+  const double typical_launch_s = launch_s.empty() ? 0 : median(launch_s);
+  std::vector<double> gaps_s;
+  double counted_s = 0;
+  for (const Gap& g : gaps) {
+    const double queue_wait_s = std::max(0.0, g.launch_s - typical_launch_s);
+    cost.queue_wait_s += queue_wait_s;
+    const double busy_s = std::max(0.0, g.gap_s - queue_wait_s);
+    if (busy_s > options.idle_gap_s) {
+      ++cost.idle_gaps;
+    } else {
+      gaps_s.push_back(busy_s);
+      counted_s += busy_s;
+    }
+  }
   if (gaps_s.empty()) {
     std::ostringstream m;
     m << "no thread launched two kernels less than " << options.idle_gap_s * 1e6 << " us of host time apart ("
@@ -153,9 +179,7 @@ Expected<HostLaunchCost> ReadHostLaunchCost(std::istream& in, const std::string&
   }
   cost.counted_gaps = int64_t(gaps_s.size());
   cost.host_s_per_kernel = counted_s / double(gaps_s.size());
-  const auto mid = gaps_s.begin() + long(gaps_s.size() / 2);
-  std::nth_element(gaps_s.begin(), mid, gaps_s.end());
-  cost.median_gap_s = *mid;
+  cost.median_gap_s = median(gaps_s);
   return cost;
 }
 
@@ -177,7 +201,8 @@ std::string HostCostFrameworkProfileText(const std::string& name, const std::str
     << "host_us_per_kernel: " << us(c.host_s_per_kernel / host_op_time_factor) << "  # measured: " << trace_file
     << " (Nsight Systems CUDA API trace): " << us(c.host_s_per_kernel) << " us mean host time from one launch to the next (median "
     << us(c.median_gap_s) << ") over " << c.counted_gaps << " gaps of " << c.launches << " launches on " << c.threads
-    << " threads; " << c.idle_gaps << " idle gaps and " << sig3(c.sync_s) << " s in synchronizing calls left out";
+    << " threads; " << c.idle_gaps << " idle gaps, " << sig3(c.sync_s) << " s in synchronizing calls and " << sig3(c.queue_wait_s)
+    << " s of launches waiting for a full queue left out";
   if (host_op_time_factor != 1) o << "; divided by " << node_name << "'s host_op_time_factor " << host_op_time_factor;
   o << "\n";
   return o.str();

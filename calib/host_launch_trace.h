@@ -13,10 +13,13 @@
 // launch to the next is what issuing the first cost (Python, autograd, the
 // dispatcher, the launch call). Time inside calls that wait for the GPU
 // (cuda*Synchronize, a synchronous cudaMemcpy) is not issuing and is taken
-// out. A gap still longer than `idle_gap_s` is the thread idle, not issuing
-// (the autograd thread during the forward, the data loader, the optimizer's
-// step between iterations), and is left out. A CUDA graph launch counts as one
-// launch, as the cost model issues a graph.
+// out, and so is the part of a launch call beyond the trace's median launch
+// call (a launch that blocks because the launch queue is full: the GPU, not
+// the host, set that pace). A gap still longer than `idle_gap_s` is the
+// thread idle, not issuing (the autograd thread during the forward, the data
+// loader, the optimizer's step between iterations), and is left out. A CUDA
+// graph launch counts as one launch, as the cost model issues a graph. Take
+// the trace over steady-state steps (after warm-up).
 #pragma once
 
 #include <cstdint>
@@ -42,6 +45,7 @@ struct HostLaunchCost {
   int64_t idle_gaps = 0;         // gaps left out as idle
   int threads = 0;               // threads that launched
   double sync_s = 0;             // time in synchronizing calls, taken out of the gaps
+  double queue_wait_s = 0;       // launch calls' time beyond the median one, taken out too
 };
 
 // Reads the trace from `in`; `file` names it in errors (FILE:LINE: COLUMN:

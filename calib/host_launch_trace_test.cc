@@ -73,8 +73,24 @@ TEST(HostLaunchTraceTest, WaitsForTheGpuAndIdleGapsAreNotIssuing) {
   EXPECT_EQ(all->counted_gaps, 6);
 }
 
+TEST(HostLaunchTraceTest, LaunchesThatWaitForAFullQueueAreNotIssuing) {
+  // The host issues every 10 us (4 us of it in the launch call) until the
+  // launch queue fills; then each launch call blocks 90 us longer until the
+  // GPU frees a slot: the GPU sets that pace, and the host still spent 10 us.
+  std::string t = kHeader;
+  long now = 0;
+  for (int i = 0; i < 60; ++i) t += Row(now += 10'000, 4'000, "cudaLaunchKernel", 3);
+  for (int i = 0; i < 40; ++i) t += Row(now += i == 0 ? 10'000 : 100'000, 94'000, "cudaLaunchKernel", 3);
+  const auto c = Read(t);
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(c->counted_gaps, 99);
+  EXPECT_NEAR(c->host_s_per_kernel, 10e-6, 1e-12);
+  EXPECT_NEAR(c->queue_wait_s, 39 * 90e-6, 1e-12);  // the last launch's wait opens no gap
+}
+
 TEST(HostLaunchTraceTest, TimeUnitFromTheHeader) {
-  std::string t = "Start (us),Duration (us),Name,Result,CorrID,Pid,Tid,T-Pri,Thread Name\n";
+  // Other nsys releases spell the thread columns PID and TID.
+  std::string t = "Start (us),Duration (us),Name,Result,CorrID,PID,TID,T-Pri,Thread Name\n";
   t += Row(100, 3, "cudaLaunchKernel", 1) + Row(125, 3, "cudaLaunchKernel", 1);
   const auto c = Read(t);
   ASSERT_TRUE(c.ok()) << c.error().ToString();
