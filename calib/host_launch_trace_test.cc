@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
+#include <random>
 #include <sstream>
 #include <string>
 
@@ -124,6 +126,54 @@ TEST(HostLaunchTraceTest, BadInputNamesTheFileLineAndColumn) {
   const auto one = Read(std::string(kHeader) + Row(0, 1, "cudaLaunchKernel", 1) + Row(5, 1, "cudaLaunchKernel", 2));
   ASSERT_FALSE(one.ok());
   EXPECT_NE(one.error().message.find("2 launches"), std::string::npos);
+}
+
+// Mutations of a valid trace (characters replaced, cut, inserted; lines
+// dropped or repeated): each is read to a sane figure or refused with one
+// line naming the file; never a crash, a throw or a negative or infinite cost.
+TEST(HostLaunchTraceTest, FuzzedTracesAreReadOrRefused) {
+  std::string valid = "Processing [r.sqlite] with [cuda_api_trace.py]...\n";
+  valid += kHeader;
+  long now = 0;
+  for (int i = 0; i < 40; ++i) {
+    valid += Row(now += 12'000 + 1'000 * (i % 7), 4'000, i % 9 ? "cudaLaunchKernel_v7000" : "cudaGraphLaunch_v10000", 1 + i % 2);
+    if (i % 10 == 9) valid += Row(now + 5'000, 300'000, "cudaStreamSynchronize_v3020", 1);
+  }
+  std::mt19937 rng(20261204);
+  const std::string alphabet = "0123456789,\"\n\r -.eE(nsu)cudaLaunchKernelSynchronizeTidPid\xff";
+  int read = 0, refused = 0;
+  for (int n = 0; n < 3000; ++n) {
+    std::string t = valid;
+    const int edits = 1 + int(rng() % 4);
+    for (int e = 0; e < edits && !t.empty(); ++e) {
+      const size_t at = rng() % t.size();
+      switch (rng() % 4) {
+        case 0: t[at] = alphabet[rng() % alphabet.size()]; break;
+        case 1: t.erase(at, 1 + rng() % 40); break;
+        case 2: t.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
+        default: {  // repeat a line elsewhere
+          const size_t from = t.rfind('\n', at), to = t.find('\n', at);
+          const std::string line = t.substr(from == std::string::npos ? 0 : from, to == std::string::npos ? std::string::npos : to - from);
+          t.insert(rng() % t.size(), line);
+        }
+      }
+    }
+    const auto c = Read(t);
+    if (c.ok()) {
+      ++read;
+      ASSERT_TRUE(std::isfinite(c->host_s_per_kernel) && c->host_s_per_kernel >= 0) << t;
+      ASSERT_LE(c->host_s_per_kernel, 1e-3) << "a counted gap is never idle-long";
+      ASSERT_GE(c->launches, c->counted_gaps);
+    } else {
+      ++refused;
+      const std::string m = c.error().ToString();
+      ASSERT_EQ(m.find('\n'), std::string::npos) << m;
+      ASSERT_EQ(m.rfind("trace.csv", 0), 0u) << m;
+    }
+  }
+  std::printf("fuzzed traces: %d read, %d refused\n", read, refused);
+  EXPECT_GT(read, 0);
+  EXPECT_GT(refused, 0);
 }
 
 TEST(HostLaunchTraceTest, ProfileTextIsAFrameworkProfileScaledToTheReferenceHost) {
