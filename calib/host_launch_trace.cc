@@ -69,6 +69,16 @@ struct Gap {
   double launch_s;
 };
 
+// A YAML double-quoted scalar: a name or a path may hold ": " or "#".
+std::string Quoted(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
 }  // namespace
 
 Expected<HostLaunchCost> ReadHostLaunchCost(std::istream& in, const std::string& file, const HostLaunchCostOptions& options) {
@@ -196,8 +206,8 @@ std::string HostCostFrameworkProfileText(const std::string& name, const std::str
   std::ostringstream o;
   o << "# " << name << ": " << base << " with the host cost per kernel measured from a trace of a real step\n"
     << "# (trainsim calibrate --host-trace; calib/host_launch_trace.h says how it is read).\n"
-    << "name: " << name << "\n"
-    << "based_on: " << base << "\n"
+    << "name: " << Quoted(name) << "\n"
+    << "based_on: " << Quoted(base) << "\n"
     << "host_us_per_kernel: " << us(c.host_s_per_kernel / host_op_time_factor) << "  # measured: " << trace_file
     << " (Nsight Systems CUDA API trace): " << us(c.host_s_per_kernel) << " us mean host time from one launch to the next (median "
     << us(c.median_gap_s) << ") over " << c.counted_gaps << " gaps of " << c.launches << " launches on " << c.threads

@@ -186,6 +186,9 @@ TEST(HostLaunchTraceTest, ProfileTextIsAFrameworkProfileScaledToTheReferenceHost
   c.threads = 2;
   c.sync_s = 0.5;
   const std::string text = HostCostFrameworkProfileText("mine", "megatron-bridge-perf", c, "step.csv", "gb200-nvl72", 2.75);
+  // A base path that YAML would misread unquoted stays one string.
+  EXPECT_EQ(YAML::Load(HostCostFrameworkProfileText("m", "/data/stacks: mine #2.yaml", c, "t.csv", "x", 1))["based_on"].as<std::string>(),
+            "/data/stacks: mine #2.yaml");
   const YAML::Node n = YAML::Load(text);
   EXPECT_EQ(n["name"].as<std::string>(), "mine");
   EXPECT_EQ(n["based_on"].as<std::string>(), "megatron-bridge-perf");

@@ -85,8 +85,9 @@ int HostTraceCalibration(const ParsedArgs& a, std::ostream& out, std::ostream& e
     err << "trainsim calibrate: " << msg << "\n";
     return kExitBadInput;
   };
-  for (const char* o : {"--backend", "--shape", "--storage", "--measurements", "--write-plan", "--scenario", "--set",
-                        "--training-profile", "--base", "--nccl", "--sustain-s", "--tdp-w"}) {
+  for (const char* o : {"--backend", "--shape", "--storage", "--storage-clients", "--storage-mib", "--ranks", "--min-ms",
+                        "--measurements", "--write-plan", "--scenario", "--set", "--training-profile", "--base", "--nccl",
+                        "--sustain-s", "--tdp-w", "--progress"}) {
     if (a.Has(o)) return bad(std::string(o) + " does not go with --host-trace");
   }
   const auto output = a.Value("--output");
