@@ -77,6 +77,9 @@ struct ConfigOutcome {
   // How trainsim's predictions of published runs of this GPU and kind came
   // out (sim/validate/track_record.h); empty when the run cannot happen.
   QString track_record;
+  // The share of the step the GPU waits for the host to issue kernels, as
+  // `trainsim run` says it (sim/run/host_issue_share.h); empty when small.
+  QString host_issue;
   int tensor = 1;    // the configuration's own TP and PP, to mark them in the heatmap
   int pipeline = 1;
   int nodes = 0;

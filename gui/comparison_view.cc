@@ -174,6 +174,12 @@ void ComparisonView::SetOutcomes(const std::vector<ConfigOutcome>& outcomes) {
     lines << (colon > 0 ? QStringLiteral("<b>%1</b>%2").arg(h.left(colon).toHtmlEscaped(), h.mid(colon).toHtmlEscaped()) : h.toHtmlEscaped());
   }
   if (!outcomes_.empty() && lines.isEmpty()) lines << tr("Add a second configuration to see what it changes against %1.").arg(outcomes_[0].name.toHtmlEscaped());
+  // Where a prediction leans on the host cost per kernel, an estimate until measured.
+  for (const ConfigOutcome& o : outcomes_) {
+    if (o.host_issue.isEmpty()) continue;
+    const QString whose = outcomes_.size() == 1 ? QString() : QStringLiteral(" (%1)").arg(o.name.toHtmlEscaped());
+    lines << tr("<b>Waits for the host</b>%1: %2").arg(whose, o.host_issue.toHtmlEscaped());
+  }
   // How far to trust the figures: each distinct track record once, with the configurations it covers.
   std::vector<std::pair<QString, QStringList>> records;
   for (const ConfigOutcome& o : outcomes_) {

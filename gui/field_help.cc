@@ -133,7 +133,10 @@ QString HelpPageHtml() {
       "dense models on B200 and GB200 8.0%, mostly predicted fast (their attention and memory-bound rates are "
       "estimates until calibrated on one); mixtures of experts 11% on H100 and 16% on Blackwell, mostly fast "
       "(README.md, accuracy). The headline under the results gives each configuration's own track record: the "
-      "published runs of its GPU, kind and (where enough) precision, predicted now. Expect that order of error for configurations like those; further from them "
+      "published runs of its GPU, kind and (where enough) precision, predicted now; and, where the GPU waits 2% of the "
+      "step or more for the host to issue kernels (fine-grained experts), that share and the host cost per kernel it "
+      "rests on, an estimate until measured from a trace of your stack (<tt>trainsim calibrate --host-trace</tt>). "
+      "Expect that order of error for configurations like those; further from them "
       "(other GPUs, unusual shapes, storage-bound runs) the error is not measured. Relative comparisons (8 vs 4 "
       "NICs on the same model) are more reliable than absolute times, since most modelling errors are shared.</p>");
 }

@@ -264,6 +264,8 @@ class GuiTest : public QObject {
     QVERIFY2(w.view()->headline()->text().count(QLatin1String("Track record")) == 1, qPrintable(w.view()->headline()->text()));
     QVERIFY2(w.view()->headline()->text().contains(QLatin1String(" dense pre-training runs on h100-sxm-80g")),
              qPrintable(w.view()->headline()->text()));
+    // Dense 70B with TP 8: long GEMMs hide the host, and the headline does not mention it.
+    QVERIFY2(!w.view()->headline()->text().contains(QLatin1String("Waits for the host")), qPrintable(w.view()->headline()->text()));
     // Legends in full, not elided, and the two curves read apart.
     QVERIFY(w.view()->LegendText(QStringLiteral("breakdown")).contains(QLatin1String("exposed communication")));
     QVERIFY(w.view()->LegendText(QStringLiteral("scaling-time")).contains(QLatin1String("llama2-70b-4n-8nic")));
@@ -361,6 +363,20 @@ class GuiTest : public QObject {
     auto* bars = qobject_cast<QStackedBarSeries*>(w.view()->chartView(QStringLiteral("breakdown"))->chart()->series().value(0));
     QVERIFY(bars);
     for (QBarSet* set : bars->barSets()) QCOMPARE(set->at(1), 0.0);
+  }
+
+  void hostBoundMoeRunSaysItWaitsForTheHost() {
+    MainWindow w;
+    w.resize(1600, 1000);
+    w.show();
+    // Qwen3-30B-A3B: 16 small local experts per GPU; the same line as `trainsim run` prints.
+    QVERIFY(w.OpenScenario(QStringLiteral(TRAINSIM_SOURCE_DIR "/tests/data/qwen3-30b-a3b-2n-dgx-h100.yaml")));
+    w.SetFidelity(Fidelity::kAnalytical);
+    QVERIFY(RunAndWait(w));
+    const QString text = w.view()->headline()->text();
+    QVERIFY2(text.contains(QLatin1String("<b>Waits for the host</b>: ")) &&
+                 text.contains(QLatin1String("the host issuing kernels at 15 us each")) && text.contains(QLatin1String("--host-trace")),
+             qPrintable(text));
   }
 
   void formFieldsHaveTooltipsAndHelpHasTheMethod() {

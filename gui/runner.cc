@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/plan/planner.h"
+#include "sim/run/host_issue_share.h"
 #include "sim/validate/track_record.h"
 
 namespace trainsim::gui {
@@ -123,7 +124,10 @@ ConfigOutcome RunConfiguration(const Configuration& config, const RunOptions& op
   };
   o.result = Simulate(*s, main_options);
   if (stop) return o;
-  if (o.result.error.empty()) o.track_record = QString::fromStdString(TrackRecordLine(*s));
+  if (o.result.error.empty()) {
+    o.track_record = QString::fromStdString(TrackRecordLine(*s));
+    o.host_issue = QString::fromStdString(HostIssueShareLine(*s));
+  }
   if (!progress(main_share)) return o;
 
   SimulateOptions fast;

@@ -8,6 +8,7 @@
 #include "sim/cli/operator_table.h"
 #include "sim/cli/progress.h"
 #include "sim/core/scenario.h"
+#include "sim/run/host_issue_share.h"
 #include "sim/run/simulate.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/io/result_writer.h"
@@ -32,7 +33,9 @@ const char* kRunHelp =
     "  --progress             progress and time left on stderr (default: only when stderr is a terminal)\n"
     "The summary ends with the track record of such predictions: the published runs of the reference\n"
     "files on the same GPU and of the same kind (dense or MoE; pre-training, LoRA or full fine-tuning)\n"
-    "and, where at least 5 had it, precision, predicted now against their measured step times.\n"
+    "and, where at least 5 had it, precision, predicted now against their measured step times; before\n"
+    "it, where the GPU waits 2% of the step or more for the host to issue kernels, that share and the\n"
+    "host cost per kernel it rests on (an estimate until measured: trainsim calibrate --host-trace).\n"
     "  -h, --help             this help\n"
     "exit status: 0 ok, 1 the run cannot happen (e.g. does not fit in memory), 2 bad input\n";
 }  // namespace
@@ -105,6 +108,8 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
   }
   out << (a.Has("--json") ? ToJson(r) : ToSummary(r));
   if (!a.Has("--json") && r.error.empty()) {
+    // Where the step leans on the framework's host cost, an estimate until measured, say so.
+    if (const std::string host = HostIssueShareLine(*s); !host.empty()) out << "  waits for the host   " << host << "\n";
     // How far to trust the figures above: the published runs most like this one, predicted now.
     out << "  track record         " << TrackRecordLine(*s) << "\n";
   }

@@ -1,0 +1,36 @@
+#include "sim/run/host_issue_share.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "sim/run/simulate.h"
+
+namespace trainsim {
+
+HostIssueShare HostIssueShareOf(const Scenario& s) {
+  HostIssueShare h;
+  h.host_s_per_kernel = s.host_s_per_kernel();
+  if (h.host_s_per_kernel <= 0) return h;
+  const SimulationResult with_host = Simulate(s, SimulateOptions::At(Fidelity::kAnalytical));
+  Scenario free_host = s;
+  free_host.framework.host_s_per_kernel = 0;
+  const SimulationResult without = Simulate(free_host, SimulateOptions::At(Fidelity::kAnalytical));
+  if (!(with_host.step_time_s > 0) || !(without.step_time_s > 0)) return h;
+  h.step_s = with_host.step_time_s;
+  // A free host never makes a step slower; the minimum keeps the share in 0..1.
+  h.free_host_step_s = std::min(without.step_time_s, with_host.step_time_s);
+  return h;
+}
+
+std::string HostIssueShareLine(const Scenario& s) {
+  const HostIssueShare h = HostIssueShareOf(s);
+  if (h.Share() < kHostIssueShareWorthSaying) return "";
+  std::ostringstream line;
+  line.precision(2);
+  line << std::lround(100 * h.Share()) << "% of the step (analytical), the host issuing kernels at " << h.host_s_per_kernel * 1e6
+       << " us each: measure your stack's with trainsim calibrate --host-trace";
+  return line.str();
+}
+
+}  // namespace trainsim
