@@ -520,7 +520,10 @@ class LayerBuilder {
       F.ops.push_back(Gemm("qkv", T, qkv_n, h, true));
       Adapter(F, "qkv", ft.targets.qkv, true, h, qkv_n);
       if (md.qk_norm) F.ops.push_back(Mem("qk norm", 2 * T * (heads + kv) * d * kAct));
-      if (md.position == PositionKind::kRope) F.ops.push_back(Mem("rotary", 2 * T * (heads + kv) * d * kAct));
+      if (md.position == PositionKind::kRope) {
+        const double rotated = T * (heads + kv) * d;
+        F.ops.push_back(Eager(Mem("rotary", 2 * rotated * kAct), c_.sc.framework.eager_rotary, rotated, 2 * rotated * kAct));
+      }
     }
     // Keys each query attends to, on average, over the whole sequence: half
     // of it when causal; a window w sees min(position, w); a chunk c the keys
@@ -532,6 +535,15 @@ class LayerBuilder {
       const double w = kind.attention_span;
       keys_per_query = kind.chunked ? w / 2 : w - w * w / (2 * s);
       kernel_seq = std::min(kernel_seq, w);
+    }
+    // Eager attention (FrameworkProfile::eager_attention_copies): GQA's
+    // repeat_kv writes K and V at the query heads before the kernel (its
+    // backward sums them back), and the output's transpose().contiguous()
+    // copies it token-major after.
+    const bool eager_copies = c_.sc.framework.eager_attention_copies && md.attention != AttentionKind::kMla;
+    if (eager_copies && kv < heads) {
+      F.ops.push_back(Move("kv repeat", T * (kv + heads) * (dq + dv) * kAct));
+      F.ops.back().kernels = 2;
     }
     if (IsFused(c_.sc.training.attention)) {
       Operator a;
@@ -555,6 +567,7 @@ class LayerBuilder {
       F.ops.push_back(Gemm("attention over values", c_.s_local, dv, s, false, c_.b * heads));
       F.ops.back().activation_operands = true;
     }
+    if (eager_copies) F.ops.push_back(Move("attention output copy", 2 * T * heads * dv * kAct));
     F.ops.push_back(Mem("fp8 cast (proj input)", c_.cast * T * heads * dv));
     F.ops.back().kernels = F.ops.back().cast_kernels = c_.cast_kernels;
     F.ops.push_back(Gemm("attention proj", T, h, heads * dv, true));
@@ -598,6 +611,18 @@ class LayerBuilder {
     Operator o = Mem(name, c_.norm_bytes + (quantizes ? c_.cast * c_.T * c_.h / (c_.sp ? c_.t : 1) : 0.0));
     o.kernels = quantizes ? std::max(1, c_.cast_kernels) : 1;
     o.cast_kernels = o.kernels - 1;
+    return Eager(o, c_.sc.framework.eager_norm, c_.norm_bytes / (2 * kAct), c_.norm_bytes);
+  }
+
+  // An elementwise operator over `elems` as the framework runs it unfused
+  // (FrameworkProfile::eager_*): its passes replace the fused kernel's
+  // `fused_bytes` and kernels, forward and backward; a quantization the
+  // operator carries stays.
+  static Operator Eager(Operator o, const FrameworkProfile::EagerElementwise& e, double elems, double fused_bytes) {
+    if (!e.Set()) return o;
+    o.bytes += elems * e.forward_bytes - fused_bytes;
+    o.backward_bytes = elems * e.backward_bytes;
+    o.kernels = e.kernels + o.cast_kernels;
     return o;
   }
 
@@ -605,10 +630,11 @@ class LayerBuilder {
   Operator ActivationOp(const OpName& name, double elems, int cast_kernels) const {
     const bool gated = Gated(c_.md.activation);
     const int kernels = c_.md.activation == Activation::kSquaredRelu ? 2 : 1;
-    Operator o = Mem(name, elems * kAct * (gated ? 3 : 2 * kernels) + c_.cast * elems);
+    const double fused_bytes = elems * kAct * (gated ? 3 : 2 * kernels);
+    Operator o = Mem(name, fused_bytes + c_.cast * elems);
     o.kernels = kernels + cast_kernels;
     o.cast_kernels = cast_kernels;
-    return o;
+    return gated ? Eager(o, c_.sc.framework.eager_gated_activation, elems, fused_bytes) : o;
   }
 
   OpName ActivationName() const {
@@ -895,6 +921,10 @@ class LayerBuilder {
       return;
     }
     if (mode != Recompute::kSelective) return;
+    if (c_.sc.framework.selective_recompute_torchtitan_op) {
+      TorchtitanOpRecompute(F, kind, R);
+      return;
+    }
     const unsigned mods = c_.sc.training.recompute_modules;
     const bool mla = c_.md.attention == AttentionKind::kMla;
     const OpName act = ActivationName();
@@ -927,6 +957,29 @@ class LayerBuilder {
                                 : !c.overlaps_op.empty() &&
                                       std::any_of(R.ops.begin(), R.ops.end(), [&](const Operator& o) { return o.name == c.overlaps_op; });
       if (again) R.comms.push_back(c);
+    }
+  }
+
+  // torchtitan's "op" policy (FrameworkProfile::selective_recompute_torchtitan_op):
+  // every memory-bound operator again, and of the matmuls every second one in
+  // the block's order (q, k, v, o, w1, w3, w2): the keys' projection (part of
+  // trainsim's fused qkv), the output projection and w3 (half of a gated fc1;
+  // fc2 of an ungated MLP, the sixth).
+  // The attention kernel and the collectives' outputs are kept. Routed experts
+  // run grouped matmuls, which the policy does not count: kept too.
+  void TorchtitanOpRecompute(const PassWork& F, const LayerKind& kind, PassWork& R) const {
+    for (const auto& o : F.ops) {
+      if (o.cls == OpClass::kMemoryBound) {
+        R.ops.push_back(o);
+      } else if (o.cls == OpClass::kGemm && o.name == "qkv") {
+        R.ops.push_back(Gemm("qkv keys", o.m, KvHeadsLocal() * QHeadDim(), o.k, o.low_precision));
+      } else if (o.cls == OpClass::kGemm && o.name == "attention proj") {
+        R.ops.push_back(o);
+      } else if (o.cls == OpClass::kGemm && !kind.moe && Gated(c_.md.activation) && o.name == "fc1") {
+        R.ops.push_back(Gemm("fc1 w3", o.m, o.n / 2, o.k, o.low_precision));
+      } else if (o.cls == OpClass::kGemm && !kind.moe && !Gated(c_.md.activation) && o.name == "fc2") {
+        R.ops.push_back(o);  // q, k, v, o, fc1, fc2: the sixth
+      }
     }
   }
 

@@ -295,6 +295,82 @@ TEST(WorkloadTest, CrossEntropyMovesTheFrameworksBytesPerLogit) {
   }
 }
 
+// A framework that runs the model's own code eagerly (torchtitan-2024) moves
+// its profile's bytes per element in the norms, rotary and gated activation,
+// and copies K, V and the attention output around the kernel under GQA.
+TEST(WorkloadTest, EagerElementwiseMovesTheFrameworksBytesPerElement) {
+  const std::vector<std::string> tp1 = {"parallelism.tensor=1", "parallelism.pipeline=1", "training.global_batch=64"};
+  auto with = [&](const char* framework) {
+    std::vector<std::string> sets = tp1;
+    sets.push_back(std::string("training.framework=") + framework);
+    return BuildWorkload(Make("llama3-8b", sets));
+  };
+  const Workload fused = with("torchtitan-fsdp2-2025"), eager = with("torchtitan-2024");
+  const Scenario s = Make("llama3-8b", tp1);
+  const double T = 2048.0 * s.training.micro_batch, h = s.model.hidden, d = s.model.head_dim();
+  const double qk = T * (s.model.heads + s.model.kv_heads) * d, ffn = T * s.model.ffn_hidden;
+  auto op = [](const PassWork& p, const std::string& name) -> const Operator* {
+    for (const auto& o : p.ops) {
+      if (o.name == name) return &o;
+    }
+    return nullptr;
+  };
+  const PassWork& f = eager.layer(0).forward;
+  for (const auto& [name, elems, fwd, bwd, kernels] : {std::tuple{"input norm", T * h, 36.0, 72.0, 8},
+                                                       std::tuple{"rotary", qk, 20.0, 20.0, 6},
+                                                       std::tuple{"swiglu", ffn, 10.0, 18.0, 2}}) {
+    const Operator* o = op(f, name);
+    ASSERT_TRUE(o) << name;
+    EXPECT_DOUBLE_EQ(o->bytes, elems * fwd) << name;
+    EXPECT_EQ(o->kernels, kernels) << name;
+    const Operator* b = op(eager.layer(0).backward, std::string(name) + " backward");
+    ASSERT_TRUE(b) << name;
+    EXPECT_DOUBLE_EQ(b->bytes, elems * bwd) << name;
+    EXPECT_LT(op(fused.layer(0).forward, name)->bytes, o->bytes) << name;
+  }
+  ASSERT_TRUE(op(f, "kv repeat"));  // Llama 3 8B: 8 KV heads for 32 query heads
+  EXPECT_DOUBLE_EQ(op(f, "kv repeat")->bytes, T * (s.model.kv_heads + s.model.heads) * 2 * d * 2);
+  EXPECT_DOUBLE_EQ(op(f, "attention output copy")->bytes, 2 * T * s.model.heads * d * 2);
+  EXPECT_FALSE(op(fused.layer(0).forward, "kv repeat"));
+  EXPECT_FALSE(op(fused.layer(0).forward, "attention output copy"));
+}
+
+// torchtitan's "op" checkpointing: every memory-bound operator again, and of
+// the matmuls q, k, v, o, w1, w3, w2 the second, fourth and sixth; not the
+// attention kernel.
+TEST(WorkloadTest, TorchtitanOpPolicyRecomputesEverySecondMatmul) {
+  const Scenario s = Make("llama3-8b", {"parallelism.tensor=1", "parallelism.pipeline=1", "training.global_batch=64",
+                                        "training.recompute=selective", "training.framework=torchtitan-fsdp2-2025"});
+  ASSERT_TRUE(s.framework.selective_recompute_torchtitan_op);
+  const Workload w = BuildWorkload(s);
+  const PassWork& f = w.layer(0).forward;
+  const PassWork& r = w.layer(0).recompute;
+  double gemm_flops = 0, forward_gemm_flops = 0;
+  size_t memory_ops = 0, forward_memory_ops = 0;
+  for (const auto& o : f.ops) {
+    forward_gemm_flops += o.cls == OpClass::kGemm ? o.flops : 0;
+    forward_memory_ops += o.cls == OpClass::kMemoryBound;
+  }
+  for (const auto& o : r.ops) {
+    EXPECT_NE(o.cls, OpClass::kAttention) << o.name;
+    gemm_flops += o.cls == OpClass::kGemm ? o.flops : 0;
+    memory_ops += o.cls == OpClass::kMemoryBound;
+  }
+  EXPECT_EQ(memory_ops, forward_memory_ops);
+  // k (kv_dim x h), o (h x h) and w3 (ffn x h) of the seven.
+  const double h = s.model.hidden, kv = s.model.kv_dim(), ffn = s.model.ffn_hidden;
+  EXPECT_NEAR(gemm_flops / forward_gemm_flops, (kv * h + h * h + ffn * h) / (h * h + 2 * kv * h + h * h + 3 * ffn * h), 1e-9);
+  // Megatron-Core's selective recompute of the same run: the attention core only, no projection or norm.
+  const Scenario mcore = Make("llama3-8b", {"parallelism.tensor=1", "parallelism.pipeline=1", "training.global_batch=64",
+                                            "training.recompute=selective"});
+  const Workload mw = BuildWorkload(mcore);
+  for (const auto& o : mw.layer(0).recompute.ops) {
+    for (const char* name : {"qkv", "qkv keys", "attention proj", "fc1", "fc1 w3", "fc2", "input norm", "rotary", "swiglu"}) {
+      EXPECT_NE(o.name.str(), std::string(name));
+    }
+  }
+}
+
 // Context parallel with TE's ring attention: cp output corrections in
 // forward, cp gradient accumulations in backward, and the last dK/dV return
 // exposed; none of them without context parallelism.

@@ -260,6 +260,12 @@ struct FrameworkProfile {
   // recipe's recompute_modules) when the scenario names no modules; 0: the
   // scenario's default (the attention core).
   unsigned recompute_modules = 0;
+  // How selective recompute chooses: Megatron-Core's recompute_modules
+  // (above), or torchtitan's "op" checkpointing policy, which keeps the
+  // attention kernel's and every first matmul's outputs and recomputes every
+  // other operator and every second matmul of the block (its order: q, k, v,
+  // o, w1, w3, w2, so k, o and w3).
+  bool selective_recompute_torchtitan_op = false;
   // The recipe's activation offload (Megatron-Core's cpu_offloading_num_layers)
   // for a scenario without training.activation_offload_layers that can take
   // it (pipeline 1, no recompute, fewer layers than the model's: the rules
@@ -320,6 +326,25 @@ struct FrameworkProfile {
   // Megatron's fp32 softmax (4); Transformer Engine's fused kernel writes the
   // gradient in place over the 16-bit logits (2).
   double cross_entropy_saved_bytes = 4;
+  // The elementwise operators a framework runs unfused, as PyTorch eager
+  // runs a model's own code (no torch.compile): HBM bytes per element at
+  // 16-bit activations, forward and backward, and kernels per call. All zero
+  // (the default) keeps the fused kernels' cost (Transformer Engine's
+  // RMSNorm, Megatron-Core's fused rotary and swiglu).
+  struct EagerElementwise {
+    double forward_bytes = 0;
+    double backward_bytes = 0;
+    int kernels = 0;
+    bool Set() const { return forward_bytes > 0; }
+    bool operator==(const EagerElementwise&) const = default;
+  };
+  EagerElementwise eager_norm;              // per element of the normalized tensor
+  EagerElementwise eager_rotary;            // per element of the rotated queries and keys
+  EagerElementwise eager_gated_activation;  // per element of the activation's output
+  // Whether eager attention copies tensors around the attention kernel: GQA's
+  // repeat_kv writes K and V at the query heads, and the output's
+  // transpose().contiguous() copies it back to token-major.
+  bool eager_attention_copies = false;
   // Whether the recipe builds experts with biases, for a model that does not
   // say (MoeSpec::expert_bias).
   bool moe_expert_bias = false;

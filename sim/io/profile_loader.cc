@@ -249,6 +249,14 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
     if (f.recompute != Recompute::kSelective) m.Fail("recompute_modules", "needs recompute: selective (Megatron-Core's recompute_modules)");
     f.recompute_modules = ParseRecomputeModules(mods, path, m.Path("recompute_modules"));
   }
+  {
+    const std::string policy = m.Choice("selective_recompute_policy", {"modules", "torchtitan_op"},
+                                        f.selective_recompute_torchtitan_op ? "torchtitan_op" : "modules");
+    f.selective_recompute_torchtitan_op = policy == "torchtitan_op";
+    if (f.selective_recompute_torchtitan_op && f.recompute_modules != 0) {
+      m.Fail("selective_recompute_policy", "torchtitan_op chooses what it recomputes; recompute_modules is Megatron-Core's");
+    }
+  }
   f.activation_offload_layers = m.NonNegativeInt("activation_offload_layers", f.activation_offload_layers);
   if (YAML::Node layouts = m.Raw("pipeline_layouts"); layouts.IsDefined()) {
     const std::string key = m.Path("pipeline_layouts");
@@ -309,6 +317,21 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
     f.cross_entropy_backward_bytes = ce->PositiveDouble("backward", inherited(f.cross_entropy_backward_bytes));
     f.cross_entropy_saved_bytes = ce->PositiveDouble("saved", f.cross_entropy_saved_bytes);
     ce->Finish();
+  }
+  if (auto ee = m.OptMap("eager_elementwise")) {
+    auto op = [&](const char* key, FrameworkProfile::EagerElementwise& e) {
+      if (auto o = ee->OptMap(key)) {
+        e.forward_bytes = o->PositiveDouble("forward", e.forward_bytes > 0 ? std::optional<double>(e.forward_bytes) : std::nullopt);
+        e.backward_bytes = o->PositiveDouble("backward", e.backward_bytes > 0 ? std::optional<double>(e.backward_bytes) : std::nullopt);
+        e.kernels = o->PositiveInt("kernels", e.kernels > 0 ? std::optional<int>(e.kernels) : std::nullopt);
+        o->Finish();
+      }
+    };
+    op("norm", f.eager_norm);
+    op("rotary", f.eager_rotary);
+    op("gated_activation", f.eager_gated_activation);
+    f.eager_attention_copies = ee->Bool("attention_copies", f.eager_attention_copies);
+    ee->Finish();
   }
   f.moe_expert_bias = m.Bool("moe_expert_bias", f.moe_expert_bias);
   if (auto eb = m.OptMap("moe_expert_bias_bytes_per_element")) {

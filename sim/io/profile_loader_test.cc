@@ -391,6 +391,42 @@ TEST(HardwareProfileTest, RecipeCudaGraphScope) {
 
 // A recipe's pipeline layouts by pipeline x virtual stages, each checked as
 // Megatron-Core checks a layout; each mistake names the file, line and key.
+// torchtitan's recompute policy and its eager operators: read from the
+// profiles; Megatron-Core's modules do not go with the policy, in a profile
+// or a scenario.
+TEST(HardwareProfileTest, TorchtitanRecomputePolicyAndEagerOperators) {
+  const FrameworkProfile titan = LoadFrameworkProfile(YAML::Node("torchtitan-2024"), "", "framework");
+  EXPECT_TRUE(titan.selective_recompute_torchtitan_op);  // from torchtitan-fsdp2-2025
+  EXPECT_EQ(titan.eager_norm, (FrameworkProfile::EagerElementwise{36, 72, 8}));
+  EXPECT_TRUE(titan.eager_attention_copies);
+  const FrameworkProfile mcore = LoadFrameworkProfile(YAML::Node("megatron-core-2024"), "", "framework");
+  EXPECT_FALSE(mcore.selective_recompute_torchtitan_op);
+  EXPECT_FALSE(mcore.eager_norm.Set());
+  const auto f = fs::temp_directory_path() / "trainsim_torchtitan_policy.yaml";
+  for (const auto& [text, key] : {std::pair<std::string, std::string>{"name: r\nbased_on: megatron-core-2024\nrecompute: selective\n"
+                                                                     "recompute_modules: [mlp]\nselective_recompute_policy: torchtitan_op\n",
+                                                                     "selective_recompute_policy"},
+                                  {"name: r\nbased_on: megatron-core-2024\nselective_recompute_policy: torchtitan\n", "selective_recompute_policy"},
+                                  {"name: r\nbased_on: megatron-core-2024\neager_elementwise: {norm: {forward: 4, backwards: 8, kernels: 1}}\n",
+                                   "eager_elementwise.norm.backward"}}) {
+    std::ofstream(f) << text;
+    try {
+      LoadFrameworkProfile(YAML::Node(f.string()), "", "training.framework");
+      FAIL() << "expected an error for " << text;
+    } catch (const InputException& e) {
+      EXPECT_NE(e.error().ToString().find(key), std::string::npos) << e.error().ToString();
+      EXPECT_NE(e.error().ToString().find(f.string()), std::string::npos) << e.error().ToString();
+    }
+  }
+  const std::string example = DataDir() + "/examples/reference-design/llama2-7b-1n-8nic.yaml";
+  auto modules = LoadScenario(example, {"training.framework=torchtitan-2024", "training.recompute=selective",
+                                        "training.recompute_modules=[mlp]"});
+  ASSERT_FALSE(modules.ok());
+  EXPECT_NE(modules.error().ToString().find("training.recompute_modules: framework torchtitan-2024 recomputes by torchtitan's op policy"),
+            std::string::npos)
+      << modules.error().ToString();
+}
+
 TEST(HardwareProfileTest, RecipePipelineLayouts) {
   const FrameworkProfile ds = LoadFrameworkProfile(YAML::Node("megatron-bridge-26.04.01-deepseek-v3-b200"), "", "framework");
   ASSERT_EQ(ds.pipeline_layouts.count("8x2"), 1u);

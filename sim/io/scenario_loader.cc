@@ -309,6 +309,10 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
   s.training.recompute = RecomputeNamed(t.Choice("recompute", RecomputeNames(), ToString(s.framework.recompute)));
   if (YAML::Node mods = t.Raw("recompute_modules"); mods.IsDefined() && !mods.IsNull()) {
     if (s.training.recompute != Recompute::kSelective) t.Fail("recompute_modules", "needs recompute: selective (Megatron-Core's recompute_modules)");
+    if (s.framework.selective_recompute_torchtitan_op) {
+      t.Fail("recompute_modules", "framework " + s.framework.name +
+                                      " recomputes by torchtitan's op policy (selective_recompute_policy), not Megatron-Core's modules");
+    }
     s.training.recompute_modules = ParseRecomputeModules(mods, file, t.Path("recompute_modules"));
   } else if (s.training.recompute == Recompute::kSelective && s.framework.recompute_modules != 0) {
     s.training.recompute_modules = s.framework.recompute_modules;  // the recipe's selective recompute
