@@ -7,6 +7,7 @@
 #include "sim/core/scenario.h"
 #include "sim/run/simulate.h"
 #include "sim/io/scenario_loader.h"
+#include "sim/run/host_issue_share.h"
 #include "sim/validate/track_record.h"
 
 namespace trainsim::cli {
@@ -22,7 +23,8 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
            "Simulate two scenarios and print their figures side by side with B's delta against A:\n"
            "what one hardware option (NICs per node, storage nodes, fabric, node count) changes in time and cost.\n"
            "With one file, B is A with the --set-b overrides (a what-if on one scenario).\n"
-           "The table ends with the track record of each side's kind of prediction (as `trainsim run` prints it).\n"
+           "The table ends with each side's share of the step waiting for the host where it is 2% or more, and the\n"
+           "track record of each side's kind of prediction (as `trainsim run` prints them).\n"
            "  --set KEY=VALUE     override applied to both scenarios (repeatable)\n"
            "  --set-a KEY=VALUE   override applied to A only (repeatable)\n"
            "  --set-b KEY=VALUE   override applied to B only (repeatable), e.g. --set-b cluster.nics_per_node=4\n"
@@ -47,6 +49,7 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
   }
   SimulationResult r[2];
   std::string records[2];  // each side's track record (sim/validate/track_record.h), for the table
+  std::string hosts[2];    // each side's host-bound share where it matters (sim/run/host_issue_share.h)
   for (int i = 0; i < 2; ++i) {
     std::vector<std::string> overrides = a.All("--set");
     const auto& own = a.All(i == 0 ? "--set-a" : "--set-b");
@@ -57,13 +60,17 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
       return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
     }
     r[i] = Simulate(*s, opt);
-    if (r[i].error.empty() && !a.Has("--json")) records[i] = TrackRecordLine(*s);
+    if (r[i].error.empty() && !a.Has("--json")) {
+      records[i] = TrackRecordLine(*s);
+      hosts[i] = HostIssueShareLine(*s);
+    }
     // Name the what-if by what it changes, so A and B read apart.
     std::string changes;
     for (const auto& o : own) changes += (changes.empty() ? "" : ", ") + o;
     if (!changes.empty()) r[i].name += " [" + changes + "]";
   }
   out << (a.Has("--json") ? ComparisonJson(r[0], r[1]) : ComparisonTable(r[0], r[1]));
+  for (int i = 0; i < 2; ++i) if (!hosts[i].empty()) out << r[i].name << " waits for the host: " << hosts[i] << "\n";
   // How far to trust both: one line when A and B share a GPU and kind of workload.
   if (records[0] == records[1] && !records[0].empty()) out << "track record: " << records[0] << "\n";
   else for (int i = 0; i < 2; ++i) if (!records[i].empty()) out << "track record of " << r[i].name << ": " << records[i] << "\n";
