@@ -65,8 +65,8 @@ struct ThreadState {
 // One launch-to-launch gap on a thread, sync time taken out, and the opening
 // launch call's own length (long when the launch queue was full).
 struct Gap {
-  double gap_s;
-  double launch_s;
+  float gap_s;
+  float launch_s;
 };
 
 // A YAML double-quoted scalar: a name or a path may hold ": " or "#".
@@ -86,7 +86,7 @@ Expected<HostLaunchCost> ReadHostLaunchCost(std::istream& in, const std::string&
   double start_unit_s = 1e-9, duration_unit_s = 1e-9;
   std::map<std::pair<std::string, std::string>, ThreadState> threads;  // (pid, tid)
   std::vector<Gap> gaps;
-  std::vector<double> launch_s;  // every launch call's length, for the typical one
+  std::vector<float> launch_s;  // every launch call's length, for the typical one
   HostLaunchCost cost;
   int line_no = 0;
   for (std::string line; std::getline(in, line);) {
@@ -148,9 +148,14 @@ Expected<HostLaunchCost> ReadHostLaunchCost(std::istream& in, const std::string&
       continue;
     }
     if (!IsLaunch(name)) continue;
-    ++cost.launches;
-    launch_s.push_back(duration_s);
-    if (t.last_launch_s >= 0) gaps.push_back({std::max(0.0, start_s - t.last_launch_s - t.sync_since_s), t.last_launch_duration_s});
+    if (++cost.launches > options.max_launches) {
+      return InputError{file, line_no, "", "more than " + std::to_string(options.max_launches) +
+                                               " kernel launches: trace a few steady-state steps (nsys --capture-range)"};
+    }
+    launch_s.push_back(float(duration_s));
+    if (t.last_launch_s >= 0) {
+      gaps.push_back({float(std::max(0.0, start_s - t.last_launch_s - t.sync_since_s)), float(t.last_launch_duration_s)});
+    }
     t.last_launch_s = start_s;
     t.last_launch_duration_s = duration_s;
     t.sync_since_s = 0;
@@ -160,10 +165,10 @@ Expected<HostLaunchCost> ReadHostLaunchCost(std::istream& in, const std::string&
                                    "`nsys stats --report cuda_api_trace --format csv`"};
   }
   for (const auto& [id, t] : threads) cost.threads += t.last_launch_s >= 0;
-  auto median = [](std::vector<double>& v) {
+  auto median = [](auto& v) {
     const auto mid = v.begin() + long(v.size() / 2);
     std::nth_element(v.begin(), mid, v.end());
-    return *mid;
+    return double(*mid);
   };
   // A launch call that takes longer than the typical one waited for room in
   // the launch queue: the GPU was behind, and that wait is not issuing.
@@ -171,9 +176,9 @@ Expected<HostLaunchCost> ReadHostLaunchCost(std::istream& in, const std::string&
   std::vector<double> gaps_s;
   double counted_s = 0;
   for (const Gap& g : gaps) {
-    const double queue_wait_s = std::max(0.0, g.launch_s - typical_launch_s);
+    const double queue_wait_s = std::max(0.0, double(g.launch_s) - typical_launch_s);
     cost.queue_wait_s += queue_wait_s;
-    const double busy_s = std::max(0.0, g.gap_s - queue_wait_s);
+    const double busy_s = std::max(0.0, double(g.gap_s) - queue_wait_s);
     if (busy_s > options.idle_gap_s) {
       ++cost.idle_gaps;
     } else {

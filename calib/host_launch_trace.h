@@ -34,6 +34,9 @@ struct HostLaunchCostOptions {
   // A gap between two launches longer than this (after sync time is taken
   // out) is idle time and is left out of the mean.
   double idle_gap_s = 1e-3;
+  // The most launches read (8 bytes kept per launch): a trace of a few
+  // steady-state steps has well under this; a longer one is refused.
+  int64_t max_launches = 64'000'000;
 };
 
 // The measured host cost per kernel and what it was measured over.
@@ -51,7 +54,8 @@ struct HostLaunchCost {
 // Reads the trace from `in`; `file` names it in errors (FILE:LINE: COLUMN:
 // what). Bad input: no header with Start, Duration, Name and Tid columns, a
 // row whose fields are not numbers where they must be, rows out of start
-// order on a thread, or fewer than two launches on any thread.
+// order on a thread, fewer than two launches on any thread, or more than
+// `max_launches` launches.
 Expected<HostLaunchCost> ReadHostLaunchCost(std::istream& in, const std::string& file,
                                             const HostLaunchCostOptions& options = {});
 
