@@ -19,7 +19,9 @@
 // thread idle, not issuing (the autograd thread during the forward, the data
 // loader, the optimizer's step between iterations), and is left out. A CUDA
 // graph launch counts as one launch, as the cost model issues a graph. Take
-// the trace over steady-state steps (after warm-up).
+// the trace over steady-state steps (after warm-up), with nsys's default CUDA
+// tracing: with --cuda-trace-all-apis a runtime launch also shows the driver
+// call inside it, and would count twice.
 #pragma once
 
 #include <cstdint>
