@@ -62,6 +62,10 @@ struct ThreadState {
   double last_start_s = -1;            // start of its last call, to check the order
 };
 
+// Threads a trace may name (one job's ranks and their autograd and helper
+// threads are far fewer): bounds what the reader keeps per thread.
+constexpr size_t kMaxThreads = 1 << 16;
+
 // One launch-to-launch gap on a thread, sync time taken out, and the opening
 // launch call's own length (long when the launch queue was full).
 struct Gap {
@@ -136,6 +140,9 @@ Expected<HostLaunchCost> ReadHostLaunchCost(std::istream& in, const std::string&
       return InputError{file, line_no, "Duration", e};
     }
     ThreadState& t = threads[{pid_col >= 0 ? f[size_t(pid_col)] : std::string(), f[size_t(tid_col)]}];
+    if (threads.size() > kMaxThreads) {
+      return InputError{file, line_no, "Tid", "more than " + std::to_string(kMaxThreads) + " threads: not one job's trace"};
+    }
     if (start_s < t.last_start_s) {
       return InputError{file, line_no, "Start", "rows are not in start order on thread " + f[size_t(tid_col)] +
                                                   " (nsys stats --report cuda_api_trace writes them so)"};
