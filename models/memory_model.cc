@@ -75,9 +75,19 @@ double LayerActivationBytes(const Scenario& sc, const LayerKind& kind, Recompute
     case Recompute::kFull:
       return sb * 2 * h / (p.sequence_parallel ? t : 1);  // the layer input only
     case Recompute::kSelective: {
+      const double seq_shard = p.sequence_parallel ? t : 1;
+      if (sc.framework.selective_recompute_torchtitan_op) {
+        // torchtitan's op policy keeps the block's input, the outputs of the
+        // matmuls it does not recompute (q, v, w1 and w2: the first, third,
+        // fifth and seventh; fc2 stands for w1 in an ungated MLP) and the
+        // attention kernel's; every other activation is recomputed from them.
+        // Routed experts' grouped matmuls are not counted by the policy: kept.
+        const double v = mla ? kv : double(m.kv_dim());
+        const double kept_mlp = kind.moe ? 0.0 : 2 * f;
+        return sb * ((2 * h + 2 * h) / seq_shard + (2 * q + 2 * v + 2 * o + kept_mlp + scores) / t + experts);
+      }
       // What each recomputed module no longer keeps (its inputs stay).
       const unsigned mods = tr.recompute_modules;
-      const double seq_shard = p.sequence_parallel ? t : 1;
       double kept_outside = outside + latents, kept_attn = inside_attn, kept_mlp = inside_mlp, kept_experts = experts;
       const double kept_scores = (mods & kRecomputeCoreAttention) ? 0.0 : scores;
       if (mods & kRecomputeLayerNorm) kept_outside -= 2 * in * h;     // the norms' outputs: the QKV and MLP inputs
@@ -135,7 +145,8 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain)
   double largest_none = 0, largest_recomputed = 0;
   // Recompute modules beyond the attention core re-create a sizeable part of
   // a layer in its backward: the one being recomputed holds it meanwhile.
-  const bool modules = sc.training.recompute == Recompute::kSelective && (sc.training.recompute_modules & ~unsigned(kRecomputeCoreAttention)) != 0;
+  const bool modules = sc.training.recompute == Recompute::kSelective &&
+                       ((sc.training.recompute_modules & ~unsigned(kRecomputeCoreAttention)) != 0 || sc.framework.selective_recompute_torchtitan_op);
   for (const LayerWork& k : w.kinds) {
     kind_act.push_back(LayerActivationBytes(sc, k.kind, sc.training.recompute));
     const double none = LayerActivationBytes(sc, k.kind, Recompute::kNone);

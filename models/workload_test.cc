@@ -360,9 +360,14 @@ TEST(WorkloadTest, TorchtitanOpPolicyRecomputesEverySecondMatmul) {
   // k (kv_dim x h), o (h x h) and w3 (ffn x h) of the seven.
   const double h = s.model.hidden, kv = s.model.kv_dim(), ffn = s.model.ffn_hidden;
   EXPECT_NEAR(gemm_flops / forward_gemm_flops, (kv * h + h * h + ffn * h) / (h * h + 2 * kv * h + h * h + 3 * ffn * h), 1e-9);
+  // What it keeps: the block input, q, v, the attention output, w1's and w2's outputs, 16-bit, per token.
+  const double q = s.model.heads * s.model.head_dim(), o = s.model.attention_out_dim();
+  const double tokens = 2048.0 * s.training.micro_batch;
+  EXPECT_NEAR(LayerActivationBytes(s), tokens * (2 * h + 2 * q + 2 * kv + 2 * o + 2 * ffn + 2 * h), 1e-5 * LayerActivationBytes(s));  // + softmax statistics
   // Megatron-Core's selective recompute of the same run: the attention core only, no projection or norm.
   const Scenario mcore = Make("llama3-8b", {"parallelism.tensor=1", "parallelism.pipeline=1", "training.global_batch=64",
                                             "training.recompute=selective"});
+  EXPECT_LT(LayerActivationBytes(s), 0.6 * LayerActivationBytes(mcore));  // keeps well under half the activations
   const Workload mw = BuildWorkload(mcore);
   for (const auto& o : mw.layer(0).recompute.ops) {
     for (const char* name : {"qkv", "qkv keys", "attention proj", "fc1", "fc1 w3", "fc2", "input norm", "rotary", "swiglu"}) {
