@@ -141,7 +141,7 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain)
   const GpuProfile& g = sc.node.gpu;
   const double tokens = double(sc.training.seq_len) / p.context * sc.training.micro_batch;
   // Activations of each layer kind (workload.h kinds), and of the largest.
-  std::vector<double> kind_act;
+  std::vector<double> kind_act, kind_act_kept;  // kept: a layer that does not recompute (recompute_layers)
   double largest_none = 0, largest_recomputed = 0;
   // Recompute modules beyond the attention core re-create a sizeable part of
   // a layer in its backward: the one being recomputed holds it meanwhile.
@@ -150,6 +150,7 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain)
   for (const LayerWork& k : w.kinds) {
     kind_act.push_back(LayerActivationBytes(sc, k.kind, sc.training.recompute));
     const double none = LayerActivationBytes(sc, k.kind, Recompute::kNone);
+    kind_act_kept.push_back(none);
     largest_none = std::max(largest_none, none);
     if (modules) largest_recomputed = std::max(largest_recomputed, none - kind_act.back());
   }
@@ -194,8 +195,9 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain)
     const double in_flight = InFlightMicrobatches(sc, rank);
     double layers_act = 0;
     for (int chunk = 0; chunk < w.stages.virtual_stages(); ++chunk) {
-      const std::span<const int> counts = w.KindCounts(chunk * p.pipeline + rank);
-      for (size_t k = 0; k < counts.size(); ++k) layers_act += counts[k] * kind_act[k];
+      const int vs = chunk * p.pipeline + rank;
+      const std::span<const int> counts = w.KindCounts(vs), recomputed = w.RecomputeKindCounts(vs);
+      for (size_t k = 0; k < counts.size(); ++k) layers_act += recomputed[k] * kind_act[k] + (counts[k] - recomputed[k]) * kind_act_kept[k];
     }
     double act = layers_act * in_flight;
     if (off.host_bytes > 0) act -= off.host_bytes - off.largest_layer_bytes;

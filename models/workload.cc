@@ -1081,6 +1081,23 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
       }
       for (int n = 0; n < w.stages.VirtualStageLayers(vs); ++n) w.vs_kind_counts[size_t(vs) * w.kinds.size() + size_t(w.kind_of_layer[size_t(layer++)])]++;
     }
+    // Block recompute (recompute_layers N): each virtual stage's first N
+    // layers, in the order the stages take them.
+    const int block = sc.training.recompute == Recompute::kFull ? sc.training.recompute_layers : 0;
+    if (block == 0) {
+      w.vs_recompute_counts = w.vs_kind_counts;
+    } else {
+      w.vs_recompute_counts.assign(w.vs_kind_counts.size(), 0);
+      int first = 0;
+      for (int vs = 0; vs < stages; ++vs) {
+        const int n = w.stages.VirtualStageLayers(vs);
+        for (int i = 0; i < std::min(n, block); ++i) {
+          const size_t kind = w.kinds.size() == 1 ? 0 : size_t(w.kind_of_layer[size_t(first + i)]);
+          w.vs_recompute_counts[size_t(vs) * w.kinds.size() + kind]++;
+        }
+        first += n;
+      }
+    }
   }
   const double emb = double(md.vocab) * h / t + (md.position == PositionKind::kLearned ? s * h / t : 0);
   const double head_params = double(md.vocab) * h / t;

@@ -193,6 +193,12 @@ struct Workload {
   // Layers of each kind (indexed as kinds) in virtual stage vs.
   std::span<const int> KindCounts(int vs) const { return {vs_kind_counts.data() + size_t(vs) * kinds.size(), kinds.size()}; }
   std::vector<int> vs_kind_counts;  // per virtual stage, kinds.size() each, filled by BuildWorkload
+  // Of those, the layers whose recompute pass runs: all of them, but with
+  // Training::recompute_layers only the first N of each virtual stage.
+  std::span<const int> RecomputeKindCounts(int vs) const {
+    return {vs_recompute_counts.data() + size_t(vs) * kinds.size(), kinds.size()};
+  }
+  std::vector<int> vs_recompute_counts;
 
   PassWork embedding_forward, embedding_backward;  // first stage
   PassWork head_forward, head_backward;            // last stage: final norm, LM head, loss

@@ -260,6 +260,9 @@ struct FrameworkProfile {
   // recipe's recompute_modules) when the scenario names no modules; 0: the
   // scenario's default (the attention core).
   unsigned recompute_modules = 0;
+  // Its full recompute's recompute_num_layers (recompute_method block) for a
+  // scenario that names none (Training::recompute_layers); 0: every layer.
+  int recompute_layers = 0;
   // How selective recompute chooses: Megatron-Core's recompute_modules
   // (above), or torchtitan's "op" checkpointing policy, which keeps the
   // attention kernel's and every first matmul's outputs and recomputes every

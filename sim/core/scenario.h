@@ -119,6 +119,10 @@ struct Training {
   Precision precision = Precision::kBf16;
   Recompute recompute = Recompute::kNone;
   unsigned recompute_modules = kRecomputeCoreAttention;  // RecomputeModule bits; used with kSelective
+  // With kFull: Megatron-Core's recompute_method "block" with
+  // recompute_num_layers, the first N layers of each model chunk (virtual
+  // stage) recompute and the others keep their activations; 0: every layer.
+  int recompute_layers = 0;
   AttentionKernel attention = AttentionKernel::kFlash;  // "auto": the framework's kernel
   double dropout = 0;  // hidden and attention dropout probability; default: the framework's
   Finetune finetune;

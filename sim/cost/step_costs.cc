@@ -195,16 +195,20 @@ StageCost Times(double n, const StageCost& c) {
   return r;
 }
 
-// One layer kind for one micro batch: forward, backward and its recompute.
+// One layer kind for one micro batch: forward and backward.
 StageCost LayerCost(const Scenario& s, const GpuRates& rates, CollectiveTimes& times, const LayerWork& layer) {
-  StageCost c = AddPasses(s, rates, times, layer.forward, layer.backward);
-  if (!layer.recompute.ops.empty()) {
-    const PassTimes r(layer.recompute, rates, false, s.host_s_per_kernel());
-    const double rc = r.total_s;
-    c.backward_compute_s += rc;
-    c.backward_exposed_comm_s += ExposedCommTimeAt(s, rates, times, layer.recompute, rc, false, r.kept);
-    c.backward_all_to_all_s += AllToAllTimeAt(times, layer.recompute);
-  }
+  return AddPasses(s, rates, times, layer.forward, layer.backward);
+}
+
+// What its recompute adds to the backward (nothing without one).
+StageCost RecomputeCost(const Scenario& s, const GpuRates& rates, CollectiveTimes& times, const LayerWork& layer) {
+  StageCost c;
+  if (layer.recompute.ops.empty()) return c;
+  const PassTimes r(layer.recompute, rates, false, s.host_s_per_kernel());
+  const double rc = r.total_s;
+  c.backward_compute_s = rc;
+  c.backward_exposed_comm_s = ExposedCommTimeAt(s, rates, times, layer.recompute, rc, false, r.kept);
+  c.backward_all_to_all_s = AllToAllTimeAt(times, layer.recompute);
   return c;
 }
 
@@ -267,14 +271,18 @@ StepCosts ComputeStepCosts(const Scenario& s, Workload workload) {
 
   const GpuRates rates(s.node.gpu, s.training.precision);
   CollectiveTimes times(s);
-  std::vector<StageCost> layer(w.kinds.size());
-  for (size_t k = 0; k < w.kinds.size(); ++k) layer[k] = LayerCost(s, rates, times, w.kinds[k]);
+  std::vector<StageCost> layer(w.kinds.size()), recompute(w.kinds.size());
+  for (size_t k = 0; k < w.kinds.size(); ++k) {
+    layer[k] = LayerCost(s, rates, times, w.kinds[k]);
+    recompute[k] = RecomputeCost(s, rates, times, w.kinds[k]);
+  }
   const StageCost embedding = AddPasses(s, rates, times, w.embedding_forward, w.embedding_backward);
   StageCost head = AddPasses(s, rates, times, w.head_forward, w.head_backward);
   // Multi-token prediction: each module is one more layer (of the last
   // layer's kind) and one more pass through the shared head.
   if (w.mtp_layers > 0) {
     StageCost module = layer[size_t(w.kind_of_layer.back())];
+    module += recompute[size_t(w.kind_of_layer.back())];
     module += AddPasses(s, rates, times, w.head_forward, w.head_backward);
     head += Times(w.mtp_layers, module);
   }
@@ -283,9 +291,10 @@ StepCosts ComputeStepCosts(const Scenario& s, Workload workload) {
   c.rank.assign(size_t(P), {});
   for (int vs = 0; vs < P * V; ++vs) {
     StageCost& st = c.virtual_stage[size_t(vs)];
-    const std::span<const int> counts = w.KindCounts(vs);
+    const std::span<const int> counts = w.KindCounts(vs), recomputed = w.RecomputeKindCounts(vs);
     for (size_t k = 0; k < counts.size(); ++k) {
       if (counts[k] > 0) st += Times(counts[k], layer[k]);
+      if (recomputed[k] > 0) st += Times(recomputed[k], recompute[k]);
     }
     // A chunk with layers adds its own collectives, nothing to hide behind (Workload::ChunkCollectives):
     // the sharded edge units' gather and reduce-scatter, delayed fp8 scaling's amax all-reduce.

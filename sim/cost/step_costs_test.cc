@@ -280,3 +280,37 @@ TEST(StepCostsTest, Zero2ReducesPerMicroBatchAndGathersPerStep) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// Block recompute (Megatron-Core's recompute_method block, recompute_num_layers
+// N): each virtual stage's first N layers recompute, the rest keep their
+// activations; step time and memory lie between no and full recompute, in
+// proportion to the layers, and N at least the chunk's layers is full recompute.
+TEST(StepCostsTest, BlockRecomputeRecomputesTheFirstLayersOfEachChunk) {
+  auto at = [](std::vector<std::string> sets) {
+    sets.insert(sets.begin(), {"parallelism.tensor=2", "parallelism.pipeline=2", "parallelism.virtual_stages=2"});
+    const Scenario s = H100Tp8(sets);
+    const StepCosts c = ComputeStepCosts(s);
+    return std::pair{c.rank[0].slot_s(), EstimateMemory(s, c.workload).activations_gib};
+  };
+  const auto [none_s, none_gib] = at({"training.recompute=none"});
+  const auto [full_s, full_gib] = at({"training.recompute=full"});
+  // Llama 2 7B: 32 layers over 2 x 2 virtual stages, 8 each; 2 of each 8 recompute.
+  const auto [two_s, two_gib] = at({"training.recompute=full", "training.recompute_layers=2"});
+  EXPECT_GT(full_s, none_s);
+  EXPECT_NEAR(two_s, none_s + (full_s - none_s) * 2 / 8, 1e-9 * full_s);
+  EXPECT_LT(two_gib, none_gib);
+  EXPECT_GT(two_gib, full_gib);
+  const auto [all_s, all_gib] = at({"training.recompute=full", "training.recompute_layers=8"});
+  EXPECT_DOUBLE_EQ(all_s, full_s);
+  EXPECT_DOUBLE_EQ(all_gib, full_gib);
+  const Scenario s = H100Tp8({"parallelism.tensor=2", "parallelism.pipeline=2", "parallelism.virtual_stages=2", "training.recompute=full",
+                              "training.recompute_layers=2"});
+  const Workload w = BuildWorkload(s);
+  for (int vs = 0; vs < 4; ++vs) EXPECT_EQ(w.RecomputeKindCounts(vs)[0], 2);
+}
+
+}  // namespace
+}  // namespace trainsim

@@ -206,27 +206,29 @@ class DesRun {
     if (group == CommGroup::kContext && p_.context <= 1) return {};
     if (group == CommGroup::kExpert && p_.expert <= 1) return {};
     const Workload& w = c_.workload;
-    const std::span<const int> counts = w.KindCounts(VirtualStage(P_, st, chunk));
+    const int vs = VirtualStage(P_, st, chunk);
+    const std::span<const int> counts = w.KindCounts(vs), recomputed = w.RecomputeKindCounts(vs);
     Flows all;
     double bytes = 0;
     bool nvlink = true;
     for (size_t k = 0; k < counts.size(); ++k) {
       if (counts[k] == 0) continue;
-      auto add = [&](const PassWork& pass) {
+      auto add = [&](const PassWork& pass, int layers) {
+        if (layers == 0) return;
         for (const auto& cm : pass.comms) {
           if (cm.group != group || cm.bytes <= 0) continue;
           const CollectivePlan plan = PlanCollective(s_, cm);
           nvlink = plan.span.on_nvlink();
-          bytes += counts[k] * cm.bytes;
-          Absorb(all, StartPlanned(st, plan, counts[k]));
+          bytes += layers * cm.bytes;
+          Absorb(all, StartPlanned(st, plan, layers));
         }
       };
       const LayerWork& layer = w.kinds[k];
       if (forward) {
-        add(layer.forward);
+        add(layer.forward, counts[k]);
       } else {
-        add(layer.backward);
-        add(layer.recompute);
+        add(layer.backward, counts[k]);
+        add(layer.recompute, recomputed[k]);
       }
     }
     return Labelled(std::move(all), bytes, nvlink ? "NVLink" : "NIC");

@@ -249,6 +249,10 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
     if (f.recompute != Recompute::kSelective) m.Fail("recompute_modules", "needs recompute: selective (Megatron-Core's recompute_modules)");
     f.recompute_modules = ParseRecomputeModules(mods, path, m.Path("recompute_modules"));
   }
+  f.recompute_layers = m.NonNegativeInt("recompute_layers", f.recompute_layers);
+  if (f.recompute_layers > 0 && f.recompute != Recompute::kFull) {
+    m.Fail("recompute_layers", "needs recompute: full (Megatron-Core's recompute_num_layers with recompute_method block)");
+  }
   {
     const std::string policy = m.Choice("selective_recompute_policy", {"modules", "torchtitan_op"},
                                         f.selective_recompute_torchtitan_op ? "torchtitan_op" : "modules");

@@ -391,6 +391,34 @@ TEST(HardwareProfileTest, RecipeCudaGraphScope) {
 
 // A recipe's pipeline layouts by pipeline x virtual stages, each checked as
 // Megatron-Core checks a layout; each mistake names the file, line and key.
+// recompute_layers (Megatron-Core's recompute_num_layers, method block):
+// a scenario's own or its recipe's, and only with full recompute.
+TEST(HardwareProfileTest, RecomputeLayersGoWithFullRecompute) {
+  const std::string example = DataDir() + "/examples/reference-design/llama2-7b-1n-8nic.yaml";
+  auto own = LoadScenario(example, {"training.recompute=full", "training.recompute_layers=5"});
+  ASSERT_TRUE(own.ok()) << own.error().ToString();
+  EXPECT_EQ(own->training.recompute_layers, 5);
+  auto selective = LoadScenario(example, {"training.recompute=selective", "training.recompute_layers=5"});
+  ASSERT_FALSE(selective.ok());
+  EXPECT_NE(selective.error().ToString().find("training.recompute_layers: needs recompute: full"), std::string::npos)
+      << selective.error().ToString();
+  const auto f = fs::temp_directory_path() / "trainsim_recompute_layers.yaml";
+  std::ofstream(f) << "name: r\nbased_on: megatron-core-2024\nrecompute: full\nrecompute_layers: 5\n";
+  auto recipe = LoadScenario(example, {"training.framework=" + f.string(), "training.recompute=full"});
+  ASSERT_TRUE(recipe.ok()) << recipe.error().ToString();
+  EXPECT_EQ(recipe->training.recompute_layers, 5);  // the recipe's
+  auto none = LoadScenario(example, {"training.framework=" + f.string(), "training.recompute=none"});
+  ASSERT_TRUE(none.ok()) << none.error().ToString();
+  EXPECT_EQ(none->training.recompute_layers, 0);
+  std::ofstream(f) << "name: r\nbased_on: megatron-core-2024\nrecompute_layers: 5\n";
+  try {
+    LoadFrameworkProfile(YAML::Node(f.string()), "", "training.framework");
+    FAIL() << "recompute_layers without recompute: full";
+  } catch (const InputException& e) {
+    EXPECT_NE(e.error().ToString().find(f.string() + ":3: recompute_layers: needs recompute: full"), std::string::npos) << e.error().ToString();
+  }
+}
+
 // torchtitan's recompute policy and its eager operators: read from the
 // profiles; Megatron-Core's modules do not go with the policy, in a profile
 // or a scenario.

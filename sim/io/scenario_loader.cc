@@ -317,6 +317,15 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
   } else if (s.training.recompute == Recompute::kSelective && s.framework.recompute_modules != 0) {
     s.training.recompute_modules = s.framework.recompute_modules;  // the recipe's selective recompute
   }
+  if (t.Has("recompute_layers")) {
+    s.training.recompute_layers = t.NonNegativeInt("recompute_layers");
+    if (s.training.recompute != Recompute::kFull) {
+      t.Fail("recompute_layers", "needs recompute: full (Megatron-Core's recompute_num_layers with recompute_method block)");
+    }
+  } else if (s.training.recompute == Recompute::kFull) {
+    s.training.recompute_layers = s.framework.recompute_layers;  // the recipe's
+  }
+
   const bool offload_given = t.Has("activation_offload_layers");
   s.training.activation_offload_layers = t.NonNegativeInt("activation_offload_layers", 0);
   const std::string attn = t.Choice("attention", AttentionChoices(), "auto");
