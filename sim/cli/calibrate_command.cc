@@ -142,10 +142,12 @@ int HostTraceCalibration(const ParsedArgs& a, std::ostream& out, std::ostream& e
     err << "trainsim calibrate: the written framework profile does not load: " << e.error().ToString() << "\n";
     return kExitSimulationFailed;
   }
-  out.precision(3);
-  out << "wrote " << *output << ": host_us_per_kernel " << cost->host_s_per_kernel * 1e6 / factor << " (" << cost->host_s_per_kernel * 1e6
+  std::ostringstream line;  // three digits, without changing the caller's stream
+  line.precision(3);
+  line << "wrote " << *output << ": host_us_per_kernel " << cost->host_s_per_kernel * 1e6 / factor << " (" << cost->host_s_per_kernel * 1e6
       << " us measured on " << node_name << " over " << cost->counted_gaps << " launch gaps of " << cost->launches << " launches, "
       << cost->threads << " threads; " << cost->idle_gaps << " idle gaps left out)\n";
+  out << line.str();
   return kExitOk;
 }
 

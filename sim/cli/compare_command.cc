@@ -5,9 +5,9 @@
 #include "sim/cli/commands.h"
 #include "sim/report/comparison.h"
 #include "sim/core/scenario.h"
+#include "sim/run/host_issue_share.h"
 #include "sim/run/simulate.h"
 #include "sim/io/scenario_loader.h"
-#include "sim/run/host_issue_share.h"
 #include "sim/validate/track_record.h"
 
 namespace trainsim::cli {

@@ -195,12 +195,7 @@ StageCost Times(double n, const StageCost& c) {
   return r;
 }
 
-// One layer kind for one micro batch: forward and backward.
-StageCost LayerCost(const Scenario& s, const GpuRates& rates, CollectiveTimes& times, const LayerWork& layer) {
-  return AddPasses(s, rates, times, layer.forward, layer.backward);
-}
-
-// What its recompute adds to the backward (nothing without one).
+// What a layer kind's recompute adds to the backward (nothing without one).
 StageCost RecomputeCost(const Scenario& s, const GpuRates& rates, CollectiveTimes& times, const LayerWork& layer) {
   StageCost c;
   if (layer.recompute.ops.empty()) return c;
@@ -273,7 +268,7 @@ StepCosts ComputeStepCosts(const Scenario& s, Workload workload) {
   CollectiveTimes times(s);
   std::vector<StageCost> layer(w.kinds.size()), recompute(w.kinds.size());
   for (size_t k = 0; k < w.kinds.size(); ++k) {
-    layer[k] = LayerCost(s, rates, times, w.kinds[k]);
+    layer[k] = AddPasses(s, rates, times, w.kinds[k].forward, w.kinds[k].backward);
     recompute[k] = RecomputeCost(s, rates, times, w.kinds[k]);
   }
   const StageCost embedding = AddPasses(s, rates, times, w.embedding_forward, w.embedding_backward);

@@ -15,6 +15,11 @@ HostIssueShare HostIssueShareOf(const Scenario& s) {
   const SimulationResult with_host = Simulate(s, SimulateOptions::At(Fidelity::kAnalytical));
   Scenario free_host = s;
   free_host.framework.host_s_per_kernel = 0;
+  // Both at the micro batch the scenario runs (an auto one is chosen once).
+  if (s.training.micro_batch_auto && with_host.micro_batch > 0) {
+    free_host.training.micro_batch = with_host.micro_batch;
+    free_host.training.micro_batch_auto = false;
+  }
   const SimulationResult without = Simulate(free_host, SimulateOptions::At(Fidelity::kAnalytical));
   if (!(with_host.step_time_s > 0) || !(without.step_time_s > 0)) return h;
   h.step_s = with_host.step_time_s;
