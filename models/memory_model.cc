@@ -54,7 +54,9 @@ double LayerActivationBytes(const Scenario& sc, const LayerKind& kind, Recompute
   const bool flash = IsFused(tr.attention);
   const double proj_in = flash && in < 2 ? 2 + in : in;
   const double inside_attn = 2 * q /* Q */ + 4 * kv /* K, V */ + proj_in * o /* proj input */;
-  auto mlp = [&](double width) { return (gated ? 4 * width : 2 * width) /* activation input(s) */ + in * width /* fc2 input */; };
+  // A clamp in passes of its own keeps the clamped copy of the activation's input too.
+  const double clamped_copy = ClampsActivationApart(sc) ? 4.0 : 0.0;
+  auto mlp = [&](double width) { return (gated ? 4 * width : 2 * width) /* activation input(s) */ + clamped_copy * width + in * width /* fc2 input */; };
   double inside_mlp = kind.moe ? mlp(double(m.moe.shared_experts) * m.moe.ffn_hidden) : mlp(f);
   // MoE: per token routed, top_k copies at the busiest rank's load reach the
   // experts; each keeps its fc1 input, activation inputs and fc2 input, and
@@ -97,7 +99,8 @@ double LayerActivationBytes(const Scenario& sc, const LayerKind& kind, Recompute
       if (kind.moe && (mods & kRecomputeMoe)) {
         kept_experts = 0;
       } else if (kind.moe && (mods & kRecomputeMoeAct)) {
-        kept_experts -= m.moe.top_k * ExpertLoadFactor(sc) * in * m.moe.ffn_hidden / p.expert_tensor / seq_shard;  // each copy's fc2 input
+        // Each copy's fc2 input and clamped activation input: the checkpointed activation keeps neither.
+        kept_experts -= m.moe.top_k * ExpertLoadFactor(sc) * (in + clamped_copy) * m.moe.ffn_hidden / p.expert_tensor / seq_shard;
       }
       return sb * (kept_outside / seq_shard + (kept_attn + kept_mlp + kept_scores) / t + kept_experts);
     }

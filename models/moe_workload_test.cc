@@ -1,6 +1,8 @@
 // Mixture-of-experts: parameter counts, FLOPs, the MoE operators and their
 // all-to-alls, expert sharding of memory, the EP/ETP rules, and the
 // all-to-all as DES flows.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -209,6 +211,58 @@ TEST(MoeWorkloadTest, ExpertBiasIsAPassOverTheExpertsOutput) {
   EXPECT_NE(b->bytes, 2 * f->bytes);
   EXPECT_EQ(f->kernels, 2 * s.framework.moe_expert_bias_kernels);
   EXPECT_EQ(FindOp(BuildWorkload(Make(kMixtral, {"parallelism.expert=4"})).layer(0).forward, "expert fc2 bias"), nullptr);
+}
+
+// A clamped gated activation (GPT-OSS's swiglu_limit) under Megatron-Core:
+// the clamps and their concatenation are passes of their own before the
+// fused GLU kernel, at the framework's bytes per activation output element;
+// the host waits for the GPU before the GLU (its offset tensor's synchronous
+// copy); moe_act recomputes the clamp with the activation, and its clamped
+// copy is kept unless it does. A framework whose kernel clamps has no pass.
+TEST(MoeWorkloadTest, ActivationClampIsPassesBeforeTheActivation) {
+  const std::vector<std::string> moe_act = {"parallelism.expert=4", "training.recompute=selective", "training.recompute_modules=[moe_act]"};
+  std::vector<std::string> clamped = moe_act;
+  clamped.push_back("model.activation_clamp=7");
+  const Scenario s = Make(kMixtral, clamped);  // 2 local experts
+  const FrameworkProfile::ActivationClampPass& pass = s.framework.activation_clamp_pass;
+  ASSERT_GT(pass.kernels, 0);
+  ASSERT_TRUE(pass.host_sync);
+  const Workload w = BuildWorkload(s);
+  const PassWork& fwd = w.layer(0).forward;
+  const auto act = std::find_if(fwd.ops.begin(), fwd.ops.end(), [](const Operator& o) { return o.name == "expert swiglu"; });
+  ASSERT_NE(act, fwd.ops.end());
+  ASSERT_NE(act, fwd.ops.begin());
+  const Operator& clamp = *(act - 1);
+  EXPECT_EQ(clamp.name, "expert swiglu clamp");
+  const double elems = 4096.0 * 2 * 14336;  // token copies x the expert's width
+  EXPECT_DOUBLE_EQ(clamp.bytes, elems * pass.forward_bytes);
+  EXPECT_EQ(clamp.kernels, pass.kernels);
+  EXPECT_TRUE(act->host_waits);
+  const Operator* back = FindOp(w.layer(0).backward, "expert swiglu clamp backward");
+  ASSERT_NE(back, nullptr);
+  EXPECT_DOUBLE_EQ(back->bytes, elems * pass.backward_bytes);
+  EXPECT_NE(FindOp(w.layer(0).recompute, "expert swiglu clamp"), nullptr);
+  EXPECT_NE(FindOp(w.layer(0).recompute, "expert swiglu"), nullptr);
+
+  const Scenario plain = Make(kMixtral, moe_act);
+  const Workload pw = BuildWorkload(plain);
+  EXPECT_EQ(FindOp(pw.layer(0).forward, "expert swiglu clamp"), nullptr);
+  EXPECT_FALSE(FindOp(pw.layer(0).forward, "expert swiglu")->host_waits);
+  // The recomputed activation keeps no clamped copy but while one layer is
+  // recomputed; kept, every layer holds one per routed copy.
+  const double kGiB = 1024.0 * 1024 * 1024;
+  EXPECT_NEAR((EstimateMemory(s, w).activations_gib - EstimateMemory(plain, pw).activations_gib) * kGiB, elems * 2 * 2, 1e-6 * elems);
+  std::vector<std::string> kept = {"parallelism.expert=4", "training.recompute=none"};
+  const Scenario plain_kept = Make(kMixtral, kept);
+  kept.push_back("model.activation_clamp=7");
+  const Scenario clamped_kept = Make(kMixtral, kept);
+  const double delta = (EstimateMemory(clamped_kept, BuildWorkload(clamped_kept)).activations_gib -
+                        EstimateMemory(plain_kept, BuildWorkload(plain_kept)).activations_gib) * kGiB;
+  EXPECT_NEAR(delta, 32 * elems * 2 * 2, 1e-6 * delta);  // 32 layers x both halves in 16 bits
+
+  const Scenario fused = Make(kMixtral, {"parallelism.expert=4", "model.activation_clamp=7",
+                                         "training.framework=megatron-bridge-26.08-gpt-oss-120b-gb200-mxfp8"});
+  EXPECT_EQ(FindOp(BuildWorkload(fused).layer(0).forward, "expert swiglu clamp"), nullptr);
 }
 
 // Each local expert's weight gradient accumulates into the main-grad buffer

@@ -206,6 +206,10 @@ void ResolvePartners(PassWork& pass) {
   }
 }
 
+bool ClampsActivationApart(const Scenario& sc) {
+  return sc.model.activation_clamp.value_or(0) > 0 && Gated(sc.model.activation) && sc.framework.activation_clamp_pass.kernels > 0;
+}
+
 double ExpertLoadFactor(const Scenario& sc) {
   const MoeSpec& moe = sc.model.moe;
   if (moe.forced_balance) return 1.0;
@@ -592,18 +596,13 @@ class LayerBuilder {
     const double ffn_local = ffn / c_.t;
     F.ops.push_back(Gemm(fc1, T, (gated ? 2 : 1) * ffn_local, h, true));
     Adapter(F, fc1, ft.targets.fc1 && prefix.empty(), true, h, (gated ? 2 : 1) * ffn_local);
-    F.ops.push_back(ActivationOp(prefix + ActivationName(), T * ffn_local, c_.cast_kernels));
+    AddActivation(F, prefix + ActivationName(), T * ffn_local, c_.cast_kernels);
     F.ops.push_back(Gemm(fc2, T, h, ffn_local, true));
     Adapter(F, fc2, ft.targets.fc2 && prefix.empty(), false, ffn, h / c_.t);
     TpOut(F, fc2);
     regions_.push_back({fc1, fc2});
   }
 
-  // The activation between fc1 and fc2 over `elems` of its outputs, quantized for fc2 on the way
-  // under a low-precision recipe. A gated one reads both halves and writes one; the others read
-  // and write one per kernel. Megatron-Core fuses only gelu and swiglu (core_r0.10
-  // transformer/mlp.py, bias_activation_fusion); squared ReLU (NeMo's and Megatron's
-  // squared_relu: torch.pow(F.relu(x), 2)) runs as two kernels, each a read and a write.
   // A layer's norm over its (sequence-parallel shard of the) tokens; when it
   // feeds a projection (`quantizes`: TE's LayerNormLinear) it writes the
   // quantized input too, in the kernels a cast takes.
@@ -626,6 +625,11 @@ class LayerBuilder {
     return o;
   }
 
+  // The activation between fc1 and fc2 over `elems` of its outputs, quantized for fc2 on the way
+  // under a low-precision recipe. A gated one reads both halves and writes one; the others read
+  // and write one per kernel. Megatron-Core fuses only gelu and swiglu (core_r0.10
+  // transformer/mlp.py, bias_activation_fusion); squared ReLU (NeMo's and Megatron's
+  // squared_relu: torch.pow(F.relu(x), 2)) runs as two kernels, each a read and a write.
   // The quantization for fc2 takes `cast_kernels` of its own.
   Operator ActivationOp(const OpName& name, double elems, int cast_kernels) const {
     const bool gated = Gated(c_.md.activation);
@@ -636,6 +640,25 @@ class LayerBuilder {
     o.cast_kernels = cast_kernels;
     return gated ? Eager(o, c_.sc.framework.eager_gated_activation, elems, fused_bytes) : o;
   }
+
+  // The activation after the passes that clamp its inputs, where the model
+  // clamps them (ModelSpec::activation_clamp) and the framework does so apart
+  // from the activation's kernel (FrameworkProfile::activation_clamp_pass);
+  // the clamp is recomputed with the activation (IsActivation).
+  void AddActivation(PassWork& F, const OpName& name, double elems, int cast_kernels) const {
+    const FrameworkProfile::ActivationClampPass& clamp = c_.sc.framework.activation_clamp_pass;
+    const bool clamped = ClampsActivationApart(c_.sc);
+    if (clamped) {
+      F.ops.push_back(Mem(name + kClampSuffix, elems * clamp.forward_bytes));
+      F.ops.back().backward_bytes = elems * clamp.backward_bytes;
+      F.ops.back().kernels = clamp.kernels;
+    }
+    F.ops.push_back(ActivationOp(name, elems, cast_kernels));
+    F.ops.back().host_waits = clamped && clamp.host_sync;
+  }
+  static constexpr const char* kClampSuffix = " clamp";
+  // `o` is the activation called `act` or the passes that clamp its inputs.
+  static bool IsActivation(const Operator& o, const OpName& act) { return o.name == act || o.name == act + kClampSuffix; }
 
   OpName ActivationName() const {
     switch (c_.md.activation) {
@@ -753,7 +776,7 @@ class LayerBuilder {
     F.ops.back().kernels = F.ops.back().cast_kernels = expert_casts;
     F.ops.push_back(Gemm("expert fc1", tokens_per_expert, (gated ? 2 : 1) * ffn_local, h, true, local_experts));
     F.ops.back().kernels = per_expert;
-    F.ops.push_back(ActivationOp(OpName("expert ") + ActivationName(), received * etp * ffn_local, expert_casts));
+    AddActivation(F, OpName("expert ") + ActivationName(), received * etp * ffn_local, expert_casts);
     F.ops.push_back(Gemm("expert fc2", tokens_per_expert, h, ffn_local, true, local_experts));
     F.ops.back().kernels = per_expert;
     if (padded) F.ops.push_back(Move("moe fp8 unpadding", 2 * expert_rows_bytes));
@@ -938,10 +961,10 @@ class LayerBuilder {
       if (o.name == "input norm" || o.name == "post-attention norm") return (mods & kRecomputeLayerNorm) != 0;
       if (mla && (o.name == "q up" || o.name == "kv up" || o.name == "rotary")) return (mods & kRecomputeMlaUpProj) != 0;
       if (o.name.starts_with("shared ")) return (mods & kRecomputeSharedExperts) != 0;
-      if (!kind.moe && (o.name == "fc1" || o.name == "fc2" || o.name == act || o.name.starts_with("fc1 lora") || o.name.starts_with("fc2 lora"))) {
+      if (!kind.moe && (o.name == "fc1" || o.name == "fc2" || IsActivation(o, act) || o.name.starts_with("fc1 lora") || o.name.starts_with("fc2 lora"))) {
         return (mods & kRecomputeMlp) != 0;
       }
-      if (kind.moe && o.name == OpName("expert ") + act) return (mods & (kRecomputeMoeAct | kRecomputeMoe)) != 0;
+      if (kind.moe && IsActivation(o, OpName("expert ") + act)) return (mods & (kRecomputeMoeAct | kRecomputeMoe)) != 0;
       if (kind.moe && (o.name.starts_with("expert ") || o.name.starts_with("router") || o.name.starts_with("moe ") ||
                        o.name == "fp8 cast (expert input)")) {
         return (mods & kRecomputeMoe) != 0;

@@ -246,6 +246,12 @@ struct Workload {
 // of a dropless router's most-loaded expert (the all-to-all waits for it).
 double ExpertLoadFactor(const Scenario& s);
 
+// The model clamps its gated activation's inputs (ModelSpec::activation_clamp)
+// and the framework does so in passes of its own before the activation's
+// kernel (FrameworkProfile::activation_clamp_pass), which keep a clamped copy
+// of the activation's input for its backward.
+bool ClampsActivationApart(const Scenario& s);
+
 // kAll: the whole workload. kHoldings: what each pipeline rank holds
 // (layer kinds with their parameters, the stage plan, rank_state, the
 // largest layer), all that EstimateMemory reads, without the passes (their

@@ -348,6 +348,22 @@ struct FrameworkProfile {
   // repeat_kv writes K and V at the query heads, and the output's
   // transpose().contiguous() copies it back to token-major.
   bool eager_attention_copies = false;
+  // The clamp the recipe puts on a gated activation's inputs, for a model that
+  // does not say (ModelSpec::activation_clamp); 0: none.
+  double activation_clamp = 0;
+  // What clamping a gated activation's inputs adds to it, per element of the
+  // activation's output, where the activation's own kernel does not clamp:
+  // passes of their own before it (HBM bytes forward and backward, kernels),
+  // and whether the host waits for the GPU before it issues the activation
+  // (a device-to-host or pageable host-to-device copy on the way).
+  struct ActivationClampPass {
+    double forward_bytes = 0;
+    double backward_bytes = 0;
+    int kernels = 0;
+    bool host_sync = false;
+    bool operator==(const ActivationClampPass&) const = default;
+  };
+  ActivationClampPass activation_clamp_pass;
   // Whether the recipe builds experts with biases, for a model that does not
   // say (MoeSpec::expert_bias).
   bool moe_expert_bias = false;

@@ -94,6 +94,12 @@ struct ModelSpec {
   int attention_chunk = 0;       // chunked local attention (Llama 4); 0: none
   int nope_layer_interval = 0;   // with attention_chunk: every K-th layer (i % K == K-1) is global, without RoPE
   int mtp_layers = 0;            // DeepSeek-V3 multi-token-prediction modules after the last layer
+  // A gated activation whose inputs are clamped to this magnitude (GPT-OSS's
+  // swiglu_limit 7: the gate from above, the linear half both ways); 0: not
+  // clamped. The same matrices; what clamping costs is the framework's
+  // (FrameworkProfile::activation_clamp_pass). Unset where the model does not
+  // say: the scenario takes its recipe's (FrameworkProfile::activation_clamp).
+  std::optional<double> activation_clamp;
   MoeSpec moe;
 
   int head_dim() const { return head_dim_override > 0 ? head_dim_override : hidden / heads; }

@@ -83,9 +83,9 @@ const std::set<std::string>& HuggingFaceKeysWithoutEffect() {
       // parameters, not counted, and added in the GEMMs' epilogues, except fc2's of biased experts,
       // a pass of its own in Megatron-Core (model.moe.expert_bias, which model_type gpt_oss implies).
       "attention_bias", "mlp_bias",
-      // Elementwise on scores, logits or activations: Gemma 2's softcapping and query scale, GPT-OSS's
-      // SwiGLU clamp, Llama 4's attention temperature on its NoPE layers.
-      "attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar", "swiglu_limit", "attn_scale",
+      // Elementwise on scores or logits: Gemma 2's softcapping and query scale, Llama 4's attention
+      // temperature on its NoPE layers. (GPT-OSS's swiglu_limit is read: model.activation_clamp.)
+      "attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar", "attn_scale",
       "attn_temperature_tuning", "floor_scale",
       // Router details that change no matrix: the auxiliary-loss coefficients, how top-k probabilities
       // are normalised, scored (softmax or sigmoid), grouped (DeepSeek's node-limited routing) and
@@ -389,6 +389,8 @@ ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool
   // qk_norm's 2 x head_dim weights, a negligible difference.
   if (m.Has("use_qk_norm")) s.qk_norm = m.Bool("use_qk_norm");
   s.attention_sinks = family.attention_sinks;
+  // GPT-OSS clamps its gated activation's inputs; a file without the key says no clamp.
+  s.activation_clamp = m.Has("swiglu_limit") ? m.NonNegativeDouble("swiglu_limit") : 0.0;
   if (family.mla) {
     ParseHfMla(m, s);
   } else if (m.Has("head_dim")) {
@@ -533,6 +535,12 @@ ModelSpec ParseModelKeys(YamlMap& m, const std::string& default_name) {
   s.attention_chunk = m.NonNegativeInt("attention_chunk", 0);
   s.nope_layer_interval = m.NonNegativeInt("nope_layer_interval", 0);
   s.mtp_layers = m.NonNegativeInt("mtp_layers", 0);
+  if (m.Has("activation_clamp")) {
+    s.activation_clamp = m.NonNegativeDouble("activation_clamp");
+    if (*s.activation_clamp > 0 && !Gated(s.activation)) {
+      m.Fail("activation_clamp", "clamps a gated activation's inputs (swiglu, geglu); this model's activation is not gated");
+    }
+  }
   if (auto moe = m.OptMap("moe")) {
     s.moe.experts = moe->PositiveInt("experts");
     s.moe.top_k = moe->PositiveInt("top_k");

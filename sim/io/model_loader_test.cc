@@ -209,6 +209,8 @@ TEST(ModelSpecTest, HuggingFaceArchitectureKeysAreRead) {
   EXPECT_EQ(oss.moe.top_k, 4);
   EXPECT_EQ(oss.moe.expert_bias, std::optional<bool>(true));  // implied by model_type gpt_oss
   EXPECT_EQ(qwen.moe.expert_bias, std::optional<bool>(false));  // a family without: said, not left to the framework
+  EXPECT_EQ(oss.activation_clamp, std::optional<double>(7.0));  // swiglu_limit
+  EXPECT_EQ(qwen.activation_clamp, std::optional<double>(0.0));  // no swiglu_limit: said, not left to the framework
 
   const ModelSpec l4 = LoadOk(HfConfig("llama4-maverick"));  // text_config
   EXPECT_EQ(l4.name, "llama4-maverick");

@@ -337,6 +337,18 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
     f.eager_attention_copies = ee->Bool("attention_copies", f.eager_attention_copies);
     ee->Finish();
   }
+  f.activation_clamp = m.NonNegativeDouble("activation_clamp", f.activation_clamp);
+  if (auto c = m.OptMap("activation_clamp_pass")) {
+    FrameworkProfile::ActivationClampPass& p = f.activation_clamp_pass;
+    p.forward_bytes = c->NonNegativeDouble("forward", p.forward_bytes);
+    p.backward_bytes = c->NonNegativeDouble("backward", p.backward_bytes);
+    p.kernels = c->NonNegativeInt("kernels", p.kernels);
+    p.host_sync = c->Bool("host_sync", p.host_sync);
+    if ((p.forward_bytes > 0 || p.backward_bytes > 0) != (p.kernels > 0)) {
+      c->Fail("kernels", "passes that move bytes launch kernels, and kernels move bytes: give both or neither");
+    }
+    c->Finish();
+  }
   f.moe_expert_bias = m.Bool("moe_expert_bias", f.moe_expert_bias);
   if (auto eb = m.OptMap("moe_expert_bias_bytes_per_element")) {
     f.moe_expert_bias_forward_bytes = eb->NonNegativeDouble("forward", f.moe_expert_bias_forward_bytes);

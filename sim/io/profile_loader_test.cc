@@ -335,6 +335,30 @@ TEST(HardwareProfileTest, ExpertBiasDefaultsToTheRecipes) {
   EXPECT_EQ(LoadModelFile(DataDir() + "/models/catalogue/gpt-oss-120b.yaml")->moe.expert_bias, std::optional<bool>(true));
 }
 
+// A gated activation's clamp, like the experts' biases, is the model's to
+// say (GPT-OSS's swiglu_limit), else the recipe's: GPT-OSS's recipe clamps at
+// 7, the base not. A clamp on an ungated activation, or clamp passes that
+// launch kernels without moving bytes, are mistakes named by key.
+TEST(HardwareProfileTest, ActivationClampDefaultsToTheRecipes) {
+  const std::string example = DataDir() + "/examples/moe/mixtral-8x7b-8n-8nic.yaml";
+  for (const auto& [sets, expect] : {std::pair<std::vector<std::string>, double>{{"training.framework=megatron-bridge-gpt-oss-120b"}, 7.0},
+                                     {{"training.framework=megatron-core-2024"}, 0.0},
+                                     {{"training.framework=megatron-bridge-gpt-oss-120b", "model.activation_clamp=0"}, 0.0},
+                                     {{"training.framework=megatron-core-2024", "model.activation_clamp=10"}, 10.0}}) {
+    auto s = LoadScenario(example, sets);
+    ASSERT_TRUE(s.ok()) << s.error().ToString();
+    EXPECT_EQ(s->model.activation_clamp, std::optional<double>(expect)) << sets.back();
+  }
+  EXPECT_EQ(LoadModelFile(DataDir() + "/models/catalogue/gpt-oss-120b.yaml")->activation_clamp, std::optional<double>(7.0));
+  auto ungated = LoadScenario(example, {"model.activation=gelu", "model.activation_clamp=7"});
+  ASSERT_FALSE(ungated.ok());
+  EXPECT_NE(ungated.error().ToString().find("activation_clamp"), std::string::npos) << ungated.error().ToString();
+  const fs::path f = WriteProfile("clamp.yaml", "name: x\nbased_on: megatron-core-2024\nactivation_clamp_pass: {forward: 0, backward: 0, kernels: 2}\n");
+  const std::string bad = LoadError([&] { LoadFrameworkProfile(YAML::Node(f.string()), "", "training.framework"); });
+  EXPECT_NE(bad.find(f.string() + ":3"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("kernels"), std::string::npos) << bad;
+}
+
 TEST(HardwareProfileTest, RecipeRecomputeModules) {
   const FrameworkProfile oss = LoadFrameworkProfile(YAML::Node("megatron-bridge-gpt-oss-120b"), "", "framework");
   EXPECT_EQ(oss.recompute, Recompute::kSelective);

@@ -204,6 +204,12 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
         if (!(given["training"].IsMap() && given["training"]["activation_offload_layers"].IsDefined()) && s->training.activation_offload_layers > 0) {
           vc.defaulted.push_back("training.activation_offload_layers=" + std::to_string(s->training.activation_offload_layers) + " (the framework's)");
         }
+        // An inline model that does not say whether it clamps its activation takes the framework's clamp.
+        if (given["model"].IsMap() && !given["model"]["activation_clamp"].IsDefined() && s->model.activation_clamp.value_or(0) > 0) {
+          std::ostringstream clamp;
+          clamp << "model.activation_clamp=" << *s->model.activation_clamp << " (the framework's)";
+          vc.defaulted.push_back(clamp.str());
+        }
         if (!vc.result.memory.fits) vc.defaulted.push_back("(prediction does not fit in memory)");
       }
       rep.cases.push_back(std::move(vc));
