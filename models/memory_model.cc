@@ -100,7 +100,7 @@ double LayerActivationBytes(const Scenario& sc, const LayerKind& kind, Recompute
         kept_experts = 0;
       } else if (kind.moe && (mods & kRecomputeMoeAct)) {
         // Each copy's fc2 input and clamped activation input: the checkpointed activation keeps neither.
-        kept_experts -= m.moe.top_k * ExpertLoadFactor(sc) * (in + clamped_copy) * m.moe.ffn_hidden / p.expert_tensor / seq_shard;
+        kept_experts -= m.moe.top_k * ExpertLoadFactor(sc) * (in + clamped_copy) * m.moe.ffn_hidden / seq_shard;
       }
       return sb * (kept_outside / seq_shard + (kept_attn + kept_mlp + kept_scores) / t + kept_experts);
     }

@@ -265,6 +265,21 @@ TEST(MoeWorkloadTest, ActivationClampIsPassesBeforeTheActivation) {
   EXPECT_EQ(FindOp(BuildWorkload(fused).layer(0).forward, "expert swiglu clamp"), nullptr);
 }
 
+// Recomputing the experts' activation (moe_act) frees each routed copy's fc2
+// input whatever the expert tensor split: ETP gathers ETP x the tokens at
+// 1/ETP of the width, the same bytes per GPU.
+TEST(MoeWorkloadTest, MoeActRecomputeFreesTheSameBytesWhateverTheEtp) {
+  auto freed_gib = [](const std::string& etp) {
+    const Scenario kept = Make(kMixtral, {"parallelism.expert=4", "parallelism.expert_tensor=" + etp, "training.recompute=none"});
+    const Scenario act = Make(kMixtral, {"parallelism.expert=4", "parallelism.expert_tensor=" + etp, "training.recompute=selective",
+                                         "training.recompute_modules=[moe_act]"});
+    return EstimateMemory(kept, BuildWorkload(kept)).activations_gib - EstimateMemory(act, BuildWorkload(act)).activations_gib;
+  };
+  const double one = freed_gib("1");
+  EXPECT_GT(one, 0);
+  EXPECT_NEAR(freed_gib("2"), one, 1e-9 * one);
+}
+
 // Each local expert's weight gradient accumulates into the main-grad buffer
 // as a dense layer's does (TEGroupedLinear's fuse_wgrad_accumulation): the
 // grouped wgrad reads and writes the framework's bytes per weight element.
