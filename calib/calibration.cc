@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "calib/layer_prediction.h"
+#include "models/workload.h"
+#include "sim/cost/gpu_cost_model.h"
 #include "sim/core/fingerprint.h"
 #include "sim/core/hardware_profile.h"
 #include "sim/io/profile_loader.h"
@@ -33,6 +35,20 @@ std::vector<LayerShape> DefaultGpuShapes() {
   };
 }
 
+double GroupedGemmPredictedSeconds(const GpuProfile& gpu, const GroupedGemmSample& g) {
+  Operator op;
+  op.cls = OpClass::kGemm;
+  op.m = g.m;
+  op.n = g.n;
+  op.k = g.k;
+  op.batch = g.experts;
+  op.kernels = int(g.experts);
+  op.flops = g.Flops();
+  op.bytes = 2.0 * double(g.m * g.k + g.k * g.n + g.m * g.n) * double(g.experts);
+  // The 16-bit keys: fitted from the bf16 sweep, or from the CPU's fp32 one standing in for them.
+  return OperatorTime(op, gpu, Precision::kBf16, /*backward=*/false);
+}
+
 std::string ProfileFingerprintLine(const std::string& profile_text) {
   return "profile_fingerprint: \"" + TextFingerprint(profile_text) + "\"  # of the profile written with this file\n";
 }
@@ -53,9 +69,10 @@ std::string WriteCalibratedProfile(const Measurements& m, const std::string& pro
   if (!err.empty()) return err;
   err = WriteFileAtomically(profile_path, profile_text);
   if (!err.empty()) return err;
+  GpuProfile written;
   try {  // what we wrote must be what the simulator reads
     const std::string abs = std::filesystem::absolute(profile_path).string();
-    (void)LoadGpuProfile(YAML::Node(abs), abs, "profile");
+    written = LoadGpuProfile(YAML::Node(abs), abs, "profile");
   } catch (const InputException& e) {
     return "the written profile does not load: " + e.error().ToString();
   }
@@ -93,6 +110,15 @@ std::string WriteCalibratedProfile(const Measurements& m, const std::string& pro
   }
   std::snprintf(buf, sizeof buf, "GEMM floor %.2f us (tiny GEMM)\n", f.min_kernel_us);
   o << buf;
+  for (const auto& g : m.grouped_gemm) {
+    const double predicted_s = GroupedGemmPredictedSeconds(written, g);
+    std::snprintf(buf, sizeof buf,
+                  "grouped GEMM %s %ldx%ldx%ld x %ld experts (a call per expert on %d stream%s): measured %.1f us, the cost model %.1f us "
+                  "(%+.1f%%)\n",
+                  g.precision.c_str(), g.m, g.n, g.k, g.experts, g.streams, g.streams == 1 ? "" : "s", g.seconds * 1e6,
+                  predicted_s * 1e6, 100 * (predicted_s - g.seconds) / g.seconds);
+    o << buf;
+  }
   std::snprintf(buf, sizeof buf, "memory: %.4g TB/s (2-byte equivalents), memory-bound efficiency %.3f, %.2f us per kernel\n",
                 f.hbm_tb_per_s, f.memory_bound_efficiency, f.memory_kernel_us);
   o << buf;

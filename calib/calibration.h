@@ -13,6 +13,7 @@
 #include "calib/fit.h"
 #include "calib/layer_step.h"
 #include "calib/measurements.h"
+#include "sim/core/hardware_profile.h"
 
 namespace trainsim::calib {
 
@@ -26,6 +27,12 @@ std::vector<LayerShape> DefaultGpuShapes();
 // The sidecar's last line: `profile_fingerprint: "<TextFingerprint of the
 // profile's text>"`; validate --profile refuses a pair that does not match.
 std::string ProfileFingerprintLine(const std::string& profile_text);
+
+// What the cost model says `g`'s grouped expert GEMMs take on `gpu` (one
+// operator of `experts` kernels, at the profile's 16-bit GEMM curve), to set
+// beside the measured time: the report shows whether the model's fill of the
+// SMs across experts holds as Transformer Engine issues them.
+double GroupedGemmPredictedSeconds(const GpuProfile& gpu, const GroupedGemmSample& g);
 
 // Fits `m` and writes PROFILE (hardware-profiles/gpus format) and its sidecar
 // PROFILE-measurements.yaml, each atomically (the sidecar first, fingerprinting

@@ -152,7 +152,7 @@ std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationO
   // benchmarks each (their length is their own).
   const double collective_units = o.collective_ranks >= 2 ? 8 : 0;
   const double storage_units = o.storage_dir.empty() ? 0 : 8.0 * (o.storage_clients > 1 ? 2 : 1);
-  const double total_units = 0.2 + double(plan.gemms.size()) + 0.5 * double(plan.copy_floats.size() + plan.memory.size()) +
+  const double total_units = 0.2 + double(plan.gemms.size() + plan.grouped.size()) + 0.5 * double(plan.copy_floats.size() + plan.memory.size()) +
                              4.0 * double(plan.layers.size()) + collective_units + storage_units;
   double done_units = 0;
   std::string phase;
@@ -190,6 +190,21 @@ std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationO
                       int(g.batch));
     }, o.min_seconds, o.min_reps, o.max_reps);
     m.gemm.push_back(GemmSample{g.m, g.n, g.k, g.batch, g.layout, "fp32", t});
+    did(1);
+  }
+  // The experts' GEMMs one call each, as Transformer Engine issues them; one
+  // thread is one stream.
+  for (const auto& g : plan.grouped) {
+    std::vector<float> a = Filled(size_t(g.experts) * g.m * g.k, 1), b = Filled(size_t(g.experts) * g.k * g.n, 2);
+    std::vector<float> c(size_t(g.experts) * g.m * g.n);
+    const BatchPointers<float> ptr(a.data(), b.data(), c.data(), g.m, g.n, g.k, g.experts);
+    const GemmCall call = GemmCallFor(g.m, g.n, g.k, g.layout);
+    const double t = TimeBest([&] {
+      for (long e = 0; e < g.experts; ++e) {
+        ops.Gemm(call.ta, call.tb, int(g.m), int(g.n), int(g.k), 1, ptr.a[e], call.lda, ptr.b[e], call.ldb, 0, ptr.c[e], int(g.n));
+      }
+    }, o.min_seconds, o.min_reps, o.max_reps);
+    m.grouped_gemm.push_back(GroupedGemmSample{g.m, g.n, g.k, g.experts, 1, g.layout, "fp32", t});
     did(1);
   }
 

@@ -28,7 +28,8 @@ TEST(CpuBackend, CalibrateWriteAndValidateLoop) {
   o.max_reps = 2;
   o.storage_dir = TempDir("storage");
   o.storage_bytes_per_client = 1 << 20;
-  const CalibrationPlan plan = MakePlan({{64, 176, 4, 2, 32, 1}, {64, 176, 2, 2, 64, 1}});
+  CalibrationPlan plan = MakePlan({{64, 176, 4, 2, 32, 1}, {64, 176, 2, 2, 64, 1}});
+  plan.grouped.push_back(GroupedGemmShape{32, 96, 64, 4, "tn"});  // a scenario's experts, as TE issues them
   Measurements m;
   // Progress runs from the start to 1 and never backwards, through every phase.
   std::vector<double> fractions;
@@ -46,6 +47,10 @@ TEST(CpuBackend, CalibrateWriteAndValidateLoop) {
   EXPECT_EQ(phases.back(), "measurements done");
   EXPECT_EQ(m.layers.size(), 2u);
   EXPECT_EQ(m.gemm.size(), plan.gemms.size());
+  ASSERT_EQ(m.grouped_gemm.size(), 1u);
+  EXPECT_EQ(m.grouped_gemm[0].experts, 4);
+  EXPECT_EQ(m.grouped_gemm[0].streams, 1);  // the CPU twin: one thread, one stream
+  EXPECT_GT(m.grouped_gemm[0].seconds, 0);
   EXPECT_EQ(m.storage.size(), 2u);  // one client and two
   EXPECT_FALSE(m.collectives.empty());
   for (const auto& l : m.layers) EXPECT_GT(l.forward_s, 0);
@@ -53,6 +58,7 @@ TEST(CpuBackend, CalibrateWriteAndValidateLoop) {
   std::string report;
   ASSERT_EQ(WriteCalibratedProfile(m, profile, "cpu-test", 0, report), "");
   EXPECT_NE(report.find("GEMM fp32 (stands in for the profile's bf16/fp16 keys): peak"), std::string::npos) << report;
+  EXPECT_NE(report.find("grouped GEMM fp32 32x96x64 x 4 experts (a call per expert on 1 stream): measured"), std::string::npos) << report;
   auto rep = ValidateProfile(profile);
   ASSERT_TRUE(rep) << rep.error().ToString();
   ASSERT_EQ(rep->cases.size(), 2u);

@@ -192,6 +192,13 @@ std::string MeasurementsYaml(const Measurements& m) {
       o << ", run_s: " << Num(x.run_s) << ", s: " << Num(x.gemm.seconds) << "}\n";
     }
   }
+  if (!m.grouped_gemm.empty()) {
+    o << "grouped_gemm:\n";
+    for (const auto& g : m.grouped_gemm) {
+      o << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", experts: " << g.experts << ", streams: " << g.streams
+        << ", layout: " << g.layout << ", precision: " << g.precision << ", s: " << Num(g.seconds) << "}\n";
+    }
+  }
   o << "memory:\n";
   for (const auto& x : m.memory) o << "  - {kernel: " << x.kernel << ", bytes: " << Num(x.bytes) << ", s: " << Num(x.seconds) << "}\n";
   o << "attention:\n";
@@ -249,6 +256,21 @@ Expected<Measurements> LoadMeasurements(const std::string& path) {
       s.gemm = ReadGemm(g);
       s.run_s = g.PositiveDouble("run_s");
       m.sustained.push_back(s);
+    });
+    ForEach(top, "grouped_gemm", [&](YamlMap& g) {
+      GroupedGemmSample s;
+      s.m = g.PositiveInt("m");
+      s.n = g.PositiveInt("n");
+      s.k = g.PositiveInt("k");
+      s.experts = g.PositiveInt("experts");
+      if (s.experts < 2) g.Fail("experts", "a grouped GEMM has at least 2 experts");
+      s.streams = g.PositiveInt("streams");
+      s.layout = g.Choice("layout", {"nn", "nt", "tn"});
+      s.precision = g.Choice("precision", SweptPrecisions());
+      s.seconds = Time(g, "s");
+      // As fast as the same work batched at most: the datasheet's bound holds for both.
+      CheckGemmPlausible(g, GemmSample{s.m, s.n, s.k, s.experts, s.layout, s.precision, s.seconds});
+      m.grouped_gemm.push_back(s);
     });
     ForEach(top, "memory", [&](YamlMap& g) {
       MemorySample s;

@@ -30,6 +30,18 @@ struct GemmSample {
   double Flops() const { return 2.0 * double(m) * n * k * batch; }
 };
 
+// Expert GEMMs measured as Transformer Engine issues them (calib/plan.h
+// GroupedGemmShape): `seconds` for all `experts` of them, from the first
+// launch to the last one's end, issued round robin on `streams` streams.
+struct GroupedGemmSample {
+  long m = 0, n = 0, k = 0, experts = 2;
+  int streams = 1;
+  std::string layout = "nn";
+  std::string precision = "fp32";
+  double seconds = 0;
+  double Flops() const { return 2.0 * double(m) * n * k * experts; }
+};
+
 // A memory-bound kernel ("copy" is the streaming-bandwidth test).
 struct MemorySample {
   std::string kernel;
@@ -96,6 +108,7 @@ struct Measurements {
   double node_device_to_host_bytes_per_s = 0;
   std::vector<GemmSample> gemm;
   std::vector<SustainedSample> sustained;  // empty: not measured
+  std::vector<GroupedGemmSample> grouped_gemm;  // empty: not measured (no scenario's experts in the plan)
   double launch_s = 0;  // a tiny GEMM: the per-kernel floor
   std::vector<MemorySample> memory;
   std::vector<AttentionSample> attention;

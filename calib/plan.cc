@@ -16,6 +16,10 @@ bool GemmShape::operator<(const GemmShape& o) const {
   return std::tie(m, n, k, batch, layout) < std::tie(o.m, o.n, o.k, o.batch, o.layout);
 }
 
+bool GroupedGemmShape::operator<(const GroupedGemmShape& o) const {
+  return std::tie(m, n, k, experts, layout) < std::tie(o.m, o.n, o.k, o.experts, o.layout);
+}
+
 std::string LayoutForOperator(const std::string& name) {
   auto ends = [&](const std::string& suffix) {
     return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -68,11 +72,17 @@ CalibrationPlan MakePlan(const std::vector<LayerShape>& layers) {
 
 int AddWorkloadGemms(const Workload& w, CalibrationPlan& p) {
   std::set<GemmShape> gemms(p.gemms.begin(), p.gemms.end());
-  const size_t before = gemms.size();
+  std::set<GroupedGemmShape> grouped(p.grouped.begin(), p.grouped.end());
+  const size_t before = gemms.size() + grouped.size();
   auto add = [&](const PassWork& pass) {
     for (const auto& op : pass.ops) {
       if (op.cls == OpClass::kGemm && op.m >= 1 && op.n >= 1 && op.k >= 1) {
-        gemms.insert(GemmShape{op.m, op.n, op.k, std::max(1L, op.batch), LayoutForOperator(op.name.str())});
+        const std::string layout = LayoutForOperator(op.name.str());
+        gemms.insert(GemmShape{op.m, op.n, op.k, std::max(1L, op.batch), layout});
+        // Local experts' weights, a GEMM launched per expert: TE's grouped GEMM.
+        if (op.batch > 1 && !op.activation_operands && op.kernels >= op.batch) {
+          grouped.insert(GroupedGemmShape{op.m, op.n, op.k, op.batch, layout});
+        }
       }
     }
   };
@@ -82,7 +92,8 @@ int AddWorkloadGemms(const Workload& w, CalibrationPlan& p) {
   }
   for (const PassWork* pass : {&w.embedding_forward, &w.embedding_backward, &w.head_forward, &w.head_backward}) add(*pass);
   p.gemms.assign(gemms.begin(), gemms.end());
-  return int(gemms.size() - before);
+  p.grouped.assign(grouped.begin(), grouped.end());
+  return int(gemms.size() + grouped.size() - before);
 }
 
 Expected<int> AddScenarioGemms(const std::string& file, const std::vector<std::string>& overrides, CalibrationPlan& p) {
@@ -105,6 +116,7 @@ std::string PlanText(const CalibrationPlan& p) {
   };
   for (const auto& l : p.layers) o << "layer " << dims(l) << "\n";
   for (const auto& g : p.gemms) o << "gemm " << g.m << " " << g.n << " " << g.k << " " << g.batch << " " << g.layout << "\n";
+  for (const auto& g : p.grouped) o << "grouped " << g.m << " " << g.n << " " << g.k << " " << g.experts << " " << g.layout << "\n";
   for (const auto& m : p.memory) o << "memory " << m.kernel << " " << m.bytes << " " << dims(m.shape) << "\n";
   for (long c : p.copy_floats) o << "copy " << c << "\n";
   return o.str();
@@ -135,6 +147,11 @@ Expected<CalibrationPlan> ParsePlanText(const std::string& text, const std::stri
       if (ok && (ls >> g.layout)) ok = g.layout == "nn" || g.layout == "nt" || g.layout == "tn";
       else g.layout = "nn";
       p.gemms.push_back(g);
+    } else if (kind == "grouped") {
+      GroupedGemmShape g;
+      ok = bool(ls >> g.m >> g.n >> g.k >> g.experts >> g.layout) && g.m > 0 && g.n > 0 && g.k > 0 && g.experts > 1 &&
+           (g.layout == "nn" || g.layout == "nt" || g.layout == "tn");
+      p.grouped.push_back(g);
     } else if (kind == "memory") {
       MemoryKernel m;
       ok = bool(ls >> m.kernel >> m.bytes) && m.bytes > 0 && read_shape(ls, m.shape);
@@ -144,7 +161,7 @@ Expected<CalibrationPlan> ParsePlanText(const std::string& text, const std::stri
       ok = bool(ls >> n) && n > 0;
       p.copy_floats.push_back(n);
     } else {
-      return InputError{file, lineno, kind, "unknown plan entry (expected layer, gemm, memory or copy)"};
+      return InputError{file, lineno, kind, "unknown plan entry (expected layer, gemm, grouped, memory or copy)"};
     }
     std::string extra;
     if (!ok || (ls >> extra)) return InputError{file, lineno, kind, "malformed '" + kind + "' line: '" + line + "'"};

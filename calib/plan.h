@@ -5,6 +5,7 @@
 // in-process by the CPU backend, or written as text for the CUDA program:
 //   layer HIDDEN FFN HEADS KV_HEADS SEQ MICRO_BATCH
 //   gemm M N K BATCH [LAYOUT]
+//   grouped M N K EXPERTS LAYOUT
 //   memory KERNEL BYTES HIDDEN FFN HEADS KV_HEADS SEQ MICRO_BATCH
 //   copy FLOATS
 #pragma once
@@ -32,6 +33,18 @@ struct GemmShape {
   }
 };
 
+// Expert GEMMs as Transformer Engine's GroupedLinear issues them: `experts`
+// GEMMs of m x n x k, one cuBLAS call each, round robin over its compute
+// streams (TE's multi_stream_cublas_gemm, 4 streams, TE 2.x). The cost model
+// prices such an operator as one batch whose tiles fill the SMs together
+// (sim/cost/gpu_cost_model.h); measured this way beside the batched GEMM of
+// the sweep, calibration says whether that holds at a scenario's expert shapes.
+struct GroupedGemmShape {
+  long m = 0, n = 0, k = 0, experts = 2;
+  std::string layout = "nn";
+  bool operator<(const GroupedGemmShape& o) const;
+};
+
 // A memory-bound kernel of calib/cpu_ops.h run at a layer shape:
 // rmsnorm_fwd, rmsnorm_bwd, rotary_fwd, rotary_bwd, softmax_fwd, softmax_bwd,
 // swiglu_fwd, swiglu_bwd, add.
@@ -44,6 +57,7 @@ struct MemoryKernel {
 struct CalibrationPlan {
   std::vector<LayerShape> layers;
   std::vector<GemmShape> gemms;       // forward and backward shapes, deduplicated
+  std::vector<GroupedGemmShape> grouped;  // a scenario's expert GEMMs as TE issues them (AddWorkloadGemms)
   std::vector<MemoryKernel> memory;   // one per memory-bound operator of each layer
   std::vector<long> copy_floats;      // streaming test sizes
 };
@@ -59,8 +73,9 @@ CalibrationPlan MakePlan(const std::vector<LayerShape>& layers);
 // and backward, the embedding's and the LM head's: after TP, EP and ETP, MoE
 // experts batched as the cost model runs them) to the plan's sweep, each in
 // the layout its operator name implies, so that the fitted curves cover the
-// shapes that scenario's prediction uses (`calibrate --scenario`). Returns
-// how many shapes were new.
+// shapes that scenario's prediction uses (`calibrate --scenario`), and its
+// expert GEMMs once more as Transformer Engine issues them (`grouped`).
+// Returns how many shapes were new.
 int AddWorkloadGemms(const Workload& w, CalibrationPlan& p);
 // The same for the scenario file `file` with `--set` overrides: its load or
 // workload error (FILE:LINE: KEY) or how many shapes were new.

@@ -41,7 +41,6 @@ TEST(Plan, AScenarioAddsTheGemmsItsPredictionRuns) {
   const size_t before = p.gemms.size();
   const int added = AddWorkloadGemms(w, p);
   EXPECT_GT(added, 0);
-  EXPECT_EQ(p.gemms.size(), before + size_t(added));
   EXPECT_TRUE(std::is_sorted(p.gemms.begin(), p.gemms.end()));
   int experts = 0;
   for (const auto& kind : w.kinds) {
@@ -55,10 +54,21 @@ TEST(Plan, AScenarioAddsTheGemmsItsPredictionRuns) {
     }
   }
   EXPECT_GE(experts, 2);  // fc1 and fc2 at least, batched over the local experts
+  // And once more as Transformer Engine issues them, a GEMM per local expert:
+  // forward, data and weight gradients of fc1 and fc2.
+  const long local = 128 / 32;
+  ASSERT_GE(p.grouped.size(), 4u);
+  EXPECT_EQ(p.gemms.size() + p.grouped.size(), before + size_t(added));
+  for (const auto& g : p.grouped) EXPECT_EQ(g.experts, local);
+  EXPECT_TRUE(std::any_of(p.grouped.begin(), p.grouped.end(), [](const GroupedGemmShape& g) { return g.layout == "tn"; }));
   EXPECT_EQ(AddWorkloadGemms(w, p), 0);
   auto text = ParsePlanText(PlanText(p), "plan.txt");
   ASSERT_TRUE(text) << text.error().ToString();
   EXPECT_EQ(text->gemms.size(), p.gemms.size());
+  ASSERT_EQ(text->grouped.size(), p.grouped.size());
+  EXPECT_EQ(text->grouped[0].experts, local);
+  // A dense model's plan has none.
+  EXPECT_TRUE(MakePlan({kShape}).grouped.empty());
 }
 
 TEST(Plan, TextRoundTripsAndRejectsMalformedLines) {
@@ -76,6 +86,11 @@ TEST(Plan, TextRoundTripsAndRejectsMalformedLines) {
   EXPECT_FALSE(ParsePlanText("conv 1 2 3\n", "p"));
   EXPECT_FALSE(ParsePlanText("copy 10 11\n", "p"));
   EXPECT_FALSE(ParsePlanText("gemm 1 2 3 1 xy\n", "p"));
+  EXPECT_TRUE(ParsePlanText("grouped 64 128 256 8 tn\n", "p"));
+  auto one = ParsePlanText("copy 10\ngrouped 64 128 256 1 nn\n", "p");  // a group of one expert is no group
+  ASSERT_FALSE(one);
+  EXPECT_EQ(one.error().ToString().rfind("p:2: grouped:", 0), 0u) << one.error().ToString();
+  EXPECT_FALSE(ParsePlanText("grouped 64 128 256 8\n", "p"));  // the layout is not optional
   auto nn = ParsePlanText("gemm 1 2 3 1\n", "p");  // layout defaults to nn
   ASSERT_TRUE(nn);
   EXPECT_EQ(nn->gemms[0].layout, "nn");

@@ -15,7 +15,8 @@
 #        step 2; SHAPES="H:F:A:KV:S:B ..."; NCCL=1 to add collectives on >= 2 GPUs; JOBS;
 #        CUDA_ARCHS="90" to build the measuring program for those architectures only;
 #        BASE=h200-sxm-141g to also write gpu-training.yaml, that profile with the measured keys;
-#        SCENARIO=s.yaml to add that training scenario's GEMMs to the sweep (calibrate --scenario);
+#        SCENARIO=s.yaml to add that training scenario's GEMMs to the sweep (calibrate --scenario), its
+#        expert GEMMs also as Transformer Engine issues them (a call per expert on 4 streams);
 #        SUSTAIN_S=15 the seconds of the sustained (power-capped) GEMM run per precision, 0 to skip;
 #        PLAN=plan.txt, written elsewhere by `trainsim calibrate --write-plan`, to measure on a GPU
 #        node that lacks trainsim's dependencies (SimGrid, yaml-cpp, Boost): the build, the

@@ -52,10 +52,15 @@ constexpr int kExitNoDevice = 3;
 constexpr int kExitSkip = 77;  // ctest SKIP_RETURN_CODE
 
 struct GemmItem { long m, n, k, batch; std::string layout; };
+struct GroupedItem { long m, n, k, experts; std::string layout; };
+// Transformer Engine's compute streams for a grouped GEMM (TE 2.x
+// transformer_engine/common/util/multi_stream.cpp, num_compute_streams).
+constexpr int kTeGroupedGemmStreams = 4;
 struct MemoryItem { std::string kernel; double bytes; LayerShape shape; };
 struct Plan {
   std::vector<LayerShape> layers;
   std::vector<GemmItem> gemms;
+  std::vector<GroupedItem> grouped;
   std::vector<MemoryItem> memory;
   std::vector<long> copies;
 };
@@ -134,6 +139,11 @@ Plan ReadPlan(const std::string& path) {
       if (ok && (ls >> g.layout)) ok = g.layout == "nn" || g.layout == "nt" || g.layout == "tn";
       else g.layout = "nn";
       p.gemms.push_back(g);
+    } else if (kind == "grouped") {
+      GroupedItem g{};
+      ok = bool(ls >> g.m >> g.n >> g.k >> g.experts >> g.layout) && g.m > 0 && g.n > 0 && g.k > 0 && g.experts > 1 &&
+           (g.layout == "nn" || g.layout == "nt" || g.layout == "tn");
+      p.grouped.push_back(g);
     } else if (kind == "memory") {
       MemoryItem mi;
       ok = bool(ls >> mi.kernel >> mi.bytes) && mi.bytes > 0 && ReadShape(ls, mi.shape);
@@ -417,6 +427,24 @@ int main(int argc, char** argv) {
       }
     }
     for (const auto& l : lowp) std::fprintf(stderr, "%s: %d of %zu shapes measured\n", l.f->name, l.samples, plan.gemms.size());
+    if (!plan.grouped.empty()) {
+      std::fprintf(stderr, "grouped expert GEMMs: %zu shapes (bf16, a cuBLAS call per expert on %d streams, as Transformer Engine)\n",
+                   plan.grouped.size(), kTeGroupedGemmStreams);
+      y << "grouped_gemm:\n";
+      for (const auto& g : plan.grouped) {
+        // Float buffers used as bf16 arrays of the same element count (half their bytes).
+        DeviceBuffer a(size_t(g.experts) * g.m * g.k), b(size_t(g.experts) * g.k * g.n), c(size_t(g.experts) * g.m * g.n);
+        FillRandomBf16(a.data(), a.size(), 3, ops.stream());
+        FillRandomBf16(b.data(), b.size(), 4, ops.stream());
+        const GemmCall call = GemmCallFor(g.m, g.n, g.k, g.layout);
+        const double t = TimeOnStream(ops.stream(), [&] {
+          ops.GroupedGemmBf16(call.ta, call.tb, int(g.m), int(g.n), int(g.k), a.data(), b.data(), c.data(), int(g.experts),
+                              kTeGroupedGemmStreams);
+        });
+        y << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", experts: " << g.experts << ", streams: " << kTeGroupedGemmStreams
+          << ", layout: " << g.layout << ", precision: bf16, s: " << Num(t) << "}\n";
+      }
+    }
     std::fprintf(stderr, "memory: %zu copies, %zu kernels\n", plan.copies.size(), plan.memory.size());
     y << "memory:\n";
     for (long n : plan.copies) {

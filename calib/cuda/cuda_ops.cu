@@ -226,6 +226,10 @@ CudaOps::CudaOps(GemmMath math) : math_(math) {
 }
 
 CudaOps::~CudaOps() {
+  for (auto h : side_handles_) cublasDestroy(h);
+  for (auto s : side_streams_) cudaStreamDestroy(s);
+  for (auto e : side_done_) cudaEventDestroy(e);
+  if (fork_) cudaEventDestroy(fork_);
   for (auto& [k, p] : pointer_cache_) cudaFree(p);
   if (handle_) cublasDestroy(handle_);
   if (stream_) cudaStreamDestroy(stream_);
@@ -281,6 +285,42 @@ void CudaOps::GemmBf16(bool ta, bool tb, int m, int n, int k, const void* A, con
                                          (long long)m * k, &beta, C, CUDA_R_16BF, n, (long long)m * n, batch,
                                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
               "cublasGemmStridedBatchedEx bf16");
+}
+
+void CudaOps::GroupedGemmBf16(bool ta, bool tb, int m, int n, int k, const void* A, const void* B, void* C, int experts,
+                              int streams) {
+  if (!fork_) CudaCheck(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming), "cudaEventCreate");
+  while (int(side_streams_.size()) < streams) {
+    cudaStream_t s = nullptr;
+    cublasHandle_t h = nullptr;
+    cudaEvent_t e = nullptr;
+    CudaCheck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+    CublasCheck(cublasCreate(&h), "cublasCreate");
+    CublasCheck(cublasSetStream(h, s), "cublasSetStream");
+    CudaCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+    side_streams_.push_back(s);
+    side_handles_.push_back(h);
+    side_done_.push_back(e);
+  }
+  const int used = std::min(streams, experts);
+  CudaCheck(cudaEventRecord(fork_, stream_), "cudaEventRecord");
+  for (int i = 0; i < used; ++i) CudaCheck(cudaStreamWaitEvent(side_streams_[size_t(i)], fork_, 0), "cudaStreamWaitEvent");
+  const float alpha = 1, beta = 0;
+  const int lda = ta ? m : k, ldb = tb ? k : n;
+  constexpr size_t kBf16Bytes = 2;
+  for (int e = 0; e < experts; ++e) {
+    const char* a = static_cast<const char*>(A) + size_t(e) * size_t(m) * size_t(k) * kBf16Bytes;
+    const char* b = static_cast<const char*>(B) + size_t(e) * size_t(k) * size_t(n) * kBf16Bytes;
+    char* c = static_cast<char*>(C) + size_t(e) * size_t(m) * size_t(n) * kBf16Bytes;
+    CublasCheck(cublasGemmEx(side_handles_[size_t(e % used)], tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k,
+                             &alpha, b, CUDA_R_16BF, ldb, a, CUDA_R_16BF, lda, &beta, c, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
+                             CUBLAS_GEMM_DEFAULT),
+                "cublasGemmEx bf16 (grouped)");
+  }
+  for (int i = 0; i < used; ++i) {
+    CudaCheck(cudaEventRecord(side_done_[size_t(i)], side_streams_[size_t(i)]), "cudaEventRecord");
+    CudaCheck(cudaStreamWaitEvent(stream_, side_done_[size_t(i)], 0), "cudaStreamWaitEvent");
+  }
 }
 
 void CudaOps::RmsNormForward(const float* x, const float* g, float* y, float* rstd, int T, int h) {

@@ -73,6 +73,13 @@ class CudaOps {
   // plan's layouts), `batch` of them, each operand contiguous per batch entry;
   // A, B, C are bf16 device arrays.
   void GemmBf16(bool ta, bool tb, int m, int n, int k, const void* A, const void* B, void* C, int batch);
+  // The same `experts` GEMMs (A, B, C hold each expert's operands one after
+  // another) as Transformer Engine's GroupedLinear issues them: one cuBLAS
+  // call per expert, round robin on `streams` side streams that first wait
+  // for the ops' stream, which then waits for all of them
+  // (multi_stream_cublas_gemm, TE 2.x); each side stream has its own handle
+  // (and so its own workspace).
+  void GroupedGemmBf16(bool ta, bool tb, int m, int n, int k, const void* A, const void* B, void* C, int experts, int streams);
 
   void RmsNormForward(const float* x, const float* g, float* y, float* rstd, int T, int h);
   void RmsNormBackward(const float* dy, const float* x, const float* g, const float* rstd, const float* residual,
@@ -95,6 +102,12 @@ class CudaOps {
   cublasHandle_t handle_ = nullptr;
   cudaStream_t stream_ = nullptr;
   GemmMath math_;
+  // GroupedGemmBf16's side streams, each with its cuBLAS handle and the event
+  // it records when done, and the event that forks them; made on first use.
+  std::vector<cudaStream_t> side_streams_;
+  std::vector<cublasHandle_t> side_handles_;
+  std::vector<cudaEvent_t> side_done_;
+  cudaEvent_t fork_ = nullptr;
   std::map<std::vector<const void*>, void**> pointer_cache_;
 };
 

@@ -204,8 +204,10 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
   if (auto p = a.Value("--write-plan")) {
     const std::string e = calib::WriteFileAtomically(*p, calib::PlanText(plan));
     if (!e.empty()) return bad(e);
-    out << "wrote the plan " << *p << " (" << plan.gemms.size() << " GEMM shapes, " << plan.layers.size() << " layer shapes";
-    if (a.Has("--scenario")) out << "; " << scenario_gemms << " of the GEMM shapes from " << *a.Value("--scenario");
+    out << "wrote the plan " << *p << " (" << plan.gemms.size() << " GEMM shapes, ";
+    if (!plan.grouped.empty()) out << plan.grouped.size() << " expert GEMM groups as Transformer Engine issues them, ";
+    out << plan.layers.size() << " layer shapes";
+    if (a.Has("--scenario")) out << "; " << scenario_gemms << " of those shapes from " << *a.Value("--scenario");
     out << ")\n";
     return kExitOk;
   }
