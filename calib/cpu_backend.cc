@@ -46,6 +46,20 @@ std::vector<float> Filled(size_t n, uint64_t seed) {
   return v;
 }
 
+// Operands of `count` GEMMs of one shape and layout, one after another, and
+// each GEMM's pointers and cuBLAS-style call.
+struct GemmOperands {
+  std::vector<float> a, b, c;
+  BatchPointers<float> ptr;
+  GemmCall call;
+  GemmOperands(long m, long n, long k, long count, const std::string& layout)
+      : a(Filled(size_t(count) * m * k, 1)),
+        b(Filled(size_t(count) * k * n, 2)),
+        c(size_t(count) * m * n),
+        ptr(a.data(), b.data(), c.data(), m, n, k, count),
+        call(GemmCallFor(m, n, k, layout)) {}
+};
+
 // Runs one memory-bound kernel of the plan at its shape, on fresh buffers.
 std::function<void()> MemoryKernelFn(const MemoryKernel& mk, CpuOps& ops, std::vector<std::vector<float>>& bufs) {
   const LayerShape& s = mk.shape;
@@ -181,13 +195,10 @@ std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationO
     did(0.2);
   }
   for (const auto& g : plan.gemms) {
-    std::vector<float> a = Filled(size_t(g.batch) * g.m * g.k, 1), b = Filled(size_t(g.batch) * g.k * g.n, 2);
-    std::vector<float> c(size_t(g.batch) * g.m * g.n);
-    const BatchPointers<float> ptr(a.data(), b.data(), c.data(), g.m, g.n, g.k, g.batch);
-    const GemmCall call = GemmCallFor(g.m, g.n, g.k, g.layout);
+    const GemmOperands x(g.m, g.n, g.k, g.batch, g.layout);
     const double t = TimeBest([&] {
-      ops.BatchedGemm(call.ta, call.tb, int(g.m), int(g.n), int(g.k), 1, ptr.a, call.lda, ptr.b, call.ldb, 0, ptr.c, int(g.n),
-                      int(g.batch));
+      ops.BatchedGemm(x.call.ta, x.call.tb, int(g.m), int(g.n), int(g.k), 1, x.ptr.a, x.call.lda, x.ptr.b, x.call.ldb, 0, x.ptr.c,
+                      int(g.n), int(g.batch));
     }, o.min_seconds, o.min_reps, o.max_reps);
     m.gemm.push_back(GemmSample{g.m, g.n, g.k, g.batch, g.layout, "fp32", t});
     did(1);
@@ -195,13 +206,11 @@ std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationO
   // The experts' GEMMs one call each, as Transformer Engine issues them; one
   // thread is one stream.
   for (const auto& g : plan.grouped) {
-    std::vector<float> a = Filled(size_t(g.experts) * g.m * g.k, 1), b = Filled(size_t(g.experts) * g.k * g.n, 2);
-    std::vector<float> c(size_t(g.experts) * g.m * g.n);
-    const BatchPointers<float> ptr(a.data(), b.data(), c.data(), g.m, g.n, g.k, g.experts);
-    const GemmCall call = GemmCallFor(g.m, g.n, g.k, g.layout);
+    const GemmOperands x(g.m, g.n, g.k, g.experts, g.layout);
     const double t = TimeBest([&] {
-      for (long e = 0; e < g.experts; ++e) {
-        ops.Gemm(call.ta, call.tb, int(g.m), int(g.n), int(g.k), 1, ptr.a[e], call.lda, ptr.b[e], call.ldb, 0, ptr.c[e], int(g.n));
+      for (size_t e = 0; e < x.ptr.c.size(); ++e) {
+        ops.Gemm(x.call.ta, x.call.tb, int(g.m), int(g.n), int(g.k), 1, x.ptr.a[e], x.call.lda, x.ptr.b[e], x.call.ldb, 0, x.ptr.c[e],
+                 int(g.n));
       }
     }, o.min_seconds, o.min_reps, o.max_reps);
     m.grouped_gemm.push_back(GroupedGemmSample{g.m, g.n, g.k, g.experts, 1, g.layout, "fp32", t});
