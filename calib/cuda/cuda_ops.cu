@@ -294,7 +294,8 @@ void CudaOps::GroupedGemmBf16(bool ta, bool tb, int m, int n, int k, const void*
     cudaStream_t s = nullptr;
     cublasHandle_t h = nullptr;
     cudaEvent_t e = nullptr;
-    CudaCheck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+    // As TE makes its compute streams: non-blocking, priority -1 (util/multi_stream.cpp).
+    CudaCheck(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, -1), "cudaStreamCreateWithPriority");
     CublasCheck(cublasCreate(&h), "cublasCreate");
     CublasCheck(cublasSetStream(h, s), "cublasSetStream");
     CudaCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
