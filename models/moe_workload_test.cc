@@ -241,6 +241,8 @@ TEST(MoeWorkloadTest, ActivationClampIsPassesBeforeTheActivation) {
   const Operator* back = FindOp(w.layer(0).backward, "expert swiglu clamp backward");
   ASSERT_NE(back, nullptr);
   EXPECT_DOUBLE_EQ(back->bytes, elems * pass.backward_bytes);
+  ASSERT_GT(pass.backward_kernels, pass.kernels);  // autograd's masks and selects
+  EXPECT_EQ(back->kernels, pass.backward_kernels);
   EXPECT_NE(FindOp(w.layer(0).recompute, "expert swiglu clamp"), nullptr);
   EXPECT_NE(FindOp(w.layer(0).recompute, "expert swiglu"), nullptr);
 

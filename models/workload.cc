@@ -652,6 +652,7 @@ class LayerBuilder {
       F.ops.push_back(Mem(name + kClampSuffix, elems * clamp.forward_bytes));
       F.ops.back().backward_bytes = elems * clamp.backward_bytes;
       F.ops.back().kernels = clamp.kernels;
+      F.ops.back().backward_kernels = clamp.backward_kernels > 0 ? clamp.backward_kernels : -1;
     }
     F.ops.push_back(ActivationOp(name, elems, cast_kernels));
     F.ops.back().host_waits = clamped && clamp.host_sync;
@@ -858,7 +859,7 @@ class LayerBuilder {
         B.ops.push_back(a);
       } else {
         B.ops.push_back(Mem(o.name + " backward", o.backward_bytes >= 0 ? o.backward_bytes : 2 * o.bytes));
-        B.ops.back().kernels = std::max(1, o.kernels - o.cast_kernels);
+        B.ops.back().kernels = o.backward_kernels >= 0 ? std::max(1, o.backward_kernels) : std::max(1, o.kernels - o.cast_kernels);
       }
       // A captured module's backward replays as a graph too (TE's make_graphed_callables captures both).
       for (size_t i = first; i < B.ops.size(); ++i) B.ops[i].graphed = o.graphed;

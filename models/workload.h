@@ -58,6 +58,10 @@ struct Operator {
   // The kernels it actually launches: none without work (a cast the
   // precision does not need), else at least one.
   int LaunchedKernels() const { return flops > 0 || bytes > 0 ? std::max(1, kernels) : 0; }
+  // Memory-bound: the kernels its backward launches where autograd's are not
+  // the forward's less its casts (an eager chain whose gradient takes masks
+  // and selects); < 0: those.
+  int backward_kernels = -1;
   // Memory-bound: the backward's HBM traffic when it is not twice the
   // forward's (an unfused chain of elementwise ops, whose autograd does other
   // passes than the forward's; a pure data movement, whose backward moves the

@@ -360,6 +360,7 @@ struct FrameworkProfile {
     double forward_bytes = 0;
     double backward_bytes = 0;
     int kernels = 0;
+    int backward_kernels = 0;  // 0: as many as forward
     bool host_sync = false;
     bool operator==(const ActivationClampPass&) const = default;
   };

@@ -343,6 +343,7 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
     p.forward_bytes = c->NonNegativeDouble("forward", p.forward_bytes);
     p.backward_bytes = c->NonNegativeDouble("backward", p.backward_bytes);
     p.kernels = c->NonNegativeInt("kernels", p.kernels);
+    p.backward_kernels = c->NonNegativeInt("backward_kernels", p.backward_kernels);
     p.host_sync = c->Bool("host_sync", p.host_sync);
     if ((p.forward_bytes > 0 || p.backward_bytes > 0) != (p.kernels > 0)) {
       c->Fail("kernels", "passes that move bytes launch kernels, and kernels move bytes: give both or neither");
