@@ -170,6 +170,27 @@ TEST(ValidationTest, ReportsDefaultedFields) {
   EXPECT_NE(json.find("\"source\": \"sc21\""), std::string::npos) << json;
 }
 
+// A GPT-OSS row's inline model does not say that it clamps its activation:
+// the recipe's clamp stands in, and the case says so; other models' rows,
+// whose recipes clamp nothing, say nothing of it.
+TEST(ValidationTest, ARecipesActivationClampIsReportedAsDefaulted) {
+  auto rep = ValidateReference(std::string(TRAINSIM_SOURCE_DIR) + "/tests/reference/published-2025.yaml", Fidelity::kAnalytical);
+  ASSERT_TRUE(rep.ok()) << rep.error().ToString();
+  int oss = 0, others = 0;
+  for (const auto& c : rep->cases) {
+    const bool says = std::find(c.defaulted.begin(), c.defaulted.end(), "model.activation_clamp=7 (the framework's)") != c.defaulted.end();
+    if (c.id.find("gpt-oss") != std::string::npos) {
+      EXPECT_TRUE(says) << c.id;
+      ++oss;
+    } else {
+      EXPECT_FALSE(says) << c.id;
+      ++others;
+    }
+  }
+  EXPECT_EQ(oss, 8);
+  EXPECT_GT(others, 100);
+}
+
 TEST(ValidationTest, SummarizesPerGpu) {
   // The sample has one A100 and one H100 case: a summary line each, and the
   // per-GPU figures are those of their single case.
