@@ -36,15 +36,8 @@ std::vector<LayerShape> DefaultGpuShapes() {
 }
 
 double GroupedGemmPredictedSeconds(const GpuProfile& gpu, const GroupedGemmSample& g) {
-  Operator op;
-  op.cls = OpClass::kGemm;
-  op.m = g.m;
-  op.n = g.n;
-  op.k = g.k;
-  op.batch = g.experts;
+  Operator op = GemmOperator("grouped GEMM", double(g.m), double(g.n), double(g.k), false, double(g.experts));
   op.kernels = int(g.experts);
-  op.flops = g.Flops();
-  op.bytes = 2.0 * double(g.m * g.k + g.k * g.n + g.m * g.n) * double(g.experts);
   // The 16-bit keys: fitted from the bf16 sweep, or from the CPU's fp32 one standing in for them.
   return OperatorTime(op, gpu, Precision::kBf16, /*backward=*/false);
 }

@@ -124,7 +124,9 @@ namespace {
 
 constexpr double kAct = 2.0;  // bytes per activation element (bf16/fp16)
 
-Operator Gemm(const OpName& name, double m, double n, double k, bool low_precision, double batch = 1) {
+}  // namespace
+
+Operator GemmOperator(const OpName& name, double m, double n, double k, bool low_precision, double batch) {
   Operator o;
   o.name = name;
   o.cls = OpClass::kGemm;
@@ -137,6 +139,8 @@ Operator Gemm(const OpName& name, double m, double n, double k, bool low_precisi
   o.low_precision = low_precision;
   return o;
 }
+
+namespace {
 
 Operator Mem(const OpName& name, double bytes) {
   Operator o;
@@ -176,13 +180,13 @@ void AddGemmBackward(std::vector<Operator>& ops, const Operator& f, const Framew
     o.split_accumulator = f.low_precision && fw.fp8_backward_split_accumulator;
     ops.push_back(o);
   };
-  add(Gemm(f.name + " dgrad", f.m, f.k, f.n, f.low_precision, f.batch));
+  add(GemmOperator(f.name + " dgrad", f.m, f.k, f.n, f.low_precision, f.batch));
   if (frozen) return;
   if (f.activation_operands) {
-    add(Gemm(f.name + " dgrad2", f.k, f.n, f.m, f.low_precision, f.batch));
+    add(GemmOperator(f.name + " dgrad2", f.k, f.n, f.m, f.low_precision, f.batch));
     return;
   }
-  Operator w = Gemm(f.name + " wgrad", f.k, f.n, f.m, f.low_precision, f.batch);
+  Operator w = GemmOperator(f.name + " wgrad", f.k, f.n, f.m, f.low_precision, f.batch);
   w.out_bytes = fw.wgrad_out_bytes;
   w.bytes += w.m * w.n * w.batch * (fw.wgrad_out_bytes - kAct);
   add(w);
@@ -424,11 +428,11 @@ class LayerBuilder {
       F.ops.push_back(Mem(gemm + " lora dropout", elems * (2 * kAct + 1)));
     }
     if (column_parallel) {
-      F.ops.push_back(Gemm(gemm + " lora A", T, std::max(1.0, r / t), in, false));
+      F.ops.push_back(GemmOperator(gemm + " lora A", T, std::max(1.0, r / t), in, false));
     } else {
-      F.ops.push_back(Gemm(gemm + " lora A", T, r, in / t, false));
+      F.ops.push_back(GemmOperator(gemm + " lora A", T, r, in / t, false));
     }
-    F.ops.push_back(Gemm(gemm + " lora B", T, out_local, r, false));
+    F.ops.push_back(GemmOperator(gemm + " lora B", T, out_local, r, false));
     AdapterComms(F, gemm, column_parallel, in, out_local * t);  // B makes out/t of the projection's outputs on each rank
   }
 
@@ -497,15 +501,15 @@ class LayerBuilder {
       first_gemm = a.q_lora_rank > 0 ? OpName("q down") : OpName("q");
       TpIn(F, first_gemm);
       if (a.q_lora_rank > 0) {
-        F.ops.push_back(Gemm("q down", T, a.q_lora_rank, h, true));
+        F.ops.push_back(GemmOperator("q down", T, a.q_lora_rank, h, true));
         F.ops.push_back(Mem("q norm", 2 * T * a.q_lora_rank * kAct));
-        F.ops.push_back(Gemm("q up", T, heads * dq, a.q_lora_rank, true));
+        F.ops.push_back(GemmOperator("q up", T, heads * dq, a.q_lora_rank, true));
       } else {
-        F.ops.push_back(Gemm("q", T, heads * dq, h, true));
+        F.ops.push_back(GemmOperator("q", T, heads * dq, h, true));
       }
-      F.ops.push_back(Gemm("kv down", T, a.kv_lora_rank + a.qk_rope_head_dim, h, true));
+      F.ops.push_back(GemmOperator("kv down", T, a.kv_lora_rank + a.qk_rope_head_dim, h, true));
       F.ops.push_back(Mem("kv norm", 2 * T * a.kv_lora_rank * kAct));
-      F.ops.push_back(Gemm("kv up", T, heads * (a.qk_head_dim + a.v_head_dim), a.kv_lora_rank, true));
+      F.ops.push_back(GemmOperator("kv up", T, heads * (a.qk_head_dim + a.v_head_dim), a.kv_lora_rank, true));
       // Megatron-Core's fused MLA rope (apply_rope_fusion, which the
       // performance recipes set) rotates the rope part and writes whole,
       // contiguous queries, keys and values: it reads the up-projections'
@@ -521,7 +525,7 @@ class LayerBuilder {
       TpIn(F, "qkv");
       const double d = md.head_dim();
       const double qkv_n = (heads + 2 * kv) * d;
-      F.ops.push_back(Gemm("qkv", T, qkv_n, h, true));
+      F.ops.push_back(GemmOperator("qkv", T, qkv_n, h, true));
       Adapter(F, "qkv", ft.targets.qkv, true, h, qkv_n);
       if (md.qk_norm) F.ops.push_back(Mem("qk norm", 2 * T * (heads + kv) * d * kAct));
       if (md.position == PositionKind::kRope) {
@@ -564,17 +568,17 @@ class LayerBuilder {
     } else {
       // Megatron's unfused path: full s x s scores (the causal mask does not skip work).
       const double scores = c_.b * heads * c_.s_local * s;
-      F.ops.push_back(Gemm("attention scores QK^T", c_.s_local, s, dq, false, c_.b * heads));
+      F.ops.push_back(GemmOperator("attention scores QK^T", c_.s_local, s, dq, false, c_.b * heads));
       F.ops.back().activation_operands = true;
       F.ops.push_back(Mem("scale-mask-softmax", scores * 2 * kAct));
       if (c_.dropout) F.ops.push_back(Mem("attention dropout", scores * (2 * kAct + 1)));
-      F.ops.push_back(Gemm("attention over values", c_.s_local, dv, s, false, c_.b * heads));
+      F.ops.push_back(GemmOperator("attention over values", c_.s_local, dv, s, false, c_.b * heads));
       F.ops.back().activation_operands = true;
     }
     if (eager_copies) F.ops.push_back(Move("attention output copy", 2 * T * heads * dv * kAct));
     F.ops.push_back(Mem("fp8 cast (proj input)", c_.cast * T * heads * dv));
     F.ops.back().kernels = F.ops.back().cast_kernels = c_.cast_kernels;
-    F.ops.push_back(Gemm("attention proj", T, h, heads * dv, true));
+    F.ops.push_back(GemmOperator("attention proj", T, h, heads * dv, true));
     Adapter(F, "attention proj", ft.targets.proj, false, md.heads * dv, h / c_.t);
     TpOut(F, "attention proj");
     regions_.push_back({first_gemm, "attention proj"});
@@ -594,10 +598,10 @@ class LayerBuilder {
     }
     TpIn(F, fc1);
     const double ffn_local = ffn / c_.t;
-    F.ops.push_back(Gemm(fc1, T, (gated ? 2 : 1) * ffn_local, h, true));
+    F.ops.push_back(GemmOperator(fc1, T, (gated ? 2 : 1) * ffn_local, h, true));
     Adapter(F, fc1, ft.targets.fc1 && prefix.empty(), true, h, (gated ? 2 : 1) * ffn_local);
     AddActivation(F, prefix + ActivationName(), T * ffn_local, c_.cast_kernels);
-    F.ops.push_back(Gemm(fc2, T, h, ffn_local, true));
+    F.ops.push_back(GemmOperator(fc2, T, h, ffn_local, true));
     Adapter(F, fc2, ft.targets.fc2 && prefix.empty(), false, ffn, h / c_.t);
     TpOut(F, fc2);
     regions_.push_back({fc1, fc2});
@@ -652,7 +656,7 @@ class LayerBuilder {
       F.ops.push_back(Mem(name + kClampSuffix, elems * clamp.forward_bytes));
       F.ops.back().backward_bytes = elems * clamp.backward_bytes;
       F.ops.back().kernels = clamp.kernels;
-      F.ops.back().backward_kernels = clamp.backward_kernels > 0 ? clamp.backward_kernels : -1;
+      F.ops.back().backward_kernels = clamp.backward_kernels;
     }
     F.ops.push_back(ActivationOp(name, elems, cast_kernels));
     F.ops.back().host_waits = clamped && clamp.host_sync;
@@ -703,7 +707,7 @@ class LayerBuilder {
     const bool gated = Gated(md.activation);
     // The kernels the host issues (sim/cost/host_issue.h) are the framework's (moe_kernels).
     const FrameworkProfile& fw = c_.sc.framework;
-    F.ops.push_back(Gemm("router", T_moe, E, h, false));
+    F.ops.push_back(GemmOperator("router", T_moe, E, h, false));
     F.ops.push_back(Mem("router softmax top-k", T_moe * E * 4 * 3));
     F.ops.back().kernels = fw.moe_router_kernels;
     Graph(F, norm, kGraphMoeRouter);
@@ -775,10 +779,10 @@ class LayerBuilder {
     const int expert_casts = GroupedCastKernels(c_.prec, c_.scaling, per_expert);
     F.ops.push_back(Mem("fp8 cast (expert input)", c_.cast * received * etp * h));
     F.ops.back().kernels = F.ops.back().cast_kernels = expert_casts;
-    F.ops.push_back(Gemm("expert fc1", tokens_per_expert, (gated ? 2 : 1) * ffn_local, h, true, local_experts));
+    F.ops.push_back(GemmOperator("expert fc1", tokens_per_expert, (gated ? 2 : 1) * ffn_local, h, true, local_experts));
     F.ops.back().kernels = per_expert;
     AddActivation(F, OpName("expert ") + ActivationName(), received * etp * ffn_local, expert_casts);
-    F.ops.push_back(Gemm("expert fc2", tokens_per_expert, h, ffn_local, true, local_experts));
+    F.ops.push_back(GemmOperator("expert fc2", tokens_per_expert, h, ffn_local, true, local_experts));
     F.ops.back().kernels = per_expert;
     if (padded) F.ops.push_back(Move("moe fp8 unpadding", 2 * expert_rows_bytes));
     // fc2's bias, scaled by each copy's routing probability, where the
@@ -859,7 +863,7 @@ class LayerBuilder {
         B.ops.push_back(a);
       } else {
         B.ops.push_back(Mem(o.name + " backward", o.backward_bytes >= 0 ? o.backward_bytes : 2 * o.bytes));
-        B.ops.back().kernels = o.backward_kernels >= 0 ? std::max(1, o.backward_kernels) : std::max(1, o.kernels - o.cast_kernels);
+        B.ops.back().kernels = o.backward_kernels > 0 ? o.backward_kernels : std::max(1, o.kernels - o.cast_kernels);
       }
       // A captured module's backward replays as a graph too (TE's make_graphed_callables captures both).
       for (size_t i = first; i < B.ops.size(); ++i) B.ops[i].graphed = o.graphed;
@@ -996,11 +1000,11 @@ class LayerBuilder {
       if (o.cls == OpClass::kMemoryBound) {
         R.ops.push_back(o);
       } else if (o.cls == OpClass::kGemm && o.name == "qkv") {
-        R.ops.push_back(Gemm("qkv keys", o.m, KvHeadsLocal() * QHeadDim(), o.k, o.low_precision));
+        R.ops.push_back(GemmOperator("qkv keys", o.m, KvHeadsLocal() * QHeadDim(), o.k, o.low_precision));
       } else if (o.cls == OpClass::kGemm && o.name == "attention proj") {
         R.ops.push_back(o);
       } else if (o.cls == OpClass::kGemm && !kind.moe && Gated(c_.md.activation) && o.name == "fc1") {
-        R.ops.push_back(Gemm("fc1 w3", o.m, o.n / 2, o.k, o.low_precision));
+        R.ops.push_back(GemmOperator("fc1 w3", o.m, o.n / 2, o.k, o.low_precision));
       } else if (o.cls == OpClass::kGemm && !kind.moe && !Gated(c_.md.activation) && o.name == "fc2") {
         R.ops.push_back(o);  // q, k, v, o, fc1, fc2: the sixth
       }
@@ -1071,7 +1075,7 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
     w.head_backward.ops.reserve(3);
     w.head_forward.ops.push_back(Mem("final norm", c.norm_bytes));
     if (tp && sp) w.head_forward.comms.push_back(Comm("lm head all-gather", CollectiveKind::kAllGather, CommGroup::kTensor, tp_bytes, false));
-    Operator head = Gemm("lm head", T, v_local, h, false);
+    Operator head = GemmOperator("lm head", T, v_local, h, false);
     w.head_forward.ops.push_back(head);
     w.head_forward.ops.push_back(Mem("cross entropy", T * v_local * sc.framework.cross_entropy_forward_bytes));
     AddGemmBackward(w.head_backward.ops, head, sc.framework, lora);

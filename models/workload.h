@@ -60,8 +60,8 @@ struct Operator {
   int LaunchedKernels() const { return flops > 0 || bytes > 0 ? std::max(1, kernels) : 0; }
   // Memory-bound: the kernels its backward launches where autograd's are not
   // the forward's less its casts (an eager chain whose gradient takes masks
-  // and selects); < 0: those.
-  int backward_kernels = -1;
+  // and selects); 0: those.
+  int backward_kernels = 0;
   // Memory-bound: the backward's HBM traffic when it is not twice the
   // forward's (an unfused chain of elementwise ops, whose autograd does other
   // passes than the forward's; a pure data movement, whose backward moves the
@@ -249,6 +249,10 @@ struct Workload {
 // tokens are dropped (and padded to capacity), else the framework's estimate
 // of a dropless router's most-loaded expert (the all-to-all waits for it).
 double ExpertLoadFactor(const Scenario& s);
+
+// A GEMM operator of m x n x k, `batch` of them: its FLOPs and the HBM bytes
+// of its 16-bit operands and output, as every workload operator counts them.
+Operator GemmOperator(const OpName& name, double m, double n, double k, bool low_precision, double batch = 1);
 
 // The model clamps its gated activation's inputs (ModelSpec::activation_clamp)
 // and the framework does so in passes of its own before the activation's

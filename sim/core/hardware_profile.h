@@ -360,7 +360,7 @@ struct FrameworkProfile {
     double forward_bytes = 0;
     double backward_bytes = 0;
     int kernels = 0;
-    int backward_kernels = 0;  // 0: as many as forward
+    int backward_kernels = 0;  // 0: as many as forward (Operator::backward_kernels)
     bool host_sync = false;
     bool operator==(const ActivationClampPass&) const = default;
   };

@@ -200,6 +200,14 @@ FabricProfile ParseFabric(const std::string& path) {
   return f;
 }
 
+// A group of numbers (a map key) that a derived profile may restate in part:
+// the base's value, where it gave one (> 0), stands in for a number left out;
+// without one the number is required.
+template <class T>
+std::optional<T> BaseValue(T v) {
+  return v > 0 ? std::optional<T>(v) : std::nullopt;
+}
+
 // The keys of a framework profile that say how it trains (all but its name,
 // its base, its provenance and its by_precision entries), read over f: a
 // derived profile's (or a by_precision entry's) defaults are f's values.
@@ -298,14 +306,12 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
     o->Finish();
   }
   if (auto d = m.OptMap("deepep")) {
-    // A derived profile may restate one number; its base's stand for the rest.
-    const auto inherited = [](auto v) { return v > 0 ? std::optional<decltype(v)>(v) : std::nullopt; };
-    f.deepep_max_nvlink_peers = d->PositiveInt("max_nvlink_peers", inherited(f.deepep_max_nvlink_peers));
-    f.deepep_max_rdma_peers = d->PositiveInt("max_rdma_peers", inherited(f.deepep_max_rdma_peers));
+    f.deepep_max_nvlink_peers = d->PositiveInt("max_nvlink_peers", BaseValue(f.deepep_max_nvlink_peers));
+    f.deepep_max_rdma_peers = d->PositiveInt("max_rdma_peers", BaseValue(f.deepep_max_rdma_peers));
     if (auto beyond = f.deepep_beyond_peers_dispatch_bytes_per_s > 0 ? d->OptMap("beyond_nvlink_peers_gb_per_s")
                                                                        : std::optional<YamlMap>(d->Map("beyond_nvlink_peers_gb_per_s"))) {
-      f.deepep_beyond_peers_dispatch_bytes_per_s = beyond->PositiveDouble("dispatch", inherited(f.deepep_beyond_peers_dispatch_bytes_per_s / 1e9)) * 1e9;
-      f.deepep_beyond_peers_combine_bytes_per_s = beyond->PositiveDouble("combine", inherited(f.deepep_beyond_peers_combine_bytes_per_s / 1e9)) * 1e9;
+      f.deepep_beyond_peers_dispatch_bytes_per_s = beyond->PositiveDouble("dispatch", BaseValue(f.deepep_beyond_peers_dispatch_bytes_per_s / 1e9)) * 1e9;
+      f.deepep_beyond_peers_combine_bytes_per_s = beyond->PositiveDouble("combine", BaseValue(f.deepep_beyond_peers_combine_bytes_per_s / 1e9)) * 1e9;
       beyond->Finish();
     }
     d->Finish();
@@ -325,9 +331,9 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
   if (auto ee = m.OptMap("eager_elementwise")) {
     auto op = [&](const char* key, FrameworkProfile::EagerElementwise& e) {
       if (auto o = ee->OptMap(key)) {
-        e.forward_bytes = o->PositiveDouble("forward", e.forward_bytes > 0 ? std::optional<double>(e.forward_bytes) : std::nullopt);
-        e.backward_bytes = o->PositiveDouble("backward", e.backward_bytes > 0 ? std::optional<double>(e.backward_bytes) : std::nullopt);
-        e.kernels = o->PositiveInt("kernels", e.kernels > 0 ? std::optional<int>(e.kernels) : std::nullopt);
+        e.forward_bytes = o->PositiveDouble("forward", BaseValue(e.forward_bytes));
+        e.backward_bytes = o->PositiveDouble("backward", BaseValue(e.backward_bytes));
+        e.kernels = o->PositiveInt("kernels", BaseValue(e.kernels));
         o->Finish();
       }
     };
