@@ -20,6 +20,8 @@ int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err) {
            "                         [--set KEY=VALUE]... [--cases TEXT]\n"
            "Predict every case of a reference file of measured runs and print predicted vs measured step time.\n"
            "A case that names no training.framework runs with the framework profile whose containers (else result repositories) its source names.\n"
+           "Where a case's note lists other releases' runs of its configuration (\"same config (tokens/s/GPU): 26.04: 5810, ...\"),\n"
+           "the table ends with how far those runs spread and where the predictions fall among them; errors stay against each case's own run.\n"
            "  --reference FILE   cases to predict (default: reference/measured.yaml in the data directory when\n"
            "                     installed, else tests/reference/measured.yaml in the source tree)\n"
            "  --profile FILE     a calibration profile: validate its measured layer steps instead\n"

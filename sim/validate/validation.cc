@@ -162,9 +162,11 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
       vc.id = cm.String("id");
       vc.family = vc.id.substr(0, vc.id.find('-'));
       vc.source = cm.OptString("source").value_or("");
-      cm.Allow("note");
+      const std::string note = cm.OptString("note").value_or("");
       YamlMap meas = cm.Map("measured");
       vc.measured_step_time_s = meas.PositiveDouble("step_time_s");
+      const double tokens_per_s_per_gpu = meas.Has("tokens_per_s_per_gpu") ? meas.PositiveDouble("tokens_per_s_per_gpu") : 0.0;
+      vc.measured_range = RangeOverReleases(vc.measured_step_time_s, tokens_per_s_per_gpu, OtherReleasesInNote(note));
       for (auto it = c["measured"].begin(); it != c["measured"].end(); ++it) meas.Allow(it->first.Scalar());
       meas.Finish();
       YAML::Node sc = cm.Raw("scenario");
@@ -238,6 +240,21 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
       }
     }
   }
+  std::vector<double> spreads;
+  ValidationReport::ReleaseSpread& rs = rep.release_spread;
+  for (const auto& c : rep.cases) {
+    if (!c.failure.empty() || c.measured_range.releases < 2) continue;
+    spreads.push_back(c.measured_range.Spread());
+    const int place = c.measured_range.Place(c.predicted_step_time_s);
+    (place < 0 ? rs.faster : place > 0 ? rs.slower : rs.within) += 1;
+  }
+  if (!spreads.empty()) {
+    std::sort(spreads.begin(), spreads.end());
+    const size_t n = spreads.size();
+    rs.cases = int(n);
+    rs.median_spread = n % 2 ? spreads[n / 2] : (spreads[n / 2 - 1] + spreads[n / 2]) / 2;
+    rs.max_spread = spreads.back();
+  }
   return rep;
 }
 
@@ -282,6 +299,15 @@ std::string ValidationTable(const ValidationReport& r) {
                   100 * r.max_abs_error, r.predicted);
   }
   o << buf;
+  const ValidationReport::ReleaseSpread& rs = r.release_spread;
+  if (rs.cases > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "%d case%s record%s other releases' runs of the same configuration: their step times spread %.1f%% (median), "
+                  "up to %.1f%%; the prediction is faster than every release's for %d, within their span for %d, slower for %d\n",
+                  rs.cases, rs.cases == 1 ? "" : "s", rs.cases == 1 ? "s" : "", 100 * rs.median_spread, 100 * rs.max_spread, rs.faster,
+                  rs.within, rs.slower);
+    o << buf;
+  }
   return o.str();
 }
 
@@ -301,6 +327,11 @@ std::string ValidationJson(const ValidationReport& r) {
           .Field("workload", c.workload)
           .Field("model", c.model)
           .Field("error", c.error);
+      if (c.measured_range.releases > 1) {
+        w.Field("releases", c.measured_range.releases)
+            .Field("measured_min_step_time_s", c.measured_range.min_step_time_s)
+            .Field("measured_max_step_time_s", c.measured_range.max_step_time_s);
+      }
     }
     w.BeginArray("defaulted");
     for (const auto& d : c.defaulted) w.Value(d);
@@ -319,7 +350,11 @@ std::string ValidationJson(const ValidationReport& r) {
         .Field("mean_abs_error", g.summary.mean_abs_error).Field("mean_signed_error", g.summary.mean_signed_error)
         .Field("max_abs_error", g.summary.max_abs_error).EndObject();
   }
-  w.EndArray().Field("predicted", r.predicted).Field("unpredicted", r.unpredicted).EndObject();
+  w.EndArray().Field("predicted", r.predicted).Field("unpredicted", r.unpredicted);
+  const ValidationReport::ReleaseSpread& rs = r.release_spread;
+  w.BeginObject("release_spread").Field("cases", rs.cases).Field("median_spread", rs.median_spread).Field("max_spread", rs.max_spread)
+      .Field("faster", rs.faster).Field("within", rs.within).Field("slower", rs.slower).EndObject();
+  w.EndObject();
   return w.str() + "\n";
 }
 

@@ -9,6 +9,7 @@
 
 #include "sim/core/error.h"
 #include "sim/run/simulate.h"
+#include "sim/validate/release_spread.h"
 
 namespace trainsim {
 
@@ -25,6 +26,10 @@ struct ValidationCase {
   std::string family;     // the source family: the id up to its first '-' ("dgxc2502", "mlperf41")
   std::string workload;   // "dense pre-training", "MoE pre-training", "dense LoRA", "MoE full fine-tuning", ...
   std::string model;      // the model's name, else its size ("235B (22.2B active)"): cases of one model share it
+  // The measured step over the releases that ran this configuration (the
+  // case's note, release_spread.h); the case's own step alone when it names
+  // no other. The error stays against the case's own measurement.
+  MeasuredRange measured_range;
   SimulationResult result;
 };
 
@@ -60,6 +65,14 @@ struct ValidationReport {
   // model, each in order of appearance.
   std::vector<ErrorGroup> groups;
   int predicted = 0;    // cases predicted (the summaries are over these)
+  // Of the predicted cases whose configuration other releases ran too: how
+  // many, the median and largest spread of their measurements, and where the
+  // predictions fall (faster than every release, within, slower than all).
+  struct ReleaseSpread {
+    int cases = 0;
+    double median_spread = 0, max_spread = 0;
+    int faster = 0, within = 0, slower = 0;
+  } release_spread;
   int unpredicted = 0;  // cases that name a feature trainsim lacks, or fail to parse
 };
 

@@ -261,6 +261,43 @@ TEST(ValidationTest, CaseRunsWithTheReleaseItsSourceNames) {
   EXPECT_NE(std::find(other.begin(), other.end(), "training.framework"), other.end());  // not nemo-24.12's container
 }
 
+// A case whose note lists other releases' runs of its configuration carries
+// their span of step times; its error stays against its own measurement,
+// and the report says where the predictions fall among the releases.
+TEST(ValidationTest, OtherReleasesOfACaseSpanItsMeasuredStep) {
+  YAML::Node ref = YAML::LoadFile(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/reference-sample.yaml");
+  YAML::Node m = ref["cases"][1]["measured"];
+  const double step_s = m["step_time_s"].as<double>();
+  m["tokens_per_s_per_gpu"] = 1000;
+  // One release 1000x faster, one 1000x slower: any prediction falls within.
+  ref["cases"][1]["note"] = "older containers, same config (tokens/s/GPU): 24.09: 1000000, 24.05: 1; a note goes on";
+  const std::string file = (std::filesystem::temp_directory_path() / "trainsim_release_spread.yaml").string();
+  std::ofstream(file) << YAML::Dump(ref);
+  auto rep = ValidateReference(file, Fidelity::kAnalytical);
+  ASSERT_TRUE(rep.ok()) << rep.error().ToString();
+  ASSERT_EQ(rep->cases.size(), 2u);
+  EXPECT_EQ(rep->cases[0].measured_range.releases, 1);
+  const ValidationCase& c = rep->cases[1];
+  EXPECT_EQ(c.measured_range.releases, 3);
+  EXPECT_NEAR(c.measured_range.min_step_time_s, step_s / 1000, 1e-12);
+  EXPECT_NEAR(c.measured_range.max_step_time_s, step_s * 1000, 1e-9);
+  EXPECT_NEAR(c.error, (c.predicted_step_time_s - step_s) / step_s, 1e-12);
+  EXPECT_EQ(rep->release_spread.cases, 1);
+  EXPECT_EQ(rep->release_spread.within, 1);
+  EXPECT_EQ(rep->release_spread.faster + rep->release_spread.slower, 0);
+  EXPECT_NE(ValidationTable(*rep).find("1 case records other releases' runs of the same configuration"), std::string::npos);
+  EXPECT_NE(ValidationJson(*rep).find("\"measured_max_step_time_s\""), std::string::npos);
+}
+
+// published-2025.yaml records 29 configurations on other releases; each note reads.
+TEST(ValidationTest, PublishedRunsOtherReleasesAreRead) {
+  auto rep = ValidateReference(std::string(TRAINSIM_SOURCE_DIR) + "/tests/reference/published-2025.yaml", Fidelity::kAnalytical);
+  ASSERT_TRUE(rep.ok()) << rep.error().ToString();
+  EXPECT_EQ(rep->release_spread.cases, 29);
+  EXPECT_EQ(rep->release_spread.faster + rep->release_spread.within + rep->release_spread.slower, 29);
+  EXPECT_GT(rep->release_spread.max_spread, rep->release_spread.median_spread);
+}
+
 // A source that names no container but a repository whose published results
 // one profile describes runs with that profile; a longer name is not it.
 TEST(ValidationTest, CaseRunsWithTheProfileOfTheRepositoryItsSourceNames) {
