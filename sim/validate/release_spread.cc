@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 
 namespace trainsim {
@@ -27,7 +28,7 @@ std::vector<ReleaseMeasurement> OtherReleasesInNote(const std::string& note) {
     const char* begin = note.c_str() + i;
     char* end = nullptr;
     const double tps = std::strtod(begin, &end);
-    if (end == begin || !(tps > 0)) break;
+    if (end == begin || !(tps > 0) || !std::isfinite(tps)) break;
     out.push_back({name, tps});
     i += size_t(end - begin);
     skip_spaces();

@@ -26,6 +26,8 @@ TEST(ReleaseSpreadTest, ANoteWithoutReleasesListsNone) {
   EXPECT_EQ(r[0].release, "25.11");
   EXPECT_TRUE(OtherReleasesInNote("same config (tokens/s/GPU): 26.02: n/a").empty());
   EXPECT_TRUE(OtherReleasesInNote("same config (tokens/s/GPU): 26.02: 0").empty());
+  EXPECT_TRUE(OtherReleasesInNote("same config (tokens/s/GPU): 26.02: inf").empty());
+  EXPECT_TRUE(OtherReleasesInNote("same config (tokens/s/GPU):").empty());
 }
 
 // At one configuration the step time goes as 1 / throughput.
