@@ -617,8 +617,11 @@ TEST(MoeDispatcherTest, OverlappedDispatcherKernelsTakeTheirSmsFromTheCompute) {
 // DeepEP's NVLink kernels address 8 peers; past that, inside one multi-node
 // NVLink domain (GB200 NVL72), its dispatch and combine run at the rates NVIDIA
 // measured for EP 32 (megatron-core-2024.yaml deepep), the combine the
-// slower; HybridEP and an 8-GPU node's DeepEP keep NCCL's NVLink rate.
-TEST(MoeDispatcherTest, DeepEpPastItsNvlinkPeersRunsAtItsMeasuredRates) {
+// slower. Up to 8 peers, and HybridEP over the whole domain, run at the
+// rates NVIDIA measured for those kernels (deepep and hybridep
+// nvlink_fraction). Each is an algorithm bandwidth, which counts the copies a
+// GPU keeps for itself: (r - 1) / r of it crosses NVLink.
+TEST(MoeDispatcherTest, FlexDispatchersRunAtTheirMeasuredNvlinkRates) {
   const std::vector<std::string> nvl72 = {"cluster.node=gb200-nvl72", "cluster.nodes=8", "model.moe.experts=32",
                                           "parallelism.expert=32", "parallelism.moe_dispatcher=deepep"};
   const Scenario s = Make(kMixtral, nvl72);
@@ -634,26 +637,56 @@ TEST(MoeDispatcherTest, DeepEpPastItsNvlinkPeersRunsAtItsMeasuredRates) {
   const CollectivePlan d = PlanCollective(s, dispatch), c = PlanCollective(s, combine);
   ASSERT_EQ(d.phase_count, 1);  // the whole group on NVLink
   EXPECT_EQ(d.phases[0].bytes, c.phases[0].bytes);
-  EXPECT_DOUBLE_EQ(d.phases[0].shared_bytes_per_s, 400e9);
-  EXPECT_DOUBLE_EQ(c.phases[0].unshared_bytes_per_s, 190e9);
+  EXPECT_DOUBLE_EQ(d.phases[0].shared_bytes_per_s, 400e9 * 31 / 32);
+  EXPECT_DOUBLE_EQ(c.phases[0].unshared_bytes_per_s, 190e9 * 31 / 32);
   // In the cache of a scenario's collectives the two stay apart.
   CollectiveTimes times(s);
   EXPECT_GT(times(combine), 1.5 * times(dispatch));
-  // HybridEP addresses the whole domain.
+  // HybridEP addresses the whole domain, at its measured rate for 32 members.
   std::vector<std::string> hybrid = nvl72;
   hybrid.back() = "parallelism.moe_dispatcher=hybridep";
   const Scenario h = Make(kMixtral, hybrid);
   const Workload hw = BuildWorkload(h);
   const CommOp& hd = *FindComm(hw.layer(0).forward, "moe combine all-to-all");
-  EXPECT_DOUBLE_EQ(PlanCollective(h, hd).phases[0].shared_bytes_per_s, NvlinkNcclBytesPerS(h));
-  // EP 8 in one NVL72 domain is within DeepEP's 8 peers.
+  const double hybrid_rate = Interpolate(h.framework.hybridep_nvlink.combine_fraction, 32, 0) * 900e9 * 31 / 32;
+  EXPECT_GT(hybrid_rate, 0);
+  EXPECT_DOUBLE_EQ(PlanCollective(h, hd).phases[0].shared_bytes_per_s, hybrid_rate);
+  EXPECT_LT(hybrid_rate, NvlinkNcclBytesPerS(h));
+  // EP 8 in one NVL72 domain is within DeepEP's 8 peers: its intranode
+  // kernels, SM-bound on Blackwell at Megatron-Core's 20 SMs (18 GB/s each).
   std::vector<std::string> eight = nvl72;
   eight[2] = "model.moe.experts=8";
   eight[3] = "parallelism.expert=8";
   const Scenario e = Make(kMixtral, eight);
   const Workload ew = BuildWorkload(e);
   const CommOp& ec = *FindComm(ew.layer(0).forward, "moe combine all-to-all");
-  EXPECT_DOUBLE_EQ(PlanCollective(e, ec).phases[0].shared_bytes_per_s, NvlinkNcclBytesPerS(e));
+  EXPECT_DOUBLE_EQ(PlanCollective(e, ec).phases[0].shared_bytes_per_s, 20 * 18e9 * 7 / 8);
+  // On an H100 node the same kernels are NVLink-bound: 0.651 of 450 GB/s.
+  const Scenario hopper = Make(kMixtral, {"model.moe.experts=8", "parallelism.expert=8", "parallelism.moe_dispatcher=deepep"});
+  ASSERT_EQ(hopper.node.nvlink_bytes_per_s, 450e9);
+  const CommOp& hc = *FindComm(BuildWorkload(hopper).layer(0).forward, "moe combine all-to-all");
+  EXPECT_NEAR(PlanCollective(hopper, hc).phases[0].shared_bytes_per_s, 0.651 * 450e9 * 7 / 8, 1e3);
+  // The all-to-all dispatcher keeps NCCL's rate (and sends every copy).
+  const Scenario nccl = Make(kMixtral, {"model.moe.experts=8", "parallelism.expert=8"});
+  const CommOp& nc = *FindComm(BuildWorkload(nccl).layer(0).forward, "moe combine all-to-all");
+  EXPECT_DOUBLE_EQ(PlanCollective(nccl, nc).phases[0].shared_bytes_per_s, NvlinkNcclBytesPerS(nccl));
+}
+
+// A dispatcher's measured rates: interpolated between the group sizes
+// measured, held past them, and capped by the SMs the kernels hold.
+TEST(MoeDispatcherTest, DispatcherNvlinkRatesInterpolateAndMayBeSmBound) {
+  DispatcherNvlinkRates r;
+  r.dispatch_fraction = {{8, 0.6}, {32, 0.5}};
+  r.combine_fraction = {{8, 0.4}};
+  EXPECT_DOUBLE_EQ(r.AlgorithmBytesPerS(false, 8, 1000, 0), 600);
+  EXPECT_DOUBLE_EQ(r.AlgorithmBytesPerS(false, 20, 1000, 0), 550);
+  EXPECT_DOUBLE_EQ(r.AlgorithmBytesPerS(false, 72, 1000, 0), 500);
+  EXPECT_DOUBLE_EQ(r.AlgorithmBytesPerS(false, 4, 1000, 0), 600);
+  EXPECT_DOUBLE_EQ(r.AlgorithmBytesPerS(true, 16, 1000, 0), 400);
+  r.dispatch_bytes_per_s_per_sm = 10;
+  EXPECT_DOUBLE_EQ(r.AlgorithmBytesPerS(false, 8, 1000, 20), 200);  // SM-bound
+  EXPECT_DOUBLE_EQ(r.AlgorithmBytesPerS(false, 8, 1000, 100), 600);  // the measured cap
+  EXPECT_DOUBLE_EQ(r.AlgorithmBytesPerS(false, 8, 1000, 0), 600);    // SMs not held: the cap
 }
 
 // DeepEP's internode kernels reach 20 NVLink domains (NUM_MAX_RDMA_PEERS): an

@@ -50,14 +50,23 @@ bool GpuProfile::Supports(Precision p) const {
   return k.empty() || peak_flops.count(k) > 0;
 }
 
-double GpuProfile::AttentionHeadDimEfficiency(double head_dim, bool backward) const {
-  const std::map<int, double>& points = backward ? attention_head_dim_backward_efficiency : attention_head_dim_efficiency;
-  if (points.empty()) return 1.0;
-  auto hi = points.lower_bound(int(std::ceil(head_dim)));
+double Interpolate(const std::map<int, double>& points, double x, double none) {
+  if (points.empty()) return none;
+  auto hi = points.lower_bound(int(std::ceil(x)));
   if (hi == points.end()) return std::prev(hi)->second;
-  if (hi == points.begin() || hi->first == head_dim) return hi->second;
+  if (hi == points.begin() || hi->first == x) return hi->second;
   const auto lo = std::prev(hi);
-  return lo->second + (hi->second - lo->second) * (head_dim - lo->first) / (hi->first - lo->first);
+  return lo->second + (hi->second - lo->second) * (x - lo->first) / (hi->first - lo->first);
+}
+
+double GpuProfile::AttentionHeadDimEfficiency(double head_dim, bool backward) const {
+  return Interpolate(backward ? attention_head_dim_backward_efficiency : attention_head_dim_efficiency, head_dim, 1.0);
+}
+
+double DispatcherNvlinkRates::AlgorithmBytesPerS(bool combine, double ranks, double nvlink_bytes_per_s, int sms) const {
+  const double measured = Interpolate(combine ? combine_fraction : dispatch_fraction, ranks, 1.0) * nvlink_bytes_per_s;
+  const double per_sm = combine ? combine_bytes_per_s_per_sm : dispatch_bytes_per_s_per_sm;
+  return per_sm > 0 && sms > 0 ? std::min(measured, per_sm * sms) : measured;
 }
 
 double GpuProfile::MatmulClockFraction(Precision p) const {

@@ -182,6 +182,29 @@ enum CudaGraphModule : unsigned {
 // Megatron-Core's names of the scopes, in bit order.
 const std::vector<std::string>& CudaGraphModuleNames();
 
+// Piecewise linear in x through the points (key, value), held flat past the
+// first and the last; `none` where there are no points.
+double Interpolate(const std::map<int, double>& points, double x, double none);
+
+// What a flex dispatcher's kernels (DeepEP's, HybridEP's) reach over NVLink
+// inside one domain, as measured: algorithm bandwidth (every token copy a GPU
+// receives, its own included, per second) as a fraction of the node's NVLink
+// bandwidth per direction, by the EP group's members in the domain; and,
+// where the kernels are SM-bound below that, per SM they hold. Empty: the
+// profile has no measurement, and the dispatch moves at NCCL's rate.
+struct DispatcherNvlinkRates {
+  std::map<int, double> dispatch_fraction;  // by EP members in one NVLink domain
+  std::map<int, double> combine_fraction;
+  double dispatch_bytes_per_s_per_sm = 0;   // 0: not SM-bound
+  double combine_bytes_per_s_per_sm = 0;
+  bool empty() const { return dispatch_fraction.empty(); }
+  bool operator==(const DispatcherNvlinkRates&) const = default;
+  // The algorithm bandwidth of a dispatch (or a combine) among `ranks`
+  // members of a domain whose GPUs have `nvlink_bytes_per_s` per direction,
+  // the kernels holding `sms` SMs (0: as many as they need).
+  double AlgorithmBytesPerS(bool combine, double ranks, double nvlink_bytes_per_s, int sms) const;
+};
+
 struct FrameworkProfile {
   std::string name;
   // The profile this one was written as changes to (its based_on key); empty for a whole profile.
@@ -300,6 +323,10 @@ struct FrameworkProfile {
   int deepep_max_rdma_peers = 0;
   double deepep_beyond_peers_dispatch_bytes_per_s = 0;
   double deepep_beyond_peers_combine_bytes_per_s = 0;
+  // DeepEP's and HybridEP's kernels over NVLink inside a domain (DeepEP's up
+  // to deepep_max_nvlink_peers), where the profile gives their measured rates.
+  DispatcherNvlinkRates deepep_nvlink;
+  DispatcherNvlinkRates hybridep_nvlink;
   // TE's pipelined GEMM + reduce-scatter overlap (userbuffers "pipeline":
   // proj_fprop, fc2_fprop) cuts the GEMM into this many chunks, each chunk's
   // reduce-scatter behind the next chunk's GEMM: the last one's is exposed.

@@ -47,11 +47,22 @@ double TokenReachFraction(int experts, int top_k, double held_experts) {
 
 double DeduplicatedNvlinkBytesPerS(const Scenario& s, const CommOp& op, double ranks_per_domain) {
   const FrameworkProfile& f = s.framework;
-  const bool beyond_deepep = s.parallelism.moe_dispatcher == MoeDispatcher::kDeepEp && f.deepep_max_nvlink_peers > 0 &&
-                             ranks_per_domain > f.deepep_max_nvlink_peers && op.trip != TokenTrip::kNone;
-  if (!beyond_deepep) return NvlinkNcclBytesPerS(s);
-  const double rate = op.trip == TokenTrip::kCombine ? f.deepep_beyond_peers_combine_bytes_per_s : f.deepep_beyond_peers_dispatch_bytes_per_s;
-  return std::min(NvlinkNcclBytesPerS(s), rate);
+  const MoeDispatcher dispatcher = s.parallelism.moe_dispatcher;
+  if (op.trip == TokenTrip::kNone || ranks_per_domain <= 1) return NvlinkNcclBytesPerS(s);
+  const bool combine = op.trip == TokenTrip::kCombine;
+  // The dispatchers' rates are measured as algorithm bandwidth, which counts
+  // the copies a GPU keeps for itself too: (r - 1) / r of them cross NVLink.
+  const double over_nvlink = (ranks_per_domain - 1) / ranks_per_domain;
+  if (dispatcher == MoeDispatcher::kDeepEp && f.deepep_max_nvlink_peers > 0 && ranks_per_domain > f.deepep_max_nvlink_peers) {
+    const double rate = combine ? f.deepep_beyond_peers_combine_bytes_per_s : f.deepep_beyond_peers_dispatch_bytes_per_s;
+    return std::min(NvlinkNcclBytesPerS(s), rate * over_nvlink);
+  }
+  const DispatcherNvlinkRates* measured = dispatcher == MoeDispatcher::kDeepEp    ? &f.deepep_nvlink
+                                          : dispatcher == MoeDispatcher::kHybridEp ? &f.hybridep_nvlink
+                                                                                    : nullptr;
+  if (measured == nullptr || measured->empty()) return NvlinkNcclBytesPerS(s);
+  const int sms = dispatcher == MoeDispatcher::kDeepEp ? f.deepep_sms : f.hybridep_sms;
+  return measured->AlgorithmBytesPerS(combine, ranks_per_domain, s.node.nvlink_bytes_per_s, sms) * over_nvlink;
 }
 
 CollectivePlan PlanCollective(const Scenario& s, const CommOp& op) { return PlanCollective(s, op, s.layout().Span(op.group)); }

@@ -34,10 +34,11 @@ double NvlinkNcclBytesPerS(const Scenario& s);
 inline constexpr double kLowLatencyProtocolEfficiency = 0.5;
 
 // What a deduplicating token dispatcher (CommOp::dedup_top_k) moves per GPU
-// over NVLink among `ranks_per_domain` members of its group: NCCL's rate, or
-// less where DeepEP has more NVLink peers than its kernels address
-// (FrameworkProfile::deepep_max_nvlink_peers): there the framework's measured
-// rate of the op's trip, dispatch or combine.
+// over NVLink among `ranks_per_domain` members of its group, by the op's
+// trip (dispatch or combine): the framework's measured rate of the
+// dispatcher's kernels (FrameworkProfile::deepep_nvlink, hybridep_nvlink;
+// past DeepEP's NVLink peers, deepep_beyond_peers_*), as the share of it that
+// crosses NVLink; NCCL's rate where the profile measures none.
 double DeduplicatedNvlinkBytesPerS(const Scenario& s, const CommOp& op, double ranks_per_domain);
 
 // Fraction of the peak bandwidth a transfer reaches when NCCL moves it in

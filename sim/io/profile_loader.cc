@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <optional>
 
@@ -208,6 +209,34 @@ std::optional<T> BaseValue(T v) {
   return v > 0 ? std::optional<T>(v) : std::nullopt;
 }
 
+// A flex dispatcher's measured NVLink rates (DispatcherNvlinkRates) from its
+// section: `nvlink_fraction` by "ranksN" (N EP members in one NVLink domain)
+// and, optionally, `nvlink_gb_per_s_per_sm`; a derived profile's replace its
+// base's where it gives them.
+void ReadDispatcherNvlink(YamlMap& d, DispatcherNvlinkRates& r) {
+  if (auto fractions = d.OptMap("nvlink_fraction")) {
+    r.dispatch_fraction.clear();
+    r.combine_fraction.clear();
+    for (const auto& entry : fractions->node()) {
+      const std::string key = entry.first.Scalar();
+      int ranks = 0;
+      if (key.rfind("ranks", 0) == 0 && key.size() > 5 && key.find_first_not_of("0123456789", 5) == std::string::npos) ranks = std::atoi(key.c_str() + 5);
+      if (ranks < 2) fractions->Fail(key, "expected ranksN (N >= 2: the EP group's members in one NVLink domain)");
+      YamlMap point = fractions->Map(key);
+      r.dispatch_fraction[ranks] = point.Fraction("dispatch");
+      r.combine_fraction[ranks] = point.Fraction("combine");
+      point.Finish();
+    }
+    if (r.dispatch_fraction.empty()) fractions->Fail("ranks8", "at least one ranksN point is needed");
+    fractions->Finish();
+  }
+  if (auto per_sm = d.OptMap("nvlink_gb_per_s_per_sm")) {
+    r.dispatch_bytes_per_s_per_sm = per_sm->PositiveDouble("dispatch") * 1e9;
+    r.combine_bytes_per_s_per_sm = per_sm->PositiveDouble("combine") * 1e9;
+    per_sm->Finish();
+  }
+}
+
 // The keys of a framework profile that say how it trains (all but its name,
 // its base, its provenance and its by_precision entries), read over f: a
 // derived profile's (or a by_precision entry's) defaults are f's values.
@@ -314,7 +343,12 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
       f.deepep_beyond_peers_combine_bytes_per_s = beyond->PositiveDouble("combine", BaseValue(f.deepep_beyond_peers_combine_bytes_per_s / 1e9)) * 1e9;
       beyond->Finish();
     }
+    ReadDispatcherNvlink(*d, f.deepep_nvlink);
     d->Finish();
+  }
+  if (auto h = m.OptMap("hybridep")) {
+    ReadDispatcherNvlink(*h, f.hybridep_nvlink);
+    h->Finish();
   }
   f.userbuffer_pipelined_splits = m.PositiveInt("userbuffers_pipelined_splits", f.userbuffer_pipelined_splits);
   f.moe_dropless_load_factor = m.PositiveDouble("moe_dropless_load_factor", f.moe_dropless_load_factor);

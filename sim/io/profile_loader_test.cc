@@ -1,6 +1,8 @@
 #include "sim/core/hardware_profile.h"
 
 #include <gtest/gtest.h>
+
+#include <map>
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
@@ -207,6 +209,41 @@ TEST(HardwareProfileTest, DeepEpNvlinkPeersAndTheirRates) {
   const fs::path bad = WriteProfile("deepep-bad.yaml", "name: b\nbased_on: megatron-core-2024\ndeepep:\n  beyond_nvlink_peers_gb_per_s: {dispatch: 0}\n");
   const std::string e = LoadError([&] { LoadFrameworkProfile(YAML::Node(bad.string()), "", "training.framework"); });
   EXPECT_NE(e.find("deepep-bad.yaml:4: deepep.beyond_nvlink_peers_gb_per_s.dispatch"), std::string::npos) << e;
+}
+
+// DeepEP's and HybridEP's measured NVLink rates: the base's tables (DeepEP's
+// SM-bound below its cap), a recipe's own table for its SM count, and the
+// errors a table can have.
+TEST(HardwareProfileTest, FlexDispatchersNvlinkRates) {
+  const FrameworkProfile base = LoadFrameworkProfile(YAML::Node("megatron-core-2024"), "", "framework");
+  EXPECT_DOUBLE_EQ(base.deepep_nvlink.dispatch_fraction.at(8), 0.718);
+  EXPECT_DOUBLE_EQ(base.deepep_nvlink.combine_fraction.at(8), 0.651);
+  EXPECT_DOUBLE_EQ(base.deepep_nvlink.dispatch_bytes_per_s_per_sm, 21e9);
+  EXPECT_DOUBLE_EQ(base.deepep_nvlink.combine_bytes_per_s_per_sm, 18e9);
+  EXPECT_EQ(base.hybridep_nvlink.dispatch_fraction.size(), 5u);
+  EXPECT_DOUBLE_EQ(base.hybridep_nvlink.dispatch_fraction.at(8), 0.611);
+  EXPECT_DOUBLE_EQ(base.hybridep_nvlink.combine_fraction.at(36), 0.465);
+  EXPECT_DOUBLE_EQ(base.hybridep_nvlink.dispatch_bytes_per_s_per_sm, 0);
+  // Megatron-Bridge's recipes hold 32 SMs for HybridEP and take the 32-SM measurements.
+  const FrameworkProfile bridge = LoadFrameworkProfile(YAML::Node("megatron-bridge-perf"), "", "framework");
+  EXPECT_EQ(bridge.hybridep_sms, 32);
+  EXPECT_DOUBLE_EQ(bridge.hybridep_nvlink.combine_fraction.at(8), 0.632);
+  EXPECT_EQ(bridge.deepep_nvlink, base.deepep_nvlink);
+  const fs::path recipe = WriteProfile("hybridep-recipe.yaml",
+                                       "name: r\nbased_on: megatron-core-2024\nhybridep:\n  nvlink_fraction:\n    ranks4: {dispatch: 0.5, combine: 0.4}\n");
+  const FrameworkProfile r = LoadFrameworkProfile(YAML::Node(recipe.string()), "", "training.framework");
+  EXPECT_EQ(r.hybridep_nvlink.dispatch_fraction, (std::map<int, double>{{4, 0.5}}));  // replaces the base's table
+  EXPECT_EQ(r.deepep_nvlink, base.deepep_nvlink);
+  const auto error = [](const std::string& file, const std::string& body) {
+    const fs::path bad = WriteProfile(file, "name: b\nbased_on: megatron-core-2024\n" + body);
+    return LoadError([&] { LoadFrameworkProfile(YAML::Node(bad.string()), "", "training.framework"); });
+  };
+  std::string e = error("hybridep-key.yaml", "hybridep:\n  nvlink_fraction:\n    eight: {dispatch: 0.5, combine: 0.4}\n");
+  EXPECT_NE(e.find("hybridep-key.yaml:5: hybridep.nvlink_fraction.eight: expected ranksN"), std::string::npos) << e;
+  e = error("hybridep-share.yaml", "hybridep:\n  nvlink_fraction:\n    ranks8: {dispatch: 1.5, combine: 0.4}\n");
+  EXPECT_NE(e.find("hybridep-share.yaml:5: hybridep.nvlink_fraction.ranks8.dispatch"), std::string::npos) << e;
+  e = error("deepep-sm.yaml", "deepep:\n  nvlink_gb_per_s_per_sm: {dispatch: 20}\n");
+  EXPECT_NE(e.find("deepep-sm.yaml:4: deepep.nvlink_gb_per_s_per_sm.combine"), std::string::npos) << e;
 }
 
 // A recipe setting for one training precision (by_precision) applies over
