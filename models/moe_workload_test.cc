@@ -664,11 +664,13 @@ TEST(MoeDispatcherTest, FlexDispatchersRunAtTheirMeasuredNvlinkRates) {
   // On an H100 node the same kernels are NVLink-bound: 0.651 of 450 GB/s.
   const Scenario hopper = Make(kMixtral, {"model.moe.experts=8", "parallelism.expert=8", "parallelism.moe_dispatcher=deepep"});
   ASSERT_EQ(hopper.node.nvlink_bytes_per_s, 450e9);
-  const CommOp& hc = *FindComm(BuildWorkload(hopper).layer(0).forward, "moe combine all-to-all");
+  const Workload hopper_work = BuildWorkload(hopper);
+  const CommOp& hc = *FindComm(hopper_work.layer(0).forward, "moe combine all-to-all");
   EXPECT_NEAR(PlanCollective(hopper, hc).phases[0].shared_bytes_per_s, 0.651 * 450e9 * 7 / 8, 1e3);
   // The all-to-all dispatcher keeps NCCL's rate (and sends every copy).
   const Scenario nccl = Make(kMixtral, {"model.moe.experts=8", "parallelism.expert=8"});
-  const CommOp& nc = *FindComm(BuildWorkload(nccl).layer(0).forward, "moe combine all-to-all");
+  const Workload nccl_work = BuildWorkload(nccl);
+  const CommOp& nc = *FindComm(nccl_work.layer(0).forward, "moe combine all-to-all");
   EXPECT_DOUBLE_EQ(PlanCollective(nccl, nc).phases[0].shared_bytes_per_s, NvlinkNcclBytesPerS(nccl));
 }
 
