@@ -219,15 +219,17 @@ void ReadDispatcherNvlink(YamlMap& d, DispatcherNvlinkRates& r) {
     r.combine_fraction.clear();
     for (const auto& entry : fractions->node()) {
       const std::string key = entry.first.Scalar();
-      int ranks = 0;
-      if (key.rfind("ranks", 0) == 0 && key.size() > 5 && key.find_first_not_of("0123456789", 5) == std::string::npos) ranks = std::atoi(key.c_str() + 5);
-      if (ranks < 2) fractions->Fail(key, "expected ranksN (N >= 2: the EP group's members in one NVLink domain)");
+      long ranks = 0;
+      if (key.rfind("ranks", 0) == 0 && key.size() > 5 && key.size() <= 11 && key.find_first_not_of("0123456789", 5) == std::string::npos) {
+        ranks = std::strtol(key.c_str() + 5, nullptr, 10);
+      }
+      if (ranks < 2 || ranks > 100000) fractions->Fail(key, "expected ranksN (2 <= N <= 100000: the EP group's members in one NVLink domain)");
       YamlMap point = fractions->Map(key);
-      r.dispatch_fraction[ranks] = point.Fraction("dispatch");
-      r.combine_fraction[ranks] = point.Fraction("combine");
+      r.dispatch_fraction[int(ranks)] = point.Fraction("dispatch");
+      r.combine_fraction[int(ranks)] = point.Fraction("combine");
       point.Finish();
     }
-    if (r.dispatch_fraction.empty()) fractions->Fail("ranks8", "at least one ranksN point is needed");
+    if (r.dispatch_fraction.empty()) d.Fail("nvlink_fraction", "needs at least one ranksN point");
     fractions->Finish();
   }
   if (auto per_sm = d.OptMap("nvlink_gb_per_s_per_sm")) {

@@ -242,6 +242,10 @@ TEST(HardwareProfileTest, FlexDispatchersNvlinkRates) {
   EXPECT_NE(e.find("hybridep-key.yaml:5: hybridep.nvlink_fraction.eight: expected ranksN"), std::string::npos) << e;
   e = error("hybridep-share.yaml", "hybridep:\n  nvlink_fraction:\n    ranks8: {dispatch: 1.5, combine: 0.4}\n");
   EXPECT_NE(e.find("hybridep-share.yaml:5: hybridep.nvlink_fraction.ranks8.dispatch"), std::string::npos) << e;
+  e = error("hybridep-huge.yaml", "hybridep:\n  nvlink_fraction:\n    ranks99999999999: {dispatch: 0.5, combine: 0.4}\n");
+  EXPECT_NE(e.find("hybridep-huge.yaml:5: hybridep.nvlink_fraction.ranks99999999999: expected ranksN"), std::string::npos) << e;
+  e = error("hybridep-empty.yaml", "hybridep:\n  nvlink_fraction: {}\n");
+  EXPECT_NE(e.find("hybridep-empty.yaml:4: hybridep.nvlink_fraction: needs at least one ranksN point"), std::string::npos) << e;
   e = error("deepep-sm.yaml", "deepep:\n  nvlink_gb_per_s_per_sm: {dispatch: 20}\n");
   EXPECT_NE(e.find("deepep-sm.yaml:4: deepep.nvlink_gb_per_s_per_sm.combine"), std::string::npos) << e;
 }
