@@ -240,22 +240,26 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
       }
     }
   }
+  rep.release_spread = SummarizeReleaseSpread(rep.cases);
+  return rep;
+}
+
+ValidationReport::ReleaseSpread SummarizeReleaseSpread(const std::vector<ValidationCase>& cases) {
+  ValidationReport::ReleaseSpread rs;
   std::vector<double> spreads;
-  ValidationReport::ReleaseSpread& rs = rep.release_spread;
-  for (const auto& c : rep.cases) {
+  for (const auto& c : cases) {
     if (!c.failure.empty() || c.measured_range.releases < 2) continue;
     spreads.push_back(c.measured_range.Spread());
     const int place = c.measured_range.Place(c.predicted_step_time_s);
     (place < 0 ? rs.faster : place > 0 ? rs.slower : rs.within) += 1;
   }
-  if (!spreads.empty()) {
-    std::sort(spreads.begin(), spreads.end());
-    const size_t n = spreads.size();
-    rs.cases = int(n);
-    rs.median_spread = n % 2 ? spreads[n / 2] : (spreads[n / 2 - 1] + spreads[n / 2]) / 2;
-    rs.max_spread = spreads.back();
-  }
-  return rep;
+  if (spreads.empty()) return rs;
+  std::sort(spreads.begin(), spreads.end());
+  const size_t n = spreads.size();
+  rs.cases = int(n);
+  rs.median_spread = n % 2 ? spreads[n / 2] : (spreads[n / 2 - 1] + spreads[n / 2]) / 2;
+  rs.max_spread = spreads.back();
+  return rs;
 }
 
 std::string ValidationTable(const ValidationReport& r) {

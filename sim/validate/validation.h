@@ -90,6 +90,10 @@ struct ValidationWhatIf {
   std::function<bool(const Scenario&)> select;
 };
 
+// Of the predicted cases whose configuration other releases ran too
+// (ValidationCase::measured_range), their spread and where the predictions fall.
+ValidationReport::ReleaseSpread SummarizeReleaseSpread(const std::vector<ValidationCase>& cases);
+
 // A scenario's kind of workload as the summaries group it: "dense" or "MoE",
 // then "pre-training", "LoRA" or "full fine-tuning".
 std::string WorkloadKind(const Scenario& s);
