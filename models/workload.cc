@@ -71,7 +71,7 @@ double MegatronModelFlops(const ModelSpec& m, long global_batch, long seq_len) {
   auto gated = [](Activation a) { return Gated(a) ? 1.5 : 1.0; };  // three matrices as 3/2 of two
   // MLP: 12 = 3 (forward, wgrad, dgrad) x 2 (two stacked GEMMs) x 2 (FMA).
   double mlp_width = 0;  // summed over layers (and MTP modules, of the last layer's kind)
-  const int mtp = std::max(0, m.mtp_layers);
+  const int mtp = std::max(0, m.mtp_layers.value_or(0));
   if (!m.moe.enabled()) {
     mlp_width = double(m.layers + mtp) * m.ffn_hidden;  // the sum below, exactly (integers)
   } else {
@@ -1056,7 +1056,7 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
     w.kind_of_layer[size_t(i)] = int(it - seen.begin());
   }
   w.cp_exchange_bytes_per_layer = builder.cp_exchange_bytes();
-  w.mtp_layers = md.mtp_layers;
+  w.mtp_layers = md.mtp_layers.value_or(0);
   if (c.fp8_amax_reduced) w.chunk_amax_reduce = Comm("fp8 amax all-reduce", CollectiveKind::kAllReduce, c.amax_group, 0, false);
 
   // First stage: embedding lookup (vocab-parallel: combine partial rows over TP).
@@ -1133,7 +1133,7 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
   // as that layer is (routed experts over EP x ETP), plus its 2h -> h projection
   // and norms, split over TP.
   const LayerWork& mtp_layer = w.layer(md.layers - 1);
-  const int mtp = std::max(0, md.mtp_layers);
+  const int mtp = std::max(0, md.mtp_layers.value_or(0));
   const double mtp_expert_params = mtp * mtp_layer.expert_params_per_gpu;
   const double mtp_params =
       mtp == 0 ? 0.0 : mtp * mtp_layer.params_per_gpu + (md.MtpParameters() - mtp * md.LayerParameters(md.layers - 1)) / t;

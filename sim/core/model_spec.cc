@@ -93,9 +93,10 @@ double ModelSpec::EmbeddingParameters(int seq_len) const {
 }
 
 double ModelSpec::MtpParameters() const {
-  if (mtp_layers <= 0) return 0;
+  const int modules = mtp_layers.value_or(0);
+  if (modules <= 0) return 0;
   const double h = hidden;
-  return mtp_layers * (LayerParameters(layers - 1) + 2 * h * h + 3 * h);
+  return modules * (LayerParameters(layers - 1) + 2 * h * h + 3 * h);
 }
 
 namespace {

@@ -93,7 +93,11 @@ struct ModelSpec {
   bool attention_sinks = false;  // a learned per-head sink logit (GPT-OSS); no extra work to speak of
   int attention_chunk = 0;       // chunked local attention (Llama 4); 0: none
   int nope_layer_interval = 0;   // with attention_chunk: every K-th layer (i % K == K-1) is global, without RoPE
-  int mtp_layers = 0;            // DeepSeek-V3 multi-token-prediction modules after the last layer
+  // DeepSeek-V3 multi-token-prediction modules after the last layer. Unset
+  // where the model does not say: the scenario takes its recipe's
+  // (FrameworkProfile::mtp_layers), as Megatron builds them from the recipe's
+  // mtp_num_layers, not from the architecture.
+  std::optional<int> mtp_layers;
   // A gated activation whose inputs are clamped to this magnitude (GPT-OSS's
   // swiglu_limit 7: the gate from above, the linear half both ways); 0: not
   // clamped. The same matrices; what clamping costs is the framework's

@@ -39,7 +39,7 @@ StagePlanRequest Scenario::stage_plan_request() const {
   q.embedding_in_split = parallelism.embedding_in_pipeline_split;
   q.loss_in_split = parallelism.loss_in_pipeline_split;
   q.layout = parallelism.pipeline_layout;
-  q.mtp_layers = model.mtp_layers;
+  q.mtp_layers = model.mtp_layers.value_or(0);
   // The recipe's layout for this shape, when the scenario splits by no rule of its own and the layout is
   // for this model's layers (the planner asks this of every candidate: nothing to look up without layouts).
   const bool own_rule = !q.layout.empty() || q.first_stage_layers > 0 || q.last_stage_layers > 0 || q.embedding_in_split || q.loss_in_split;
@@ -47,7 +47,7 @@ StagePlanRequest Scenario::stage_plan_request() const {
     const auto recipe = framework.pipeline_layouts.find(std::to_string(q.pipeline) + "x" + std::to_string(q.virtual_stages));
     if (recipe != framework.pipeline_layouts.end()) {
       if (auto layout = PipelineLayout::Parse(recipe->second); layout && layout->layers() == q.layers) {
-        q.layout = layout->WithMtpModules(model.mtp_layers).Unrolled();
+        q.layout = layout->WithMtpModules(q.mtp_layers).Unrolled();
       }
     }
   }

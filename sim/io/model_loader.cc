@@ -534,7 +534,7 @@ ModelSpec ParseModelKeys(YamlMap& m, const std::string& default_name) {
   s.attention_sinks = m.Bool("attention_sinks", false);
   s.attention_chunk = m.NonNegativeInt("attention_chunk", 0);
   s.nope_layer_interval = m.NonNegativeInt("nope_layer_interval", 0);
-  s.mtp_layers = m.NonNegativeInt("mtp_layers", 0);
+  if (m.Has("mtp_layers")) s.mtp_layers = m.NonNegativeInt("mtp_layers");
   if (m.Has("activation_clamp")) {
     s.activation_clamp = m.NonNegativeDouble("activation_clamp");
     if (*s.activation_clamp > 0 && !Gated(s.activation)) {

@@ -380,6 +380,7 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
     ee->Finish();
   }
   f.activation_clamp = m.NonNegativeDouble("activation_clamp", f.activation_clamp);
+  f.mtp_layers = m.NonNegativeInt("mtp_layers", f.mtp_layers);
   if (auto c = m.OptMap("activation_clamp_pass")) {
     FrameworkProfile::ActivationClampPass& p = f.activation_clamp_pass;
     p.forward_bytes = c->NonNegativeDouble("forward", p.forward_bytes);

@@ -400,6 +400,31 @@ TEST(HardwareProfileTest, ActivationClampDefaultsToTheRecipes) {
   EXPECT_NE(bad.find("kernels"), std::string::npos) << bad;
 }
 
+// Megatron builds the multi-token-prediction modules the recipe asks for
+// (mtp_num_layers), not the checkpoint's: a model that does not say takes its
+// recipe's, DeepSeek-V3's one in every Megatron-Bridge release from 25.09
+// (its release profiles inherit it); a model that says 0 trains none, and a
+// recipe without the key adds none.
+TEST(HardwareProfileTest, MtpModulesDefaultToTheRecipes) {
+  const std::string example = DataDir() + "/examples/moe/mixtral-8x7b-8n-8nic.yaml";
+  for (const auto& [sets, expect] : {std::pair<std::vector<std::string>, int>{{"training.framework=megatron-bridge-deepseek-v3"}, 1},
+                                     {{"training.framework=megatron-bridge-25.09-deepseek-v3-h100"}, 1},
+                                     {{"training.framework=megatron-core-2024"}, 0},
+                                     {{"training.framework=megatron-bridge-deepseek-v3", "model.mtp_layers=0"}, 0},
+                                     {{"training.framework=megatron-core-2024", "model.mtp_layers=2"}, 2}}) {
+    auto s = LoadScenario(example, sets);
+    ASSERT_TRUE(s.ok()) << s.error().ToString();
+    EXPECT_EQ(s->model.mtp_layers, std::optional<int>(expect)) << sets.back();
+  }
+  // The catalogue's DeepSeek-V3 says it; a model file that does not leaves it to the scenario.
+  EXPECT_EQ(LoadModelFile(DataDir() + "/models/catalogue/deepseek-v3.yaml")->mtp_layers, std::optional<int>(1));
+  EXPECT_EQ(LoadModelFile(DataDir() + "/models/catalogue/mixtral-8x7b.yaml")->mtp_layers, std::nullopt);
+  const fs::path f = WriteProfile("mtp.yaml", "name: x\nbased_on: megatron-core-2024\nmtp_layers: -1\n");
+  const std::string bad = LoadError([&] { LoadFrameworkProfile(YAML::Node(f.string()), "", "training.framework"); });
+  EXPECT_NE(bad.find(f.string() + ":3"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("mtp_layers"), std::string::npos) << bad;
+}
+
 TEST(HardwareProfileTest, RecipeRecomputeModules) {
   const FrameworkProfile oss = LoadFrameworkProfile(YAML::Node("megatron-bridge-gpt-oss-120b"), "", "framework");
   EXPECT_EQ(oss.recompute, Recompute::kSelective);

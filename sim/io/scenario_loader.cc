@@ -295,6 +295,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     const FrameworkProfile& f = s.framework;
     if (!s.model.moe.expert_bias) s.model.moe.expert_bias = f.moe_expert_bias;
     if (!s.model.activation_clamp) s.model.activation_clamp = Gated(s.model.activation) ? f.activation_clamp : 0.0;
+    if (!s.model.mtp_layers) s.model.mtp_layers = f.mtp_layers;
     for (int sms : {f.nccl_overlap_sms, f.userbuffer_pipelined_sms, f.userbuffer_bulk_sms}) {
       if (sms >= s.node.gpu.sms) {
         t.Fail("framework", "framework '" + f.name + "' lets an overlapped collective hold " + std::to_string(sms) +

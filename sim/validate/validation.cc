@@ -212,6 +212,10 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
           clamp << "model.activation_clamp=" << *s->model.activation_clamp << " (the framework's)";
           vc.defaulted.push_back(clamp.str());
         }
+        // Likewise the multi-token-prediction modules the recipe trains (DeepSeek-V3's rows that do not say).
+        if (given["model"].IsMap() && !given["model"]["mtp_layers"].IsDefined() && s->model.mtp_layers.value_or(0) > 0) {
+          vc.defaulted.push_back("model.mtp_layers=" + std::to_string(*s->model.mtp_layers) + " (the framework's)");
+        }
         if (!vc.result.memory.fits) vc.defaulted.push_back("(prediction does not fit in memory)");
       }
       rep.cases.push_back(std::move(vc));

@@ -191,6 +191,23 @@ TEST(ValidationTest, ARecipesActivationClampIsReportedAsDefaulted) {
   EXPECT_GT(others, 100);
 }
 
+// So are the MTP modules of a DeepSeek-V3 row that does not say how many it
+// trained: the recipe's one; the rows that say (the 25.11 "mtp0"/"mtp1"
+// ones) and other models' say nothing of it.
+TEST(ValidationTest, ARecipesMtpModulesAreReportedAsDefaulted) {
+  auto rep = ValidateReference(std::string(TRAINSIM_SOURCE_DIR) + "/tests/reference/published-2025.yaml", Fidelity::kAnalytical);
+  ASSERT_TRUE(rep.ok()) << rep.error().ToString();
+  int unsaid = 0, said = 0;
+  for (const auto& c : rep->cases) {
+    const bool says = std::find(c.defaulted.begin(), c.defaulted.end(), "model.mtp_layers=1 (the framework's)") != c.defaulted.end();
+    const bool deepseek = c.id.find("deepseek-v3") != std::string::npos, named = c.id.find("-mtp") != std::string::npos;
+    EXPECT_EQ(says, deepseek && !named) << c.id;
+    (says ? unsaid : said) += deepseek ? 1 : 0;
+  }
+  EXPECT_EQ(unsaid, 8);
+  EXPECT_EQ(said, 3);
+}
+
 TEST(ValidationTest, SummarizesPerGpu) {
   // The sample has one A100 and one H100 case: a summary line each, and the
   // per-GPU figures are those of their single case.
