@@ -147,7 +147,7 @@ bool PipelineLayout::Check(int layers, int mtp, int pipeline, int virtual_stages
   }
   if (this->layers() != layers) return Fail(error, "it places " + str(this->layers()) + " transformer layers (t); the model has " + str(layers));
   if (mtp_modules() != std::max(0, mtp)) {
-    return Fail(error, "it places " + str(mtp_modules()) + " MTP modules (m); the model has " + str(std::max(0, mtp)) + " (model.mtp_layers)");
+    return Fail(error, "it places " + str(mtp_modules()) + " MTP modules (m); the model has " + str(std::max(0, mtp)) + " (model.mtp_layers; unset, the framework's mtp_layers)");
   }
   return true;
 }

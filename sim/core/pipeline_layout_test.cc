@@ -62,7 +62,7 @@ TEST(PipelineLayoutTest, CheckNamesTheCountThatDisagrees) {
   EXPECT_FALSE(p.Check(60, 1, 8, 2, &why));
   EXPECT_EQ(why, "it places 61 transformer layers (t); the model has 60");
   EXPECT_FALSE(p.Check(61, 0, 8, 2, &why));
-  EXPECT_EQ(why, "it places 1 MTP modules (m); the model has 0 (model.mtp_layers)");
+  EXPECT_EQ(why, "it places 1 MTP modules (m); the model has 0 (model.mtp_layers; unset, the framework's mtp_layers)");
 }
 
 // The recipe builds its layout for the model's MTP depth: the same stages, the

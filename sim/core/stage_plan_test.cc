@@ -100,7 +100,7 @@ TEST(StagePlanTest, LayoutErrorsNameTheLayoutKey) {
   StagePlan::Error e;
   EXPECT_FALSE(StagePlan::Make({.layers = 61, .pipeline = 16, .layout = "Et*4|(t*4|)*14tmL"}, &e));
   EXPECT_EQ(e.key, "parallelism.pipeline_layout");
-  EXPECT_EQ(e.message, "\"Et*4|(t*4|)*14tmL\": it places 1 MTP modules (m); the model has 0 (model.mtp_layers)");
+  EXPECT_EQ(e.message, "\"Et*4|(t*4|)*14tmL\": it places 1 MTP modules (m); the model has 0 (model.mtp_layers; unset, the framework's mtp_layers)");
   EXPECT_FALSE(StagePlan::Make({.layers = 61, .pipeline = 16, .first_stage_layers = 4, .layout = "Et*4|(t*4|)*14tmL", .mtp_layers = 1}, &e));
   EXPECT_EQ(e.key, "parallelism.pipeline_layout");
   EXPECT_FALSE(StagePlan::Make({.layers = 8, .pipeline = 4, .layout = "Ett|tttttt|L"}, &e));
