@@ -378,10 +378,6 @@ struct FrameworkProfile {
   // The clamp the recipe puts on a gated activation's inputs, for a model that
   // does not say (ModelSpec::activation_clamp); 0: none.
   double activation_clamp = 0;
-  // The multi-token-prediction modules the recipe trains, for a model that
-  // does not say (ModelSpec::mtp_layers): Megatron's mtp_num_layers, which
-  // the recipe sets, not the checkpoint; 0: none.
-  int mtp_layers = 0;
   // What clamping a gated activation's inputs adds to it, per element of the
   // activation's output, where the activation's own kernel does not clamp:
   // passes of their own before it (HBM bytes forward and backward, kernels),
@@ -396,6 +392,10 @@ struct FrameworkProfile {
     bool operator==(const ActivationClampPass&) const = default;
   };
   ActivationClampPass activation_clamp_pass;
+  // The multi-token-prediction modules the recipe trains, for a model that
+  // does not say (ModelSpec::mtp_layers): Megatron's mtp_num_layers, which
+  // the recipe sets, not the checkpoint; 0: none.
+  int mtp_layers = 0;
   // Whether the recipe builds experts with biases, for a model that does not
   // say (MoeSpec::expert_bias).
   bool moe_expert_bias = false;

@@ -380,7 +380,6 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
     ee->Finish();
   }
   f.activation_clamp = m.NonNegativeDouble("activation_clamp", f.activation_clamp);
-  f.mtp_layers = m.NonNegativeInt("mtp_layers", f.mtp_layers);
   if (auto c = m.OptMap("activation_clamp_pass")) {
     FrameworkProfile::ActivationClampPass& p = f.activation_clamp_pass;
     p.forward_bytes = c->NonNegativeDouble("forward", p.forward_bytes);
@@ -393,6 +392,7 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
     }
     c->Finish();
   }
+  f.mtp_layers = m.NonNegativeInt("mtp_layers", f.mtp_layers);
   f.moe_expert_bias = m.Bool("moe_expert_bias", f.moe_expert_bias);
   if (auto eb = m.OptMap("moe_expert_bias_bytes_per_element")) {
     f.moe_expert_bias_forward_bytes = eb->NonNegativeDouble("forward", f.moe_expert_bias_forward_bytes);
