@@ -170,42 +170,26 @@ TEST(ValidationTest, ReportsDefaultedFields) {
   EXPECT_NE(json.find("\"source\": \"sc21\""), std::string::npos) << json;
 }
 
-// A GPT-OSS row's inline model does not say that it clamps its activation:
-// the recipe's clamp stands in, and the case says so; other models' rows,
-// whose recipes clamp nothing, say nothing of it.
-TEST(ValidationTest, ARecipesActivationClampIsReportedAsDefaulted) {
+// What a row's inline model leaves out and its recipe supplies, the case
+// lists among its defaults: GPT-OSS's clamp (its recipe's 7; other models'
+// recipes clamp nothing) and DeepSeek-V3's MTP module (its recipe's one; the
+// 25.11 rows that say, "mtp0" and "mtp1", and other models list nothing).
+TEST(ValidationTest, ModelKeysARecipeSuppliesAreReportedAsDefaulted) {
   auto rep = ValidateReference(std::string(TRAINSIM_SOURCE_DIR) + "/tests/reference/published-2025.yaml", Fidelity::kAnalytical);
   ASSERT_TRUE(rep.ok()) << rep.error().ToString();
-  int oss = 0, others = 0;
+  auto lists = [](const ValidationCase& c, const char* key) { return std::find(c.defaulted.begin(), c.defaulted.end(), key) != c.defaulted.end(); };
+  int oss = 0, deepseek_unsaid = 0, deepseek_said = 0;
   for (const auto& c : rep->cases) {
-    const bool says = std::find(c.defaulted.begin(), c.defaulted.end(), "model.activation_clamp=7 (the framework's)") != c.defaulted.end();
-    if (c.id.find("gpt-oss") != std::string::npos) {
-      EXPECT_TRUE(says) << c.id;
-      ++oss;
-    } else {
-      EXPECT_FALSE(says) << c.id;
-      ++others;
-    }
+    const bool gpt_oss = c.id.find("gpt-oss") != std::string::npos;
+    const bool deepseek = c.id.find("deepseek-v3") != std::string::npos, says_mtp = c.id.find("-mtp") != std::string::npos;
+    EXPECT_EQ(lists(c, "model.activation_clamp=7 (the framework's)"), gpt_oss) << c.id;
+    EXPECT_EQ(lists(c, "model.mtp_layers=1 (the framework's)"), deepseek && !says_mtp) << c.id;
+    oss += gpt_oss;
+    (says_mtp ? deepseek_said : deepseek_unsaid) += deepseek;
   }
   EXPECT_EQ(oss, 8);
-  EXPECT_GT(others, 100);
-}
-
-// So are the MTP modules of a DeepSeek-V3 row that does not say how many it
-// trained: the recipe's one; the rows that say (the 25.11 "mtp0"/"mtp1"
-// ones) and other models' say nothing of it.
-TEST(ValidationTest, ARecipesMtpModulesAreReportedAsDefaulted) {
-  auto rep = ValidateReference(std::string(TRAINSIM_SOURCE_DIR) + "/tests/reference/published-2025.yaml", Fidelity::kAnalytical);
-  ASSERT_TRUE(rep.ok()) << rep.error().ToString();
-  int unsaid = 0, said = 0;
-  for (const auto& c : rep->cases) {
-    const bool says = std::find(c.defaulted.begin(), c.defaulted.end(), "model.mtp_layers=1 (the framework's)") != c.defaulted.end();
-    const bool deepseek = c.id.find("deepseek-v3") != std::string::npos, named = c.id.find("-mtp") != std::string::npos;
-    EXPECT_EQ(says, deepseek && !named) << c.id;
-    (says ? unsaid : said) += deepseek ? 1 : 0;
-  }
-  EXPECT_EQ(unsaid, 8);
-  EXPECT_EQ(said, 3);
+  EXPECT_EQ(deepseek_unsaid, 8);
+  EXPECT_EQ(deepseek_said, 3);
 }
 
 TEST(ValidationTest, SummarizesPerGpu) {
