@@ -36,8 +36,9 @@ std::vector<LayerShape> DefaultGpuShapes() {
 }
 
 double GroupedGemmPredictedSeconds(const GpuProfile& gpu, const GroupedGemmSample& g) {
-  Operator op = GemmOperator("grouped GEMM", double(g.m), double(g.n), double(g.k), false, double(g.experts));
-  op.kernels = int(g.experts);
+  const GemmSample& x = g.gemm;
+  Operator op = GemmOperator("grouped GEMM", double(x.m), double(x.n), double(x.k), false, double(x.batch));
+  op.kernels = int(x.batch);
   // The 16-bit keys: fitted from the bf16 sweep, or from the CPU's fp32 one standing in for them.
   return OperatorTime(op, gpu, Precision::kBf16, /*backward=*/false);
 }
@@ -108,8 +109,8 @@ std::string WriteCalibratedProfile(const Measurements& m, const std::string& pro
     std::snprintf(buf, sizeof buf,
                   "grouped GEMM %s %ldx%ldx%ld x %ld experts (a call per expert on %d stream%s): measured %.1f us, the cost model %.1f us "
                   "(%+.1f%%)\n",
-                  g.precision.c_str(), g.m, g.n, g.k, g.experts, g.streams, g.streams == 1 ? "" : "s", g.seconds * 1e6,
-                  predicted_s * 1e6, 100 * (predicted_s - g.seconds) / g.seconds);
+                  g.gemm.precision.c_str(), g.gemm.m, g.gemm.n, g.gemm.k, g.experts(), g.streams, g.streams == 1 ? "" : "s",
+                  g.gemm.seconds * 1e6, predicted_s * 1e6, 100 * (predicted_s - g.gemm.seconds) / g.gemm.seconds);
     o << buf;
   }
   std::snprintf(buf, sizeof buf, "memory: %.4g TB/s (2-byte equivalents), memory-bound efficiency %.3f, %.2f us per kernel\n",

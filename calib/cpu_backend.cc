@@ -213,7 +213,7 @@ std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationO
                  int(g.n));
       }
     }, o.min_seconds, o.min_reps, o.max_reps);
-    m.grouped_gemm.push_back(GroupedGemmSample{g.m, g.n, g.k, g.experts, 1, g.layout, "fp32", t});
+    m.grouped_gemm.push_back(GroupedGemmSample{GemmSample{g.m, g.n, g.k, g.experts, g.layout, "fp32", t}, 1});
     did(1);
   }
 

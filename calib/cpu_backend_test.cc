@@ -48,9 +48,9 @@ TEST(CpuBackend, CalibrateWriteAndValidateLoop) {
   EXPECT_EQ(m.layers.size(), 2u);
   EXPECT_EQ(m.gemm.size(), plan.gemms.size());
   ASSERT_EQ(m.grouped_gemm.size(), 1u);
-  EXPECT_EQ(m.grouped_gemm[0].experts, 4);
+  EXPECT_EQ(m.grouped_gemm[0].experts(), 4);
   EXPECT_EQ(m.grouped_gemm[0].streams, 1);  // the CPU twin: one thread, one stream
-  EXPECT_GT(m.grouped_gemm[0].seconds, 0);
+  EXPECT_GT(m.grouped_gemm[0].gemm.seconds, 0);
   EXPECT_EQ(m.storage.size(), 2u);  // one client and two
   EXPECT_FALSE(m.collectives.empty());
   for (const auto& l : m.layers) EXPECT_GT(l.forward_s, 0);

@@ -138,17 +138,24 @@ std::vector<double> Seconds(YamlMap& m, const std::string& key) {
 }
 
 // A GEMM sample's shape, layout, precision and time, checked for plausibility.
-GemmSample ReadGemm(YamlMap& g) {
+// The keys every GEMM record has: the shape, its operands' layout (nullptr
+// default: the record must give it) and precision, and the measured time.
+GemmSample ReadGemmShape(YamlMap& g, const char* default_layout) {
   GemmSample s;
   s.m = g.PositiveInt("m");
   s.n = g.PositiveInt("n");
   s.k = g.PositiveInt("k");
-  s.batch = g.PositiveInt("batch", 1);
-  s.layout = g.Choice("layout", {"nn", "nt", "tn"}, std::string("nn"));
+  s.layout = default_layout ? g.Choice("layout", {"nn", "nt", "tn"}, std::string(default_layout)) : g.Choice("layout", {"nn", "nt", "tn"});
   s.precision = g.Choice("precision", SweptPrecisions());
+  s.seconds = Time(g, "s");
+  return s;
+}
+
+GemmSample ReadGemm(YamlMap& g) {
+  GemmSample s = ReadGemmShape(g, "nn");
+  s.batch = g.PositiveInt("batch", 1);
   s.split_accumulator = g.Choice("accumulator", {"fast", "split"}, std::string("fast")) == "split";
   if (s.split_accumulator && s.precision != "fp8") g.Fail("accumulator", "split accumulation is a per-tensor fp8 GEMM's mode");
-  s.seconds = Time(g, "s");
   CheckGemmPlausible(g, s);
   return s;
 }
@@ -195,8 +202,9 @@ std::string MeasurementsYaml(const Measurements& m) {
   if (!m.grouped_gemm.empty()) {
     o << "grouped_gemm:\n";
     for (const auto& g : m.grouped_gemm) {
-      o << "  - {m: " << g.m << ", n: " << g.n << ", k: " << g.k << ", experts: " << g.experts << ", streams: " << g.streams
-        << ", layout: " << g.layout << ", precision: " << g.precision << ", s: " << Num(g.seconds) << "}\n";
+      const GemmSample& x = g.gemm;
+      o << "  - {m: " << x.m << ", n: " << x.n << ", k: " << x.k << ", experts: " << x.batch << ", streams: " << g.streams
+        << ", layout: " << x.layout << ", precision: " << x.precision << ", s: " << Num(x.seconds) << "}\n";
     }
   }
   o << "memory:\n";
@@ -259,17 +267,12 @@ Expected<Measurements> LoadMeasurements(const std::string& path) {
     });
     ForEach(top, "grouped_gemm", [&](YamlMap& g) {
       GroupedGemmSample s;
-      s.m = g.PositiveInt("m");
-      s.n = g.PositiveInt("n");
-      s.k = g.PositiveInt("k");
-      s.experts = g.PositiveInt("experts");
-      if (s.experts < 2) g.Fail("experts", "a grouped GEMM has at least 2 experts");
+      s.gemm = ReadGemmShape(g, nullptr);
+      s.gemm.batch = g.PositiveInt("experts");
+      if (s.gemm.batch < 2) g.Fail("experts", "a grouped GEMM has at least 2 experts");
       s.streams = g.PositiveInt("streams");
-      s.layout = g.Choice("layout", {"nn", "nt", "tn"});
-      s.precision = g.Choice("precision", SweptPrecisions());
-      s.seconds = Time(g, "s");
       // As fast as the same work batched at most: the datasheet's bound holds for both.
-      CheckGemmPlausible(g, GemmSample{s.m, s.n, s.k, s.experts, s.layout, s.precision, s.seconds});
+      CheckGemmPlausible(g, s.gemm);
       m.grouped_gemm.push_back(s);
     });
     ForEach(top, "memory", [&](YamlMap& g) {

@@ -31,15 +31,13 @@ struct GemmSample {
 };
 
 // Expert GEMMs measured as Transformer Engine issues them (calib/plan.h
-// GroupedGemmShape): `seconds` for all `experts` of them, from the first
-// launch to the last one's end, issued round robin on `streams` streams.
+// GroupedGemmShape): one expert's GEMM whose batch is the experts (at least
+// 2), its `seconds` for all of them, from the first launch to the last one's
+// end, issued round robin on `streams` streams (not one batched call).
 struct GroupedGemmSample {
-  long m = 0, n = 0, k = 0, experts = 2;
+  GemmSample gemm;
   int streams = 1;
-  std::string layout = "nn";
-  std::string precision = "fp32";
-  double seconds = 0;
-  double Flops() const { return 2.0 * double(m) * n * k * experts; }
+  long experts() const { return gemm.batch; }
 };
 
 // A memory-bound kernel ("copy" is the streaming-bandwidth test).

@@ -30,7 +30,7 @@ Measurements Sample() {
   m.node_host_to_device_bytes_per_s = 2.1e11;
   m.node_device_to_host_bytes_per_s = 1.9e11;
   m.gemm = {{64, 64, 64, 1, "nn", "fp32", 1e-5}, {8, 16, 32, 4, "tn", "fp32", 2e-6}};
-  m.grouped_gemm = {{256, 512, 128, 8, 4, "tn", "bf16", 3e-5}};
+  m.grouped_gemm = {{{256, 512, 128, 8, "tn", "bf16", 3e-5}, 4}};
   m.memory = {{"copy", 1e6, 1e-4}};
   m.attention = {{1, 2, 1, 16, 8, 1e-5, 2e-5}};
   m.layers = {{{32, 48, 4, 2, 8, 2}, 1e-3, 2e-3, -1}};
@@ -56,11 +56,11 @@ TEST(Measurements, RoundTrip) {
   EXPECT_EQ(m->gemm[1].layout, "tn");
   EXPECT_DOUBLE_EQ(m->gemm[1].seconds, 2e-6);
   ASSERT_EQ(m->grouped_gemm.size(), 1u);
-  EXPECT_EQ(m->grouped_gemm[0].experts, 8);
+  EXPECT_EQ(m->grouped_gemm[0].experts(), 8);
   EXPECT_EQ(m->grouped_gemm[0].streams, 4);
-  EXPECT_EQ(m->grouped_gemm[0].layout, "tn");
-  EXPECT_EQ(m->grouped_gemm[0].precision, "bf16");
-  EXPECT_DOUBLE_EQ(m->grouped_gemm[0].seconds, 3e-5);
+  EXPECT_EQ(m->grouped_gemm[0].gemm.layout, "tn");
+  EXPECT_EQ(m->grouped_gemm[0].gemm.precision, "bf16");
+  EXPECT_DOUBLE_EQ(m->grouped_gemm[0].gemm.seconds, 3e-5);
   ASSERT_EQ(m->layers.size(), 1u);
   EXPECT_EQ(m->layers[0].shape.kv_heads, 2);
   EXPECT_DOUBLE_EQ(m->layers[0].backward_s, 2e-3);

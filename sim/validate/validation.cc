@@ -203,19 +203,17 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
         vc.model = unnamed ? ModelSizeText(vc.result.model) : s->model.name;
         vc.predicted_step_time_s = vc.result.step_time_s;
         vc.error = (vc.predicted_step_time_s - vc.measured_step_time_s) / vc.measured_step_time_s;
-        if (!(given["training"].IsMap() && given["training"]["activation_offload_layers"].IsDefined()) && s->training.activation_offload_layers > 0) {
-          vc.defaulted.push_back("training.activation_offload_layers=" + std::to_string(s->training.activation_offload_layers) + " (the framework's)");
-        }
-        // An inline model that does not say whether it clamps its activation takes the framework's clamp.
-        if (given["model"].IsMap() && !given["model"]["activation_clamp"].IsDefined() && s->model.activation_clamp.value_or(0) > 0) {
-          std::ostringstream clamp;
-          clamp << "model.activation_clamp=" << *s->model.activation_clamp << " (the framework's)";
-          vc.defaulted.push_back(clamp.str());
-        }
-        // Likewise the multi-token-prediction modules the recipe trains (DeepSeek-V3's rows that do not say).
-        if (given["model"].IsMap() && !given["model"]["mtp_layers"].IsDefined() && s->model.mtp_layers.value_or(0) > 0) {
-          vc.defaulted.push_back("model.mtp_layers=" + std::to_string(*s->model.mtp_layers) + " (the framework's)");
-        }
+        // What the case's own sections leave out and its recipe supplies: the activation offload, and
+        // an inline model's activation clamp and MTP modules (DeepSeek-V3's rows that do not say).
+        auto from_framework = [&](const char* section, const char* key, double value) {
+          if (value <= 0 || !given[section].IsMap() || given[section][key].IsDefined()) return;
+          std::ostringstream d;
+          d << section << "." << key << "=" << value << " (the framework's)";
+          vc.defaulted.push_back(d.str());
+        };
+        from_framework("training", "activation_offload_layers", s->training.activation_offload_layers);
+        from_framework("model", "activation_clamp", s->model.activation_clamp.value_or(0));
+        from_framework("model", "mtp_layers", s->model.mtp_layers.value_or(0));
         if (!vc.result.memory.fits) vc.defaulted.push_back("(prediction does not fit in memory)");
       }
       rep.cases.push_back(std::move(vc));

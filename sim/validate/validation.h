@@ -65,6 +65,7 @@ struct ValidationReport {
   // model, each in order of appearance.
   std::vector<ErrorGroup> groups;
   int predicted = 0;    // cases predicted (the summaries are over these)
+  int unpredicted = 0;  // cases that name a feature trainsim lacks, or fail to parse
   // Of the predicted cases whose configuration other releases ran too: how
   // many, the median and largest spread of their measurements, and where the
   // predictions fall (faster than every release, within, slower than all).
@@ -73,7 +74,6 @@ struct ValidationReport {
     double median_spread = 0, max_spread = 0;
     int faster = 0, within = 0, slower = 0;
   } release_spread;
-  int unpredicted = 0;  // cases that name a feature trainsim lacks, or fail to parse
 };
 
 // A what-if over a reference file: how the predictions move if every run had
