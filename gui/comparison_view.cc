@@ -174,6 +174,12 @@ void ComparisonView::SetOutcomes(const std::vector<ConfigOutcome>& outcomes) {
     lines << (colon > 0 ? QStringLiteral("<b>%1</b>%2").arg(h.left(colon).toHtmlEscaped(), h.mid(colon).toHtmlEscaped()) : h.toHtmlEscaped());
   }
   if (!outcomes_.empty() && lines.isEmpty()) lines << tr("Add a second configuration to see what it changes against %1.").arg(outcomes_[0].name.toHtmlEscaped());
+  // A model read with config.json keys accepted unread: the figures leave out what they change.
+  for (const ConfigOutcome& o : outcomes_) {
+    if (o.model_warning.isEmpty()) continue;
+    const QString whose = outcomes_.size() == 1 ? QString() : QStringLiteral(" (%1)").arg(o.name.toHtmlEscaped());
+    lines << tr("<b>Model</b>%1: %2").arg(whose, o.model_warning.toHtmlEscaped());
+  }
   // Where a prediction leans on the host cost per kernel, an estimate until measured.
   for (const ConfigOutcome& o : outcomes_) {
     if (o.host_issue.isEmpty()) continue;

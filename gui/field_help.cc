@@ -31,7 +31,8 @@ const std::map<QString, Help>& Table() {
                            "none", "hardware-profiles/storage/"}},
       {"cluster.storage_nodes", {"Storage nodes serving the cluster: their aggregate write and read bandwidth.",
                                  "the storage profile's", "hardware-profiles/storage/"}},
-      {"model", {"The transformer trained: a catalogue name, a model .yaml or a Hugging Face config.json.", "required",
+      {"model", {"The transformer trained: a catalogue name, a model .yaml or a Hugging Face config.json (in the file, "
+                 "{file: PATH, accept_unknown_keys: [KEY]} takes config.json keys trainsim does not model as changing nothing, with a warning).", "required",
                  "models/catalogue/"}},
       {"parallelism.tensor", {"Tensor parallelism (TP): GPUs sharing each layer's matrices; its all-reduces stay on NVLink "
                               "when TP fits in a node.", "1", "you"}},

@@ -4,6 +4,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <string>
 
+#include "sim/io/model_loader.h"
 #include "sim/plan/planner.h"
 #include "sim/run/host_issue_share.h"
 #include "sim/validate/track_record.h"
@@ -108,6 +109,7 @@ ConfigOutcome RunConfiguration(const Configuration& config, const RunOptions& op
     progress(1.0);
     return o;
   }
+  o.model_warning = QString::fromStdString(AcceptedKeysWarning(s->model));
   o.tensor = s->parallelism.tensor;
   o.pipeline = s->parallelism.pipeline;
   o.nodes = s->nodes;

@@ -7,6 +7,7 @@
 #include "sim/core/scenario.h"
 #include "sim/run/host_issue_share.h"
 #include "sim/run/simulate.h"
+#include "sim/io/model_loader.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/validate/track_record.h"
 
@@ -59,6 +60,7 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
       err << s.error().ToString() << "\n";
       return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
     }
+    if (const std::string w = AcceptedKeysWarning(s->model); !w.empty()) err << "trainsim compare: " << w << "\n";
     r[i] = Simulate(*s, opt);
     if (r[i].error.empty() && !a.Has("--json")) {
       records[i] = TrackRecordLine(*s);

@@ -10,6 +10,7 @@
 #include "sim/cli/progress.h"
 #include "sim/plan/planner.h"
 #include "sim/core/scenario.h"
+#include "sim/io/model_loader.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/validate/track_record.h"
 
@@ -105,6 +106,7 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
     err << s.error().ToString() << "\n";
     return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
   }
+  if (const std::string w = AcceptedKeysWarning(s->model); !w.empty()) err << "trainsim plan: " << w << "\n";
   // The search (configurations evaluated of those listed), then the DES
   // re-checks, each phase with its own ETA.
   ProgressLine progress(err, "plan", a.Has("--progress"));

@@ -10,6 +10,7 @@
 #include "sim/core/scenario.h"
 #include "sim/run/host_issue_share.h"
 #include "sim/run/simulate.h"
+#include "sim/io/model_loader.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/io/result_writer.h"
 #include "sim/validate/track_record.h"
@@ -76,6 +77,7 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
     err << s.error().ToString() << "\n";
     return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
   }
+  if (const std::string w = AcceptedKeysWarning(s->model); !w.empty()) err << "trainsim run: " << w << "\n";
   ProgressLine progress(err, "run", a.Has("--progress"));
   if (progress.enabled() && opt.fidelity == Fidelity::kDes) {
     opt.progress = [&progress](int done, int total) {

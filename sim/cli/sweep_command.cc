@@ -124,6 +124,9 @@ int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
     if (root) err << spec.error().ToString() << "\n";
     return kExitBadInput;
   }
+  if (root) {
+    for (const auto& w : spec->warnings) err << "trainsim sweep: " << w << "\n";
+  }
 
   // Progress: a redrawn bar on a terminal, a plain line every 10% (or 30 s) otherwise.
   const bool tty = &err == &std::cerr && ::isatty(STDERR_FILENO);

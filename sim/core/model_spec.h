@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/core/error.h"
 
@@ -105,6 +106,10 @@ struct ModelSpec {
   // say: the scenario takes its recipe's (FrameworkProfile::activation_clamp).
   std::optional<double> activation_clamp;
   MoeSpec moe;
+  // config.json keys trainsim does not model that the scenario accepted on
+  // purpose (model.accept_unknown_keys), as "FILE:LINE: KEY": read as changing
+  // nothing, and said in a warning.
+  std::vector<std::string> accepted_unknown_keys;
 
   int head_dim() const { return head_dim_override > 0 ? head_dim_override : hidden / heads; }
   int kv_dim() const { return head_dim() * kv_heads; }

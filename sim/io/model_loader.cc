@@ -95,6 +95,37 @@ const std::set<std::string>& HuggingFaceKeysWithoutEffect() {
   return keys;
 }
 
+// A config.json key that trainsim neither reads nor lists as leaving the step
+// unchanged: an error unless the scenario accepts it (model.accept_unknown_keys).
+struct UnmodelledKey {
+  std::string key;  // as an error names it: "text_config.KEY" inside a wrapper
+  int line = 0;
+};
+
+// A parsed model file and the config.json keys it left unread.
+struct ModelFile {
+  ModelSpec spec;
+  bool config_json = false;  // a Hugging Face config.json (else a trainsim model YAML, every key read)
+  std::vector<UnmodelledKey> unmodelled_keys;
+};
+
+// The error for an unmodelled key the scenario did not accept.
+InputException UnmodelledKeyError(const std::string& file, const UnmodelledKey& u) {
+  return InputException(InputError{
+      file, u.line, u.key,
+      "config.json key trainsim does not model (neither read nor known to leave the training step unchanged); reading "
+      "the rest would misread the model (to take it as changing nothing, on purpose: model: {file: ..., "
+      "accept_unknown_keys: [" + u.key + "]})"});
+}
+
+// Collects the keys of `m` that no read asked for.
+void CollectUnmodelledKeys(const YamlMap& m, std::vector<UnmodelledKey>& out) {
+  for (auto it = m.node().begin(); it != m.node().end(); ++it) {
+    const std::string key = it->first.Scalar();
+    if (!m.Known(key)) out.push_back({m.Path(key), it->first.Mark().line + 1});
+  }
+}
+
 // What a model_type implies that its config.json does not say.
 struct HfFamily {
   bool known = false;          // a decoder whose MLP trainsim knows to be gated (a row of Families())
@@ -351,7 +382,8 @@ void ParseHfMla(YamlMap& m, ModelSpec& s) {
 }
 
 // The decoder's keys: the whole file, or text_config of a multimodal wrapper.
-ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool> outer_tied) {
+ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool> outer_tied,
+                         std::vector<UnmodelledKey>& unmodelled) {
   const std::string model_type = m.OptString("model_type").value_or("");
   const HfFamily family = FamilyOf(model_type);
   ModelSpec s;
@@ -436,18 +468,14 @@ ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool
   }
   ParseHfMoe(m, s, family);
   CheckShape(m, s, {"num_attention_heads", "num_key_value_heads"});
-  for (auto it = m.node().begin(); it != m.node().end(); ++it) {
-    const std::string key = it->first.Scalar();
-    if (!m.Known(key)) {
-      YamlMap::FailAt(it->first, m.file(), m.Path(key),
-                      "config.json key trainsim does not model (neither read nor known to leave the training step "
-                      "unchanged); reading the rest would misread the model");
-    }
-  }
+  CollectUnmodelledKeys(m, unmodelled);
   // Every key read, the family is still a fact of its own: what a model_type
   // implies without a key (Qwen3's and OLMo 2's QK norm, GPT-OSS's sinks and
   // expert biases) is known for the families above only.
   if (!family.known) {
+    // A key the family's architecture adds is the more telling error (and
+    // accepting it could not make an unknown family readable).
+    if (!unmodelled.empty()) throw UnmodelledKeyError(m.file(), unmodelled.front());
     std::string families;
     for (const auto& [type, f] : Families()) families += (families.empty() ? "" : ", ") + type;
     m.Fail("model_type", (model_type.empty() ? std::string("missing: not one of the families trainsim reads (")
@@ -461,11 +489,14 @@ ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool
 // A multimodal wrapper (Llama 4, Gemma 3): the language model is text_config.
 // trainsim simulates training the language model on text: the vision tower
 // (vision_config; Llama 4's is under 1B parameters) is not modelled.
-ModelSpec ParseHuggingFace(const YAML::Node& root, const std::string& file, const std::string& name) {
+ModelFile ParseHuggingFace(const YAML::Node& root, const std::string& file, const std::string& name) {
+  ModelFile f;
+  f.config_json = true;
   if (!root["text_config"].IsDefined()) {
     YamlMap m(root, file);
     for (const auto& key : HuggingFaceKeysWithoutEffect()) m.Allow(key);
-    return ParseHfDecoder(m, name, std::nullopt);
+    f.spec = ParseHfDecoder(m, name, std::nullopt, f.unmodelled_keys);
+    return f;
   }
   YamlMap outer(root, file);
   for (const auto& key : HuggingFaceKeysWithoutEffect()) outer.Allow(key);
@@ -476,17 +507,11 @@ ModelSpec ParseHuggingFace(const YAML::Node& root, const std::string& file, cons
   }
   std::optional<bool> tied;
   if (outer.Has("tie_word_embeddings")) tied = outer.Bool("tie_word_embeddings");
-  for (auto it = root.begin(); it != root.end(); ++it) {
-    const std::string key = it->first.Scalar();
-    if (!outer.Known(key)) {
-      YamlMap::FailAt(it->first, file, key,
-                      "config.json key trainsim does not model (neither read nor known to leave the training step "
-                      "unchanged); reading the rest would misread the model");
-    }
-  }
+  CollectUnmodelledKeys(outer, f.unmodelled_keys);
   YamlMap text(root["text_config"], file, "text_config");
   for (const auto& key : HuggingFaceKeysWithoutEffect()) text.Allow(key);
-  return ParseHfDecoder(text, name, tied);
+  f.spec = ParseHfDecoder(text, name, tied, f.unmodelled_keys);
+  return f;
 }
 
 }  // namespace
@@ -570,7 +595,7 @@ std::string Stem(const std::string& path) {
   return f;
 }
 
-ModelSpec ParseModelFile(const std::string& path) {
+ModelFile ParseModelFile(const std::string& path) {
   YAML::Node root = LoadYamlFile(path);  // yaml-cpp reads JSON too
   if (root.IsMap() && (root["num_hidden_layers"].IsDefined() || root["text_config"].IsMap())) {
     std::string name = Stem(path);
@@ -578,7 +603,7 @@ ModelSpec ParseModelFile(const std::string& path) {
     return ParseHuggingFace(root, path, name);
   }
   YamlMap m(root, path);
-  return ParseModelKeys(m, Stem(path));
+  return {ParseModelKeys(m, Stem(path)), false, {}};
 }
 
 // models/catalogue/NAME.yaml in the data directory, if the catalogue has NAME.
@@ -589,18 +614,36 @@ std::optional<std::string> CatalogueModelPath(const std::string& name) {
   return std::nullopt;
 }
 
-ModelSpec CachedModelFile(const std::string& path) {
-  static ParsedFileCache<ModelSpec> cache;
+ModelFile CachedModelFile(const std::string& path) {
+  static ParsedFileCache<ModelFile> cache;
   return cache.Get(path, ParseModelFile);
 }
 
-}  // namespace
-
-ModelSpec ResolveModel(const YAML::Node& ref, const std::string& scenario_file, const std::string& key) {
-  if (ref.IsMap()) {
-    YamlMap m(ref, scenario_file, key);
-    return ParseModelKeys(m, "custom");
+// The model of `f` (read from `path`) if every key it left unread is one the
+// scenario accepts on purpose (`accepted`, read from `accept_node`); those go
+// to ModelSpec::accepted_unknown_keys for the warning. Throws for the first
+// other one, and for an accepted key that is not an unread key of the file (a
+// typo would otherwise accept nothing, silently).
+ModelSpec AdmitModelFile(ModelFile f, const std::string& path, const std::vector<std::string>& accepted,
+                         const YAML::Node& accept_node, const std::string& scenario_file, const std::string& accept_key) {
+  std::vector<std::string> unread;
+  for (const auto& u : f.unmodelled_keys) unread.push_back(u.key);
+  for (size_t i = 0; i < accepted.size(); ++i) {
+    if (std::find(unread.begin(), unread.end(), accepted[i]) != unread.end()) continue;
+    const std::string hint = ClosestMatch(accepted[i], unread);
+    YamlMap::FailAt(accept_node[i], scenario_file, accept_key,
+                    "'" + accepted[i] + "' is not a key of " + path + " that trainsim leaves unread: nothing to accept" +
+                        (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
   }
+  for (const auto& u : f.unmodelled_keys) {
+    if (std::find(accepted.begin(), accepted.end(), u.key) == accepted.end()) throw UnmodelledKeyError(path, u);
+    f.spec.accepted_unknown_keys.push_back(path + ":" + std::to_string(u.line) + ": " + u.key);
+  }
+  return std::move(f.spec);
+}
+
+// The file a model name or path refers to; throws naming `ref` when there is none.
+std::string ModelFilePath(const YAML::Node& ref, const std::string& scenario_file, const std::string& key) {
   if (!ref.IsDefined() || ref.IsNull()) {
     YamlMap::FailAt(ref, scenario_file, key, "missing required key");
   }
@@ -609,13 +652,46 @@ ModelSpec ResolveModel(const YAML::Node& ref, const std::string& scenario_file, 
   if (LooksLikePath(name)) {
     auto path = ResolvePath(name, scenario_file);
     if (!path) YamlMap::FailAt(ref, scenario_file, key, "model file '" + name + "' not found");
-    return CachedModelFile(*path);
+    return *path;
   }
-  if (auto path = CatalogueModelPath(name)) return CachedModelFile(*path);
+  if (auto path = CatalogueModelPath(name)) return *path;
   const std::string hint = ClosestMatch(name, CatalogueNames("models/catalogue"));
   YamlMap::FailAt(ref, scenario_file, key,
                   "unknown model '" + name + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
                       "; catalogue: models/catalogue/, or give a path");
+}
+
+}  // namespace
+
+ModelSpec ResolveModel(const YAML::Node& ref, const std::string& scenario_file, const std::string& key) {
+  if (ref.IsMap() && ref["file"].IsDefined()) {
+    // A model file with options: which of its config.json keys to accept unread.
+    YamlMap m(ref, scenario_file, key);
+    const YAML::Node file = m.Raw("file");
+    const std::string path = ModelFilePath(file, scenario_file, m.Path("file"));
+    std::vector<std::string> accepted;
+    const YAML::Node accept = m.Raw("accept_unknown_keys");
+    if (accept.IsDefined() && !accept.IsNull()) {
+      if (!accept.IsSequence()) m.Fail("accept_unknown_keys", "expected a list of config.json keys");
+      for (const auto& k : accept) {
+        if (!k.IsScalar()) m.Fail("accept_unknown_keys", "expected a list of config.json keys");
+        accepted.push_back(k.Scalar());
+      }
+    }
+    m.Finish();
+    ModelFile f = CachedModelFile(path);
+    if (!accepted.empty() && !f.config_json) {
+      m.Fail("accept_unknown_keys", "applies to a Hugging Face config.json; " + path + " is a trainsim model file, "
+                                    "whose keys are all read");
+    }
+    return AdmitModelFile(std::move(f), path, accepted, accept, scenario_file, m.Path("accept_unknown_keys"));
+  }
+  if (ref.IsMap()) {
+    YamlMap m(ref, scenario_file, key);
+    return ParseModelKeys(m, "custom");
+  }
+  const std::string path = ModelFilePath(ref, scenario_file, key);
+  return AdmitModelFile(CachedModelFile(path), path, {}, YAML::Node(), scenario_file, key);
 }
 
 YAML::Node CatalogueModelKeys(const std::string& name) {
@@ -627,7 +703,15 @@ YAML::Node CatalogueModelKeys(const std::string& name) {
 }
 
 Expected<ModelSpec> LoadModelFile(const std::string& path) {
-  return CatchInputErrors<ModelSpec>(path, [&] { return ParseModelFile(path); });
+  return CatchInputErrors<ModelSpec>(path, [&] { return AdmitModelFile(ParseModelFile(path), path, {}, YAML::Node(), path, ""); });
+}
+
+std::string AcceptedKeysWarning(const ModelSpec& m) {
+  if (m.accepted_unknown_keys.empty()) return "";
+  std::string keys;
+  for (const auto& k : m.accepted_unknown_keys) keys += (keys.empty() ? "" : "; ") + k;
+  return "warning: config.json keys trainsim does not model, accepted unread (model.accept_unknown_keys): " + keys +
+         ". The prediction leaves out whatever they change.";
 }
 
 }  // namespace trainsim

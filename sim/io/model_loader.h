@@ -18,17 +18,25 @@ class YamlMap;
 // InputException naming `m.file()` and the line.
 ModelSpec ParseModelKeys(YamlMap& m, const std::string& default_name);
 
-// A model reference as written in a scenario: a YAML mapping (inline keys), a
-// catalogue name or a path (.yaml trainsim keys, .json Hugging Face config).
-// `scenario_file` anchors relative paths and error messages.
-ModelSpec ResolveModel(const YAML::Node& ref, const std::string& scenario_file, const std::string& key);
-
 // The keys of catalogue model `name` (models/catalogue/NAME.yaml) as a
 // mapping, so that a --set can change one of them; a null node when the
 // catalogue has no model of that name.
 YAML::Node CatalogueModelKeys(const std::string& name);
 
-// Loads a model file (trainsim YAML or Hugging Face config.json).
+// A model reference as written in a scenario: a YAML mapping (inline keys), a
+// catalogue name or a path (.yaml trainsim keys, .json Hugging Face config),
+// or a mapping {file: PATH, accept_unknown_keys: [KEY, ...]} naming the
+// config.json keys trainsim does not model that the user takes, on purpose, as
+// changing nothing (any other such key is exit 2, naming it and its line).
+// `scenario_file` anchors relative paths and error messages.
+ModelSpec ResolveModel(const YAML::Node& ref, const std::string& scenario_file, const std::string& key);
+
+// Loads a model file (trainsim YAML or Hugging Face config.json); a
+// config.json key trainsim does not model is an error.
 Expected<ModelSpec> LoadModelFile(const std::string& path);
+
+// The one-line warning for the config.json keys a scenario accepted unread
+// (ModelSpec::accepted_unknown_keys); "" when there are none.
+std::string AcceptedKeysWarning(const ModelSpec& m);
 
 }  // namespace trainsim

@@ -1,6 +1,7 @@
 #include "sim/core/model_spec.h"
 
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -9,6 +10,7 @@
 
 #include "sim/io/data_paths.h"
 #include "sim/io/model_loader.h"
+#include "sim/io/yaml_reader.h"
 
 namespace trainsim {
 namespace {
@@ -455,6 +457,55 @@ TEST(ModelSpecTest, HuggingFaceKeysCheckedByValue) {
   EXPECT_EQ(scout->MoeLayers(), 16);
   EXPECT_EQ(key(load("llama4_text", l4 + R"(, "moe_layers": [1, 3])")), "moe_layers");
   EXPECT_EQ(key(load("llama4_text", l4 + R"(, "no_rope_layers": [1, 0])")), "no_rope_layers");
+}
+
+}  // namespace
+}  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// A config.json key trainsim does not model loads only where the scenario
+// names it in model.accept_unknown_keys: read as changing nothing, and kept
+// for the warning. A key named there that the file does not leave unread (a
+// typo, a key trainsim reads, a trainsim model file) is exit 2.
+TEST(ModelSpecTest, UnmodelledConfigKeysAcceptedOnPurpose) {
+  const std::string dir = ::testing::TempDir() + "accept_" + std::to_string(::getpid()) + "_";
+  const std::string keys = "{\n\"model_type\": \"llama\",\n\"hidden_size\": 4096,\n\"intermediate_size\": 11008,\n"
+                           "\"num_attention_heads\": 32,\n\"num_hidden_layers\": 32,\n\"vocab_size\": 32000,\n"
+                           "\"rms_norm_eps\": 1e-5";
+  std::ofstream(dir + "plain.json") << keys << "\n}\n";
+  std::ofstream(dir + "gated.json") << keys << ",\n\"attn_output_gate\": true\n}\n";
+  const std::string gated = dir + "gated.json";
+  auto resolve = [&](const std::string& ref) {
+    const YAML::Node node = YAML::Load(ref);
+    return CatchInputErrors<ModelSpec>(dir + "s.yaml", [&] { return ResolveModel(node, dir + "s.yaml", "model"); });
+  };
+  for (const std::string& ref : {gated, "{file: " + gated + "}"}) {
+    auto m = resolve(ref);
+    ASSERT_FALSE(m.ok()) << ref;
+    EXPECT_EQ(m.error().key, "attn_output_gate");
+    EXPECT_EQ(m.error().line, 9);
+    EXPECT_NE(m.error().message.find("accept_unknown_keys: [attn_output_gate]"), std::string::npos) << m.error().message;
+  }
+  auto accepted = resolve("{file: " + gated + ", accept_unknown_keys: [attn_output_gate]}");
+  ASSERT_TRUE(accepted.ok()) << accepted.error().ToString();
+  EXPECT_EQ(accepted->accepted_unknown_keys, std::vector<std::string>{gated + ":9: attn_output_gate"});
+  EXPECT_EQ(accepted->TotalParameters(4096), LoadOk(dir + "plain.json").TotalParameters(4096));
+  EXPECT_NE(AcceptedKeysWarning(*accepted).find(gated + ":9: attn_output_gate"), std::string::npos);
+  EXPECT_EQ(AcceptedKeysWarning(LoadOk(dir + "plain.json")), "");
+
+  auto typo = resolve("{file: " + gated + ", accept_unknown_keys: [attn_output_gat]}");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.error().key, "model.accept_unknown_keys");
+  EXPECT_NE(typo.error().message.find("did you mean 'attn_output_gate'"), std::string::npos) << typo.error().message;
+  auto read = resolve("{file: " + gated + ", accept_unknown_keys: [attn_output_gate, hidden_size]}");
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().key, "model.accept_unknown_keys");
+  auto yaml = resolve("{file: llama2-7b, accept_unknown_keys: [attn_output_gate]}");
+  ASSERT_FALSE(yaml.ok());
+  EXPECT_NE(yaml.error().message.find("trainsim model file"), std::string::npos) << yaml.error().message;
+  EXPECT_FALSE(resolve("{file: " + gated + ", accept_unknown_keys: attn_output_gate}").ok());
 }
 
 }  // namespace

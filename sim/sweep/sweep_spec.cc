@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -15,8 +16,9 @@
 #include <sstream>
 
 #include "sim/io/data_paths.h"
-#include "sim/io/yaml_reader.h"
+#include "sim/io/model_loader.h"
 #include "sim/io/scenario_loader.h"
+#include "sim/io/yaml_reader.h"
 
 namespace trainsim {
 
@@ -603,10 +605,21 @@ SweepSpec Parse(const std::string& text, const std::string& file) {
   return spec;
 }
 
+// Adds the scenario's warning (config.json keys accepted unread) to the
+// spec's, once each.
+void CollectWarning(const Scenario& s, SweepSpec& spec) {
+  const std::string w = AcceptedKeysWarning(s.model);
+  if (!w.empty() && std::find(spec.warnings.begin(), spec.warnings.end(), w) == spec.warnings.end()) {
+    spec.warnings.push_back(w);
+  }
+}
+
 // Each axis value applied alone to the base: a value that is wrong for its
 // key (unknown key, wrong type, not a choice) makes the file bad, rather than
-// filling every row with the same error.
-void CheckAxisValues(const SweepSpec& spec) {
+// filling every row with the same error. The base and each of these collect
+// the warnings.
+void CheckAxisValues(SweepSpec& spec) {
+  if (auto base = ParseScenario(LoadBaseNode(spec), spec.base_file); base.ok()) CollectWarning(*base, spec);
   for (const auto& a : spec.axes) {
     for (size_t v = 0; v < a.values.size(); ++v) {
       InputError err;
@@ -614,7 +627,10 @@ void CheckAxisValues(const SweepSpec& spec) {
         YAML::Node root = LoadBaseNode(spec);
         ApplyOverrides(root, {a.key + "=" + a.yaml[v]});
         auto s = ParseScenario(root, spec.base_file);
-        if (s.ok()) continue;
+        if (s.ok()) {
+          CollectWarning(*s, spec);
+          continue;
+        }
         err = s.error();
       } catch (const InputException& e) {
         err = e.error();

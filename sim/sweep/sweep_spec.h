@@ -64,6 +64,9 @@ struct SweepSpec {
   // then a copy of the parsed base with its values set, parsed by the same
   // loader; without it (a hand-built spec) each point parses base_text.
   std::shared_ptr<const SweepParsed> parsed;
+  // What the user should know before the rows (the base's and each axis
+  // value's warnings, once each): config.json keys accepted unread.
+  std::vector<std::string> warnings;
 
   // Column keys: the axis keys in `axes` order.
   std::vector<std::string> Keys() const;

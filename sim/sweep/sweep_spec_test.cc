@@ -170,3 +170,22 @@ TEST(SweepSpecTest, BaseWithoutModelNamesTheBaseFile) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// A model axis whose config.json has a key accepted unread warns once, before
+// the rows, as `run` does; a sweep without one warns of nothing.
+TEST(SweepSpecTest, AcceptedConfigKeysWarnOnce) {
+  EXPECT_TRUE(ParseSweepSpec(std::string(kInlineBase) + "axes:\n  cluster.nodes: [4, 8]\n", "sw.yaml")->warnings.empty());
+  const std::string gated = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/hf-accepted-key/config.json";
+  auto s = ParseSweepSpec(std::string(kInlineBase) + "axes:\n  model: [llama2-7b, {file: " + gated +
+                              ", accept_unknown_keys: [attn_output_gate]}]\n  cluster.nodes: [4, 8]\n",
+                          "sw.yaml");
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  ASSERT_EQ(s->warnings.size(), 1u);
+  EXPECT_NE(s->warnings[0].find("attn_output_gate"), std::string::npos) << s->warnings[0];
+}
+
+}  // namespace
+}  // namespace trainsim
