@@ -48,7 +48,8 @@ const std::map<QString, Help>& Table() {
       {"parallelism.moe_a2a_overlap", {"Hide the MoE all-to-alls behind compute (Megatron-Core overlap_moe_expert_parallel_comm).",
                                        "the framework's", "framework profile"}},
       {"parallelism.moe_dispatcher", {"How MoE tokens reach their experts: alltoall (one copy per token and expert, NCCL), deepep or "
-                                      "hybridep (one copy per destination node or NVLink domain across the NICs, fanned out over NVLink).",
+                                      "hybridep (one copy per destination node or NVLink domain across the NICs, fanned out over NVLink), allgather "
+                                      "(Megatron-Core's default: every token of the ETP x EP group gathered on each rank, an fp32 reduce-scatter back).",
                                       "the framework's", "framework profile"}},
       {"parallelism.virtual_stages", {"Interleaved pipeline chunks per stage: a smaller bubble for more pipeline sends; 1 is plain 1F1B.",
                                       "1", "you"}},

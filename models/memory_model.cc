@@ -110,6 +110,18 @@ double LayerActivationBytes(const Scenario& sc, const LayerKind& kind, Recompute
   return sb * ((outside + latents) / (p.sequence_parallel ? t : 1) + (inside_attn + inside_mlp + scores) / t + experts);
 }
 
+// The allgather dispatcher's buffers while an MoE layer runs: every token of
+// the ETP x EP group gathered (16-bit, Megatron-Core's global buffer), and
+// at the combine the experts' output scattered back to that shape and its
+// fp32 copy for the reduce-scatter; the backward's gradients take as much.
+// Held by one layer at a time, beside the saved activations.
+double AllGatherDispatchBuffers(const Scenario& sc, double tokens) {
+  const Parallelism& p = sc.parallelism;
+  if (!sc.model.moe.enabled() || p.moe_dispatcher != MoeDispatcher::kAllGather) return 0;
+  const double routed = tokens / (p.sequence_parallel ? p.tensor : 1);
+  return routed * p.expert * p.expert_tensor * sc.model.hidden * (2 + 2 + 4);
+}
+
 }  // namespace
 
 double LayerActivationBytes(const Scenario& sc) { return LayerActivationBytes(sc, sc.model.LayerAt(0), sc.training.recompute); }
@@ -210,6 +222,7 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain)
     if (rank == 0) act += tokens * sc.model.hidden * 2 / (p.sequence_parallel ? p.tensor : 1) * in_flight;
     if (sc.training.recompute == Recompute::kFull) act += largest_none;
     act += largest_recomputed;
+    act += AllGatherDispatchBuffers(sc, tokens);
     if (p.pipeline == 1) act += tokens * double(sc.model.vocab) / p.tensor * sc.framework.cross_entropy_saved_bytes;  // the loss's logits
     m.activations_gib = act / kGiB;
     m.peak_gib_per_gpu = m.weights_gib + m.gradients_gib + m.optimizer_gib + m.activations_gib;

@@ -720,6 +720,110 @@ TEST(MoeDispatcherTest, AnUnknownDispatcherIsBadInputNamingTheKey) {
   EXPECT_NE(s.error().ToString().find("deepep"), std::string::npos) << s.error().ToString();
 }
 
+// Megatron-Core's allgather dispatcher (its default): every rank of the ETP x
+// EP group gathers the group's tokens (16-bit), routing map (bool) and
+// probabilities (fp32), permutes out the rows its experts take, and returns
+// their outputs in an fp32 reduce-scatter; the backward sends the gradients
+// the reverse way, but none for the routing map. No all-to-all, no sort, and
+// the expert GEMMs are the all-to-all dispatcher's.
+TEST(MoeAllGatherTest, GathersTheGroupsTokensAndReduceScattersInFp32) {
+  const Scenario s = Make(kMixtral, {"parallelism.moe_dispatcher=allgather", "parallelism.expert=4"});  // 2 local experts
+  const Workload w = BuildWorkload(s);
+  const PassWork& f = w.layer(0).forward;
+  const double T = 4096, h = 4096, E = 8, ep = 4;
+  const CommOp* tokens = FindComm(f, "moe dispatch all-gather");
+  const CommOp* combine = FindComm(f, "moe combine reduce-scatter");
+  const CommOp* map = FindComm(f, "moe routing map all-gather");
+  const CommOp* probs = FindComm(f, "moe probs all-gather");
+  ASSERT_TRUE(tokens && combine && map && probs);
+  EXPECT_EQ(tokens->kind, CollectiveKind::kAllGather);
+  EXPECT_EQ(tokens->group, CommGroup::kExpert);
+  EXPECT_DOUBLE_EQ(tokens->bytes, T * ep * h * 2);
+  EXPECT_EQ(combine->kind, CollectiveKind::kReduceScatter);
+  EXPECT_DOUBLE_EQ(combine->bytes, T * ep * h * 4);
+  EXPECT_DOUBLE_EQ(map->bytes, T * ep * E);
+  EXPECT_DOUBLE_EQ(probs->bytes, T * ep * E * 4);
+  for (const auto& c : f.comms) EXPECT_NE(c.kind, CollectiveKind::kAllToAll) << c.name;
+  EXPECT_EQ(FindOp(f, "moe sort by expert"), nullptr);
+  const PassWork& b = w.layer(0).backward;
+  ASSERT_TRUE(FindComm(b, "moe dispatch all-gather backward"));
+  EXPECT_EQ(FindComm(b, "moe dispatch all-gather backward")->kind, CollectiveKind::kReduceScatter);
+  EXPECT_EQ(FindComm(b, "moe combine reduce-scatter backward")->kind, CollectiveKind::kAllGather);
+  EXPECT_TRUE(FindComm(b, "moe probs all-gather backward"));
+  EXPECT_FALSE(FindComm(b, "moe routing map all-gather backward"));
+  // The permute reads and writes the rows routed here: top-2 copies of the
+  // rank's tokens on average (forced balance), as the all-to-all delivers.
+  const double rows = T * 2;
+  EXPECT_DOUBLE_EQ(FindOp(f, "moe permute")->bytes, 2 * rows * h * 2);
+  EXPECT_TRUE(FindOp(f, "moe permute")->host_waits);  // the token counts' .cpu() comes first
+  // The unpermute writes every gathered token; the casts around the reduce-scatter.
+  EXPECT_DOUBLE_EQ(FindOp(f, "moe unpermute")->bytes, (rows + T * ep) * h * 2);
+  EXPECT_EQ(FindOp(f, "moe local map")->kernels, s.framework.moe_allgather_local_map_kernels);
+  const Workload a2a = BuildWorkload(Make(kMixtral, {"parallelism.expert=4"}));
+  for (const char* gemm : {"expert fc1", "expert fc2"}) {
+    const Operator* x = FindOp(f, gemm);
+    const Operator* y = FindOp(a2a.layer(0).forward, gemm);
+    ASSERT_TRUE(x && y);
+    EXPECT_DOUBLE_EQ(x->flops, y->flops) << gemm;
+    EXPECT_DOUBLE_EQ(x->m, y->m) << gemm;
+  }
+}
+
+// With ETP the group is ETP x EP: each collective is taken as its EP stage
+// and its ETP stage (ETP innermost), which together move what one collective
+// over the whole group moves per rank; the ETP ranks compute every gathered
+// row routed to their experts, each a 1/ETP slice of the expert.
+TEST(MoeAllGatherTest, TheEtpTimesEpGroupIsAnEpStageAndAnEtpStage) {
+  const Scenario s = Make(kMixtral, {"parallelism.moe_dispatcher=allgather", "parallelism.expert=4", "parallelism.expert_tensor=2"});
+  const PassWork& f = BuildWorkload(s).layer(0).forward;
+  const double T = 4096, h = 4096, ep = 4, etp = 2;
+  const CommOp* ep_stage = FindComm(f, "moe dispatch all-gather");
+  const CommOp* etp_stage = FindComm(f, "moe dispatch etp all-gather");
+  ASSERT_TRUE(ep_stage && etp_stage);
+  EXPECT_EQ(etp_stage->group, CommGroup::kExpertTensor);
+  // Received per rank: (ep - 1) T from the EP stage, (etp - 1) ep T from the ETP stage = (ep etp - 1) T.
+  const double received = (ep_stage->bytes - T * h * 2) + etp_stage->bytes * (etp - 1) / etp;
+  EXPECT_DOUBLE_EQ(received, (ep * etp - 1) * T * h * 2);
+  EXPECT_TRUE(FindComm(f, "moe combine etp reduce-scatter"));
+  EXPECT_DOUBLE_EQ(FindOp(f, "expert fc1")->flops, 2.0 * T * 2 * etp * (2 * 14336 / etp) * h);
+}
+
+// Megatron-Core overlaps only the all-to-all and flex dispatchers' exchange;
+// its allgather dispatcher drops past a capacity without padding to it, and
+// always waits for the token counts; and its gathered buffers are memory one
+// MoE layer at a time holds.
+TEST(MoeAllGatherTest, NoOverlapNoPaddingToCapacityAndItsBuffersInMemory) {
+  auto overlapped = Parse(kMixtral, {"parallelism.moe_dispatcher=allgather", "parallelism.moe_a2a_overlap=true"});
+  ASSERT_FALSE(overlapped.ok());
+  EXPECT_EQ(overlapped.error().key, "parallelism.moe_a2a_overlap");
+  const std::vector<std::string> drop = {"model.moe.forced_balance=false", "model.moe.capacity_factor=1.25"};
+  std::vector<std::string> ag_drop = drop;
+  ag_drop.push_back("parallelism.moe_dispatcher=allgather");
+  const Scenario a2a = Make(kMixtral, drop), ag = Make(kMixtral, ag_drop);
+  EXPECT_DOUBLE_EQ(ExpertLoadFactor(a2a), 1.25);
+  EXPECT_DOUBLE_EQ(ExpertLoadFactor(ag), std::min(1.25, ag.framework.moe_dropless_load_factor));
+  EXPECT_TRUE(FindOp(BuildWorkload(ag).layer(0).forward, "moe permute")->host_waits);
+  const Scenario plain = Make(kMixtral), gathered = Make(kMixtral, {"parallelism.moe_dispatcher=allgather"});
+  const double extra_gib = EstimateMemory(gathered, BuildWorkload(gathered)).activations_gib -
+                           EstimateMemory(plain, BuildWorkload(plain)).activations_gib;
+  EXPECT_NEAR(extra_gib, 4096.0 * 8 * 4096 * 8 / (1 << 30), 1e-9);  // 4096 tokens x EP 8, 16 + 16 + 32 bits per element
+}
+
+// The DES sends the allgather dispatcher's collectives as flows on the links
+// they use: alone, they take the closed form's time.
+TEST(MoeAllGatherTest, DesFlowsAgreeWithTheClosedForm) {
+  const Scenario s = Make(kMixtral, {"model.moe.experts=16", "parallelism.expert=16", "training.global_batch=64",
+                                     "parallelism.moe_dispatcher=allgather"});
+  const SimulationResult des = Simulate(s, SimulateOptions::At(Fidelity::kDes));
+  const SimulationResult ana = Simulate(s, SimulateOptions::At(Fidelity::kAnalytical));
+  ASSERT_GT(des.step_time_s, 0);
+  EXPECT_NEAR(des.step_time_s / ana.step_time_s, 1.0, 0.05);
+  // Top-2 of 16 experts over 16 ranks: gathering all 16 ranks' tokens moves
+  // more than the all-to-all's two copies, so the step is longer.
+  const Scenario a2a = Make(kMixtral, {"model.moe.experts=16", "parallelism.expert=16", "training.global_batch=64"});
+  EXPECT_GT(ana.step_time_s, Simulate(a2a, SimulateOptions::At(Fidelity::kAnalytical)).step_time_s);
+}
+
 // Megatron-Core's recompute_modules: each module re-runs its operators in the
 // backward (a recomputed MoE block its all-to-alls too) and no longer keeps
 // its activations.

@@ -217,6 +217,11 @@ bool ClampsActivationApart(const Scenario& sc) {
 double ExpertLoadFactor(const Scenario& sc) {
   const MoeSpec& moe = sc.model.moe;
   if (moe.forced_balance) return 1.0;
+  // Megatron-Core pads to the capacity in its all-to-all dispatcher alone
+  // (moe_pad_expert_input_to_capacity, which the token-drop recipes set).
+  if (moe.capacity_factor > 0 && sc.parallelism.moe_dispatcher == MoeDispatcher::kAllGather) {
+    return std::min(moe.capacity_factor, sc.framework.moe_dropless_load_factor);
+  }
   if (moe.capacity_factor > 0) return moe.capacity_factor;
   return sc.framework.moe_dropless_load_factor;
 }
@@ -681,6 +686,7 @@ class LayerBuilder {
     CommOp c = Comm(name, CollectiveKind::kAllToAll, CommGroup::kExpert, bytes, false);
     c.engine = CommEngine::kMoeDispatcher;
     c.trip = TokenTrip::kDispatch;
+    c.carries_tokens = true;
     if (c_.p.moe_dispatcher != MoeDispatcher::kAllToAll) {
       c.dedup_top_k = c_.md.moe.top_k;
       c.dedup_experts = c_.md.moe.experts;
@@ -688,29 +694,52 @@ class LayerBuilder {
     return c;
   }
 
-  // The MoE MLP as Megatron-Core runs it with the all-to-all dispatcher: the
-  // router scores the rank's tokens (sequence-sharded under TP), the tokens
-  // are permuted by expert and sent over the EP group, each rank runs its
-  // experts as grouped GEMMs (the ETP group gathers the tokens and splits
-  // each expert's MLP), and the outputs travel back and are combined.
+  // The MoE MLP as Megatron-Core runs it: the router scores the rank's
+  // tokens (sequence-sharded under TP), the dispatcher brings each token to
+  // the EP ranks of its experts, each rank runs its experts as grouped GEMMs
+  // (split over the ETP group), and the outputs travel back and are combined.
   // `norm` is the index of the layer's pre-MLP norm, which a graph of the router takes with it.
   void MoeMlp(PassWork& F, size_t norm) {
-    const ModelSpec& md = c_.md;
-    const MoeSpec& moe = md.moe;
-    const double h = c_.h, E = moe.experts, k = moe.top_k;
-    const double ep = c_.p.expert, etp = c_.p.expert_tensor;
+    const MoeSpec& moe = c_.md.moe;
+    const double h = c_.h, E = moe.experts;
     const double T_moe = c_.T_ln;  // tokens this GPU routes
-    const double load = ExpertLoadFactor(c_.sc);
-    // Megatron-Core's all-to-all dispatcher, not a flex one (DeepEP, HybridEP),
-    // whose kernels count, carry and sort what it does in steps of its own.
-    const bool alltoall = c_.p.moe_dispatcher == MoeDispatcher::kAllToAll;
-    const bool gated = Gated(md.activation);
-    // The kernels the host issues (sim/cost/host_issue.h) are the framework's (moe_kernels).
     const FrameworkProfile& fw = c_.sc.framework;
     F.ops.push_back(GemmOperator("router", T_moe, E, h, false));
     F.ops.push_back(Mem("router softmax top-k", T_moe * E * 4 * 3));
     F.ops.back().kernels = fw.moe_router_kernels;
     Graph(F, norm, kGraphMoeRouter);
+    if (c_.p.moe_dispatcher == MoeDispatcher::kAllGather) {
+      AllGatherDispatch(F);
+    } else {
+      AllToAllDispatch(F);
+    }
+    if (moe.shared_experts > 0) {
+      const size_t shared = F.ops.size();
+      DenseMlp(F, double(moe.shared_experts) * moe.ffn_hidden, "shared ");
+      Graph(F, shared, kGraphMoeRouter);  // captured with the router (Megatron-Core, without moe_shared_expert_overlap)
+      // MoELayer adds the shared experts' output to the routed one, eagerly
+      // after the combine; the backward sums the two branches' input
+      // gradients once (one add each way).
+      F.ops.push_back(Mem("moe shared-expert add", T_moe * h * kAct * 3));
+      F.ops.back().backward_bytes = F.ops.back().bytes;
+    }
+  }
+
+  // Megatron-Core's all-to-all dispatcher (or a flex one: DeepEP, HybridEP):
+  // the tokens are permuted by expert and each routed copy is sent over the
+  // EP group (the ETP group gathers them and splits each expert's MLP), and
+  // the outputs come back the same way.
+  void AllToAllDispatch(PassWork& F) {
+    const MoeSpec& moe = c_.md.moe;
+    const double h = c_.h, E = moe.experts, k = moe.top_k;
+    const double ep = c_.p.expert, etp = c_.p.expert_tensor;
+    const double T_moe = c_.T_ln;
+    const double load = ExpertLoadFactor(c_.sc);
+    // Megatron-Core's all-to-all dispatcher, not a flex one (DeepEP, HybridEP),
+    // whose kernels count, carry and sort what it does in steps of its own.
+    const bool alltoall = c_.p.moe_dispatcher == MoeDispatcher::kAllToAll;
+    // The kernels the host issues (sim/cost/host_issue.h) are the framework's (moe_kernels).
+    const FrameworkProfile& fw = c_.sc.framework;
     // The dispatcher's preprocess counts each rank's and expert's tokens from the routing map.
     const size_t preprocess = F.ops.size();
     F.ops.push_back(Mem("moe preprocess", T_moe * E));
@@ -737,17 +766,14 @@ class LayerBuilder {
     // their dispatch. Small, so mostly the collective's latency.
     if (alltoall) {
       F.comms.push_back(Comm("moe probs all-to-all", CollectiveKind::kAllToAll, CommGroup::kExpert, T_moe * k * 4 * load, false));
+      F.comms.back().carries_tokens = true;
     }
     const double received = T_moe * k * load;  // token copies this rank's experts compute, before ETP
     if (etp > 1) {
       F.comms.push_back(Comm("moe etp all-gather", CollectiveKind::kAllGather, CommGroup::kExpertTensor, received * etp * h * kAct, false));
+      F.comms.back().carries_tokens = true;
     }
     const double local_experts = E / ep;
-    const double tokens_per_expert = received * etp / local_experts;
-    const double ffn_local = moe.ffn_hidden / etp;
-    // Transformer Engine's GroupedLinear runs (and quantizes for) each local
-    // expert on its own: a kernel per expert.
-    const int per_expert = std::max(1, int(local_experts));
     const size_t after_dispatch = F.ops.size();
     // The all-to-all delivers each source rank's tokens in a block of its own,
     // expert by expert: with more than one local expert the dispatcher sorts
@@ -762,26 +788,123 @@ class LayerBuilder {
       F.ops.push_back(Move("moe sort by expert", 2 * expert_rows * (h * kAct + 4)));
       F.ops.back().kernels = fw.moe_sort_kernels;
     }
+    // HybridEP's dispatch writes the tokens already aligned for low-precision
+    // GEMMs (core_v0.16 token_dispatcher.py passes pad_multiple to
+    // hybrid_ep_dispatch); dropping at a capacity pads every expert to it.
+    const bool padded = moe.capacity_factor <= 0 && c_.p.moe_dispatcher != MoeDispatcher::kHybridEp;
+    RoutedExperts(F, expert_rows, padded);
+    if (sorts) {
+      F.ops.push_back(Move("moe unsort by expert", 2 * expert_rows * h * kAct));
+      F.ops.back().kernels = fw.moe_unsort_kernels;
+    }
+    // Dropless routing sizes the dispatch on the host: it waits for the
+    // tokens' counts per expert (a device-to-host sync) before it issues the
+    // all-to-all and what follows. Dropping at a capacity pads every expert's
+    // input to it, so the sizes are known up front.
+    if (moe.capacity_factor <= 0) HostWaitsAt(F, after_dispatch);
+    if (etp > 1) {
+      F.comms.push_back(Comm("moe etp reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kExpertTensor, received * etp * h * kAct, false));
+      F.comms.back().carries_tokens = true;
+    }
+    CommOp combine = dispatch;
+    combine.name = "moe combine all-to-all";
+    combine.trip = TokenTrip::kCombine;
+    F.comms.push_back(combine);
+    F.ops.push_back(Mem("moe unpermute", T_moe * h * kAct * (1 + k)));
+    F.ops.back().kernels = fw.moe_combine_kernels;
+  }
+
+  // Megatron-Core's allgather dispatcher (token_dispatcher.py
+  // MoEAllGatherTokenDispatcher, core_v0.15): every rank of the ETP x EP group
+  // gathers all of the group's tokens with their routing map and
+  // probabilities, keeps the rows routed to its local experts (a permute; the
+  // token counts go to the host first), and after the experts scatters their
+  // outputs back into the gathered shape, reduce-scattered over the same
+  // group in fp32. The group's collectives are taken as an EP stage and an
+  // ETP stage (ETP innermost in the rank layout): the same bytes per rank as
+  // one collective over both.
+  void AllGatherDispatch(PassWork& F) {
+    const MoeSpec& moe = c_.md.moe;
+    const double h = c_.h, E = moe.experts, k = moe.top_k;
+    const double ep = c_.p.expert, etp = c_.p.expert_tensor;
+    const double T_moe = c_.T_ln;
+    const double gathered = T_moe * ep * etp;  // the group's tokens, on every rank
+    const FrameworkProfile& fw = c_.sc.framework;
+    // Each gathered as an EP stage (to T x EP rows) and an ETP stage (to all of
+    // them); the routing map (bool) under no_grad, the probabilities (fp32)
+    // and the tokens with their gradients' reduce-scatter in the backward.
+    auto gather = [&](const OpName& name, double bytes_per_token, bool tokens) {
+      if (ep > 1) {
+        F.comms.push_back(Comm(name + " all-gather", CollectiveKind::kAllGather, CommGroup::kExpert, T_moe * ep * bytes_per_token, false));
+        F.comms.back().carries_tokens = tokens;
+      }
+      if (etp > 1) {
+        F.comms.push_back(Comm(name + " etp all-gather", CollectiveKind::kAllGather, CommGroup::kExpertTensor, gathered * bytes_per_token, false));
+        F.comms.back().carries_tokens = tokens;
+      }
+    };
+    gather("moe routing map", E, false);
+    gather("moe probs", E * 4, true);
+    gather("moe dispatch", h * kAct, true);
+    const double expert_rows = T_moe * k * ExpertLoadFactor(c_.sc) * etp;  // the gathered copies routed to this rank's experts
+    const size_t after_gather = F.ops.size();
+    F.ops.push_back(Mem("moe local map", gathered * E * (2 * 1 + 2 * 4)));
+    F.ops.back().kernels = fw.moe_allgather_local_map_kernels;
+    // The permute reads the routed rows out of the gathered tokens (grouped
+    // by expert as it writes them: no sort).
+    F.ops.push_back(Move("moe permute", 2 * expert_rows * h * kAct));
+    F.ops.back().kernels = fw.moe_dispatch_kernels;
+    // The token counts reach the host (.cpu()) before the permute is sized,
+    // dropping or not; and only the all-to-all dispatcher pads to a capacity.
+    HostWaitsAt(F, after_gather + 1);
+    RoutedExperts(F, expert_rows, true);
+    // The unpermute writes every gathered token (zero where none of its
+    // experts is local), cast to fp32 for the reduce-scatter and back after it.
+    F.ops.push_back(Mem("moe unpermute", (expert_rows + gathered) * h * kAct));
+    F.ops.back().kernels = fw.moe_combine_kernels;
+    F.ops.push_back(Mem("moe combine fp32 casts", gathered * h * (kAct + 4) + T_moe * h * (4 + kAct)));
+    F.ops.back().kernels = fw.moe_allgather_combine_cast_kernels;
+    if (etp > 1) {
+      F.comms.push_back(Comm("moe combine etp reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kExpertTensor, gathered * h * 4, false));
+      F.comms.back().carries_tokens = true;
+    }
+    if (ep > 1) {
+      F.comms.push_back(Comm("moe combine reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kExpert, T_moe * ep * h * 4, false));
+      F.comms.back().carries_tokens = true;
+    }
+  }
+
+  // The routed experts of this rank on `expert_rows` token copies: Transformer
+  // Engine's GroupedLinear runs (and quantizes for) each local expert on its
+  // own, a kernel per expert.
+  void RoutedExperts(PassWork& F, double expert_rows, bool pads_low_precision) {
+    const ModelSpec& md = c_.md;
+    const MoeSpec& moe = md.moe;
+    const double h = c_.h;
+    const double local_experts = moe.experts / double(c_.p.expert);
+    const double tokens_per_expert = expert_rows / local_experts;
+    const double ffn_local = moe.ffn_hidden / double(c_.p.expert_tensor);
+    const bool gated = Gated(md.activation);
+    const FrameworkProfile& fw = c_.sc.framework;
+    const int per_expert = std::max(1, int(local_experts));
     // Low-precision GEMMs take each expert's rows in multiples of 16 (32 for
-    // the block formats): a dropless router's counts are not, so Megatron-Core's
+    // the block formats): a router's counts are not, so Megatron-Core's
     // TEGroupedMLP copies the tokens (and their probabilities) into padded
     // buffers and the output back out (TE Fp8Padding / Fp8Unpadding; core_v0.15
     // experts.py, unless moe_router_padding_for_fp8, which the recipes leave
-    // off). Dropping at a capacity fills every expert to it; HybridEP's
-    // dispatch writes the tokens already aligned (core_v0.16 token_dispatcher.py
-    // passes pad_multiple to hybrid_ep_dispatch), leaving nothing to copy.
-    const bool padded = IsLowPrecision(c_.prec) && moe.capacity_factor <= 0 && c_.p.moe_dispatcher != MoeDispatcher::kHybridEp;
+    // off), unless the dispatcher delivered them aligned.
+    const bool padded = IsLowPrecision(c_.prec) && pads_low_precision;
     const double expert_rows_bytes = expert_rows * h * kAct;
     if (padded) {
       F.ops.push_back(Move("moe fp8 padding", 2 * expert_rows_bytes));
       F.ops.back().kernels = 2;
     }
     const int expert_casts = GroupedCastKernels(c_.prec, c_.scaling, per_expert);
-    F.ops.push_back(Mem("fp8 cast (expert input)", c_.cast * received * etp * h));
+    F.ops.push_back(Mem("fp8 cast (expert input)", c_.cast * expert_rows * h));
     F.ops.back().kernels = F.ops.back().cast_kernels = expert_casts;
     F.ops.push_back(GemmOperator("expert fc1", tokens_per_expert, (gated ? 2 : 1) * ffn_local, h, true, local_experts));
     F.ops.back().kernels = per_expert;
-    AddActivation(F, OpName("expert ") + ActivationName(), received * etp * ffn_local, expert_casts);
+    AddActivation(F, OpName("expert ") + ActivationName(), expert_rows * ffn_local, expert_casts);
     F.ops.push_back(GemmOperator("expert fc2", tokens_per_expert, h, ffn_local, true, local_experts));
     F.ops.back().kernels = per_expert;
     if (padded) F.ops.push_back(Move("moe fp8 unpadding", 2 * expert_rows_bytes));
@@ -793,40 +916,17 @@ class LayerBuilder {
       F.ops.back().backward_bytes = elems * fw.moe_expert_bias_backward_bytes;
       F.ops.back().kernels = per_expert * fw.moe_expert_bias_kernels;
     }
-    if (sorts) {
-      F.ops.push_back(Move("moe unsort by expert", 2 * expert_rows * h * kAct));
-      F.ops.back().kernels = fw.moe_unsort_kernels;
-    }
-    // Dropless routing sizes the dispatch on the host: it waits for the
-    // tokens' counts per expert (a device-to-host sync) before it issues the
-    // all-to-all and what follows. Dropping at a capacity pads every expert's
-    // input to it, so the sizes are known up front.
-    if (moe.capacity_factor <= 0) {
-      for (size_t i = after_dispatch; i < F.ops.size(); ++i) {
-        if (F.ops[i].flops > 0 || F.ops[i].bytes > 0) {  // the first that stays (an op without work is dropped)
-          F.ops[i].host_waits = true;
-          break;
-        }
+  }
+
+  // The host waits for the GPU (a device-to-host copy of the token counts)
+  // before it issues the first operator from `begin` on that does work (an
+  // operator without work is dropped).
+  static void HostWaitsAt(PassWork& F, size_t begin) {
+    for (size_t i = begin; i < F.ops.size(); ++i) {
+      if (F.ops[i].flops > 0 || F.ops[i].bytes > 0) {
+        F.ops[i].host_waits = true;
+        break;
       }
-    }
-    if (etp > 1) {
-      F.comms.push_back(Comm("moe etp reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kExpertTensor, received * etp * h * kAct, false));
-    }
-    CommOp combine = dispatch;
-    combine.name = "moe combine all-to-all";
-    combine.trip = TokenTrip::kCombine;
-    F.comms.push_back(combine);
-    F.ops.push_back(Mem("moe unpermute", T_moe * h * kAct * (1 + k)));
-    F.ops.back().kernels = fw.moe_combine_kernels;
-    if (moe.shared_experts > 0) {
-      const size_t shared = F.ops.size();
-      DenseMlp(F, double(moe.shared_experts) * moe.ffn_hidden, "shared ");
-      Graph(F, shared, kGraphMoeRouter);  // captured with the router (Megatron-Core, without moe_shared_expert_overlap)
-      // MoELayer adds the shared experts' output to the routed one, eagerly
-      // after the combine; the backward sums the two branches' input
-      // gradients once (one add each way).
-      F.ops.push_back(Mem("moe shared-expert add", T_moe * h * kAct * 3));
-      F.ops.back().backward_bytes = F.ops.back().bytes;
     }
   }
 
@@ -903,11 +1003,10 @@ class LayerBuilder {
         }
       }
     }
-    // What carries tokens comes back as their gradients: the EP group's
-    // all-to-alls and the ETP group's collectives (not the token counts).
+    // What carries tokens comes back as their gradients (CommOp::carries_tokens):
+    // the dispatch and combine, the probabilities, the ETP collectives.
     for (auto it = F.comms.rbegin(); it != F.comms.rend(); ++it) {
-      const bool tokens = (it->group == CommGroup::kExpert && it->kind == CollectiveKind::kAllToAll) || it->group == CommGroup::kExpertTensor;
-      if (!tokens) continue;
+      if (!it->carries_tokens) continue;
       CommOp back = *it;
       back.name += " backward";
       // The reverse of a gather is a reduce-scatter and vice versa.

@@ -117,6 +117,10 @@ struct CommOp {
   // DeepEP's two kernels run at different rates where they leave its design
   // (FrameworkProfile::deepep_max_nvlink_peers).
   TokenTrip trip = TokenTrip::kNone;
+  // MoE tokens (or their routing probabilities) on their way to or from the
+  // experts: the backward sends their gradients back the same way (the
+  // reverse collective). Token counts and the routing map have none.
+  bool carries_tokens = false;
 };
 
 // Work of one pass (forward, backward or recompute) of one unit for one micro batch.
@@ -248,6 +252,8 @@ struct Workload {
 // balanced router: 1 when the run forced balance, the capacity factor when
 // tokens are dropped (and padded to capacity), else the framework's estimate
 // of a dropless router's most-loaded expert (the all-to-all waits for it).
+// The allgather dispatcher drops past the capacity without padding: the
+// smaller of the two.
 double ExpertLoadFactor(const Scenario& s);
 
 // A GEMM operator of m x n x k, `batch` of them: its FLOPs and the HBM bytes

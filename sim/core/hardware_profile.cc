@@ -94,7 +94,7 @@ std::string ToString(DataSharding d) { return DataShardingNames()[size_t(d)]; }
 DataSharding DataShardingNamed(const std::string& name) { return Named(DataShardingNames(), name, DataSharding::kNone); }
 
 const std::vector<std::string>& MoeDispatcherNames() {
-  static const std::vector<std::string> names = {"alltoall", "deepep", "hybridep"};
+  static const std::vector<std::string> names = {"alltoall", "deepep", "hybridep", "allgather"};
   return names;
 }
 

@@ -130,8 +130,11 @@ DataSharding DataShardingNamed(const std::string& name);
 // row per (token, expert) pair in an NCCL all-to-all. The flex dispatcher's
 // DeepEP and HybridEP kernels send a token across the NICs once per NVLink
 // domain that holds any of its experts (to the same-index GPU there) and over
-// NVLink once per destination GPU, and hold SMs while they run.
-enum class MoeDispatcher { kAllToAll, kDeepEp, kHybridEp };
+// NVLink once per destination GPU, and hold SMs while they run. kAllGather
+// (allgather, Megatron-Core's own default) gathers every token of the ETP x EP
+// group onto each rank, keeps those routed to its experts, and returns their
+// outputs in an fp32 reduce-scatter over the same group.
+enum class MoeDispatcher { kAllToAll, kDeepEp, kHybridEp, kAllGather };
 // The names profiles and scenarios use, in enum order.
 const std::vector<std::string>& MoeDispatcherNames();
 std::string ToString(MoeDispatcher d);
@@ -423,9 +426,12 @@ struct FrameworkProfile {
   // DeepEP and HybridEP backends count the tokens inside their own kernels)
   // and permute; the all-to-all dispatcher's sort of the received tokens by
   // local expert and its unsort; the combine's unpermute (the backward
-  // launches as many).
+  // launches as many). The allgather dispatcher's own: the local routing map,
+  // probabilities and token counts it cuts from the gathered ones, and the
+  // fp32 casts around its reduce-scatter.
   int moe_router_kernels = 1, moe_preprocess_kernels = 1, moe_flex_preprocess_kernels = 1, moe_dispatch_kernels = 1,
       moe_combine_kernels = 1;
+  int moe_allgather_local_map_kernels = 1, moe_allgather_combine_cast_kernels = 1;
   int moe_sort_kernels = 1, moe_unsort_kernels = 1;
   int moe_expert_bias_kernels = 1;  // per local expert, for fc2's bias where it is a pass of its own
   // Software containers this profile describes (e.g. "nvcr.io/nvidia/nemo:24.12"):

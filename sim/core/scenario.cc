@@ -127,6 +127,10 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
     if (par.tensor > 1 && !par.sequence_parallel) {
       return fail("parallelism.sequence_parallel", "a mixture of experts with tensor parallelism needs sequence_parallel (Megatron-Core requires it)");
     }
+    if (par.moe_dispatcher == MoeDispatcher::kAllGather && par.moe_a2a_overlap && par.expert > 1) {
+      return fail("parallelism.moe_a2a_overlap", "overlaps the all-to-all and flex dispatchers' token exchange, not the allgather "
+                                                 "dispatcher's collectives (Megatron-Core asserts it): set it false or use another moe_dispatcher");
+    }
     // DeepEP's internode kernels reach a fixed number of NVLink domains: past it the run stops at an assertion.
     const int max_domains = s.framework.deepep_max_rdma_peers;
     if (par.moe_dispatcher == MoeDispatcher::kDeepEp && max_domains > 0 && par.expert > 1) {

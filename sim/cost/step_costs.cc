@@ -13,7 +13,8 @@ namespace trainsim {
 
 int MoeDispatcherSms(const Scenario& s) {
   switch (s.parallelism.moe_dispatcher) {
-    case MoeDispatcher::kAllToAll: return s.framework.nccl_overlap_sms;
+    case MoeDispatcher::kAllToAll:
+    case MoeDispatcher::kAllGather: return s.framework.nccl_overlap_sms;
     case MoeDispatcher::kDeepEp: return s.framework.deepep_sms;
     case MoeDispatcher::kHybridEp: return s.framework.hybridep_sms;
   }

@@ -241,7 +241,10 @@ class DesRun {
     Flows a2a = p_.moe_a2a_overlap ? std::move(started) : StartLayerFlows(st, op.chunk, op.forward, CommGroup::kExpert);
     if (!a2a.active) return;
     const double end = a2a.Wait();
-    if (recording_) Record(StageTrack(st, "ep"), "moe all-to-all", "ep", a2a.start_s, end, FlowArgs(a2a, PassArgs(op, vs)));
+    if (recording_) {
+      const char* name = p_.moe_dispatcher == MoeDispatcher::kAllGather ? "moe all-gather / reduce-scatter" : "moe all-to-all";
+      Record(StageTrack(st, "ep"), name, "ep", a2a.start_s, end, FlowArgs(a2a, PassArgs(op, vs)));
+    }
   }
 
   // Activations (or their gradients) of one micro batch from stage a to stage b.

@@ -417,6 +417,8 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
     f.moe_sort_kernels = k->PositiveInt("sort", f.moe_sort_kernels);
     f.moe_unsort_kernels = k->PositiveInt("unsort", f.moe_unsort_kernels);
     f.moe_expert_bias_kernels = k->PositiveInt("expert_bias", f.moe_expert_bias_kernels);
+    f.moe_allgather_local_map_kernels = k->PositiveInt("allgather_local_map", f.moe_allgather_local_map_kernels);
+    f.moe_allgather_combine_cast_kernels = k->PositiveInt("allgather_combine_casts", f.moe_allgather_combine_cast_kernels);
     k->Finish();
   }
   f.expert_tensor_follows_tensor = m.Choice("expert_tensor", {"1", "tensor"}, f.expert_tensor_follows_tensor ? "tensor" : "1") == "tensor";

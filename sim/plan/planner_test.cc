@@ -283,7 +283,7 @@ TEST(PlanCliTest, BadInputIsOneLineAndExitTwo) {
             "trainsim plan: --objective: 'speed' is not one of: time, cost\n");
   EXPECT_EQ(status, 2);
   EXPECT_EQ(RunCli(std::string("plan ") + TRAINSIM_SOURCE_DIR + "/examples/moe/mixtral-8x7b-8n-8nic.yaml --moe-dispatchers alltoall,deeperp", status),
-            "trainsim plan: --moe-dispatchers: 'deeperp' is not one of: alltoall, deepep, hybridep\n");
+            "trainsim plan: --moe-dispatchers: 'deeperp' is not one of: alltoall, deepep, hybridep, allgather\n");
   EXPECT_EQ(status, 2);
   EXPECT_EQ(RunCli(std::string("plan ") + TRAINSIM_SOURCE_DIR + "/examples/moe/mixtral-8x7b-8n-8nic.yaml --moe-a2a-overlap yes", status),
             "trainsim plan: --moe-a2a-overlap: 'yes' is not one of: off, on\n");
