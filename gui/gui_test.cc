@@ -156,6 +156,27 @@ class GuiTest : public QObject {
     QVERIFY(!form.configuration().yaml.contains(QLatin1String("context")));
   }
 
+  // The expert groups and the dispatcher are fields too: what the form sets
+  // is what `--set` would, and left alone they stay out of the document.
+  void formSetsExpertParallelism() {
+    QString yaml = ScenarioForm::DefaultScenarioYaml();
+    yaml.replace(QStringLiteral("model: llama2-7b\n"), QStringLiteral("model: mixtral-8x7b\n"));
+    ScenarioForm form;
+    form.SetConfiguration(Configuration{yaml, QString()});
+    QCOMPARE(Field<QSpinBox>(&form, "parallelism.expert")->value(), 1);
+    QCOMPARE(Field<QSpinBox>(&form, "parallelism.expert_tensor")->text(), QStringLiteral("framework default"));
+    QCOMPARE(Field<QComboBox>(&form, "parallelism.moe_dispatcher")->currentText(), QStringLiteral("default"));
+    QVERIFY(!form.configuration().yaml.contains(QLatin1String("dispatcher")));
+    Field<QSpinBox>(&form, "parallelism.expert")->setValue(8);
+    Field<QComboBox>(&form, "parallelism.moe_dispatcher")->setCurrentText(QStringLiteral("allgather"));
+    QVERIFY2(form.IsValid(), qPrintable(form.ValidationMessage()));
+    const Expected<Scenario> s = ParseConfiguration(form.configuration());
+    QVERIFY(s.ok());
+    QCOMPARE(s->parallelism.expert, 8);
+    QVERIFY(s->parallelism.moe_dispatcher == MoeDispatcher::kAllGather);
+    QVERIFY(!form.configuration().yaml.contains(QLatin1String("expert_tensor")));
+  }
+
   void formKeepsInlineModel() {
     QString yaml = ScenarioForm::DefaultScenarioYaml();
     yaml.replace(QStringLiteral("model: llama2-7b\n"),

@@ -17,6 +17,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "sim/core/hardware_profile.h"
 #include "sim/core/split.h"
 #include "sim/io/data_paths.h"
 
@@ -127,6 +128,13 @@ ScenarioForm::ScenarioForm(QWidget* parent) : QWidget(parent) {
   const QStringList tri{tr("default"), QStringLiteral("true"), QStringLiteral("false")};
   AddCombo("parallelism.sequence_parallel", tr("Sequence parallel"), tri, false, tr("default"));
   AddCombo("parallelism.distributed_optimizer", tr("Distributed optimizer"), tri, false, tr("default"));
+  // Mixtures of experts: the expert groups and how tokens reach them.
+  AddSpin("parallelism.expert", tr("&Expert (EP)"), 1, 1024, 1);
+  AddSpin("parallelism.expert_tensor", tr("Expert tensor (ETP)"), 0, 1024, 0, tr("framework default"));
+  QStringList dispatchers{tr("default")};
+  for (const auto& d : MoeDispatcherNames()) dispatchers << QString::fromStdString(d);
+  AddCombo("parallelism.moe_dispatcher", tr("MoE dispatcher"), dispatchers, false, tr("default"));
+  AddCombo("parallelism.moe_a2a_overlap", tr("MoE all-to-all overlap"), tri, false, tr("default"));
 
   section(tr("Training"));
   AddSpin("training.seq_len", tr("Sequence length"), 1, 1 << 24, 4096);

@@ -755,7 +755,11 @@ class LayerBuilder {
     F.ops.push_back(Move("moe permute", T_moe * h * kAct * (1 + k)));
     F.ops.back().kernels = fw.moe_dispatch_kernels;
     // Each routed copy of a token travels to its expert's EP rank (1/ep of
-    // them stay), at the busiest rank's load.
+    // them stay), at the busiest rank's load, in 16 bits whatever the GEMMs'
+    // precision: Megatron-Core's dispatchers quantize after the dispatch
+    // (fused_a2a.py, core_v0.16-v0.19: HybridEP's fp8_dispatch is fixed False,
+    // "we do not support fp8 dispatch"; NVIDIA's DeepSeek-V3 GB200 guide found
+    // DeepEP's fp8 dispatch a loss once its re-quantizing kernels are counted).
     const double dispatch_bytes = T_moe * k * h * kAct * load;
     const CommOp dispatch = TokenDispatch("moe dispatch all-to-all", dispatch_bytes);
     F.comms.push_back(dispatch);
