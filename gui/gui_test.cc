@@ -177,6 +177,30 @@ class GuiTest : public QObject {
     QVERIFY(!form.configuration().yaml.contains(QLatin1String("expert_tensor")));
   }
 
+  // A config.json with keys accepted unread shows its file, runs with the
+  // warning in the outcome, and stays a mapping until another model is chosen.
+  void formKeepsAcceptedConfigKeys() {
+    QString yaml = ScenarioForm::DefaultScenarioYaml();
+    const QString gated = QStringLiteral(TRAINSIM_SOURCE_DIR "/tests/data/hf-accepted-key/config.json");
+    yaml.replace(QStringLiteral("model: llama2-7b\n"),
+                 QStringLiteral("model:\n  file: %1\n  accept_unknown_keys: [attn_output_gate]\n").arg(gated));
+    ScenarioForm form;
+    form.SetConfiguration(Configuration{yaml, QString()});
+    QVERIFY2(form.IsValid(), qPrintable(form.ValidationMessage()));
+    QVERIFY(Field<QComboBox>(&form, "model")->currentText().startsWith(gated));
+    Field<QSpinBox>(&form, "cluster.nodes")->setValue(2);
+    QVERIFY(form.configuration().yaml.contains(QLatin1String("accept_unknown_keys")));
+    RunOptions quick;
+    quick.fidelity = Fidelity::kAnalytical;
+    quick.scaling_nodes.clear();
+    quick.heat_tensor.clear();
+    quick.heat_pipeline.clear();
+    const ConfigOutcome o = RunConfiguration(form.configuration(), quick, [](double) { return true; }, nullptr);
+    QVERIFY(o.model_warning.contains(QLatin1String("attn_output_gate")));
+    Field<QComboBox>(&form, "model")->setCurrentText(QStringLiteral("llama2-7b"));
+    QVERIFY(!form.configuration().yaml.contains(QLatin1String("accept_unknown_keys")));
+  }
+
   void formKeepsInlineModel() {
     QString yaml = ScenarioForm::DefaultScenarioYaml();
     yaml.replace(QStringLiteral("model: llama2-7b\n"),

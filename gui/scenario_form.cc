@@ -27,6 +27,7 @@ namespace {
 
 // Marks the model combo entry that stands for inline model keys in the document.
 const QString kInlineModel = QStringLiteral("(inline model keys)");
+const QString kMappingItem = QStringLiteral("mapping");  // the item data of the model combo's mapping entry
 
 // yaml-cpp rebinds a Node variable on assignment, so the walks below pass
 // fresh handles down by value instead of reassigning one.
@@ -253,14 +254,20 @@ void ScenarioForm::AddModelField() {
   Field f;
   f.key = "model";
   f.widget = combo;
+  // A mapping (inline keys, or a config.json with keys accepted unread) shows
+  // as one item of its own, marked in its data: left alone, the document keeps it.
   f.show = [combo](const YAML::Node& n) {
-    const int inline_index = combo->findText(kInlineModel);
+    const int mapping_index = combo->findData(kMappingItem);
+    if (mapping_index >= 0) combo->removeItem(mapping_index);
     if (n.IsMap()) {
-      if (inline_index < 0) combo->insertItem(0, kInlineModel);
-      combo->setCurrentIndex(combo->findText(kInlineModel));
+      const YAML::Node file = n["file"];
+      const bool has_file = file.IsDefined() && file.IsScalar();
+      const QString label =
+          has_file ? QStringLiteral("%1 (accepting unknown keys)").arg(QString::fromStdString(file.Scalar())) : kInlineModel;
+      combo->insertItem(0, label, kMappingItem);
+      combo->setCurrentIndex(0);
       return;
     }
-    if (inline_index >= 0) combo->removeItem(inline_index);
     const QString v = n.IsScalar() ? QString::fromStdString(n.Scalar()) : QString();
     const int i = combo->findText(v);
     if (i >= 0) combo->setCurrentIndex(i);
