@@ -267,6 +267,30 @@ TEST(MoeWorkloadTest, ActivationClampIsPassesBeforeTheActivation) {
   EXPECT_EQ(FindOp(BuildWorkload(fused).layer(0).forward, "expert swiglu clamp"), nullptr);
 }
 
+// GPT-OSS's YaRN rotary runs unfused under Megatron-Bridge (its position
+// type is not "rope", so provide() turns the fusion off): the recipe's profile
+// prices the eager passes over the queries and keys, with a backward of its
+// own kernel count; Mixtral's plain RoPE keeps the fused kernel.
+TEST(MoeWorkloadTest, GptOssYarnRotaryIsEagerUnderMegatronBridge) {
+  const Scenario s = Make(kMixtral, {"training.framework=megatron-bridge-gpt-oss-120b"});
+  const FrameworkProfile::EagerElementwise& e = s.framework.eager_rotary;
+  ASSERT_TRUE(e.Set());
+  ASSERT_GT(e.backward_kernels, 0);
+  ASSERT_NE(e.backward_kernels, e.kernels);
+  const Workload w = BuildWorkload(s);
+  const double qk = 4096.0 * (32 + 8) * 128;  // tokens x (query + key heads) x head dim
+  const Operator* f = FindOp(w.layer(0).forward, "rotary");
+  const Operator* b = FindOp(w.layer(0).backward, "rotary backward");
+  ASSERT_TRUE(f && b);
+  EXPECT_DOUBLE_EQ(f->bytes, qk * e.forward_bytes);
+  EXPECT_EQ(f->kernels, e.kernels);
+  EXPECT_DOUBLE_EQ(b->bytes, qk * e.backward_bytes);
+  EXPECT_EQ(b->kernels, e.backward_kernels);
+  const Workload fused = BuildWorkload(Make(kMixtral, {"training.framework=megatron-bridge-perf"}));
+  EXPECT_DOUBLE_EQ(FindOp(fused.layer(0).forward, "rotary")->bytes, qk * 2 * 2);
+  EXPECT_EQ(FindOp(fused.layer(0).backward, "rotary backward")->kernels, 1);
+}
+
 // Recomputing the experts' activation (moe_act) frees each routed copy's fc2
 // input whatever the expert tensor split: ETP gathers ETP x the tokens at
 // 1/ETP of the width, the same bytes per GPU.

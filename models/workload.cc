@@ -631,6 +631,7 @@ class LayerBuilder {
     o.bytes += elems * e.forward_bytes - fused_bytes;
     o.backward_bytes = elems * e.backward_bytes;
     o.kernels = e.kernels + o.cast_kernels;
+    o.backward_kernels = e.backward_kernels;
     return o;
   }
 

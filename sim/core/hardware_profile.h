@@ -368,6 +368,7 @@ struct FrameworkProfile {
     double forward_bytes = 0;
     double backward_bytes = 0;
     int kernels = 0;
+    int backward_kernels = 0;  // 0: as many as the forward's
     bool Set() const { return forward_bytes > 0; }
     bool operator==(const EagerElementwise&) const = default;
   };

@@ -370,6 +370,7 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
         e.forward_bytes = o->PositiveDouble("forward", BaseValue(e.forward_bytes));
         e.backward_bytes = o->PositiveDouble("backward", BaseValue(e.backward_bytes));
         e.kernels = o->PositiveInt("kernels", BaseValue(e.kernels));
+        if (o->Has("backward_kernels")) e.backward_kernels = o->PositiveInt("backward_kernels");
         o->Finish();
       }
     };
