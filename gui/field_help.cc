@@ -133,7 +133,7 @@ QString HelpPageHtml() {
       "those runs. Megatron-LM on A100 and NeMo on H100 (27 runs, 2021-24): mean absolute step-time error 2.8%, "
       "largest 7.3%. Of 154 runs from 2024-26: dense models on H100 3.2% (largest 9.0%), LoRA fine-tuning 4.1%; "
       "dense models on B200 and GB200 8.0%, mostly predicted fast (their attention and memory-bound rates are "
-      "estimates until calibrated on one); mixtures of experts 10% on H100 and 15% on Blackwell, mostly fast "
+      "estimates until calibrated on one); mixtures of experts 10% on H100 and 14% on Blackwell, mostly fast "
       "(README.md, accuracy). The headline under the results gives each configuration's own track record: the "
       "published runs of its GPU, kind and (where enough) precision, predicted now; and, where the GPU waits 2% of the "
       "step or more for the host to issue kernels (fine-grained experts), that share and the host cost per kernel it "
