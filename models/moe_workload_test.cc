@@ -799,7 +799,8 @@ TEST(MoeAllGatherTest, GathersTheGroupsTokensAndReduceScattersInFp32) {
 // row routed to their experts, each a 1/ETP slice of the expert.
 TEST(MoeAllGatherTest, TheEtpTimesEpGroupIsAnEpStageAndAnEtpStage) {
   const Scenario s = Make(kMixtral, {"parallelism.moe_dispatcher=allgather", "parallelism.expert=4", "parallelism.expert_tensor=2"});
-  const PassWork& f = BuildWorkload(s).layer(0).forward;
+  const Workload w = BuildWorkload(s);
+  const PassWork& f = w.layer(0).forward;
   const double T = 4096, h = 4096, ep = 4, etp = 2;
   const CommOp* ep_stage = FindComm(f, "moe dispatch all-gather");
   const CommOp* etp_stage = FindComm(f, "moe dispatch etp all-gather");
