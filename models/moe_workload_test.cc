@@ -523,6 +523,11 @@ TEST(MoeWorkloadTest, AGraphedMoeLayerNeedsTokenDrop) {
   EXPECT_NE(dropless.error().ToString().find("training.framework"), std::string::npos) << dropless.error().ToString();
   EXPECT_NE(dropless.error().ToString().find("capacity_factor"), std::string::npos) << dropless.error().ToString();
   EXPECT_TRUE(Parse(kMixtral, {graphed, "model.moe.forced_balance=false", "model.moe.capacity_factor=1.0"}).ok());
+  // Only the all-to-all dispatcher pads to the capacity.
+  auto unpadded = Parse(kMixtral, {graphed, "model.moe.forced_balance=false", "model.moe.capacity_factor=1.0",
+                                   "parallelism.moe_dispatcher=deepep"});
+  ASSERT_FALSE(unpadded.ok());
+  EXPECT_NE(unpadded.error().ToString().find("training.framework"), std::string::npos) << unpadded.error().ToString();
 }
 
 TEST(MoeWorkloadTest, FirstDenseLayersAreTheirOwnKind) {
@@ -828,6 +833,14 @@ TEST(MoeAllGatherTest, NoOverlapNoPaddingToCapacityAndItsBuffersInMemory) {
   EXPECT_DOUBLE_EQ(ExpertLoadFactor(a2a), 1.25);
   EXPECT_DOUBLE_EQ(ExpertLoadFactor(ag), std::min(1.25, ag.framework.moe_dropless_load_factor));
   EXPECT_TRUE(FindOp(BuildWorkload(ag).layer(0).forward, "moe permute")->host_waits);
+  EXPECT_TRUE(a2a.pads_experts_to_capacity());
+  EXPECT_FALSE(ag.pads_experts_to_capacity());
+  // Megatron-Core's flex dispatcher refuses padding to the capacity: its experts take what the router kept.
+  std::vector<std::string> flex_drop = drop;
+  flex_drop.push_back("parallelism.moe_dispatcher=deepep");
+  const Scenario flex = Make(kMixtral, flex_drop);
+  EXPECT_FALSE(flex.pads_experts_to_capacity());
+  EXPECT_DOUBLE_EQ(ExpertLoadFactor(flex), std::min(1.25, flex.framework.moe_dropless_load_factor));
   const Scenario plain = Make(kMixtral), gathered = Make(kMixtral, {"parallelism.moe_dispatcher=allgather"});
   const double extra_gib = EstimateMemory(gathered, BuildWorkload(gathered)).activations_gib -
                            EstimateMemory(plain, BuildWorkload(plain)).activations_gib;

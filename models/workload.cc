@@ -217,12 +217,8 @@ bool ClampsActivationApart(const Scenario& sc) {
 double ExpertLoadFactor(const Scenario& sc) {
   const MoeSpec& moe = sc.model.moe;
   if (moe.forced_balance) return 1.0;
-  // Megatron-Core pads to the capacity in its all-to-all dispatcher alone
-  // (moe_pad_expert_input_to_capacity, which the token-drop recipes set).
-  if (moe.capacity_factor > 0 && sc.parallelism.moe_dispatcher == MoeDispatcher::kAllGather) {
-    return std::min(moe.capacity_factor, sc.framework.moe_dropless_load_factor);
-  }
-  if (moe.capacity_factor > 0) return moe.capacity_factor;
+  if (sc.pads_experts_to_capacity()) return moe.capacity_factor;
+  if (moe.capacity_factor > 0) return std::min(moe.capacity_factor, sc.framework.moe_dropless_load_factor);
   return sc.framework.moe_dropless_load_factor;
 }
 
@@ -760,7 +756,7 @@ class LayerBuilder {
     // precision: Megatron-Core's dispatchers quantize after the dispatch
     // (fused_a2a.py, core_v0.16-v0.19: HybridEP's fp8_dispatch is fixed False,
     // "we do not support fp8 dispatch"; NVIDIA's DeepSeek-V3 GB200 guide found
-    // DeepEP's fp8 dispatch a loss once its re-quantizing kernels are counted).
+    // DeepEP's fp8 dispatch's saving offset by the kernels that re-quantize).
     const double dispatch_bytes = T_moe * k * h * kAct * load;
     const CommOp dispatch = TokenDispatch("moe dispatch all-to-all", dispatch_bytes);
     F.comms.push_back(dispatch);
@@ -795,18 +791,17 @@ class LayerBuilder {
     }
     // HybridEP's dispatch writes the tokens already aligned for low-precision
     // GEMMs (core_v0.16 token_dispatcher.py passes pad_multiple to
-    // hybrid_ep_dispatch); dropping at a capacity pads every expert to it.
-    const bool padded = moe.capacity_factor <= 0 && c_.p.moe_dispatcher != MoeDispatcher::kHybridEp;
+    // hybrid_ep_dispatch); padding to a capacity fills every expert to it.
+    const bool padded = !c_.sc.pads_experts_to_capacity() && c_.p.moe_dispatcher != MoeDispatcher::kHybridEp;
     RoutedExperts(F, expert_rows, padded);
     if (sorts) {
       F.ops.push_back(Move("moe unsort by expert", 2 * expert_rows * h * kAct));
       F.ops.back().kernels = fw.moe_unsort_kernels;
     }
-    // Dropless routing sizes the dispatch on the host: it waits for the
-    // tokens' counts per expert (a device-to-host sync) before it issues the
-    // all-to-all and what follows. Dropping at a capacity pads every expert's
-    // input to it, so the sizes are known up front.
-    if (moe.capacity_factor <= 0) HostWaitsAt(F, after_dispatch);
+    // Unless every expert's input is padded to a capacity, the dispatch is
+    // sized on the host: it waits for the tokens' counts per expert (a
+    // device-to-host sync) before it issues the all-to-all and what follows.
+    if (!c_.sc.pads_experts_to_capacity()) HostWaitsAt(F, after_dispatch);
     if (etp > 1) {
       F.comms.push_back(Comm("moe etp reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kExpertTensor, received * etp * h * kAct, false));
       F.comms.back().carries_tokens = true;
@@ -860,7 +855,7 @@ class LayerBuilder {
     F.ops.push_back(Move("moe permute", 2 * expert_rows * h * kAct));
     F.ops.back().kernels = fw.moe_dispatch_kernels;
     // The token counts reach the host (.cpu()) before the permute is sized,
-    // dropping or not; and only the all-to-all dispatcher pads to a capacity.
+    // dropping or not (Scenario::pads_experts_to_capacity: never here).
     HostWaitsAt(F, after_gather + 1);
     RoutedExperts(F, expert_rows, true);
     // The unpermute writes every gathered token (zero where none of its

@@ -250,10 +250,9 @@ struct Workload {
 
 // Tokens each local expert computes per micro batch, relative to a perfectly
 // balanced router: 1 when the run forced balance, the capacity factor when
-// tokens are dropped (and padded to capacity), else the framework's estimate
-// of a dropless router's most-loaded expert (the all-to-all waits for it).
-// The allgather dispatcher drops past the capacity without padding: the
-// smaller of the two.
+// tokens are dropped and padded to it, else the framework's estimate of a
+// dropless router's most-loaded expert (the all-to-all waits for it), cut to
+// the capacity where tokens are dropped without padding.
 double ExpertLoadFactor(const Scenario& s);
 
 // A GEMM operator of m x n x k, `batch` of them: its FLOPs and the HBM bytes

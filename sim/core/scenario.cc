@@ -127,6 +127,12 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
     if (par.tensor > 1 && !par.sequence_parallel) {
       return fail("parallelism.sequence_parallel", "a mixture of experts with tensor parallelism needs sequence_parallel (Megatron-Core requires it)");
     }
+    // A graph replays fixed shapes: Megatron-Core captures an MoE layer whole only when token drop pads every expert to its capacity.
+    if ((s.framework.cuda_graph_modules & kGraphMoe) && !s.pads_experts_to_capacity()) {
+      return fail("training.framework", "framework '" + s.framework.name + "' captures MoE layers in CUDA graphs (cuda_graph_scope: moe), "
+                                        "which Megatron-Core does only with token drop padded to a capacity: set model.moe.capacity_factor, "
+                                        "with the alltoall dispatcher (the one that pads)");
+    }
     if (par.moe_dispatcher == MoeDispatcher::kAllGather && par.moe_a2a_overlap && par.expert > 1) {
       return fail("parallelism.moe_a2a_overlap", "overlaps the all-to-all and flex dispatchers' token exchange, not the allgather "
                                                  "dispatcher's collectives (Megatron-Core asserts it): set it false or use another moe_dispatcher");
