@@ -391,6 +391,7 @@ TEST(MoeWorkloadTest, KernelsOfAnMoeLayerFollowTheFp8Recipe) {
   EXPECT_EQ(op(cb, "expert fc1 grad cast-transpose").kernels, 64);
   EXPECT_EQ(op(cb, "fp8 cast (expert input) backward").kernels, 1);
   EXPECT_EQ(op(cb, "expert swiglu backward").kernels, 1);
+  EXPECT_EQ(op(cf, "qk norm").kernels, 2);  // the queries' and the keys' norm modules
   EXPECT_NEAR(kernels(cf), 217, 20);
   EXPECT_NEAR(kernels(cb), 250, 25);
   auto delayed = qwen3;

@@ -528,7 +528,12 @@ class LayerBuilder {
       const double qkv_n = (heads + 2 * kv) * d;
       F.ops.push_back(GemmOperator("qkv", T, qkv_n, h, true));
       Adapter(F, "qkv", ft.targets.qkv, true, h, qkv_n);
-      if (md.qk_norm) F.ops.push_back(Mem("qk norm", 2 * T * (heads + kv) * d * kAct));
+      // The queries' and the keys' norms are two modules, two kernels
+      // (q_layernorm and k_layernorm, attention.py:1107-1111, core_v0.15).
+      if (md.qk_norm) {
+        F.ops.push_back(Mem("qk norm", 2 * T * (heads + kv) * d * kAct));
+        F.ops.back().kernels = 2;
+      }
       if (md.position == PositionKind::kRope) {
         const double rotated = T * (heads + kv) * d;
         F.ops.push_back(Eager(Mem("rotary", 2 * rotated * kAct), c_.sc.framework.eager_rotary, rotated, 2 * rotated * kAct));
