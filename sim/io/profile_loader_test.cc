@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 
 #include "sim/io/data_paths.h"
@@ -376,28 +377,45 @@ TEST(HardwareProfileTest, ExpertBiasDefaultsToTheRecipes) {
   EXPECT_EQ(LoadModelFile(DataDir() + "/models/catalogue/gpt-oss-120b.yaml")->moe.expert_bias, std::optional<bool>(true));
 }
 
+// The MoE example the recipe-default tests load.
+std::string MoeExample() { return DataDir() + "/examples/moe/mixtral-8x7b-8n-8nic.yaml"; }
+
+// Loads the MoE example under each case's --set overrides and checks the
+// model key `get` reads: what the recipe or the case made of it.
+template <class T>
+void ExpectModelKeyOfScenarios(const std::vector<std::pair<std::vector<std::string>, T>>& cases,
+                               const std::function<std::optional<T>(const ModelSpec&)>& get) {
+  for (const auto& [sets, expect] : cases) {
+    auto s = LoadScenario(MoeExample(), sets);
+    ASSERT_TRUE(s.ok()) << s.error().ToString();
+    EXPECT_EQ(get(s->model), std::optional<T>(expect)) << sets.back();
+  }
+}
+
+// A framework file based on megatron-core-2024 whose third line is `line`
+// fails to load naming that line and `key`.
+void ExpectFrameworkFileError(const std::string& file_name, const std::string& line, const std::string& key) {
+  const fs::path f = WriteProfile(file_name, "name: x\nbased_on: megatron-core-2024\n" + line + "\n");
+  const std::string bad = LoadError([&] { LoadFrameworkProfile(YAML::Node(f.string()), "", "training.framework"); });
+  EXPECT_NE(bad.find(f.string() + ":3"), std::string::npos) << bad;
+  EXPECT_NE(bad.find(key), std::string::npos) << bad;
+}
+
 // A gated activation's clamp, like the experts' biases, is the model's to
 // say (GPT-OSS's swiglu_limit), else the recipe's: GPT-OSS's recipe clamps at
 // 7, the base not. A clamp on an ungated activation, or clamp passes that
 // launch kernels without moving bytes, are mistakes named by key.
 TEST(HardwareProfileTest, ActivationClampDefaultsToTheRecipes) {
-  const std::string example = DataDir() + "/examples/moe/mixtral-8x7b-8n-8nic.yaml";
-  for (const auto& [sets, expect] : {std::pair<std::vector<std::string>, double>{{"training.framework=megatron-bridge-gpt-oss-120b"}, 7.0},
+  ExpectModelKeyOfScenarios<double>({{{"training.framework=megatron-bridge-gpt-oss-120b"}, 7.0},
                                      {{"training.framework=megatron-core-2024"}, 0.0},
                                      {{"training.framework=megatron-bridge-gpt-oss-120b", "model.activation_clamp=0"}, 0.0},
-                                     {{"training.framework=megatron-core-2024", "model.activation_clamp=10"}, 10.0}}) {
-    auto s = LoadScenario(example, sets);
-    ASSERT_TRUE(s.ok()) << s.error().ToString();
-    EXPECT_EQ(s->model.activation_clamp, std::optional<double>(expect)) << sets.back();
-  }
+                                     {{"training.framework=megatron-core-2024", "model.activation_clamp=10"}, 10.0}},
+                                    [](const ModelSpec& m) { return m.activation_clamp; });
   EXPECT_EQ(LoadModelFile(DataDir() + "/models/catalogue/gpt-oss-120b.yaml")->activation_clamp, std::optional<double>(7.0));
-  auto ungated = LoadScenario(example, {"model.activation=gelu", "model.activation_clamp=7"});
+  auto ungated = LoadScenario(MoeExample(), {"model.activation=gelu", "model.activation_clamp=7"});
   ASSERT_FALSE(ungated.ok());
   EXPECT_NE(ungated.error().ToString().find("activation_clamp"), std::string::npos) << ungated.error().ToString();
-  const fs::path f = WriteProfile("clamp.yaml", "name: x\nbased_on: megatron-core-2024\nactivation_clamp_pass: {forward: 0, backward: 0, kernels: 2}\n");
-  const std::string bad = LoadError([&] { LoadFrameworkProfile(YAML::Node(f.string()), "", "training.framework"); });
-  EXPECT_NE(bad.find(f.string() + ":3"), std::string::npos) << bad;
-  EXPECT_NE(bad.find("kernels"), std::string::npos) << bad;
+  ExpectFrameworkFileError("clamp.yaml", "activation_clamp_pass: {forward: 0, backward: 0, kernels: 2}", "kernels");
 }
 
 // Megatron builds the multi-token-prediction modules the recipe asks for
@@ -406,23 +424,16 @@ TEST(HardwareProfileTest, ActivationClampDefaultsToTheRecipes) {
 // (its release profiles inherit it); a model that says 0 trains none, and a
 // recipe without the key adds none.
 TEST(HardwareProfileTest, MtpModulesDefaultToTheRecipes) {
-  const std::string example = DataDir() + "/examples/moe/mixtral-8x7b-8n-8nic.yaml";
-  for (const auto& [sets, expect] : {std::pair<std::vector<std::string>, int>{{"training.framework=megatron-bridge-deepseek-v3"}, 1},
-                                     {{"training.framework=megatron-bridge-25.09-deepseek-v3-h100"}, 1},
-                                     {{"training.framework=megatron-core-2024"}, 0},
-                                     {{"training.framework=megatron-bridge-deepseek-v3", "model.mtp_layers=0"}, 0},
-                                     {{"training.framework=megatron-core-2024", "model.mtp_layers=2"}, 2}}) {
-    auto s = LoadScenario(example, sets);
-    ASSERT_TRUE(s.ok()) << s.error().ToString();
-    EXPECT_EQ(s->model.mtp_layers, std::optional<int>(expect)) << sets.back();
-  }
+  ExpectModelKeyOfScenarios<int>({{{"training.framework=megatron-bridge-deepseek-v3"}, 1},
+                                  {{"training.framework=megatron-bridge-25.09-deepseek-v3-h100"}, 1},
+                                  {{"training.framework=megatron-core-2024"}, 0},
+                                  {{"training.framework=megatron-bridge-deepseek-v3", "model.mtp_layers=0"}, 0},
+                                  {{"training.framework=megatron-core-2024", "model.mtp_layers=2"}, 2}},
+                                 [](const ModelSpec& m) { return m.mtp_layers; });
   // The catalogue's DeepSeek-V3 says it; a model file that does not leaves it to the scenario.
   EXPECT_EQ(LoadModelFile(DataDir() + "/models/catalogue/deepseek-v3.yaml")->mtp_layers, std::optional<int>(1));
   EXPECT_EQ(LoadModelFile(DataDir() + "/models/catalogue/mixtral-8x7b.yaml")->mtp_layers, std::nullopt);
-  const fs::path f = WriteProfile("mtp.yaml", "name: x\nbased_on: megatron-core-2024\nmtp_layers: -1\n");
-  const std::string bad = LoadError([&] { LoadFrameworkProfile(YAML::Node(f.string()), "", "training.framework"); });
-  EXPECT_NE(bad.find(f.string() + ":3"), std::string::npos) << bad;
-  EXPECT_NE(bad.find("mtp_layers"), std::string::npos) << bad;
+  ExpectFrameworkFileError("mtp.yaml", "mtp_layers: -1", "mtp_layers");
 }
 
 TEST(HardwareProfileTest, RecipeRecomputeModules) {
