@@ -174,18 +174,18 @@ void ComparisonView::SetOutcomes(const std::vector<ConfigOutcome>& outcomes) {
     lines << (colon > 0 ? QStringLiteral("<b>%1</b>%2").arg(h.left(colon).toHtmlEscaped(), h.mid(colon).toHtmlEscaped()) : h.toHtmlEscaped());
   }
   if (!outcomes_.empty() && lines.isEmpty()) lines << tr("Add a second configuration to see what it changes against %1.").arg(outcomes_[0].name.toHtmlEscaped());
+  // A line per configuration that has `text` to say, named when there are several.
+  auto each = [&](const QString& label, QString ConfigOutcome::*text) {
+    for (const ConfigOutcome& o : outcomes_) {
+      if ((o.*text).isEmpty()) continue;
+      const QString whose = outcomes_.size() == 1 ? QString() : QStringLiteral(" (%1)").arg(o.name.toHtmlEscaped());
+      lines << QStringLiteral("<b>%1</b>%2: %3").arg(label, whose, (o.*text).toHtmlEscaped());
+    }
+  };
   // A model read with config.json keys accepted unread: the figures leave out what they change.
-  for (const ConfigOutcome& o : outcomes_) {
-    if (o.model_warning.isEmpty()) continue;
-    const QString whose = outcomes_.size() == 1 ? QString() : QStringLiteral(" (%1)").arg(o.name.toHtmlEscaped());
-    lines << tr("<b>Model</b>%1: %2").arg(whose, o.model_warning.toHtmlEscaped());
-  }
+  each(tr("Model"), &ConfigOutcome::model_warning);
   // Where a prediction leans on the host cost per kernel, an estimate until measured.
-  for (const ConfigOutcome& o : outcomes_) {
-    if (o.host_issue.isEmpty()) continue;
-    const QString whose = outcomes_.size() == 1 ? QString() : QStringLiteral(" (%1)").arg(o.name.toHtmlEscaped());
-    lines << tr("<b>Waits for the host</b>%1: %2").arg(whose, o.host_issue.toHtmlEscaped());
-  }
+  each(tr("Waits for the host"), &ConfigOutcome::host_issue);
   // How far to trust the figures: each distinct track record once, with the configurations it covers.
   std::vector<std::pair<QString, QStringList>> records;
   for (const ConfigOutcome& o : outcomes_) {
