@@ -73,7 +73,9 @@ double OperatorTime(const Operator& op, const GpuRates& rates, bool backward) {
       if (r.peak_clock_flops == 0) gpu.PeakFlops(GemmPrecision(op.low_precision, rates.precision));  // throws as the lookup does
       const double eff = GemmEfficiencyOf(gpu, r.max_eff, r.k_half, op.m, op.n, op.k, op.batch, op.out_bytes) *
                          (op.split_accumulator ? r.split_accumulator_eff : 1.0);
-      const double compute = op.flops / (r.peak_clock_flops * eff);
+      // A GEMM with an empty side (an expert no token reaches when experts
+      // outnumber the routed tokens) has no tiles: it costs its launch floor.
+      const double compute = op.flops > 0 && eff > 0 ? op.flops / (r.peak_clock_flops * eff) : 0.0;
       return std::max({compute, mem_time, gpu.matmul_min_kernel_s});
     }
     case OpClass::kAttention: {

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "sim/core/scenario.h"
 #include "sim/io/scenario_loader.h"
 
@@ -79,6 +82,23 @@ TEST(GpuCostModelTest, MemoryBoundKernelsPayAFixedTimeEach) {
   EXPECT_NEAR(OperatorTime(op, g, Precision::kBf16), 2 * g.memory_kernel_fixed_s + 8e6 / rate, 1e-12);
   op.bytes = 0;
   EXPECT_EQ(OperatorTime(op, g, Precision::kBf16), 0);
+}
+
+// A GEMM with an empty side (the experts no token reaches, when experts
+// outnumber the routed tokens) has no tiles: it costs its launch floor, never
+// 0 / 0.
+TEST(GpuCostModelTest, AGemmWithNoRowsCostsItsLaunchFloor) {
+  const GpuProfile g = Gpu("dgx-h100");
+  Operator op;
+  op.cls = OpClass::kGemm;
+  op.m = 0;
+  op.n = 4096;
+  op.k = 4096;
+  op.batch = 12500;
+  op.bytes = 2.0 * 4096 * 4096 * 12500;  // the weights are still read
+  const double t = OperatorTime(op, g, Precision::kBf16);
+  EXPECT_TRUE(std::isfinite(t));
+  EXPECT_NEAR(t, std::max(g.matmul_min_kernel_s, op.bytes / (g.hbm_bytes_per_s * g.memory_bound_efficiency)), 1e-12);
 }
 
 // Flash attention's rate depends on the head dim (cuDNN on H100: hdim 64 at

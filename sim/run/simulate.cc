@@ -1,5 +1,9 @@
 #include "sim/run/simulate.h"
 
+#include <cmath>
+#include <string>
+#include <utility>
+
 #include "models/memory_model.h"
 #include "sim/analytical/analytical_step.h"
 #include "sim/cost/step_costs.h"
@@ -8,6 +12,32 @@
 #include "sim/run/run_model.h"
 
 namespace trainsim {
+
+namespace {
+
+// A step figure that is not a finite number is a bug in the cost model, not
+// a property of the scenario: it becomes the result's error (exit 1, named
+// as an internal error) instead of a NaN printed with exit status 0.
+void RefuseNonFiniteFigures(SimulationResult& r) {
+  const std::pair<const char*, double> figures[] = {
+      {"step_time_s", r.step_time_s},
+      {"breakdown_s.compute", r.breakdown.compute_s},
+      {"breakdown_s.exposed_communication", r.breakdown.exposed_communication_s},
+      {"breakdown_s.pipeline_bubble", r.breakdown.pipeline_bubble_s},
+      {"breakdown_s.optimizer", r.breakdown.optimizer_s},
+      {"breakdown_s.data_stall", r.breakdown.data_stall_s},
+      {"memory.peak_gib_per_gpu", r.memory.peak_gib_per_gpu},
+  };
+  for (const auto& [name, value] : figures) {
+    if (std::isfinite(value)) continue;
+    r.error = std::string("the cost model gave ") + name + " = " + std::to_string(value) +
+              ", not a finite number: a trainsim bug; please report the scenario";
+    r.error_kind = ErrorKind::kInternal;
+    return;
+  }
+}
+
+}  // namespace
 
 SimulationResult Simulate(const Scenario& s, const SimulateOptions& options) {
   MicroBatchChoice choice = ChooseMicroBatch(s);
@@ -59,6 +89,7 @@ SimulationResult Simulate(const Scenario& s, const SimulateOptions& options, con
     r.error = "canceled";
     r.error_kind = ErrorKind::kRefused;
   }
+  RefuseNonFiniteFigures(r);
   return r;
 }
 
@@ -73,6 +104,7 @@ SimulationResult SimulateRunFigures(const Scenario& s, const StepCosts& costs) {
   r.breakdown = timing.breakdown;
   ApplyRunModel(s, timing, r);
   if (!r.error.empty()) r.error_kind = ErrorKind::kCannotProgress;
+  RefuseNonFiniteFigures(r);
   return r;
 }
 

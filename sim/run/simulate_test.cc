@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "sim/io/scenario_loader.h"
 
 namespace trainsim {
@@ -67,6 +69,32 @@ TEST(SimulateTest, RunFiguresAreSimulatesAnalyticalFigures) {
     EXPECT_EQ(figures.error_kind, full.error_kind);
   }
   EXPECT_NE(SimulateRunFigures(Reference({"failures.node_mtbf_hours=0.01"}), ComputeStepCosts(Reference({"failures.node_mtbf_hours=0.01"}))).error, "");
+}
+
+// A cost that comes out NaN (a bug, e.g. a zero-sized operator's 0 / 0) is
+// never a result: Simulate and the searches' figures both report it as an
+// internal error naming the figure, so the CLI exits 1 instead of printing
+// "-nan s" with status 0.
+TEST(SimulateTest, ANonFiniteStepIsAnInternalErrorNotAResult) {
+  const Scenario s = Reference({});
+  StepCosts costs = ComputeStepCosts(s);
+  costs.optimizer_s = std::nan("");
+  for (const SimulationResult& r : {Simulate(s, SimulateOptions::At(Fidelity::kAnalytical), costs), SimulateRunFigures(s, costs)}) {
+    EXPECT_EQ(r.error_kind, ErrorKind::kInternal);
+    EXPECT_NE(r.error.find("step_time_s"), std::string::npos) << r.error;
+    EXPECT_FALSE(r.feasible());
+  }
+}
+
+// Experts that outnumber the routed tokens leave some with none: their GEMMs
+// have no rows, and the step stays a finite number (it came out NaN).
+TEST(SimulateTest, MoreExpertsThanRoutedTokensStillGiveAFiniteStep) {
+  auto s = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/examples/moe/mixtral-8x7b-8n-8nic.yaml", {"model.moe.experts=80000"});
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  const SimulationResult r = Simulate(*s);
+  EXPECT_TRUE(std::isfinite(r.step_time_s));
+  EXPECT_GT(r.step_time_s, 0);
+  EXPECT_EQ(r.error_kind, ErrorKind::kDoesNotFit) << r.error;  // 563T parameters
 }
 
 }  // namespace
