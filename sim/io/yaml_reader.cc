@@ -255,6 +255,11 @@ const YAML::Node* YamlMap::Value(std::string_view key, std::optional<YAML::Node>
   return &*hold;
 }
 
+const YAML::Node* YamlMap::SetValue(std::string_view key, std::optional<YAML::Node>& hold) {
+  const YAML::Node* v = Value(key, hold);
+  return v && v->IsDefined() && !v->IsNull() ? v : nullptr;
+}
+
 YAML::Node YamlMap::Get(std::string_view key) {
   MarkKnown(key);
   return Lookup(key);
@@ -270,8 +275,8 @@ std::string YamlMap::String(std::string_view key) {
 
 std::optional<std::string> YamlMap::OptString(std::string_view key) {
   std::optional<YAML::Node> hold;
-  const YAML::Node* n = Value(key, hold);
-  if (!n || !n->IsDefined() || n->IsNull()) return std::nullopt;
+  const YAML::Node* n = SetValue(key, hold);
+  if (!n) return std::nullopt;
   if (!n->IsScalar()) Fail(key, "expected a string, got " + Describe(*n));
   return n->Scalar();
 }
@@ -279,10 +284,7 @@ std::optional<std::string> YamlMap::OptString(std::string_view key) {
 std::string YamlMap::Choice(std::string_view key, const std::vector<std::string>& choices,
                             const std::optional<std::string>& fallback) {
   auto v = OptString(key);
-  if (!v) {
-    if (fallback) return *fallback;
-    FailMissing(key, "missing required key");
-  }
+  if (!v) return FallbackOrFail(key, fallback);
   if (std::find(choices.begin(), choices.end(), *v) == choices.end()) {
     std::string list;
     for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
@@ -318,11 +320,8 @@ double YamlMap::NumberOf(const YAML::Node& n, std::string_view key) const {
 
 int YamlMap::WholeNumber(std::string_view key, std::optional<int> fallback, int min) {
   std::optional<YAML::Node> hold;
-  const YAML::Node* v = Value(key, hold);
-  if (!v || !v->IsDefined() || v->IsNull()) {
-    if (fallback) return *fallback;
-    FailMissing(key, "missing required key");
-  }
+  const YAML::Node* v = SetValue(key, hold);
+  if (!v) return FallbackOrFail(key, fallback);
   const YAML::Node& n = *v;
   const double x = NumberOf(n, key);
   if (x != std::floor(x)) Fail(key, "expected a whole number, got " + n.Scalar());
@@ -335,52 +334,32 @@ int YamlMap::PositiveInt(std::string_view key, std::optional<int> fallback) { re
 
 int YamlMap::NonNegativeInt(std::string_view key, std::optional<int> fallback) { return WholeNumber(key, fallback, 0); }
 
-double YamlMap::PositiveDouble(std::string_view key, std::optional<double> fallback) {
+double YamlMap::BoundedDouble(std::string_view key, std::optional<double> fallback, bool (*within)(double),
+                              const char* must) {
   std::optional<YAML::Node> hold;
-  const YAML::Node* v = Value(key, hold);
-  if (!v || !v->IsDefined() || v->IsNull()) {
-    if (fallback) return *fallback;
-    FailMissing(key, "missing required key");
-  }
-  const YAML::Node& n = *v;
-  const double x = NumberOf(n, key);
-  if (x <= 0) Fail(key, "must be positive, got " + n.Scalar());
+  const YAML::Node* v = SetValue(key, hold);
+  if (!v) return FallbackOrFail(key, fallback);
+  const double x = NumberOf(*v, key);
+  if (!within(x)) Fail(key, std::string(must) + ", got " + v->Scalar());
   return x;
+}
+
+double YamlMap::PositiveDouble(std::string_view key, std::optional<double> fallback) {
+  return BoundedDouble(key, fallback, [](double x) { return x > 0; }, "must be positive");
 }
 
 double YamlMap::NonNegativeDouble(std::string_view key, std::optional<double> fallback) {
-  std::optional<YAML::Node> hold;
-  const YAML::Node* v = Value(key, hold);
-  if (!v || !v->IsDefined() || v->IsNull()) {
-    if (fallback) return *fallback;
-    FailMissing(key, "missing required key");
-  }
-  const YAML::Node& n = *v;
-  const double x = NumberOf(n, key);
-  if (x < 0) Fail(key, "must not be negative, got " + n.Scalar());
-  return x;
+  return BoundedDouble(key, fallback, [](double x) { return x >= 0; }, "must not be negative");
 }
 
 double YamlMap::Fraction(std::string_view key, std::optional<double> fallback) {
-  std::optional<YAML::Node> hold;
-  const YAML::Node* v = Value(key, hold);
-  if (!v || !v->IsDefined() || v->IsNull()) {
-    if (fallback) return *fallback;
-    FailMissing(key, "missing required key");
-  }
-  const YAML::Node& n = *v;
-  const double x = NumberOf(n, key);
-  if (x <= 0 || x > 1) Fail(key, "must be a fraction in (0, 1], got " + n.Scalar());
-  return x;
+  return BoundedDouble(key, fallback, [](double x) { return x > 0 && x <= 1; }, "must be a fraction in (0, 1]");
 }
 
 bool YamlMap::Bool(std::string_view key, std::optional<bool> fallback) {
   std::optional<YAML::Node> hold;
-  const YAML::Node* v = Value(key, hold);
-  if (!v || !v->IsDefined() || v->IsNull()) {
-    if (fallback) return *fallback;
-    FailMissing(key, "missing required key");
-  }
+  const YAML::Node* v = SetValue(key, hold);
+  if (!v) return FallbackOrFail(key, fallback);
   const YAML::Node& n = *v;
   const std::string s = n.IsScalar() ? n.Scalar() : "";
   if (s == "true" || s == "True" || s == "yes" || s == "on") return true;
@@ -390,8 +369,8 @@ bool YamlMap::Bool(std::string_view key, std::optional<bool> fallback) {
 
 std::optional<YamlMap> YamlMap::OptMap(std::string_view key) {
   std::optional<YAML::Node> hold;
-  const YAML::Node* n = Value(key, hold);
-  if (!n || !n->IsDefined() || n->IsNull()) return std::nullopt;
+  const YAML::Node* n = SetValue(key, hold);
+  if (!n) return std::nullopt;
   if (!n->IsMap()) Fail(key, "expected a mapping of keys, got " + Describe(*n));
   return YamlMap(*n, file_, Path(key), overlay_);
 }

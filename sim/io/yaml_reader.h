@@ -116,6 +116,15 @@ class YamlMap {
   // The key's value, marked known, as Get but without making a node on an
   // indexed map: nullptr when absent there; `hold` keeps a looked-up node.
   const YAML::Node* Value(std::string_view key, std::optional<YAML::Node>& hold);
+  // Value, when the key is set: nullptr when it is absent or null (a key
+  // written without a value takes its default like an absent one).
+  const YAML::Node* SetValue(std::string_view key, std::optional<YAML::Node>& hold);
+  // What an unset key reads as: the fallback, else the missing-key error.
+  template <typename T>
+  T FallbackOrFail(std::string_view key, const std::optional<T>& fallback) const {
+    if (!fallback) FailMissing(key, "missing required key");
+    return *fallback;
+  }
   // The key's value node (the overlay's, the index's or the node's own; undefined when absent).
   YAML::Node Lookup(std::string_view key) const;
   // On an indexed map, the key's value without making a node: nullptr when absent.
@@ -131,6 +140,8 @@ class YamlMap {
   [[noreturn]] void FailUnknownKey(const std::string& key, int line, const std::string& hint) const;
   // The keys asked for in the order a std::set held them (the hints of Finish depend on it).
   std::vector<std::string> KnownSorted() const;
+  // A number that `within` accepts, else the error "<key>: <must>, got <value>".
+  double BoundedDouble(std::string_view key, std::optional<double> fallback, bool (*within)(double), const char* must);
   double Number(std::string_view key);
   double NumberOf(const YAML::Node& n, std::string_view key) const;  // n: the key's value
   // PositiveInt and NonNegativeInt: a whole number of at least `min` (1 or 0).
