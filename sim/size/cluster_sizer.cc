@@ -154,7 +154,15 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
   rep.objective = o.objective;
   rep.cost_model = base.cost.model == CostBasis::kOwnership ? "ownership" : "rental";
   const std::vector<NodeProfile> profiles = o.node_profiles.empty() ? std::vector<NodeProfile>{base.node} : o.node_profiles;
-  const std::vector<int> nics = o.nics.empty() ? std::vector<int>{base.node.nics_per_node} : o.nics;
+  // NICs per node: those asked for, else the scenario's where the profile
+  // can take that many and the profile's own where it cannot (an 8-NIC
+  // XE9680 scenario sized on GB200 trays gets their 4: one per GPU).
+  auto nics_of = [&](const NodeProfile& p) {
+    if (!o.nics.empty()) return o.nics;
+    const int k = base.node.nics_per_node;
+    const bool takes = std::find(p.nics_allowed.begin(), p.nics_allowed.end(), k) != p.nics_allowed.end();
+    return std::vector<int>{takes ? k : p.nics_per_node};
+  };
   const std::vector<int> counts = o.node_counts.empty() ? std::vector<int>{base.nodes} : o.node_counts;
   const std::vector<int> storages =
       o.storage_nodes.empty() || !base.storage ? std::vector<int>{base.storage ? base.storage_nodes : 0} : o.storage_nodes;
@@ -164,9 +172,10 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
   std::map<ClusterKey, Outcome> outcomes;
   std::vector<SizeCandidate> meeting;
   std::vector<SizeRejection> missing, cannot;
-  const int clusters_total = int(profiles.size() * nics.size() * counts.size() * storages.size());
+  int clusters_total = 0;
+  for (const NodeProfile& profile : profiles) clusters_total += int(nics_of(profile).size() * counts.size() * storages.size());
   for (const NodeProfile& profile : profiles) {
-    for (int k : nics) {
+    for (int k : nics_of(profile)) {
       for (int n : counts) {
        for (int st : storages) {
         if (o.progress) {
@@ -345,14 +354,30 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
       d.misses_by_days = d.meets_deadline ? 0 : (r.run.time_to_train_s - deadline_s) / kDay_s;
       rep.options.push_back(d);
     };
-    for (int kk : nics) {
-      if (kk != a.cluster.nics_per_node) {
-        add({a.cluster.node, kk, a.cluster.nodes, ast},
-            std::to_string(kk) + " NICs instead of " + std::to_string(a.cluster.nics_per_node));
+    const int an = a.cluster.nics_per_node;
+    for (const auto& p : profiles) {
+      if (p.name != a.cluster.node) continue;
+      for (int kk : nics_of(p)) {
+        if (kk != an) add({a.cluster.node, kk, a.cluster.nodes, ast}, std::to_string(kk) + " NICs instead of " + std::to_string(an));
       }
     }
     for (const auto& p : profiles) {
-      if (p.name != a.cluster.node) add({p.name, a.cluster.nics_per_node, a.cluster.nodes, ast}, p.name + " instead of " + a.cluster.node);
+      if (p.name == a.cluster.node) continue;
+      // The other node with the answer's NICs where it was sized with them,
+      // else with its own; with as many GPUs where a node count tried gives
+      // them (8 GB200 trays against 4 DGX B200), else as many nodes.
+      const std::vector<int> its = nics_of(p);
+      const int kk = std::find(its.begin(), its.end(), an) != its.end() ? an : its.front();
+      const int same_gpus = a.cluster.gpus % p.gpus_per_node == 0 ? a.cluster.gpus / p.gpus_per_node : 0;
+      const int nn = std::find(counts.begin(), counts.end(), same_gpus) != counts.end() ? same_gpus : a.cluster.nodes;
+      auto side = [](const std::string& node, int nodes, int nics, bool say_nodes, bool say_nics) {
+        std::string extra;
+        if (say_nodes) extra = Nodes(nodes);
+        if (say_nics) extra += (extra.empty() ? "" : ", ") + std::to_string(nics) + " NICs";
+        return extra.empty() ? node : node + " (" + extra + ")";
+      };
+      add({p.name, kk, nn, ast}, side(p.name, nn, kk, nn != a.cluster.nodes, kk != an) + " instead of " +
+                                     side(a.cluster.node, a.cluster.nodes, an, nn != a.cluster.nodes, kk != an));
     }
     for (int st : storages) {
       if (st != ast) {

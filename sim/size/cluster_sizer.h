@@ -35,7 +35,7 @@ struct SizeOptions {
   double tokens = 0;  // to train
   double days = 0;    // deadline
   std::vector<int> node_counts;            // tried; empty: the scenario's
-  std::vector<int> nics;                   // NICs per node tried; empty: the scenario's
+  std::vector<int> nics;                   // NICs per node tried; empty: the scenario's, or a profile's own where it cannot take that many
   std::vector<NodeProfile> node_profiles;  // empty: the scenario's
   std::vector<int> storage_nodes;          // storage node counts tried (scenario with storage); empty: the scenario's
   // Global batch (sequences): fixed at the scenario's when both are 0;

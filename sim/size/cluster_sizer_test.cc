@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <yaml-cpp/yaml.h>
+
 #include <cmath>
 
+#include "sim/io/profile_loader.h"
 #include "sim/io/scenario_loader.h"
 
 namespace trainsim {
@@ -169,6 +172,37 @@ TEST(ClusterSizerTest, NicCountsTheNodeDoesNotTakeAreRejectedWithTheReason) {
   const SizeReport r = SizeCluster(Ref7b(), o);
   ASSERT_EQ(r.rejected.size(), 1u);
   EXPECT_NE(r.rejected[0].reason.find("takes 4, 8 NICs, not 2"), std::string::npos) << r.rejected[0].reason;
+}
+
+// Without --nics each node profile is sized with the scenario's NIC count
+// where it can take that many and with its own where it cannot: a question
+// over GB200 trays (4 GPUs, 4 NICs) and DGX B200 (8 GPUs, 8 NICs, fixed)
+// sizes both, and prices the other node with its own NICs against the
+// answer, at as many GPUs where a node count tried gives them.
+TEST(ClusterSizerTest, WithoutNicsEachNodeTakesTheScenariosCountOrItsOwn) {
+  const Scenario base = Ref7b({"cluster.node=gb200-nvl72", "cluster.nics_per_node=4", "cluster.nodes=2"});
+  ASSERT_EQ(base.node.nics_per_node, 4);
+  SizeOptions o;
+  o.tokens = 2e9;
+  o.days = 1e6;
+  o.node_counts = {2, 4};
+  o.recheck_fidelity = Fidelity::kAnalytical;
+  for (const char* name : {"gb200-nvl72", "dgx-b200"}) o.node_profiles.push_back(LoadNodeProfile(YAML::Node(name), "--node", "--node"));
+  const SizeReport r = SizeCluster(base, o);
+  EXPECT_TRUE(r.rejected.empty()) << SizeToText(r);
+  ASSERT_EQ(r.candidates.size(), 4u) << SizeToText(r);
+  for (const SizeCandidate& c : r.candidates) EXPECT_EQ(c.cluster.nics_per_node, c.cluster.node == "dgx-b200" ? 8 : 4) << c.cluster.node;
+  const SizeCandidate& a = r.candidates[0];
+  // The other node at as many GPUs where {2, 4} nodes of it give them, else at as many nodes.
+  const bool dgx = a.cluster.node == "dgx-b200";
+  const int other_nodes = dgx ? (a.cluster.nodes == 2 ? 4 : a.cluster.nodes) : (a.cluster.nodes == 4 ? 2 : a.cluster.nodes);
+  const std::string nodes_a = other_nodes != a.cluster.nodes ? std::to_string(a.cluster.nodes) + " nodes, " : "";
+  const std::string nodes_b = other_nodes != a.cluster.nodes ? std::to_string(other_nodes) + " nodes, " : "";
+  const std::string other = dgx ? "gb200-nvl72 (" + nodes_b + "4 NICs) instead of dgx-b200 (" + nodes_a + "8 NICs)"
+                                : "dgx-b200 (" + nodes_b + "8 NICs) instead of gb200-nvl72 (" + nodes_a + "4 NICs)";
+  bool priced = false;
+  for (const auto& d : r.options) priced |= d.option == other && d.misses_by_days >= 0;
+  EXPECT_TRUE(priced) << other << "\n" << SizeToText(r);
 }
 
 TEST(ClusterSizerTest, StorageNodeCountsAreAnOptionPricedAgainstTheAnswer) {
