@@ -1,4 +1,5 @@
 // trainsim compare A.yaml [B.yaml] [--set KEY=VALUE]... [--set-a KEY=VALUE]... [--set-b KEY=VALUE]... [--json] [--fidelity des|analytical]
+#include <algorithm>
 #include <iostream>
 
 #include "sim/cli/args.h"
@@ -57,8 +58,14 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
     overrides.insert(overrides.end(), own.begin(), own.end());
     Expected<Scenario> s = LoadScenario(a.positional[files == 2 ? i : 0], overrides);
     if (!s) {
-      err << s.error().ToString() << "\n";
-      return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
+      // An override's error names the flag it came from: a side's own one
+      // (--set-a, --set-b) wins over the shared --set, as it does when applied.
+      InputError e = s.error();
+      const std::string flag = i == 0 ? "--set-a" : "--set-b";
+      const bool own_key = std::any_of(own.begin(), own.end(), [&](const std::string& o) { return o.rfind(e.key + "=", 0) == 0; });
+      if (e.file == "--set" && !e.key.empty() && own_key) e.file = flag;
+      err << e.ToString() << "\n";
+      return ExitStatus(e.kind);  // 2 for bad input; 1 for a run the hardware cannot do
     }
     if (const std::string w = AcceptedKeysWarning(s->model); !w.empty()) err << "trainsim compare: " << w << "\n";
     r[i] = Simulate(*s, opt);
