@@ -473,15 +473,25 @@ ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool
   // implies without a key (Qwen3's and OLMo 2's QK norm, GPT-OSS's sinks and
   // expert biases) is known for the families above only.
   if (!family.known) {
-    // A key the family's architecture adds is the more telling error (and
-    // accepting it could not make an unknown family readable).
-    if (!unmodelled.empty()) throw UnmodelledKeyError(m.file(), unmodelled.front());
+    // The family is the error: accepting the keys it left unread could not
+    // make it readable (DeepSeek-V3.2's kv_lora_rank is DeepSeek-V3's key, its
+    // indexer is not), so they are named here rather than one by one.
+    std::vector<std::string> types;
+    for (const auto& [type, f] : Families()) types.push_back(type);
     std::string families;
-    for (const auto& [type, f] : Families()) families += (families.empty() ? "" : ", ") + type;
+    for (const auto& t : types) families += (families.empty() ? "" : ", ") + t;
+    const std::string hint = model_type.empty() ? "" : ClosestMatch(model_type, types);
+    std::string unread;
+    for (size_t i = 0; i < unmodelled.size() && i < 4; ++i) {
+      unread += (i ? ", " : "") + unmodelled[i].key + " (line " + std::to_string(unmodelled[i].line) + ")";
+    }
+    if (unmodelled.size() > 4) unread += " and " + std::to_string(unmodelled.size() - 4) + " more";
     m.Fail("model_type", (model_type.empty() ? std::string("missing: not one of the families trainsim reads (")
-                                             : "'" + model_type + "' is not a family trainsim reads (") + families +
-                             "): its architecture may imply what config.json does not say; write the model as a "
-                             "trainsim model YAML (models/catalogue/README.md)");
+                                             : "'" + model_type + "' is not a family trainsim reads (" +
+                                                   (hint.empty() ? "" : "did you mean '" + hint + "'?; it reads ")) +
+                             families + "): its architecture may imply what config.json does not say" +
+                             (unread.empty() ? "" : " (keys left unread: " + unread + ")") +
+                             "; write the model as a trainsim model YAML (models/catalogue/README.md)");
   }
   return s;
 }

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -382,17 +384,40 @@ TEST(ModelSpecTest, ZeroHeadDimIsAnError) {
 
 // A config.json key trainsim does not model is exit 2 naming the key and
 // the file, never a silently different model (Mixtral once read as a dense 7.2B).
+// In a family trainsim does not read the family is the error, naming the keys
+// it left unread: accepting them could not make the architecture readable
+// (Qwen3-Next's Gated DeltaNet on 3 of every 4 layers; DeepSeek-V3.2's
+// indexer beside DeepSeek-V3's keys).
 TEST(ModelSpecTest, HuggingFaceKeyNotModelledIsAnError) {
-  struct Case { const char* hf; const char* key; };
-  for (const Case& c : {// Qwen3-Next: Gated DeltaNet linear attention on 3 of every 4 layers.
-                        Case{"qwen3-next-80b-a3b", "full_attention_interval"}}) {
-    auto m = LoadModelFile(HfConfig(c.hf));
-    ASSERT_FALSE(m.ok()) << c.hf;
-    EXPECT_EQ(m.error().kind, ErrorKind::kBadInput);
-    EXPECT_EQ(m.error().key, c.key) << m.error().ToString();
-    EXPECT_NE(m.error().ToString().find(std::string(c.hf) + "/config.json:"), std::string::npos) << m.error().ToString();
-    EXPECT_GT(m.error().line, 0) << m.error().ToString();
+  const std::string known = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/hf-accepted-key/config.json";  // llama + attn_output_gate
+  auto m = LoadModelFile(known);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().kind, ErrorKind::kBadInput);
+  EXPECT_EQ(m.error().key, "attn_output_gate") << m.error().ToString();
+  EXPECT_NE(m.error().ToString().find("hf-accepted-key/config.json:"), std::string::npos) << m.error().ToString();
+  EXPECT_GT(m.error().line, 0) << m.error().ToString();
+
+  auto next = LoadModelFile(HfConfig("qwen3-next-80b-a3b"));
+  ASSERT_FALSE(next.ok());
+  EXPECT_EQ(next.error().kind, ErrorKind::kBadInput);
+  EXPECT_EQ(next.error().key, "model_type") << next.error().ToString();
+  EXPECT_NE(next.error().ToString().find("'qwen3_next' is not a family trainsim reads"), std::string::npos) << next.error().ToString();
+  EXPECT_NE(next.error().ToString().find("full_attention_interval (line "), std::string::npos) << next.error().ToString();
+
+  const std::string v32 = ::testing::TempDir() + "deepseek_v32_" + std::to_string(::getpid()) + "_config.json";
+  {
+    std::ifstream in(HfConfig("deepseek-v3"));
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string type = "\"model_type\": \"deepseek_v3\"";
+    ASSERT_NE(text.find(type), std::string::npos);
+    text.replace(text.find(type), type.size(), "\"model_type\": \"deepseek_v32\", \"index_topk\": 2048");
+    std::ofstream(v32) << text;
   }
+  auto ds = LoadModelFile(v32);
+  ASSERT_FALSE(ds.ok());
+  EXPECT_EQ(ds.error().key, "model_type") << ds.error().ToString();
+  EXPECT_NE(ds.error().ToString().find("did you mean 'deepseek_v"), std::string::npos) << ds.error().ToString();
+  EXPECT_NE(ds.error().ToString().find("index_topk (line "), std::string::npos) << ds.error().ToString();
   // The real Llama 2 config (token ids, rope_scaling, transformers_version, ...) still loads.
   EXPECT_TRUE(LoadModelFile(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/llama-2-7b-hf-config.json").ok());
 }
