@@ -22,7 +22,7 @@ namespace {
 // The ways the summaries group cases, in the order they are printed.
 constexpr std::pair<const char*, std::string ValidationCase::*> kGroupings[] = {
     {"gpu", &ValidationCase::gpu},           {"precision", &ValidationCase::precision}, {"source", &ValidationCase::family},
-    {"workload", &ValidationCase::workload}, {"model", &ValidationCase::model}};
+    {"workload", &ValidationCase::workload}, {"kind", &ValidationCase::gpu_workload}, {"model", &ValidationCase::model}};
 
 // Keys whose absence means the simulator's default stood in for them.
 std::vector<std::string> DefaultedKeys(const YAML::Node& sc) {
@@ -197,6 +197,7 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
         vc.gpu = s->node.gpu.name;
         vc.precision = ToString(s->training.precision);
         vc.workload = WorkloadKind(*s);
+        vc.gpu_workload = vc.gpu + " " + vc.workload;
         // A model given inline and unnamed takes the scenario's name: its size names it here.
         const YAML::Node& given = sc;  // const look-ups: they add no key
         const bool unnamed = given["model"].IsMap() && !given["model"]["name"].IsDefined();

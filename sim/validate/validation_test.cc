@@ -52,11 +52,17 @@ TEST(ValidationTest, PublishedRunsThatCanBeDescribedArePredicted) {
   EXPECT_TRUE(bf16 && fp8);
   // Per kind of workload and per model: the reference's MoE models are inline
   // and unnamed, so their sizes name them (Mixtral 8x7B's two runs as one).
-  std::map<std::string, int> workloads, models;
+  std::map<std::string, int> workloads, models, kinds;
   for (const auto& g : rep->groups) {
     if (g.by == "workload") workloads[g.name] = g.summary.cases;
     if (g.by == "model") models[g.name] = g.summary.cases;
+    if (g.by == "kind") kinds[g.name] = g.summary.cases;
   }
+  // Per GPU and kind of workload, as the track record groups them: the MoE
+  // runs on H100 (issue 13's 26) and on each Blackwell GPU (issue 14's).
+  EXPECT_EQ(kinds["h100-sxm-80g MoE pre-training"], 26);
+  EXPECT_EQ(kinds["b200-sxm-180g MoE pre-training"] + kinds["gb200 MoE pre-training"], 35);
+  EXPECT_EQ(kinds["b200-sxm-180g dense pre-training"] + kinds["gb200 dense pre-training"], 32);
   EXPECT_EQ(workloads["dense LoRA"], 7);
   EXPECT_EQ(workloads["dense pre-training"] + workloads["MoE pre-training"] + workloads["dense LoRA"], 154);
   EXPECT_EQ(models["46.7B (12.9B active)"], 2);
