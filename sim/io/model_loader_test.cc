@@ -416,7 +416,7 @@ TEST(ModelSpecTest, HuggingFaceKeyNotModelledIsAnError) {
   auto ds = LoadModelFile(v32);
   ASSERT_FALSE(ds.ok());
   EXPECT_EQ(ds.error().key, "model_type") << ds.error().ToString();
-  EXPECT_NE(ds.error().ToString().find("did you mean 'deepseek_v"), std::string::npos) << ds.error().ToString();
+  EXPECT_NE(ds.error().ToString().find("did you mean 'deepseek_v3'?"), std::string::npos) << ds.error().ToString();
   EXPECT_NE(ds.error().ToString().find("index_topk (line "), std::string::npos) << ds.error().ToString();
   // The real Llama 2 config (token ids, rope_scaling, transformers_version, ...) still loads.
   EXPECT_TRUE(LoadModelFile(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/llama-2-7b-hf-config.json").ok());

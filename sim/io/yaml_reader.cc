@@ -447,7 +447,12 @@ std::string ClosestMatch(const std::string& word, const std::vector<std::string>
       }
       std::swap(prev, cur);
     }
-    if (prev[c.size()] < best_d) {
+    // Of two as near, the one sharing the longer start: a name extended by a
+    // version ("deepseek_v32") is likelier the one it extends than a sibling.
+    const auto shared = [&](const std::string& x) {
+      return size_t(std::mismatch(word.begin(), word.begin() + std::min(word.size(), x.size()), x.begin()).first - word.begin());
+    };
+    if (prev[c.size()] < best_d || (prev[c.size()] == best_d && !best.empty() && shared(c) > shared(best))) {
       best_d = prev[c.size()];
       best = c;
     }

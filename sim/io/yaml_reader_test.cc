@@ -162,6 +162,17 @@ TEST_F(InputFileTest, BlockScalarInAMessageStaysOneLine) {
   EXPECT_EQ(e, f + ":11: training.seq_len: expected a number, got '4096\\n8192\\n'");
 }
 
+// The "did you mean" of every unknown key and name: the nearest by edits,
+// a truncated name first, and of two as near the one sharing the longer start
+// (DeepSeek-V3.2's model_type is DeepSeek-V3's extended, not DeepSeek-V2's).
+TEST(ClosestMatchTest, NearestNameWithTheLongerSharedStartOnATie) {
+  EXPECT_EQ(ClosestMatch("deepseek_v32", {"deepseek_v2", "deepseek_v3"}), "deepseek_v3");
+  EXPECT_EQ(ClosestMatch("deepseek_v32", {"deepseek_v3", "deepseek_v2"}), "deepseek_v3");
+  EXPECT_EQ(ClosestMatch("xe9680", {"xe9680l-b200", "xe9680-h100"}), "xe9680l-b200");  // a truncation: the first that extends it
+  EXPECT_EQ(ClosestMatch("paralelism", {"training", "parallelism"}), "parallelism");
+  EXPECT_EQ(ClosestMatch("cluster", {"training", "parallelism"}), "");
+}
+
 TEST(JsonQuoteTest, InvalidUtf8BecomesReplacementCharacter) {
   EXPECT_EQ(JsonWriter::Quote("caf\xc3\xa9"), "\"caf\xc3\xa9\"");           // valid: kept
   EXPECT_EQ(JsonWriter::Quote("caf\xe9"), "\"caf\\ufffd\"");                // Latin-1 byte
