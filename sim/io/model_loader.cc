@@ -477,9 +477,11 @@ ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool
     // make it readable (DeepSeek-V3.2's kv_lora_rank is DeepSeek-V3's key, its
     // indexer is not), so they are named here rather than one by one.
     std::vector<std::string> types;
-    for (const auto& [type, f] : Families()) types.push_back(type);
     std::string families;
-    for (const auto& t : types) families += (families.empty() ? "" : ", ") + t;
+    for (const auto& [type, f] : Families()) {
+      types.push_back(type);
+      families += (families.empty() ? "" : ", ") + type;
+    }
     const std::string hint = model_type.empty() ? "" : ClosestMatch(model_type, types);
     std::string unread;
     for (size_t i = 0; i < unmodelled.size() && i < 4; ++i) {

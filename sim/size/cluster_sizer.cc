@@ -355,27 +355,26 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
       rep.options.push_back(d);
     };
     const int an = a.cluster.nics_per_node;
-    for (const auto& p : profiles) {
-      if (p.name != a.cluster.node) continue;
-      for (int kk : nics_of(p)) {
-        if (kk != an) add({a.cluster.node, kk, a.cluster.nodes, ast}, std::to_string(kk) + " NICs instead of " + std::to_string(an));
-      }
+    // "node (N nodes, K NICs)", naming the counts that differ between the two sides.
+    auto side = [](const std::string& node, int nodes, int nics, bool say_nodes, bool say_nics) {
+      std::string extra;
+      if (say_nodes) extra = Nodes(nodes);
+      if (say_nics) extra += (extra.empty() ? "" : ", ") + std::to_string(nics) + " NICs";
+      return extra.empty() ? node : node + " (" + extra + ")";
+    };
+    const auto own = std::find_if(profiles.begin(), profiles.end(), [&](const NodeProfile& p) { return p.name == a.cluster.node; });
+    for (int kk : nics_of(*own)) {
+      if (kk != an) add({a.cluster.node, kk, a.cluster.nodes, ast}, std::to_string(kk) + " NICs instead of " + std::to_string(an));
     }
     for (const auto& p : profiles) {
       if (p.name == a.cluster.node) continue;
+      const std::vector<int> its = nics_of(p);
       // The other node with the answer's NICs where it was sized with them,
       // else with its own; with as many GPUs where a node count tried gives
       // them (8 GB200 trays against 4 DGX B200), else as many nodes.
-      const std::vector<int> its = nics_of(p);
       const int kk = std::find(its.begin(), its.end(), an) != its.end() ? an : its.front();
       const int same_gpus = a.cluster.gpus % p.gpus_per_node == 0 ? a.cluster.gpus / p.gpus_per_node : 0;
       const int nn = std::find(counts.begin(), counts.end(), same_gpus) != counts.end() ? same_gpus : a.cluster.nodes;
-      auto side = [](const std::string& node, int nodes, int nics, bool say_nodes, bool say_nics) {
-        std::string extra;
-        if (say_nodes) extra = Nodes(nodes);
-        if (say_nics) extra += (extra.empty() ? "" : ", ") + std::to_string(nics) + " NICs";
-        return extra.empty() ? node : node + " (" + extra + ")";
-      };
       add({p.name, kk, nn, ast}, side(p.name, nn, kk, nn != a.cluster.nodes, kk != an) + " instead of " +
                                      side(a.cluster.node, a.cluster.nodes, an, nn != a.cluster.nodes, kk != an));
     }

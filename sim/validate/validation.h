@@ -25,7 +25,6 @@ struct ValidationCase {
   std::string precision;  // the training precision (per-precision summaries)
   std::string family;     // the source family: the id up to its first '-' ("dgxc2502", "mlperf41")
   std::string workload;   // "dense pre-training", "MoE pre-training", "dense LoRA", "MoE full fine-tuning", ...
-  std::string gpu_workload;  // both: "h100-sxm-80g MoE pre-training" (the track record's and the issues' unit)
   std::string model;      // the model's name, else its size ("235B (22.2B active)"): cases of one model share it
   // The measured step over the releases that ran this configuration (the
   // case's note, release_spread.h); the case's own step alone when it names
