@@ -402,6 +402,28 @@ TEST(MoeWorkloadTest, KernelsOfAnMoeLayerFollowTheFp8Recipe) {
   EXPECT_LT(kernels(df), kernels(cf) - 100);
 }
 
+// Megatron-Core's TEGroupedMLP runs the local experts' GEMMs as Transformer
+// Engine issues them, a cuBLAS call per expert over 4 streams, forward and
+// backward; the TE op fuser's fused grouped MLP (26.08's recipes) as one
+// grouped kernel.
+TEST(MoeWorkloadTest, ExpertGemmsRunOnTheFrameworksGroupedGemmStreams) {
+  const auto streams = [](const Scenario& s) {
+    const Workload w = BuildWorkload(s);
+    std::vector<int> out;
+    for (const char* name : {"expert fc1", "expert fc2"}) out.push_back(FindOp(w.layer(0).forward, name)->batch_streams);
+    for (const char* name : {"expert fc1 dgrad", "expert fc1 wgrad", "expert fc2 dgrad", "expert fc2 wgrad"}) {
+      out.push_back(FindOp(w.layer(0).backward, name)->batch_streams);
+    }
+    return out;
+  };
+  const Scenario te = Make(kMixtral, {"parallelism.expert=4", "training.framework=megatron-bridge-perf"});
+  EXPECT_EQ(te.framework.grouped_gemm_streams, 4);
+  EXPECT_EQ(streams(te), std::vector<int>(6, 4));
+  const Scenario fused = Make(kMixtral, {"parallelism.expert=4", "training.framework=megatron-bridge-26.08-qwen3-gb200-mxfp8"});
+  EXPECT_EQ(streams(fused), std::vector<int>(6, 0));
+  EXPECT_EQ(FindOp(BuildWorkload(te).layer(0).forward, "qkv")->batch_streams, 0);
+}
+
 // The all-to-all dispatcher counts the tokens per rank and expert in kernels
 // of its own before the permute; the flex dispatcher's backends (DeepEP,
 // HybridEP) count them inside their dispatch, leaving a couple.

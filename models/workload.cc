@@ -177,6 +177,7 @@ CommOp Comm(const OpName& name, CollectiveKind kind, CommGroup group, double byt
 void AddGemmBackward(std::vector<Operator>& ops, const Operator& f, const FrameworkProfile& fw, bool frozen = false) {
   const auto add = [&](Operator o) {
     o.kernels = f.kernels;
+    o.batch_streams = f.batch_streams;
     o.split_accumulator = f.low_precision && fw.fp8_backward_split_accumulator;
     ops.push_back(o);
   };
@@ -909,9 +910,11 @@ class LayerBuilder {
     F.ops.back().kernels = F.ops.back().cast_kernels = expert_casts;
     F.ops.push_back(GemmOperator("expert fc1", tokens_per_expert, (gated ? 2 : 1) * ffn_local, h, true, local_experts));
     F.ops.back().kernels = per_expert;
+    F.ops.back().batch_streams = fw.grouped_gemm_streams;
     AddActivation(F, OpName("expert ") + ActivationName(), expert_rows * ffn_local, expert_casts);
     F.ops.push_back(GemmOperator("expert fc2", tokens_per_expert, h, ffn_local, true, local_experts));
     F.ops.back().kernels = per_expert;
+    F.ops.back().batch_streams = fw.grouped_gemm_streams;
     if (padded) F.ops.push_back(Move("moe fp8 unpadding", 2 * expert_rows_bytes));
     // fc2's bias, scaled by each copy's routing probability, where the
     // framework adds it outside the GEMM (FrameworkProfile::moe_expert_bias_*).

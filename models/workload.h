@@ -32,6 +32,11 @@ struct Operator {
   double bytes = 0;      // HBM traffic
   long m = 0, n = 0, k = 0;
   long batch = 1;        // batched GEMMs (unfused attention: one per head)
+  // GEMM: the streams a batch's GEMMs are issued on, a kernel each and at
+  // most this many running at once (Transformer Engine's grouped GEMM of the
+  // local experts: FrameworkProfile::grouped_gemm_streams); 0: one batched
+  // kernel runs them all together.
+  int batch_streams = 0;
   bool low_precision = false;  // runs in fp8 when the scenario's precision is fp8
   double seq = 0;        // attention: key length the kernel iterates over
   double head_dim = 0;   // attention: the mean of the query/key and value head dims (the kernel's efficiency)

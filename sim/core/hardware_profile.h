@@ -414,6 +414,11 @@ struct FrameworkProfile {
   // default since expert tensor parallelism became a setting) instead of 1
   // (what the 2025 performance recipes set).
   bool expert_tensor_follows_tensor = false;
+  // The streams a grouped GEMM of the local experts is issued on, one kernel
+  // per expert (Transformer Engine's GroupedLinear: expert i on compute
+  // stream i mod 4); 0: one batched kernel for them all (a grouped-GEMM
+  // kernel such as torch._grouped_mm).
+  int grouped_gemm_streams = 0;
   // What the host spends issuing one kernel (Python, the framework's modules,
   // the PyTorch dispatcher, the launch): passes of short kernels wait for it
   // (sim/cost/host_issue.h). 0: the host is never the bottleneck.

@@ -14,16 +14,26 @@ double SmWaveFill(double tiles, int sms) {
   return tiles > 0 ? tiles / (std::ceil(tiles / slots) * slots) : 0.0;
 }
 
+double StreamedWaveFill(double tiles_each, double batch, int streams, int sms) {
+  if (streams <= 0 || batch <= streams) return SmWaveFill(tiles_each * batch, sms);
+  if (tiles_each <= 0) return 0.0;
+  // Equal kernels dealt round-robin over the streams run in rounds of
+  // `streams` at once, the last round with those left over.
+  const double slots = std::max(1, sms);
+  const double rounds = std::floor(batch / streams), rest = batch - rounds * streams;
+  const double waves = rounds * std::ceil(tiles_each * streams / slots) + (rest > 0 ? std::ceil(tiles_each * rest / slots) : 0.0);
+  return tiles_each * batch / (waves * slots);
+}
+
 namespace {
 
 double GemmEfficiencyOf(const GpuProfile& gpu, double max_eff, double k_half, double m, double n, double k, double batch,
-                        double out_bytes) {
+                        double out_bytes, int batch_streams) {
   // A partial last wave leaves SMs idle. cuBLAS's heuristics or stream-K
   // kernels could spread the work, but the published training steps say the
   // tiles pay for it (without it, dense H100 bf16 steps came out 5% fast);
   // the fitted GEMM curves (h100-sxm-80g.yaml, gb200.yaml) were fitted with it.
-  const double tiles = std::ceil(m / gpu.matmul_tile_m) * std::ceil(n / gpu.matmul_tile_n) * batch;
-  const double fill = SmWaveFill(tiles, gpu.sms);
+  const double fill = StreamedWaveFill(std::ceil(m / gpu.matmul_tile_m) * std::ceil(n / gpu.matmul_tile_n), batch, batch_streams, gpu.sms);
   // Each tile pays an epilogue (storing its output, at HBM speed) against a K
   // loop proportional to K; k_half, fitted for a 2-byte output, is about
   // out_bytes x peak / (2 x HBM bandwidth), so it scales with the output bytes.
@@ -51,8 +61,8 @@ GpuRates::Gemm RatesOf(const GpuProfile& gpu, Precision p) {
 }  // namespace
 
 double GemmEfficiency(const GpuProfile& gpu, Precision precision, double m, double n, double k, double batch,
-                      double out_bytes) {
-  return GemmEfficiencyOf(gpu, gpu.MatmulMaxEfficiency(precision), gpu.MatmulKHalf(precision), m, n, k, batch, out_bytes);
+                      double out_bytes, int batch_streams) {
+  return GemmEfficiencyOf(gpu, gpu.MatmulMaxEfficiency(precision), gpu.MatmulKHalf(precision), m, n, k, batch, out_bytes, batch_streams);
 }
 
 GpuRates::GpuRates(const GpuProfile& g, Precision p) : gpu(g), precision(p), sixteen(RatesOf(g, GemmPrecision(false, p))) {
@@ -71,12 +81,14 @@ double OperatorTime(const Operator& op, const GpuRates& rates, bool backward) {
     case OpClass::kGemm: {
       const GpuRates::Gemm& r = op.low_precision ? rates.low : rates.sixteen;
       if (r.peak_clock_flops == 0) gpu.PeakFlops(GemmPrecision(op.low_precision, rates.precision));  // throws as the lookup does
-      const double eff = GemmEfficiencyOf(gpu, r.max_eff, r.k_half, op.m, op.n, op.k, op.batch, op.out_bytes) *
+      const double eff = GemmEfficiencyOf(gpu, r.max_eff, r.k_half, op.m, op.n, op.k, op.batch, op.out_bytes, op.batch_streams) *
                          (op.split_accumulator ? r.split_accumulator_eff : 1.0);
       // A GEMM with an empty side (an expert no token reaches when experts
       // outnumber the routed tokens) has no tiles: it costs its launch floor.
       const double compute = op.flops > 0 && eff > 0 ? op.flops / (r.peak_clock_flops * eff) : 0.0;
-      return std::max({compute, mem_time, gpu.matmul_min_kernel_s});
+      // Each stream runs its share of the batch's kernels one after another.
+      const double kernels_in_a_row = op.batch_streams > 0 ? std::ceil(double(op.batch) / op.batch_streams) : 1.0;
+      return std::max({compute, mem_time, kernels_in_a_row * gpu.matmul_min_kernel_s});
     }
     case OpClass::kAttention: {
       const bool flash2 = op.attention_kernel == AttentionKernel::kFlash2;

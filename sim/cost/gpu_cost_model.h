@@ -17,10 +17,17 @@ namespace trainsim {
 // the one-wave case.
 double SmWaveFill(double tiles, int sms);
 
+// The same for `batch` GEMMs of `tiles_each` tiles issued a kernel each over
+// `streams` streams (0: one batched kernel, all tiles in one wave count): at
+// most `streams` of them share the SMs at a time, so a group of small GEMMs
+// leaves the SMs as idle as each group's tiles do, where one batched kernel
+// would have packed every GEMM's tiles into full waves.
+double StreamedWaveFill(double tiles_each, double batch, int streams, int sms);
+
 // out_bytes: what the epilogue moves per output element; the profile's k_half
 // is for a 2-byte output and the per-tile epilogue grows with the bytes.
 double GemmEfficiency(const GpuProfile& gpu, Precision precision, double m, double n, double k, double batch,
-                      double out_bytes = 2);
+                      double out_bytes = 2, int batch_streams = 0);
 double OperatorTime(const Operator& op, const GpuProfile& gpu, Precision precision, bool backward = false);
 double PassComputeTime(const PassWork& pass, const GpuProfile& gpu, Precision precision, bool backward);
 

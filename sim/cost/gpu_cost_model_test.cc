@@ -50,6 +50,27 @@ TEST(GpuCostModelTest, APartialLastWaveIdlesTheRestOfTheSms) {
   EXPECT_NEAR(GemmEfficiency(g, Precision::kBf16, 128 * 5, 256 * 132, 1e9, 1), g.MatmulMaxEfficiency(Precision::kBf16), 1e-6);
 }
 
+// Transformer Engine's grouped GEMM issues a kernel per expert over 4
+// streams: only 4 experts' tiles share the SMs at a time, where one batched
+// kernel would pack them all into full waves.
+TEST(GpuCostModelTest, GemmsIssuedOverStreamsFillTheSmsFewAtATime) {
+  // Qwen3-30B's fc1 on a DGX H100 at EP 8: 16 experts of 512 x 1536 (4 x 6 = 24 tiles).
+  EXPECT_DOUBLE_EQ(StreamedWaveFill(24, 16, 0, 132), SmWaveFill(24 * 16, 132));  // one batched kernel: 384 of 396
+  EXPECT_DOUBLE_EQ(StreamedWaveFill(24, 16, 4, 132), 384.0 / (4 * 132));          // 4 rounds of 96 tiles
+  EXPECT_DOUBLE_EQ(StreamedWaveFill(24, 6, 4, 132), 144.0 / (2 * 132));           // 4 at once, then the other 2
+  EXPECT_DOUBLE_EQ(StreamedWaveFill(24, 4, 4, 132), SmWaveFill(96, 132));         // no more GEMMs than streams
+  EXPECT_DOUBLE_EQ(StreamedWaveFill(0, 16, 4, 132), 0.0);
+  const GpuProfile g = Gpu("dgx-h100");
+  EXPECT_NEAR(GemmEfficiency(g, Precision::kFp8, 512, 1536, 2048, 16, 2, 4) / GemmEfficiency(g, Precision::kFp8, 512, 1536, 2048, 16),
+              (384.0 / 528) / (384.0 / 396), 1e-12);
+  // Kernels too short to fill their launch floor: each stream runs its share one after another.
+  Operator tiny = GemmOperator("expert fc1", 16, 128, 128, true, 16);
+  const double together = OperatorTime(tiny, g, Precision::kFp8);
+  tiny.batch_streams = 4;
+  EXPECT_DOUBLE_EQ(together, g.matmul_min_kernel_s);
+  EXPECT_DOUBLE_EQ(OperatorTime(tiny, g, Precision::kFp8), 4 * g.matmul_min_kernel_s);
+}
+
 TEST(GpuCostModelTest, AnFp32AccumulatingEpilogueCostsFourTimesABf16Store) {
   const GpuProfile g = Gpu("dgx-h100");
   const double k = 2048, k_half = g.MatmulKHalf(Precision::kFp8);

@@ -405,6 +405,7 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
     f.grad_bucket_params_per_replica = b->NonNegativeDouble("per_replica", f.grad_bucket_params_per_replica);
     b->Finish();
   }
+  f.grouped_gemm_streams = m.NonNegativeInt("grouped_gemm_streams", f.grouped_gemm_streams);
   if (m.Has("host_us_per_kernel")) f.host_s_per_kernel = m.NonNegativeDouble("host_us_per_kernel") * 1e-6;
   if (YAML::Node scope = m.Raw("cuda_graph_scope"); scope.IsDefined()) {
     f.cuda_graph_modules = ParseCudaGraphScope(scope, path, m.Path("cuda_graph_scope"));
