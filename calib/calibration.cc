@@ -39,6 +39,7 @@ double GroupedGemmPredictedSeconds(const GpuProfile& gpu, const GroupedGemmSampl
   const GemmSample& x = g.gemm;
   Operator op = GemmOperator("grouped GEMM", double(x.m), double(x.n), double(x.k), false, double(x.batch));
   op.kernels = int(x.batch);
+  op.batch_streams = g.streams;  // as the workload prices the experts' GEMMs (FrameworkProfile::grouped_gemm_streams)
   // The 16-bit keys: fitted from the bf16 sweep, or from the CPU's fp32 one standing in for them.
   return OperatorTime(op, gpu, Precision::kBf16, /*backward=*/false);
 }

@@ -36,9 +36,10 @@ struct GemmShape {
 // Expert GEMMs as Transformer Engine's GroupedLinear issues them: `experts`
 // GEMMs of m x n x k, one cuBLAS call each, round robin over its compute
 // streams (TE's multi_stream_cublas_gemm, 4 streams, TE 2.x). The cost model
-// prices such an operator as one batch whose tiles fill the SMs together
-// (sim/cost/gpu_cost_model.h); measured this way beside the batched GEMM of
-// the sweep, calibration says whether that holds at a scenario's expert shapes.
+// prices such an operator as its streams fill the SMs, a few experts' tiles
+// at a time (StreamedWaveFill, sim/cost/gpu_cost_model.h); measured this way
+// beside the batched GEMM of the sweep, calibration says whether that holds at
+// a scenario's expert shapes.
 struct GroupedGemmShape {
   long m = 0, n = 0, k = 0, experts = 2;
   std::string layout = "nn";
