@@ -135,7 +135,7 @@ QString HelpPageHtml() {
       "dense models on B200 and GB200 8.0%, mostly predicted fast (their attention and memory-bound rates are "
       "estimates until calibrated on one); mixtures of experts 10% on H100 and 14% on Blackwell, mostly fast "
       "(README.md, accuracy). The headline under the results gives each configuration's own track record: the "
-      "published runs of its GPU, kind and (where enough) precision, predicted now; and, where the GPU waits 2% of the "
+      "published runs of its GPU, kind and (where enough) band of experts per GPU and precision, predicted now; and, where the GPU waits 2% of the "
       "step or more for the host to issue kernels (fine-grained experts), that share and the host cost per kernel it "
       "rests on, an estimate until measured from a trace of your stack (<tt>trainsim calibrate --host-trace</tt>). "
       "Expect that order of error for configurations like those; further from them "

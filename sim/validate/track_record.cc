@@ -35,9 +35,16 @@ Expected<TrackRecord> TrackRecordOf(const Scenario& s, const std::vector<std::st
     if (!rep) return rep.error();
     cases.insert(cases.end(), std::make_move_iterator(rep->cases.begin()), std::make_move_iterator(rep->cases.end()));
   }
+  // Narrower where enough runs allow: the band of experts per GPU (where the
+  // MoE errors part most), then the precision (fp8's casts and scaling are a
+  // model of their own).
+  const std::string band = ExpertsPerGpuBand(s);
   const std::string precision = ToString(s.training.precision);
-  // The scenario's precision where enough runs had it (fp8's casts and
-  // scaling are a model of their own); else every precision of the kind.
+  const auto in_band = [&](const ValidationCase& c) { return c.experts_per_gpu == band; };
+  if (!band.empty() && SummarizeErrors(cases, in_band).cases >= kTrackRecordMinCases) {
+    t.experts_per_gpu = band;
+    std::erase_if(cases, [&](const ValidationCase& c) { return !in_band(c); });
+  }
   const ErrorSummary same_precision = SummarizeErrors(cases, [&](const ValidationCase& c) { return c.precision == precision; });
   if (same_precision.cases >= kTrackRecordMinCases) {
     t.precision = precision;
@@ -49,13 +56,13 @@ Expected<TrackRecord> TrackRecordOf(const Scenario& s, const std::vector<std::st
 }
 
 std::string TrackRecordLine(const Scenario& s) {
-  // A record depends on the scenario only through its GPU, kind and precision
+  // A record depends on the scenario only through its GPU, kind, band and precision
   // (and on the files): `compare`'s two sides and the GUI's configurations
   // usually share one, and each costs a pass over the reference files.
   static std::mutex mutex;
   static std::map<std::string, std::string> lines;
   const std::vector<std::string> files = DefaultReferenceFiles();
-  std::string key = s.node.gpu.name + '\n' + WorkloadKind(s) + '\n' + ToString(s.training.precision);
+  std::string key = s.node.gpu.name + '\n' + WorkloadKind(s) + '\n' + ExpertsPerGpuBand(s) + '\n' + ToString(s.training.precision);
   for (const std::string& f : files) key += '\n' + f;
   {
     const std::lock_guard<std::mutex> lock(mutex);
@@ -71,14 +78,16 @@ std::string TrackRecordText(const TrackRecord& t) {
   if (t.files == 0) return "no reference files of published runs found beside the hardware profiles";
   if (t.summary.cases == 0) return "no published " + t.workload + " run on " + t.gpu + " in the reference files";
   const std::string kind = t.precision.empty() ? t.workload : t.precision + " " + t.workload;
+  const std::string band =
+      t.experts_per_gpu.empty() ? "" : " with " + t.experts_per_gpu + (t.experts_per_gpu == "1" ? " expert" : " experts") + " per GPU";
   const ErrorSummary& e = t.summary;
   // The sign is worth a word only where it is most of the error.
   const char* lean = std::fabs(e.mean_signed_error) < 0.5 * e.mean_abs_error ? ""
                      : e.mean_signed_error < 0                                 ? ": too fast"
                                                                                 : ": too slow";
   char buf[384];
-  std::snprintf(buf, sizeof buf, "%d published %s run%s on %s: predicted %.1f%% off on average (mean %+.1f%%%s), at worst %.1f%% (trainsim validate)",
-                e.cases, kind.c_str(), e.cases == 1 ? "" : "s", t.gpu.c_str(), 100 * e.mean_abs_error, 100 * e.mean_signed_error,
+  std::snprintf(buf, sizeof buf, "%d published %s run%s%s on %s: predicted %.1f%% off on average (mean %+.1f%%%s), at worst %.1f%% (trainsim validate)",
+                e.cases, kind.c_str(), e.cases == 1 ? "" : "s", band.c_str(), t.gpu.c_str(), 100 * e.mean_abs_error, 100 * e.mean_signed_error,
                 lean, 100 * e.max_abs_error);
   return buf;
 }

@@ -31,7 +31,9 @@ constexpr Grouping kGroupings[] = {
     {"workload", [](const ValidationCase& c) { return c.workload; }},
     // The GPU and the kind together: the unit of run's track record (h100-sxm-80g MoE pre-training).
     {"kind", [](const ValidationCase& c) { return c.gpu + " " + c.workload; }},
-    {"model", [](const ValidationCase& c) { return c.model; }}};
+    {"model", [](const ValidationCase& c) { return c.model; }},
+    // Routed experts per GPU: where the MoE errors part (empty, no group, for a dense case).
+    {"experts/GPU", [](const ValidationCase& c) { return c.experts_per_gpu; }}};
 
 // Keys whose absence means the simulator's default stood in for them.
 std::vector<std::string> DefaultedKeys(const YAML::Node& sc) {
@@ -142,6 +144,12 @@ std::string WorkloadKind(const Scenario& s) {
   return arch;
 }
 
+std::string ExpertsPerGpuBand(const Scenario& s) {
+  if (!s.model.moe.enabled()) return "";
+  const int local = std::max(1, s.model.moe.experts / std::max(1, s.parallelism.expert));
+  return local == 1 ? "1" : local <= 4 ? "2-4" : local < 16 ? "5-15" : "16+";
+}
+
 std::string ReferenceDirectory() {
   // Installed: DATA_DIR/reference/; in a checkout: tests/reference (copies of ../shared/reference).
   const std::filesystem::path installed = std::filesystem::path(DataDir()) / "reference";
@@ -206,6 +214,7 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
         vc.gpu = s->node.gpu.name;
         vc.precision = ToString(s->training.precision);
         vc.workload = WorkloadKind(*s);
+        vc.experts_per_gpu = ExpertsPerGpuBand(*s);
         // A model given inline and unnamed takes the scenario's name: its size names it here.
         const YAML::Node& given = sc;  // const look-ups: they add no key
         const bool unnamed = given["model"].IsMap() && !given["model"]["name"].IsDefined();
@@ -242,6 +251,7 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
     for (const auto& c : rep.cases) {
       if (!c.failure.empty()) continue;
       const std::string name = key(c);
+      if (name.empty()) continue;  // a grouping that does not apply to the case
       if (std::none_of(rep.groups.begin(), rep.groups.end(), [&](const ErrorGroup& g) { return g.by == by && g.name == name; })) {
         rep.groups.push_back({by, name, SummarizeErrors(rep.cases, [&](const ValidationCase& m) { return key(m) == name; })});
         if (std::string(by) == "gpu") rep.by_gpu.emplace_back(name, rep.groups.back().summary);
@@ -275,9 +285,12 @@ std::string ValidationTable(const ValidationReport& r) {
   char buf[512];
   // Columns as wide as the longest id and group name; the defaults list, of
   // any length, after the fixed columns.
-  int id_width = 30, name_width = 20;
+  int id_width = 30, name_width = 20, by_width = 0;
   for (const auto& c : r.cases) id_width = std::max(id_width, int(c.id.size()));
-  for (const auto& g : r.groups) name_width = std::max(name_width, int(g.name.size()));
+  for (const auto& g : r.groups) {
+    name_width = std::max(name_width, int(g.name.size()));
+    by_width = std::max(by_width, int(g.by.size()));
+  }
   std::snprintf(buf, sizeof buf, "%-*s %12s %12s %8s  ", id_width, "case", "predicted_s", "measured_s", "error");
   o << buf << "defaults used\n";
   for (const auto& c : r.cases) {
@@ -297,8 +310,8 @@ std::string ValidationTable(const ValidationReport& r) {
     for (const auto& g : r.groups) {
       if (g.by != by) continue;
       const ErrorSummary& e = g.summary;
-      std::snprintf(buf, sizeof buf, "  %-9s %-*s mean |error| %.1f%%, mean error %+.1f%%, max |error| %.1f%% over %d case%s\n", by,
-                    name_width, g.name.c_str(), 100 * e.mean_abs_error, 100 * e.mean_signed_error, 100 * e.max_abs_error, e.cases,
+      std::snprintf(buf, sizeof buf, "  %-*s %-*s mean |error| %.1f%%, mean error %+.1f%%, max |error| %.1f%% over %d case%s\n", by_width,
+                    by, name_width, g.name.c_str(), 100 * e.mean_abs_error, 100 * e.mean_signed_error, 100 * e.max_abs_error, e.cases,
                     e.cases == 1 ? "" : "s");
       o << buf;
     }
@@ -339,6 +352,7 @@ std::string ValidationJson(const ValidationReport& r) {
           .Field("workload", c.workload)
           .Field("model", c.model)
           .Field("error", c.error);
+      if (!c.experts_per_gpu.empty()) w.Field("experts_per_gpu", c.experts_per_gpu);
       if (c.measured_range.releases > 1) {
         w.Field("releases", c.measured_range.releases)
             .Field("measured_min_step_time_s", c.measured_range.min_step_time_s)

@@ -26,6 +26,7 @@ struct ValidationCase {
   std::string family;     // the source family: the id up to its first '-' ("dgxc2502", "mlperf41")
   std::string workload;   // "dense pre-training", "MoE pre-training", "dense LoRA", "MoE full fine-tuning", ...
   std::string model;      // the model's name, else its size ("235B (22.2B active)"): cases of one model share it
+  std::string experts_per_gpu;  // ExpertsPerGpuBand; empty for a dense model
   // The measured step over the releases that ran this configuration (the
   // case's note, release_spread.h); the case's own step alone when it names
   // no other. The error stays against the case's own measurement.
@@ -49,7 +50,7 @@ ErrorSummary SummarizeErrors(const std::vector<ValidationCase>& cases,
 // One group of cases sharing a GPU, a precision, a source family, a kind of
 // workload or a model.
 struct ErrorGroup {
-  std::string by;    // "gpu", "precision", "source", "workload", "kind" (GPU and workload) or "model"
+  std::string by;    // "gpu", "precision", "source", "workload", "kind" (GPU and workload), "model" or "experts/GPU" (MoE only)
   std::string name;  // e.g. "h100-sxm-80g", "fp8", "dgxc2502", "MoE pre-training", "30.5B (3.3B active)"
   ErrorSummary summary;
 };
@@ -97,6 +98,14 @@ ValidationReport::ReleaseSpread SummarizeReleaseSpread(const std::vector<Validat
 // A scenario's kind of workload as the summaries group it: "dense" or "MoE",
 // then "pre-training", "LoRA" or "full fine-tuning".
 std::string WorkloadKind(const Scenario& s);
+
+// A mixture of experts' routed experts per GPU (experts / EP) as the
+// summaries band them: "1", "2-4" (no more than Transformer Engine's 4 grouped
+// GEMM streams run at once), "5-15" and "16+"; empty for a dense model. The
+// published MoE runs' errors part by these bands more than by GPU, precision
+// or release (issues 13 and 14), so a prediction's track record narrows to
+// its band.
+std::string ExpertsPerGpuBand(const Scenario& s);
 
 // `progress`, when given, is told the cases done of the file's cases (and
 // the id of the case done) after each case.

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <map>
 
+#include "sim/io/scenario_loader.h"
+
 namespace trainsim {
 namespace {
 
@@ -52,12 +54,17 @@ TEST(ValidationTest, PublishedRunsThatCanBeDescribedArePredicted) {
   EXPECT_TRUE(bf16 && fp8);
   // Per kind of workload and per model: the reference's MoE models are inline
   // and unnamed, so their sizes name them (Mixtral 8x7B's two runs as one).
-  std::map<std::string, int> workloads, models, kinds;
+  std::map<std::string, int> workloads, models, kinds, bands;
   for (const auto& g : rep->groups) {
     if (g.by == "workload") workloads[g.name] = g.summary.cases;
     if (g.by == "model") models[g.name] = g.summary.cases;
     if (g.by == "kind") kinds[g.name] = g.summary.cases;
+    if (g.by == "experts/GPU") bands[g.name] = g.summary.cases;
   }
+  // Per band of routed experts per GPU, the MoE runs only (61): the one grouping a dense run is absent from.
+  EXPECT_EQ(bands.size(), 4u);
+  EXPECT_EQ(bands["1"] + bands["2-4"] + bands["5-15"] + bands["16+"], 61);
+  EXPECT_EQ(bands["16+"], 21);
   // Per GPU and kind of workload, as the track record groups them: the MoE
   // runs on H100 (issue 13's 26) and on each Blackwell GPU (issue 14's).
   EXPECT_EQ(kinds["h100-sxm-80g MoE pre-training"], 26);
@@ -196,6 +203,24 @@ TEST(ValidationTest, ModelKeysARecipeSuppliesAreReportedAsDefaulted) {
   EXPECT_EQ(oss, 8);
   EXPECT_EQ(deepseek_unsaid, 8);
   EXPECT_EQ(deepseek_said, 3);
+}
+
+// A mixture of experts' band is its routed experts per GPU, experts / EP:
+// up to TE's 4 grouped-GEMM streams, more, and 16 or more.
+TEST(ValidationTest, ExpertsPerGpuBandIsExpertsOverEp) {
+  const auto band = [](const std::vector<std::string>& sets) {
+    auto s = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/examples/moe/mixtral-8x7b-8n-8nic.yaml", sets);
+    EXPECT_TRUE(s.ok()) << s.error().ToString();
+    return ExpertsPerGpuBand(*s);
+  };
+  EXPECT_EQ(band({}), "1");  // 8 experts, EP 8
+  EXPECT_EQ(band({"parallelism.expert=2"}), "2-4");
+  EXPECT_EQ(band({"parallelism.expert=1"}), "5-15");
+  EXPECT_EQ(band({"model.moe.experts=128", "model.moe.top_k=8", "parallelism.expert=8"}), "16+");
+  EXPECT_EQ(band({"model.moe.experts=120", "model.moe.top_k=8", "parallelism.expert=8"}), "5-15");  // 15
+  auto dense = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/examples/reference-design/llama2-7b-1n-8nic.yaml");
+  ASSERT_TRUE(dense.ok());
+  EXPECT_EQ(ExpertsPerGpuBand(*dense), "");
 }
 
 TEST(ValidationTest, SummarizesPerGpu) {
