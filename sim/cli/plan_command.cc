@@ -123,8 +123,18 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
   progress.Finish();
   out << (a.Has("--json") ? PlanToJson(r) : PlanToText(r));
   if (!a.Has("--json") && !r.candidates.empty()) {
-    // Every candidate runs the scenario's GPU and kind of workload: one record for them all.
-    out << "track record: " << TrackRecordLine(*s) << "\n";
+    // Every candidate runs the scenario's GPU and kind of workload, but a
+    // mixture of experts' record narrows to its experts per GPU, which EP
+    // changes: the best candidate's record, and the scenario's own where it differs.
+    Scenario best = *s;
+    ApplyConfig(best, r.candidates.front().config);
+    const std::string best_record = TrackRecordLine(best), own_record = TrackRecordLine(*s);
+    if (best_record == own_record) {
+      out << "track record: " << best_record << "\n";
+    } else {
+      out << "track record of #1: " << best_record << "\n";
+      out << "track record of your settings: " << own_record << "\n";
+    }
   }
   return r.candidates.empty() ? kExitSimulationFailed : kExitOk;
 }
