@@ -1,4 +1,4 @@
-// trainsim compare A.yaml [B.yaml] [--set KEY=VALUE]... [--set-a KEY=VALUE]... [--set-b KEY=VALUE]... [--json] [--fidelity des|analytical]
+// trainsim compare A.yaml [B.yaml [C.yaml ...]] [--set KEY=VALUE]... [--set-a KEY=VALUE]... [--set-b KEY=VALUE]... [--json] [--fidelity des|analytical]
 #include <algorithm>
 #include <iostream>
 
@@ -21,15 +21,16 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
                                   {"--help", false, "-h"}},
                                  a);
   if (a.Has("--help")) {
-    out << "usage: trainsim compare A.yaml [B.yaml] [options]\n"
+    out << "usage: trainsim compare A.yaml [B.yaml [C.yaml ...]] [options]\n"
            "Simulate two scenarios and print their figures side by side with B's delta against A:\n"
            "what one hardware option (NICs per node, storage nodes, fabric, node count) changes in time and cost.\n"
-           "With one file, B is A with the --set-b overrides (a what-if on one scenario).\n"
+           "With one file, B is A with the --set-b overrides (a what-if on one scenario). With three or more,\n"
+           "a column each and each one's relative delta against A (e.g. one model on H100, H200, B200 and GB200).\n"
            "The table ends with each side's share of the step waiting for the host where it is 2% or more, and the\n"
            "track record of each side's kind of prediction (as `trainsim run` prints them).\n"
            "  --set KEY=VALUE     override applied to both scenarios (repeatable)\n"
-           "  --set-a KEY=VALUE   override applied to A only (repeatable)\n"
-           "  --set-b KEY=VALUE   override applied to B only (repeatable), e.g. --set-b cluster.nics_per_node=4\n"
+           "  --set-a KEY=VALUE   override applied to A only (repeatable; one or two files)\n"
+           "  --set-b KEY=VALUE   override applied to B only (repeatable; one or two files), e.g. --set-b cluster.nics_per_node=4\n"
            "  --json              machine-readable output\n"
            "  --fidelity F        des (default) or analytical\n";
     return kExitOk;
@@ -39,8 +40,13 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
     err << "trainsim compare: with one scenario file, give B's changes with --set-b KEY=VALUE\n";
     return kExitBadInput;
   }
-  if (!perr.empty() || files < 1 || files > 2) {
-    err << "trainsim compare: " << (perr.empty() ? "expected one or two scenario files" : perr) << "\n";
+  if (!perr.empty() || files < 1) {
+    err << "trainsim compare: " << (perr.empty() ? "expected one or more scenario files" : perr) << "\n";
+    return kExitBadInput;
+  }
+  if (files > 2 && (!a.All("--set-a").empty() || !a.All("--set-b").empty())) {
+    err << "trainsim compare: --set-a and --set-b change a side of two scenarios; with " << files
+        << " files write each side as its own file (--set changes them all)\n";
     return kExitBadInput;
   }
   SimulateOptions opt;
@@ -49,14 +55,17 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
     err << "trainsim compare: " << ferr << "\n";
     return kExitBadInput;
   }
-  SimulationResult r[2];
-  std::string records[2];  // each side's track record (sim/validate/track_record.h), for the table
-  std::string hosts[2];    // each side's host-bound share where it matters (sim/run/host_issue_share.h)
-  for (int i = 0; i < 2; ++i) {
+  // One file is a what-if: the same file twice, B with --set-b.
+  const size_t sides = std::max<size_t>(files, 2);
+  std::vector<SimulationResult> r(sides);
+  std::vector<std::string> records(sides);  // each side's track record (sim/validate/track_record.h), for the table
+  std::vector<std::string> hosts(sides);    // each side's host-bound share where it matters (sim/run/host_issue_share.h)
+  const std::vector<std::string> none;
+  for (size_t i = 0; i < sides; ++i) {
     std::vector<std::string> overrides = a.All("--set");
-    const auto& own = a.All(i == 0 ? "--set-a" : "--set-b");
+    const auto& own = i == 0 ? a.All("--set-a") : i == 1 ? a.All("--set-b") : none;
     overrides.insert(overrides.end(), own.begin(), own.end());
-    Expected<Scenario> s = LoadScenario(a.positional[files == 2 ? i : 0], overrides);
+    Expected<Scenario> s = LoadScenario(a.positional[files == 1 ? 0 : i], overrides);
     if (!s) {
       // An override's error names the flag it came from: a side's own one
       // (--set-a, --set-b) wins over the shared --set, as it does when applied.
@@ -78,12 +87,23 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
     for (const auto& o : own) changes += (changes.empty() ? "" : ", ") + o;
     if (!changes.empty()) r[i].name += " [" + changes + "]";
   }
-  out << (a.Has("--json") ? ComparisonJson(r[0], r[1]) : ComparisonTable(r[0], r[1]));
-  for (int i = 0; i < 2; ++i) if (!hosts[i].empty()) out << r[i].name << " waits for the host: " << hosts[i] << "\n";
-  // How far to trust both: one line when A and B share a GPU and kind of workload.
-  if (records[0] == records[1] && !records[0].empty()) out << "track record: " << records[0] << "\n";
-  else for (int i = 0; i < 2; ++i) if (!records[i].empty()) out << "track record of " << r[i].name << ": " << records[i] << "\n";
-  return (r[0].error.empty() && r[1].error.empty()) ? kExitOk : kExitSimulationFailed;
+  out << (a.Has("--json") ? ComparisonJson(r) : ComparisonTable(r));
+  for (size_t i = 0; i < sides; ++i) if (!hosts[i].empty()) out << r[i].name << " waits for the host: " << hosts[i] << "\n";
+  // How far to trust them: one line when every side has the same record,
+  // else a line per record naming the sides that share it.
+  const bool one_record = !records[0].empty() && std::all_of(records.begin(), records.end(), [&](const std::string& x) { return x == records[0]; });
+  if (one_record) {
+    out << "track record: " << records[0] << "\n";
+  } else {
+    for (size_t i = 0; i < sides; ++i) {
+      if (records[i].empty() || std::find(records.begin(), records.begin() + i, records[i]) != records.begin() + i) continue;
+      std::string names;
+      for (size_t j = i; j < sides; ++j) if (records[j] == records[i]) names += (names.empty() ? "" : ", ") + r[j].name;
+      out << "track record of " << names << ": " << records[i] << "\n";
+    }
+  }
+  const bool all_ran = std::all_of(r.begin(), r.end(), [](const SimulationResult& x) { return x.error.empty(); });
+  return all_ran ? kExitOk : kExitSimulationFailed;
 }
 
 }  // namespace trainsim::cli

@@ -86,6 +86,77 @@ std::string ComparisonTable(const SimulationResult& a, const SimulationResult& b
   return o.str();
 }
 
+namespace {
+
+// "A", "B", ... "Z", then "S27", ...: the column letters of the table.
+std::string Letter(size_t i) { return i < 26 ? std::string(1, char('A' + i)) : "S" + std::to_string(i + 1); }
+
+}  // namespace
+
+std::string ComparisonTable(const std::vector<SimulationResult>& results) {
+  if (results.size() == 2) return ComparisonTable(results[0], results[1]);
+  std::ostringstream o;
+  for (size_t i = 0; i < results.size(); ++i) o << Letter(i) << ": " << results[i].name << " (" << results[i].fidelity << ")\n";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%-28s", "field");
+  o << buf;
+  for (size_t i = 0; i < results.size(); ++i) {
+    std::snprintf(buf, sizeof buf, " %14s", Letter(i).c_str());
+    o << buf;
+  }
+  for (size_t i = 1; i < results.size(); ++i) {
+    std::snprintf(buf, sizeof buf, " %9s", (Letter(i) + " vs A").c_str());
+    o << buf;
+  }
+  o << "\n";
+  for (const ResultField* f : DisplayFields()) {
+    if (!f->compared) continue;
+    std::vector<double> v;
+    double largest = 0;
+    for (const auto& r : results) {
+      v.push_back(f->get(r));
+      largest = std::max(largest, std::fabs(v.back()));
+    }
+    const DisplayScale scale = ScaleFor(f->quantity, largest);
+    std::snprintf(buf, sizeof buf, "%-28s", DisplayLabel(*f).c_str());
+    o << buf;
+    for (double x : v) {
+      std::snprintf(buf, sizeof buf, " %14s", FormatScaled(scale, x).c_str());
+      o << buf;
+    }
+    for (size_t i = 1; i < v.size(); ++i) {
+      std::snprintf(buf, sizeof buf, " %9s", Percent(CleanRelative(v[0], v[i])).c_str());
+      o << buf;
+    }
+    o << "\n";
+  }
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i].error.empty()) o << Letter(i) << ": " << results[i].error << "\n";
+  }
+  for (size_t i = 1; i < results.size(); ++i) o << Headline(results[0], results[i]) << "\n";
+  return o.str();
+}
+
+std::string ComparisonJson(const std::vector<SimulationResult>& results) {
+  if (results.size() == 2) return ComparisonJson(results[0], results[1]);
+  JsonWriter w;
+  w.BeginObject().BeginArray("scenarios");
+  for (const auto& r : results) w.Value(r.name);
+  w.EndArray().BeginArray("fields");
+  for (const ResultField* f : DisplayFields()) {
+    if (!f->compared) continue;
+    w.BeginObject().Field("field", f->key).Field("label", DisplayLabel(*f)).BeginArray("values");
+    for (const auto& r : results) w.Value(f->get(r));
+    w.EndArray().BeginArray("relative");
+    for (size_t i = 1; i < results.size(); ++i) w.Value(CleanRelative(f->get(results[0]), f->get(results[i])));
+    w.EndArray().EndObject();
+  }
+  w.EndArray().BeginArray("headlines");
+  for (size_t i = 1; i < results.size(); ++i) w.Value(Headline(results[0], results[i]));
+  w.EndArray().EndObject();
+  return w.str() + "\n";
+}
+
 std::string ComparisonJson(const SimulationResult& a, const SimulationResult& b) {
   JsonWriter w;
   w.BeginObject().Field("a", a.name).Field("b", b.name).BeginArray("fields");

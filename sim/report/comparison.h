@@ -35,4 +35,14 @@ std::string Headline(const SimulationResult& baseline, const SimulationResult& o
 std::string ComparisonTable(const SimulationResult& a, const SimulationResult& b);
 std::string ComparisonJson(const SimulationResult& a, const SimulationResult& b);
 
+// Three or more scenarios side by side, each against the first (the
+// baseline): a column of figures per scenario, then each later one's relative
+// delta against it, and a headline per later scenario. Two results give the
+// two-scenario table and JSON above.
+// Precondition: results.size() >= 2.
+std::string ComparisonTable(const std::vector<SimulationResult>& results);
+// {"scenarios": [names], "fields": [{"field", "label", "values": [...],
+// "relative": [each later value against the first]}], "headlines": [...]}.
+std::string ComparisonJson(const std::vector<SimulationResult>& results);
+
 }  // namespace trainsim

@@ -1,6 +1,7 @@
 #include "sim/report/result_format.h"
 
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include "sim/report/comparison.h"
 
@@ -65,6 +66,41 @@ TEST(ComparisonTest, TableNamesBothScenariosInFull) {
   EXPECT_NE(t.find("A: llama2-70b-16n-8nic (analytical)"), std::string::npos) << t;
   EXPECT_NE(t.find("B: llama2-70b-16n-8nic [cluster.nics_per_node=4]"), std::string::npos) << t;
   EXPECT_EQ(t.find("e-1"), std::string::npos) << t;
+}
+
+// Three or more scenarios: a column each, each later one against the first,
+// and a headline per later one; two give the two-scenario table.
+TEST(ComparisonTest, ThreeScenariosEachAgainstTheFirst) {
+  SimulationResult a, b, c;
+  a.name = "h100";
+  b.name = "b200";
+  c.name = "gb200";
+  a.step_time_s = 10;
+  b.step_time_s = 5;
+  c.step_time_s = 4;
+  const std::string t = ComparisonTable({a, b, c});
+  for (const char* want : {"A: h100 (analytical)", "C: gb200 (analytical)", "B vs A", "C vs A", "-50.0%", "-60.0%"}) {
+    EXPECT_NE(t.find(want), std::string::npos) << want << "\n" << t;
+  }
+  EXPECT_EQ(t.find("B - A"), std::string::npos) << t;  // no absolute delta column with more than two
+  EXPECT_NE(t.find("\nb200: "), std::string::npos) << t;
+  EXPECT_NE(t.find("\ngb200: "), std::string::npos) << t;
+  EXPECT_EQ(ComparisonTable({a, b}), ComparisonTable(a, b));
+  EXPECT_EQ(ComparisonJson({a, b}), ComparisonJson(a, b));
+  const YAML::Node j = YAML::Load(ComparisonJson({a, b, c}));  // JSON is YAML
+  ASSERT_EQ(j["scenarios"].size(), 3u);
+  EXPECT_EQ(j["scenarios"][2].as<std::string>(), "gb200");
+  ASSERT_EQ(j["headlines"].size(), 2u);
+  bool step = false;
+  for (const auto& f : j["fields"]) {
+    if (f["field"].as<std::string>() != "step_time_s") continue;
+    step = true;
+    ASSERT_EQ(f["values"].size(), 3u);
+    EXPECT_DOUBLE_EQ(f["values"][2].as<double>(), 4);
+    ASSERT_EQ(f["relative"].size(), 2u);
+    EXPECT_NEAR(f["relative"][1].as<double>(), -0.6, 1e-12);
+  }
+  EXPECT_TRUE(step);
 }
 
 }  // namespace
