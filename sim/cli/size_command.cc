@@ -19,6 +19,7 @@
 #include "sim/io/model_loader.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/size/cluster_sizer.h"
+#include "sim/validate/track_record.h"
 
 namespace trainsim::cli {
 
@@ -29,7 +30,8 @@ const char* kSizeHelp =
     "The cheapest (or fastest) cluster that trains T tokens of the scenario's model within D days:\n"
     "over node counts, NICs per node and node profiles, with the parallelism and global batch\n"
     "re-planned for each cluster; ranked analytically, the top few re-checked with the DES. Prints the\n"
-    "answer, its runners-up and why, what each hardware option buys, and by how much the others miss.\n"
+    "answer, its runners-up and why, what each hardware option buys, by how much the others miss, and the\n"
+    "track record of the answer's kind of prediction (as `trainsim run` prints it).\n"
     "  --tokens T             tokens to train (e.g. 2e12; default: the scenario's training.tokens)\n"
     "  --days D               deadline in days\n"
     "  --nodes A..B | N,M,... node counts: a range tries A, B and every 2^k and 3x2^k between\n"
@@ -232,6 +234,17 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
   const SizeReport r = SizeCluster(*s, opt);
   progress.Finish();
   out << (a.Has("--json") ? SizeToJson(r) : SizeToText(r));
+  if (!a.Has("--json") && !r.candidates.empty()) {
+    // How far to trust the answer: the record of its GPU, kind and, for a
+    // mixture of experts, the experts per GPU its EP gives (as `plan` prints).
+    const SizeCandidate& best = r.candidates.front();
+    Scenario answer = *s;
+    for (const NodeProfile& p : opt.node_profiles) {
+      if (p.name == best.cluster.node) answer.node = p;
+    }
+    ApplyConfig(answer, best.config);
+    out << "track record of the answer: " << TrackRecordLine(answer) << "\n";
+  }
   return r.candidates.empty() ? kExitSimulationFailed : kExitOk;
 }
 
