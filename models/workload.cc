@@ -887,7 +887,7 @@ class LayerBuilder {
     const ModelSpec& md = c_.md;
     const MoeSpec& moe = md.moe;
     const double h = c_.h;
-    const double local_experts = moe.experts / double(c_.p.expert);
+    const double local_experts = c_.sc.routed_experts_per_gpu();
     const double tokens_per_expert = expert_rows / local_experts;
     const double ffn_local = moe.ffn_hidden / double(c_.p.expert_tensor);
     const bool gated = Gated(md.activation);

@@ -3,6 +3,8 @@
 // input of every simulation; the YAML keys are the contract of design.md §3.
 #pragma once
 
+#include <algorithm>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -194,6 +196,9 @@ struct Scenario {
   // flex dispatcher refuses the setting and the allgather one ignores it).
   // Shapes are then known up front: no host sync, no low-precision padding,
   // and a CUDA graph may capture the layer.
+  // A mixture of experts' routed experts on each GPU: experts / EP (the
+  // loader checks that EP divides them).
+  double routed_experts_per_gpu() const { return double(model.moe.experts) / std::max(1, parallelism.expert); }
   bool pads_experts_to_capacity() const {
     return model.moe.capacity_factor > 0 && parallelism.moe_dispatcher == MoeDispatcher::kAllToAll;
   }

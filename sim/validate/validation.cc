@@ -146,8 +146,8 @@ std::string WorkloadKind(const Scenario& s) {
 
 std::string ExpertsPerGpuBand(const Scenario& s) {
   if (!s.model.moe.enabled()) return "";
-  const int local = std::max(1, s.model.moe.experts / std::max(1, s.parallelism.expert));
-  return local == 1 ? "1" : local <= 4 ? "2-4" : local < 16 ? "5-15" : "16+";
+  const double local = s.routed_experts_per_gpu();
+  return local <= 1 ? "1" : local <= 4 ? "2-4" : local < 16 ? "5-15" : "16+";
 }
 
 std::string ReferenceDirectory() {
