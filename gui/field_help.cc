@@ -25,6 +25,12 @@ const std::map<QString, Help>& Table() {
        {"Scale-out NICs per node (e.g. 8 or 4 ConnectX-7): the bandwidth of data-, pipeline- and context-parallel "
         "traffic between nodes, and part of the node's price.",
         "the node profile's NICs", "hardware-profiles/nodes/"}},
+      {"cluster.nodes_per_nvlink_domain",
+       {"Rack-scale systems (GB200/GB300 NVL72): the nodes of each NVLink domain the ranks fill before the next, as Slurm's "
+        "--segment places them. A rank group that straddles two domains takes its collectives over the NICs, and the step "
+        "waits for the slowest group.",
+        "the job's nodes where one domain holds them, else the largest count up to a domain's that divides them "
+        "(Megatron-Bridge's launcher)", "you (your scheduler)"}},
       {"cluster.fabric", {"The network between nodes: switch tiers, latency, oversubscription.", "the node profile's default fabric",
                           "hardware-profiles/fabrics/"}},
       {"cluster.storage", {"Where checkpoints are written and training data is read from; none: no checkpoints, no data stalls.",

@@ -113,6 +113,7 @@ ScenarioForm::ScenarioForm(QWidget* parent) : QWidget(parent) {
   AddCombo("cluster.node", tr("&Node profile"), Names("hardware-profiles/nodes"), true);
   AddSpin("cluster.nodes", tr("N&odes"), 1, 1 << 20, 1);
   AddSpin("cluster.nics_per_node", tr("NICs per node"), 0, 64, 0, tr("profile default"));
+  AddSpin("cluster.nodes_per_nvlink_domain", tr("Nodes per NVLink domain"), 0, 1024, 0, tr("launcher's rule"));
   AddCombo("cluster.fabric", tr("&Fabric"), Names("hardware-profiles/fabrics"), true);
   AddCombo("cluster.storage", tr("Storage"), QStringList{tr("(none)")} + Names("hardware-profiles/storage"), true, tr("(none)"));
   AddSpin("cluster.storage_nodes", tr("Storage nodes"), 0, 10000, 0, tr("profile default"));

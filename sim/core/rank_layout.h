@@ -2,7 +2,8 @@
 // tensor fastest, then context, data, pipeline. The expert layers fold over
 // the same GPUs of a pipeline stage as expert_tensor fastest, then expert,
 // then expert-data (Megatron-Core's MoE parallel folding). Ranks fill GPUs in order; GPUs fill nodes, nodes fill
-// NVLink domains (8 GPUs on HGX: the node; 72 on GB200 NVL72: 18 trays of 4),
+// NVLink domains (8 GPUs on HGX: the node; on GB200 NVL72 up to 18 trays of 4:
+// as many as the job takes of each rack, Scenario::nvlink_domain_nodes),
 // domains fill the fabric's scalable units. The one answer to "which links
 // does this group cross", for the analytical collective model and the DES
 // platform alike.
@@ -24,13 +25,15 @@ enum class CommGroup { kTensor, kContext, kData, kPipeline, kShard, kShardReplic
 std::string ToString(CollectiveKind k);
 std::string ToString(CommGroup g);
 
-// How the members of one group (the group of rank 0) are spread.
+// How the members of one group are spread. A group whose members split
+// unevenly over domains (a rack boundary inside it) counts its fewest in one
+// domain: those members carry the most over the NICs and pace the collective.
 struct GroupSpan {
   int ranks = 1;             // members
   int stride = 1;            // GPUs between consecutive members
-  int ranks_per_domain = 1;  // members sharing one NVLink domain
+  int ranks_per_domain = 1;  // members sharing one NVLink domain (the fewest, where uneven)
   int domains = 1;           // NVLink domains the group spans
-  int ranks_per_node = 1;    // members sharing one node
+  int ranks_per_node = 1;    // members sharing one node (the fewest, where uneven)
   int nodes = 1;             // nodes the group spans
   int scalable_units = 1;    // fabric scalable units (leaf groups) the group spans
   bool on_nvlink() const { return domains == 1; }
@@ -41,7 +44,7 @@ struct RankLayoutShape {
   int shard = 0;  // gradient replicas per shard group; 0: all of them
   int expert = 1, expert_tensor = 1;
   int gpus_per_node = 8;
-  int nvlink_domain_gpus = 8;  // a multiple of gpus_per_node
+  int nvlink_domain_gpus = 8;  // GPUs of one NVLink domain the ranks fill before the next; a multiple of gpus_per_node
   int nodes_per_su = 0;        // 0: one scalable unit
 };
 
@@ -49,10 +52,14 @@ class RankLayout {
  public:
   explicit RankLayout(const RankLayoutShape& shape) : shape_(shape) {}
 
-  // The group of rank 0 for `g` (data: the gradient replicas, DP x CP).
+  // The slowest group of kind `g` (data: the gradient replicas, DP x CP):
+  // the one spread over the most NVLink domains with the fewest members in
+  // one of them. Groups of a kind run their collectives together and the
+  // step waits for the slowest; where the domains hold whole groups (or whole
+  // blocks of them) every group is spread as the group of rank 0.
   GroupSpan Span(CommGroup g) const;
-  // A group of `ranks` members `stride` GPUs apart, starting at GPU 0.
-  GroupSpan Span(int ranks, int stride) const;
+  // A group of `ranks` members `stride` GPUs apart, starting at GPU `first`.
+  GroupSpan Span(int ranks, int stride, long first = 0) const;
 
   int NodeOfGpu(long gpu) const { return int(gpu / shape_.gpus_per_node); }
   int DomainOfGpu(long gpu) const { return int(gpu / shape_.nvlink_domain_gpus); }
@@ -60,6 +67,9 @@ class RankLayout {
   int shard_ranks() const { return shape_.shard > 0 ? shape_.shard : shape_.data * shape_.context; }
 
  private:
+  // The slowest of the groups of `ranks` members `stride` apart that tile
+  // blocks of ranks x stride GPUs, `stride` interleaved groups per block.
+  GroupSpan SlowestSpan(int ranks, int stride) const;
   RankLayoutShape shape_;
 };
 

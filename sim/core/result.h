@@ -109,6 +109,9 @@ struct SimulationResult {
   // for training.micro_batch: auto; sim/run/micro_batch_choice.h).
   int micro_batch = 0;
   std::string micro_batch_rule;
+  // Rack-scale systems: how the ranks fill the NVLink domains and which
+  // groups cross them (Scenario::nvlink_domains_text); empty elsewhere.
+  std::string nvlink_domains;
   MemoryReport memory;
   RunReport run;
   ModelSummary model;

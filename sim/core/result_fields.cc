@@ -124,6 +124,8 @@ const std::vector<ResultField>& ResultFields() {
        .present = has_pipeline, .get = [](R r) { return double(r.micro_batch); }},
       {.key = "pipeline.micro_batch_rule", .label = "Micro batch chosen", .quantity = Q::kText,
        .kept_when_infeasible = true, .present = has_pipeline, .text = [](R r) { return r.micro_batch_rule; }},
+      {.key = "placement.nvlink_domains", .label = "NVLink domains", .quantity = Q::kText, .kept_when_infeasible = true,
+       .present = [](R r) { return !r.nvlink_domains.empty(); }, .text = [](R r) { return r.nvlink_domains; }},
   };
   return fields;
 }

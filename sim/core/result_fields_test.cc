@@ -59,6 +59,7 @@ SimulationResult EveryFieldSet() {
   r.model.active_parameters = 6.738e9;
   r.pipeline_layers = "8,8";
   r.pipeline_split = "balanced";
+  r.nvlink_domains = "4 x 16 of 18 nodes (Megatron-Bridge's Slurm --segment); across domains: dp";
   r.error = "does not fit in GPU memory: activations need 40.5 GiB";
   r.error_kind = ErrorKind::kDoesNotFit;
   return r;
@@ -126,10 +127,12 @@ TEST(ResultFieldTableTest, EveryFieldIsInTheJsonAndNothingElse) {
   ran.error.clear();
   ran.memory.reason.clear();
   ran.pipeline_layers.clear();
+  ran.nvlink_domains.clear();
   const YAML::Node j2 = YAML::Load(ToJson(ran));
   EXPECT_FALSE(j2["error"].IsDefined());
   EXPECT_FALSE(j2["error_kind"].IsDefined());
   EXPECT_FALSE(j2["pipeline"].IsDefined());
+  EXPECT_FALSE(j2["placement"].IsDefined());
   EXPECT_FALSE(j2["memory"]["reason"].IsDefined());
   EXPECT_TRUE(j2["feasible"].as<bool>());
 }

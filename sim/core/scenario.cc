@@ -14,6 +14,34 @@ const std::vector<std::string>& RecomputeModuleNames() {
 }
 
 
+int Scenario::nvlink_domain_nodes() const {
+  const int gpn = std::max(1, node.gpus_per_node);
+  const int domain_nodes = std::max(1, node.nvlink_domain_gpus / gpn);
+  if (nodes_per_nvlink_domain > 0) return std::min(nodes_per_nvlink_domain, domain_nodes);
+  if (nodes <= domain_nodes) return std::max(1, nodes);
+  int segment = domain_nodes;
+  while (segment > 1 && nodes % segment != 0) --segment;
+  return segment;
+}
+
+std::string Scenario::nvlink_domains_text() const {
+  const int gpn = std::max(1, node.gpus_per_node);
+  const int domain_nodes = node.nvlink_domain_gpus / gpn;
+  if (domain_nodes <= 1) return "";
+  const int used = nvlink_domain_nodes(), full = nodes / used, rest = nodes % used;
+  std::string text = std::to_string(full) + " x " + std::to_string(used);
+  if (rest > 0) text += " + 1 x " + std::to_string(rest);
+  text += " of " + std::to_string(domain_nodes) + " nodes";
+  text += nodes_per_nvlink_domain > 0 ? " (cluster.nodes_per_nvlink_domain)" : " (Megatron-Bridge's Slurm --segment)";
+  const RankLayout l = layout();
+  std::string across;
+  for (CommGroup g : {CommGroup::kTensor, CommGroup::kContext, CommGroup::kExpert, CommGroup::kExpertTensor, CommGroup::kPipeline, CommGroup::kData}) {
+    const GroupSpan span = l.Span(g);
+    if (span.ranks > 1 && !span.on_nvlink()) across += (across.empty() ? "" : ", ") + ToString(g);
+  }
+  return text + "; " + (across.empty() ? "every group on NVLink" : "across domains: " + across);
+}
+
 RankLayout Scenario::layout() const {
   RankLayoutShape shape;
   shape.tensor = parallelism.tensor;
@@ -24,7 +52,7 @@ RankLayout Scenario::layout() const {
   shape.expert = parallelism.expert;
   shape.expert_tensor = parallelism.expert_tensor;
   shape.gpus_per_node = node.gpus_per_node;
-  shape.nvlink_domain_gpus = std::max(node.nvlink_domain_gpus, node.gpus_per_node);
+  shape.nvlink_domain_gpus = nvlink_domain_gpus();
   shape.nodes_per_su = fabric.nodes_per_su;
   return RankLayout(shape);
 }

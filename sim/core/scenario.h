@@ -178,6 +178,9 @@ struct Scenario {
   std::optional<StorageProfile> storage;
   int nodes = 1;
   int storage_nodes = 0;
+  // cluster.nodes_per_nvlink_domain: nodes of each NVLink domain the ranks
+  // fill before the next (Slurm's --segment); 0: not given.
+  int nodes_per_nvlink_domain = 0;
   Parallelism parallelism;
   Training training;
   CheckpointPolicy checkpoint;
@@ -202,6 +205,20 @@ struct Scenario {
   bool pads_experts_to_capacity() const {
     return model.moe.capacity_factor > 0 && parallelism.moe_dispatcher == MoeDispatcher::kAllToAll;
   }
+  // The nodes of each NVLink domain the ranks fill before the next: the
+  // scenario's nodes_per_nvlink_domain (at most a domain's), else what
+  // Megatron-Bridge's launcher asks Slurm for on 4-GPU Grace trays (--segment,
+  // scripts/performance/utils/executors.py, v0.1.0rc3 to v0.6.0): the job's
+  // nodes where one domain holds them, else the largest count up to a
+  // domain's that divides them, so that no rank group straddles two racks
+  // by the placement alone. 1 where the node is the domain (HGX).
+  int nvlink_domain_nodes() const;
+  int nvlink_domain_gpus() const { return nvlink_domain_nodes() * node.gpus_per_node; }
+  // Where the node is not the NVLink domain (rack-scale systems): how the
+  // ranks fill the domains and which rank groups cross them, e.g. "4 x 16 of
+  // 18 nodes (Megatron-Bridge's Slurm --segment); across domains: dp, pp".
+  // Empty on HGX nodes.
+  std::string nvlink_domains_text() const;
   // Where the ranks sit (TP, CP, DP, PP over GPUs, nodes, NVLink domains).
   RankLayout layout() const;
   // The layers of each pipeline stage; the scenario must have passed CheckParallelism.

@@ -110,7 +110,7 @@ CollectivePlan PlanCollective(const Scenario& s, const CommOp& op, const GroupSp
       // tokens x 7,168 hidden (deepseek-ai/DeepEP docs/legacy.md, "Normal
       // kernels with NVLink and RDMA forwarding"); its low-latency kernels still
       // move 39-43 GB/s per NIC at 128 tokens.
-      const double token = S / op.dedup_top_k, E = op.dedup_experts, domains = n / r;
+      const double token = S / op.dedup_top_k, E = op.dedup_experts, domains = g.domains;
       const double gpus_reached = n * TokenReachFraction(op.dedup_experts, op.dedup_top_k, E / n);
       const double nvlink_rate = DeduplicatedNvlinkBytesPerS(s, op, r);
       if (r > 1) add(LinkClass::kNvlink, gpus_reached * (r - 1) / r * token, nvlink_rate, nvlink_rate);

@@ -29,7 +29,7 @@ DesTopology BuildDesTopology(const Scenario& s) {
   const int gpn = s.node.gpus_per_node;
   DesTopology t;
   t.nodes_per_su = std::max(1, s.fabric.nodes_per_su);
-  t.nodes_per_domain = std::max(1, s.node.nvlink_domain_gpus / gpn);
+  t.nodes_per_domain = s.nvlink_domain_nodes();
   // A NIC faster than the fabric's links (400G ConnectX-7 on 100 GbE) runs at the link's rate.
   t.nic_line_bytes_per_s = NicLineBytesPerS(s);
   t.nic_achieved_bytes_per_s = NicAchievedBytesPerS(s);

@@ -131,6 +131,53 @@ TEST(DesPlatformTest, Nvl72GroupCrossingTheDomainUsesTheNics) {
   EXPECT_TRUE(rack.layout().Span(CommGroup::kPipeline).on_nvlink());
 }
 
+TEST(DesPlatformTest, Nvl72JobsFillRacksAsTheLaunchersSlurmSegments) {
+  // Megatron-Bridge's launcher asks Slurm for segments of the largest tray
+  // count up to 18 that divides the job's: 64 trays run as 4 racks of 16.
+  auto domain_nodes = [](int nodes) {
+    return Nvl72({"cluster.nodes=" + std::to_string(nodes), "parallelism.pipeline=1", "parallelism.tensor=4",
+                  "training.global_batch=" + std::to_string(nodes)})
+        .nvlink_domain_nodes();
+  };
+  EXPECT_EQ(domain_nodes(64), 16);
+  EXPECT_EQ(domain_nodes(36), 18);
+  EXPECT_EQ(domain_nodes(8), 8);  // one rack holds the job
+  EXPECT_EQ(domain_nodes(20), 10);
+  EXPECT_EQ(domain_nodes(19), 1);  // no divisor but 1: a segment per tray
+  EXPECT_EQ(Make({}).nvlink_domain_nodes(), 1);  // HGX: the node is the domain
+  const Scenario given = Nvl72({"cluster.nodes=64", "cluster.nodes_per_nvlink_domain=18", "parallelism.pipeline=1", "parallelism.tensor=4",
+                                "training.global_batch=64"});
+  EXPECT_EQ(given.nvlink_domain_nodes(), 18);
+  EXPECT_EQ(BuildDesTopology(given).nodes_per_domain, 18);
+  EXPECT_EQ(given.nvlink_domains_text(), "3 x 18 + 1 x 10 of 18 nodes (cluster.nodes_per_nvlink_domain); across domains: dp");
+}
+
+TEST(DesPlatformTest, Nvl72GroupStraddlingTwoRacksTakesItsAllToAllOverTheNics) {
+  // EP 32 on 64 trays: in segments of 16 trays every expert group sits in one
+  // rack; with racks of 18 filled in turn the third group has 8 members in
+  // the first rack and 24 in the second.
+  const std::vector<std::string> ep32 = {"cluster.nodes=64",        "model=mixtral-8x7b",     "model.moe.experts=32",
+                                         "parallelism.pipeline=1",  "parallelism.tensor=1",   "parallelism.expert=32",
+                                         "training.global_batch=256"};
+  const CommOp a2a{"dispatch", CollectiveKind::kAllToAll, CommGroup::kExpert, 64e6, false, ""};
+  const Scenario segments = Nvl72(ep32);
+  const CollectivePlan inside = PlanCollective(segments, a2a);
+  ASSERT_EQ(inside.phase_count, 1);
+  EXPECT_EQ(inside.phases[0].link, LinkClass::kNvlink);
+  std::vector<std::string> filled = ep32;
+  filled.push_back("cluster.nodes_per_nvlink_domain=18");
+  const Scenario racks = Nvl72(filled);
+  const GroupSpan ep = racks.layout().Span(CommGroup::kExpert);
+  EXPECT_EQ(ep.domains, 2);
+  EXPECT_EQ(ep.ranks_per_domain, 8);
+  const CollectivePlan across = PlanCollective(racks, a2a);
+  ASSERT_EQ(across.phase_count, 2);
+  EXPECT_EQ(across.phases[1].link, LinkClass::kNic);
+  // The 8 members in one rack send 24 of their 32 pieces over the NICs, 7 over NVLink.
+  EXPECT_DOUBLE_EQ(across.phases[1].bytes / across.phases[0].bytes, 24.0 / 7.0);
+  EXPECT_GT(across.Time(), 3 * inside.Time());
+}
+
 TEST(DesPlatformTest, HgxNodesHaveNoSwitchTrayLinks) {
   const DesTopology t = BuildDesTopology(Make({}));
   EXPECT_TRUE(t.nvlink_switch_bytes_per_s.empty());

@@ -285,6 +285,7 @@ std::string ToSummary(const SimulationResult& r) {
   if (split != "even" && !split.empty()) {
     o << "  pipeline stages      " << t("pipeline.layers") << " layers per stage (" << split << ")\n";
   }
+  if (FindResultField("placement.nvlink_domains")->Present(r)) o << "  NVLink domains       " << t("placement.nvlink_domains") << "\n";
   // The micro batch only where the simulator chose it: a given one is in the scenario.
   if (FindResultField("pipeline.micro_batch_rule")->Present(r) && t("pipeline.micro_batch_rule").rfind("auto", 0) == 0) {
     o << "  micro batch          " << count("pipeline.micro_batch") << " (" << t("pipeline.micro_batch_rule") << ")\n";

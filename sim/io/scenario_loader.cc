@@ -203,6 +203,15 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     }
     s.node.nics_per_node = nics;
   }
+  if (c.Has("nodes_per_nvlink_domain")) {
+    const int domain_nodes = std::max(1, s.node.nvlink_domain_gpus / std::max(1, s.node.gpus_per_node));
+    const int segment = c.PositiveInt("nodes_per_nvlink_domain");
+    if (segment > domain_nodes) {
+      c.Fail("nodes_per_nvlink_domain", "node '" + s.node.name + "' has " + Str(domain_nodes) + (domain_nodes == 1 ? " node" : " nodes") +
+                                            " per NVLink domain, not " + Str(segment));
+    }
+    s.nodes_per_nvlink_domain = segment;
+  }
   if (c.Has("fabric")) {
     s.fabric = memoized(&M::fabric, c.Raw("fabric"), file, [](const YAML::Node& r, const std::string& f) { return LoadFabricProfile(r, f, "cluster.fabric"); });
   } else if (!s.node.default_fabric.empty()) {

@@ -41,7 +41,7 @@ std::vector<PlanDimension> MakeDimensions() {
                [](const PlanConfig& c) { return c.tensor; }, [](PlanConfig& c, int v) { c.tensor = v; },
                [](const Scenario& s) { return s.parallelism.tensor; }, [](Scenario& s, int v) { s.parallelism.tensor = v; },
                [](const PlanConfig&, const SearchContext& x) {
-                 const int domain = std::max(x.base->node.nvlink_domain_gpus, x.base->node.gpus_per_node);
+                 const int domain = x.base->nvlink_domain_gpus();
                  return PowersOfTwoUpTo(std::min(x.gpus, x.options->max_tensor > 0 ? x.options->max_tensor : domain));
                }});
   // Any divisor of the GPUs left; layers that do not divide take the balanced uneven split.

@@ -57,6 +57,7 @@ SimulationResult Simulate(const Scenario& s, const SimulateOptions& options, con
   r.pipeline_split = costs.workload.stages.rule();
   r.micro_batch = s.training.micro_batch;
   r.micro_batch_rule = "given";
+  r.nvlink_domains = s.nvlink_domains_text();
   // The memory check comes first: a configuration that cannot run is not
   // worth a DES (whose work grows with what does not fit), so it gets the
   // closed-form step time beside its error.
