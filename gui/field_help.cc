@@ -30,7 +30,7 @@ const std::map<QString, Help>& Table() {
         "--segment places them. A rank group that straddles two domains takes its collectives over the NICs, and the step "
         "waits for the slowest group.",
         "the job's nodes where one domain holds them, else the largest count up to a domain's that divides them "
-        "(Megatron-Bridge's launcher)", "you (your scheduler)"}},
+        "(Megatron-Bridge's launcher; a prime count: whole domains in turn)", "you (your scheduler)"}},
       {"cluster.fabric", {"The network between nodes: switch tiers, latency, oversubscription.", "the node profile's default fabric",
                           "hardware-profiles/fabrics/"}},
       {"cluster.storage", {"Where checkpoints are written and training data is read from; none: no checkpoints, no data stalls.",

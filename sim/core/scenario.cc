@@ -21,7 +21,10 @@ int Scenario::nvlink_domain_nodes() const {
   if (nodes <= domain_nodes) return std::max(1, nodes);
   int segment = domain_nodes;
   while (segment > 1 && nodes % segment != 0) --segment;
-  return segment;
+  // No count above 1 divides the job (a prime number of trays): the launcher
+  // asks for segments of 1, which Slurm's block topology still packs into
+  // as few domains as it can, each filled in turn.
+  return segment > 1 ? segment : domain_nodes;
 }
 
 std::string Scenario::nvlink_domains_text() const {
@@ -32,7 +35,9 @@ std::string Scenario::nvlink_domains_text() const {
   std::string text = std::to_string(full) + " x " + std::to_string(used);
   if (rest > 0) text += " + 1 x " + std::to_string(rest);
   text += " of " + std::to_string(domain_nodes) + " nodes";
-  text += nodes_per_nvlink_domain > 0 ? " (cluster.nodes_per_nvlink_domain)" : " (Megatron-Bridge's Slurm --segment)";
+  text += nodes_per_nvlink_domain > 0                       ? " (cluster.nodes_per_nvlink_domain)"
+          : rest > 0 || (used == domain_nodes && nodes > used) ? " (filled in turn)"
+                                                                 : " (Megatron-Bridge's Slurm --segment)";
   const RankLayout l = layout();
   std::string across;
   for (CommGroup g : {CommGroup::kTensor, CommGroup::kContext, CommGroup::kExpert, CommGroup::kExpertTensor, CommGroup::kPipeline, CommGroup::kData}) {

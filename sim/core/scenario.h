@@ -211,7 +211,8 @@ struct Scenario {
   // scripts/performance/utils/executors.py, v0.1.0rc3 to v0.6.0): the job's
   // nodes where one domain holds them, else the largest count up to a
   // domain's that divides them, so that no rank group straddles two racks
-  // by the placement alone. 1 where the node is the domain (HGX).
+  // by the placement alone; where only 1 divides them, whole domains filled
+  // in turn. 1 where the node is the domain (HGX).
   int nvlink_domain_nodes() const;
   int nvlink_domain_gpus() const { return nvlink_domain_nodes() * node.gpus_per_node; }
   // Where the node is not the NVLink domain (rack-scale systems): how the

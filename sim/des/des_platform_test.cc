@@ -143,7 +143,9 @@ TEST(DesPlatformTest, Nvl72JobsFillRacksAsTheLaunchersSlurmSegments) {
   EXPECT_EQ(domain_nodes(36), 18);
   EXPECT_EQ(domain_nodes(8), 8);  // one rack holds the job
   EXPECT_EQ(domain_nodes(20), 10);
-  EXPECT_EQ(domain_nodes(19), 1);  // no divisor but 1: a segment per tray
+  EXPECT_EQ(domain_nodes(19), 18);  // no divisor but 1: racks filled in turn
+  EXPECT_EQ(Nvl72({"cluster.nodes=19", "parallelism.pipeline=1", "parallelism.tensor=4", "training.global_batch=19"}).nvlink_domains_text(),
+            "1 x 18 + 1 x 1 of 18 nodes (filled in turn); across domains: dp");
   EXPECT_EQ(Make({}).nvlink_domain_nodes(), 1);  // HGX: the node is the domain
   const Scenario given = Nvl72({"cluster.nodes=64", "cluster.nodes_per_nvlink_domain=18", "parallelism.pipeline=1", "parallelism.tensor=4",
                                 "training.global_batch=64"});
