@@ -3,8 +3,8 @@
 // them. Some are there to show a layout that does not fit (the reference
 // design's 70B on one or two nodes, the sharding examples before their
 // --set): those run to the memory error with their figures, never to another
-// error. examples/sweeps/ holds sweep specifications (their own loader and
-// tests), not scenarios.
+// error. examples/sweeps/ holds sweep specifications, not scenarios: each
+// loads and its points parse.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +14,7 @@
 
 #include "sim/io/scenario_loader.h"
 #include "sim/run/simulate.h"
+#include "sim/sweep/sweep_spec.h"
 
 namespace trainsim {
 namespace {
@@ -43,6 +44,26 @@ TEST(ExamplesTest, EveryBundledScenarioLoadsAndRunsToAFiniteStepOrOnlyDoesNotFit
     EXPECT_TRUE(std::isfinite(r.step_time_s));
     EXPECT_GT(r.step_time_s, 0);
   }
+}
+
+// The sweep files: each loads, and each of its points is a scenario or a
+// reason it cannot be one (a point whose EP does not divide the ranks keeps
+// its row with that reason).
+TEST(ExamplesTest, EveryBundledSweepLoadsAndItsPointsParse) {
+  const fs::path root = fs::path(TRAINSIM_SOURCE_DIR) / "examples" / "sweeps";
+  int sweeps = 0;
+  for (const auto& e : fs::directory_iterator(root)) {
+    if (e.path().extension() != ".yaml") continue;
+    SCOPED_TRACE(e.path().string());
+    ++sweeps;
+    auto spec = LoadSweepSpec(e.path().string());
+    ASSERT_TRUE(spec.ok()) << spec.error().ToString();
+    ASSERT_FALSE(spec->points.empty());
+    int scenarios = 0;
+    for (const SweepPoint& p : spec->points) scenarios += spec->PointScenario(p).ok();
+    EXPECT_GT(scenarios, 0);
+  }
+  EXPECT_GE(sweeps, 5);
 }
 
 }  // namespace
