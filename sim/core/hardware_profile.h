@@ -4,6 +4,7 @@
 // the field names; all rates are stored in SI base units (bytes/s, FLOP/s, s).
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -486,6 +487,8 @@ struct NodeProfile {
   int gpus_per_node = 8;
   // GPUs on one NVLink fabric: the node on HGX (8), the rack on GB200 NVL72 (72).
   int nvlink_domain_gpus = 8;
+  // Nodes on one NVLink fabric: 1 on HGX, 18 trays on GB200 NVL72.
+  int nvlink_domain_nodes() const { return std::max(1, nvlink_domain_gpus / std::max(1, gpus_per_node)); }
   int nics_per_node = 8;
   std::vector<int> nics_allowed;
   double nic_bytes_per_s = 0;          // line rate of one NIC

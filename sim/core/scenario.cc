@@ -15,8 +15,7 @@ const std::vector<std::string>& RecomputeModuleNames() {
 
 
 int Scenario::nvlink_domain_nodes() const {
-  const int gpn = std::max(1, node.gpus_per_node);
-  const int domain_nodes = std::max(1, node.nvlink_domain_gpus / gpn);
+  const int domain_nodes = node.nvlink_domain_nodes();
   if (nodes_per_nvlink_domain > 0) return std::min(nodes_per_nvlink_domain, domain_nodes);
   if (nodes <= domain_nodes) return std::max(1, nodes);
   int segment = domain_nodes;
@@ -28,8 +27,7 @@ int Scenario::nvlink_domain_nodes() const {
 }
 
 std::string Scenario::nvlink_domains_text() const {
-  const int gpn = std::max(1, node.gpus_per_node);
-  const int domain_nodes = node.nvlink_domain_gpus / gpn;
+  const int domain_nodes = node.nvlink_domain_nodes();
   if (domain_nodes <= 1) return "";
   const int used = nvlink_domain_nodes(), full = nodes / used, rest = nodes % used;
   std::string text = std::to_string(full) + " x " + std::to_string(used);

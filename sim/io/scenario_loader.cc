@@ -204,7 +204,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     s.node.nics_per_node = nics;
   }
   if (c.Has("nodes_per_nvlink_domain")) {
-    const int domain_nodes = std::max(1, s.node.nvlink_domain_gpus / std::max(1, s.node.gpus_per_node));
+    const int domain_nodes = s.node.nvlink_domain_nodes();
     const int segment = c.PositiveInt("nodes_per_nvlink_domain");
     if (segment > domain_nodes) {
       c.Fail("nodes_per_nvlink_domain", "node '" + s.node.name + "' has " + Str(domain_nodes) + (domain_nodes == 1 ? " node" : " nodes") +
