@@ -27,6 +27,7 @@ const char* ClassName(OpClass c) {
 
 std::string OperatorTable(const Scenario& s, const Workload& w) {
   const std::vector<PassBreakdown> passes = BreakDownPasses(s, w);
+  const RankLayout layout = s.layout();
   std::string o;
   bool any_graphed = false;
   o += "operators of one micro batch on one GPU (" + s.node.gpu.name + ", " + ToString(s.training.precision) + ")\n";
@@ -50,10 +51,14 @@ std::string OperatorTable(const Scenario& s, const Workload& w) {
     }
     if (!p.ops.empty()) o += Line("  %-34s %-9s %-22s %10s %10s %10.1f\n", "compute", "", "", "", "", p.compute_s * 1e6);
     for (const CommRow& c : p.comms) {
-      const std::string how = !c.overlapped          ? "on the critical path"
-                              : !c.missing.empty() ? "on the critical path (no " + c.missing + " to hide behind)"
-                              : c.behind.empty()   ? "overlapped with the pass"
-                                                   : "behind " + c.behind;
+      // Where its slowest group runs: a group across NVLink domains takes the NICs.
+      const GroupSpan span = layout.Span(c.group);
+      const std::string where = span.on_nvlink() ? "" : Line("; over the NICs (%d NVLink domains)", span.domains);
+      const std::string how = (!c.overlapped          ? "on the critical path"
+                               : !c.missing.empty() ? "on the critical path (no " + c.missing + " to hide behind)"
+                               : c.behind.empty()   ? "overlapped with the pass"
+                                                    : "behind " + c.behind) +
+                              where;
       o += Line("  %-34s %-9s %-22s %10s %10.1f %10.1f %8s  %s\n", c.name.c_str(), "comm", (ToString(c.group) + " " + ToString(c.kind)).c_str(), "",
                 c.bytes / 1e6, c.time_s * 1e6, "", how.c_str());
     }
