@@ -237,13 +237,7 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
   if (!a.Has("--json") && !r.candidates.empty()) {
     // How far to trust the answer: the record of its GPU, kind and, for a
     // mixture of experts, the experts per GPU its EP gives (as `plan` prints).
-    const SizeCandidate& best = r.candidates.front();
-    Scenario answer = *s;
-    for (const NodeProfile& p : opt.node_profiles) {
-      if (p.name == best.cluster.node) answer.node = p;
-    }
-    ApplyConfig(answer, best.config);
-    out << "track record of the answer: " << TrackRecordLine(answer) << "\n";
+    out << "track record of the answer: " << TrackRecordLine(CandidateScenario(*s, opt, r.candidates.front())) << "\n";
   }
   return r.candidates.empty() ? kExitSimulationFailed : kExitOk;
 }

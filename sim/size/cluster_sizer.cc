@@ -122,6 +122,19 @@ Scenario ClusterScenario(const Scenario& base, const NodeProfile& profile, int n
 
 }  // namespace
 
+Scenario CandidateScenario(const Scenario& base, const SizeOptions& o, const SizeCandidate& c) {
+  const NodeProfile* profile = &base.node;
+  for (const auto& p : o.node_profiles) {
+    if (p.name == c.cluster.node) profile = &p;
+  }
+  Scenario s = ClusterScenario(base, *profile, c.cluster.nics_per_node, c.cluster.nodes, c.cluster.storage_nodes);
+  s.training.global_batch = c.global_batch;
+  s.training.steps = c.steps;
+  s.training.tokens = o.tokens;
+  ApplyPlannedConfig(s, base, c.config);
+  return s;
+}
+
 long StepsForTokens(double tokens, int global_batch, int seq_len) {
   const double per_step = double(global_batch) * seq_len;
   if (per_step <= 0 || tokens <= 0) return 0;
@@ -280,16 +293,7 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
         o.progress(int(i), int(k), phase,
                    std::to_string(c.cluster.nodes) + " x " + c.cluster.node + ", " + std::to_string(c.cluster.nics_per_node) + " NICs");
       }
-      const NodeProfile* profile = nullptr;
-      for (const auto& p : profiles) {
-        if (p.name == c.cluster.node) profile = &p;
-      }
-      Scenario s = ClusterScenario(base, *profile, c.cluster.nics_per_node, c.cluster.nodes, c.cluster.storage_nodes);
-      s.training.global_batch = c.global_batch;
-      s.training.steps = c.steps;
-      s.training.tokens = o.tokens;
-      ApplyPlannedConfig(s, base, c.config);
-      SimulationResult r = RecheckWholeRun(s, o.recheck_fidelity);
+      SimulationResult r = RecheckWholeRun(CandidateScenario(base, o, c), o.recheck_fidelity);
       c.rechecked = true;
       if (!r.error.empty()) {
         c.result = r;

@@ -104,6 +104,12 @@ struct SizeReport {
   double recheck_s = 0;
 };
 
+// The scenario a candidate is: `base` on the candidate's cluster (its node
+// profile from o.node_profiles, else the base's), global batch, steps, the
+// tokens to train and its parallelism as the search evaluated it. What the
+// re-check simulates, and what a caller asks about the answer.
+Scenario CandidateScenario(const Scenario& base, const SizeOptions& o, const SizeCandidate& c);
+
 // steps = ceil(tokens / (global_batch x seq_len)).
 long StepsForTokens(double tokens, int global_batch, int seq_len);
 
