@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 
 #include "sim/core/pipeline_layout.h"
@@ -454,24 +455,25 @@ FrameworkProfile ParseFramework(const std::string& path) {
   YamlMap m(LoadYamlFile(path), path);
   // A release profile can be written as changes to another (based_on): the
   // base's values are this one's defaults; a benchmark's recipe is written as
-  // changes to its release. A chain is at most kMaxBasedOn profiles long, so
-  // that a loop of based_on keys cannot recurse.
-  constexpr int kMaxBasedOn = 3;
-  static thread_local int parsing_base = 0;
-  struct ParsingBase {  // while the base is parsed (a throw included)
-    ParsingBase() { ++parsing_base; }
-    ~ParsingBase() { --parsing_base; }
-  };
+  // changes to its release, itself changes to a model's recipe, and so on. A
+  // chain may be as long as it needs; one that comes back to a profile it is
+  // still reading is a loop. The files being read are tracked here, not the
+  // depth: a base already parsed comes from the profile cache without its
+  // chain, so a depth would depend on what was loaded before.
+  static thread_local std::vector<std::string> reading;
+  if (std::find(reading.begin(), reading.end(), path) != reading.end()) {
+    std::string chain;
+    for (auto it = std::find(reading.begin(), reading.end(), path); it != reading.end(); ++it) chain += std::filesystem::path(*it).stem().string() + " -> ";
+    m.Fail("based_on", "leads back to this profile, a loop of based_on profiles (" + chain + std::filesystem::path(path).stem().string() + ")");
+  }
+  struct Reading {  // while this profile and its bases are parsed (a throw included)
+    explicit Reading(const std::string& p) { reading.push_back(p); }
+    ~Reading() { reading.pop_back(); }
+  } const guard(path);
   const bool derived = m.Has("based_on");
   FrameworkProfile f;
   if (derived) {
-    if (parsing_base >= kMaxBasedOn) {
-      m.Fail("based_on", "a chain of more than " + std::to_string(kMaxBasedOn) + " based_on profiles (a loop?)");
-    }
-    {
-      const ParsingBase guard;
-      f = LoadFrameworkProfile(m.Raw("based_on"), path, "based_on");
-    }
+    f = LoadFrameworkProfile(m.Raw("based_on"), path, "based_on");
     f.based_on = f.name;
     f.containers.clear();
     f.result_repositories.clear();

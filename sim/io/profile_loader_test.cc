@@ -164,9 +164,9 @@ TEST(HardwareProfileTest, ReleaseProfileInheritsWhatItDoesNotChange) {
   EXPECT_TRUE(undone == base);
 }
 
-// based_on is one level: a base that is itself based on another is bad input
-// naming that file and key (a loop of based_on keys cannot recurse).
-TEST(HardwareProfileTest, BasedOnChainIsBadInput) {
+// A loop of based_on keys is bad input naming the file, key and the loop; a
+// chain without one loads at any depth.
+TEST(HardwareProfileTest, BasedOnLoopIsBadInput) {
   const fs::path dir = fs::temp_directory_path() / "trainsim_profile_test";
   fs::create_directories(dir);
   const fs::path a = dir / "release-a.yaml", b = dir / "release-b.yaml";
@@ -176,7 +176,9 @@ TEST(HardwareProfileTest, BasedOnChainIsBadInput) {
     LoadFrameworkProfile(YAML::Node(a.string()), "", "training.framework");
     FAIL() << "expected an error";
   } catch (const InputException& e) {
-    EXPECT_NE(e.error().ToString().find(":2: based_on: a chain of more than 3 based_on profiles (a loop?)"), std::string::npos)
+    EXPECT_NE(e.error().ToString().find("release-a.yaml:2: based_on: leads back to this profile, a loop of based_on profiles "
+                                        "(release-a -> release-b -> release-a)"),
+              std::string::npos)
         << e.error().ToString();
   }
   // A recipe on a release on a base: each level's keys over the one below.
@@ -190,6 +192,26 @@ TEST(HardwareProfileTest, BasedOnChainIsBadInput) {
   EXPECT_TRUE(two.overlap_grad_reduce);                     // megatron-core-2024's
   const FrameworkProfile one = LoadFrameworkProfile(YAML::Node(b.string()), "", "training.framework");
   EXPECT_FALSE(one.tp_comm_overlap);
+}
+
+// A chain's depth does not depend on which of its profiles were read before:
+// the shipped GB300 DeepSeek-V3 recipe is five profiles deep (its GB200
+// recipe, the model's, the repository's, Megatron-Core's) and loads first or
+// after its bases alike, where a depth limit counted only the uncached links.
+TEST(HardwareProfileTest, DeepBasedOnChainLoadsWhateverWasReadBefore) {
+  const fs::path dir = fs::temp_directory_path() / "trainsim_profile_chain_test";
+  fs::create_directories(dir);
+  std::string below = "megatron-core-2024";
+  for (int i = 0; i < 6; ++i) {  // six fresh levels, read top first: nothing of them cached
+    const fs::path p = dir / ("level-" + std::to_string(i) + ".yaml");
+    std::ofstream(p) << "name: level-" << i << "\nbased_on: " << below << "\n";
+    below = p.string();
+  }
+  EXPECT_EQ(LoadFrameworkProfile(YAML::Node(below), "", "training.framework").based_on, "level-4");
+  const FrameworkProfile gb300 = LoadFrameworkProfile(YAML::Node("megatron-bridge-26.08-deepseek-v3-gb300-mxfp8"), "", "framework");
+  EXPECT_EQ(gb300.based_on, "megatron-bridge-26.08-deepseek-v3-gb200-mxfp8");
+  EXPECT_EQ(gb300.recompute, Recompute::kNone);  // its own key over its GB200 recipe's selective one
+  EXPECT_EQ(gb300.moe_dispatcher, MoeDispatcher::kHybridEp);  // the GB200 recipe's
 }
 
 // DeepEP's NVLink limit: the base's figures, a recipe's restatement of one of
