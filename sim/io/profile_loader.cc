@@ -461,9 +461,9 @@ FrameworkProfile ParseFramework(const std::string& path) {
   // depth: a base already parsed comes from the profile cache without its
   // chain, so a depth would depend on what was loaded before.
   static thread_local std::vector<std::string> reading;
-  if (std::find(reading.begin(), reading.end(), path) != reading.end()) {
+  if (const auto loop = std::find(reading.begin(), reading.end(), path); loop != reading.end()) {
     std::string chain;
-    for (auto it = std::find(reading.begin(), reading.end(), path); it != reading.end(); ++it) chain += std::filesystem::path(*it).stem().string() + " -> ";
+    for (auto it = loop; it != reading.end(); ++it) chain += std::filesystem::path(*it).stem().string() + " -> ";
     m.Fail("based_on", "leads back to this profile, a loop of based_on profiles (" + chain + std::filesystem::path(path).stem().string() + ")");
   }
   struct Reading {  // while this profile and its bases are parsed (a throw included)

@@ -429,8 +429,9 @@ TEST(ValidationTest, OutOfSampleReleasesArePredictedWithTheirOwnRecipes) {
   auto framework_of = [&](const std::string& id) {
     for (const auto& c : rep->cases) {
       if (c.id != id) continue;
+      const std::string key = "training.framework=";  // "training.framework=NAME (the source's ...)"
       for (const auto& d : c.defaulted) {
-        if (d.rfind("training.framework=", 0) == 0) return d.substr(19, d.find(' ') - 19);
+        if (d.rfind(key, 0) == 0) return d.substr(key.size(), d.find(' ') - key.size());
       }
     }
     return std::string("(none)");
