@@ -77,6 +77,13 @@ const std::set<std::string>& HuggingFaceKeysWithoutEffect() {
       "partial_rotary_factor",
       // Llama 2's tensor-parallel slicing of its pretraining run: the same matrices.
       "pretraining_tp",
+      // More of the rotary embedding: Qwen2.5's multimodal RoPE switch, Phi-4-mini's position
+      // interpolation, SmolLM2's rotary layout. Positions and elementwise rotations, the same tensors.
+      "use_mrope", "interpolate_factor", "rope_interleaved",
+      // SmolLM2's note that it is a Llama: bookkeeping.
+      "is_llama_config",
+      // Phi-4-mini's LM-head bias: a vector of vocabulary size beside its matrix, as attention_bias.
+      "lm_head_bias",
       // Dropout: elementwise, no matrices.
       "attention_dropout", "hidden_dropout", "embd_pdrop", "resid_pdrop",
       // Linear-layer biases (GPT-OSS, Qwen2 q/k/v): a vector per matrix, under 0.05% of the
@@ -135,7 +142,11 @@ struct HfFamily {
   bool expert_bias = false;      // GPT-OSS: its experts' gate_up_proj and down_proj carry biases (no config key says so)
   bool shared_expert = false;  // Llama 4: one shared expert of intermediate_size beside the routed ones
   bool mla = false;            // DeepSeek-V2/V3 multi-head latent attention
-  bool alternating_window = false;  // Gemma 2: sliding_window on even layers, without a layer list
+  // Without layer_types or sliding_window_pattern, which layers transformers windows: Gemma 2's
+  // and GPT-OSS's even layers (alternating), Gemma 3's all but every 6th (window_pattern 6).
+  bool alternating_window = false;
+  int window_pattern = 0;
+  int vocab_default = 0;  // vocab_size when absent (Gemma 3's text config class: 262208); 0: required
   // Its attention reads sliding_window (transformers' Mistral, Mixtral, Qwen2/3, Gemma 2/3, GPT-OSS).
   // Llama's, DeepSeek's, GLM's do not: there the key is an edit transformers ignores and its writer
   // may have meant, so it is exit 2 rather than either guess.
@@ -143,32 +154,74 @@ struct HfFamily {
   // A mixture-of-experts architecture: transformers' config class defaults its experts, so a file
   // without this key is still MoE there. nullptr: a dense family.
   const char* experts_key = nullptr;
+  // Of ArchitectureKeys(), those this family's transformers code reads. Another family's key in
+  // its file (a Llama with num_local_experts, a Mixtral with n_shared_experts) changes nothing in
+  // transformers and is exit 2: building it would misread the model, ignoring it might drop what
+  // its writer meant.
+  std::vector<std::string> reads = {};
 };
+
+// The config.json keys that shape the model in some families and not in
+// others (each family's row in Families() says which it reads).
+const std::vector<std::string>& ArchitectureKeys() {
+  static const std::vector<std::string> keys = {
+      "num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok", "experts_per_token",
+      "moe_intermediate_size", "intermediate_size_mlp", "n_shared_experts", "shared_expert_intermediate_size",
+      "first_k_dense_replace", "moe_layer_freq", "decoder_sparse_step", "mlp_only_layers", "interleave_moe_layer_step",
+      "moe_layers", "attention_chunk_size", "no_rope_layers", "no_rope_layer_interval", "use_qk_norm", "swiglu_limit",
+      "num_nextn_predict_layers", "sliding_window_pattern"};
+  return keys;
+}
 
 // Every family trainsim reads, one row each.
 const std::map<std::string, HfFamily>& Families() {
+  // The keys of ArchitectureKeys() each reads (transformers' configuration_*.py and modeling_*.py).
+  static const std::vector<std::string> deepseek = {"n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
+                                             "n_shared_experts", "first_k_dense_replace", "moe_layer_freq"};
+  static const std::vector<std::string> deepseek_mtp = [] {
+    std::vector<std::string> k = deepseek;
+    k.push_back("num_nextn_predict_layers");
+    return k;
+  }();
+  static const std::vector<std::string> qwen_moe = {"num_experts", "num_experts_per_tok", "moe_intermediate_size", "decoder_sparse_step",
+                                             "mlp_only_layers"};
+  static const std::vector<std::string> qwen2_moe = [] {
+    std::vector<std::string> k = qwen_moe;
+    k.push_back("shared_expert_intermediate_size");
+    return k;
+  }();
   static const std::map<std::string, HfFamily> families = {
       {"llama", {}},
       // Phi-3 and Phi-4 (Phi3ForCausalLM): Llama's matrices, with q/k/v and gate/up each stored as one.
       {"phi3", {.windowed = true}},
       {"mistral", {.windowed = true}},
-      {"mixtral", {.windowed = true, .experts_key = "num_local_experts"}},
+      {"mixtral", {.windowed = true, .experts_key = "num_local_experts", .reads = {"num_local_experts", "num_experts_per_tok"}}},
       {"qwen2", {.windowed = true}},
-      {"qwen2_moe", {.windowed = true, .experts_key = "num_experts"}},
+      {"qwen2_moe", {.windowed = true, .experts_key = "num_experts", .reads = qwen2_moe}},
       {"qwen3", {.qk_norm = true, .windowed = true}},
-      {"qwen3_moe", {.qk_norm = true, .windowed = true, .experts_key = "num_experts"}},
-      {"deepseek_v2", {.mla = true, .experts_key = "n_routed_experts"}},
-      {"deepseek_v3", {.mla = true, .experts_key = "n_routed_experts"}},
+      {"qwen3_moe", {.qk_norm = true, .windowed = true, .experts_key = "num_experts", .reads = qwen_moe}},
+      {"deepseek_v2", {.mla = true, .experts_key = "n_routed_experts", .reads = deepseek}},
+      {"deepseek_v3", {.mla = true, .experts_key = "n_routed_experts", .reads = deepseek_mtp}},
       // Moonshot's Kimi K2: DeepSeek-V3's architecture (DeepseekV3ForCausalLM) under its own model_type.
-      {"kimi_k2", {.mla = true, .experts_key = "n_routed_experts"}},
+      {"kimi_k2", {.mla = true, .experts_key = "n_routed_experts", .reads = deepseek_mtp}},
       // GLM-4.5, -4.6, -4.7 and -4.5-Air (Glm4MoeForCausalLM).
-      {"glm4_moe", {.experts_key = "n_routed_experts"}},
-      {"gpt_oss", {.attention_sinks = true, .expert_bias = true, .windowed = true, .experts_key = "num_local_experts"}},
-      {"llama4_text", {.shared_expert = true, .experts_key = "num_local_experts"}},
+      {"glm4_moe", {.experts_key = "n_routed_experts", .reads = {"n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
+                                                                 "n_shared_experts", "first_k_dense_replace",
+                                                                 "num_nextn_predict_layers", "use_qk_norm"}}},
+      // GPT-OSS: layer_types, when absent, alternates from a windowed layer 0 (configuration_gpt_oss.py).
+      {"gpt_oss", {.attention_sinks = true, .expert_bias = true, .alternating_window = true, .windowed = true,
+                   .experts_key = "num_local_experts",
+                   .reads = {"num_local_experts", "num_experts_per_tok", "experts_per_token", "swiglu_limit"}}},
+      {"llama4_text", {.shared_expert = true, .experts_key = "num_local_experts",
+                       .reads = {"num_local_experts", "num_experts_per_tok", "intermediate_size_mlp", "interleave_moe_layer_step",
+                                 "moe_layers", "attention_chunk_size", "no_rope_layers", "no_rope_layer_interval", "use_qk_norm"}}},
       // Gemma: hidden_activation, a GeGLU MLP, tied embeddings.
       {"gemma", {.tied_default = true}},
       {"gemma2", {.tied_default = true, .alternating_window = true, .windowed = true}},
-      {"gemma3_text", {.tied_default = true, .qk_norm = true, .windowed = true}},
+      // Gemma 3's text config class defaults sliding_window_pattern to 6 and vocab_size to 262208;
+      // the published multimodal configs (4B, 12B, 27B) write neither in text_config.
+      {"gemma3_text", {.tied_default = true, .qk_norm = true, .window_pattern = 6, .vocab_default = 262208, .windowed = true,
+                       .reads = {"sliding_window_pattern"}}},
   };
   return families;
 }
@@ -241,8 +294,11 @@ void ReadWindowPattern(YamlMap& m, ModelSpec& s, const HfFamily& family) {
     const int p = m.PositiveInt("sliding_window_pattern");
     for (int i = 0; i < s.layers; ++i) windowed[i] = (i + 1) % p != 0;
   } else if (family.alternating_window) {
-    // Gemma 2 (modeling_gemma2.py): even layers windowed, odd layers global.
+    // Gemma 2 and GPT-OSS (their config classes' default layer_types): even layers windowed, odd global.
     for (int i = 0; i < s.layers; ++i) windowed[i] = i % 2 == 0;
+  } else if (family.window_pattern > 0) {
+    // Gemma 3's default sliding_window_pattern.
+    for (int i = 0; i < s.layers; ++i) windowed[i] = (i + 1) % family.window_pattern != 0;
   }
   if (std::none_of(windowed.begin(), windowed.end(), [](bool w) { return w; })) {
     s.sliding_window = 0;
@@ -381,11 +437,44 @@ void ParseHfMla(YamlMap& m, ModelSpec& s) {
   m.Allow("head_dim");
 }
 
+// The family is the error: accepting the keys it left unread could not make
+// it readable (DeepSeek-V3.2's kv_lora_rank is DeepSeek-V3's key, its indexer
+// is not), so they are named here rather than one by one.
+[[noreturn]] void FailUnknownFamily(const YamlMap& m, const std::string& model_type, const std::vector<UnmodelledKey>& unmodelled) {
+  std::vector<std::string> types;
+  std::string families;
+  for (const auto& [type, f] : Families()) {
+    types.push_back(type);
+    families += (families.empty() ? "" : ", ") + type;
+  }
+  const std::string hint = model_type.empty() ? "" : ClosestMatch(model_type, types);
+  std::string unread;
+  for (size_t i = 0; i < unmodelled.size() && i < 4; ++i) {
+    unread += (i ? ", " : "") + unmodelled[i].key + " (line " + std::to_string(unmodelled[i].line) + ")";
+  }
+  if (unmodelled.size() > 4) unread += " and " + std::to_string(unmodelled.size() - 4) + " more";
+  m.Fail("model_type", (model_type.empty() ? std::string("missing: not one of the families trainsim reads (")
+                                           : "'" + model_type + "' is not a family trainsim reads (" +
+                                                 (hint.empty() ? "" : "did you mean '" + hint + "'?; it reads ")) +
+                           families + "): its architecture may imply what config.json does not say" +
+                           (unread.empty() ? "" : " (keys left unread: " + unread + ")") +
+                           "; write the model as a trainsim model YAML (models/catalogue/README.md)");
+}
+
 // The decoder's keys: the whole file, or text_config of a multimodal wrapper.
-ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool> outer_tied,
-                         std::vector<UnmodelledKey>& unmodelled) {
+ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool> outer_tied,
+                        std::vector<UnmodelledKey>& unmodelled) {
   const std::string model_type = m.OptString("model_type").value_or("");
   const HfFamily family = FamilyOf(model_type);
+  if (family.known) {
+    for (const std::string& key : ArchitectureKeys()) {
+      const YAML::Node v = m.node()[key];
+      if (!v.IsDefined() || v.IsNull() || std::find(family.reads.begin(), family.reads.end(), key) != family.reads.end()) continue;
+      m.Fail(key, "model_type '" + model_type + "' does not read this key in transformers, which builds the model "
+                  "without it; reading it would misread the model (remove the key, or write the model as a trainsim "
+                  "model YAML)");
+    }
+  }
   ModelSpec s;
   s.name = name;
   s.layers = m.PositiveInt("num_hidden_layers");
@@ -393,7 +482,7 @@ ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool
   s.ffn_hidden = m.PositiveInt("intermediate_size");
   s.heads = m.PositiveInt("num_attention_heads");
   s.kv_heads = m.PositiveInt("num_key_value_heads", s.heads);
-  s.vocab = m.PositiveInt("vocab_size");
+  s.vocab = family.vocab_default > 0 ? m.PositiveInt("vocab_size", family.vocab_default) : m.PositiveInt("vocab_size");
   // Gemma 2/3 name the MLP's activation hidden_activation (hidden_act too, in Gemma 2).
   const std::string act_key = m.Has("hidden_activation") ? "hidden_activation" : "hidden_act";
   m.Allow("hidden_act");
@@ -402,10 +491,9 @@ ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool
     s.activation = Activation::kSwiGlu;
   } else if (act.rfind("gelu", 0) == 0 && family.known) {
     // Gemma's MLP is gated (gate, up, down): GeGLU. The tanh approximation is the same work.
+    // (Whether another family's gelu MLP is gated depends on its architecture: its
+    // model_type is the error, ParseHfDecoder.)
     s.activation = Activation::kGeGlu;
-  } else if (act.rfind("gelu", 0) == 0) {
-    m.Fail(act_key, "whether a '" + act + "' MLP is gated (GeGLU) depends on the architecture; model_type '" +
-                        model_type + "' is not known to trainsim");
   } else {
     m.Fail(act_key, "unsupported activation '" + act + "' (silu or gelu)");
   }
@@ -472,30 +560,24 @@ ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool
   // Every key read, the family is still a fact of its own: what a model_type
   // implies without a key (Qwen3's and OLMo 2's QK norm, GPT-OSS's sinks and
   // expert biases) is known for the families above only.
-  if (!family.known) {
-    // The family is the error: accepting the keys it left unread could not
-    // make it readable (DeepSeek-V3.2's kv_lora_rank is DeepSeek-V3's key, its
-    // indexer is not), so they are named here rather than one by one.
-    std::vector<std::string> types;
-    std::string families;
-    for (const auto& [type, f] : Families()) {
-      types.push_back(type);
-      families += (families.empty() ? "" : ", ") + type;
-    }
-    const std::string hint = model_type.empty() ? "" : ClosestMatch(model_type, types);
-    std::string unread;
-    for (size_t i = 0; i < unmodelled.size() && i < 4; ++i) {
-      unread += (i ? ", " : "") + unmodelled[i].key + " (line " + std::to_string(unmodelled[i].line) + ")";
-    }
-    if (unmodelled.size() > 4) unread += " and " + std::to_string(unmodelled.size() - 4) + " more";
-    m.Fail("model_type", (model_type.empty() ? std::string("missing: not one of the families trainsim reads (")
-                                             : "'" + model_type + "' is not a family trainsim reads (" +
-                                                   (hint.empty() ? "" : "did you mean '" + hint + "'?; it reads ")) +
-                             families + "): its architecture may imply what config.json does not say" +
-                             (unread.empty() ? "" : " (keys left unread: " + unread + ")") +
-                             "; write the model as a trainsim model YAML (models/catalogue/README.md)");
-  }
+  if (!family.known) FailUnknownFamily(m, model_type, unmodelled);
   return s;
+}
+
+// ReadHfDecoder, whose errors in a family trainsim does not read are that
+// family's: a GPT-2 config has no num_hidden_layers (its key is n_layer), and
+// "missing num_hidden_layers" would send its writer looking for the wrong fix.
+ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool> outer_tied,
+                         std::vector<UnmodelledKey>& unmodelled) {
+  try {
+    return ReadHfDecoder(m, name, outer_tied, unmodelled);
+  } catch (const InputException&) {
+    const std::string model_type = m.OptString("model_type").value_or("");
+    if (FamilyOf(model_type).known) throw;
+    unmodelled.clear();
+    CollectUnmodelledKeys(m, unmodelled);
+    FailUnknownFamily(m, model_type, unmodelled);
+  }
 }
 
 // A multimodal wrapper (Llama 4, Gemma 3): the language model is text_config.
@@ -516,6 +598,20 @@ ModelFile ParseHuggingFace(const YAML::Node& root, const std::string& file, cons
   for (const char* key : {"model_type", "boi_token_index", "eoi_token_index", "image_token_index", "image_token_id",
                           "mm_tokens_per_image", "vision_config", "text_config"}) {
     outer.Allow(key);
+  }
+  // The wrapper names the text model it holds (transformers' Llama4Config, Gemma3Config).
+  static const std::map<std::string, std::string> text_model_of = {{"llama4", "llama4_text"}, {"gemma3", "gemma3_text"}};
+  const std::string wrapper = outer.OptString("model_type").value_or("");
+  const auto holds = text_model_of.find(wrapper);
+  if (holds == text_model_of.end()) {
+    outer.Fail("model_type", (wrapper.empty() ? std::string("missing") : "'" + wrapper + "'") +
+                                 ": a config.json with text_config is read as the multimodal wrapper llama4 or gemma3 only");
+  }
+  if (!root["text_config"].IsMap()) outer.Fail("text_config", "expected a mapping of the text model's keys");
+  const YAML::Node inner_type = root["text_config"]["model_type"];
+  if (inner_type.IsDefined() && inner_type.IsScalar() && inner_type.Scalar() != holds->second) {
+    YamlMap::FailAt(inner_type, file, "text_config.model_type",
+                    "'" + inner_type.Scalar() + "' inside a " + wrapper + " wrapper, which holds " + holds->second);
   }
   std::optional<bool> tied;
   if (outer.Has("tie_word_embeddings")) tied = outer.Bool("tie_word_embeddings");
@@ -608,8 +704,11 @@ std::string Stem(const std::string& path) {
 }
 
 ModelFile ParseModelFile(const std::string& path) {
-  YAML::Node root = LoadYamlFile(path);  // yaml-cpp reads JSON too
-  if (root.IsMap() && (root["num_hidden_layers"].IsDefined() || root["text_config"].IsMap())) {
+  // A .json file is a Hugging Face config.json, held to JSON's grammar (yaml-cpp
+  // reads JSON and more); a YAML file with its keys is read as one too.
+  const bool json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  YAML::Node root = json ? LoadJsonFile(path) : LoadYamlFile(path);
+  if (root.IsMap() && (json || root["num_hidden_layers"].IsDefined() || root["text_config"].IsMap())) {
     std::string name = Stem(path);
     if (name == "config") name = Stem(DirName(path));
     return ParseHuggingFace(root, path, name);

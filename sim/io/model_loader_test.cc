@@ -357,6 +357,119 @@ TEST(ModelSpecTest, SlidingWindowOnlyWhereTheFamilyReadsIt) {
   EXPECT_EQ(LoadOk(write("llama", "null")).LayerAt(0).attention_span, 0);
 }
 
+// Another family's architecture key is exit 2 at that key: transformers
+// builds the family's model without it, and reading it would build another
+// (a Llama with num_local_experts once ran as a 47B mixture of experts).
+TEST(ModelSpecTest, AnotherFamilysArchitectureKeyIsAnError) {
+  const std::string llama = R"("model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256, "rms_norm_eps": 1e-5)";
+  int n = 0;
+  auto write = [&](const std::string& body) {
+    const std::string path = ::testing::TempDir() + "family_key_" + std::to_string(n++) + "_" + std::to_string(::getpid()) + "_config.json";
+    std::ofstream(path) << "{" << body << "}";
+    return path;
+  };
+  for (const std::string extra : {R"("num_local_experts": 8, "num_experts_per_tok": 2)", R"("attention_chunk_size": 8192)",
+                                  R"("swiglu_limit": 7.0)", R"("num_nextn_predict_layers": 1)", R"("use_qk_norm": true)"}) {
+    auto m = LoadModelFile(write(llama + ", " + extra));
+    ASSERT_FALSE(m.ok()) << extra;
+    EXPECT_EQ(m.error().kind, ErrorKind::kBadInput);
+    EXPECT_NE(m.error().ToString().find("model_type 'llama' does not read this key"), std::string::npos) << m.error().ToString();
+  }
+  // Mixtral's file with Qwen's shared expert, DeepSeek's: not Mixtral's keys.
+  const std::string mixtral = R"("model_type": "mixtral", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000,
+      "num_local_experts": 8, "num_experts_per_tok": 2)";
+  for (const std::string extra : {R"("n_shared_experts": 2)", R"("shared_expert_intermediate_size": 14336)"}) {
+    auto m = LoadModelFile(write(mixtral + ", " + extra));
+    ASSERT_FALSE(m.ok()) << extra;
+    EXPECT_NE(m.error().ToString().find("model_type 'mixtral' does not read this key"), std::string::npos) << m.error().ToString();
+  }
+  // A null is no key (Llama 4 Scout writes "attention_chunk_size": null in families that read it; here none reads it).
+  EXPECT_EQ(LoadOk(write(llama + R"(, "num_local_experts": null)")).moe.experts, 0);
+  EXPECT_EQ(LoadOk(write(mixtral)).moe.experts, 8);
+}
+
+// Where a config.json leaves the windowed layers unsaid, transformers' config
+// class decides: GPT-OSS alternates from a windowed layer 0, Gemma 3 windows
+// all but every 6th; Gemma 3's vocabulary defaults to 262208.
+TEST(ModelSpecTest, WindowPatternDefaultsAreTheFamilys) {
+  int n = 0;
+  auto write = [&](const std::string& body) {
+    const std::string path = ::testing::TempDir() + "window_default_" + std::to_string(n++) + "_" + std::to_string(::getpid()) + "_config.json";
+    std::ofstream(path) << "{" << body << "}";
+    return path;
+  };
+  const ModelSpec oss = LoadOk(write(R"("model_type": "gpt_oss", "hidden_size": 2880, "intermediate_size": 2880,
+      "num_hidden_layers": 24, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "vocab_size": 201088,
+      "num_local_experts": 32, "num_experts_per_tok": 4, "sliding_window": 128)"));
+  EXPECT_EQ(oss.LayerAt(0).attention_span, 128);
+  EXPECT_EQ(oss.LayerAt(1).attention_span, 0);
+  EXPECT_EQ(oss.LayerAt(2).attention_span, 128);
+  const ModelSpec gemma = LoadOk(write(R"("model_type": "gemma3_text", "hidden_size": 5376, "intermediate_size": 21504,
+      "num_hidden_layers": 62, "num_attention_heads": 32, "num_key_value_heads": 16, "head_dim": 128,
+      "hidden_activation": "gelu_pytorch_tanh", "sliding_window": 1024)"));
+  EXPECT_EQ(gemma.vocab, 262208);
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(gemma.LayerAt(i).attention_span, i % 6 == 5 ? 0 : 1024) << i;
+}
+
+// A config.json is JSON: what only a YAML reader takes is exit 2 at its line,
+// and a quoted number or boolean is a string, not the value it spells.
+TEST(ModelSpecTest, ConfigJsonIsStrictJson) {
+  int n = 0;
+  auto write = [&](const std::string& text) {
+    const std::string path = ::testing::TempDir() + "strict_" + std::to_string(n++) + "_" + std::to_string(::getpid()) + "_config.json";
+    std::ofstream(path) << text;
+    return path;
+  };
+  const std::string body = R"("model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256)";
+  EXPECT_EQ(LoadOk(write("{" + body + "}")).layers, 4);
+  for (const std::string& bad : {"{" + body + "} xyz", "{" + body + "}{\"num_hidden_layers\": 80}", "{" + body + ",}",
+                                "{" + body + ", 'rope_theta': 1}", "{" + body + ", \"rope_theta\": NaN}"}) {
+    auto m = LoadModelFile(write(bad));
+    ASSERT_FALSE(m.ok()) << bad;
+    EXPECT_EQ(m.error().kind, ErrorKind::kBadInput);
+    EXPECT_NE(m.error().ToString().find("malformed JSON"), std::string::npos) << m.error().ToString();
+  }
+  auto quoted = LoadModelFile(write(R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": "32", "num_attention_heads": 32, "vocab_size": 128256})"));
+  ASSERT_FALSE(quoted.ok());
+  EXPECT_NE(quoted.error().ToString().find(":2: num_hidden_layers: expected a number, got the string \"32\""), std::string::npos)
+      << quoted.error().ToString();
+  auto tied = LoadModelFile(write(R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 128256, "tie_word_embeddings": "false"})"));
+  ASSERT_FALSE(tied.ok());
+  EXPECT_NE(tied.error().ToString().find("tie_word_embeddings: expected true or false, got the string \"false\""), std::string::npos)
+      << tied.error().ToString();
+}
+
+// A family trainsim does not read is the error even where a key every read
+// family has is missing (GPT-2's layers are n_layer), and a wrapper must
+// name the text model it holds.
+TEST(ModelSpecTest, UnreadFamilyAndWrapperMismatchAreNamed) {
+  int n = 0;
+  auto write = [&](const std::string& text) {
+    const std::string path = ::testing::TempDir() + "wrapper_" + std::to_string(n++) + "_" + std::to_string(::getpid()) + "_config.json";
+    std::ofstream(path) << text;
+    return path;
+  };
+  auto gpt2 = LoadModelFile(write(R"({"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12, "vocab_size": 50257})"));
+  ASSERT_FALSE(gpt2.ok());
+  EXPECT_EQ(gpt2.error().key, "model_type") << gpt2.error().ToString();
+  EXPECT_NE(gpt2.error().ToString().find("'gpt2' is not a family trainsim reads"), std::string::npos) << gpt2.error().ToString();
+  const std::string text = R"({"model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192,
+      "num_hidden_layers": 4, "num_attention_heads": 40, "num_key_value_heads": 8, "vocab_size": 202048,
+      "num_local_experts": 16, "num_experts_per_tok": 1})";
+  auto outer = LoadModelFile(write(R"({"model_type": "mixtral", "text_config": )" + text + "}"));
+  ASSERT_FALSE(outer.ok());
+  EXPECT_EQ(outer.error().key, "model_type") << outer.error().ToString();
+  auto inner = LoadModelFile(write(R"({"model_type": "gemma3", "text_config": )" + text + "}"));
+  ASSERT_FALSE(inner.ok());
+  EXPECT_EQ(inner.error().key, "text_config.model_type") << inner.error().ToString();
+  EXPECT_EQ(LoadOk(write(R"({"model_type": "llama4", "text_config": )" + text + "}")).moe.experts, 16);
+}
+
 // A config.json whose heads do not divide is exit 2 at the file's own key
 // (num_attention_heads, num_key_value_heads) and its line, not trainsim's name.
 TEST(ModelSpecTest, HuggingFaceShapeErrorsNameTheFileKeys) {
@@ -443,9 +556,14 @@ TEST(ModelSpecTest, HuggingFaceKeysCheckedByValue) {
   ASSERT_TRUE(mistral.ok());
   EXPECT_EQ(mistral->LayerAt(1).attention_span, 4096);
   EXPECT_EQ(key(load("llama", R"(, "num_experts_per_tok": 2)")), "num_experts_per_tok");
-  const std::string moe = R"(, "n_routed_experts": 64, "num_experts_per_tok": 6, "moe_intermediate_size": 1408)";
-  EXPECT_TRUE(load("qwen2_moe", moe + R"(, "moe_layer_freq": 1)").ok());
-  EXPECT_EQ(key(load("qwen2_moe", moe + R"(, "moe_layer_freq": 2)")), "moe_layer_freq");
+  const std::string moe = R"(, "num_experts": 64, "num_experts_per_tok": 6, "moe_intermediate_size": 1408)";
+  // DeepSeek's MoE layer frequency: 1 (every layer) is modelled, another is not.
+  const std::string mla = R"(, "n_routed_experts": 64, "num_experts_per_tok": 6, "moe_intermediate_size": 1408,
+      "q_lora_rank": null, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128)";
+  EXPECT_TRUE(load("deepseek_v2", mla + R"(, "moe_layer_freq": 1)").ok());
+  EXPECT_EQ(key(load("deepseek_v2", mla + R"(, "moe_layer_freq": 2)")), "moe_layer_freq");
+  // Another family's key: Qwen2-MoE does not read moe_layer_freq.
+  EXPECT_EQ(key(load("qwen2_moe", moe + R"(, "moe_layer_freq": 1)")), "moe_layer_freq");
   auto leading = load("qwen2_moe", moe + R"(, "mlp_only_layers": [0, 1])");
   ASSERT_TRUE(leading.ok());
   EXPECT_EQ(leading->moe.first_k_dense, 2);
@@ -465,8 +583,8 @@ TEST(ModelSpecTest, HuggingFaceKeysCheckedByValue) {
               }()).ok());
   EXPECT_EQ(key(load("qwen2", R"(, "use_sliding_window": true, "sliding_window": 4096)")), "use_sliding_window");
   EXPECT_EQ(key(load("gpt_oss", R"(, "sliding_window": 128, "layer_types": ["sliding_attention"])")), "layer_types");
-  // An activation whose gating depends on an architecture trainsim does not know.
-  EXPECT_EQ(key(load("phi", R"(, "hidden_act": "gelu_new")")), "hidden_act");
+  // An activation whose gating depends on an architecture trainsim does not know: the family is the error.
+  EXPECT_EQ(key(load("phi", R"(, "hidden_act": "gelu_new")")), "model_type");
   // Llama 4's newer keys: the listed MoE and NoPE layers must be the interleave's.
   const std::string l4 = R"(, "intermediate_size_mlp": 16384, "num_local_experts": 16, "num_experts_per_tok": 1,
       "interleave_moe_layer_step": 2, "attention_chunk_size": 8192)";

@@ -1,5 +1,11 @@
 #include "sim/io/yaml_reader.h"
 
+// Boost.PropertyTree's JSON reader checks a config.json's grammar; the
+// placeholders macro keeps its boost/bind.hpp include quiet.
+#define BOOST_BIND_GLOBAL_PLACEHOLDERS
+#include <boost/property_tree/json_parser.hpp>
+#include <boost/property_tree/ptree.hpp>
+
 #include <stdexcept>
 
 #include <algorithm>
@@ -66,7 +72,7 @@ std::string Describe(const YAML::Node& n) {
   if (!n.IsDefined()) return "nothing";
   switch (n.Type()) {
     case YAML::NodeType::Null: return "null";
-    case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
+    case YAML::NodeType::Scalar: return n.Tag() == "!" ? "the string \"" + n.Scalar() + "\"" : "'" + n.Scalar() + "'";
     case YAML::NodeType::Sequence: return "a list";
     case YAML::NodeType::Map: return "a mapping";
     default: return "nothing";
@@ -299,6 +305,9 @@ double YamlMap::Number(std::string_view key) { return NumberOf(Get(key), key); }
 double YamlMap::NumberOf(const YAML::Node& n, std::string_view key) const {
   if (!n.IsScalar()) Fail(key, "expected a number, got " + Describe(n));
   const std::string& s = n.Scalar();
+  // A quoted scalar is a string in YAML and in JSON ("32" in a config.json),
+  // whatever it spells.
+  if (n.Tag() == "!") Fail(key, "expected a number, got the string \"" + s + "\"");
   // Most values are plain whole numbers: up to 15 digits are exact in a
   // double, as std::stod would read them (anything else goes through it).
   if (!s.empty() && s.size() <= 15 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
@@ -361,7 +370,7 @@ bool YamlMap::Bool(std::string_view key, std::optional<bool> fallback) {
   const YAML::Node* v = SetValue(key, hold);
   if (!v) return FallbackOrFail(key, fallback);
   const YAML::Node& n = *v;
-  const std::string s = n.IsScalar() ? n.Scalar() : "";
+  const std::string s = n.IsScalar() && n.Tag() != "!" ? n.Scalar() : "";
   if (s == "true" || s == "True" || s == "yes" || s == "on") return true;
   if (s == "false" || s == "False" || s == "no" || s == "off") return false;
   Fail(key, "expected true or false, got " + Describe(n));
@@ -509,5 +518,20 @@ YAML::Node ParseYamlText(const std::string& text, const std::string& file) {
 }
 
 YAML::Node LoadYamlFile(const std::string& path) { return ParseYamlText(ReadInputFile(path), path); }
+
+YAML::Node LoadJsonFile(const std::string& path) {
+  const std::string text = ReadInputFile(path);
+  // YAML reads JSON and much that is not: text after the object, a second
+  // object, 'quotes', trailing commas, aliases. A config.json that only a
+  // YAML reader takes is not the file transformers reads.
+  std::istringstream in(text);
+  boost::property_tree::ptree unused;
+  try {
+    boost::property_tree::read_json(in, unused);
+  } catch (const boost::property_tree::json_parser_error& e) {
+    throw InputException(InputError{path, static_cast<int>(e.line()), "", "malformed JSON: " + e.message()});
+  }
+  return ParseYamlText(text, path);
+}
 
 }  // namespace trainsim

@@ -198,4 +198,11 @@ YAML::Node ParseYamlText(const std::string& text, const std::string& file);
 // ReadInputFile then ParseYamlText.
 YAML::Node LoadYamlFile(const std::string& path);
 
+// A JSON file (a Hugging Face config.json): ReadInputFile, then the text must
+// be strict JSON (RFC 8259: no trailing commas, comments, single quotes, NaN,
+// nothing after the value), else an InputException naming the file, the line
+// and what the JSON grammar expected there; then ParseYamlText, as JSON is
+// YAML and its nodes carry the lines every later error names.
+YAML::Node LoadJsonFile(const std::string& path);
+
 }  // namespace trainsim

@@ -159,7 +159,7 @@ TEST_F(InputFileTest, BlockScalarInAMessageStaysOneLine) {
   const std::string f = Write("block.yaml", Replace(kScenario, "  seq_len: 4096\n", "  seq_len: |\n    4096\n    8192\n"));
   const std::string e = LoadError(f);
   EXPECT_EQ(e.find('\n'), std::string::npos) << e;
-  EXPECT_EQ(e, f + ":11: training.seq_len: expected a number, got '4096\\n8192\\n'");
+  EXPECT_EQ(e, f + ":11: training.seq_len: expected a number, got the string \"4096\\n8192\\n\"");
 }
 
 // The "did you mean" of every unknown key and name: the nearest by edits,
