@@ -25,7 +25,7 @@ const char* kPlanHelp =
     "divisibility and memory, ranks with the analytical model, re-checks the top K with the DES,\n"
     "and explains why the best beats the runners-up and why whole families are infeasible; ends with\n"
     "the track record of such predictions (as `trainsim run` prints it).\n"
-    "  --top K                re-check and show the best K (default 5)\n"
+    "  --top K                re-check and show the best K (default 5, at most 100)\n"
     "  --objective O          time (default: step time) or cost (run cost)\n"
     "  --recheck F            des (default) or analytical (no re-check)\n"
     "  --moe-dispatchers L    with expert parallelism, try these MoE dispatchers: a comma list of\n"
@@ -59,9 +59,9 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
     try {
       size_t used = 0;
       opt.top_k = std::stoi(*k, &used);
-      if (used != k->size() || opt.top_k < 1) throw std::invalid_argument(*k);
+      if (used != k->size() || opt.top_k < 1 || opt.top_k > 100) throw std::invalid_argument(*k);
     } catch (const std::exception&) {
-      err << "trainsim plan: --top: '" << *k << "' is not a positive number\n";
+      err << "trainsim plan: --top: '" << *k << "' is not a count (1-100): each is re-checked with the DES\n";
       return kExitBadInput;
     }
   }

@@ -1,4 +1,5 @@
 // trainsim run SCENARIO.yaml [--set KEY=VALUE]... [--json] [--trace FILE.json] [--fidelity des|analytical]
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -71,6 +72,14 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
     err << "trainsim run: --trace needs --fidelity des: the analytical path computes the step in closed form "
            "and has no timeline to trace\n";
     return kExitBadInput;
+  }
+  if (auto trace = a.Value("--trace")) {
+    // The trace must not replace the scenario it traces.
+    std::error_code ec;
+    if (std::filesystem::equivalent(*trace, a.positional[0], ec)) {
+      err << "trainsim run: --trace: '" << *trace << "' is the scenario file; write the trace to another file\n";
+      return kExitBadInput;
+    }
   }
   Expected<Scenario> s = LoadScenario(a.positional[0], a.All("--set"));
   if (!s) {

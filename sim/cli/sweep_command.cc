@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -25,7 +26,9 @@ const char* kSweepHelp =
     "and append one row per point as it finishes: its settings, the result fields and, for a\n"
     "point that cannot run (memory, divisibility), the reason in the error column.\n"
     "  -o, --output FILE      results: CSV, or JSON lines when FILE ends in .json or .jsonl\n"
-    "  -j, --jobs N           threads (default 1; 0 = one per core)\n"
+    "  -j, --jobs N           threads (default 1; 0 = one per core; at most one per point). The\n"
+    "                         DES runs one point at a time per process: spread a DES sweep over\n"
+    "                         processes with mpirun instead\n"
     "  --resume               keep the rows already in FILE and run only the missing points\n"
     "                         (without it FILE is rewritten)\n"
     "  --fidelity F           analytical (default) or des\n"
@@ -124,6 +127,21 @@ int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
     if (root) err << spec.error().ToString() << "\n";
     return kExitBadInput;
   }
+  {
+    // The results file must not be an input: a slip in a script would replace it with rows.
+    std::error_code ec;
+    for (const std::string& input : {spec->file, spec->base_inline ? std::string() : spec->base_file}) {
+      if (!input.empty() && std::filesystem::equivalent(opt.output_path, input, ec)) {
+        if (root) {
+          err << "trainsim sweep: -o: '" << opt.output_path << "' is "
+              << (input == spec->file ? "the sweep file itself" : "its base scenario") << "; write the results to another file\n";
+        }
+        return kExitBadInput;
+      }
+    }
+  }
+  // More threads than points would only wait.
+  opt.jobs = int(std::min<size_t>(size_t(std::max(1, opt.jobs)), spec->points.size()));
   if (root) {
     for (const auto& w : spec->warnings) err << "trainsim sweep: " << w << "\n";
   }

@@ -37,6 +37,10 @@ int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err) {
     err << "trainsim validate: " << (perr.empty() ? "unexpected argument '" + a.positional[0] + "'" : perr) << "\n";
     return kExitBadInput;
   }
+  if (a.Has("--profile") && a.Has("--reference")) {
+    err << "trainsim validate: --profile and --reference are alternatives (a profile's own measurements, or a file of published runs); give one\n";
+    return kExitBadInput;
+  }
   if (auto profile = a.Value("--profile")) {
     // A calibrated profile: predict the layer steps its calibration measured.
     auto rep = calib::ValidateProfile(*profile);

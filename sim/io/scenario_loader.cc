@@ -98,6 +98,8 @@ void ApplyOverrides(YAML::Node& root, const std::vector<std::string>& overrides)
   for (const auto& o : overrides) {
     const auto eq = o.find('=');
     if (eq == std::string::npos) throw InputException(InputError{"--set", 0, o, "expected KEY=VALUE"});
+    // An empty value would read as null and drop the key: a slip, not a choice (=null says it).
+    if (eq + 1 == o.size()) throw InputException(InputError{"--set", 0, o.substr(0, eq), "no value after '=' (KEY=null removes the key)"});
     SetDottedKey(root, o.substr(0, eq), o.substr(eq + 1));
   }
 }
@@ -276,12 +278,14 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     const std::string prec = t.Choice("precision", kPrecisions, "bf16");
     ParsePrecision(prec, s.training.precision);
     if (!s.node.gpu.Supports(s.training.precision)) {
-      if (std::string(GemmRateKey(s.training.precision)) == "fp8") t.Fail("precision", "GPU '" + s.node.gpu.name + "' has no fp8 tensor cores");
-      // A block-scaled format on Hopper is a run that cannot happen (exit 1),
-      // not bad input: the same scenario runs on a Blackwell node.
+      // A precision the GPU has no tensor cores for is a run that cannot
+      // happen (exit 1), not bad input: the same scenario runs on a newer node.
+      const std::string why = std::string(GemmRateKey(s.training.precision)) == "fp8"
+                                  ? "GPU '" + s.node.gpu.name + "' has no fp8 tensor cores (fp8 needs Hopper, sm_90, or later)"
+                                  : "GPU '" + s.node.gpu.name + "' has no block-scaled tensor cores for " + prec +
+                                        " (microscaled formats need Blackwell, sm_100, or later)";
       try {
-        t.Fail("precision", "GPU '" + s.node.gpu.name + "' has no block-scaled tensor cores for " + prec +
-                                " (microscaled formats need Blackwell, sm_100, or later)");
+        t.Fail("precision", why);
       } catch (const InputException& e) {
         InputError err = e.error();
         err.kind = ErrorKind::kUnsupported;
@@ -464,7 +468,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     } else if (co->Has("site")) {
       co->Fail("site", "a site (PUE, energy price, write-off years) prices only cost.model: ownership");
     }
-    s.cost.node_hour_usd = co->NonNegativeDouble("node_hour_usd", 0);
+    if (co->Has("node_hour_usd")) s.cost.node_hour_usd = co->NonNegativeDouble("node_hour_usd");
     if (co->Has("storage_node_hour_usd")) s.cost.storage_node_hour_usd = co->NonNegativeDouble("storage_node_hour_usd");
     co->Finish();
   }

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -139,42 +140,63 @@ Row ErrorRow(const SweepSpec& spec, const SweepPoint& p, SweepFormat format, con
   return row;
 }
 
-std::string ReadAll(const std::string& path, bool& exists) {
-  std::ifstream in(path, std::ios::binary);
-  exists = static_cast<bool>(in);
-  std::stringstream ss;
-  if (in) ss << in.rdbuf();
-  return ss.str();
+// A point's settings as a 128-bit key (two independent 64-bit hashes of its
+// PointId): what --resume keeps of each row already written, 16 bytes where
+// the row and its id would take hundreds (a file of millions of rows). Two
+// different settings collide with a probability below 2^-100 at the 10
+// million points a sweep may have.
+struct DoneKey {
+  uint64_t a = 0, b = 0;
+  auto operator<=>(const DoneKey&) const = default;
+};
+
+DoneKey KeyOf(const std::string& id) {
+  uint64_t fnv = 1469598103934665603ull, mix = 0x9e3779b97f4a7c15ull;
+  for (const unsigned char c : id) {
+    fnv = (fnv ^ c) * 1099511628211ull;
+    mix = (mix ^ c) * 0xff51afd7ed558ccdull;
+    mix ^= mix >> 29;
+  }
+  return {fnv, mix};
 }
 
-// Reads a results file for --resume: drops a torn last line, checks the
-// columns, returns the settings of the rows already there.
-Expected<std::set<std::string>> ReadDone(const SweepSpec& spec, const std::string& path, SweepFormat format,
-                                         bool& needs_header) {
-  std::set<std::string> done;
-  bool exists = false;
-  std::string text = ReadAll(path, exists);
+// Reads a results file for --resume, a line at a time: drops a torn last
+// line, checks the columns, returns the keys of the rows already there,
+// sorted. Memory: 16 bytes a row.
+Expected<std::vector<DoneKey>> ReadDone(const SweepSpec& spec, const std::string& path, SweepFormat format,
+                                        bool& needs_header) {
+  std::vector<DoneKey> done;
   needs_header = format == SweepFormat::kCsv;
-  if (!exists || text.empty()) return done;
-  const size_t last_nl = text.rfind('\n');
-  const size_t keep = last_nl == std::string::npos ? 0 : last_nl + 1;
-  if (keep != text.size()) {
-    // A row torn by a crash: it is recomputed, never half-kept.
-    if (::truncate(path.c_str(), static_cast<off_t>(keep)) != 0) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec || size == 0) return done;
+  {
+    // A row torn by a crash (no newline after it): it is recomputed, never half-kept.
+    std::ifstream tail(path, std::ios::binary);
+    uintmax_t keep = size;
+    char c = 0;
+    while (keep > 0) {
+      tail.seekg(static_cast<std::streamoff>(keep - 1));
+      if (!tail.get(c)) return InputError{path, 0, "", "cannot read"};
+      if (c == '\n') break;
+      --keep;
+    }
+    if (keep != size && ::truncate(path.c_str(), static_cast<off_t>(keep)) != 0) {
       return InputError{path, 0, "", std::string("cannot truncate the torn last row: ") + std::strerror(errno)};
     }
-    text.resize(keep);
+    if (keep == 0) return done;
   }
   const std::vector<std::string> keys = spec.Keys();
-  std::istringstream lines(text);
+  std::ifstream lines(path, std::ios::binary);
   std::string line;
   int line_no = 0;
   const std::vector<std::string> columns = SweepColumns(spec);
+  const std::string header = CsvLine(columns);
   while (std::getline(lines, line)) {
     ++line_no;
     if (format == SweepFormat::kCsv) {
       if (line_no == 1) {
-        if (line + "\n" != CsvLine(columns)) {
+        if (line + "\n" != header) {
           return InputError{path, 1, "", "its columns are not this sweep's (write to another file, or drop --resume to overwrite it)"};
         }
         needs_header = false;
@@ -184,7 +206,7 @@ Expected<std::set<std::string>> ReadDone(const SweepSpec& spec, const std::strin
       if (f.size() != columns.size()) {
         return InputError{path, line_no, "", "row has " + std::to_string(f.size()) + " fields, expected " + std::to_string(columns.size())};
       }
-      done.insert(SweepSpec::PointId(std::vector<std::string>(f.begin(), f.begin() + long(keys.size()))));
+      done.push_back(KeyOf(SweepSpec::PointId(std::vector<std::string>(f.begin(), f.begin() + long(keys.size())))));
     } else {
       if (line.empty()) continue;
       YAML::Node n;
@@ -205,10 +227,11 @@ Expected<std::set<std::string>> ReadDone(const SweepSpec& spec, const std::strin
         }
         values.push_back(v.Scalar());
       }
-      done.insert(SweepSpec::PointId(values));
+      done.push_back(KeyOf(SweepSpec::PointId(values)));
     }
   }
   if (format == SweepFormat::kCsv && line_no == 0) needs_header = true;
+  std::sort(done.begin(), done.end());
   return done;
 }
 
@@ -341,7 +364,7 @@ SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity 
   fields.clear();
   fields.reserve(spec.axes.size() + kResultColumns + 3);
   // The point's axis values (spec.Values(p)) are its first fields.
-  for (size_t i = 0; i < spec.axes.size(); ++i) fields.push_back(spec.axes[i].values[p.value_index[i]]);
+  for (size_t i = 0; i < spec.axes.size(); ++i) fields.push_back(spec.axes[i].values[spec.ValueIndex(p, i)]);
   SweepOutcome outcome = SweepOutcome::kOk;
   std::string error, result_json = "null";
   bool feasible = false;
@@ -451,7 +474,7 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
   std::optional<InputError> prep_error;
   std::string lock_failure, write_failure;
   if (rank == 0) {
-    std::set<std::string> done;
+    std::vector<DoneKey> done;
     bool needs_header = format == SweepFormat::kCsv;
     auto fail = [&](const std::string& e) { prep_error = InputError{options.output_path, 0, "", e}; };
     // Open and lock before reading or truncating: a second sweep on the file stops here.
@@ -487,7 +510,7 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
       write_failure = out.Write(CsvLine(SweepColumns(spec)));  // a full disk: an interruption, as for rows
     }
     for (const auto& p : spec.points) {
-      if (!done.count(SweepSpec::PointId(spec.Values(p)))) pending.push_back(p.index);
+      if (!std::binary_search(done.begin(), done.end(), KeyOf(SweepSpec::PointId(spec.Values(p))))) pending.push_back(p.index);
     }
     sum.resumed = spec.points.size() - pending.size();
   }

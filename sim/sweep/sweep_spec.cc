@@ -564,19 +564,25 @@ SweepSpec Parse(const std::string& text, const std::string& file) {
   for (const auto& d : dims) total *= double(d.size);
   if (total > double(kMaxPoints)) top.Fail("axes", "the sweep has " + FormatNumber(total, true) + " points, more than the limit of 10 million");
 
-  std::vector<size_t> digit(dims.size(), 0);
+  spec.axis_stride.assign(spec.axes.size(), 1);
+  spec.axis_radix.assign(spec.axes.size(), 1);
+  size_t stride = 1;
+  for (size_t d = dims.size(); d-- > 0;) {  // last dimension varies fastest
+    for (size_t ai : dims[d].axes) {
+      spec.axis_stride[ai] = stride;
+      spec.axis_radix[ai] = dims[d].size;
+    }
+    stride *= dims[d].size;
+  }
   for (size_t n = 0; n < size_t(total); ++n) {
     SweepPoint p;
     p.index = spec.points.size();
-    p.value_index.assign(spec.axes.size(), 0);
-    for (size_t d = 0; d < dims.size(); ++d) {
-      for (size_t ai : dims[d].axes) p.value_index[ai] = digit[d];
-    }
+    p.grid = n;
     bool keep = true;
     for (const auto& f : spec.filters) {
       Lookup lookup = [&](const std::string& k) -> std::optional<std::string> {
         for (size_t i = 0; i < spec.axes.size(); ++i) {
-          if (spec.axes[i].key == k) return spec.axes[i].values[p.value_index[i]];
+          if (spec.axes[i].key == k) return spec.axes[i].values[spec.ValueIndex(p, i)];
         }
         return DottedScalar(base_node, k);
       };
@@ -587,11 +593,7 @@ SweepSpec Parse(const std::string& text, const std::string& file) {
       }
       if (!keep) break;
     }
-    if (keep) spec.points.push_back(std::move(p));
-    for (size_t d = dims.size(); d-- > 0;) {  // last dimension varies fastest
-      if (++digit[d] < dims[d].size) break;
-      digit[d] = 0;
-    }
+    if (keep) spec.points.push_back(p);
   }
   if (spec.points.empty()) top.Fail("filter", "the filters leave no point to run");
 
@@ -619,7 +621,16 @@ void CollectWarning(const Scenario& s, SweepSpec& spec) {
 // filling every row with the same error. The base and each of these collect
 // the warnings.
 void CheckAxisValues(SweepSpec& spec) {
-  if (auto base = ParseScenario(LoadBaseNode(spec), spec.base_file); base.ok()) CollectWarning(*base, spec);
+  if (auto base = ParseScenario(LoadBaseNode(spec), spec.base_file); base.ok()) {
+    CollectWarning(*base, spec);
+  } else if (const InputError& e = base.error(); e.file == spec.base_file && e.message.rfind("unknown key", 0) == 0) {
+    // A misspelt key of the base, unless an axis sets it or a key above it:
+    // no point's values can make it known, so every row would carry it.
+    const bool swept = std::any_of(spec.axes.begin(), spec.axes.end(), [&](const SweepAxis& a) {
+      return e.key == a.key || e.key.rfind(a.key + ".", 0) == 0;
+    });
+    if (!swept) throw InputException(e);
+  }
   for (const auto& a : spec.axes) {
     for (size_t v = 0; v < a.values.size(); ++v) {
       InputError err;
@@ -653,7 +664,7 @@ std::vector<std::string> SweepSpec::Keys() const {
 std::vector<std::string> SweepSpec::Values(const SweepPoint& p) const {
   std::vector<std::string> v;
   v.reserve(axes.size());
-  for (size_t i = 0; i < axes.size(); ++i) v.push_back(axes[i].values[p.value_index[i]]);
+  for (size_t i = 0; i < axes.size(); ++i) v.push_back(axes[i].values[ValueIndex(p, i)]);
   return v;
 }
 
@@ -703,7 +714,7 @@ Expected<Scenario> SweepSpec::PointScenario(const SweepPoint& p) const {
     for (size_t i = 0; i < axes.size(); ++i) {
       const std::string& k = axes[i].key;
       const size_t dot = k.rfind('.');
-      suffix.append(1, ' ').append(k, dot == std::string::npos ? 0 : dot + 1).append(1, '=').append(axes[i].values[p.value_index[i]]);
+      suffix.append(1, ' ').append(k, dot == std::string::npos ? 0 : dot + 1).append(1, '=').append(axes[i].values[ValueIndex(p, i)]);
     }
     YAML::Node root;
     if (parsed) {
@@ -725,7 +736,7 @@ Expected<Scenario> SweepSpec::PointScenario(const SweepPoint& p) const {
         overlay.index = lease.doc.index.get();
         overlay.entries.reserve(axes.size());
         for (size_t i = 0; i < axes.size(); ++i) {
-          overlay.entries.push_back({&parsed->axis_path[i].first, &parsed->axis_path[i].second, lease.doc.value[i][p.value_index[i]]});
+          overlay.entries.push_back({&parsed->axis_path[i].first, &parsed->axis_path[i].second, lease.doc.value[i][ValueIndex(p, i)]});
         }
         Expected<Scenario> s = ParseScenario(root, base_file, &parsed->profiles, &overlay);
         if (!s.ok()) return Relocate(s.error(), *this);
@@ -742,11 +753,11 @@ Expected<Scenario> SweepSpec::PointScenario(const SweepPoint& p) const {
           parsed->idle.push_back(std::move(lease.doc));
         }
       }
-      for (size_t i = 0; i < axes.size(); ++i) SetDottedKey(root, axes[i].key, parsed->value[i][p.value_index[i]]);
+      for (size_t i = 0; i < axes.size(); ++i) SetDottedKey(root, axes[i].key, parsed->value[i][ValueIndex(p, i)]);
     } else {
       root = LoadBaseNode(*this);
       std::vector<std::string> sets;
-      for (size_t i = 0; i < axes.size(); ++i) sets.push_back(axes[i].key + "=" + axes[i].yaml[p.value_index[i]]);
+      for (size_t i = 0; i < axes.size(); ++i) sets.push_back(axes[i].key + "=" + axes[i].yaml[ValueIndex(p, i)]);
       ApplyOverrides(root, sets);
     }
     Expected<Scenario> s = ParseScenario(root, base_file, parsed ? &parsed->profiles : nullptr);

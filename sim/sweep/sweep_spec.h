@@ -36,10 +36,12 @@ struct SweepAxis {
   int zip_group = -1;               // -1: a product axis; else the zip group it advances with
 };
 
-// A point of the sweep: one value index per axis (SweepSpec::axes order).
+// A point of the sweep: its position and its place in the grid of the axes'
+// values (SweepSpec::ValueIndex reads each axis's value from it). 16 bytes:
+// a sweep of 10 million points holds them all.
 struct SweepPoint {
-  size_t index = 0;                 // position in the enumeration (before resume)
-  std::vector<size_t> value_index;  // per axis
+  size_t index = 0;  // position in the enumeration (before resume)
+  size_t grid = 0;   // mixed-radix number of the value indices, the last dimension fastest
 };
 
 class SweepFilter;  // a parsed `filter` expression (sweep_spec.cc)
@@ -68,6 +70,11 @@ struct SweepSpec {
   // value's warnings, once each): config.json keys accepted unread.
   std::vector<std::string> warnings;
 
+  // Per axis: the place value of its dimension in SweepPoint::grid and the
+  // dimension's size (a zip group's axes share one dimension).
+  std::vector<size_t> axis_stride, axis_radix;
+  // Which of axes[axis].values the point takes.
+  size_t ValueIndex(const SweepPoint& p, size_t axis) const { return (p.grid / axis_stride[axis]) % axis_radix[axis]; }
   // Column keys: the axis keys in `axes` order.
   std::vector<std::string> Keys() const;
   // Display values of a point, one per axis.
