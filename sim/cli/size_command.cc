@@ -123,7 +123,7 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
     if (ParseRange(*v, &lo, &hi, &is_range)) {
       opt.node_counts = NodeCountsInRange(lo, hi);
     } else if (is_range) {
-      return bad("--nodes: '" + *v + "' is not a range A..B of node counts with A <= B");
+      return bad("--nodes: '" + *v + "' is not a range A..B of positive whole node counts with A <= B");
     } else {
       for (const auto& p : Split(*v, ',')) {
         double n = 0;
@@ -155,7 +155,7 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
       opt.batch_min = lo;
       opt.batch_max = hi;
     } else if (is_range) {
-      return bad("--batch: '" + *v + "' is not a range LO..HI of sequences with LO <= HI");
+      return bad("--batch: '" + *v + "' is not a range LO..HI of positive whole sequence counts with LO <= HI");
     } else if (ParseNumber(*v, true, &b)) {
       opt.batch_min = opt.batch_max = int(b);
     } else {
@@ -178,6 +178,9 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
   std::vector<std::string> sets = a.All("--set");
   if (auto v = a.Value("--cost")) {
     if (*v != "rental" && *v != "ownership") return bad("--cost: '" + *v + "' is not one of: rental, ownership");
+    for (const std::string& set : sets) {
+      if (set.rfind("cost.model=", 0) == 0 && set != "cost.model=" + *v) return bad("--cost " + *v + " and --set " + set + " disagree; give one");
+    }
     sets.push_back("cost.model=" + *v);
   }
   Expected<Scenario> s = LoadScenario(a.positional[0], sets);
@@ -217,6 +220,20 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
         return kExitBadInput;
       }
     }
+  }
+  // A NIC count that no node searched can take is a mistyped question, not
+  // a cluster that misses the deadline.
+  const std::vector<NodeProfile> searched = opt.node_profiles.empty() ? std::vector<NodeProfile>{s->node} : opt.node_profiles;
+  for (int k : opt.nics) {
+    std::string takes;
+    bool any = false;
+    for (const NodeProfile& p : searched) {
+      any |= std::find(p.nics_allowed.begin(), p.nics_allowed.end(), k) != p.nics_allowed.end();
+      std::string allowed;
+      for (int n : p.nics_allowed) allowed += (allowed.empty() ? "" : ", ") + std::to_string(n);
+      takes += (takes.empty() ? "" : "; ") + ("'" + p.name + "' takes " + allowed);
+    }
+    if (!any) return bad("--nics: no node searched takes " + std::to_string(k) + " NICs (" + takes + ")");
   }
   // The clusters planned of those tried, then the DES re-checks of the best,
   // each phase with its own ETA.

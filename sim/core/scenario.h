@@ -159,7 +159,7 @@ enum class CostBasis { kRental, kOwnership };
 
 struct CostModel {
   CostBasis model = CostBasis::kRental;  // rental: node-hour prices; ownership: capital amortised + energy
-  double node_hour_usd = 0;          // 0: the node profile's price
+  double node_hour_usd = -1;         // <0: the node profile's price
   double storage_node_hour_usd = -1;  // <0: the storage profile's price
   SiteProfile site;                  // ownership: PUE, energy price, write-off years (cost.site)
 };

@@ -34,7 +34,9 @@ std::string ResolveProfile(const YAML::Node& ref, const std::string& from_file, 
   for (const auto& n : names) {
     if (n == name) return DataDir() + "/hardware-profiles/" + kind + "/" + n + ".yaml";
   }
-  const std::string what = "unknown " + kind.substr(0, kind.size() - 1) + " profile '" + name + "'";
+  // The catalogue folders are plurals (gpus, nodes, fabrics, sites) but for storage.
+  const std::string singular = kind.ends_with('s') ? kind.substr(0, kind.size() - 1) : kind;
+  const std::string what = "unknown " + singular + " profile '" + name + "'";
   // A data directory without this catalogue (TRAINSIM_DATA_DIR pointing one level too deep or
   // shallow) lists nothing: say where it looked instead.
   if (names.empty()) YamlMap::FailAt(ref, from_file, key, what + ": no profiles in " + DataDir() + "/hardware-profiles/" + kind);
@@ -143,6 +145,9 @@ NodeProfile ParseNode(const std::string& path) {
       if (c <= 0) YamlMap::FailAt(v, path, "nics_allowed", "NIC counts must be positive");
       n.nics_allowed.push_back(c);
     }
+    if (std::find(n.nics_allowed.begin(), n.nics_allowed.end(), n.nics_per_node) == n.nics_allowed.end()) {
+      m.Fail("nics_allowed", "does not hold the profile's own nics_per_node " + std::to_string(n.nics_per_node));
+    }
   } else {
     n.nics_allowed = {n.nics_per_node};
   }
@@ -161,8 +166,11 @@ NodeProfile ParseNode(const std::string& path) {
   YamlMap pw = m.Map("power_w");
   n.power_load_w = pw.PositiveDouble("load");
   n.power_idle_w = pw.NonNegativeDouble("idle");
+  if (n.power_idle_w > n.power_load_w) pw.Fail("idle", "idle power above the load power");
   pw.Finish();
-  n.node_hour_usd = m.NonNegativeDouble("node_hour_usd", 0);
+  // Required, so a profile without a price never costs a run $0 unseen (0 is
+  // a price a user can give: a cluster that is not rented).
+  n.node_hour_usd = m.NonNegativeDouble("node_hour_usd");
   n.nic_port_hour_usd = m.NonNegativeDouble("nic_port_hour_usd", 0);
   if (auto o = m.OptMap("ownership")) {
     n.capital_usd = o->NonNegativeDouble("capital_usd", 0);
@@ -529,8 +537,9 @@ StorageProfile ParseStorage(const std::string& path) {
   s.front_end_links_per_node = m.PositiveInt("front_end_links_per_node");
   s.front_end_link_bytes_per_s = m.PositiveDouble("front_end_gbit_per_s") * kGB / 8;
   s.latency_s = m.NonNegativeDouble("latency_ms", 0) * 1e-3;
-  s.power_w = m.NonNegativeDouble("power_w", 0);
-  s.node_hour_usd = m.NonNegativeDouble("node_hour_usd", 0);
+  // Required, as a node's: a missing figure would count the storage as free and drawing nothing.
+  s.power_w = m.NonNegativeDouble("power_w");
+  s.node_hour_usd = m.NonNegativeDouble("node_hour_usd");
   if (auto o = m.OptMap("ownership")) {
     s.capital_usd = o->NonNegativeDouble("capital_usd", 0);
     o->Finish();

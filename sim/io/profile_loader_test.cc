@@ -91,6 +91,25 @@ TEST(HardwareProfileTest, DesignBriefProfilesExist) {
   }
 }
 
+// A node profile that contradicts itself, or leaves out its price, is bad
+// input at the key: a missing price would cost every run $0 unseen.
+TEST(HardwareProfileTest, NodeProfileContradictionsAndMissingPriceAreBadInput) {
+  std::ifstream in(fs::path(DataDir()) / "hardware-profiles/nodes/xe9680-h100.yaml");
+  std::string base((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto edited = [&](const std::string& from, const std::string& to) {
+    std::string t = std::regex_replace(base, std::regex(from), to);
+    EXPECT_NE(t, base) << from;
+    return WriteProfile("edited-node.yaml", t).string();
+  };
+  const auto error_of = [](const std::string& path) { return LoadError([&] { LoadNodeProfile(YAML::Node(path), "", "node"); }); };
+  EXPECT_NE(error_of(edited("\nnode_hour_usd:[^\n]*", "")).find("node_hour_usd: missing required key"), std::string::npos);
+  EXPECT_NE(error_of(edited("\nnics_allowed:[^\n]*", "\nnics_allowed: [2, 4]")).find("nics_allowed: does not hold the profile's own nics_per_node 8"),
+            std::string::npos);
+  EXPECT_NE(error_of(edited("\n  idle:[^\n]*", "\n  idle: 20000")).find("idle: idle power above the load power"), std::string::npos);
+  // A price of 0 is a price: a cluster that is not rented.
+  EXPECT_EQ(error_of(edited("\nnode_hour_usd:[^\n]*", "\nnode_hour_usd: 0  # test")), "");
+}
+
 TEST(HardwareProfileTest, H100DatasheetFigures) {
   const NodeProfile n = LoadNodeProfile(YAML::Node("xe9680-h100"), "", "node");
   EXPECT_DOUBLE_EQ(n.gpu.PeakFlops(Precision::kBf16), 989e12);

@@ -315,7 +315,11 @@ std::string ToSummary(const SimulationResult& r) {
       << " (chosen " << Duration(v("run.chosen_checkpoint_interval_s")) << "), " << count("run.hot_spares") << " hot spare"
       << (spares == 1 ? "" : "s") << "\n";
   }
-  o << "  energy, cost         " << Fmt("%.0f kWh", v("run.energy_kwh")) << ", " << Fmt("$%.0f", v("run.cost_usd"));
+  // Whole units where they are many; three figures for a short run's fraction of one.
+  const auto amount = [](const char* unit_before, double x, const char* unit_after) {
+    return std::string(unit_before) + Fmt(x >= 100 || x == 0 ? "%.0f" : "%.3g", x) + unit_after;
+  };
+  o << "  energy, cost         " << amount("", v("run.energy_kwh"), " kWh") << ", " << amount("$", v("run.cost_usd"), "");
   if (v("run.cost_per_billion_tokens_usd") > 0) {
     o << " (" << Fmt("$%.0f", v("run.cost_per_billion_tokens_usd")) << " per billion tokens)";
   }

@@ -224,10 +224,6 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"segment past the rack", {"cluster.node=gb200-nvl72", "cluster.nodes=4", "cluster.nodes_per_nvlink_domain=19"},
                  "--set: cluster.nodes_per_nvlink_domain: node 'gb200-nvl72' has 18 nodes per NVLink domain, not 19"},
         BadInput{"bad choice", {"training.precision=fp4"}, "--set: training.precision: 'fp4' is not one of: bf16, fp16, fp8, fp8-blockwise, fp8-rowwise, mxfp8, nvfp4 (did you mean 'fp8'?)"},
-        BadInput{"fp8 on a100", {"cluster.node=dgx-a100", "cluster.fabric=hdr-fat-tree", "training.precision=fp8"},
-                 "--set: training.precision: GPU 'a100-sxm-80g' has no fp8 tensor cores"},
-        BadInput{"fp8-blockwise on a100", {"cluster.node=dgx-a100", "cluster.fabric=hdr-fat-tree", "training.precision=fp8-blockwise"},
-                 "--set: training.precision: GPU 'a100-sxm-80g' has no fp8 tensor cores"},
         BadInput{"unknown nested key", {"training.seqlen=4"}, "--set: training.seqlen: unknown key (did you mean 'seq_len'?)"},
         BadInput{"checkpoint without storage", {"checkpoint.every_steps=10"}, "--set: checkpoint.every_steps: checkpoints need cluster.storage"},
         BadInput{"sharding and distributed optimizer disagree", {"parallelism.data_sharding=none", "parallelism.distributed_optimizer=true"},
@@ -272,6 +268,14 @@ TEST(ScenarioTest, BlockScaledFormatsNeedBlackwell) {
     auto b = ParseText(kBase, {std::string("training.precision=") + prec, "cluster.node=dgx-b200"});
     ASSERT_TRUE(b.ok()) << b.error().ToString();
     EXPECT_EQ(ToString(b->training.precision), prec);
+  }
+  // Likewise fp8 on Ampere: no fp8 tensor cores, exit 1.
+  for (const char* prec : {"fp8", "fp8-blockwise"}) {
+    auto a = ParseText(kBase, {"cluster.node=dgx-a100", "cluster.fabric=hdr-fat-tree", std::string("training.precision=") + prec});
+    ASSERT_FALSE(a.ok()) << prec;
+    EXPECT_EQ(ExitStatus(a.error().kind), 1);
+    EXPECT_NE(a.error().ToString().find("training.precision: GPU 'a100-sxm-80g' has no fp8 tensor cores"), std::string::npos)
+        << a.error().ToString();
   }
   auto hopper_blockwise = ParseText(kBase, {"training.precision=fp8-blockwise"});
   ASSERT_TRUE(hopper_blockwise.ok()) << hopper_blockwise.error().ToString();

@@ -55,6 +55,14 @@ CapitalCost ClusterCapital(const Scenario& s) {
   return c;
 }
 
+bool ClusterCapitalPriced(const Scenario& s) {
+  // The parts cost.model ownership requires a price for (scenario_loader.cc);
+  // a node without a NIC price is taken to include its NICs.
+  if (s.node.capital_usd <= 0) return false;
+  if (s.nodes > 1 && (s.fabric.switch_capital_usd <= 0 || s.fabric.link_capital_usd <= 0)) return false;
+  return !s.storage || s.storage_nodes <= 0 || s.storage->capital_usd > 0;
+}
+
 double AmortizedUsd(double capital_usd, double years, double hours) {
   if (years <= 0) return 0;
   return capital_usd * hours / (years * kHoursPerYear);
@@ -62,17 +70,18 @@ double AmortizedUsd(double capital_usd, double years, double hours) {
 
 void ApplyCostModel(const Scenario& s, RunReport& run) {
   const double hours = run.time_to_train_s / 3600.0;
-  run.capital_usd = ClusterCapital(s).total_usd();
+  const double capital_usd = ClusterCapital(s).total_usd();
+  run.capital_usd = ClusterCapitalPriced(s) ? capital_usd : 0;
   if (s.cost.model == CostBasis::kOwnership) {
     run.cost_model = "ownership";
     const SiteProfile& site = s.cost.site;
-    run.cost_usd = AmortizedUsd(run.capital_usd, site.amortization_years, hours) +
+    run.cost_usd = AmortizedUsd(capital_usd, site.amortization_years, hours) +
                    run.energy_kwh * site.pue * site.electricity_usd_per_kwh;
   } else {
     run.cost_model = "rental";
     // The profile's price is for its default NIC count; other counts add or
     // save the NICs and their fabric ports (a scenario price is taken as given).
-    const double node_price = s.cost.node_hour_usd > 0
+    const double node_price = s.cost.node_hour_usd >= 0
                                   ? s.cost.node_hour_usd
                                   : s.node.node_hour_usd + (s.node.nics_per_node - s.node.default_nics_per_node) * s.node.nic_port_hour_usd;
     double usd_per_hour = s.nodes * node_price;

@@ -8,8 +8,8 @@
 //   is charged its wall time's share of that, plus its energy times the site's
 //   PUE at the site's price per kWh. Switch power is not counted (it is under
 //   2% of the GPU nodes' load power in these fabrics).
-// The capital figure is reported under both models where the profiles give
-// prices, so a renter sees what buying would take.
+// The capital figure is reported under both models where the profiles price
+// every part (ClusterCapitalPriced; else 0), so a renter sees what buying would take.
 #pragma once
 
 #include "sim/core/result.h"
@@ -44,6 +44,12 @@ struct CapitalCost {
   double total_usd() const { return nodes_usd + nics_usd + switches_usd + links_usd + storage_usd; }
 };
 CapitalCost ClusterCapital(const Scenario& s);
+
+// Whether the profiles price every part ClusterCapital counts: the node (a
+// node without a NIC price is taken to include its NICs), the fabric's switches and links where there is a fabric (more
+// than one node), the storage nodes where there are some. A total with a part
+// left at $0 would understate the cluster, so it is not reported.
+bool ClusterCapitalPriced(const Scenario& s);
 
 // Straight-line write-off of `capital_usd` over `years`, for `hours` of use.
 double AmortizedUsd(double capital_usd, double years, double hours);

@@ -116,6 +116,31 @@ TEST(CostModelTest, RentalIsTheNodeHourPriceAndStillReportsCapital) {
   EXPECT_GT(run.capital_usd, 16 * s.node.capital_usd);
 }
 
+// A cluster whose node profile has no purchase price reports no capital,
+// rather than the fabric's alone as if the nodes were free.
+TEST(CostModelTest, CapitalIsReportedOnlyWhenEveryPartIsPriced) {
+  const Scenario s = Ref70b16({"cluster.node=dgx-h100"});
+  ASSERT_LE(s.node.capital_usd, 0);
+  EXPECT_FALSE(ClusterCapitalPriced(s));
+  EXPECT_GT(ClusterCapital(s).total_usd(), 0);  // the fabric's switches and links
+  RunReport run;
+  run.time_to_train_s = 3600;
+  ApplyCostModel(s, run);
+  EXPECT_EQ(run.capital_usd, 0);
+  EXPECT_GT(run.cost_usd, 0);
+  EXPECT_TRUE(ClusterCapitalPriced(Ref70b16({})));
+}
+
+// A scenario's own price is taken as given, 0 included (a cluster not rented).
+TEST(CostModelTest, ScenarioPriceOfZeroIsKept) {
+  const Scenario s = Ref70b16({"cost.node_hour_usd=0", "cost.storage_node_hour_usd=0"});
+  RunReport run;
+  run.time_to_train_s = 3600;
+  ApplyCostModel(s, run);
+  EXPECT_EQ(run.cost_usd, 0);
+  EXPECT_GT(run.capital_usd, 0);
+}
+
 TEST(CostModelTest, SimulatedRunSaysWhichModelPricedIt) {
   const SimulationResult own = Simulate(Ref70b16({"cost.model=ownership"}));
   const SimulationResult rent = Simulate(Ref70b16({}));

@@ -81,7 +81,9 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
   double wall = compute_s + run.checkpoint_overhead_s;
   if (s.failures.node_mtbf_hours > 0) {
     const double mtbf = s.failures.node_mtbf_hours * 3600.0 / s.nodes;
-    const double interval = every > 0 ? run.chosen_checkpoint_interval_s + run.checkpoint_stall_s : wall;
+    // With no checkpoint written in the run (none asked for, or an interval
+    // longer than the run), a failure goes back to its start.
+    const double interval = run.checkpoints > 0 ? run.chosen_checkpoint_interval_s + run.checkpoint_stall_s : wall;
     const double per_failure = interval / 2 + s.failures.restart_s + run.restore_s;
     // Failures also strike during re-done work: wall = productive / (1 - per_failure / mtbf).
     const double waste = per_failure / mtbf;

@@ -93,6 +93,19 @@ TEST(RunModelTest, NodesIdleWhileRestartingAfterFailures) {
   EXPECT_LT(r.run.goodput, 0.9);
 }
 
+// A checkpoint interval longer than the run writes none: a failure loses the
+// work since the start, not half an interval never reached.
+TEST(RunModelTest, FailureWithNoCheckpointWrittenGoesBackToTheStart) {
+  const SimulationResult none = Simulate(Ref70b({"checkpoint.every_steps=100000", "failures.node_mtbf_hours=2000"}),
+                                         SimulateOptions::At(Fidelity::kAnalytical));
+  ASSERT_TRUE(none.error.empty()) << none.error;
+  EXPECT_EQ(none.run.checkpoints, 0);
+  ASSERT_GT(none.run.expected_failures, 0);
+  const double productive = none.run.time_to_train_s * none.run.goodput;
+  // Each failure loses at least half of the run's productive time.
+  EXPECT_GT(none.run.lost_work_s, none.run.expected_failures * productive / 2);
+}
+
 TEST(RunModelTest, H200NodeIsTheH100NodeWithFasterAndLargerMemory) {
   // Same chassis, fabric and tensor cores: the HBM3e GPU runs the same scenario
   // faster (memory-bound kernels, shorter GEMM epilogues) and has room to spare.

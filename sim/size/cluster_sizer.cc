@@ -372,7 +372,11 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
     }
     for (const auto& p : profiles) {
       if (p.name == a.cluster.node) continue;
-      const std::vector<int> its = nics_of(p);
+      // The NIC counts this node was sized with that it can take (asked-for
+      // counts it cannot take were rejected, not run).
+      std::vector<int> its = nics_of(p);
+      std::erase_if(its, [&](int k) { return std::find(p.nics_allowed.begin(), p.nics_allowed.end(), k) == p.nics_allowed.end(); });
+      if (its.empty()) continue;
       // The other node with the answer's NICs where it was sized with them,
       // else with its own; with as many GPUs where a node count tried gives
       // them (8 GB200 trays against 4 DGX B200), else as many nodes.
