@@ -175,6 +175,18 @@ std::string ParseShapeSpec(const std::string& spec, LayerShape& s) {
                             &s.seq_len, &s.micro_batch, &tail);
   if (n != 6) return "'" + spec + "' is not HIDDEN:FFN:HEADS:KV_HEADS:SEQ:MICRO_BATCH";
   if (!s.Valid()) return "'" + spec + "': hidden must divide by heads, heads by kv_heads, and head_dim must be even";
+  // The layer's fp32 weights and one micro batch's activations, a floor under
+  // what a backend allocates: past any GPU's memory the shape is a slip, and
+  // the CPU backend would only exhaust the machine finding out.
+  const double h = s.hidden, f = s.ffn_hidden, t = double(s.tokens());
+  const double bytes = 4 * (h * s.qkv_width() + h * h + 3 * h * f) + 4 * t * (3 * h + s.qkv_width() + 3 * f);
+  constexpr double kMaxBytes = 256.0 * (1ull << 30);
+  if (bytes > kMaxBytes) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "': its weights and activations alone take %.0f GiB, more than any GPU's memory (at most %.0f GiB)",
+                  bytes / (1ull << 30), kMaxBytes / (1ull << 30));
+    return "'" + spec + buf;
+  }
   return "";
 }
 

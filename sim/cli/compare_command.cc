@@ -32,7 +32,10 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
            "  --set-a KEY=VALUE   override applied to A only (repeatable; one or two files)\n"
            "  --set-b KEY=VALUE   override applied to B only (repeatable; one or two files), e.g. --set-b cluster.nics_per_node=4\n"
            "  --json              machine-readable output\n"
-           "  --fidelity F        des (default) or analytical\n";
+           "  --fidelity F        des (default) or analytical\n"
+           "  -h, --help          this help\n"
+           "exit status: 0 every side can run, 1 a side cannot (the table still shows what it would take;\n"
+           "--json says which: a_feasible and a_error, or feasible and errors with three or more), 2 bad input\n";
     return kExitOk;
   }
   const size_t files = a.positional.size();

@@ -1,5 +1,6 @@
 // trainsim: the command-line front end. Each verb lives in its own
 // *_command.cc; this file only dispatches.
+#include <new>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -63,6 +64,10 @@ int main(int argc, char** argv) {
     if (verb == v.name) {
       try {
         return v.fn(args, std::cout, std::cerr);
+      } catch (const std::bad_alloc&) {
+        // This machine's memory, not a fault of trainsim's: the run cannot happen here.
+        std::cerr << "trainsim " << verb << ": out of memory: the machine cannot hold what this asks for\n";
+        return 1;
       } catch (const std::exception& e) {
         std::cerr << "trainsim " << verb << ": internal error: " << e.what() << "\n";
         return 1;

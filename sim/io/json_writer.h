@@ -27,6 +27,8 @@ class JsonWriter {
   // Array elements.
   JsonWriter& Value(double v) { return Field("", v); }
   JsonWriter& Value(const std::string& v) { return Field("", v); }
+  JsonWriter& Value(const char* v) { return Field("", std::string(v)); }  // not the bool overload
+  JsonWriter& Value(bool v) { return Field("", v); }
 
   const std::string& str() const { return out_; }
 

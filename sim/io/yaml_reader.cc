@@ -72,7 +72,11 @@ std::string Describe(const YAML::Node& n) {
   if (!n.IsDefined()) return "nothing";
   switch (n.Type()) {
     case YAML::NodeType::Null: return "null";
-    case YAML::NodeType::Scalar: return n.Tag() == "!" ? "the string \"" + n.Scalar() + "\"" : "'" + n.Scalar() + "'";
+    case YAML::NodeType::Scalar: {
+      // A long scalar (a file that is not YAML read as one) is cut: the message stays one short line.
+      const std::string v = n.Scalar().size() > 80 ? n.Scalar().substr(0, 77) + "..." : n.Scalar();
+      return n.Tag() == "!" ? "the string \"" + v + "\"" : "'" + v + "'";
+    }
     case YAML::NodeType::Sequence: return "a list";
     case YAML::NodeType::Map: return "a mapping";
     default: return "nothing";

@@ -142,6 +142,10 @@ std::string ComparisonJson(const std::vector<SimulationResult>& results) {
   JsonWriter w;
   w.BeginObject().BeginArray("scenarios");
   for (const auto& r : results) w.Value(r.name);
+  w.EndArray().BeginArray("feasible");
+  for (const auto& r : results) w.Value(r.feasible());
+  w.EndArray().BeginArray("errors");
+  for (const auto& r : results) w.Value(r.error);
   w.EndArray().BeginArray("fields");
   for (const ResultField* f : DisplayFields()) {
     if (!f->compared) continue;
@@ -159,7 +163,10 @@ std::string ComparisonJson(const std::vector<SimulationResult>& results) {
 
 std::string ComparisonJson(const SimulationResult& a, const SimulationResult& b) {
   JsonWriter w;
-  w.BeginObject().Field("a", a.name).Field("b", b.name).BeginArray("fields");
+  // Whether each side can run, and why not: a reader should not have to parse the headline.
+  w.BeginObject().Field("a", a.name).Field("b", b.name);
+  w.Field("a_feasible", a.feasible()).Field("a_error", a.error).Field("b_feasible", b.feasible()).Field("b_error", b.error);
+  w.BeginArray("fields");
   for (const auto& r : CompareResults(a, b)) {
     w.BeginObject()
         .Field("field", r.field)

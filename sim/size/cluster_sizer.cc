@@ -446,7 +446,7 @@ std::string ResultJson(const SimulationResult& r) {
 std::string SizeToText(const SizeReport& r) {
   std::ostringstream o;
   const bool cost = r.objective == SizeObjective::kCost;
-  o << "size: " << Fmt("%.4g", r.tokens) << " tokens within " << Fmt("%.4g", r.days) << " days, "
+  o << "size: " << Fmt("%.4g", r.tokens) << " tokens within " << Fmt("%.4g", r.days) << (r.days == 1 ? " day, " : " days, ")
     << (cost ? "cheapest" : "fastest") << " cluster (" << r.cost_model << " pricing)\n";
   o << "searched " << r.clusters << (r.clusters == 1 ? " cluster (" : " clusters (") << r.configurations << " parallelism configurations, analytical), "
     << r.candidates.size() << " meet the deadline";

@@ -317,11 +317,11 @@ std::string ValidationTable(const ValidationReport& r) {
     }
   }
   if (r.unpredicted > 0) {
-    std::snprintf(buf, sizeof buf, "mean |error| %.1f%%, max |error| %.1f%% over %d cases (%d of %zu cannot be predicted yet: see above)\n",
-                  100 * r.mean_abs_error, 100 * r.max_abs_error, r.predicted, r.unpredicted, r.cases.size());
+    std::snprintf(buf, sizeof buf, "mean |error| %.1f%%, max |error| %.1f%% over %d case%s (%d of %zu cannot be predicted yet: see above)\n",
+                  100 * r.mean_abs_error, 100 * r.max_abs_error, r.predicted, r.predicted == 1 ? "" : "s", r.unpredicted, r.cases.size());
   } else {
-    std::snprintf(buf, sizeof buf, "mean |error| %.1f%%, max |error| %.1f%% over %d cases\n", 100 * r.mean_abs_error,
-                  100 * r.max_abs_error, r.predicted);
+    std::snprintf(buf, sizeof buf, "mean |error| %.1f%%, max |error| %.1f%% over %d case%s\n", 100 * r.mean_abs_error,
+                  100 * r.max_abs_error, r.predicted, r.predicted == 1 ? "" : "s");
   }
   o << buf;
   const ValidationReport::ReleaseSpread& rs = r.release_spread;
