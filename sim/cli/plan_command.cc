@@ -1,8 +1,12 @@
 // trainsim plan SCENARIO.yaml [--top K] [--objective time|cost] [--moe-dispatchers L] [--moe-a2a-overlap L] [--json]
 // [--set KEY=VALUE]...
 // Front end of sim/planner.h: flags and printing.
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <iostream>
+#include <optional>
+#include <utility>
 
 #include "sim/cli/args.h"
 #include "sim/core/split.h"
@@ -12,11 +16,66 @@
 #include "sim/core/scenario.h"
 #include "sim/io/model_loader.h"
 #include "sim/io/scenario_loader.h"
+#include "sim/io/yaml_reader.h"
 #include "sim/validate/track_record.h"
 
 namespace trainsim::cli {
 
 namespace {
+
+// An error in the scenario's own layout (parallelism, or the batch it must
+// divide): what `plan` searches, so not a reason to refuse to search.
+bool IsLayoutError(const InputError& e) {
+  return e.kind == ErrorKind::kBadInput &&
+         (e.key.rfind("parallelism.", 0) == 0 || e.key == "training.global_batch" || e.key == "training.micro_batch");
+}
+
+// The scenario with a stand-in layout that loads on its cluster (data
+// parallel over all it can, tensor and pipeline the fewest that let data
+// divide the batch), for a scenario whose own layout does not: the planner
+// replaces the layout anyway. Also the layout as the file and --set give it,
+// for the report. nullopt when no stand-in loads (then the model, cluster or
+// batch is the error, not the layout).
+std::optional<std::pair<Scenario, PlanConfig>> WithStandInLayout(const std::string& file, const std::vector<std::string>& sets) {
+  PlanConfig own;
+  try {
+    YAML::Node root = LoadYamlFile(file);
+    ApplyOverrides(root, sets);
+    const YAML::Node p = root["parallelism"], t = root["training"];
+    const auto value = [](const YAML::Node& m, const char* key, int fallback) {
+      try {
+        return m.IsMap() && m[key].IsScalar() ? m[key].as<int>() : fallback;
+      } catch (const YAML::Exception&) {
+        return fallback;
+      }
+    };
+    own.tensor = value(p, "tensor", 1);
+    own.pipeline = value(p, "pipeline", 1);
+    own.virtual_stages = value(p, "virtual_stages", 1);
+    own.context = value(p, "context", 1);
+    own.expert = value(p, "expert", 1);
+    own.expert_tensor = value(p, "expert_tensor", 1);
+    own.micro_batch = value(t, "micro_batch", 1);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  for (int pipeline = 1; pipeline <= 64; ++pipeline) {
+    for (int tensor : {1, 2, 4, 8}) {
+      std::vector<std::string> stand_in = sets;
+      for (const std::string& kv : {"parallelism.tensor=" + std::to_string(tensor), "parallelism.pipeline=" + std::to_string(pipeline),
+                                    std::string("parallelism.context=1"), std::string("parallelism.virtual_stages=1"),
+                                    std::string("parallelism.data=auto"), std::string("parallelism.expert=1"),
+                                    std::string("parallelism.expert_tensor=1"), std::string("parallelism.pipeline_layout=null"),
+                                    std::string("parallelism.first_stage_layers=null"), std::string("parallelism.last_stage_layers=null"),
+                                    std::string("parallelism.sharding_group=null"), std::string("training.micro_batch=1")}) {
+        stand_in.push_back(kv);
+      }
+      if (Expected<Scenario> s = LoadScenario(file, stand_in); s.ok()) return std::pair{std::move(*s), own};
+    }
+  }
+  return std::nullopt;
+}
+
 const char* kPlanHelp =
     "usage: trainsim plan SCENARIO.yaml [options]\n"
     "Search parallelism settings (TP, PP, virtual stages, CP, EP and ETP for a mixture of experts,\n"
@@ -103,6 +162,16 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
   for (int d : dispatchers) opt.moe_dispatchers.push_back(MoeDispatcher(d));
   for (int o : overlaps) opt.moe_a2a_overlaps.push_back(o == 1);
   Expected<Scenario> s = LoadScenario(a.positional[0], a.All("--set"));
+  // A layout that does not fit the cluster (--set cluster.nodes=3 on an
+  // 8-node scenario) is searched from a stand-in; the report says why the
+  // scenario's own settings cannot run there.
+  std::optional<PlanRejection> own_layout_rejection;
+  if (!s && IsLayoutError(s.error())) {
+    if (auto stand_in = WithStandInLayout(a.positional[0], a.All("--set"))) {
+      own_layout_rejection = PlanRejection{stand_in->second, "divisibility", s.error().ToString()};
+      s = std::move(stand_in->first);
+    }
+  }
   if (!s) {
     err << s.error().ToString() << "\n";
     return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
@@ -119,8 +188,15 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
                       (search ? "configuration " : "re-check ") + std::to_string(done) + " of " + std::to_string(total));
     };
   }
-  const PlanReport r = Plan(*s, opt);
+  PlanReport r = Plan(*s, opt);
   progress.Finish();
+  if (own_layout_rejection) {
+    // The stand-in was a starting point, not the user's settings.
+    r.baseline.reset();
+    r.baseline_rank = 0;
+    r.baseline_config = own_layout_rejection->config;
+    r.baseline_rejection = own_layout_rejection;
+  }
   out << (a.Has("--json") ? PlanToJson(r) : PlanToText(r));
   if (!a.Has("--json") && !r.candidates.empty()) {
     // Every candidate runs the scenario's GPU and kind of workload, but a
@@ -129,7 +205,7 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
     Scenario best = *s;
     ApplyConfig(best, r.candidates.front().config);
     const std::string best_record = TrackRecordLine(best), own_record = TrackRecordLine(*s);
-    if (best_record == own_record) {
+    if (best_record == own_record || own_layout_rejection) {
       out << "track record: " << best_record << "\n";
     } else {
       out << "track record of #1: " << best_record << "\n";
