@@ -39,7 +39,10 @@ StepTiming AnalyticalStep(const Scenario& s, const StepCosts& c) {
                                     : c.param_gather_s;
   b.exposed_communication_s = exposed;
   b.optimizer_s = c.optimizer_s;
+  // The next step's tokens arrive during this step (the DES's prefetch); a
+  // read longer than the step holds the next one's first forward.
   b.data_stall_s = 0;
+  b.data_stall_s = std::max(0.0, c.data_read_s - b.total_s());
   r.step_time_s = b.total_s();
   return r;
 }

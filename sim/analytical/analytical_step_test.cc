@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "sim/cost/step_costs.h"
 #include "sim/io/scenario_loader.h"
@@ -67,6 +68,27 @@ TEST(StepCostsTest, OverlappedDataParallelCollectivesSlowTheirPass) {
   const double overlapped = std::max(c.grad_reduce_s - bwd, tail + std::min(c.grad_reduce_s - tail, bwd) * k / (sms - k));
   EXPECT_NEAR(off_s - on_s, c.grad_reduce_s - overlapped, 1e-9);
   EXPECT_GT(off_s, on_s);
+}
+
+// The next step's tokens are read during this one: a storage that reads
+// them slower than the step stalls each step to the read time, and a fast
+// one costs nothing (the DES's prefetch, in closed form).
+TEST(StepCostsTest, DataReadLongerThanTheStepStallsIt) {
+  auto run = [](const std::string& bytes_per_token) {
+    auto s = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/examples/reference-design/llama2-7b-16n-8nic.yaml",
+                          {"cluster.storage_nodes=1", "data.bytes_per_token=" + bytes_per_token});
+    EXPECT_TRUE(s.ok()) << s.error().ToString();
+    const StepCosts c = ComputeStepCosts(*s);
+    return std::pair{c.data_read_s, AnalyticalStep(*s, c)};
+  };
+  const auto [fast_read_s, fast] = run("4");
+  EXPECT_EQ(fast.breakdown.data_stall_s, 0);
+  EXPECT_LT(fast_read_s, fast.step_time_s);
+  const auto [slow_read_s, slow] = run("100000");
+  // 128 x 4096 tokens x 100 kB from one storage node's 9 GB/s of reads.
+  EXPECT_NEAR(slow_read_s, 128.0 * 4096 * 1e5 / 9e9, 0.01);
+  EXPECT_NEAR(slow.step_time_s, slow_read_s, 1e-9);
+  EXPECT_NEAR(slow.breakdown.data_stall_s, slow_read_s - fast.step_time_s, 1e-6);
 }
 
 }  // namespace

@@ -47,4 +47,13 @@ double CheckpointReadBytesPerS(const Scenario& s) {
   return std::min(nics, StorageBound(s, s.storage->read_bytes_per_s_per_node));
 }
 
+double DataReadSeconds(const Scenario& s) {
+  if (!s.storage) return 0;
+  const double bytes = double(s.training.global_batch) * s.training.seq_len * s.data.bytes_per_token;
+  const double reader_gpus = double(s.gpus()) / std::max(1, s.parallelism.pipeline);
+  const double nics = reader_gpus / s.node.gpus_per_node * s.node.nics_per_node * NicLineBytesPerS(s);
+  const double rate = std::min(nics, StorageBound(s, s.storage->read_bytes_per_s_per_node));
+  return rate > 0 ? s.storage->latency_s + bytes / rate : 0;
+}
+
 }  // namespace trainsim

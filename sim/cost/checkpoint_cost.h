@@ -1,7 +1,8 @@
-// What a checkpoint costs the network and the storage: its size, which GPUs
-// write a shard of it, and the aggregate rate at which they can write (or a
-// restart read) it. One statement for the run model's closed form and the
-// DES, which sends the same shards as flows.
+// What the storage traffic costs the network and the storage: a checkpoint's
+// size, which GPUs write a shard of it, and the aggregate rate at which they
+// can write (or a restart read) it; and each step's training tokens, which
+// the first pipeline stage reads. One statement for the closed forms and the
+// DES, which sends the same bytes as flows.
 #pragma once
 
 #include "sim/core/scenario.h"
@@ -26,5 +27,12 @@ int CheckpointWritingNodes(const Scenario& s);
 // 0 without storage.
 double CheckpointWriteBytesPerS(const Scenario& s);
 double CheckpointReadBytesPerS(const Scenario& s);
+
+// Seconds to read one step's tokens (global batch x seq_len x
+// data.bytes_per_token) from the storage: its latency, then the slowest of
+// the readers' NICs (the first pipeline stage's GPUs, which feed the model)
+// and the storage front ends and disks. The next step's tokens are read
+// during this one, so only what exceeds the step is a stall. 0 without storage.
+double DataReadSeconds(const Scenario& s);
 
 }  // namespace trainsim

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "models/memory_model.h"
+#include "sim/cost/checkpoint_cost.h"
 #include "sim/cost/collective_model.h"
 #include "sim/cost/gpu_cost_model.h"
 #include "sim/cost/host_issue.h"
@@ -382,6 +383,7 @@ StepCosts ComputeStepCosts(const Scenario& s, Workload workload) {
   c.grad_reduce_chunks.tail_s = c.rank_dp[0].grad_reduce_chunks.tail_s;
   c.param_gather_chunks.tail_s = c.rank_dp[0].param_gather_chunks.tail_s;
   c.optimizer_s = big.optimizer_s;
+  c.data_read_s = DataReadSeconds(s);
   return c;
 }
 

@@ -69,6 +69,7 @@ struct StepCosts {
   double param_gather_s = 0;
   DpChunkTimes grad_reduce_chunks, param_gather_chunks;
   double optimizer_s = 0;
+  double data_read_s = 0;  // the next step's tokens from the storage (DataReadSeconds), read during this step
   double tp_comm_total_per_layer_s = 0;  // TP collectives of one layer, fwd+bwd, for reports
 };
 
