@@ -71,15 +71,17 @@ std::string JsonWriter::Quote(const std::string& s) {
 
 std::string JsonWriter::Number(double v) {
   if (!std::isfinite(v)) return "null";
-  // std::to_chars prints as printf's "%.0f" / "%.6g" in the C locale do (a
-  // sweep writes dozens of numbers per row; snprintf was a tenth of it).
+  // std::to_chars prints as printf's "%.0f" / "%.10g" in the C locale do (a
+  // sweep writes dozens of numbers per row; snprintf was a tenth of it). Ten
+  // figures: a run's time to train (10,345,657.1 s) keeps its tenths, so sums
+  // and differences downstream stay exact to what the model resolves.
   char buf[32];
   if (v == std::floor(v) && std::fabs(v) < 1e15) {
     if (v == 0) return std::signbit(v) ? "-0" : "0";
     const auto r = std::to_chars(buf, buf + sizeof buf, static_cast<long long>(v));
     return std::string(buf, r.ptr);
   }
-  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 6);
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 10);
   return std::string(buf, r.ptr);
 }
 
