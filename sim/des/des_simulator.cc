@@ -422,6 +422,13 @@ class DesRun {
           const double start = data_.start_s;
           Record("storage", "data read", "data", start, data_.Wait(), FlowArgs(data_));
           step_data_stall_s_ = Now() - t0;
+          // The loader fetches the next step's tokens once this step's are in:
+          // one read at a time, so a storage slower than the step settles at
+          // its read time rather than splitting between two steps' reads.
+          if (read_next_) {
+            next_read_ = StartDataRead();
+            read_next_ = false;
+          }
         }
         if (first_of_chunk) prefetch(op.chunk);
         Flows cp = StartLayerFlows(st, op.chunk, true, CommGroup::kContext);
@@ -729,9 +736,19 @@ class DesRun {
         // Nothing in flight but the write (a timeline records every step the write overlaps).
         auto quiet = [&](Flows& read) { return !record_ && (!read.active || read.Done()) && ReadsDone(pending_reads); };
         const bool quiet_start = writing && quiet(data_);
-        Flows next = (k + 1 < steps) ? StartDataRead() : Flows{};
+        // The next step's tokens: read from the step's start when this step
+        // has none in flight, else once they are in (the first stage starts it).
+        next_read_ = Flows{};
+        read_next_ = k + 1 < steps && data_.active;
+        if (k + 1 < steps && !data_.active) next_read_ = StartDataRead();
         const double t0 = Now();
         RunOneStep(k, k == steady_index || recording_checkpoint);
+        if (read_next_) {  // no stage waited for this step's tokens: read the next ones now
+          next_read_ = StartDataRead();
+          read_next_ = false;
+        }
+        Flows next = std::move(next_read_);
+        next_read_ = Flows{};
         if (writing) periodic.Observe(Now() - t0, write, quiet_start && quiet(next));
         if (!steady && k >= steady_index && !writing) {
           steady = Now() - t0;
@@ -809,6 +826,8 @@ class DesRun {
   std::vector<sg4::ConditionVariablePtr> cv_;
   std::unordered_map<size_t, Slot> slots_;  // node-based: references stay valid while others are added
   Flows data_;  // the current step's token read
+  Flows next_read_;         // the next step's, started by the first stage once data_ is in
+  bool read_next_ = false;  // the first stage is to start next_read_
   double step_data_stall_s_ = 0;
   bool quit_ = false;
 };
