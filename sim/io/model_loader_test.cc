@@ -357,18 +357,21 @@ TEST(ModelSpecTest, SlidingWindowOnlyWhereTheFamilyReadsIt) {
   EXPECT_EQ(LoadOk(write("llama", "null")).LayerAt(0).attention_span, 0);
 }
 
+// A config.json with `text` in the test's scratch directory, a new file each call.
+std::string WriteConfigJson(const std::string& text) {
+  static int n = 0;
+  const std::string path = ::testing::TempDir() + "config_" + std::to_string(n++) + "_" + std::to_string(::getpid()) + "_config.json";
+  std::ofstream(path) << text;
+  return path;
+}
+
 // Another family's architecture key is exit 2 at that key: transformers
 // builds the family's model without it, and reading it would build another
 // (a Llama with num_local_experts once ran as a 47B mixture of experts).
 TEST(ModelSpecTest, AnotherFamilysArchitectureKeyIsAnError) {
   const std::string llama = R"("model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
       "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256, "rms_norm_eps": 1e-5)";
-  int n = 0;
-  auto write = [&](const std::string& body) {
-    const std::string path = ::testing::TempDir() + "family_key_" + std::to_string(n++) + "_" + std::to_string(::getpid()) + "_config.json";
-    std::ofstream(path) << "{" << body << "}";
-    return path;
-  };
+  auto write = [](const std::string& body) { return WriteConfigJson("{" + body + "}"); };
   for (const std::string extra : {R"("num_local_experts": 8, "num_experts_per_tok": 2)", R"("attention_chunk_size": 8192)",
                                   R"("swiglu_limit": 7.0)", R"("num_nextn_predict_layers": 1)", R"("use_qk_norm": true)"}) {
     auto m = LoadModelFile(write(llama + ", " + extra));
@@ -394,12 +397,7 @@ TEST(ModelSpecTest, AnotherFamilysArchitectureKeyIsAnError) {
 // class decides: GPT-OSS alternates from a windowed layer 0, Gemma 3 windows
 // all but every 6th; Gemma 3's vocabulary defaults to 262208.
 TEST(ModelSpecTest, WindowPatternDefaultsAreTheFamilys) {
-  int n = 0;
-  auto write = [&](const std::string& body) {
-    const std::string path = ::testing::TempDir() + "window_default_" + std::to_string(n++) + "_" + std::to_string(::getpid()) + "_config.json";
-    std::ofstream(path) << "{" << body << "}";
-    return path;
-  };
+  auto write = [](const std::string& body) { return WriteConfigJson("{" + body + "}"); };
   const ModelSpec oss = LoadOk(write(R"("model_type": "gpt_oss", "hidden_size": 2880, "intermediate_size": 2880,
       "num_hidden_layers": 24, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "vocab_size": 201088,
       "num_local_experts": 32, "num_experts_per_tok": 4, "sliding_window": 128)"));
@@ -416,12 +414,7 @@ TEST(ModelSpecTest, WindowPatternDefaultsAreTheFamilys) {
 // A config.json is JSON: what only a YAML reader takes is exit 2 at its line,
 // and a quoted number or boolean is a string, not the value it spells.
 TEST(ModelSpecTest, ConfigJsonIsStrictJson) {
-  int n = 0;
-  auto write = [&](const std::string& text) {
-    const std::string path = ::testing::TempDir() + "strict_" + std::to_string(n++) + "_" + std::to_string(::getpid()) + "_config.json";
-    std::ofstream(path) << text;
-    return path;
-  };
+  const auto write = WriteConfigJson;
   const std::string body = R"("model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
       "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256)";
   EXPECT_EQ(LoadOk(write("{" + body + "}")).layers, 4);
@@ -448,12 +441,7 @@ TEST(ModelSpecTest, ConfigJsonIsStrictJson) {
 // family has is missing (GPT-2's layers are n_layer), and a wrapper must
 // name the text model it holds.
 TEST(ModelSpecTest, UnreadFamilyAndWrapperMismatchAreNamed) {
-  int n = 0;
-  auto write = [&](const std::string& text) {
-    const std::string path = ::testing::TempDir() + "wrapper_" + std::to_string(n++) + "_" + std::to_string(::getpid()) + "_config.json";
-    std::ofstream(path) << text;
-    return path;
-  };
+  const auto write = WriteConfigJson;
   auto gpt2 = LoadModelFile(write(R"({"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12, "vocab_size": 50257})"));
   ASSERT_FALSE(gpt2.ok());
   EXPECT_EQ(gpt2.error().key, "model_type") << gpt2.error().ToString();
