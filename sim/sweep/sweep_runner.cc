@@ -140,11 +140,11 @@ Row ErrorRow(const SweepSpec& spec, const SweepPoint& p, SweepFormat format, con
   return row;
 }
 
-// A point's settings as a 128-bit key (two independent 64-bit hashes of its
+// A point's settings as a 128-bit key (two different 64-bit hashes of its
 // PointId): what --resume keeps of each row already written, 16 bytes where
-// the row and its id would take hundreds (a file of millions of rows). Two
-// different settings collide with a probability below 2^-100 at the 10
-// million points a sweep may have.
+// the row and its id would take hundreds (a file of millions of rows). Any two
+// of the 10 million points a sweep may have collide with a probability of
+// about 2^-82 (n^2 / 2^129), were the hashes ideal.
 struct DoneKey {
   uint64_t a = 0, b = 0;
   auto operator<=>(const DoneKey&) const = default;
