@@ -34,6 +34,18 @@ void CheckShape(YamlMap& m, ModelSpec& s, HeadKeys keys = {}) {
   }
 }
 
+// Sizes past any published model's by orders of magnitude: a slip (1e9 for
+// 1e3), which would otherwise run as quadrillions of parameters (exit 1 with
+// absurd figures) or take seconds to lay out. Published maxima: head_dim 256
+// (MLA's 192), 384 routed experts in production models (Kimi K2; research
+// layers of tiny experts reach a million, PEER), 1 MTP module (DeepSeek-V3).
+constexpr int kMaxHeadDim = 4096, kMaxExperts = 1 << 20, kMaxMtpLayers = 64;
+
+int AtMost(YamlMap& m, const std::string& key, int v, int max) {
+  if (v > max) m.Fail(key, "implausibly large: " + std::to_string(v) + " (at most " + std::to_string(max) + ")");
+  return v;
+}
+
 void CheckMoe(YamlMap& m, const ModelSpec& s) {
   if (!s.moe.enabled()) return;
   if (s.moe.top_k > s.moe.experts) {
@@ -356,6 +368,9 @@ int OneOf(YamlMap& m, const std::vector<std::string>& keys) {
 // one is exit 2.
 void ParseHfMoe(YamlMap& m, ModelSpec& s, const HfFamily& family) {
   s.moe.experts = OneOf(m, {"num_local_experts", "num_experts", "n_routed_experts"});
+  for (const char* k : {"num_local_experts", "num_experts", "n_routed_experts"}) {
+    if (m.Has(k)) AtMost(m, k, s.moe.experts, kMaxExperts);
+  }
   if (s.moe.experts == 0 && family.experts_key) {
     m.Fail(family.experts_key, "missing: transformers reads this model_type as a mixture of experts of its default "
                                "size even so; write the experts, and the experts per token and their width");
@@ -514,11 +529,11 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
   if (family.mla) {
     ParseHfMla(m, s);
   } else if (m.Has("head_dim")) {
-    s.head_dim_override = m.PositiveInt("head_dim");
+    s.head_dim_override = AtMost(m, "head_dim", m.PositiveInt("head_dim"), kMaxHeadDim);
   }
   // Multi-token prediction modules (DeepSeek-V3, GLM-4.5): trained beside the model, not counted in
   // its published total.
-  s.mtp_layers = m.NonNegativeInt("num_nextn_predict_layers", 0);
+  s.mtp_layers = AtMost(m, "num_nextn_predict_layers", m.NonNegativeInt("num_nextn_predict_layers", 0), kMaxMtpLayers);
   // Sliding windows. Qwen2/3 write a window but apply it only with use_sliding_window (then
   // from layer max_window_layers on).
   if (m.Has("use_sliding_window") && m.Bool("use_sliding_window")) {
@@ -640,7 +655,7 @@ ModelSpec ParseModelKeys(YamlMap& m, const std::string& default_name) {
   s.position = position == "learned" ? PositionKind::kLearned : position == "alibi" ? PositionKind::kAlibi : PositionKind::kRope;
   s.tied_embeddings = m.Bool("tied_embeddings", false);
   // Absent means hidden / heads; a written 0 is a mistake, not that default.
-  s.head_dim_override = m.Has("head_dim") ? m.PositiveInt("head_dim") : 0;
+  s.head_dim_override = m.Has("head_dim") ? AtMost(m, "head_dim", m.PositiveInt("head_dim"), kMaxHeadDim) : 0;
   s.qk_norm = m.Bool("qk_norm", false);
   s.attention = m.Choice("attention", {"mha", "mla"}, "mha") == "mla" ? AttentionKind::kMla : AttentionKind::kMha;
   if (auto mla = m.OptMap("mla")) {
@@ -667,7 +682,7 @@ ModelSpec ParseModelKeys(YamlMap& m, const std::string& default_name) {
   s.attention_sinks = m.Bool("attention_sinks", false);
   s.attention_chunk = m.NonNegativeInt("attention_chunk", 0);
   s.nope_layer_interval = m.NonNegativeInt("nope_layer_interval", 0);
-  if (m.Has("mtp_layers")) s.mtp_layers = m.NonNegativeInt("mtp_layers");
+  if (m.Has("mtp_layers")) s.mtp_layers = AtMost(m, "mtp_layers", m.NonNegativeInt("mtp_layers"), kMaxMtpLayers);
   if (m.Has("activation_clamp")) {
     s.activation_clamp = m.NonNegativeDouble("activation_clamp");
     if (*s.activation_clamp > 0 && !Gated(s.activation)) {
@@ -675,7 +690,7 @@ ModelSpec ParseModelKeys(YamlMap& m, const std::string& default_name) {
     }
   }
   if (auto moe = m.OptMap("moe")) {
-    s.moe.experts = moe->PositiveInt("experts");
+    s.moe.experts = AtMost(*moe, "experts", moe->PositiveInt("experts"), kMaxExperts);
     s.moe.top_k = moe->PositiveInt("top_k");
     s.moe.ffn_hidden = moe->PositiveInt("moe_ffn_hidden");
     s.moe.shared_experts = moe->NonNegativeInt("shared_experts", 0);

@@ -437,6 +437,23 @@ TEST(ModelSpecTest, ConfigJsonIsStrictJson) {
       << tied.error().ToString();
 }
 
+// Sizes past any published model's by orders of magnitude are exit 2 at
+// their key, not a run of quadrillions of parameters.
+TEST(ModelSpecTest, ImplausibleSizesAreBadInput) {
+  const std::string llama = R"("model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256)";
+  auto head = LoadModelFile(WriteConfigJson("{" + llama + R"(, "head_dim": 1000000000})"));
+  ASSERT_FALSE(head.ok());
+  EXPECT_EQ(head.error().key, "head_dim");
+  EXPECT_NE(head.error().ToString().find("implausibly large"), std::string::npos) << head.error().ToString();
+  const std::string mixtral = R"({"model_type": "mixtral", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000,
+      "num_local_experts": 1000000000, "num_experts_per_tok": 2})";
+  auto experts = LoadModelFile(WriteConfigJson(mixtral));
+  ASSERT_FALSE(experts.ok());
+  EXPECT_EQ(experts.error().key, "num_local_experts") << experts.error().ToString();
+}
+
 // A family trainsim does not read is the error even where a key every read
 // family has is missing (GPT-2's layers are n_layer), and a wrapper must
 // name the text model it holds.
