@@ -191,7 +191,12 @@ std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationO
   say("gemm sweep: " + std::to_string(plan.gemms.size()) + " shapes");
   {
     std::vector<float> a = Filled(64, 1), b = Filled(64, 2), c(64);
-    m.launch_s = TimeBest([&] { ops.Gemm(false, false, 8, 8, 8, 1, a.data(), 8, b.data(), 8, 0, c.data(), 8); }, o.min_seconds / 5, o.min_reps, o.max_reps);
+    // The floor is the best of many calls whatever the sweep's repetitions: a
+    // call of a microsecond that the OS preempts once would otherwise raise the
+    // floor to milliseconds and push every GEMM of a small plan below it (the
+    // fit then has no sample; seen on a loaded 2-core machine).
+    m.launch_s = TimeBest([&] { ops.Gemm(false, false, 8, 8, 8, 1, a.data(), 8, b.data(), 8, 0, c.data(), 8); }, o.min_seconds / 5,
+                          std::max(o.min_reps, 50), std::max(o.max_reps, 200));
     did(0.2);
   }
   for (const auto& g : plan.gemms) {
