@@ -41,8 +41,7 @@ StepTiming AnalyticalStep(const Scenario& s, const StepCosts& c) {
   b.optimizer_s = c.optimizer_s;
   // The next step's tokens arrive during this step (the DES's prefetch); a
   // read longer than the step holds the next one's first forward.
-  b.data_stall_s = 0;
-  b.data_stall_s = std::max(0.0, c.data_read_s - b.total_s());
+  b.data_stall_s = std::max(0.0, c.data_read_s - b.total_s());  // total_s() before it: data_stall_s is still 0
   r.step_time_s = b.total_s();
   return r;
 }
