@@ -228,10 +228,8 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
     std::string takes;
     bool any = false;
     for (const NodeProfile& p : searched) {
-      any |= std::find(p.nics_allowed.begin(), p.nics_allowed.end(), k) != p.nics_allowed.end();
-      std::string allowed;
-      for (int n : p.nics_allowed) allowed += (allowed.empty() ? "" : ", ") + std::to_string(n);
-      takes += (takes.empty() ? "" : "; ") + ("'" + p.name + "' takes " + allowed);
+      any |= p.TakesNics(k);
+      takes += (takes.empty() ? "" : "; ") + p.TakesNicsText();
     }
     if (!any) return bad("--nics: no node searched takes " + std::to_string(k) + " NICs (" + takes + ")");
   }

@@ -135,4 +135,14 @@ bool Holds(RecipeSetting s, int context) {
   return s == RecipeSetting::kOn || (s == RecipeSetting::kWithoutContextParallel && context <= 1);
 }
 
+bool NodeProfile::TakesNics(int nics) const {
+  return std::find(nics_allowed.begin(), nics_allowed.end(), nics) != nics_allowed.end();
+}
+
+std::string NodeProfile::TakesNicsText() const {
+  std::string allowed;
+  for (int a : nics_allowed) allowed += (allowed.empty() ? "" : ", ") + std::to_string(a);
+  return "node '" + name + "' takes " + allowed + " NICs";
+}
+
 }  // namespace trainsim

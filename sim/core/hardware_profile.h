@@ -490,7 +490,11 @@ struct NodeProfile {
   // Nodes on one NVLink fabric: 1 on HGX, 18 trays on GB200 NVL72.
   int nvlink_domain_nodes() const { return std::max(1, nvlink_domain_gpus / std::max(1, gpus_per_node)); }
   int nics_per_node = 8;
-  std::vector<int> nics_allowed;
+  std::vector<int> nics_allowed;  // the NIC counts the node is sold with (XE9680: 4 or 8 ConnectX-7)
+  bool TakesNics(int nics) const;
+  // "node 'NAME' takes 4, 8 NICs": the one wording of the allowed counts, for
+  // every message that turns a count down.
+  std::string TakesNicsText() const;
   double nic_bytes_per_s = 0;          // line rate of one NIC
   double nvlink_bytes_per_s = 0;       // per GPU per direction
   bool nvls = false;

@@ -145,7 +145,7 @@ NodeProfile ParseNode(const std::string& path) {
       if (c <= 0) YamlMap::FailAt(v, path, "nics_allowed", "NIC counts must be positive");
       n.nics_allowed.push_back(c);
     }
-    if (std::find(n.nics_allowed.begin(), n.nics_allowed.end(), n.nics_per_node) == n.nics_allowed.end()) {
+    if (!n.TakesNics(n.nics_per_node)) {
       m.Fail("nics_allowed", "does not hold the profile's own nics_per_node " + std::to_string(n.nics_per_node));
     }
   } else {

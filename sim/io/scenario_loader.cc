@@ -198,11 +198,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
   }
   if (c.Has("nics_per_node")) {
     const int nics = c.PositiveInt("nics_per_node");
-    if (std::find(s.node.nics_allowed.begin(), s.node.nics_allowed.end(), nics) == s.node.nics_allowed.end()) {
-      std::string allowed;
-      for (int a : s.node.nics_allowed) allowed += (allowed.empty() ? "" : ", ") + Str(a);
-      c.Fail("nics_per_node", "node '" + s.node.name + "' takes " + allowed + " NICs, not " + Str(nics));
-    }
+    if (!s.node.TakesNics(nics)) c.Fail("nics_per_node", s.node.TakesNicsText() + ", not " + Str(nics));
     s.node.nics_per_node = nics;
   }
   if (c.Has("nodes_per_nvlink_domain")) {

@@ -173,8 +173,7 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
   auto nics_of = [&](const NodeProfile& p) {
     if (!o.nics.empty()) return o.nics;
     const int k = base.node.nics_per_node;
-    const bool takes = std::find(p.nics_allowed.begin(), p.nics_allowed.end(), k) != p.nics_allowed.end();
-    return std::vector<int>{takes ? k : p.nics_per_node};
+    return std::vector<int>{p.TakesNics(k) ? k : p.nics_per_node};
   };
   const std::vector<int> counts = o.node_counts.empty() ? std::vector<int>{base.nodes} : o.node_counts;
   const std::vector<int> storages =
@@ -199,10 +198,8 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
         Outcome out;
         out.cluster = {profile.name, n, k, s.storage ? s.storage_nodes : 0, s.gpus()};
         ++rep.clusters;
-        if (std::find(profile.nics_allowed.begin(), profile.nics_allowed.end(), k) == profile.nics_allowed.end()) {
-          std::string allowed;
-          for (int a : profile.nics_allowed) allowed += (allowed.empty() ? "" : ", ") + std::to_string(a);
-          out.reason = "node '" + profile.name + "' takes " + allowed + " NICs, not " + std::to_string(k);
+        if (!profile.TakesNics(k)) {
+          out.reason = profile.TakesNicsText() + ", not " + std::to_string(k);
         } else {
           std::vector<int> batches{base.training.global_batch};
           if (batch_range) {
@@ -375,7 +372,7 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
       // The NIC counts this node was sized with that it can take (asked-for
       // counts it cannot take were rejected, not run).
       std::vector<int> its = nics_of(p);
-      std::erase_if(its, [&](int k) { return std::find(p.nics_allowed.begin(), p.nics_allowed.end(), k) == p.nics_allowed.end(); });
+      std::erase_if(its, [&](int k) { return !p.TakesNics(k); });
       if (its.empty()) continue;
       // The other node with the answer's NICs where it was sized with them,
       // else with its own; with as many GPUs where a node count tried gives
