@@ -223,7 +223,8 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain)
     if (sc.training.recompute == Recompute::kFull) act += largest_none;
     act += largest_recomputed;
     act += AllGatherDispatchBuffers(sc, tokens);
-    if (p.pipeline == 1) act += tokens * double(sc.model.vocab) / p.tensor * sc.framework.cross_entropy_saved_bytes;  // the loss's logits
+    // The loss's logits, on the last stage (one micro batch's: its backward follows its forward).
+    if (rank == p.pipeline - 1) act += tokens * double(sc.model.vocab) / p.tensor * sc.framework.cross_entropy_saved_bytes;
     m.activations_gib = act / kGiB;
     m.peak_gib_per_gpu = m.weights_gib + m.gradients_gib + m.optimizer_gib + m.activations_gib;
     if (first || m.peak_gib_per_gpu > r.peak_gib_per_gpu) {

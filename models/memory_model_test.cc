@@ -196,3 +196,52 @@ TEST(MemoryModelTest, ActivationOffloadMovesTheFirstLayersToHostMemory) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// The loss runs on the last pipeline stage, which keeps one micro batch's
+// logits (they were counted only without a pipeline): with most layers on
+// the last stage, the peak is there and holds them.
+TEST(MemoryModelTest, TheLastPipelineStageKeepsTheLogits) {
+  Scenario s = Make70b({"parallelism.pipeline=2", "parallelism.last_stage_layers=60"});
+  const double logits = 8192.0 * s.model.vocab;
+  s.framework.cross_entropy_saved_bytes = 4;
+  const MemoryReport fp32 = Memory(s);
+  EXPECT_EQ(fp32.peak_stage, 1);
+  s.framework.cross_entropy_saved_bytes = 2;
+  EXPECT_NEAR((fp32.activations_gib - Memory(s).activations_gib) * kGiB, 2 * logits, 1e-3 * logits);
+}
+
+// Shard groups (HSDP) shard the routed experts' state within each replica
+// too, as Megatron-Core's distributed optimizer instances split expert-DP:
+// as many replicas as expert-DP ranks leave the expert state unsharded
+// (it was sharded over all expert-DP ranks whatever the groups), and
+// replicas that do not divide expert-DP are bad input, as Megatron-Core's
+// parallel state refuses them.
+TEST(MemoryModelTest, ShardGroupsShardTheExpertStateToo) {
+  const std::string file = std::string(TRAINSIM_SOURCE_DIR) + "/examples/moe/mixtral-8x7b-8n-8nic.yaml";
+  const auto mixtral = [&](std::vector<std::string> sets) {
+    auto s = LoadScenario(file, sets);
+    EXPECT_TRUE(s.ok()) << s.error().ToString();
+    return *s;
+  };
+  const Scenario whole = mixtral({});
+  const Parallelism& p = whole.parallelism;
+  ASSERT_EQ(p.expert_data(), 2);
+  ASSERT_EQ(p.gradient_replicas(), 16);
+  EXPECT_EQ(p.expert_shard_group(), 2);
+  const Scenario grouped = mixtral({"parallelism.sharding_group=8"});  // 2 replicas: one expert-DP rank each
+  EXPECT_EQ(grouped.parallelism.expert_shard_group(), 1);
+  const Scenario ddp = mixtral({"parallelism.distributed_optimizer=false"});
+  // The dense state sharded 8 ways against none; the experts' the same in both.
+  const double dense_gib = (Memory(ddp).optimizer_gib - Memory(grouped).optimizer_gib) / (1 - 1.0 / 8);
+  EXPECT_NEAR(Memory(whole).optimizer_gib, Memory(ddp).optimizer_gib - dense_gib * (1 - 1.0 / 16) - (Memory(ddp).optimizer_gib - dense_gib) / 2,
+              1e-6);
+  const auto bad = LoadScenario(file, {"parallelism.sharding_group=1"});  // 16 replicas, 2 expert-DP ranks
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().ToString().find("do not divide the 2 expert-data-parallel ranks"), std::string::npos) << bad.error().ToString();
+}
+
+}  // namespace
+}  // namespace trainsim

@@ -220,6 +220,13 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
   if (par.sharding_group > 0 && par.data_sharding == DataSharding::kNone) {
     return fail("parallelism.sharding_group", "a sharding group needs parallelism.data_sharding (optimizer, gradients or full)");
   }
+  // The routed experts' state is sharded within each replica of the shard
+  // groups as the rest is: expert-DP splits over the same replicas.
+  if (m.moe.enabled() && par.sharding_group > 0 && par.expert_data() % par.shard_replicas() != 0) {
+    return fail("parallelism.sharding_group", "sharding_group " + str(par.sharding_group) + " makes " + str(par.shard_replicas()) +
+                                                  " replicas of the sharded state, which do not divide the " + str(par.expert_data()) +
+                                                  " expert-data-parallel ranks (tensor x context x data / (expert x expert_tensor))");
+  }
   return std::nullopt;
 }
 

@@ -97,8 +97,12 @@ struct Parallelism {
   // reduced together and the distributed optimizer shards expert state over them.
   int expert_data() const { return tensor * context * data / (expert_tensor * expert); }
   // Ranks the routed experts' optimizer state is sharded over: expert-DP
-  // with a distributed optimizer, none (1) without.
-  int expert_shard_group() const { return data_sharding == DataSharding::kNone ? 1 : expert_data(); }
+  // with a distributed optimizer, none (1) without; with shard groups (HSDP),
+  // expert-DP split over the same replicas (Megatron-Core's
+  // num_distributed_optimizer_instances: its intra-partial expert-DP group).
+  int expert_shard_group() const {
+    return data_sharding == DataSharding::kNone ? 1 : std::max(1, expert_data() / shard_replicas());
+  }
   // Ranks one shard of the sharded state is spread over (all gradient replicas
   // unless HSDP), and the shard groups that replicate it (all-reduced across).
   int shard_group() const {

@@ -763,7 +763,10 @@ class DesRun {
         ++k;
       }
       if (every > 0 && k % every == 0) {
-        recording_ = record_ && !recorded_checkpoint;
+        // The trace's checkpoint is the first one after the traced step (a
+        // checkpoint every step: the one after step 1, not step 0's).
+        const bool record_this = record_ && !recorded_checkpoint && k > steady_index;
+        recording_ = record_this;
         if (!async) {
           const double t0 = Now();
           Flows f = StartCheckpoint(false);
@@ -784,15 +787,22 @@ class DesRun {
           write = StartCheckpoint(false);
           write_start = Now();
           periodic.Start(write);
-          recording_checkpoint = record_ && !recorded_checkpoint;
+          recording_checkpoint = record_this;
         }
-        recorded_checkpoint = true;
+        recorded_checkpoint |= record_this;
         recording_ = false;
         RepeatCheckpointCycles(k, steps, every, async, steady.has_value(), write, write_start, periodic, pending_reads);
       }
     }
     if (control_ && control_->progress && !stats_.canceled) control_->progress(steps, steps);
     run_end_s_ = Now();
+    if (!steady && step0_s) {
+      // No step after the first ran without a write in flight (an async
+      // checkpoint every step, each write longer than a step): the first is
+      // the step; the writes' waits and their contention are checkpoint stall.
+      steady = step0_s;
+      steady_data_stall_s_ = step0_data_stall_s;
+    }
     if (!steady) steady = run_end_s_ / steps;
     steady_step_s_ = *steady;
     if (write.active) {

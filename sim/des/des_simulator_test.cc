@@ -288,3 +288,25 @@ TEST(DesSimulatorTest, RefusesWorkBeyondItsBounds) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// An async checkpoint every step whose write outlasts the step: no step after
+// the first runs without a write in flight. The step is still the training
+// step (as the analytical path's), the waits for the writes are checkpoint
+// stall, and the trace's checkpoint is the one after the traced step.
+TEST(DesSimulatorTest, AsyncCheckpointEveryStepIsStallNotStep) {
+  const Scenario s = Make(k70b, {"cluster.storage=powerscale-f710", "checkpoint.every_steps=1", "checkpoint.mode=async"});
+  const SimulationResult des = Simulate(s, SimulateOptions::At(Fidelity::kDes, true));
+  const SimulationResult analytical = Simulate(s, SimulateOptions::At(Fidelity::kAnalytical));
+  ASSERT_TRUE(des.error.empty()) << des.error;
+  ASSERT_GT(des.run.checkpoint_write_s, 2 * des.step_time_s);  // the case: writes longer than steps
+  EXPECT_NEAR(des.step_time_s, analytical.step_time_s, 0.05 * analytical.step_time_s);
+  EXPECT_NEAR(des.run.checkpoint_stall_s, analytical.run.checkpoint_stall_s, 0.1 * analytical.run.checkpoint_stall_s);
+  EXPECT_NEAR(des.run.goodput, analytical.run.goodput, 0.1 * analytical.run.goodput);
+  EXPECT_NE(ToChromeTrace(des, TracePart::kCheckpoint).find("checkpoint write"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainsim

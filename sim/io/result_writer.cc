@@ -248,6 +248,7 @@ std::string Fmt(const char* f, double v) {
 }
 
 std::string Duration(double s) {
+  if (!std::isfinite(s)) return "unbounded";  // a run that cannot make progress
   if (s < 120) return Fmt("%.3f s", s);
   if (s < 7200) return Fmt("%.1f min", s / 60);
   if (s < 3 * 86400) return Fmt("%.2f h", s / 3600);
@@ -317,9 +318,12 @@ std::string ToSummary(const SimulationResult& r) {
   }
   // Whole units where they are many; three figures for a short run's fraction of one.
   const auto amount = [](const char* unit_before, double x, const char* unit_after) {
+    if (!std::isfinite(x)) return std::string("unbounded");
     return std::string(unit_before) + Fmt(x >= 100 || x == 0 ? "%.0f" : "%.3g", x) + unit_after;
   };
-  o << "  energy, cost         " << amount("", v("run.energy_kwh"), " kWh") << ", " << amount("$", v("run.cost_usd"), "");
+  o << "  energy, cost         "
+    << (std::isfinite(v("run.energy_kwh")) ? amount("", v("run.energy_kwh"), " kWh") + ", " + amount("$", v("run.cost_usd"), "")
+                                           : std::string("unbounded (the run never finishes)"));
   if (v("run.cost_per_billion_tokens_usd") > 0) {
     o << " (" << Fmt("$%.0f", v("run.cost_per_billion_tokens_usd")) << " per billion tokens)";
   }

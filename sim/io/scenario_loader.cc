@@ -404,16 +404,21 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     }
     par.distributed_optimizer = sharded;
   }
-  par.sharding_group = p.NonNegativeInt("sharding_group", 0);
+  par.sharding_group = p.PositiveInt("sharding_group", 0);  // 0: the whole data x context group
   par.overlap_grad_reduce = p.Bool("overlap_grad_reduce", fw.overlap_grad_reduce);
   par.overlap_param_gather = p.Bool("overlap_param_gather", fw.overlap_param_gather);
   par.tp_comm_overlap = p.Bool("tp_comm_overlap", fw.tp_comm_overlap && par.tensor > 1);
   par.overlap_p2p = p.Bool("overlap_p2p", fw.overlap_p2p);
   par.moe_a2a_overlap = p.Bool("moe_a2a_overlap", fw.moe_a2a_overlap);
   par.moe_dispatcher = MoeDispatcherNamed(p.Choice("moe_dispatcher", MoeDispatcherNames(), ToString(fw.moe_dispatcher)));
+  // A dense model has no tokens to dispatch: the key would change nothing.
+  for (const char* key : {"moe_dispatcher", "moe_a2a_overlap"}) {
+    if (p.Has(key) && !s.model.moe.enabled()) p.Fail(key, std::string(key) + " needs a mixture-of-experts model (model.moe)");
+  }
   par.grad_reduce_bytes = fw.grad_reduce_bytes;
-  par.first_stage_layers = p.NonNegativeInt("first_stage_layers", 0);
-  par.last_stage_layers = p.NonNegativeInt("last_stage_layers", 0);
+  // 0 stands for "not given": an explicit 0 would read as a stage without layers.
+  par.first_stage_layers = p.PositiveInt("first_stage_layers", 0);
+  par.last_stage_layers = p.PositiveInt("last_stage_layers", 0);
   par.embedding_in_pipeline_split = p.Bool("embedding_in_pipeline_split", false);
   par.loss_in_pipeline_split = p.Bool("loss_in_pipeline_split", false);
   par.pipeline_layout = p.OptString("pipeline_layout").value_or("");

@@ -1,5 +1,6 @@
 #include "sim/run/hot_spares.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace trainsim {
@@ -17,19 +18,32 @@ double PoissonCdf(double mean, int k) {
   return sum > 1 ? 1 : sum;
 }
 
-int HotSpares(double mean_in_repair, double probability) {
-  if (mean_in_repair <= 0 || probability <= 0) return 0;
-  if (probability >= 1) probability = 1 - 1e-12;
-  // Accumulate the CDF term by term; the answer lies within mean + 40 sd.
-  const int limit = int(mean_in_repair + 40 * std::sqrt(mean_in_repair) + 40);
-  double log_term = -mean_in_repair;
-  double sum = std::exp(log_term);
-  for (int s = 0; s < limit; ++s) {
-    if (sum >= probability) return s;
-    log_term += std::log(mean_in_repair) - std::log(double(s + 1));
+double BinomialCdf(int n, double p, int k) {
+  if (k < 0) return 0;
+  if (k >= n || p <= 0) return 1;
+  if (p >= 1) return 0;
+  // Terms in log space: (1 - p)^n underflows for large clusters.
+  const double log_p = std::log(p), log_q = std::log1p(-p);
+  double sum = 0;
+  for (int i = 0; i <= k; ++i) {
+    const double log_term = std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) + i * log_p + (n - i) * log_q;
     sum += std::exp(log_term);
   }
-  return limit;
+  return sum > 1 ? 1 : sum;
+}
+
+int HotSpares(int nodes, double fraction_in_repair, double probability) {
+  if (nodes <= 0 || fraction_in_repair <= 0) return 0;
+  if (probability >= 1) probability = 1 - 1e-12;
+  // Accumulate the CDF term by term, at most the job's nodes.
+  const double p = std::min(1.0, fraction_in_repair);
+  const double log_p = std::log(p), log_q = std::log1p(-p);
+  double sum = 0;
+  for (int s = 0; s < nodes; ++s) {
+    sum += std::exp(std::lgamma(nodes + 1.0) - std::lgamma(s + 1.0) - std::lgamma(nodes - s + 1.0) + s * log_p + (nodes - s) * log_q);
+    if (sum >= probability) return s;
+  }
+  return nodes;
 }
 
 }  // namespace trainsim

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include "sim/cost/checkpoint_cost.h"
@@ -25,11 +26,45 @@ std::string Gib(double bytes) {
   return buf;
 }
 
+// An async checkpoint's stall: each GPU's shard copied to host memory, all
+// of a node's GPUs at once.
+double AsyncCopySeconds(const Scenario& s, double checkpoint_bytes) {
+  return checkpoint_bytes / s.gpus() / s.node.host_copy_bytes_per_s_per_gpu();
+}
+
+// Below this fraction of the wall time spent training, a run with failures
+// is taken not to happen (its expected time is dominated by redone work).
+constexpr double kMinGoodput = 0.01;
+
+// The compute time between checkpoints that loses least to checkpoints and
+// failures. A sync checkpoint costs its write. An async one costs its
+// device-to-host copy while the interval is longer than the write that
+// drains it, and the rest of the write where it is not: the best interval
+// is then the copy's Daly interval or, where that is shorter than the write,
+// at least the write (capped at the write's own Daly interval).
+// Not the stall at the chosen interval: the best interval must not depend on it.
+double CheckpointIntervalFor(const Scenario& s, const RunReport& run, double mtbf_s) {
+  const double write_s = run.checkpoint_write_s, checkpoint_bytes = run.checkpoint_bytes;
+  if (s.checkpoint.mode != CheckpointMode::kAsync) return YoungDalyInterval(run.checkpoint_stall_s, mtbf_s);
+  const double copy_s = AsyncCopySeconds(s, checkpoint_bytes);
+  const double drain_s = std::max(0.0, write_s - copy_s);
+  return std::max(YoungDalyInterval(copy_s, mtbf_s), std::min(drain_s, YoungDalyInterval(write_s, mtbf_s)));
+}
+
 }  // namespace
 
 double YoungDalyInterval(double checkpoint_cost_s, double system_mtbf_s) {
   if (checkpoint_cost_s <= 0 || system_mtbf_s <= 0) return 0;
-  return std::sqrt(2.0 * checkpoint_cost_s * system_mtbf_s);
+  const double d = checkpoint_cost_s, m = system_mtbf_s;
+  if (d >= 2 * m) return m;
+  const double x = d / (2 * m);
+  return std::sqrt(2 * d * m) * (1 + std::sqrt(x) / 3 + x / 9) - d;
+}
+
+double ExpectedSegmentTime(double work_s, double restart_s, double system_mtbf_s) {
+  if (work_s <= 0) return 0;
+  if (system_mtbf_s <= 0) return work_s;
+  return system_mtbf_s * std::exp(restart_s / system_mtbf_s) * std::expm1(work_s / system_mtbf_s);
 }
 
 void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult& r) {
@@ -65,8 +100,7 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
         // Async: training waits for the device-to-host copy of its shard; the
         // write then overlaps the following steps, unless it is still running
         // when the next checkpoint is due.
-        const double shard = run.checkpoint_bytes / s.gpus();
-        const double copy = shard / s.node.host_copy_bytes_per_s_per_gpu();
+        const double copy = AsyncCopySeconds(s, run.checkpoint_bytes);
         const double interval = s.checkpoint.every_steps * r.step_time_s;
         run.checkpoint_stall_s = copy + std::max(0.0, run.checkpoint_write_s - copy - interval);
       }
@@ -77,30 +111,39 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
   run.checkpoint_overhead_s = run.checkpoints * run.checkpoint_stall_s;
   run.chosen_checkpoint_interval_s = every > 0 ? every * r.step_time_s : 0;
 
-  // Failures: work since the last checkpoint is lost, plus restart and restore.
-  double wall = compute_s + run.checkpoint_overhead_s;
+  // Failures: the work since the last checkpoint is lost, and redone after a
+  // restart and restore. The run is a string of segments, each a checkpoint
+  // interval and its stall (the last one the steps left over, or the whole
+  // run where no checkpoint is written), with the expected time of each.
+  const double failure_free_s = compute_s + run.checkpoint_overhead_s;
+  double wall = failure_free_s;
   if (s.failures.node_mtbf_hours > 0) {
     const double mtbf = s.failures.node_mtbf_hours * 3600.0 / s.nodes;
-    // With no checkpoint written in the run (none asked for, or an interval
-    // longer than the run), a failure goes back to its start.
-    const double interval = run.checkpoints > 0 ? run.chosen_checkpoint_interval_s + run.checkpoint_stall_s : wall;
-    const double per_failure = interval / 2 + s.failures.restart_s + run.restore_s;
-    // Failures also strike during re-done work: wall = productive / (1 - per_failure / mtbf).
-    const double waste = per_failure / mtbf;
-    if (waste >= 1) {
-      // Another failure is due before the work since the last checkpoint and
-      // the restart are redone: the run never finishes.
+    const double recovery_s = s.failures.restart_s + run.restore_s;
+    const double segment_s = run.chosen_checkpoint_interval_s + run.checkpoint_stall_s;
+    const long full = run.checkpoints;
+    const double rest_s = full > 0 ? double(s.training.steps - full * every) * r.step_time_s : failure_free_s;
+    wall = double(full) * ExpectedSegmentTime(segment_s, recovery_s, mtbf) + ExpectedSegmentTime(rest_s, recovery_s, mtbf);
+    run.best_checkpoint_interval_s =
+        storage ? CheckpointIntervalFor(s, run, mtbf) : 0;
+    run.hot_spares = HotSpares(s.nodes, s.failures.repair_hours / (s.failures.node_mtbf_hours + s.failures.repair_hours),
+                               s.failures.spare_probability);
+    if (!std::isfinite(wall) || failure_free_s < kMinGoodput * wall) {
+      // The run would spend nearly all its time redoing lost work: it does
+      // not happen, and its time, energy and cost have no useful value.
+      const double longest_s = full > 0 ? segment_s : rest_s;
       r.error = "cannot make progress: the " + std::to_string(s.nodes) + " nodes fail every " + Hours(mtbf) +
-                " on average, but half a checkpoint interval plus restart and restore take " + Hours(per_failure);
-      run.time_to_train_s = 0;
-      run.goodput = 0;
+                " on average, but " + (full > 0 ? "a checkpoint interval" : "the run, with no checkpoint written,") +
+                " takes " + Hours(longest_s) + " and a restart and restore " + Hours(recovery_s) +
+                ": under 1% of the time would train (checkpoint more often, or fewer nodes)";
+      const double unknown = std::numeric_limits<double>::quiet_NaN();
+      run.time_to_train_s = run.expected_failures = run.lost_work_s = run.goodput = run.energy_kwh = unknown;
+      ApplyCostModel(s, run);
       return;
     }
-    wall = (compute_s + run.checkpoint_overhead_s) / (1 - waste);
+    // Each failure, on average, comes one MTBF after the last (restarts included).
     run.expected_failures = wall / mtbf;
-    run.lost_work_s = run.expected_failures * per_failure;
-    run.best_checkpoint_interval_s = YoungDalyInterval(storage ? run.checkpoint_stall_s : 0, mtbf);
-    run.hot_spares = HotSpares(s.nodes * s.failures.repair_hours / s.failures.node_mtbf_hours, s.failures.spare_probability);
+    run.lost_work_s = wall - failure_free_s;
   }
   run.time_to_train_s = wall;
   run.goodput = wall > 0 ? compute_s / wall : 1;

@@ -9,13 +9,26 @@
 
 namespace trainsim {
 
-// Young/Daly first-order optimum sqrt(2 * checkpoint_cost * MTBF).
+// Daly's higher-order optimum compute time between checkpoints (J. T. Daly,
+// "A higher order estimate of the optimum checkpoint interval for restart
+// dumps", FGCS 22, 2006): sqrt(2 d M) (1 + sqrt(d / 2M) / 3 + d / 18M) - d for
+// a checkpoint cost d under 2M, else M; Young's sqrt(2 d M) to first order.
+// 0 when either is not positive.
 double YoungDalyInterval(double checkpoint_cost_s, double system_mtbf_s);
+
+// The expected wall time of work_s of work (a checkpoint interval and its
+// checkpoint) under failures at exponential intervals of mean system_mtbf_s,
+// each followed by restart_s of restart and restore during which failures
+// may strike again: M e^(R/M) (e^(W/M) - 1) (Daly 2006); W + W (W/2 + R) / M
+// to first order. work_s when system_mtbf_s <= 0.
+double ExpectedSegmentTime(double work_s, double restart_s, double system_mtbf_s);
 
 // Fills r.run from r.step_time_s, taking the checkpoint write and stall times
 // the DES measured where `timing` has them and the closed form elsewhere.
-// A run that cannot make progress (failures faster than a checkpoint interval
-// and a restart) sets r.error and leaves the run figures it cannot know at 0.
+// A run that cannot make progress (under 1% of its expected time training:
+// failures about as frequent as a checkpoint interval and a restart) sets
+// r.error and leaves the figures it cannot know (time, failures, lost work,
+// goodput, energy, cost) not a number, which JSON writes as null.
 void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult& r);
 
 }  // namespace trainsim

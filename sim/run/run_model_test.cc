@@ -41,11 +41,16 @@ TEST(RunModelTest, WriteTimeFallsWithStorageNodesUntilTheNicsBind) {
 }
 
 TEST(RunModelTest, YoungDalyMatchesClosedForm) {
-  EXPECT_DOUBLE_EQ(YoungDalyInterval(60, 36000), std::sqrt(2.0 * 60 * 36000));
+  // Daly's higher-order interval: Young's sqrt(2 d M) to first order, M past d = 2M.
+  const double x = 60.0 / (2 * 36000);
+  EXPECT_DOUBLE_EQ(YoungDalyInterval(60, 36000), std::sqrt(2.0 * 60 * 36000) * (1 + std::sqrt(x) / 3 + x / 9) - 60);
+  EXPECT_NEAR(YoungDalyInterval(1, 1e9), std::sqrt(2.0 * 1e9), 1e-3 * std::sqrt(2.0 * 1e9));
+  EXPECT_DOUBLE_EQ(YoungDalyInterval(100, 40), 40);
+  EXPECT_EQ(YoungDalyInterval(0, 100), 0);
   const Scenario s = Ref70b();
   SimulationResult r = Simulate(s);
   const double mtbf = 5000.0 * 3600 / s.nodes;
-  EXPECT_NEAR(r.run.best_checkpoint_interval_s, std::sqrt(2 * r.run.checkpoint_stall_s * mtbf), 1e-6);
+  EXPECT_DOUBLE_EQ(r.run.best_checkpoint_interval_s, YoungDalyInterval(r.run.checkpoint_stall_s, mtbf));
   EXPECT_LT(r.run.goodput, 1.0);
   EXPECT_GT(r.run.goodput, 0.5);
   EXPECT_GT(r.run.expected_failures, 0);
@@ -131,8 +136,54 @@ TEST(RunModelTest, RunThatCannotMakeProgressIsAnError) {
   ASSERT_TRUE(s.ok()) << s.error().ToString();
   const SimulationResult r = Simulate(*s);
   EXPECT_NE(r.error.find("cannot make progress"), std::string::npos) << r.error;
-  EXPECT_GE(r.run.energy_kwh, 0);
-  EXPECT_EQ(r.run.goodput, 0);
+  // What it would take is unknown (null in JSON), not $0 a sorted sweep would pick; what the cluster is stays.
+  EXPECT_TRUE(std::isnan(r.run.time_to_train_s));
+  EXPECT_TRUE(std::isnan(r.run.cost_usd));
+  EXPECT_TRUE(std::isnan(r.run.goodput));
+  EXPECT_GT(r.run.capital_usd, 0);
+}
+
+// The expected time of a stretch of work under exponential failures (Daly
+// 2006): finite however frequent the failures, first order where rare.
+TEST(RunModelTest, ExpectedSegmentTimeIsDalysExpectation) {
+  EXPECT_DOUBLE_EQ(ExpectedSegmentTime(100, 10, 0), 100);
+  EXPECT_DOUBLE_EQ(ExpectedSegmentTime(0, 10, 1000), 0);
+  EXPECT_NEAR(ExpectedSegmentTime(1000, 600, 1350), 1350 * std::exp(600 / 1350.0) * std::expm1(1000 / 1350.0), 1e-9);
+  const double w = 100, rr = 20, m = 1e7;  // rare failures: W (1 + (W/2 + R) / M)
+  EXPECT_NEAR(ExpectedSegmentTime(w, rr, m), w * (1 + (w / 2 + rr) / m), 1e-8 * w);  // second order: 3e-9 here
+}
+
+// Failures about as frequent as a checkpoint interval: the run still ends,
+// at Daly's expectation, where the first-order model once said 13x longer
+// (or that it never ends).
+TEST(RunModelTest, FrequentFailuresTakeTheExponentialExpectation) {
+  const Scenario s = Ref70b({"failures.node_mtbf_hours=1.5"});
+  const SimulationResult r = Simulate(s, SimulateOptions::At(Fidelity::kAnalytical));
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  const double m = 1.5 * 3600 / s.nodes, rec = s.failures.restart_s + r.run.restore_s;
+  const double segment = r.run.chosen_checkpoint_interval_s + r.run.checkpoint_stall_s;
+  const double expected = r.run.checkpoints * ExpectedSegmentTime(segment, rec, m);  // 500 steps, every 100: no remainder
+  EXPECT_NEAR(r.run.time_to_train_s, expected, 1e-9 * expected);
+  EXPECT_NEAR(r.run.expected_failures, expected / m, 1e-9 * expected);
+  EXPECT_NEAR(r.run.lost_work_s, expected - r.step_time_s * 500 - r.run.checkpoint_overhead_s, 1e-6 * expected);
+  EXPECT_GT(r.run.goodput, 0.2);
+  EXPECT_LT(r.run.goodput, 0.5);
+}
+
+// An async checkpoint's best interval is never shorter than its write (a
+// shorter one makes training wait for the write) and does not depend on the
+// interval chosen.
+TEST(RunModelTest, AsyncBestIntervalCoversTheWrite) {
+  for (const char* every : {"checkpoint.every_steps=1", "checkpoint.every_steps=100"}) {
+    const SimulationResult r = Simulate(Ref70b({"checkpoint.mode=async", "cluster.storage_nodes=1", every}),
+                                        SimulateOptions::At(Fidelity::kAnalytical));
+    ASSERT_TRUE(r.error.empty()) << r.error;
+    EXPECT_GE(r.run.best_checkpoint_interval_s, r.run.checkpoint_write_s - r.run.checkpoint_stall_s - 1e-9) << every;
+  }
+  const auto best = [](const char* every) {
+    return Simulate(Ref70b({"checkpoint.mode=async", every}), SimulateOptions::At(Fidelity::kAnalytical)).run.best_checkpoint_interval_s;
+  };
+  EXPECT_DOUBLE_EQ(best("checkpoint.every_steps=1"), best("checkpoint.every_steps=100"));
 }
 
 }  // namespace
