@@ -84,6 +84,10 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
   Expected<Scenario> s = LoadScenario(a.positional[0], a.All("--set"));
   if (!s) {
     err << s.error().ToString() << "\n";
+    // A run the hardware cannot do is a result too (design.md 3): its object with the error.
+    if (ExitStatus(s.error().kind) == 1 && a.Has("--json")) {
+      out << ToJsonOfUnsimulated(std::filesystem::path(a.positional[0]).stem().string(), s.error().kind, s.error().ToString());
+    }
     return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
   }
   if (const std::string w = AcceptedKeysWarning(s->model); !w.empty()) err << "trainsim run: " << w << "\n";

@@ -50,10 +50,10 @@ std::string StagePlan::Describe() const {
   if (even_) return pipeline_ > 1 ? Str(chunk_layers_[0] * virtual_stages_) + "x" + Str(pipeline_) : Str(chunk_layers_[0] * virtual_stages_);
   std::vector<std::string> ranks;
   for (int r = 0; r < pipeline_; ++r) {
+    // A rank of several chunks shows them, equal ones too ("(7x3)", not "21", which reads as one chunk).
     std::vector<std::string> chunks;
     for (int c = 0; c < virtual_stages_; ++c) chunks.push_back(Str(Layers(r, c)));
-    const bool same = std::all_of(chunks.begin(), chunks.end(), [&](const std::string& x) { return x == chunks[0]; });
-    ranks.push_back(same ? Str(RankLayers(r)) : "(" + RunLength(chunks, "+") + ")");
+    ranks.push_back(virtual_stages_ == 1 ? Str(RankLayers(r)) : "(" + RunLength(chunks, "+") + ")");
   }
   return RunLength(ranks, ",");
 }

@@ -44,8 +44,9 @@ class StagePlan {
   bool even() const { return even_; }
   // How the split was chosen: "even", "first/last", "embedding/loss in split", "balanced", "layout".
   const std::string& rule() const { return rule_; }
-  // Layers per rank, runs of equal ranks as "8x14", a rank whose chunks
-  // differ as its chunks: "7,8x14,7"; "(1+2x7),16x6,(2x7+1)".
+  // Layers per rank, runs of equal ranks as "8x14", and with interleaving
+  // each rank as its chunks: "7,8x14,7"; "(1+2x7),(2x8)x6,(2x7+1)". An even
+  // split is layers per rank x ranks: "20x4".
   std::string Describe() const;
 
   // The plan for `r`, or why there is none (the key to blame and the message).

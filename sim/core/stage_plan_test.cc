@@ -54,7 +54,7 @@ TEST(StagePlanTest, EmbeddingAndLossCountedInTheSplit) {
   EXPECT_EQ(p.RankLayers(7), 15);
   EXPECT_EQ(p.RankLayers(3), 16);
   EXPECT_EQ(Total(p), 126);
-  EXPECT_EQ(p.Describe(), "(1+2x7),16x6,(2x7+1)");
+  EXPECT_EQ(p.Describe(), "(1+2x7),(2x8)x6,(2x7+1)");
 }
 
 // Layers that do not divide and no rule given: balanced, embedding and loss a layer each.
@@ -93,7 +93,7 @@ TEST(StagePlanTest, LayoutSpellsOutEachStage) {
   const StagePlan v = Plan({.layers = 61, .pipeline = 8, .virtual_stages = 2, .layout = "Et*4|(t*4|)*14tmL", .mtp_layers = 1});
   EXPECT_EQ(v.Layers(0, 0), 4);
   EXPECT_EQ(v.Layers(7, 1), 1);  // virtual stage 15: chunk 1 of the last rank
-  EXPECT_EQ(v.Describe(), "8x7,(4+1)");
+  EXPECT_EQ(v.Describe(), "(4x2)x7,(4+1)");
 }
 
 TEST(StagePlanTest, LayoutErrorsNameTheLayoutKey) {

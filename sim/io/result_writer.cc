@@ -58,6 +58,12 @@ std::vector<std::string> FlatResultValues(const SimulationResult& r) {
   return values;
 }
 
+std::string ToJsonOfUnsimulated(const std::string& name, ErrorKind kind, const std::string& error) {
+  JsonWriter w;
+  w.BeginObject().Field("name", name).Field("feasible", false).Field("error_kind", ToString(kind)).Field("error", error).EndObject();
+  return w.str() + "\n";
+}
+
 std::vector<TimelineEvent> TimelinePart(const std::vector<TimelineEvent>& timeline, TracePart part) {
   double t0 = 0, t1 = -1;
   for (const auto& e : timeline) {

@@ -15,6 +15,12 @@ namespace trainsim {
 // order, nested at the dots of its key.
 std::string ToJson(const SimulationResult& r, bool pretty = true);
 
+// The result object of a run that cannot happen before anything is
+// simulated (the scenario asks the GPU for a format it lacks): the status
+// fields alone, as ToJson writes them, so a script reading exit 1 always
+// finds an object with "error".
+std::string ToJsonOfUnsimulated(const std::string& name, ErrorKind kind, const std::string& error);
+
 // The table's fields but the status ones (feasible, error_kind, error, which
 // a sweep places itself), flattened with dots, for CSV columns; a value is
 // empty where the JSON leaves its field out.

@@ -278,6 +278,12 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
     rep.baseline->objective = rep.baseline->result.error.empty() ? Objective(rep.baseline->result, options.objective) : INFINITY;
   }
   if (options.progress && rechecks && recheck_total > 0) options.progress(recheck_total, recheck_total, recheck_phase);
+  // Among the re-checked, the baseline's rank is its row in the re-ranked
+  // table; below them its analytical rank (past the top K either way).
+  if (rep.baseline) {
+    const auto row = std::find_if(top.begin(), top.end(), [&](const PlanCandidate& c) { return c.config == rep.baseline->config; });
+    if (row != top.end()) rep.baseline_rank = 1 + int(row - top.begin());
+  }
   rep.candidates = std::move(top);
   rep.recheck_s = std::chrono::duration<double>(Clock::now() - t1).count();
   return rep;

@@ -93,7 +93,9 @@ struct PlanReport {
   PlanConfig baseline_config;  // the scenario's own settings
   std::optional<PlanCandidate> baseline;     // its result (re-checked) when it is feasible
   std::optional<PlanRejection> baseline_rejection;
-  int baseline_rank = 0;  // 1-based analytical rank among the feasible (0: infeasible)
+  // 1-based: the baseline's row in the re-checked table where it is among
+  // the top K, else its analytical rank among the feasible (0: infeasible).
+  int baseline_rank = 0;
   PlanObjective objective = PlanObjective::kTime;
   bool mixture_of_experts = false;  // the EP and ETP columns are shown
   long searched = 0, feasible = 0, rejected_divisibility = 0, rejected_memory = 0, rejected_other = 0;

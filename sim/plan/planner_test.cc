@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -362,6 +363,27 @@ training: {seq_len: 4096, global_batch: 128, precision: bf16}
   auto dense = ParseText(k70b);
   ASSERT_TRUE(dense.ok());
   EXPECT_EQ(PlanToText(Plan(*dense, o)).find(" EP "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// The rank `plan` gives the scenario's own settings is their row in the
+// table it prints: after the DES re-check re-ranks the top K, not the
+// analytical rank before it (it said #5 beside row #3).
+TEST(PlannerTest, BaselineRankIsItsRowAfterTheRecheck) {
+  auto s = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/examples/reference-design/llama2-70b-16n-8nic.yaml");
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  PlanOptions opt;
+  opt.top_k = 8;
+  const PlanReport r = Plan(*s, opt);
+  ASSERT_TRUE(r.baseline.has_value());
+  const auto row = std::find_if(r.candidates.begin(), r.candidates.end(), [&](const PlanCandidate& c) { return c.config == r.baseline->config; });
+  ASSERT_NE(row, r.candidates.end()) << "the example's settings are among its best 8";
+  EXPECT_EQ(r.baseline_rank, 1 + int(row - r.candidates.begin()));
 }
 
 }  // namespace
