@@ -13,6 +13,9 @@
 #include "sim/cost/gpu_cost_model.h"
 
 namespace trainsim::calib {
+
+// The least sustained-over-curve rate a sustained run is taken at (fit.h).
+constexpr double kLeastSustainedFraction = 0.3;
 namespace {
 
 // The cost model's SM fill (sim/cost/gpu_cost_model.h) with the tile the
@@ -243,7 +246,10 @@ std::string FitProfile(const Measurements& m, const std::string& name, FittedPro
     if (c == nullptr || c->samples == 0) continue;
     const double curve_s = g.Flops() / (c->peak_tflops * 1e12 * c->max_efficiency * WaveEfficiency(g, f.sms) *
                                         double(g.k) / (double(g.k) + c->k_half));
-    c->sustained_fraction = std::min(1.0, curve_s / g.seconds);
+    // Power capping derates a GEMM by tens of percent, not to a third: a run
+    // that slow was disturbed (another job, a throttled clock) and is not taken.
+    const double fraction = std::min(1.0, curve_s / g.seconds);
+    if (fraction >= kLeastSustainedFraction) c->sustained_fraction = fraction;
   }
   f.min_kernel_us = m.launch_s * 1e6;
   // Attention curve over sequence length.

@@ -57,7 +57,8 @@ struct FittedProfile {
     int samples = 0;
     // The rate a GEMM kept up back to back (Measurements::sustained) over this
     // curve's rate for the same GEMM: what a training step's GEMMs run at
-    // against the curve. 0: not measured.
+    // against the curve. 0: not measured, or a run under 0.3 of the curve
+    // (disturbed: power capping takes tens of percent, not two thirds).
     double sustained_fraction = 0;
   };
   // `gemm`: the layer step's data type (what validation predicts the step

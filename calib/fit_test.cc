@@ -138,6 +138,9 @@ TEST(Fit, ASustainedRunGivesItsCurvesSustainedFraction) {
   m.sustained[0].gemm.seconds = big.seconds / 2;  // faster back to back than the curve: a timing fault, capped
   ASSERT_EQ(FitProfile(m, "t", f), "");
   EXPECT_EQ(f.gemm_bf16.sustained_fraction, 1.0);
+  m.sustained[0].gemm.seconds = big.seconds * 15000;  // a disturbed run: not taken (it wrote 6.7e-05)
+  ASSERT_EQ(FitProfile(m, "t", f), "");
+  EXPECT_EQ(f.gemm_bf16.sustained_fraction, 0);
 }
 
 // Where the largest copy beats the line's slope (noise), its rate is the

@@ -246,9 +246,14 @@ Expected<Measurements> LoadMeasurements(const std::string& path) {
     m.date = top.String("date");
     m.device = top.String("device");
     m.dtype = top.Choice("dtype", {"fp32", "tf32", "bf16"}, std::string("fp32"));
+    // Past any GPU or host trainsim could calibrate by orders of magnitude: a
+    // corrupt file, whose wave correction or cache model would give a nonsense fit.
     m.compute_units = top.PositiveInt("compute_units");
+    if (m.compute_units > 4096) top.Fail("compute_units", std::to_string(m.compute_units) + " compute units: not a plausible GPU or host (at most 4096)");
     m.memory_bytes = top.PositiveDouble("memory_bytes");
+    if (m.memory_bytes > 64.0 * (1LL << 40)) top.Fail("memory_bytes", "must be positive and at most 64 TiB, got " + Num(m.memory_bytes));
     m.cache_bytes = top.NonNegativeDouble("cache_bytes", 0);
+    if (m.cache_bytes > 64.0 * (1LL << 30)) top.Fail("cache_bytes", "must be at most 64 GiB, got " + Num(m.cache_bytes));
     m.launch_s = top.PositiveDouble("launch_s");
     m.host_to_device_bytes_per_s = top.NonNegativeDouble("host_to_device_bytes_per_s", 0);
     m.device_to_host_bytes_per_s = top.NonNegativeDouble("device_to_host_bytes_per_s", 0);

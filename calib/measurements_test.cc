@@ -269,6 +269,10 @@ TEST(Measurements, ImplausibleValuesAreRejectedWithTheReason) {
   EXPECT_NE(lots.find("layers[0].max_rel_error: expected a number, got 'lots'"), std::string::npos) << lots;
   EXPECT_NE(load_with("max_rel_error: -1", "max_rel_error: -2").find("must not be negative"), std::string::npos);
   EXPECT_EQ(load_with("max_rel_error: -1", "max_rel_error: 0.001"), "(loaded)");
+  // Sizes no GPU or host has: the wave correction gave a 188,937 TFLOP/s peak.
+  const std::string units = load_with("compute_units: 1\n", "compute_units: 100000\n");
+  EXPECT_NE(units.find("compute_units: 100000 compute units: not a plausible GPU or host"), std::string::npos) << units;
+  EXPECT_NE(load_with("memory_bytes: 1e+09", "memory_bytes: 1e20").find("memory_bytes: must be positive and at most 64 TiB"), std::string::npos);
 }
 
 }  // namespace

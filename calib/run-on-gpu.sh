@@ -21,10 +21,14 @@
 #        PLAN=plan.txt, written elsewhere by `trainsim calibrate --write-plan`, to measure on a GPU
 #        node that lacks trainsim's dependencies (SimGrid, yaml-cpp, Boost): the build, the
 #        checks and the measuring run there, and the script prints the fit and validation
-#        commands to run where trainsim is, on OUT_DIR/raw-measurements.yaml)
+#        commands to run where trainsim is, on OUT_DIR/raw-measurements.yaml. On such a node
+#        without PLAN, the script says so before building anything and measures calib/gpu-plan.txt,
+#        the default plan (a test keeps it what `trainsim calibrate --backend cuda --write-plan` writes))
+# OUT_DIR defaults to $OUT where the caller set it (a lent machine's folder that comes back).
+# The < 8 min holds for CUDA_ARCHS=90 (one architecture) on 16 cores.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=${1:-$ROOT/build-gpu-calib/out}
+OUT=${1:-${OUT:-$ROOT/build-gpu-calib/out}}
 BUILD=$ROOT/build-gpu-calib
 JOBS=${JOBS:-$(nproc)}
 STORAGE_DIR=${STORAGE_DIR:-$OUT/storage}
@@ -40,6 +44,16 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
   exit 3
 fi
 nvidia-smi -L
+
+# trainsim itself needs SimGrid, yaml-cpp and Boost.Graph: where they are missing, say so now,
+# before any build, and measure the default plan (fit and validate then run where trainsim is).
+have_trainsim_deps() {
+  [ -f /usr/include/simgrid/s4u.hpp ] && [ -f /usr/include/yaml-cpp/yaml.h ] && [ -d /usr/include/boost/graph ]
+}
+if [ -z "${PLAN:-}" ] && [ -z "${TRAINSIM:-}" ] && ! have_trainsim_deps; then
+  PLAN=$ROOT/calib/gpu-plan.txt
+  echo "run-on-gpu.sh: no SimGrid / yaml-cpp / Boost.Graph here to build trainsim: measuring the default plan $PLAN"
+fi
 
 step "building the measuring program (calib/cuda)"
 cmake -S "$ROOT/calib/cuda" -B "$BUILD/cuda" -DCMAKE_BUILD_TYPE=Release \

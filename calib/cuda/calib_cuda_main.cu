@@ -221,7 +221,7 @@ double TimeMemoryKernel(CudaOps& ops, const MemoryItem& mi) {
 int Usage() {
   std::fprintf(stderr,
                "usage: trainsim-calib-cuda --plan PLAN.txt --out MEASUREMENTS.yaml [--nccl] [--mpi] [--math tf32|fp32] [--device N]\n"
-               "                           [--sustain-s S]   (the sustained-rate run per precision, default 15 s; 0 skips it)\n"
+               "                           [--sustain-s S]   (the sustained-rate run per precision, 1-600 s, default 15; 0 skips it)\n"
                "       trainsim-calib-cuda --check\n");
   return 2;
 }
@@ -232,7 +232,7 @@ int main(int argc, char** argv) {
   std::string plan_path, out_path, math_name = "tf32";
   double sustain_s = 15;
   bool nccl = false, use_mpi = false, check_only = false;
-  int device = 0;
+  int device = -1;  // --device, else 0, or under --mpi the rank's index among its host's ranks
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -250,7 +250,8 @@ int main(int argc, char** argv) {
     else return Usage();
   }
   if (math_name != "tf32" && math_name != "fp32") return Usage();
-  if (!(sustain_s >= 0 && sustain_s <= 600)) return Usage();
+  // A run under a second is mostly its ramp: its rate says nothing sustained.
+  if (!(sustain_s == 0 || (sustain_s >= 1 && sustain_s <= 600))) return Usage();
   if (!check_only && (plan_path.empty() || out_path.empty())) return Usage();
 #ifdef TRAINSIM_HAVE_MPI
   if (use_mpi) MPI_Init(&argc, &argv);
@@ -265,6 +266,25 @@ int main(int argc, char** argv) {
   if (devices == 0) {
     std::fprintf(stderr, "trainsim-calib-cuda: no CUDA device: %s\n", why.c_str());
     return check_only ? kExitSkip : kExitNoDevice;
+  }
+  if (device < 0) {
+    device = 0;
+#ifdef TRAINSIM_HAVE_MPI
+    // One rank per GPU: every rank on GPU 0 would time its sweep under the
+    // others' load while the rest of the node idled.
+    if (use_mpi) {
+      MPI_Comm node;
+      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+      int local = 0;
+      MPI_Comm_rank(node, &local);
+      MPI_Comm_free(&node);
+      device = local % devices;
+    }
+#endif
+  }
+  if (device >= devices) {
+    std::fprintf(stderr, "trainsim-calib-cuda: --device %d: this node has %d CUDA devices\n", device, devices);
+    return 2;
   }
   try {
     CudaCheck(cudaSetDevice(device), "cudaSetDevice");
