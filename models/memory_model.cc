@@ -184,7 +184,9 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain)
     // with the units in flight gathered in full.
     const double G = p.shard_group();
     const DataSharding mode = p.data_sharding;
-    const double units = kShardUnitsInFlight;
+    // Of each unit in flight, the part a rank gathers beyond its own shard
+    // (none in a group of one: sharding then never costs more than replicating).
+    const double units = kShardUnitsInFlight * (1 - 1 / G);
     MemoryReport m;
     // Base weights and LoRA adapters (16-bit); FSDP keeps 1/G of each plus the units in flight.
     const bool full = mode == DataSharding::kFull;
@@ -208,11 +210,17 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain)
     const double state_bytes = sc.framework.optimizer_state_bytes;
     m.optimizer_gib = ((trainable - experts) * state_bytes / G + experts * state_bytes / G_expert) / kGiB;
     const double in_flight = InFlightMicrobatches(sc, rank);
-    double layers_act = 0;
+    double layers_act = 0, chunk_kept = 0;  // chunk_kept: the least a chunk keeps of layers it does not recompute
     for (int chunk = 0; chunk < w.stages.virtual_stages(); ++chunk) {
       const int vs = chunk * p.pipeline + rank;
       const std::span<const int> counts = w.KindCounts(vs), recomputed = w.RecomputeKindCounts(vs);
-      for (size_t k = 0; k < counts.size(); ++k) layers_act += recomputed[k] * kind_act[k] + (counts[k] - recomputed[k]) * kind_act_kept[k];
+      double kept = 0;
+      for (size_t k = 0; k < counts.size(); ++k) {
+        layers_act += recomputed[k] * kind_act[k];
+        kept += (counts[k] - recomputed[k]) * kind_act_kept[k];
+      }
+      layers_act += kept;
+      chunk_kept = chunk == 0 ? kept : std::min(chunk_kept, kept);
     }
     double act = layers_act * in_flight;
     if (off.host_bytes > 0) act -= off.host_bytes - off.largest_layer_bytes;
@@ -220,7 +228,10 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain)
     // with full recompute one layer's full activations while it is recomputed
     // (with recompute modules, what they re-create of the largest layer).
     if (rank == 0) act += tokens * sc.model.hidden * 2 / (p.sequence_parallel ? p.tensor : 1) * in_flight;
-    if (sc.training.recompute == Recompute::kFull) act += largest_none;
+    // A chunk's recomputed layers come first in it, so its backward reaches
+    // them after freeing the layers it kept: the recompute's layer takes
+    // their place, and adds only what it holds beyond them.
+    if (sc.training.recompute == Recompute::kFull) act += std::max(0.0, largest_none - chunk_kept);
     act += largest_recomputed;
     act += AllGatherDispatchBuffers(sc, tokens);
     // The loss's logits, on the last stage (one micro batch's: its backward follows its forward).

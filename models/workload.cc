@@ -100,11 +100,14 @@ double MegatronModelFlops(const ModelSpec& m, long global_batch, long seq_len) {
 
 double LoraLayerParameters(const ModelSpec& m, const Finetune& f) {
   if (!f.lora()) return 0;
-  const double h = m.hidden, kv = double(m.kv_dim()), ff = m.ffn_hidden, r = f.rank;
-  const double fc1_out = (m.activation == Activation::kSwiGlu ? 2 : 1) * ff;
+  // Each adapter is rank x (the projection's inputs + its outputs): queries
+  // are heads x head_dim wide, which need not be the hidden size (Gemma).
+  const double h = m.hidden, q = double(m.heads) * m.head_dim(), kv = double(m.kv_dim()), o = m.attention_out_dim();
+  const double ff = m.ffn_hidden, r = f.rank;
+  const double fc1_out = (Gated(m.activation) ? 2 : 1) * ff;
   double p = 0;
-  if (f.targets.qkv) p += r * (h + h + 2 * kv);
-  if (f.targets.proj) p += r * (h + h);
+  if (f.targets.qkv) p += r * (h + q + 2 * kv);
+  if (f.targets.proj) p += r * (o + h);
   if (f.targets.fc1) p += r * (h + fc1_out);
   if (f.targets.fc2) p += r * (ff + h);
   return p;

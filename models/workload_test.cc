@@ -659,3 +659,28 @@ TEST(WorkloadTest, OverlappedCollectivesNameTheirPartnerOperatorByIndex) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// LoRA's trainable parameters are the adapters the workload runs, whatever
+// the block: a GeGLU fc1 is gated as SwiGLU's is (2 x ffn outputs), and
+// queries of heads x head_dim other than the hidden size (Gemma) size the
+// qkv and proj adapters (both were sized as ungated and hidden-wide).
+TEST(WorkloadTest, LoraParametersAreTheAdaptersTheWorkloadRuns) {
+  const std::string lora = "training.finetune={method: lora, rank: 16, target_modules: [qkv, proj, fc1, fc2]}";
+  for (const char* model : {"{layers: 4, hidden: 4096, ffn_hidden: 11008, heads: 32, vocab: 32000, activation: geglu}",
+                            "{layers: 4, hidden: 4096, ffn_hidden: 11008, heads: 32, kv_heads: 8, head_dim: 256, vocab: 32000}",
+                            "{layers: 4, hidden: 4096, ffn_hidden: 11008, heads: 32, vocab: 32000, activation: gelu}"}) {
+    const Scenario s = Make(model, {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "training.precision=bf16",
+                                    "parallelism.tensor=1", "parallelism.pipeline=1", "cluster.nodes=1", "training.global_batch=8", lora});
+    double adapter_flops = 0;
+    for (const auto& o : BuildWorkload(s).layer(0).forward.ops) {
+      if (o.cls == OpClass::kGemm && o.name.str().find("lora") != std::string::npos) adapter_flops += o.flops;
+    }
+    EXPECT_NEAR(adapter_flops, 2 * 2048.0 * LoraLayerParameters(s.model, s.training.finetune), 1e-9 * adapter_flops) << model;
+  }
+}
+
+}  // namespace
+}  // namespace trainsim

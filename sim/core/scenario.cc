@@ -217,6 +217,13 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
       return fail("training.activation_offload_layers", "CPU offloading does not work with activation recomputation (training.recompute)");
     }
   }
+  // MLA has no fused qkv projection to put an adapter beside (its q and kv
+  // down- and up-projections would take their own), and its attention output
+  // projection is not modelled for adapters either.
+  if (s.training.finetune.lora() && m.attention == AttentionKind::kMla && (s.training.finetune.targets.qkv || s.training.finetune.targets.proj)) {
+    return fail("training.finetune", "LoRA adapters on MLA attention (qkv, proj) are not modelled: MLA has low-rank q and kv "
+                                                    "projections, not a fused qkv; target fc1 and fc2");
+  }
   if (par.sharding_group > 0 && par.data_sharding == DataSharding::kNone) {
     return fail("parallelism.sharding_group", "a sharding group needs parallelism.data_sharding (optimizer, gradients or full)");
   }
