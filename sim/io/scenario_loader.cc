@@ -489,11 +489,26 @@ Expected<Scenario> ParseScenario(const YAML::Node& root, const std::string& file
 }
 
 Expected<Scenario> LoadScenario(const std::string& file, const std::vector<std::string>& overrides) {
-  return CatchInputErrors<Scenario>(file, [&]() -> Expected<Scenario> {
+  Expected<Scenario> r = CatchInputErrors<Scenario>(file, [&]() -> Expected<Scenario> {
     YAML::Node root = LoadYamlFile(file);
     ApplyOverrides(root, overrides);
     return ParseScenario(root, file);
   });
+  // A check across keys (divisibility, the stage split: CheckParallelism)
+  // fails at one parallelism or training key of the file, which an override
+  // may have made wrong without touching it: the message says which
+  // overrides it was checked with.
+  if (r.ok() || overrides.empty() || r.error().file != file) return r;
+  InputError e = r.error();
+  if (e.key.rfind("parallelism.", 0) != 0 && e.key.rfind("training.", 0) != 0) return r;
+  for (const std::string& o : overrides) {
+    if (o.compare(0, e.key.size() + 1, e.key + "=") == 0) return r;  // the key itself was set: placed at --set already
+  }
+  std::string given;
+  for (const std::string& o : overrides) given += (given.empty() ? "" : " ") + o;
+  if (given.size() > 160) given = given.substr(0, 157) + "...";
+  e.message += " (with --set " + given + ")";
+  return e;
 }
 
 }  // namespace trainsim

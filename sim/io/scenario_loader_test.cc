@@ -460,3 +460,24 @@ TEST(ScenarioTest, SpareProbabilityMustBeBelowOne) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// An override that breaks a check placed at another key of the file is named
+// in the message: the file's line is not what the user changed.
+TEST(ScenarioTest, CrossKeyErrorsNameTheOverridesTheyWereCheckedWith) {
+  const std::string file = std::string(TRAINSIM_SOURCE_DIR) + "/examples/reference-design/llama2-70b-8n-8nic.yaml";
+  const auto s = LoadScenario(file, {"training.micro_batch=3"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().key, "training.global_batch");
+  EXPECT_NE(s.error().ToString().find("is not divisible by micro_batch x data = 3 x 4 (with --set training.micro_batch=3)"), std::string::npos)
+      << s.error().ToString();
+  // An error at the overridden key itself is placed at --set, with nothing added.
+  const auto t = LoadScenario(file, {"training.global_batch=127"});
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().ToString().find("(with --set"), std::string::npos) << t.error().ToString();
+}
+
+}  // namespace
+}  // namespace trainsim
