@@ -402,6 +402,13 @@ class DesRun {
       if (dense_grads) {
         f = state.grad_reduce_bytes > 0 ? StartDp(st, grad_kind, state.grad_reduce_bytes * fraction, state.grad_reduce_group)
                                         : StartDp(st, CollectiveKind::kAllReduce, state.grad_replica_reduce_bytes * fraction, CommGroup::kShardReplica);
+        // HSDP after a reduce-scatter: each bucket's shard crosses the shard
+        // groups as its reduce-scatter ends (Megatron-Core's optimizer
+        // instances all-reduce bucket by bucket), on other links (the shard
+        // group inside the node, the replicas across it): started with it.
+        if (state.grad_reduce_bytes > 0 && state.grad_replica_reduce_bytes > 0) {
+          Absorb(f, StartDp(st, CollectiveKind::kAllReduce, state.grad_replica_reduce_bytes * fraction, CommGroup::kShardReplica));
+        }
       }
       if (expert_grads.bytes > 0) Absorb(f, StartDp(st, expert_grads.kind, expert_grads.bytes * fraction, expert_grads.group));
       return f;
@@ -496,13 +503,9 @@ class DesRun {
     }
     if (step_grads && !p_.overlap_grad_reduce) grads = start_grads(1.0);
     if (grads.active) {
-      Record(StageTrack(st, "dp"), state.grad_reduce_bytes > 0 && grad_kind == CollectiveKind::kReduceScatter ? "grad reduce-scatter" : "grad all-reduce",
-             "dp", grads.start_s, grads.Wait(), FlowArgs(grads));
-    }
-    // HSDP after a reduce-scatter: the shard crosses the shard groups.
-    if (state.grad_reduce_bytes > 0 && state.grad_replica_reduce_bytes > 0) {
-      Flows shard = StartDp(st, CollectiveKind::kAllReduce, state.grad_replica_reduce_bytes, CommGroup::kShardReplica);
-      if (shard.active) Record(StageTrack(st, "dp"), "grad shard all-reduce", "dp", shard.start_s, shard.Wait(), FlowArgs(shard));
+      const bool scatter = state.grad_reduce_bytes > 0 && grad_kind == CollectiveKind::kReduceScatter;
+      const char* name = !scatter ? "grad all-reduce" : state.grad_replica_reduce_bytes > 0 ? "grad reduce-scatter + shard all-reduce" : "grad reduce-scatter";
+      Record(StageTrack(st, "dp"), name, "dp", grads.start_s, grads.Wait(), FlowArgs(grads));
     }
     const double t0 = Now();
     Compute(dp.optimizer_s);
