@@ -272,3 +272,20 @@ TEST(MemoryModelTest, PartialRecomputeNeverKeepsMoreThanNone) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// FSDP2's sharded state is the fp32 parameter (AdamW's master too), its fp32
+// gradient and two moments: 16 B per parameter per shard (it counted a bf16
+// copy beside the master: 18).
+TEST(MemoryModelTest, Fsdp2KeepsSixteenBytesPerShardedParameter) {
+  const Scenario s = Make70b({"training.framework=torchtitan-fsdp2-2025", "parallelism.data_sharding=full"});
+  const MemoryReport m = Memory(s);
+  const double P = Params(s), units = kShardUnitsInFlight * (1 - 1 / 64.0) * s.model.LayerParameters(0);
+  const double state_gib = m.weights_gib + m.gradients_gib + m.optimizer_gib - units * (2 + 4) / kGiB;
+  EXPECT_NEAR(state_gib, P * 16 / 64 / kGiB, 1e-6);
+}
+
+}  // namespace
+}  // namespace trainsim

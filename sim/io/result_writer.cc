@@ -258,7 +258,8 @@ std::string Duration(double s) {
   if (s < 120) return Fmt("%.3f s", s);
   if (s < 7200) return Fmt("%.1f min", s / 60);
   if (s < 3 * 86400) return Fmt("%.2f h", s / 3600);
-  return Fmt("%.2f days", s / 86400);
+  if (s < 1e6 * 86400) return Fmt("%.2f days", s / 86400);
+  return Fmt("%.3g days", s / 86400);  // a near-infinite MTBF's interval: figures, not 60 digits
 }
 
 }  // namespace
@@ -310,7 +311,10 @@ std::string ToSummary(const SimulationResult& r) {
   if (FindResultField("memory.reason")->Present(r)) o << "    " << t("memory.reason") << "\n";
   o << "  run                  " << count("run.steps") << " steps, " << Fmt("%.3g", v("run.tokens")) << " tokens, "
     << Duration(v("run.time_to_train_s")) << "\n";
-  if (v("run.checkpoint_bytes") > 0) {
+  if (v("run.checkpoint_bytes") > 0 && v("run.checkpoints") == 0) {
+    o << "  checkpoint           " << Fmt("%.1f GiB", v("run.checkpoint_bytes") / (1024.0 * 1024 * 1024)) << ", write "
+      << Duration(v("run.checkpoint_write_s")) << ", none in the run (checkpoint.every_steps)\n";
+  } else if (v("run.checkpoint_bytes") > 0) {
     o << "  checkpoint           " << Fmt("%.1f GiB", v("run.checkpoint_bytes") / (1024.0 * 1024 * 1024)) << ", write "
       << Duration(v("run.checkpoint_write_s")) << ", stall " << Duration(v("run.checkpoint_stall_s")) << " each, "
       << count("run.checkpoints") << " in the run, overhead " << Duration(v("run.checkpoint_overhead_s")) << "\n";
@@ -319,7 +323,7 @@ std::string ToSummary(const SimulationResult& r) {
     const double spares = v("run.hot_spares");
     o << "  failures             " << Fmt("%.3g expected", v("run.expected_failures")) << ", goodput "
       << Fmt("%.1f%%", 100 * v("run.goodput")) << ", best checkpoint interval " << Duration(v("run.best_checkpoint_interval_s"))
-      << " (chosen " << Duration(v("run.chosen_checkpoint_interval_s")) << "), " << count("run.hot_spares") << " hot spare"
+      << (v("run.checkpoints") > 0 ? " (chosen " + Duration(v("run.chosen_checkpoint_interval_s")) + ")" : std::string(" (none chosen)")) << ", " << count("run.hot_spares") << " hot spare"
       << (spares == 1 ? "" : "s") << "\n";
   }
   // Whole units where they are many; three figures for a short run's fraction of one.

@@ -38,7 +38,14 @@ std::string SignedUsd(double v) { return (v >= 0 ? "+" : "") + Usd(v); }
 
 std::string Nodes(int n) { return std::to_string(n) + (n == 1 ? " node" : " nodes"); }
 
-std::string Days(double s) { return Fmt("%.1f days", s / kDay_s); }
+// A span of time in days, or, under a day, in hours or minutes (a short
+// run's "0.0 days to spare" said nothing).
+std::string Days(double s, int decimals = 1) {
+  const double a = std::fabs(s);
+  if (a < 3600) return Fmt("%.3g min", s / 60);
+  if (a < kDay_s) return Fmt("%.3g h", s / 3600);
+  return Fmt(decimals == 2 ? "%.2f days" : "%.1f days", s / kDay_s);
+}
 
 std::string ClusterName(const SizedCluster& c) {
   std::string o = std::to_string(c.nodes) + " x " + c.node + ", " + std::to_string(c.nics_per_node) + " NICs";
@@ -458,12 +465,12 @@ std::string SizeToText(const SizeReport& r) {
     o << "  parallelism        " << Describe(a.config) << "\n";
     o << "  training           global batch " << a.global_batch << " x " << a.result.run.tokens / std::max(1.0, double(a.steps) * a.global_batch)
       << " tokens, " << a.steps << " steps, step " << Fmt("%.3f s", a.result.step_time_s) << " (" << a.result.fidelity << ")\n";
-    o << "  time to train      " << Days(run.time_to_train_s) << " (" << Fmt("%.1f days", r.days - run.time_to_train_s / kDay_s)
+    o << "  time to train      " << Days(run.time_to_train_s) << " (" << Days(r.days * kDay_s - run.time_to_train_s)
       << " to spare), goodput " << Fmt("%.1f%%", 100 * run.goodput) << ", " << Fmt("%.3g", run.expected_failures)
       << " failures expected, " << run.hot_spares << " hot spare" << (run.hot_spares == 1 ? "" : "s") << "\n";
     o << "  cost               " << Usd(run.cost_usd) << " (" << run.cost_model << ")";
     if (run.capital_usd > 0) o << ", capital " << Usd(run.capital_usd);
-    o << ", energy " << Fmt("%.0f MWh", run.energy_kwh / 1000) << "\n";
+    o << ", energy " << (run.energy_kwh < 1e4 ? Fmt("%.0f kWh", run.energy_kwh) : Fmt("%.0f MWh", run.energy_kwh / 1000)) << "\n";
     if (r.candidates.size() > 1) {
       o << "runners-up:\n";
       for (size_t i = 1; i < r.candidates.size() && i < 6; ++i) {
@@ -482,9 +489,9 @@ std::string SizeToText(const SizeReport& r) {
           continue;
         }
         o << "  " << d.option << ": " << (d.capital_delta_usd <= 0 ? "saves " : "costs ") << Usd(std::fabs(d.capital_delta_usd))
-          << " capital, " << (d.days_delta >= 0 ? "costs " : "saves ") << Fmt("%.2f days", std::fabs(d.days_delta)) << ", run cost "
+          << " capital, " << (d.days_delta >= 0 ? "costs " : "saves ") << Days(std::fabs(d.days_delta) * kDay_s, 2) << ", run cost "
           << SignedUsd(d.cost_delta_usd);
-        if (!d.meets_deadline) o << "; misses the deadline by " << Fmt("%.1f days", d.misses_by_days);
+        if (!d.meets_deadline) o << "; misses the deadline by " << Days(d.misses_by_days * kDay_s);
         o << "\n";
       }
     }
