@@ -324,7 +324,7 @@ std::string ToSummary(const SimulationResult& r) {
     o << "  failures             " << Fmt("%.3g expected", v("run.expected_failures")) << ", goodput "
       << Fmt("%.1f%%", 100 * v("run.goodput")) << ", best checkpoint interval " << Duration(v("run.best_checkpoint_interval_s"))
       << (v("run.checkpoints") > 0 ? " (chosen " + Duration(v("run.chosen_checkpoint_interval_s")) + ")" : std::string(" (none chosen)")) << ", " << count("run.hot_spares") << " hot spare"
-      << (spares == 1 ? "" : "s") << "\n";
+      << (spares == 1 ? "" : "s") << (spares > 0 && v("run.capital_usd") > 0 ? " (not in the capital)" : "") << "\n";
   }
   // Whole units where they are many; three figures for a short run's fraction of one.
   const auto amount = [](const char* unit_before, double x, const char* unit_after) {

@@ -467,7 +467,8 @@ std::string SizeToText(const SizeReport& r) {
       << " tokens, " << a.steps << " steps, step " << Fmt("%.3f s", a.result.step_time_s) << " (" << a.result.fidelity << ")\n";
     o << "  time to train      " << Days(run.time_to_train_s) << " (" << Days(r.days * kDay_s - run.time_to_train_s)
       << " to spare), goodput " << Fmt("%.1f%%", 100 * run.goodput) << ", " << Fmt("%.3g", run.expected_failures)
-      << " failures expected, " << run.hot_spares << " hot spare" << (run.hot_spares == 1 ? "" : "s") << "\n";
+      << " failures expected, " << run.hot_spares << " hot spare" << (run.hot_spares == 1 ? "" : "s")
+      << (run.hot_spares > 0 ? " (not in the capital)" : "") << "\n";
     o << "  cost               " << Usd(run.cost_usd) << " (" << run.cost_model << ")";
     if (run.capital_usd > 0) o << ", capital " << Usd(run.capital_usd);
     o << ", energy " << (run.energy_kwh < 1e4 ? Fmt("%.0f kWh", run.energy_kwh) : Fmt("%.0f MWh", run.energy_kwh / 1000)) << "\n";
