@@ -19,79 +19,39 @@ QString Reason(const InputError& e) {
   return QString::fromStdString(e.key.empty() ? e.message : e.key + ": " + e.message);
 }
 
-std::vector<int> Divisors(int n) {
-  std::vector<int> d;
-  for (int i = 1; i <= n; ++i) {
-    if (n % i == 0) d.push_back(i);
-  }
-  return d;
-}
-
-// The best of one TP x PP family: virtual stages (divisors of the layers per
-// stage), micro batch (powers of two up to the planner's 16 and the sequences
-// per replica) and recompute, as `trainsim plan` enumerates them, on the
-// scenario `base` with its other settings (CP, SP, the distributed optimizer,
-// the hardware) kept. Ranked by step time, the planner's default objective.
+// The best of one TP x PP family, as `trainsim plan` searches it (the
+// library's planner held to the cell's TP and PP: virtual stages, micro
+// batch, recompute, context, sequence parallelism, sharding and, for a
+// mixture of experts, EP and ETP), ranked by step time on the analytical
+// path, the planner's default objective without its re-check.
 HeatCell BestOfCell(const Scenario& base, int tp, int pp) {
   HeatCell cell;
   cell.tensor = tp;
   cell.pipeline = pp;
-  PlanConfig c = ConfigOf(base);
-  c.tensor = tp;
-  c.pipeline = pp;
-  const int gpus = base.gpus();
-  if (gpus % (tp * pp * c.context) != 0) {
-    cell.reason = QObject::tr("tensor x pipeline x context = %1 does not divide the %2 GPUs").arg(tp * pp * c.context).arg(gpus);
+  PlanOptions options;
+  options.objective = PlanObjective::kTime;
+  options.recheck_fidelity = Fidelity::kAnalytical;
+  options.top_k = 1;
+  options.only_tensor = tp;
+  options.only_pipeline = pp;
+  const PlanReport r = Plan(base, options);
+  cell.searched = int(r.searched);
+  if (!r.candidates.empty()) {
+    const PlanCandidate& best = r.candidates.front();
+    cell.feasible = true;
+    cell.step_time_s = best.result.step_time_s;
+    cell.virtual_stages = best.config.virtual_stages;
+    cell.micro_batch = best.config.micro_batch;
+    cell.recompute = QString::fromStdString(ToString(best.config.recompute));
+    cell.chosen = QString::fromStdString(Describe(best.config));
     return cell;
   }
-  c.data = gpus / (tp * pp * c.context);
-  const int layers = base.model.layers;
-  std::vector<int> vps{1};
-  if (pp > 1 && layers % pp == 0) {
-    for (int v : Divisors(layers / pp)) {
-      if (v > 1) vps.push_back(v);
-    }
+  // Why the family fails: its least demanding member's rejection, as the planner reports it.
+  if (!r.rejected.empty()) {
+    cell.reason = QString::fromStdString(r.rejected.front().reason);
+  } else {
+    cell.reason = QObject::tr("tensor x pipeline = %1 does not divide the %2 GPUs").arg(tp * pp).arg(base.gpus());
   }
-  const int per_replica = std::max(1, base.training.global_batch / c.data);
-  std::vector<int> mbs;
-  for (int mb = 1; mb <= 16 && mb <= per_replica; mb *= 2) mbs.push_back(mb);
-  SimulateOptions fast;
-  fast.fidelity = Fidelity::kAnalytical;
-  // Why the family fails when nothing runs: its least demanding member
-  // (full recompute, micro batch 1, no interleaving), as the planner reports.
-  QString least_demanding_reason;
-  for (int vp : vps) {
-    for (int mb : mbs) {
-      for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
-        c.virtual_stages = vp;
-        c.micro_batch = mb;
-        c.recompute = rc;
-        Scenario s = base;
-        ApplyConfig(s, c);
-        QString reason;
-        if (const auto bad = CheckParallelism(s)) {
-          reason = Reason(*bad);
-        } else {
-          ++cell.searched;
-          const SimulationResult r = Simulate(s, fast);
-          if (r.error.empty()) {
-            if (!cell.feasible || r.step_time_s < cell.step_time_s) {
-              cell.feasible = true;
-              cell.step_time_s = r.step_time_s;
-              cell.virtual_stages = vp;
-              cell.micro_batch = mb;
-              cell.recompute = QString::fromStdString(ToString(rc));
-              cell.chosen = QString::fromStdString(Describe(c));
-            }
-          } else {
-            reason = QString::fromStdString(r.error);
-          }
-        }
-        if (vp == 1 && mb == 1 && rc == Recompute::kFull) least_demanding_reason = reason;
-      }
-    }
-  }
-  if (!cell.feasible) cell.reason = least_demanding_reason.isEmpty() ? QObject::tr("no configuration runs") : least_demanding_reason;
   return cell;
 }
 

@@ -41,6 +41,7 @@ std::vector<PlanDimension> MakeDimensions() {
                [](const PlanConfig& c) { return c.tensor; }, [](PlanConfig& c, int v) { c.tensor = v; },
                [](const Scenario& s) { return s.parallelism.tensor; }, [](Scenario& s, int v) { s.parallelism.tensor = v; },
                [](const PlanConfig&, const SearchContext& x) {
+                 if (x.options->only_tensor > 0) return std::vector<int>{x.options->only_tensor};
                  const int domain = x.base->nvlink_domain_gpus();
                  return PowersOfTwoUpTo(std::min(x.gpus, x.options->max_tensor > 0 ? x.options->max_tensor : domain));
                }});
@@ -50,8 +51,9 @@ std::vector<PlanDimension> MakeDimensions() {
                [](const Scenario& s) { return s.parallelism.pipeline; }, [](Scenario& s, int v) { s.parallelism.pipeline = v; },
                [](const PlanConfig& c, const SearchContext& x) {
                  std::vector<int> v;
+                 if (x.gpus % c.tensor != 0) return v;
                  for (int pp : Divisors(x.gpus / c.tensor)) {
-                   if (pp <= x.base->model.layers) v.push_back(pp);
+                   if (pp <= x.base->model.layers && (x.options->only_pipeline == 0 || pp == x.options->only_pipeline)) v.push_back(pp);
                  }
                  return v;
                }});

@@ -368,7 +368,10 @@ std::string PlanToText(const PlanReport& r) {
   if (r.rejected_other) o << ", " << r.rejected_other << " failed otherwise";
   o << "\n";
   if (r.candidates.empty()) {
-    o << "no configuration fits this model, cluster and global batch\n";
+    // Say what stopped them: memory, or (failures outpacing checkpoints, settings the software cannot run) something else.
+    const bool memory = std::all_of(r.rejected.begin(), r.rejected.end(), [](const PlanRejection& x) { return x.category == "memory"; });
+    o << (memory ? "no configuration fits this model, cluster and global batch\n"
+                 : "no configuration runs on this model, cluster and global batch (the reasons below)\n");
   } else {
     o << "ranked by " << (r.objective == PlanObjective::kCost ? "run cost" : "step time") << " (analytical)";
     if (recheck) o << ", top " << r.candidates.size() << " re-checked with the " << r.candidates[0].result.fidelity

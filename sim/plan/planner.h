@@ -61,6 +61,10 @@ struct PlanOptions {
   int max_micro_batch = kAutoMicroBatchMax;  // the powers of two training.micro_batch: auto tries
   int max_context = 8;
   int max_tensor = 0;  // 0: the GPUs per node (tensor parallelism stays on NVLink)
+  // One TP x PP family alone (a heatmap's cell): the tensor and pipeline
+  // sizes the search keeps; 0 searches them as usual.
+  int only_tensor = 0;
+  int only_pipeline = 0;
   // With EP > 1, the MoE dispatchers and all-to-all overlaps tried (software
   // choices the framework must support); empty: the scenario's own.
   std::vector<MoeDispatcher> moe_dispatchers;

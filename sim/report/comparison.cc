@@ -20,6 +20,7 @@ std::vector<ComparisonRow> CompareResults(const SimulationResult& a, const Simul
 namespace {
 
 std::string Percent(double relative) {
+  if (!std::isfinite(relative)) return "n/a";  // a side that cannot make progress has no time or cost
   char buf[32];
   std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * relative);
   return std::string(buf) == "+0.0%" || std::string(buf) == "-0.0%" ? "0.0%" : buf;
@@ -48,6 +49,13 @@ std::string StepShares(const SimulationResult& r) {
 
 std::string Headline(const SimulationResult& baseline, const SimulationResult& other) {
   if (!other.error.empty()) return other.name + ": cannot run: " + other.error;
+  // Against a baseline whose run figures are unknown (a run that cannot make
+  // progress) there is no difference to state: the other side's own figures.
+  if (!baseline.error.empty() && !std::isfinite(baseline.run.time_to_train_s)) {
+    return other.name + ": " + FormatScaled(ScaleFor(Quantity::kDuration, other.run.time_to_train_s), other.run.time_to_train_s) +
+           " to train, " + FormatScaled(ScaleFor(Quantity::kUsd, other.run.cost_usd), other.run.cost_usd) + " per run; step " +
+           StepShares(other) + " (the baseline cannot run: " + baseline.error + ")";
+  }
   const ResultField& time = *FindResultField("run.time_to_train_s");
   const ResultField& cost = *FindResultField("run.cost_usd");
   const ResultField& energy = *FindResultField("run.energy_kwh");

@@ -152,7 +152,14 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
   // time; GPU nodes draw load power except while restarting after a failure,
   // when they idle. Storage nodes draw their power throughout.
   const double hours = wall / 3600.0;
-  const double restart_hours = run.expected_failures * s.failures.restart_s / 3600.0;
+  // Each failure idles the nodes for its restart, or until the next failure
+  // cuts the restart short: E[min(restart, Exp(MTBF))] = M (1 - e^(-R/M)),
+  // so the restarts never outlast the run when failures outpace them.
+  double restart_hours = 0;
+  if (run.expected_failures > 0) {
+    const double mtbf = s.failures.node_mtbf_hours * 3600.0 / s.nodes;
+    restart_hours = run.expected_failures * -mtbf * std::expm1(-s.failures.restart_s / mtbf) / 3600.0;
+  }
   const double gpu_node_kwh = s.nodes * (s.node.power_load_w * (hours - restart_hours) + s.node.power_idle_w * restart_hours) / 1000.0;
   const double storage_kw = storage ? s.storage_nodes * s.storage->power_w / 1000.0 : 0;
   run.energy_kwh = gpu_node_kwh + storage_kw * hours;

@@ -92,7 +92,8 @@ TEST(RunModelTest, NodesIdleWhileRestartingAfterFailures) {
   const Scenario s = Ref70b({"failures.node_mtbf_hours=20", "failures.restart_minutes=30"});
   SimulationResult r = Simulate(s);
   ASSERT_GT(r.run.expected_failures, 0.1);
-  const double hours = r.run.time_to_train_s / 3600, restart_h = r.run.expected_failures * 0.5;
+  // A restart lasts 30 min unless the next failure (MTBF 20 h / 4 nodes) cuts it short.
+  const double m = 5.0, hours = r.run.time_to_train_s / 3600, restart_h = r.run.expected_failures * m * (1 - std::exp(-0.5 / m));
   const double expected = 4 * (10.2 * (hours - restart_h) + 2.5 * restart_h) + 4 * 0.8 * hours;
   EXPECT_NEAR(r.run.energy_kwh, expected, 1e-6 * expected);
   EXPECT_LT(r.run.goodput, 0.9);
@@ -184,6 +185,26 @@ TEST(RunModelTest, AsyncBestIntervalCoversTheWrite) {
     return Simulate(Ref70b({"checkpoint.mode=async", every}), SimulateOptions::At(Fidelity::kAnalytical)).run.best_checkpoint_interval_s;
   };
   EXPECT_DOUBLE_EQ(best("checkpoint.every_steps=1"), best("checkpoint.every_steps=100"));
+}
+
+}  // namespace
+}  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// Failures that outpace restarts: restarts cut short by the next failure
+// never add up to more than the run, so energy stays positive (failures x
+// restart once came to more than the wall time: -3830 kWh).
+TEST(RunModelTest, RestartsNeverOutlastTheRun) {
+  auto s = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/examples/reference-design/llama2-70b-16n-8nic.yaml", {"failures.node_mtbf_hours=1"});
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  const SimulationResult r = Simulate(*s, SimulateOptions::At(Fidelity::kAnalytical));
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  ASSERT_GT(r.run.expected_failures * s->failures.restart_s, r.run.time_to_train_s);  // the case
+  EXPECT_GT(r.run.energy_kwh, 0);
+  const double idle_kwh = s->nodes * s->node.power_idle_w / 1000 * r.run.time_to_train_s / 3600;
+  EXPECT_GE(r.run.energy_kwh, idle_kwh);
 }
 
 }  // namespace
