@@ -45,6 +45,11 @@ QString ValidationMessage(const Configuration& c) {
   return s ? QString() : QString::fromStdString(s.error().ToString());
 }
 
+int ValidationExitStatus(const Configuration& c) {
+  const Expected<Scenario> s = ParseConfiguration(c);
+  return s ? 0 : ExitStatus(s.error().kind);
+}
+
 const HeatCell* ConfigOutcome::Cell(int tensor_size, int pipeline_size) const {
   for (const HeatCell& cell : heatmap) {
     if (cell.tensor == tensor_size && cell.pipeline == pipeline_size) return &cell;
@@ -135,14 +140,14 @@ QVariant ResultsTableModel::data(const QModelIndex& index, int role) const {
       }
       if (!o.ran()) return {};
       if (!numeric) return kind == ColumnKind::kValue ? tr("cannot run") : QString();
+      if (!row.field->Present(o.result)) return {};  // absent in JSON and CSV too (nothing offloaded, say)
       const double v = row.field->get(o.result);
       if (kind == ColumnKind::kValue) return QString::fromStdString(FormatValue(*row.field, v));
       if (!base_numeric) return {};
       const double b = row.field->get(base.result);
       if (kind == ColumnKind::kDelta) return QString::fromStdString(FormatDelta(*row.field, b, v));
       if (row.field->quantity == Quantity::kBool || b == 0) return {};
-      const double rel = CleanRelative(b, v);
-      return rel == 0 ? QStringLiteral("0.0%") : QString::asprintf("%+.1f%%", 100 * rel);
+      return QString::fromStdString(FormatRelative(CleanRelative(b, v)));
     }
     case Qt::ToolTipRole: {
       if (text) return data(index, Qt::DisplayRole);

@@ -41,6 +41,9 @@ Expected<Scenario> ParseConfiguration(const Configuration& c, const std::vector<
 
 // The CLI's one-line message for a configuration that does not parse; empty when it does.
 QString ValidationMessage(const Configuration& c);
+// The exit status a configuration's error stands for (sim/core/error.h): 0
+// when it parses, 2 for bad input, 1 for a run the hardware cannot do.
+int ValidationExitStatus(const Configuration& c);
 
 // A cell of the TP x PP grid: the best configuration with that TP and PP
 // (virtual stages, micro batch and recompute searched as `trainsim plan`

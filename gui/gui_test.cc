@@ -446,6 +446,20 @@ class GuiTest : public QObject {
     QVERIFY(!modules.contains(QLatin1Char('{')));
   }
 
+  // A format the GPU lacks is a run that cannot happen (exit 1), not bad input (2), as in the CLI.
+  void validationKeepsTheErrorsKind() {
+    QFile in(TestData("llama2-70b-4n-8nic.yaml"));
+    QVERIFY(in.open(QIODevice::ReadOnly));
+    const QString yaml = QString::fromUtf8(in.readAll());
+    QCOMPARE(ValidationExitStatus(Configuration{yaml, QString()}), 0);
+    QString mxfp8 = yaml;
+    mxfp8.replace(QStringLiteral("precision: bf16"), QStringLiteral("precision: mxfp8"));
+    QCOMPARE(ValidationExitStatus(Configuration{mxfp8, QString()}), 1);
+    QString bad = yaml;
+    bad.replace(QStringLiteral("precision: bf16"), QStringLiteral("precision: fp4"));
+    QCOMPARE(ValidationExitStatus(Configuration{bad, QString()}), 2);
+  }
+
   void heatmapMarksInfeasibleCell() {
     // A global batch of 2 sequences on 32 GPUs: TP 1 x PP 1 leaves at least 4 data-parallel
     // replicas (context parallelism 8 at most) for 2 sequences, whatever else the planner

@@ -18,6 +18,7 @@
 #include <QRegularExpression>
 #include <QScreen>
 #include <QThread>
+#include <algorithm>
 #include <cstdio>
 
 #include "gui/charts.h"
@@ -89,7 +90,13 @@ int main(int argc, char** argv) {
                                                "display shows of the window, not a render of its widgets."));
   parser.addOptions({shot, size, scale, fidelity, whole, panel, zoom, grab});
   parser.addPositionalArgument(QStringLiteral("scenario"), QStringLiteral("Scenario YAML files to compare."), QStringLiteral("[SCENARIO...]"));
-  parser.process(app);
+  // Bad options are bad input, exit 2 as the CLI's (QCommandLineParser::process exits 1).
+  if (!parser.parse(QCoreApplication::arguments())) {
+    Print(stderr, QStringLiteral("trainsim-gui: ") + parser.errorText());
+    return 2;
+  }
+  if (parser.isSet(QStringLiteral("help"))) parser.showHelp(0);
+  if (parser.isSet(QStringLiteral("version"))) parser.showVersion();
 
   trainsim::gui::MainWindow window;
   if (parser.isSet(fidelity)) {
@@ -123,15 +130,15 @@ int main(int argc, char** argv) {
     Print(stderr, QStringLiteral("trainsim-gui: --size WxH and --scale S (0 < S <= 8) expected"));
     return 2;
   }
-  bool invalid = false;
+  int invalid = 0;  // the worst exit status of the configurations' errors: 2 bad input, 1 a run the hardware cannot do
   for (const auto& c : window.configurations()) {
     const QString msg = trainsim::gui::ValidationMessage(c);
     if (!msg.isEmpty()) {
       Print(stderr, msg);
-      invalid = true;
+      invalid = std::max(invalid, trainsim::gui::ValidationExitStatus(c));
     }
   }
-  if (invalid) return 2;
+  if (invalid) return invalid;
   if (window.configurations().empty()) {
     Print(stderr, QStringLiteral("trainsim-gui: --screenshot: no scenario to run"));
     return 2;

@@ -19,13 +19,6 @@ std::vector<ComparisonRow> CompareResults(const SimulationResult& a, const Simul
 
 namespace {
 
-std::string Percent(double relative) {
-  if (!std::isfinite(relative)) return "n/a";  // a side that cannot make progress has no time or cost
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * relative);
-  return std::string(buf) == "+0.0%" || std::string(buf) == "-0.0%" ? "0.0%" : buf;
-}
-
 // The step's parts, largest first, as "71% compute, 18% exposed communication".
 std::string StepShares(const SimulationResult& r) {
   const double st = r.step_time_s > 0 ? r.step_time_s : 1;
@@ -64,10 +57,10 @@ std::string Headline(const SimulationResult& baseline, const SimulationResult& o
   const double ca = baseline.run.cost_usd, cb = other.run.cost_usd;
   const double ka = baseline.run.capital_usd, kb = other.run.capital_usd;
   std::string s = other.name + ": ";
-  s += Percent(CleanRelative(ta, tb)) + " time to train (" + FormatDelta(time, ta, tb) + "), ";
-  s += FormatDelta(cost, ca, cb) + " per run (" + Percent(CleanRelative(ca, cb)) + "), ";
+  s += FormatRelative(CleanRelative(ta, tb)) + " time to train (" + FormatDelta(time, ta, tb) + "), ";
+  s += FormatDelta(cost, ca, cb) + " per run (" + FormatRelative(CleanRelative(ca, cb)) + "), ";
   // What the cluster costs to buy, where its profiles price it (0: no figures).
-  if (ka > 0 && kb > 0) s += FormatDelta(capital, ka, kb) + " capital (" + Percent(CleanRelative(ka, kb)) + "), ";
+  if (ka > 0 && kb > 0) s += FormatDelta(capital, ka, kb) + " capital (" + FormatRelative(CleanRelative(ka, kb)) + "), ";
   s += FormatDelta(energy, baseline.run.energy_kwh, other.run.energy_kwh);
   s += "; step " + StepShares(other);
   if (!baseline.error.empty()) s += " (the baseline cannot run: its figures are not a run)";
@@ -85,7 +78,7 @@ std::string ComparisonTable(const SimulationResult& a, const SimulationResult& b
     const ResultField& f = *FindResultField(r.field);
     const DisplayScale scale = ScaleFor(r.quantity, std::max(std::fabs(r.a), std::fabs(r.b)));
     std::snprintf(buf, sizeof buf, "%-28s %16s %16s %16s %9s\n", r.label.c_str(), FormatScaled(scale, r.a).c_str(),
-                  FormatScaled(scale, r.b).c_str(), FormatDelta(f, r.a, r.b).c_str(), Percent(r.relative()).c_str());
+                  FormatScaled(scale, r.b).c_str(), FormatDelta(f, r.a, r.b).c_str(), FormatRelative(r.relative()).c_str());
     o << buf;
   }
   if (!a.error.empty()) o << "A: " << a.error << "\n";
@@ -133,7 +126,7 @@ std::string ComparisonTable(const std::vector<SimulationResult>& results) {
       o << buf;
     }
     for (size_t i = 1; i < v.size(); ++i) {
-      std::snprintf(buf, sizeof buf, " %9s", Percent(CleanRelative(v[0], v[i])).c_str());
+      std::snprintf(buf, sizeof buf, " %9s", FormatRelative(CleanRelative(v[0], v[i])).c_str());
       o << buf;
     }
     o << "\n";

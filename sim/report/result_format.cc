@@ -104,4 +104,11 @@ double CleanRelative(double a, double b) {
   return std::fabs(r) < 1e-9 ? 0.0 : r;
 }
 
+std::string FormatRelative(double relative) {
+  if (!std::isfinite(relative)) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * relative);
+  return std::string(buf) == "+0.0%" || std::string(buf) == "-0.0%" ? "0.0%" : buf;
+}
+
 }  // namespace trainsim

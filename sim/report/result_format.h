@@ -36,4 +36,8 @@ std::string FormatDelta(const ResultField& f, double a, double b);
 double CleanDelta(double a, double b);
 double CleanRelative(double a, double b);
 
+// A relative change as a signed percentage, "+4.2%"; "0.0%" for none (or one
+// under 0.05%: never "+0.0%"), "n/a" where a side has no figure (NaN).
+std::string FormatRelative(double relative);
+
 }  // namespace trainsim
