@@ -716,10 +716,14 @@ class DesRun {
         write.active = false;
         recording_checkpoint = false;
       }
-      if (!steady && k == 1 && step0_s && !record_ && !write.active && pending_reads.empty() && (!data_.active || data_.Done())) {
-        // Step 1 starts from the state step 0 started from: nothing in flight
-        // (its tokens, read during step 0, have arrived), so it is step 0
-        // again and the steady step. (A timeline records step 1 itself.)
+      // Step 1 starts from the state step 0 started from: nothing in flight
+      // (its tokens, read during step 0, have arrived), so it is step 0
+      // again and the steady step. A timeline records step 1 itself, and
+      // still reports step 0's figures: tracing changes no step figure (step
+      // 1's own differs from step 0's in the last bits of its larger clock;
+      // the run's checkpoint stall may, by as little, from the recorded cycle).
+      const bool repeats_step0 = !steady && k == 1 && step0_s && !write.active && pending_reads.empty() && (!data_.active || data_.Done());
+      if (repeats_step0 && !record_) {
         steady = step0_s;
         steady_data_stall_s_ = step0_data_stall_s;
       }
@@ -754,8 +758,8 @@ class DesRun {
         next_read_ = Flows{};
         if (writing) periodic.Observe(Now() - t0, write, quiet_start && quiet(next));
         if (!steady && k >= steady_index && !writing) {
-          steady = Now() - t0;
-          steady_data_stall_s_ = step_data_stall_s_;
+          steady = repeats_step0 ? *step0_s : Now() - t0;
+          steady_data_stall_s_ = repeats_step0 ? step0_data_stall_s : step_data_stall_s_;
         }
         if (k == 0 && steady_index == 1 && !writing) {
           step0_s = Now() - t0;

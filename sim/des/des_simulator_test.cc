@@ -331,3 +331,22 @@ TEST(DesSimulatorTest, ShardGroupAllReducesOverlapTheBackward) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// Recording the timeline (--trace, the GUI) changes no step figure: it showed
+// step 1's own time, which differs from step 0's in its last bits, and the
+// GUI coloured an unchanged row as a change.
+TEST(DesSimulatorTest, TracingChangesNoStepFigure) {
+  const Scenario s = Make(k70b, {});
+  const SimulationResult plain = Simulate(s, SimulateOptions::At(Fidelity::kDes, false));
+  const SimulationResult traced = Simulate(s, SimulateOptions::At(Fidelity::kDes, true));
+  ASSERT_FALSE(traced.timeline.empty());
+  EXPECT_EQ(plain.step_time_s, traced.step_time_s);
+  EXPECT_EQ(plain.breakdown.exposed_communication_s, traced.breakdown.exposed_communication_s);
+  EXPECT_EQ(plain.breakdown.pipeline_bubble_s, traced.breakdown.pipeline_bubble_s);
+}
+
+}  // namespace
+}  // namespace trainsim
