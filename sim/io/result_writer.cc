@@ -322,8 +322,13 @@ std::string ToSummary(const SimulationResult& r) {
   if (v("run.expected_failures") > 0) {
     const double spares = v("run.hot_spares");
     o << "  failures             " << Fmt("%.3g expected", v("run.expected_failures")) << ", goodput "
-      << Fmt("%.1f%%", 100 * v("run.goodput")) << ", best checkpoint interval " << Duration(v("run.best_checkpoint_interval_s"))
-      << (v("run.checkpoints") > 0 ? " (chosen " + Duration(v("run.chosen_checkpoint_interval_s")) + ")" : std::string(" (none chosen)")) << ", " << count("run.hot_spares") << " hot spare"
+      << Fmt("%.1f%%", 100 * v("run.goodput"));
+    // The interval only where there is storage to checkpoint to.
+    if (v("run.best_checkpoint_interval_s") > 0) {
+      o << ", best checkpoint interval " << Duration(v("run.best_checkpoint_interval_s"))
+        << (v("run.checkpoints") > 0 ? " (chosen " + Duration(v("run.chosen_checkpoint_interval_s")) + ")" : std::string(" (none chosen)"));
+    }
+    o << ", " << count("run.hot_spares") << " hot spare"
       << (spares == 1 ? "" : "s") << (spares > 0 && v("run.capital_usd") > 0 ? " (not in the capital)" : "") << "\n";
   }
   // Whole units where they are many; three figures for a short run's fraction of one.
