@@ -675,7 +675,8 @@ TEST(WorkloadTest, LoraParametersAreTheAdaptersTheWorkloadRuns) {
     const Scenario s = Make(model, {"cluster.node=dgx-h100", "cluster.fabric=ndr-rail-optimized", "training.precision=bf16",
                                     "parallelism.tensor=1", "parallelism.pipeline=1", "cluster.nodes=1", "training.global_batch=8", lora});
     double adapter_flops = 0;
-    for (const auto& o : BuildWorkload(s).layer(0).forward.ops) {
+    const Workload w = BuildWorkload(s);  // alive through the loop: layer() returns into it
+    for (const auto& o : w.layer(0).forward.ops) {
       if (o.cls == OpClass::kGemm && o.name.str().find("lora") != std::string::npos) adapter_flops += o.flops;
     }
     EXPECT_NEAR(adapter_flops, 2 * 2048.0 * LoraLayerParameters(s.model, s.training.finetune), 1e-9 * adapter_flops) << model;
