@@ -320,6 +320,14 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
                                       " recomputes by torchtitan's op policy (selective_recompute_policy), not Megatron-Core's modules");
     }
     s.training.recompute_modules = ParseRecomputeModules(mods, file, t.Path("recompute_modules"));
+    // A module the model does not have would change nothing: asked for, it is a mistake.
+    const unsigned moe_modules = kRecomputeMoe | kRecomputeMoeAct | kRecomputeSharedExperts;
+    if ((s.training.recompute_modules & moe_modules) && !s.model.moe.enabled()) {
+      t.Fail("recompute_modules", "moe, moe_act and shared_experts need a mixture-of-experts model (model.moe)");
+    }
+    if ((s.training.recompute_modules & kRecomputeMlaUpProj) && s.model.attention != AttentionKind::kMla) {
+      t.Fail("recompute_modules", "mla_up_proj needs MLA attention (model.attention: mla)");
+    }
   } else if (s.training.recompute == Recompute::kSelective && s.framework.recompute_modules != 0) {
     s.training.recompute_modules = s.framework.recompute_modules;  // the recipe's selective recompute
   }

@@ -236,6 +236,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "--set: parallelism.sharding_group: must be positive, got 0"},
         BadInput{"zero first stage layers", {"parallelism.first_stage_layers=0"},
                  "--set: parallelism.first_stage_layers: must be positive, got 0"},
+        BadInput{"moe recompute of a dense model", {"training.recompute=selective", "training.recompute_modules=[moe_act]"},
+                 "--set: training.recompute_modules: moe, moe_act and shared_experts need a mixture-of-experts model (model.moe)"},
         BadInput{"dispatcher of a dense model", {"parallelism.moe_dispatcher=deepep"},
                  "--set: parallelism.moe_dispatcher: moe_dispatcher needs a mixture-of-experts model (model.moe)"},
         BadInput{"sharding group without sharding", {"parallelism.data_sharding=none", "parallelism.sharding_group=2"},
