@@ -56,4 +56,8 @@ double DataReadSeconds(const Scenario& s) {
   return rate > 0 ? s.storage->latency_s + bytes / rate : 0;
 }
 
+double AsyncCopySeconds(const Scenario& s, double checkpoint_bytes) {
+  return checkpoint_bytes / s.gpus() / s.node.host_copy_bytes_per_s_per_gpu();
+}
+
 }  // namespace trainsim

@@ -28,6 +28,10 @@ int CheckpointWritingNodes(const Scenario& s);
 double CheckpointWriteBytesPerS(const Scenario& s);
 double CheckpointReadBytesPerS(const Scenario& s);
 
+// An async checkpoint's stall: each GPU's share of `checkpoint_bytes` copied
+// to host memory, a node's GPUs at once over its host path.
+double AsyncCopySeconds(const Scenario& s, double checkpoint_bytes);
+
 // Seconds to read one step's tokens (global batch x seq_len x
 // data.bytes_per_token) from the storage: its latency, then the slowest of
 // the readers' NICs (the first pipeline stage's GPUs, which feed the model)

@@ -311,13 +311,15 @@ std::string ToSummary(const SimulationResult& r) {
   if (FindResultField("memory.reason")->Present(r)) o << "    " << t("memory.reason") << "\n";
   o << "  run                  " << count("run.steps") << " steps, " << Fmt("%.3g", v("run.tokens")) << " tokens, "
     << Duration(v("run.time_to_train_s")) << "\n";
-  if (v("run.checkpoint_bytes") > 0 && v("run.checkpoints") == 0) {
+  if (v("run.checkpoint_bytes") > 0) {
     o << "  checkpoint           " << Fmt("%.1f GiB", v("run.checkpoint_bytes") / (1024.0 * 1024 * 1024)) << ", write "
-      << Duration(v("run.checkpoint_write_s")) << ", none in the run (checkpoint.every_steps)\n";
-  } else if (v("run.checkpoint_bytes") > 0) {
-    o << "  checkpoint           " << Fmt("%.1f GiB", v("run.checkpoint_bytes") / (1024.0 * 1024 * 1024)) << ", write "
-      << Duration(v("run.checkpoint_write_s")) << ", stall " << Duration(v("run.checkpoint_stall_s")) << " each, "
-      << count("run.checkpoints") << " in the run, overhead " << Duration(v("run.checkpoint_overhead_s")) << "\n";
+      << Duration(v("run.checkpoint_write_s"));
+    if (v("run.checkpoints") == 0) {
+      o << ", none in the run (checkpoint.every_steps)\n";
+    } else {
+      o << ", stall " << Duration(v("run.checkpoint_stall_s")) << " each, " << count("run.checkpoints") << " in the run, overhead "
+        << Duration(v("run.checkpoint_overhead_s")) << "\n";
+    }
   }
   if (v("run.expected_failures") > 0) {
     const double spares = v("run.hot_spares");

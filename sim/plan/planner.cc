@@ -265,12 +265,15 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
   }
   std::stable_sort(top.begin(), top.end(),
                    [](const PlanCandidate& a, const PlanCandidate& b) { return a.objective < b.objective; });
+  // The baseline's row in the re-ranked table, where it is among the top K.
+  const auto row = !rep.baseline ? top.end() : std::find_if(top.begin(), top.end(), [&](const PlanCandidate& c) {
+    return c.config == rep.baseline->config;
+  });
   if (rep.baseline && rechecks) {
     if (options.progress) options.progress(rechecked++, recheck_total, recheck_phase);
     // The baseline among the top K was re-checked already (the same scenario: the DES is deterministic).
-    const auto same = std::find_if(top.begin(), top.end(), [&](const PlanCandidate& c) { return c.config == rep.baseline->config; });
-    if (same != top.end()) {
-      rep.baseline->result = same->result;
+    if (row != top.end()) {
+      rep.baseline->result = row->result;
     } else {
       apply(s, rep.baseline->config);
       rep.baseline->result = Simulate(s, recheck);
@@ -278,12 +281,8 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
     rep.baseline->objective = rep.baseline->result.error.empty() ? Objective(rep.baseline->result, options.objective) : INFINITY;
   }
   if (options.progress && rechecks && recheck_total > 0) options.progress(recheck_total, recheck_total, recheck_phase);
-  // Among the re-checked, the baseline's rank is its row in the re-ranked
-  // table; below them its analytical rank (past the top K either way).
-  if (rep.baseline) {
-    const auto row = std::find_if(top.begin(), top.end(), [&](const PlanCandidate& c) { return c.config == rep.baseline->config; });
-    if (row != top.end()) rep.baseline_rank = 1 + int(row - top.begin());
-  }
+  // Among the re-checked, the baseline's rank is its row; below them its analytical rank (past the top K either way).
+  if (row != top.end()) rep.baseline_rank = 1 + int(row - top.begin());
   rep.candidates = std::move(top);
   rep.recheck_s = std::chrono::duration<double>(Clock::now() - t1).count();
   return rep;

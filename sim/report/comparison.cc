@@ -42,15 +42,14 @@ std::string StepShares(const SimulationResult& r) {
 
 std::string Headline(const SimulationResult& baseline, const SimulationResult& other) {
   if (!other.error.empty()) return other.name + ": cannot run: " + other.error;
+  const ResultField& time = *FindResultField("run.time_to_train_s");
+  const ResultField& cost = *FindResultField("run.cost_usd");
   // Against a baseline whose run figures are unknown (a run that cannot make
   // progress) there is no difference to state: the other side's own figures.
   if (!baseline.error.empty() && !std::isfinite(baseline.run.time_to_train_s)) {
-    return other.name + ": " + FormatScaled(ScaleFor(Quantity::kDuration, other.run.time_to_train_s), other.run.time_to_train_s) +
-           " to train, " + FormatScaled(ScaleFor(Quantity::kUsd, other.run.cost_usd), other.run.cost_usd) + " per run; step " +
-           StepShares(other) + " (the baseline cannot run: " + baseline.error + ")";
+    return other.name + ": " + FormatValue(time, other.run.time_to_train_s) + " to train, " + FormatValue(cost, other.run.cost_usd) +
+           " per run; step " + StepShares(other) + " (the baseline cannot run: " + baseline.error + ")";
   }
-  const ResultField& time = *FindResultField("run.time_to_train_s");
-  const ResultField& cost = *FindResultField("run.cost_usd");
   const ResultField& energy = *FindResultField("run.energy_kwh");
   const ResultField& capital = *FindResultField("run.capital_usd");
   const double ta = baseline.run.time_to_train_s, tb = other.run.time_to_train_s;

@@ -26,12 +26,6 @@ std::string Gib(double bytes) {
   return buf;
 }
 
-// An async checkpoint's stall: each GPU's shard copied to host memory, all
-// of a node's GPUs at once.
-double AsyncCopySeconds(const Scenario& s, double checkpoint_bytes) {
-  return checkpoint_bytes / s.gpus() / s.node.host_copy_bytes_per_s_per_gpu();
-}
-
 // Below this fraction of the wall time spent training, a run with failures
 // is taken not to happen (its expected time is dominated by redone work).
 constexpr double kMinGoodput = 0.01;
@@ -46,7 +40,7 @@ constexpr double kMinGoodput = 0.01;
 double CheckpointIntervalFor(const Scenario& s, const RunReport& run, double mtbf_s) {
   const double write_s = run.checkpoint_write_s, checkpoint_bytes = run.checkpoint_bytes;
   if (s.checkpoint.mode != CheckpointMode::kAsync) return YoungDalyInterval(run.checkpoint_stall_s, mtbf_s);
-  const double copy_s = AsyncCopySeconds(s, checkpoint_bytes);
+  const double copy_s = AsyncCopySeconds(s, checkpoint_bytes);  // sim/cost/checkpoint_cost.h
   const double drain_s = std::max(0.0, write_s - copy_s);
   return std::max(YoungDalyInterval(copy_s, mtbf_s), std::min(drain_s, YoungDalyInterval(write_s, mtbf_s)));
 }
@@ -117,8 +111,8 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
   // run where no checkpoint is written), with the expected time of each.
   const double failure_free_s = compute_s + run.checkpoint_overhead_s;
   double wall = failure_free_s;
+  const double mtbf = s.failures.node_mtbf_hours * 3600.0 / s.nodes;  // the job's: any of its nodes failing
   if (s.failures.node_mtbf_hours > 0) {
-    const double mtbf = s.failures.node_mtbf_hours * 3600.0 / s.nodes;
     const double recovery_s = s.failures.restart_s + run.restore_s;
     const double segment_s = run.chosen_checkpoint_interval_s + run.checkpoint_stall_s;
     const long full = run.checkpoints;
@@ -155,11 +149,7 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
   // Each failure idles the nodes for its restart, or until the next failure
   // cuts the restart short: E[min(restart, Exp(MTBF))] = M (1 - e^(-R/M)),
   // so the restarts never outlast the run when failures outpace them.
-  double restart_hours = 0;
-  if (run.expected_failures > 0) {
-    const double mtbf = s.failures.node_mtbf_hours * 3600.0 / s.nodes;
-    restart_hours = run.expected_failures * -mtbf * std::expm1(-s.failures.restart_s / mtbf) / 3600.0;
-  }
+  const double restart_hours = run.expected_failures > 0 ? run.expected_failures * -mtbf * std::expm1(-s.failures.restart_s / mtbf) / 3600.0 : 0;
   const double gpu_node_kwh = s.nodes * (s.node.power_load_w * (hours - restart_hours) + s.node.power_idle_w * restart_hours) / 1000.0;
   const double storage_kw = storage ? s.storage_nodes * s.storage->power_w / 1000.0 : 0;
   run.energy_kwh = gpu_node_kwh + storage_kw * hours;
