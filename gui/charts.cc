@@ -204,7 +204,6 @@ QChart* BuildScalingChart(const std::vector<ConfigOutcome>& outcomes, ScalingMet
   auto* y = new QValueAxis;
   y->setTitleText(time ? QObject::tr("time to train (%1)").arg(unit == QLatin1String("h") ? QObject::tr("hours") : unit)
                        : QObject::tr("cost per run ($)"));
-  y->setLabelFormat(time ? QStringLiteral("%g") : QStringLiteral("$%.0f"));
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   SmallLegend(chart);
@@ -235,6 +234,12 @@ QChart* BuildScalingChart(const std::vector<ConfigOutcome>& outcomes, ScalingMet
   x->setRange(min_n / 1.25, max_n * 1.25);
   y->setRange(0, max_v > 0 ? max_v * 1.1 : 1);
   y->applyNiceNumbers();
+  // As many decimals as neighbouring ticks need to read differently (a $0.40
+  // run's axis is not "$0, $0, $1"); no numbers on an axis with nothing on it.
+  const double tick_step = (y->max() - y->min()) / std::max(1, y->tickCount() - 1);
+  const int decimals = tick_step > 0 ? std::clamp(static_cast<int>(std::ceil(-std::log10(tick_step) - 1e-9)), 0, 6) : 0;
+  y->setLabelFormat((time ? QStringLiteral("%.") : QStringLiteral("$%.")) + QString::number(decimals) + QStringLiteral("f"));
+  y->setLabelsVisible(max_v > 0);
   return chart;
 }
 
@@ -512,6 +517,7 @@ bool GanttWidget::event(QEvent* e) {
 void GanttWidget::SetOutcome(const ConfigOutcome* outcome) {
   name_ = outcome ? outcome->name : QString();
   fidelity_ = outcome ? QString::fromStdString(outcome->result.fidelity) : QString();
+  error_ = outcome ? QString::fromStdString(outcome->result.error) : QString();
   events_.clear();
   lanes_.clear();
   hidden_events_ = 0;
@@ -588,6 +594,8 @@ void GanttWidget::keyPressEvent(QKeyEvent* e) {
 
 QString GanttWidget::PlaceholderText() const {
   if (name_.isEmpty()) return tr("Run the comparison to see the timeline of one simulated step.");
+  // Asked for the DES and did not get it: say why rather than ask for it again.
+  if (!error_.isEmpty()) return tr("No timeline for %1: %2").arg(name_, error_);
   return tr("No timeline for %1 (fidelity: %2).\n\nThe Gantt chart shows one simulated step per pipeline stage: "
             "forward and backward passes per micro batch and chunk, communication and the optimizer. The "
             "discrete-event simulator records it (fidelity DES); the analytical path computes the step time in "

@@ -91,6 +91,8 @@ class GanttWidget : public QWidget {
   std::vector<std::pair<QRectF, int>> bars_;  // painted bars -> index in events_
   QString name_;
   QString fidelity_;
+  QString error_;  // why the run has no DES step (does not fit, refused), if that is why
+
   std::vector<TimelineEvent> events_;  // the traced step, time 0 at its start
   std::vector<int> lanes_;             // per event, its lane on its track
   int hidden_events_ = 0;              // the first checkpoint's events

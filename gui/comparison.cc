@@ -134,9 +134,13 @@ QVariant ResultsTableModel::data(const QModelIndex& index, int role) const {
   switch (role) {
     case Qt::DisplayRole: {
       if (text) {
-        if (kind != ColumnKind::kValue) return {};
-        if (!o.ran()) return row.key == "error" ? o.input_error : QString();
-        return row.field->Present(o.result) ? QString::fromStdString(row.field->text(o.result)) : QString();
+        // A long reason would widen its column past the screen: the cell
+        // shows its start, the tooltip all of it.
+        constexpr int kMaxCellChars = 60;
+        const QVariant tip = data(index, Qt::ToolTipRole);
+        if (!tip.isValid()) return {};
+        const QString full = tip.toString();
+        return full.size() > kMaxCellChars ? full.left(kMaxCellChars - 1).trimmed() + QChar(0x2026) : full;
       }
       if (!o.ran()) return {};
       if (!numeric) return kind == ColumnKind::kValue ? tr("cannot run") : QString();
@@ -150,7 +154,11 @@ QVariant ResultsTableModel::data(const QModelIndex& index, int role) const {
       return QString::fromStdString(FormatRelative(CleanRelative(b, v)));
     }
     case Qt::ToolTipRole: {
-      if (text) return data(index, Qt::DisplayRole);
+      if (text) {
+        if (kind != ColumnKind::kValue) return {};
+        if (!o.ran()) return row.key == "error" ? o.input_error : QString();
+        return row.field->Present(o.result) ? QString::fromStdString(row.field->text(o.result)) : QString();
+      }
       QString tip = QString::fromStdString(row.field->label) + QStringLiteral(" (") + QString::fromStdString(row.key) +
                     QStringLiteral(")");
       if (o.ran()) tip += QStringLiteral(": ") + QString::number(row.field->get(o.result), 'g', 17);

@@ -17,8 +17,11 @@
 #include <QPixmap>
 #include <QRegularExpression>
 #include <QScreen>
+#include <QSettings>
+#include <QTemporaryDir>
 #include <QThread>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "gui/charts.h"
@@ -75,7 +78,7 @@ int main(int argc, char** argv) {
                                 QStringLiteral("WxH"), QStringLiteral("1920x1080"));
   const QCommandLineOption scale(QStringLiteral("scale"), QStringLiteral("Device pixels per logical pixel of the image (default 1)."),
                                  QStringLiteral("S"), QStringLiteral("1"));
-  const QCommandLineOption fidelity(QStringLiteral("fidelity"), QStringLiteral("des or analytical (default: the last used; des)."),
+  const QCommandLineOption fidelity(QStringLiteral("fidelity"), QStringLiteral("des or analytical (default: the last used in the application, at first des; --screenshot: des)."),
                                     QStringLiteral("F"));
   const QCommandLineOption whole(QStringLiteral("whole-window"),
                                  QStringLiteral("With --screenshot: render the whole window (form and menus too), not only the comparison view."));
@@ -98,6 +101,14 @@ int main(int argc, char** argv) {
   if (parser.isSet(QStringLiteral("help"))) parser.showHelp(0);
   if (parser.isSet(QStringLiteral("version"))) parser.showVersion();
 
+  // A screenshot neither reads nor writes the user's settings (last fidelity,
+  // recent files, geometry): a scripted render is the same on every machine
+  // and leaves the desktop application as it was.
+  QTemporaryDir screenshot_settings;
+  if (screenshot) {
+    QSettings::setDefaultFormat(QSettings::IniFormat);
+    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, screenshot_settings.path());
+  }
   trainsim::gui::MainWindow window;
   if (parser.isSet(fidelity)) {
     const QString f = parser.value(fidelity);
@@ -123,12 +134,34 @@ int main(int argc, char** argv) {
     return app.exec();
   }
 
-  const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("^(\\d+)x(\\d+)$")).match(parser.value(size));
+  const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("^(\\d{1,5})x(\\d{1,5})$")).match(parser.value(size));
   bool scale_ok = false;
   const double image_scale = parser.value(scale).toDouble(&scale_ok);
-  if (!m.hasMatch() || !scale_ok || image_scale <= 0 || image_scale > 8) {
-    Print(stderr, QStringLiteral("trainsim-gui: --size WxH and --scale S (0 < S <= 8) expected"));
+  // Bounded so that a typo cannot ask for gigabytes of pixels.
+  constexpr int kMinSidePx = 200, kMaxSidePx = 16384;
+  const int width_px = m.hasMatch() ? m.captured(1).toInt() : 0, height_px = m.hasMatch() ? m.captured(2).toInt() : 0;
+  if (!m.hasMatch() || width_px < kMinSidePx || width_px > kMaxSidePx || height_px < kMinSidePx || height_px > kMaxSidePx) {
+    Print(stderr, QStringLiteral("trainsim-gui: --size: '%1' is not WxH with each side from %2 to %3 pixels")
+                      .arg(parser.value(size)).arg(kMinSidePx).arg(kMaxSidePx));
     return 2;
+  }
+  if (!scale_ok || !(image_scale > 0 && image_scale <= 8) || width_px * image_scale * height_px * image_scale > 268435456.0) {
+    Print(stderr, QStringLiteral("trainsim-gui: --scale: '%1' is not a number with 0 < S <= 8 (and at most 256 megapixels "
+                                 "in the image)").arg(parser.value(scale)));
+    return 2;
+  }
+  double zoom_from_ms = 0, zoom_to_ms = 0;
+  if (parser.isSet(zoom)) {
+    const QStringList parts = parser.value(zoom).split(QLatin1Char(':'));
+    bool from_ok = false, to_ok = false;
+    if (parts.size() == 2) {
+      zoom_from_ms = parts[0].toDouble(&from_ok);
+      zoom_to_ms = parts[1].toDouble(&to_ok);
+    }
+    if (!from_ok || !to_ok || !(zoom_from_ms >= 0) || !(zoom_to_ms > zoom_from_ms) || !std::isfinite(zoom_to_ms)) {
+      Print(stderr, QStringLiteral("trainsim-gui: --zoom: '%1' is not FROM_MS:TO_MS with 0 <= FROM_MS < TO_MS").arg(parser.value(zoom)));
+      return 2;
+    }
   }
   int invalid = 0;  // the worst exit status of the configurations' errors: 2 bad input, 1 a run the hardware cannot do
   for (const auto& c : window.configurations()) {
@@ -147,7 +180,7 @@ int main(int argc, char** argv) {
   // Lay the window out so that the comparison view gets the requested size.
   const bool whole_window = parser.isSet(whole);
   window.SetConfigurationPanelVisible(whole_window);
-  const QSize target(m.captured(1).toInt(), m.captured(2).toInt());
+  const QSize target(width_px, height_px);
   window.resize(target);
   window.show();
   QApplication::processEvents();
@@ -176,12 +209,11 @@ int main(int argc, char** argv) {
     p->show();
     QApplication::processEvents();
     if (parser.isSet(zoom)) {
-      const QRegularExpressionMatch z = QRegularExpression(QStringLiteral("^([0-9.]+):([0-9.]+)$")).match(parser.value(zoom));
-      if (!z.hasMatch() || p != window.view()->gantt()) {
+      if (p != window.view()->gantt()) {
         Print(stderr, QStringLiteral("trainsim-gui: --zoom FROM_MS:TO_MS goes with --panel timeline"));
         return 2;
       }
-      window.view()->gantt()->SetView(z.captured(1).toDouble() / 1e3, z.captured(2).toDouble() / 1e3);
+      window.view()->gantt()->SetView(zoom_from_ms / 1e3, zoom_to_ms / 1e3);
       QApplication::processEvents();
     }
     target_widget = p;
