@@ -334,15 +334,18 @@ QColor HeatColor(double t) {
   return t < 0.5 ? mix(a, b, t * 2) : mix(b, c, (t - 0.5) * 2);
 }
 
-// A few words for a cell: the full reason is in the tooltip.
-QString ShortReason(const QString& reason) {
-  if (reason.contains(QLatin1String("fit"))) return QObject::tr("memory");
+// A few words for a cell: the full reason is in the tooltip. The planner's
+// category says which kind; a divisibility rule's message, what it divides.
+QString ShortReason(const HeatCell& cell) {
+  if (cell.category == QLatin1String("memory")) return QObject::tr("memory");
+  if (cell.category == QLatin1String("unsupported")) return QObject::tr("unsupported");
+  if (cell.category == QLatin1String("simulation")) return QObject::tr("cannot run");
+  const QString& reason = cell.reason;
   if (reason.contains(QLatin1String("GPUs"))) return QObject::tr("GPUs");
   if (reason.contains(QLatin1String("layers"))) return QObject::tr("layers");
   if (reason.contains(QLatin1String("heads"))) return QObject::tr("heads");
   if (reason.contains(QLatin1String("interleav"))) return QObject::tr("interleave");
-  if (reason.contains(QLatin1String("divid"))) return QObject::tr("indivisible");
-  return QObject::tr("invalid");
+  return QObject::tr("indivisible");
 }
 
 }  // namespace
@@ -395,8 +398,8 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
     } else {
       p.fillRect(r, InfeasibleColor());
       p.fillRect(r, QBrush(QColor(0x9a, 0x9a, 0x9a), Qt::BDiagPattern));
-      label = QStringLiteral("✕ ") + ShortReason(c.reason);
-      if (p.fontMetrics().horizontalAdvance(label) + 4 > r.width()) label = ShortReason(c.reason);
+      label = QStringLiteral("✕ ") + ShortReason(c);
+      if (p.fontMetrics().horizontalAdvance(label) + 4 > r.width()) label = ShortReason(c);
       if (p.fontMetrics().horizontalAdvance(label) + 4 > r.width()) label = QStringLiteral("✕");
       p.setPen(QColor(0x40, 0x40, 0x40));
     }

@@ -54,6 +54,7 @@ struct HeatCell {
   bool feasible = false;
   double step_time_s = 0;
   QString reason;  // empty when feasible: the least demanding member's rejection
+  QString category;  // the planner's kind of rejection: divisibility, memory, unsupported, simulation
   QString chosen;  // what the cell's best sets, planner notation ("TP4 PP4 VP5 ... mb1 recompute=none")
   int virtual_stages = 1;
   int micro_batch = 1;

@@ -49,7 +49,9 @@ HeatCell BestOfCell(const Scenario& base, int tp, int pp) {
   // Why the family fails: its least demanding member's rejection, as the planner reports it.
   if (!r.rejected.empty()) {
     cell.reason = QString::fromStdString(r.rejected.front().reason);
+    cell.category = QString::fromStdString(r.rejected.front().category);
   } else {
+    cell.category = QStringLiteral("divisibility");
     cell.reason = QObject::tr("tensor x pipeline = %1 does not divide the %2 GPUs").arg(tp * pp).arg(base.gpus());
   }
   return cell;
