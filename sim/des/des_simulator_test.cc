@@ -172,8 +172,8 @@ TEST(DesSimulatorTest, CostDoesNotGrowWithDataParallelDegree) {
 TEST(DesSimulatorTest, SlowStorageGivesDataStalls) {
   const Scenario ok = Make(kStorage);
   EXPECT_EQ(Simulate(ok, SimulateOptions::At(Fidelity::kDes)).breakdown.data_stall_s, 0.0);
-  // 4 MB per token from one storage node cannot keep up.
-  const Scenario slow = Make(kStorage, {"data.bytes_per_token=4000000", "cluster.storage_nodes=1"});
+  // 1 MB per token (a video stream's) from one storage node cannot keep up.
+  const Scenario slow = Make(kStorage, {"data.bytes_per_token=1000000", "cluster.storage_nodes=1"});
   const SimulationResult r = Simulate(slow, SimulateOptions::At(Fidelity::kDes));
   EXPECT_GT(r.breakdown.data_stall_s, 0.1 * r.step_time_s);
 }

@@ -65,6 +65,19 @@ std::optional<std::string> ResolvePath(const std::string& ref, const std::string
   return std::nullopt;
 }
 
+std::string UnresolvedPathReason(const std::string& ref, const std::string& relative_to_file) {
+  std::error_code ec;
+  const fs::path p(ref);
+  std::vector<fs::path> tried;
+  if (!p.is_absolute() && !relative_to_file.empty()) tried.push_back(fs::path(DirName(relative_to_file)) / p);
+  tried.push_back(p);
+  for (const fs::path& q : tried) {
+    if (fs::is_directory(q, ec)) return "is a directory, not a file";
+    if (fs::exists(q, ec)) return "is not a regular file (a device, pipe or socket)";
+  }
+  return "not found";
+}
+
 std::string DataFingerprint() {
   const fs::path root(DataDir());
   std::vector<fs::path> files;

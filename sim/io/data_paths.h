@@ -24,6 +24,9 @@ bool LooksLikePath(const std::string& ref);
 // Resolves a path reference relative to the directory of `relative_to_file`
 // (then the working directory). Returns nullopt if no such file exists.
 std::optional<std::string> ResolvePath(const std::string& ref, const std::string& relative_to_file);
+// Why ResolvePath found no file for `ref`, as the end of "model file 'X' ...":
+// "not found", "is a directory, not a file" or "is not a regular file (a device, pipe or socket)".
+std::string UnresolvedPathReason(const std::string& ref, const std::string& relative_to_file);
 
 // A fingerprint (sim/core/fingerprint.h) of the bundled data a scenario
 // reads by name: the path and text of every file under

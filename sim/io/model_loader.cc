@@ -98,10 +98,10 @@ const std::set<std::string>& HuggingFaceKeysWithoutEffect() {
       "lm_head_bias",
       // Dropout: elementwise, no matrices.
       "attention_dropout", "hidden_dropout", "embd_pdrop", "resid_pdrop",
-      // Linear-layer biases (GPT-OSS, Qwen2 q/k/v): a vector per matrix, under 0.05% of the
+      // Linear-layer biases (GPT-OSS, Qwen2 q/k/v; Qwen3-Coder's qkv_bias): a vector per matrix, under 0.05% of the
       // parameters, not counted, and added in the GEMMs' epilogues, except fc2's of biased experts,
       // a pass of its own in Megatron-Core (model.moe.expert_bias, which model_type gpt_oss implies).
-      "attention_bias", "mlp_bias",
+      "attention_bias", "mlp_bias", "qkv_bias",
       // Elementwise on scores or logits: Gemma 2's softcapping and query scale, Llama 4's attention
       // temperature on its NoPE layers. (GPT-OSS's swiglu_limit is read: model.activation_clamp.)
       "attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar", "attn_scale",
@@ -119,6 +119,7 @@ const std::set<std::string>& HuggingFaceKeysWithoutEffect() {
 struct UnmodelledKey {
   std::string key;  // as an error names it: "text_config.KEY" inside a wrapper
   int line = 0;
+  std::string hint;  // a key trainsim reads or lists that it may be a misspelling of ("num_key_value_head")
 };
 
 // A parsed model file and the config.json keys it left unread.
@@ -130,9 +131,11 @@ struct ModelFile {
 
 // The error for an unmodelled key the scenario did not accept.
 InputException UnmodelledKeyError(const std::string& file, const UnmodelledKey& u) {
+  // A misspelling of a key it reads would, accepted, run without what the key says.
+  const std::string typo = u.hint.empty() ? "" : "did you mean '" + u.hint + "'? otherwise a ";
   return InputException(InputError{
       file, u.line, u.key,
-      "config.json key trainsim does not model (neither read nor known to leave the training step unchanged); reading "
+      typo + "config.json key trainsim does not model (neither read nor known to leave the training step unchanged); reading "
       "the rest would misread the model (to take it as changing nothing, on purpose: model: {file: ..., "
       "accept_unknown_keys: [" + u.key + "]})"});
 }
@@ -141,7 +144,7 @@ InputException UnmodelledKeyError(const std::string& file, const UnmodelledKey& 
 void CollectUnmodelledKeys(const YamlMap& m, std::vector<UnmodelledKey>& out) {
   for (auto it = m.node().begin(); it != m.node().end(); ++it) {
     const std::string key = it->first.Scalar();
-    if (!m.Known(key)) out.push_back({m.Path(key), it->first.Mark().line + 1});
+    if (!m.Known(key)) out.push_back({m.Path(key), it->first.Mark().line + 1, ClosestMatch(key, m.KnownSorted())});
   }
 }
 
@@ -159,6 +162,12 @@ struct HfFamily {
   bool alternating_window = false;
   int window_pattern = 0;
   int vocab_default = 0;  // vocab_size when absent (Gemma 3's text config class: 262208); 0: required
+  // What the config class builds when the file leaves these out (0: hidden / heads, and the
+  // required key, and num_attention_heads): Gemma's head_dim 256, Qwen3's 128; Gemma 2's and 3's
+  // 8 query and 4 key-value heads (the published Gemma 3 4B text_config writes none of the three).
+  int head_dim_default = 0;
+  int heads_default = 0;
+  int kv_heads_default = 0;
   // Its attention reads sliding_window (transformers' Mistral, Mixtral, Qwen2/3, Gemma 2/3, GPT-OSS).
   // Llama's, DeepSeek's, GLM's do not: there the key is an edit transformers ignores and its writer
   // may have meant, so it is exit 2 rather than either guess.
@@ -210,7 +219,7 @@ const std::map<std::string, HfFamily>& Families() {
       {"mixtral", {.windowed = true, .experts_key = "num_local_experts", .reads = {"num_local_experts", "num_experts_per_tok"}}},
       {"qwen2", {.windowed = true}},
       {"qwen2_moe", {.windowed = true, .experts_key = "num_experts", .reads = qwen2_moe}},
-      {"qwen3", {.qk_norm = true, .windowed = true}},
+      {"qwen3", {.qk_norm = true, .head_dim_default = 128, .windowed = true}},
       {"qwen3_moe", {.qk_norm = true, .windowed = true, .experts_key = "num_experts", .reads = qwen_moe}},
       {"deepseek_v2", {.mla = true, .experts_key = "n_routed_experts", .reads = deepseek}},
       {"deepseek_v3", {.mla = true, .experts_key = "n_routed_experts", .reads = deepseek_mtp}},
@@ -228,11 +237,13 @@ const std::map<std::string, HfFamily>& Families() {
                        .reads = {"num_local_experts", "num_experts_per_tok", "intermediate_size_mlp", "interleave_moe_layer_step",
                                  "moe_layers", "attention_chunk_size", "no_rope_layers", "no_rope_layer_interval", "use_qk_norm"}}},
       // Gemma: hidden_activation, a GeGLU MLP, tied embeddings.
-      {"gemma", {.tied_default = true}},
-      {"gemma2", {.tied_default = true, .alternating_window = true, .windowed = true}},
+      {"gemma", {.tied_default = true, .head_dim_default = 256, .heads_default = 16, .kv_heads_default = 16}},
+      {"gemma2", {.tied_default = true, .alternating_window = true, .head_dim_default = 256, .heads_default = 8,
+                  .kv_heads_default = 4, .windowed = true}},
       // Gemma 3's text config class defaults sliding_window_pattern to 6 and vocab_size to 262208;
       // the published multimodal configs (4B, 12B, 27B) write neither in text_config.
-      {"gemma3_text", {.tied_default = true, .qk_norm = true, .window_pattern = 6, .vocab_default = 262208, .windowed = true,
+      {"gemma3_text", {.tied_default = true, .qk_norm = true, .window_pattern = 6, .vocab_default = 262208,
+                       .head_dim_default = 256, .heads_default = 8, .kv_heads_default = 4, .windowed = true,
                        .reads = {"sliding_window_pattern"}}},
   };
   return families;
@@ -476,6 +487,18 @@ void ParseHfMla(YamlMap& m, ModelSpec& s) {
                            "; write the model as a trainsim model YAML (models/catalogue/README.md)");
 }
 
+// Another family's key whose value builds what this family builds without it:
+// none of it (0, false, an empty list), or use_qk_norm equal to the family's
+// own QK norm. Qwen3-Coder's qwen3_moe files write use_qk_norm: true and
+// shared_expert_intermediate_size: 0; transformers ignores both, and so may trainsim.
+bool SaysWhatFamilyBuilds(const std::string& key, const YAML::Node& v, const HfFamily& family) {
+  if (v.IsSequence()) return v.size() == 0;
+  if (!v.IsScalar() || v.Tag() == "!") return false;
+  const std::string& x = v.Scalar();
+  if (key == "use_qk_norm") return x == (family.qk_norm ? "true" : "false");
+  return x == "0" || x == "0.0" || x == "false";
+}
+
 // The decoder's keys: the whole file, or text_config of a multimodal wrapper.
 ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool> outer_tied,
                         std::vector<UnmodelledKey>& unmodelled) {
@@ -485,6 +508,10 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
     for (const std::string& key : ArchitectureKeys()) {
       const YAML::Node v = m.node()[key];
       if (!v.IsDefined() || v.IsNull() || std::find(family.reads.begin(), family.reads.end(), key) != family.reads.end()) continue;
+      if (SaysWhatFamilyBuilds(key, v, family)) {
+        m.Allow(key);
+        continue;
+      }
       m.Fail(key, "model_type '" + model_type + "' does not read this key in transformers, which builds the model "
                   "without it; reading it would misread the model (remove the key, or write the model as a trainsim "
                   "model YAML)");
@@ -495,8 +522,9 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
   s.layers = m.PositiveInt("num_hidden_layers");
   s.hidden = m.PositiveInt("hidden_size");
   s.ffn_hidden = m.PositiveInt("intermediate_size");
-  s.heads = m.PositiveInt("num_attention_heads");
-  s.kv_heads = m.PositiveInt("num_key_value_heads", s.heads);
+  s.heads = family.heads_default > 0 ? m.PositiveInt("num_attention_heads", family.heads_default)
+                                     : m.PositiveInt("num_attention_heads");
+  s.kv_heads = m.PositiveInt("num_key_value_heads", family.kv_heads_default > 0 ? family.kv_heads_default : s.heads);
   s.vocab = family.vocab_default > 0 ? m.PositiveInt("vocab_size", family.vocab_default) : m.PositiveInt("vocab_size");
   // Gemma 2/3 name the MLP's activation hidden_activation (hidden_act too, in Gemma 2).
   const std::string act_key = m.Has("hidden_activation") ? "hidden_activation" : "hidden_act";
@@ -530,6 +558,8 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
     ParseHfMla(m, s);
   } else if (m.Has("head_dim")) {
     s.head_dim_override = AtMost(m, "head_dim", m.PositiveInt("head_dim"), kMaxHeadDim);
+  } else if (family.head_dim_default > 0) {
+    s.head_dim_override = family.head_dim_default;
   }
   // Multi-token prediction modules (DeepSeek-V3, GLM-4.5): trained beside the model, not counted in
   // its published total.
@@ -540,6 +570,12 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
     m.Fail("use_sliding_window", "Qwen's sliding window from layer max_window_layers on is not modelled");
   }
   const bool qwen_window_off = m.Has("use_sliding_window");
+  // Phi-4-mini's full_attn_mod: every K-th layer attends over the whole sequence. transformers'
+  // Phi3 does not read it; 1 (every layer, as its file writes) is what it builds.
+  if (m.Has("full_attn_mod") && m.PositiveInt("full_attn_mod") != 1) {
+    m.Fail("full_attn_mod", "full attention on every K-th layer only is not modelled (transformers' Phi3 reads no such "
+                            "key); the model would be misread");
+  }
   m.Allow("max_window_layers");
   // Gemma 2 writes the window twice.
   if (m.Has("sliding_window_size") && m.Has("sliding_window") &&
@@ -777,7 +813,7 @@ std::string ModelFilePath(const YAML::Node& ref, const std::string& scenario_fil
   const std::string name = ref.Scalar();
   if (LooksLikePath(name)) {
     auto path = ResolvePath(name, scenario_file);
-    if (!path) YamlMap::FailAt(ref, scenario_file, key, "model file '" + name + "' not found");
+    if (!path) YamlMap::FailAt(ref, scenario_file, key, "model file '" + name + "' " + UnresolvedPathReason(name, scenario_file));
     return *path;
   }
   if (auto path = CatalogueModelPath(name)) return *path;

@@ -393,6 +393,66 @@ TEST(ModelSpecTest, AnotherFamilysArchitectureKeyIsAnError) {
   EXPECT_EQ(LoadOk(write(mixtral)).moe.experts, 8);
 }
 
+// Another family's key with a value that builds nothing, or what the family
+// builds anyway, is what transformers builds without it (Qwen3-Coder's
+// qwen3_moe files: use_qk_norm true, shared_expert_intermediate_size 0,
+// qkv_bias false); a value that says otherwise is still exit 2.
+TEST(ModelSpecTest, AnotherFamilysKeySayingWhatTheFamilyBuildsIsRead) {
+  const std::string qwen = R"("model_type": "qwen3_moe", "hidden_size": 2048, "intermediate_size": 6144,
+      "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "vocab_size": 151936,
+      "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768)";
+  auto write = [](const std::string& body) { return WriteConfigJson("{" + body + "}"); };
+  const ModelSpec coder = LoadOk(write(qwen + R"(, "use_qk_norm": true, "shared_expert_intermediate_size": 0, "qkv_bias": false)"));
+  EXPECT_TRUE(coder.qk_norm);
+  EXPECT_EQ(coder.moe.shared_experts, 0);
+  EXPECT_DOUBLE_EQ(coder.TotalParameters(4096), LoadOk(write(qwen)).TotalParameters(4096));
+  for (const std::string extra : {R"("use_qk_norm": false)", R"("shared_expert_intermediate_size": 768)"}) {
+    auto m = LoadModelFile(write(qwen + ", " + extra));
+    ASSERT_FALSE(m.ok()) << extra;
+    EXPECT_NE(m.error().ToString().find("model_type 'qwen3_moe' does not read this key"), std::string::npos) << m.error().ToString();
+  }
+}
+
+// What a config class defaults, a file may leave out: Gemma 3's text_config
+// in the published 4B and 12B files writes no head_dim (256, not hidden /
+// heads) and, in the 4B, no heads (8 query, 4 key-value).
+TEST(ModelSpecTest, ConfigClassDefaultsFillWhatAFileLeavesOut) {
+  auto write = [](const std::string& body) { return WriteConfigJson("{" + body + "}"); };
+  const ModelSpec gemma_4b = LoadOk(write(R"("model_type": "gemma3_text", "hidden_size": 2560, "intermediate_size": 10240,
+      "num_hidden_layers": 34, "sliding_window": 1024)"));
+  EXPECT_EQ(gemma_4b.heads, 8);
+  EXPECT_EQ(gemma_4b.kv_heads, 4);
+  EXPECT_EQ(gemma_4b.head_dim(), 256);
+  // Gemma 3 4B: 3.88B in the language model (its report: 3,209M + 675M embedding).
+  EXPECT_NEAR(gemma_4b.TotalParameters(4096) / 3.88e9, 1.0, 0.01);
+  const ModelSpec gemma_12b = LoadOk(write(R"("model_type": "gemma3_text", "hidden_size": 3840, "intermediate_size": 15360,
+      "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 8, "sliding_window": 1024)"));
+  EXPECT_EQ(gemma_12b.head_dim(), 256);
+  EXPECT_NEAR(gemma_12b.TotalParameters(4096) / 11.77e9, 1.0, 0.01);
+  // A family whose class has no such default: hidden / heads.
+  const ModelSpec llama = LoadOk(write(R"("model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256)"));
+  EXPECT_EQ(llama.head_dim(), 128);
+  // Phi-4-mini writes full_attn_mod 1 (every layer attends fully), which is what transformers builds.
+  const std::string phi = R"("model_type": "phi3", "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 4,
+      "num_attention_heads": 24, "num_key_value_heads": 8, "vocab_size": 200064)";
+  EXPECT_EQ(LoadOk(write(phi + R"(, "full_attn_mod": 1)")).layers, 4);
+  auto every_other = LoadModelFile(write(phi + R"(, "full_attn_mod": 2)"));
+  ASSERT_FALSE(every_other.ok());
+  EXPECT_EQ(every_other.error().key, "full_attn_mod");
+}
+
+// A key the loader does not know that is one letter from one it reads is
+// named as the likely slip: accepted as changing nothing, it would run a
+// different model (num_key_value_head: every head its own KV).
+TEST(ModelSpecTest, MisspeltConfigKeyIsNamed) {
+  auto m = LoadModelFile(WriteConfigJson(R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_head": 8, "vocab_size": 128256})"));
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().key, "num_key_value_head");
+  EXPECT_EQ(m.error().message.rfind("did you mean 'num_key_value_heads'?", 0), 0u) << m.error().ToString();
+}
+
 // Where a config.json leaves the windowed layers unsaid, transformers' config
 // class decides: GPT-OSS alternates from a windowed layer 0, Gemma 3 windows
 // all but every 6th; Gemma 3's vocabulary defaults to 262208.

@@ -28,7 +28,7 @@ std::string ResolveProfile(const YAML::Node& ref, const std::string& from_file, 
   const std::string name = ref.Scalar();
   if (LooksLikePath(name)) {
     if (auto p = ResolvePath(name, from_file)) return *p;
-    YamlMap::FailAt(ref, from_file, key, "profile file '" + name + "' not found");
+    YamlMap::FailAt(ref, from_file, key, "profile file '" + name + "' " + UnresolvedPathReason(name, from_file));
   }
   const auto names = CatalogueNames("hardware-profiles/" + kind);
   for (const auto& n : names) {

@@ -156,6 +156,17 @@ std::string Fmt(double v) {
   return buf;
 }
 
+// Bounds past any real value by orders of magnitude: a slip (1e30 for 30)
+// would otherwise run, exit 0, as a step of 1e25 s or a run of $inf. Data: a
+// token of a video or image stream is kilobytes, 1 MiB is not a token;
+// failures: a century of hours; price: a million dollars a node-hour.
+constexpr double kMaxBytesPerToken = 1 << 20, kMaxHours = 1e6, kMaxNodeHourUsd = 1e6;
+
+double AtMostValue(YamlMap& m, const char* key, double v, double max) {
+  if (v > max) m.Fail(key, "implausibly large: " + Fmt(v) + " (at most " + Fmt(max) + ")");
+  return v;
+}
+
 // The values of the scenario's choice keys, made once (a sweep parses a scenario per point).
 // training.attention: "auto" (the framework's kernel) or one of the kernels.
 const std::vector<std::string>& AttentionChoices() {
@@ -450,13 +461,13 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     ck->Finish();
   }
   if (auto d = top.OptMap("data")) {
-    s.data.bytes_per_token = d->PositiveDouble("bytes_per_token", 4);
+    s.data.bytes_per_token = AtMostValue(*d, "bytes_per_token", d->PositiveDouble("bytes_per_token", 4), kMaxBytesPerToken);
     d->Finish();
   }
   if (auto f = top.OptMap("failures")) {
-    s.failures.node_mtbf_hours = f->NonNegativeDouble("node_mtbf_hours", 0);
-    s.failures.restart_s = f->NonNegativeDouble("restart_minutes", 10) * 60;
-    s.failures.repair_hours = f->NonNegativeDouble("repair_hours", 24);
+    s.failures.node_mtbf_hours = AtMostValue(*f, "node_mtbf_hours", f->NonNegativeDouble("node_mtbf_hours", 0), kMaxHours);
+    s.failures.restart_s = AtMostValue(*f, "restart_minutes", f->NonNegativeDouble("restart_minutes", 10), kMaxHours * 60) * 60;
+    s.failures.repair_hours = AtMostValue(*f, "repair_hours", f->NonNegativeDouble("repair_hours", 24), kMaxHours);
     s.failures.spare_probability = f->Fraction("spare_probability", 0.99);
     if (s.failures.spare_probability >= 1) f->Fail("spare_probability", "must be below 1 (no number of spares is certain)");
     f->Finish();
@@ -477,8 +488,13 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     } else if (co->Has("site")) {
       co->Fail("site", "a site (PUE, energy price, write-off years) prices only cost.model: ownership");
     }
-    if (co->Has("node_hour_usd")) s.cost.node_hour_usd = co->NonNegativeDouble("node_hour_usd");
-    if (co->Has("storage_node_hour_usd")) s.cost.storage_node_hour_usd = co->NonNegativeDouble("storage_node_hour_usd");
+    if (co->Has("node_hour_usd")) {
+      s.cost.node_hour_usd = AtMostValue(*co, "node_hour_usd", co->NonNegativeDouble("node_hour_usd"), kMaxNodeHourUsd);
+    }
+    if (co->Has("storage_node_hour_usd")) {
+      s.cost.storage_node_hour_usd =
+          AtMostValue(*co, "storage_node_hour_usd", co->NonNegativeDouble("storage_node_hour_usd"), kMaxNodeHourUsd);
+    }
     co->Finish();
   }
   // The recipe's activation offload where its rules let this run take it.

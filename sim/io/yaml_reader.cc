@@ -510,7 +510,16 @@ void CheckDuplicateKeys(const YAML::Node& node, const std::string& file, const s
 YAML::Node ParseYamlText(const std::string& text, const std::string& file) {
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    // A second document (after "---") would be dropped without a word: what
+    // its writer meant to change would not be simulated.
+    std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    for (size_t i = 1; i < documents.size(); ++i) {
+      if (documents[i].IsDefined() && !documents[i].IsNull()) {
+        throw InputException(InputError{file, LineOf(documents[i]), "",
+                                        "a second YAML document (after '---'): a scenario or profile is one document"});
+      }
+    }
+    if (!documents.empty()) root = documents.front();
   } catch (const YAML::Exception& e) {
     throw InputException(MalformedYaml(e, file));
   }
@@ -528,6 +537,27 @@ YAML::Node LoadJsonFile(const std::string& path) {
   // YAML reads JSON and much that is not: text after the object, a second
   // object, 'quotes', trailing commas, aliases. A config.json that only a
   // YAML reader takes is not the file transformers reads.
+  // Boost's reader recurses once per level and has no limit of its own: a
+  // file nested a hundred thousand deep would overflow the stack. The limit
+  // is the YAML reader's.
+  {
+    int depth = 0, line = 1;
+    bool in_string = false, escaped = false;
+    for (const char c : text) {
+      if (c == '\n') ++line;
+      if (in_string) {
+        if (escaped) escaped = false;
+        else if (c == '\\') escaped = true;
+        else if (c == '"') in_string = false;
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '{' || c == '[') {
+        if (++depth > 200) throw InputException(InputError{path, line, "", "nested more than 200 levels deep"});
+      } else if (c == '}' || c == ']') {
+        --depth;
+      }
+    }
+  }
   std::istringstream in(text);
   boost::property_tree::ptree unused;
   try {

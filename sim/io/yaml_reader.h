@@ -81,6 +81,8 @@ class YamlMap {
   void Allow(std::string_view key);
   // Whether a read or Allow has asked for the key.
   bool Known(std::string_view key) const;
+  // The keys asked for in the order a std::set held them (the hints of Finish depend on it).
+  std::vector<std::string> KnownSorted() const;
 
   std::string String(std::string_view key);
   std::optional<std::string> OptString(std::string_view key);
@@ -138,8 +140,6 @@ class YamlMap {
   [[noreturn]] void FailMissing(std::string_view key, const std::string& message) const;
   // Throws the unknown-key error for `key` at `line` (0: it came from --set), with a "did you mean" when `hint` is set.
   [[noreturn]] void FailUnknownKey(const std::string& key, int line, const std::string& hint) const;
-  // The keys asked for in the order a std::set held them (the hints of Finish depend on it).
-  std::vector<std::string> KnownSorted() const;
   // A number that `within` accepts, else the error "<key>: <must>, got <value>".
   double BoundedDouble(std::string_view key, std::optional<double> fallback, bool (*within)(double), const char* must);
   double Number(std::string_view key);

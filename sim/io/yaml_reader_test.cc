@@ -148,6 +148,22 @@ TEST_F(InputFileTest, DirectoryDeviceAndHugeFilesAreRefused) {
   EXPECT_EQ(LoadError(big.string()), big.string() + ": larger than the 16 MiB input limit");
 }
 
+// What would otherwise be dropped or crash: a second document below "---"
+// (its edits would not be simulated), a model file or profile that is a
+// folder or a device, a config.json nested past the reader's stack.
+TEST_F(InputFileTest, SecondDocumentsFoldersAndDeepJsonAreBadInput) {
+  const std::string two = Write("two.yaml", std::string(kScenario) + "---\nname: edited\n");
+  EXPECT_EQ(LoadError(two), two + ":14: a second YAML document (after '---'): a scenario or profile is one document");
+  EXPECT_EQ(LoadError(Write("trailing.yaml", std::string(kScenario) + "---\n")), "(loaded)");
+  const std::string folder = Write("folder.yaml", Replace(kScenario, "model: llama2-70b", "model: {file: " + dir_.string() + "}"));
+  EXPECT_EQ(LoadError(folder), folder + ":6: model.file: model file '" + dir_.string() + "' is a directory, not a file");
+  const std::string device = Write("device.yaml", Replace(kScenario, "node: xe9680-h100", "node: /dev/null"));
+  EXPECT_EQ(LoadError(device), device + ":3: cluster.node: profile file '/dev/null' is not a regular file (a device, pipe or socket)");
+  const std::string deep_json = Write("deep.json", "{\"x\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+  const std::string deep = Write("deep.yaml", Replace(kScenario, "model: llama2-70b", "model: {file: " + deep_json + "}"));
+  EXPECT_EQ(LoadError(deep), deep_json + ":1: nested more than 200 levels deep");
+}
+
 TEST_F(InputFileTest, OverrideListsAndNullsAreBlamedOnSet) {
   // A --set value's own one-line document must not lend its line to the scenario file.
   const std::string f = Write("s.yaml", kScenario);
