@@ -26,9 +26,9 @@ const char* kSweepHelp =
     "and append one row per point as it finishes: its settings, the result fields and, for a\n"
     "point that cannot run (memory, divisibility), the reason in the error column.\n"
     "  -o, --output FILE      results: CSV, or JSON lines when FILE ends in .json or .jsonl\n"
-    "  -j, --jobs N           threads (default 1; 0 = one per core; at most one per point). The\n"
-    "                         DES runs one point at a time per process: spread a DES sweep over\n"
-    "                         processes with mpirun instead\n"
+    "  -j, --jobs N           threads (default 1; 0 = one per core; at most 1024, and at most one\n"
+    "                         per point). The DES runs one point at a time per process: spread a\n"
+    "                         DES sweep over processes with mpirun instead\n"
     "  --resume               keep the rows already in FILE and run only the missing points\n"
     "                         (without it FILE is rewritten)\n"
     "  --fidelity F           analytical (default) or des\n"
@@ -36,31 +36,44 @@ const char* kSweepHelp =
     "  -h, --help             this help\n"
     "Under `mpirun -n K trainsim sweep ...` the points are spread over the ranks; rank 0 writes FILE.\n"
     "Another sweep writing FILE holds a lock on it; FILE.fingerprint records what produced the\n"
-    "rows (base scenario, axes, fidelity, version) and --resume refuses a file it does not match.\n"
+    "rows (base scenario, axes, fidelity, version, the bundled profiles and the files the scenario\n"
+    "reads by path, e.g. a model file) and --resume refuses, leaving FILE as it was, a file it does\n"
+    "not match.\n"
     "exit status: 0 every point has a row (infeasible points included), 1 interrupted\n"
     "(rerun with --resume; also a full disk) or FILE locked by another sweep, 2 bad input\n";
+
+// The most --jobs: far more threads than any machine has cores only costs
+// memory (a stack each), and tens of thousands make thread creation fail.
+constexpr int kMaxJobs = 1024;
 
 // Ctrl-C (SIGINT) and SIGTERM stop handing out points; the rows in flight
 // are still written, so --resume continues exactly. The signals are blocked in
 // every thread and taken by a waiting thread (sigwait), because the DES's
 // engine installs its own SIGINT handler that would exit at once. A second
-// Ctrl-C quits at once (the rows written so far are kept).
+// Ctrl-C quits at once (the rows written so far are kept). A SIGTERM after a
+// SIGINT is the same request, not a second one: mpirun passes a Ctrl-C on to
+// its ranks as SIGTERM, and quitting then lost rank 0's summary and its
+// --resume hint. Only rank 0 (the one that writes) says it is stopping.
 class InterruptWatcher {
  public:
-  explicit InterruptWatcher(std::atomic<bool>& stop, std::ostream& err) {
+  explicit InterruptWatcher(std::atomic<bool>& stop, std::ostream& err, bool speak) {
     sigemptyset(&set_);
     sigaddset(&set_, SIGINT);
     sigaddset(&set_, SIGTERM);
     sigaddset(&set_, SIGUSR1);  // "the sweep is over"
     pthread_sigmask(SIG_BLOCK, &set_, &old_);
-    thread_ = std::thread([this, &stop, &err] {
-      int interrupts = 0;
+    thread_ = std::thread([this, &stop, &err, speak] {
+      int first = 0;  // the signal that asked to stop
       while (true) {
         int sig = 0;
         if (sigwait(&set_, &sig) != 0 || sig == SIGUSR1) return;
-        if (++interrupts > 1) std::_Exit(130);
+        if (first != 0) {
+          if (first == SIGINT && sig == SIGTERM) continue;  // mpirun forwarding the same Ctrl-C
+          std::_Exit(130);
+        }
+        first = sig;
         stop.store(true);
-        err << "\ntrainsim sweep: stopping after the points in flight (Ctrl-C again to quit now)\n" << std::flush;
+        if (speak) err << "\ntrainsim sweep: stopping after the points in flight (Ctrl-C again to quit now)\n" << std::flush;
       }
     });
   }
@@ -116,7 +129,11 @@ int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
       if (root) err << "trainsim sweep: --jobs: '" << *j << "' is not a number of threads\n";
       return kExitBadInput;
     }
-    if (opt.jobs == 0) opt.jobs = int(std::max(1u, std::thread::hardware_concurrency()));
+    if (opt.jobs > kMaxJobs) {
+      if (root) err << "trainsim sweep: --jobs: at most " << kMaxJobs << " threads (got " << *j << "); 0 gives one per core\n";
+      return kExitBadInput;
+    }
+    if (opt.jobs == 0) opt.jobs = int(std::clamp(std::thread::hardware_concurrency(), 1u, unsigned(kMaxJobs)));
   }
   if (const std::string ferr = FidelityFlag(a, &opt.fidelity); !ferr.empty()) {
     if (root) err << "trainsim sweep: " << ferr << "\n";
@@ -175,7 +192,7 @@ int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
   std::atomic<bool> stop{false};
   opt.stop = &stop;
   Expected<SweepSummary> r = [&] {
-    InterruptWatcher watcher(stop, err);
+    InterruptWatcher watcher(stop, err, root);
     return RunSweep(*spec, opt);
   }();
   if (!r) {
@@ -196,6 +213,10 @@ int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
   out << "  " << Fmt("%.2f s", s.wall_s) << Fmt(", %.1f points/s", s.wall_s > 0 ? s.written / s.wall_s : 0.0) << ", "
       << opt.jobs << (opt.jobs == 1 ? " thread" : " threads") << (s.ranks > 1 ? " x " + std::to_string(s.ranks) + " MPI ranks" : "")
       << "\n";
+  if (!s.failure.empty() && s.written == 0 && s.failure.rfind("cannot start a worker thread", 0) == 0) {
+    err << "trainsim sweep: " << s.failure << "; nothing was computed: rerun with fewer --jobs (and --resume)\n";
+    return kExitSimulationFailed;
+  }
   if (!s.failure.empty()) {
     err << opt.output_path << ": " << s.failure << "; interrupted with " << (s.points - s.resumed - s.written)
         << " points left: free the space (or fix the file) and rerun with --resume\n";

@@ -1,5 +1,7 @@
 #include "sim/io/file_cache.h"
 
+#include <algorithm>
+
 namespace trainsim {
 
 FileStamp StampOf(const std::string& path) {
@@ -24,5 +26,24 @@ void Record(const std::string& path, const FileStamp& stamp) {
 }
 
 }  // namespace file_cache_detail
+
+FileReadLog::FileReadLog() { file_cache_detail::Recorders().push_back(&deps_); }
+
+FileReadLog::~FileReadLog() {
+  // Parses nest, so this log is the innermost recorder when it goes.
+  auto& r = file_cache_detail::Recorders();
+  r.erase(std::find(r.begin(), r.end(), &deps_));
+}
+
+std::vector<std::string> FileReadLog::Files() const {
+  std::vector<std::string> files;
+  for (const auto& [path, stamp] : deps_) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec)) files.push_back(path);
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  return files;
+}
 
 }  // namespace trainsim

@@ -33,6 +33,23 @@ std::vector<std::vector<std::pair<std::string, FileStamp>>*>& Recorders();
 void Record(const std::string& path, const FileStamp& stamp);
 }  // namespace file_cache_detail
 
+// The files the parses on this thread read while it lives, through any
+// ParsedFileCache, from the cache or afresh (a model file, a profile given by
+// path and the GPU profile it names): what a parse depends on beyond the text
+// it was given. A sweep fingerprints them, so a resume notices an edited model.
+class FileReadLog {
+ public:
+  FileReadLog();
+  ~FileReadLog();
+  FileReadLog(const FileReadLog&) = delete;
+  FileReadLog& operator=(const FileReadLog&) = delete;
+  // The regular files read (a catalogue folder's listing is not one), sorted, each once.
+  std::vector<std::string> Files() const;
+
+ private:
+  std::vector<std::pair<std::string, FileStamp>> deps_;
+};
+
 template <class T>
 class ParsedFileCache {
  public:

@@ -24,6 +24,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #ifdef TRAINSIM_HAVE_MPI
@@ -41,8 +42,11 @@
 namespace trainsim {
 
 SweepFormat SweepFormatForPath(const std::string& path) {
+  // Any case: x.JSON is as much JSON as x.json (it got CSV).
   auto ends = [&](const std::string& suf) {
-    return path.size() >= suf.size() && path.compare(path.size() - suf.size(), suf.size(), suf) == 0;
+    if (path.size() < suf.size()) return false;
+    return std::equal(suf.begin(), suf.end(), path.end() - long(suf.size()),
+                      [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); });
   };
   return ends(".json") || ends(".jsonl") ? SweepFormat::kJsonLines : SweepFormat::kCsv;
 }
@@ -69,14 +73,37 @@ constexpr FingerprintField kFingerprintFields[] = {
     {"fidelity", "fidelity"},
     {"trainsim", "trainsim version"},
     {"data_fingerprint", "version of the hardware profiles or model catalogue"},
+    {"inputs_fingerprint", "version of a file the scenario reads (a model file or config.json, a profile given by path; the fingerprint file lists them)"},
 };
+
+// The contents of the files the scenario reads, as they are now (a missing
+// file reads as such): the multiset of each file's own fingerprint, so the
+// same files reached from another working directory fingerprint the same.
+std::string InputsFingerprint(const SweepSpec& spec) {
+  std::vector<std::string> each;
+  for (const std::string& path : spec.input_files) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in.is_open()) {
+      each.push_back("missing");
+      continue;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    each.push_back(TextFingerprint(text.str()));
+  }
+  std::sort(each.begin(), each.end());
+  std::string all;
+  for (const auto& e : each) all += e + "\n";
+  return TextFingerprint(all);
+}
 
 std::map<std::string, std::string> FingerprintValues(const SweepSpec& spec, Fidelity fidelity) {
   return {{"base_fingerprint", TextFingerprint(spec.base_definition)},
           {"axes_fingerprint", TextFingerprint(spec.axes_definition)},
           {"fidelity", fidelity == Fidelity::kDes ? "des" : "analytical"},
           {"trainsim", VersionString()},
-          {"data_fingerprint", DataFingerprint()}};
+          {"data_fingerprint", DataFingerprint()},
+          {"inputs_fingerprint", InputsFingerprint(spec)}};
 }
 
 // A JSON value for a setting: numbers and booleans as themselves, else a string.
@@ -160,20 +187,144 @@ DoneKey KeyOf(const std::string& id) {
   return {fnv, mix};
 }
 
-// Reads a results file for --resume, a line at a time: drops a torn last
-// line, checks the columns, returns the keys of the rows already there,
-// sorted. Memory: 16 bytes a row.
-Expected<std::vector<DoneKey>> ReadDone(const SweepSpec& spec, const std::string& path, SweepFormat format,
-                                        bool& needs_header) {
-  std::vector<DoneKey> done;
-  needs_header = format == SweepFormat::kCsv;
+// The settings of a JSON-lines row, read from its leading "settings" object,
+// which the writer always puts first ({"settings":{...},"feasible":...): a
+// resume needs only them, and parsing the whole line (the result object) as
+// YAML took 50 times as long as a CSV resume. Values as the writer wrote
+// them: a string unescaped, a number or boolean as its text. False, with
+// `why`, when the line does not start so.
+bool ReadJsonSettings(const std::string& line, std::vector<std::pair<std::string, std::string>>& out, std::string& why) {
+  out.clear();
+  size_t i = 0;
+  const size_t n = line.size();
+  auto ws = [&] {
+    while (i < n && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+  };
+  auto take = [&](char c) {
+    ws();
+    if (i < n && line[i] == c) {
+      ++i;
+      return true;
+    }
+    return false;
+  };
+  auto hex4 = [&](unsigned& v) {
+    if (i + 4 > n) return false;
+    v = 0;
+    for (int k = 0; k < 4; ++k) {
+      const char c = line[i++];
+      v <<= 4;
+      if (c >= '0' && c <= '9') v |= unsigned(c - '0');
+      else if (c >= 'a' && c <= 'f') v |= unsigned(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F') v |= unsigned(c - 'A' + 10);
+      else return false;
+    }
+    return true;
+  };
+  auto utf8 = [](std::string& s, unsigned cp) {
+    if (cp < 0x80) {
+      s += char(cp);
+    } else if (cp < 0x800) {
+      s += char(0xC0 | (cp >> 6));
+      s += char(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      s += char(0xE0 | (cp >> 12));
+      s += char(0x80 | ((cp >> 6) & 0x3F));
+      s += char(0x80 | (cp & 0x3F));
+    } else {
+      s += char(0xF0 | (cp >> 18));
+      s += char(0x80 | ((cp >> 12) & 0x3F));
+      s += char(0x80 | ((cp >> 6) & 0x3F));
+      s += char(0x80 | (cp & 0x3F));
+    }
+  };
+  auto str = [&](std::string& s) {
+    s.clear();
+    if (!take('"')) return false;
+    while (i < n && line[i] != '"') {
+      if (line[i] != '\\') {
+        s += line[i++];
+        continue;
+      }
+      if (++i >= n) return false;
+      const char e = line[i++];
+      switch (e) {
+        case '"': s += '"'; break;
+        case '\\': s += '\\'; break;
+        case '/': s += '/'; break;
+        case 'b': s += '\b'; break;
+        case 'f': s += '\f'; break;
+        case 'n': s += '\n'; break;
+        case 'r': s += '\r'; break;
+        case 't': s += '\t'; break;
+        case 'u': {
+          unsigned cp = 0, lo = 0;
+          if (!hex4(cp)) return false;
+          if (cp >= 0xD800 && cp < 0xDC00 && i + 1 < n && line[i] == '\\' && line[i + 1] == 'u') {
+            i += 2;
+            if (!hex4(lo) || lo < 0xDC00 || lo > 0xDFFF) return false;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          }
+          utf8(s, cp);
+          break;
+        }
+        default: return false;
+      }
+    }
+    return take('"');
+  };
+  std::string key;
+  if (!take('{') || !str(key) || key != "settings" || !take(':') || !take('{')) {
+    why = "not a row of a sweep (a JSON object starting with \"settings\")";
+    return false;
+  }
+  why = "malformed settings object";
+  if (take('}')) return true;
+  while (true) {
+    std::string k, v;
+    if (!str(k) || !take(':')) return false;
+    ws();
+    if (i < n && line[i] == '"') {
+      if (!str(v)) return false;
+    } else {
+      const size_t b = i;
+      while (i < n && line[i] != ',' && line[i] != '}' && line[i] != ' ') ++i;
+      v = line.substr(b, i - b);
+      if (v.empty() || v[0] == '{' || v[0] == '[') return false;  // the writer writes settings as scalars
+    }
+    out.emplace_back(std::move(k), std::move(v));
+    if (take('}')) return true;
+    if (!take(',')) return false;
+  }
+}
+
+// What --resume found in a results file.
+struct DoneRows {
+  std::vector<DoneKey> keys;  // of the rows already there, sorted (16 bytes a row)
+  bool needs_header = false;  // CSV: the file has no (whole) header yet
+  uintmax_t size = 0;         // the file's size
+  uintmax_t whole = 0;        // bytes of its whole lines: a torn last row starts here
+};
+
+// Reads a results file for --resume, a line at a time, and changes nothing:
+// a refusal (another sweep's columns, a file that is not a sweep's) must
+// leave the file as it was. A torn last line (no newline after it: a row cut
+// by a crash) is ignored here; the caller cuts it off once every check has
+// passed, and the row is computed again. A torn *first* line is kept only
+// where it could be this sweep's: a prefix of the CSV header, or of a JSON
+// row's `{"settings":`; any other file is refused, never replaced.
+Expected<DoneRows> ReadDone(const SweepSpec& spec, const std::string& path, SweepFormat format) {
+  DoneRows d;
+  d.needs_header = format == SweepFormat::kCsv;
   std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec || size == 0) return done;
+  d.size = std::filesystem::file_size(path, ec);
+  if (ec || d.size == 0) return d;
+  const std::string advice = " (write to another file, or drop --resume to overwrite it)";
+  const std::vector<std::string> columns = SweepColumns(spec);
+  const std::string header = CsvLine(columns);
   {
-    // A row torn by a crash (no newline after it): it is recomputed, never half-kept.
     std::ifstream tail(path, std::ios::binary);
-    uintmax_t keep = size;
+    uintmax_t keep = d.size;
     char c = 0;
     while (keep > 0) {
       tail.seekg(static_cast<std::streamoff>(keep - 1));
@@ -181,58 +332,68 @@ Expected<std::vector<DoneKey>> ReadDone(const SweepSpec& spec, const std::string
       if (c == '\n') break;
       --keep;
     }
-    if (keep != size && ::truncate(path.c_str(), static_cast<off_t>(keep)) != 0) {
-      return InputError{path, 0, "", std::string("cannot truncate the torn last row: ") + std::strerror(errno)};
+    d.whole = keep;
+    if (keep == 0) {
+      // One line, torn: the start of this sweep's output (its header or first row), or not its output at all.
+      std::string first;
+      {
+        std::ifstream in(path, std::ios::binary);
+        first.resize(size_t(std::min<uintmax_t>(d.size, header.size() + 64)));
+        in.read(first.data(), std::streamsize(first.size()));
+        first.resize(size_t(in.gcount()));
+      }
+      const std::string start = format == SweepFormat::kCsv ? header : std::string("{\"settings\":");
+      const bool ours = d.size <= start.size() ? start.compare(0, first.size(), first) == 0 : first.compare(0, start.size(), start) == 0;
+      if (!ours || (format == SweepFormat::kCsv && d.size >= header.size())) {
+        return InputError{path, 1, "",
+                          format == SweepFormat::kCsv ? "its first line is not this sweep's header" + advice
+                                                      : "its first line is not a sweep's JSON row" + advice};
+      }
+      return d;
     }
-    if (keep == 0) return done;
   }
   const std::vector<std::string> keys = spec.Keys();
   std::ifstream lines(path, std::ios::binary);
   std::string line;
   int line_no = 0;
-  const std::vector<std::string> columns = SweepColumns(spec);
-  const std::string header = CsvLine(columns);
+  std::vector<std::pair<std::string, std::string>> settings;
+  std::vector<std::string> values(keys.size());
   while (std::getline(lines, line)) {
+    if (lines.eof()) break;  // the torn last line: no newline after it
     ++line_no;
     if (format == SweepFormat::kCsv) {
       if (line_no == 1) {
-        if (line + "\n" != header) {
-          return InputError{path, 1, "", "its columns are not this sweep's (write to another file, or drop --resume to overwrite it)"};
-        }
-        needs_header = false;
+        if (line + "\n" != header) return InputError{path, 1, "", "its columns are not this sweep's" + advice};
+        d.needs_header = false;
         continue;
       }
       const auto f = ParseCsvLine(line);
       if (f.size() != columns.size()) {
         return InputError{path, line_no, "", "row has " + std::to_string(f.size()) + " fields, expected " + std::to_string(columns.size())};
       }
-      done.push_back(KeyOf(SweepSpec::PointId(std::vector<std::string>(f.begin(), f.begin() + long(keys.size())))));
+      d.keys.push_back(KeyOf(SweepSpec::PointId(std::vector<std::string>(f.begin(), f.begin() + long(keys.size())))));
     } else {
       if (line.empty()) continue;
-      YAML::Node n;
-      try {
-        n = YAML::Load(line);
-      } catch (const YAML::Exception& e) {
-        return InputError{path, line_no, "", "not a JSON object: " + e.msg};
+      std::string why;
+      if (!ReadJsonSettings(line, settings, why)) return InputError{path, line_no, "", why + advice};
+      if (settings.size() != keys.size()) {
+        return InputError{path, line_no, "settings", "its settings are not this sweep's axes" + advice};
       }
-      const YAML::Node settings = n.IsMap() ? n["settings"] : YAML::Node();
-      if (!settings.IsMap() || settings.size() != keys.size()) {
-        return InputError{path, line_no, "settings", "its settings are not this sweep's axes (write to another file, or drop --resume)"};
-      }
-      std::vector<std::string> values;
-      for (const auto& k : keys) {
-        const YAML::Node v = settings[k];
-        if (!v.IsDefined() || !v.IsScalar()) {
-          return InputError{path, line_no, "settings", "no value for axis '" + k + "' (write to another file, or drop --resume)"};
+      for (size_t k = 0; k < keys.size(); ++k) {
+        // The writer lists them in the axes' order; look further only for a file written otherwise.
+        auto at = settings[k].first == keys[k] ? settings.begin() + long(k)
+                                               : std::find_if(settings.begin(), settings.end(), [&](const auto& kv) { return kv.first == keys[k]; });
+        if (at == settings.end()) {
+          return InputError{path, line_no, "settings", "no value for axis '" + keys[k] + "'" + advice};
         }
-        values.push_back(v.Scalar());
+        values[k] = at->second;
       }
-      done.push_back(KeyOf(SweepSpec::PointId(values)));
+      d.keys.push_back(KeyOf(SweepSpec::PointId(values)));
     }
   }
-  if (format == SweepFormat::kCsv && line_no == 0) needs_header = true;
-  std::sort(done.begin(), done.end());
-  return done;
+  if (lines.bad()) return InputError{path, 0, "", "cannot read"};
+  std::sort(d.keys.begin(), d.keys.end());
+  return d;
 }
 
 // Appends with write(2), so a row is in the kernel as soon as it is written
@@ -346,6 +507,13 @@ std::string SweepFingerprint(const SweepSpec& spec, Fidelity fidelity) {
   t += "base_file: " + JsonWriter::Quote(spec.base_file) + "\n";
   const auto values = FingerprintValues(spec, fidelity);
   for (const auto& f : kFingerprintFields) t += std::string(f.key) + ": " + JsonWriter::Quote(values.at(f.key)) + "\n";
+  if (!spec.input_files.empty()) {
+    t += "# inputs_fingerprint covers what these read:\n";
+    for (std::string path : spec.input_files) {
+      std::replace(path.begin(), path.end(), '\n', ' ');  // a comment stays one line
+      t += "#   " + path + "\n";
+    }
+  }
   return t;
 }
 
@@ -433,7 +601,7 @@ std::optional<InputError> CheckFingerprint(const SweepSpec& spec, const SweepRun
     m.Allow("base_file");
     const auto want = FingerprintValues(spec, options.fidelity);
     for (const auto& f : kFingerprintFields) {
-      const std::string had = m.String(f.key);
+      const std::string had = m.OptString(f.key).value_or("");  // absent: a file from a trainsim that did not record it
       if (had != want.at(f.key)) {
         std::string detail;
         if (std::string(f.key) == "fidelity" || std::string(f.key) == "trainsim") detail = ": '" + had + "', now '" + want.at(f.key) + "'";
@@ -484,12 +652,17 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
       lock_failure = "another trainsim sweep is writing this file (it holds its lock); wait for it to finish, or write to another file";
     } else if (!options.resume) {
       if (std::string e2 = out.Truncate(); !e2.empty()) fail(e2);
+    } else if (auto d = ReadDone(spec, options.output_path, format); !d.ok()) {
+      prep_error = d.error();
     } else {
-      auto d = ReadDone(spec, options.output_path, format, needs_header);
-      if (!d.ok()) prep_error = d.error();
-      else done = std::move(d.value());
-      if (!prep_error && !done.empty()) {
+      done = std::move(d->keys);
+      needs_header = d->needs_header;
+      if (!done.empty()) {
         if (auto mismatch = CheckFingerprint(spec, options); mismatch) prep_error = *mismatch;
+      }
+      // Every check passed: only now the torn last row goes (it is computed again).
+      if (!prep_error && d->whole < d->size && ::truncate(options.output_path.c_str(), static_cast<off_t>(d->whole)) != 0) {
+        fail(std::string("cannot cut off the torn last row: ") + std::strerror(errno));
       }
     }
     // The fingerprint is written once the file holds no rows of another sweep
@@ -558,28 +731,42 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
   std::atomic<size_t> next{0};
   std::atomic<bool> write_failed{false};  // stop computing rows that cannot be written
   int finished = 0;
-  const int threads = int(std::max<size_t>(1, std::min<size_t>(size_t(std::max(1, options.jobs)), std::max<size_t>(1, limit))));
+  int threads = int(std::max<size_t>(1, std::min<size_t>(size_t(std::max(1, options.jobs)), std::max<size_t>(1, limit))));
   std::vector<std::thread> workers;
+  std::string thread_error;
   for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([&] {
-      while (true) {
-        if ((options.stop && options.stop->load()) || write_failed.load()) break;
-        const size_t i = next.fetch_add(1);
-        if (i >= limit) break;
-        Row row;
-        try {
-          row = MakeRow(spec, spec.points[mine[i]], options.fidelity, format);
-        } catch (const std::exception& e) {
-          row = ErrorRow(spec, spec.points[mine[i]], format, std::string("internal error: ") + e.what());
+    // The system may refuse a thread (its limit on threads or memory): the
+    // ones started do the work. A std::thread destroyed while joinable would
+    // terminate the program, so none is left so.
+    try {
+      if (t >= options.thread_limit_for_tests) throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again));
+      workers.emplace_back([&] {
+        while (true) {
+          if ((options.stop && options.stop->load()) || write_failed.load()) break;
+          const size_t i = next.fetch_add(1);
+          if (i >= limit) break;
+          Row row;
+          try {
+            row = MakeRow(spec, spec.points[mine[i]], options.fidelity, format);
+          } catch (const std::exception& e) {
+            row = ErrorRow(spec, spec.points[mine[i]], format, std::string("internal error: ") + e.what());
+          }
+          std::lock_guard<std::mutex> lock(mu);
+          queue.push_back(std::move(row));
+          if (queue.size() == kBatchRows) cv.notify_one();  // else the writer wakes on its timer
         }
         std::lock_guard<std::mutex> lock(mu);
-        queue.push_back(std::move(row));
-        if (queue.size() == kBatchRows) cv.notify_one();  // else the writer wakes on its timer
-      }
-      std::lock_guard<std::mutex> lock(mu);
-      ++finished;
-      cv.notify_one();
-    });
+        ++finished;
+        cv.notify_one();
+      });
+    } catch (const std::system_error& e) {
+      thread_error = std::string("cannot start a worker thread: ") + e.what();
+      break;
+    }
+  }
+  if (int(workers.size()) < threads) {
+    std::lock_guard<std::mutex> lock(mu);  // the writer below counts the workers that finish
+    threads = int(workers.size());  // none: the writer finds every (no) worker done at once
   }
 
   std::string write_error;
@@ -687,6 +874,11 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
 #endif
   sum.wall_s = elapsed();
   sum.interrupted = sum.resumed + sum.written < sum.points;
+  if (write_error.empty() && workers.empty() && !thread_error.empty()) {
+    // Not one thread: the sweep could not run here; what is in the file stays valid for --resume.
+    sum.interrupted = true;
+    sum.failure = thread_error;
+  }
   if (!write_error.empty()) {
     // Disk full or an I/O error: what is in the file is whole rows (a torn
     // last one is dropped on resume), so this is an interruption, not bad input.

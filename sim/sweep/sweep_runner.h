@@ -14,8 +14,10 @@
 // the whole sweep, so a second sweep (or resume) on the same file stops with
 // the reason instead of interleaving rows. Beside the file, FILE.fingerprint
 // records what produced its rows (the base scenario, the axes, zips and
-// filters, the fidelity, the trainsim version); --resume refuses to add rows
-// when any of them differ. A failed write (disk full) stops the sweep as an
+// filters, the fidelity, the trainsim version, the bundled data and the
+// files the scenario reads by path: SweepSpec::input_files); --resume
+// refuses to add rows when any of them differ, and then changes nothing in
+// the file (a torn last row is cut off only once every check has passed). A failed write (disk full) stops the sweep as an
 // interruption: the rows written stay valid and --resume continues.
 //
 // CSV columns: the axis keys, `feasible` (the run can happen: it parsed, fits
@@ -41,7 +43,7 @@ namespace trainsim {
 
 enum class SweepFormat { kCsv, kJsonLines };
 
-// .json and .jsonl mean JSON lines; anything else CSV.
+// .json and .jsonl, in any case, mean JSON lines; anything else CSV.
 SweepFormat SweepFormatForPath(const std::string& path);
 
 // What a row says about its point.
@@ -70,6 +72,8 @@ struct SweepRunOptions {
   // Called on the writing rank after each row.
   std::function<void(const SweepProgress&)> progress;
   bool allow_mpi = true;  // spread points over MPI ranks when launched by mpirun
+  // Tests: starting the thread after this many fails as if the system refused it.
+  int thread_limit_for_tests = std::numeric_limits<int>::max();
 };
 
 struct SweepSummary {
@@ -80,6 +84,7 @@ struct SweepSummary {
   bool interrupted = false;  // stopped before every point had a row
   // Why the sweep stopped early without bad input: the results file is locked
   // by another sweep, or a write failed (disk full). Empty otherwise.
+  // Or no worker thread could be started.
   std::string failure;
   bool locked = false;  // the failure is another sweep's lock: nothing was read or written
   int ranks = 1;

@@ -106,6 +106,43 @@ TEST(SweepRunnerTest, FormatFollowsTheExtension) {
   EXPECT_EQ(SweepFormatForPath("r.csv"), SweepFormat::kCsv);
   EXPECT_EQ(SweepFormatForPath("r.json"), SweepFormat::kJsonLines);
   EXPECT_EQ(SweepFormatForPath("r.jsonl"), SweepFormat::kJsonLines);
+  // In any case: x.JSON wrote CSV.
+  EXPECT_EQ(SweepFormatForPath("r.JSON"), SweepFormat::kJsonLines);
+  EXPECT_EQ(SweepFormatForPath("r.JsonL"), SweepFormat::kJsonLines);
+  EXPECT_EQ(SweepFormatForPath("r.CSV"), SweepFormat::kCsv);
+  EXPECT_EQ(SweepFormatForPath("json"), SweepFormat::kCsv);
+}
+
+TEST(SweepRunnerTest, AThreadTheSystemRefusesLeavesTheOthersToFinish) {
+  TempDir dir;
+  const SweepSpec spec = SmallSpec();
+  SweepRunOptions full;
+  full.output_path = dir.File("full.csv");
+  ASSERT_TRUE(RunSweep(spec, full).ok());
+  // Two of four threads start: every row is still written, by them.
+  SweepRunOptions opt;
+  opt.output_path = dir.File("two.csv");
+  opt.jobs = 4;
+  opt.thread_limit_for_tests = 2;
+  auto r = RunSweep(spec, opt);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_FALSE(r->interrupted);
+  EXPECT_TRUE(r->failure.empty()) << r->failure;
+  EXPECT_EQ(SortedRows(opt.output_path, true), SortedRows(full.output_path, true));
+  // None starts: an interruption with the reason, never std::terminate; --resume then completes it.
+  opt.output_path = dir.File("none.csv");
+  opt.thread_limit_for_tests = 0;
+  r = RunSweep(spec, opt);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_TRUE(r->interrupted);
+  EXPECT_EQ(r->written, 0u);
+  EXPECT_EQ(r->failure.rfind("cannot start a worker thread", 0), 0u) << r->failure;
+  opt.thread_limit_for_tests = std::numeric_limits<int>::max();
+  opt.resume = true;
+  r = RunSweep(spec, opt);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(r->written, spec.points.size());
+  EXPECT_EQ(SortedRows(opt.output_path, true), SortedRows(full.output_path, true));
 }
 
 TEST(SweepRunnerTest, ReferenceGridGivesOneWellFormedRowPerPoint) {
@@ -262,6 +299,79 @@ TEST(SweepRunnerTest, ResumeRefusesAFileOfAnotherSweep) {
   EXPECT_EQ(Lines(ReadFile(path)).size(), SmallSpec().points.size() + 1);
 }
 
+TEST(SweepRunnerTest, ARefusedResumeLeavesTheFileAsItWas) {
+  TempDir dir;
+  SweepRunOptions opt;
+  opt.resume = true;
+  auto refused_unchanged = [&](const std::string& name, const std::string& text, const std::string& why) {
+    opt.output_path = dir.File(name);
+    std::ofstream(opt.output_path, std::ios::binary) << text;
+    auto r = RunSweep(SmallSpec(), opt);
+    EXPECT_FALSE(r.ok()) << name;
+    if (!r.ok()) EXPECT_NE(r.error().ToString().find(why), std::string::npos) << r.error().ToString();
+    EXPECT_EQ(ReadFile(opt.output_path), text) << name;  // not even its torn last line cut off
+  };
+  // Another sweep's columns, with a torn last line.
+  refused_unchanged("precious.csv", "my,precious,data\n1,2,3\n4,5,6", "its columns are not this sweep's");
+  // One line with no newline that is not the start of this sweep's header (it was wiped and overwritten).
+  refused_unchanged("notes.txt", "notes without newline", "its first line is not this sweep's header");
+  refused_unchanged("notes.jsonl", "{\"note\": 1", "its first line is not a sweep's JSON row");
+  refused_unchanged("lines.jsonl", "{\"note\": 1}\n{\"settings\":{", "not a row of a sweep");
+  // This sweep's rows with a torn last one but no fingerprint: refused, and the torn row stays.
+  SweepRunOptions part;
+  part.output_path = dir.File("part.csv");
+  part.max_new_rows = 5;
+  ASSERT_TRUE(RunSweep(SmallSpec(), part).ok());
+  const std::string rows = ReadFile(part.output_path);
+  fs::remove(SweepFingerprintPath(part.output_path));
+  refused_unchanged("part.csv", rows + "1,4,", "has rows but no");
+
+  // The start of this sweep's header, torn: the file is this sweep's, begun; it is completed.
+  opt.output_path = dir.File("header.csv");
+  const std::string header = CsvLine(SweepColumns(SmallSpec()));
+  std::ofstream(opt.output_path, std::ios::binary) << header.substr(0, 20);
+  auto r = RunSweep(SmallSpec(), opt);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(r->written, SmallSpec().points.size());
+  EXPECT_EQ(Lines(ReadFile(opt.output_path))[0] + "\n", header);
+  // And a torn first JSON row.
+  opt.output_path = dir.File("row.jsonl");
+  std::ofstream(opt.output_path, std::ios::binary) << "{\"sett";
+  r = RunSweep(SmallSpec(), opt);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(Lines(ReadFile(opt.output_path)).size(), SmallSpec().points.size());
+}
+
+TEST(SweepRunnerTest, JsonLinesResumeReadsEscapedSettings) {
+  // String settings with quotes, backslashes and non-ASCII text (model files
+  // named so): the resume reads the settings object without a YAML parse and
+  // must get them back as written.
+  TempDir dir;
+  const std::string model = "layers: 32\nhidden: 4096\nffn_hidden: 11008\nheads: 32\nvocab: 32000\n";
+  std::string axis = "  model: [";
+  for (const std::string name : {"say \"hi\".yaml", "back\\slash.yaml", "caf\u00e9 \u2713.yaml", "tab\there.yaml"}) {
+    std::ofstream(dir.File(name)) << model;
+    axis += (axis.back() == '[' ? "'" : ", '") + dir.File(name) + "'";
+  }
+  auto spec = ParseSweepSpec(std::string(kSmallSweep) + axis + "]\n", dir.File("names.yaml"));
+  ASSERT_TRUE(spec.ok()) << spec.error().ToString();
+  SweepRunOptions full;
+  full.output_path = dir.File("full.jsonl");
+  ASSERT_TRUE(RunSweep(*spec, full).ok());
+  ASSERT_NE(ReadFile(full.output_path).find("say \\\"hi\\\".yaml"), std::string::npos);  // written escaped
+  SweepRunOptions part = full;
+  part.output_path = dir.File("part.jsonl");
+  part.max_new_rows = 123;
+  ASSERT_TRUE(RunSweep(*spec, part).ok());
+  part.resume = true;
+  part.max_new_rows = std::numeric_limits<size_t>::max();
+  auto r = RunSweep(*spec, part);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(r->resumed, 123u);
+  EXPECT_EQ(r->written, spec->points.size() - 123);
+  EXPECT_EQ(SortedRows(part.output_path, false), SortedRows(full.output_path, false));
+}
+
 TEST(SweepRunnerTest, UnwritableOutputIsAnError) {
   SweepRunOptions opt;
   opt.output_path = "/nonexistent-dir/r.csv";
@@ -286,6 +396,43 @@ TEST(SweepCliTest, BadSweepFileExitsTwoWithOneLine) {
   const int rc = Shell(Binary() + " sweep " + dir.File("bad.yaml") + " -o " + dir.File("o.csv") + " 2> " + dir.File("err.txt"));
   EXPECT_EQ(rc, 2);
   EXPECT_EQ(ReadFile(dir.File("err.txt")), dir.File("bad.yaml") + ":19: filterr: unknown key (did you mean 'filter'?)\n");
+}
+
+TEST(SweepCliTest, TooManyJobsIsBadInputNotAnAbort) {
+  if (!fs::exists(Binary())) GTEST_SKIP() << "trainsim not built";
+  TempDir dir;
+  std::ofstream(dir.File("s.yaml")) << kSmallSweep;
+  const int rc = Shell(Binary() + " sweep " + dir.File("s.yaml") + " -o " + dir.File("o.csv") + " -q -j 100000 2> " + dir.File("err.txt"));
+  EXPECT_EQ(rc, 2);  // it was SIGABRT: thread creation failed with the threads started still joinable
+  EXPECT_EQ(ReadFile(dir.File("err.txt")), "trainsim sweep: --jobs: at most 1024 threads (got 100000); 0 gives one per core\n");
+  EXPECT_FALSE(fs::exists(dir.File("o.csv")));
+  EXPECT_EQ(Shell(Binary() + " sweep " + dir.File("s.yaml") + " -o " + dir.File("o.csv") + " -q -j 1024 > /dev/null"), 0);
+}
+
+TEST(SweepCliTest, SigtermAfterCtrlCIsTheSameRequest) {
+  // mpirun passes a Ctrl-C on to its ranks as SIGTERM: that is not the
+  // second Ctrl-C that quits at once, so the sweep still stops after the
+  // points in flight and says how to resume.
+  if (!fs::exists(Binary())) GTEST_SKIP() << "trainsim not built";
+  TempDir dir;
+  std::ofstream(dir.File("s.yaml")) << "base:\n  name: long\n  cluster: {node: xe9680-h100, nodes: 1}\n  model: llama2-7b\n"
+                                       "  training: {seq_len: 4096, global_batch: 64, steps: 10}\n"
+                                       "axes:\n  training.steps: {from: 1, to: 2000, step: 1}\n  cluster.nics_per_node: [4, 8]\n"
+                                       "  training.seq_len: [1024, 2048, 4096, 8192]\n  parallelism.tensor: [1, 2, 4, 8]\n";
+  const std::string cmd = Binary() + " sweep " + dir.File("s.yaml") + " -o " + dir.File("o.csv") + " -q > " + dir.File("out.txt") +
+                          " 2> " + dir.File("err.txt");
+  // Job control (set -m): a shell's background command otherwise starts with SIGINT ignored.
+  // The signals once rows are being written (the watcher is up), at most 20 s on.
+  const std::string rows_written = "[ $(wc -c < " + dir.File("o.csv") + " 2>/dev/null || echo 0) -gt 20000 ]";
+  const int rc = Shell("set -m; " + cmd + " & pid=$!; n=0; until " + rows_written +
+                       " || [ $n -ge 400 ]; do sleep 0.05; n=$((n+1)); done; kill -INT $pid; kill -TERM $pid; wait $pid");
+  const std::string err = ReadFile(dir.File("err.txt"));
+  EXPECT_EQ(rc, 1) << err;
+  const std::string stopping = "stopping after the points in flight";
+  ASSERT_NE(err.find(stopping), std::string::npos) << err;
+  EXPECT_EQ(err.find(stopping, err.find(stopping) + 1), std::string::npos) << err;  // said once
+  EXPECT_NE(err.find("rerun with --resume"), std::string::npos) << err;
+  EXPECT_NE(ReadFile(dir.File("out.txt")).find("sweep: 64000 points"), std::string::npos);
 }
 
 TEST(SweepCliTest, SweepWritesCsvAndReportsCounts) {
@@ -393,6 +540,52 @@ TEST(SweepIntegrityTest, ResumeRefusesRowsOfOtherHardwareProfiles) {
   EXPECT_NE(r.error().ToString().find("its rows were produced with another version of the hardware profiles or model catalogue"), std::string::npos)
       << r.error().ToString();
   EXPECT_EQ(Lines(ReadFile(part.output_path)).size(), 11u);  // nothing added
+}
+
+TEST(SweepIntegrityTest, ResumeRefusesRowsOfAnEditedModelOrProfileFile) {
+  // Files the scenario names by path (a model file, a node profile, a path as
+  // an axis value) are part of what produced the rows.
+  TempDir dir;
+  std::ofstream(dir.File("model.yaml")) << "layers: 32\nhidden: 4096\nffn_hidden: 11008\nheads: 32\nvocab: 32000\n";
+  std::ofstream(dir.File("model2.yaml")) << "layers: 16\nhidden: 4096\nffn_hidden: 11008\nheads: 32\nvocab: 32000\n";
+  fs::copy_file(fs::path(TRAINSIM_SOURCE_DIR) / "hardware-profiles/nodes/xe9680-h100.yaml", dir.File("node.yaml"));
+  std::ofstream(dir.File("base.yaml")) << "name: files\ncluster:\n  node: " << dir.File("node.yaml")
+                                       << "\n  nodes: 1\n  fabric: ndr-rail-optimized\nmodel: model.yaml\n"
+                                          "training:\n  seq_len: 4096\n  global_batch: 64\n  steps: 10\n";
+  std::ofstream(dir.File("sweep.yaml")) << "base: base.yaml\naxes:\n  parallelism.tensor: [1, 2, 4, 8]\n";
+  std::ofstream(dir.File("axis.yaml")) << "base: base.yaml\naxes:\n  model: [" << dir.File("model.yaml") << ", "
+                                       << dir.File("model2.yaml") << "]\n";
+  auto resume_after = [&](const std::string& sweep, const std::string& edited) {
+    auto spec = LoadSweepSpec(dir.File(sweep));
+    EXPECT_TRUE(spec.ok()) << spec.error().ToString();
+    if (!spec.ok()) return std::string();
+    EXPECT_NE(std::find(spec->input_files.begin(), spec->input_files.end(), dir.File(edited)), spec->input_files.end()) << edited;
+    SweepRunOptions part;
+    part.output_path = dir.File(sweep + "." + edited + ".csv");
+    part.max_new_rows = 1;
+    EXPECT_TRUE(RunSweep(*spec, part).ok());
+    const std::string before = ReadFile(part.output_path);
+    const std::string original = ReadFile(dir.File(edited));
+    std::ofstream(dir.File(edited), std::ios::app) << "# edited\n";
+    auto again = LoadSweepSpec(dir.File(sweep));
+    part.resume = true;
+    part.max_new_rows = std::numeric_limits<size_t>::max();
+    auto r = RunSweep(*again, part);
+    EXPECT_EQ(ReadFile(part.output_path), before);  // nothing added
+    std::ofstream(dir.File(edited), std::ios::trunc) << original;
+    // As it was, the same file resumes.
+    auto same = RunSweep(*LoadSweepSpec(dir.File(sweep)), part);
+    EXPECT_TRUE(same.ok()) << same.error().ToString();
+    return r.ok() ? std::string("(accepted)") : r.error().ToString();
+  };
+  const std::string why = "its rows were produced with another version of a file the scenario reads";
+  EXPECT_NE(resume_after("sweep.yaml", "model.yaml").find(why), std::string::npos);
+  EXPECT_NE(resume_after("sweep.yaml", "node.yaml").find(why), std::string::npos);
+  EXPECT_NE(resume_after("axis.yaml", "model2.yaml").find(why), std::string::npos);
+  // The fingerprint file lists them for whoever reads it; the bundled data has its own fingerprint.
+  const std::string fp = ReadFile(SweepFingerprintPath(dir.File("sweep.yaml.model.yaml.csv")));
+  EXPECT_NE(fp.find("#   " + dir.File("model.yaml") + "\n"), std::string::npos) << fp;
+  EXPECT_EQ(fp.find("hardware-profiles/"), std::string::npos) << fp;
 }
 
 TEST(SweepIntegrityTest, ResumeRefusesRowsOfAnotherBaseAxesOrFidelity) {

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -16,6 +18,7 @@
 #include <sstream>
 
 #include "sim/io/data_paths.h"
+#include "sim/io/file_cache.h"
 #include "sim/io/model_loader.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/io/yaml_reader.h"
@@ -286,6 +289,19 @@ std::string FormatNumber(double v, bool integral) {
   return buf;
 }
 
+// An axis value that is a finite number as a whole (YAML's plain decimal or
+// exponent forms, e.g. "1e9", "1.0e9", "+4"), else nullopt (a name, a list).
+std::optional<double> AxisNumber(const std::string& v) {
+  if (v.empty() || !(std::isdigit(static_cast<unsigned char>(v[0])) || v[0] == '-' || v[0] == '+' || v[0] == '.')) {
+    return std::nullopt;
+  }
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  // strtod also reads hex, "inf" and "nan": not what an axis spells as a number here.
+  if (end != v.c_str() + v.size() || !std::isfinite(x) || v.find_first_of("xXnN") != std::string::npos) return std::nullopt;
+  return x;
+}
+
 // A range {from, to, step} (arithmetic, inclusive) or {from, to, factor} (geometric).
 void ParseRange(const YAML::Node& n, const std::string& file, const std::string& key, SweepAxis& axis) {
   YamlMap m(n, file, key);
@@ -356,9 +372,20 @@ void ParseAxisValues(const YAML::Node& n, const std::string& file, SweepAxis& ax
     FailAt(file, LineOf(n), axis.key,
            zipped ? "a zipped axis needs a list of values" : "expected a list of values or a range {from, to, step|factor}");
   }
+  // Numbers by value: 1e9, 1.0e9 and 1000000000 are one point written three
+  // ways (three rows of the same run); anything else by its text.
   std::set<std::string> seen;
+  std::map<double, std::string> numbers;
   for (const auto& v : axis.values) {
-    if (!seen.insert(v).second) FailAt(file, LineOf(n), axis.key, "lists the value '" + v + "' twice");
+    if (const std::optional<double> x = AxisNumber(v)) {
+      if (const auto [at, fresh] = numbers.emplace(*x, v); !fresh) {
+        FailAt(file, LineOf(n), axis.key,
+               at->second == v ? "lists the value '" + v + "' twice"
+                               : "lists the value '" + v + "' twice (as '" + at->second + "' and '" + v + "')");
+      }
+    } else if (!seen.insert(v).second) {
+      FailAt(file, LineOf(n), axis.key, "lists the value '" + v + "' twice");
+    }
   }
 }
 
@@ -774,7 +801,17 @@ Expected<Scenario> SweepSpec::PointScenario(const SweepPoint& p) const {
 Expected<SweepSpec> ParseSweepSpec(const std::string& text, const std::string& file) {
   return CatchInputErrors<SweepSpec>(file, [&] {
     SweepSpec spec = Parse(text, file);
-    CheckAxisValues(spec);
+    {
+      // Every file a point can read is read here: by the base, or by an axis value applied to it.
+      FileReadLog read;
+      CheckAxisValues(spec);
+      // The bundled profiles and catalogue have a fingerprint of their own (DataFingerprint).
+      std::error_code ec;
+      const std::string data = std::filesystem::weakly_canonical(DataDir(), ec).string() + "/";
+      for (const std::string& f : read.Files()) {
+        if (std::filesystem::weakly_canonical(f, ec).string().rfind(data, 0) != 0) spec.input_files.push_back(f);
+      }
+    }
     // Parsed once here for every point: each axis value was just parsed (by
     // CheckAxisValues, through ApplyOverrides) without error.
     try {

@@ -61,6 +61,11 @@ struct SweepSpec {
   // the axes, zip groups and filters (one line each, values in order).
   std::string base_definition;
   std::string axes_definition;
+  // The files the base and each axis value read beyond the sweep and base
+  // files and the bundled data (a model YAML or config.json, a profile given
+  // by path, the GPU profile it names), sorted: their contents are part of
+  // the fingerprint.
+  std::vector<std::string> input_files;
   // Set by ParseSweepSpec: what every point would otherwise parse again (the
   // base YAML, each axis value, the profiles and models it names). A point is
   // then a copy of the parsed base with its values set, parsed by the same

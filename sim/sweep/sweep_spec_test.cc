@@ -107,6 +107,11 @@ TEST(SweepSpecTest, BadFilesGiveOneLineErrors) {
             "sw.yaml:15: cluster.node: profile file 'nodes/missing.yaml' not found");
   EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: []\n")), "sw.yaml:15: cluster.nodes: an axis needs at least one value");
   EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: [1, 2, 1]\n")), "sw.yaml:15: cluster.nodes: lists the value '1' twice");
+  // Numbers by value: three spellings of one value would be three rows of one run.
+  EXPECT_EQ(Error(ParseText("axes:\n  training.tokens: [1e9, 1.0e9, 1000000000]\n")),
+            "sw.yaml:15: training.tokens: lists the value '1.0e9' twice (as '1e9' and '1.0e9')");
+  EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: [2, 02]\n")), "sw.yaml:15: cluster.nodes: lists the value '02' twice (as '2' and '02')");
+  EXPECT_TRUE(ParseText("axes:\n  training.tokens: [1e9, 2e9]\n  model: [llama2-7b, llama2-70b]\n").ok());
   EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: {from: 1, to: 8}\n")),
             "sw.yaml:15: cluster.nodes.step: a range takes exactly one of step or factor");
   EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: [1]\nzip:\n  training.global_batch: [128, 256]\n  training.steps: [5]\n")),
