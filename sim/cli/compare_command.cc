@@ -39,8 +39,18 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
   const size_t files = a.positional.size();
+  // A malformed override names its own flag (a lone `--set-a x` was told to give --set-b).
+  for (const char* flag : {"--set", "--set-a", "--set-b"}) {
+    for (const std::string& o : a.All(flag)) {
+      if (perr.empty() && o.find('=') == std::string::npos) {
+        err << "trainsim compare: " << flag << ": expected KEY=VALUE, got '" << o << "'\n";
+        return kExitBadInput;
+      }
+    }
+  }
   if (perr.empty() && files == 1 && a.All("--set-b").empty()) {
-    err << "trainsim compare: with one scenario file, give B's changes with --set-b KEY=VALUE\n";
+    err << "trainsim compare: with one scenario file, give B's changes with --set-b KEY=VALUE"
+        << (a.All("--set-a").empty() ? "" : " (--set-a changes only A: alone it compares A changed with A as written)") << "\n";
     return kExitBadInput;
   }
   if (!perr.empty() || files < 1) {

@@ -4,6 +4,7 @@
 // lists each once, and every writer (JSON, CSV, summary, compare, GUI) walks that table.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,8 +52,11 @@ struct RunReport {
   double expected_failures = 0;
   double lost_work_s = 0;
   double goodput = 1;
-  double best_checkpoint_interval_s = 0;
-  double chosen_checkpoint_interval_s = 0;
+  // NaN where they do not apply (null in JSON, empty in CSV; 0 would read as
+  // "checkpoint continuously"): best without a failure model or storage,
+  // chosen without checkpoints, both where the run model did not run.
+  double best_checkpoint_interval_s = std::numeric_limits<double>::quiet_NaN();
+  double chosen_checkpoint_interval_s = std::numeric_limits<double>::quiet_NaN();
   double energy_kwh = 0;
   double cost_usd = 0;
   double cost_per_billion_tokens_usd = 0;

@@ -6,6 +6,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <set>
 
 #include "sim/io/result_writer.h"
@@ -137,6 +139,20 @@ TEST(ResultFieldTableTest, EveryFieldIsInTheJsonAndNothingElse) {
   EXPECT_TRUE(j2["feasible"].as<bool>());
 }
 
+TEST(ResultFieldTableTest, AFigureWithNoValueIsNullInJsonAndEmptyInCsv) {
+  SimulationResult r = EveryFieldSet();
+  r.run.best_checkpoint_interval_s = std::numeric_limits<double>::quiet_NaN();
+  const YAML::Node json = YAML::Load(ToJson(r));
+  ASSERT_TRUE(json["run"]["best_checkpoint_interval_s"].IsDefined());  // the key stays (design.md section 3)
+  EXPECT_TRUE(json["run"]["best_checkpoint_interval_s"].IsNull());
+  const auto keys = FlatResultKeys();
+  const auto values = FlatResultValues(r);
+  const size_t at = size_t(std::find(keys.begin(), keys.end(), "run.best_checkpoint_interval_s") - keys.begin());
+  ASSERT_LT(at, values.size());
+  EXPECT_EQ(values[at], "");  // it was "null" in a sweep's CSV
+  EXPECT_TRUE(std::isnan(SimulationResult{}.run.chosen_checkpoint_interval_s));  // not 0 where the run model did not run
+}
+
 TEST(ResultFieldTableTest, EveryFieldIsASweepCsvColumn) {
   const std::vector<std::string> columns = SweepColumns(SweepSpec{});
   for (const ResultField& f : ResultFields()) {
@@ -189,6 +205,9 @@ axes:
   EXPECT_EQ(ok[column("model.active_parameters")], ok[column("model.parameters")]);
   EXPECT_EQ(ok[column("error_kind")], "");
   EXPECT_FALSE(ok[column("run.cost_usd")].empty());
+  // No failure model and no checkpoints: the intervals do not apply, an empty cell (not 0: "continuously").
+  EXPECT_EQ(ok[column("run.best_checkpoint_interval_s")], "");
+  EXPECT_EQ(ok[column("run.chosen_checkpoint_interval_s")], "");
   // 70B on one node does not fit: what it is stays, what a run would take is empty.
   EXPECT_EQ(big[column("feasible")], "false");
   EXPECT_EQ(big[column("error_kind")], "does not fit");

@@ -47,7 +47,9 @@ std::string FlatResultValue(const ResultField& f, const SimulationResult& r) {
   if (!f.Present(r)) return "";
   if (f.is_text()) return f.text(r);
   if (f.quantity == Quantity::kBool) return f.get(r) != 0 ? "true" : "false";
-  return JsonWriter::Number(f.get(r));
+  const double v = f.get(r);
+  // No value (NaN: not applicable, or a run that cannot make progress) is an empty cell, as JSON's null.
+  return std::isfinite(v) ? JsonWriter::Number(v) : std::string();
 }
 
 std::vector<std::string> FlatResultValues(const SimulationResult& r) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace trainsim {
 
@@ -99,7 +100,8 @@ double CleanDelta(double a, double b) {
 }
 
 double CleanRelative(double a, double b) {
-  if (a == 0) return 0;
+  // From 0 to anything else no ratio exists: NaN, which reads "n/a" and is null in JSON (it read 0.0%).
+  if (a == 0) return b == 0 ? 0.0 : std::numeric_limits<double>::quiet_NaN();
   const double r = (b - a) / a;
   return std::fabs(r) < 1e-9 ? 0.0 : r;
 }

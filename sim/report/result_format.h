@@ -34,6 +34,7 @@ std::string FormatDelta(const ResultField& f, double a, double b);
 // exactly zero: an unchanged figure recomputed in another order differs in
 // its last bits, and "-2.3e-13" reads as a change.
 double CleanDelta(double a, double b);
+// (b - a) / a has no value from a == 0 to b != 0: NaN ("n/a", null in JSON).
 double CleanRelative(double a, double b);
 
 // A relative change as a signed percentage, "+4.2%"; "0.0%" for none (or one

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
+
 #include "sim/report/comparison.h"
 
 namespace trainsim {
@@ -31,6 +33,10 @@ TEST(ResultFieldsTest, DeltasAreSignedInTheRowsScaleAndCleanAtZero) {
   // An unchanged value recomputed in another order is no change.
   EXPECT_EQ(CleanDelta(0.2753, 0.2753 + 2.274e-13), 0.0);
   EXPECT_EQ(CleanRelative(0.2753, 0.2753 - 2.274e-13), 0.0);
+  // From nothing to something is no percentage (compare printed 0.0%): n/a, and null in JSON.
+  EXPECT_EQ(CleanRelative(0, 0), 0.0);
+  EXPECT_TRUE(std::isnan(CleanRelative(0, 0.0307)));
+  EXPECT_EQ(FormatRelative(CleanRelative(0, 0.0307)), "n/a");
   EXPECT_EQ(FormatDelta(*FindResultField("step_time_s"), 0.2753, 0.2753 + 2.274e-13), "0.0 ms");
   EXPECT_NE(CleanDelta(1.0, 1.001), 0.0);
 }

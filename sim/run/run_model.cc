@@ -103,7 +103,13 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
   const int every = s.checkpoint.every_steps;
   run.checkpoints = (storage && every > 0) ? s.training.steps / every : 0;
   run.checkpoint_overhead_s = run.checkpoints * run.checkpoint_stall_s;
-  run.chosen_checkpoint_interval_s = every > 0 ? every * r.step_time_s : 0;
+  // "Not applicable" is NaN (null in JSON, empty in CSV): 0 would read as
+  // "checkpoint continuously". No checkpoints: no chosen interval; no
+  // failure model or no storage: no best one.
+  const double not_applicable = std::numeric_limits<double>::quiet_NaN();
+  const double interval_s = every > 0 ? every * r.step_time_s : 0;
+  run.chosen_checkpoint_interval_s = every > 0 ? interval_s : not_applicable;
+  run.best_checkpoint_interval_s = not_applicable;
 
   // Failures: the work since the last checkpoint is lost, and redone after a
   // restart and restore. The run is a string of segments, each a checkpoint
@@ -114,12 +120,11 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
   const double mtbf = s.failures.node_mtbf_hours * 3600.0 / s.nodes;  // the job's: any of its nodes failing
   if (s.failures.node_mtbf_hours > 0) {
     const double recovery_s = s.failures.restart_s + run.restore_s;
-    const double segment_s = run.chosen_checkpoint_interval_s + run.checkpoint_stall_s;
+    const double segment_s = interval_s + run.checkpoint_stall_s;
     const long full = run.checkpoints;
     const double rest_s = full > 0 ? double(s.training.steps - full * every) * r.step_time_s : failure_free_s;
     wall = double(full) * ExpectedSegmentTime(segment_s, recovery_s, mtbf) + ExpectedSegmentTime(rest_s, recovery_s, mtbf);
-    run.best_checkpoint_interval_s =
-        storage ? CheckpointIntervalFor(s, run, mtbf) : 0;
+    if (storage) run.best_checkpoint_interval_s = CheckpointIntervalFor(s, run, mtbf);
     run.hot_spares = HotSpares(s.nodes, s.failures.repair_hours / (s.failures.node_mtbf_hours + s.failures.repair_hours),
                                s.failures.spare_probability);
     if (!std::isfinite(wall) || failure_free_s < kMinGoodput * wall) {

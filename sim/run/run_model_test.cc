@@ -57,6 +57,25 @@ TEST(RunModelTest, YoungDalyMatchesClosedForm) {
   EXPECT_GT(r.run.time_to_train_s, r.step_time_s * s.training.steps);
 }
 
+TEST(RunModelTest, CheckpointIntervalsThatDoNotApplyHaveNoValue) {
+  // 0 read as "checkpoint continuously": where there is no failure model, no
+  // storage or no checkpoint, the intervals are NaN (null in JSON, empty in CSV).
+  const SimulateOptions analytical = SimulateOptions::At(Fidelity::kAnalytical);
+  const SimulationResult no_failures = Simulate(Ref70b({"failures=null"}), analytical);
+  ASSERT_TRUE(no_failures.error.empty()) << no_failures.error;
+  EXPECT_TRUE(std::isnan(no_failures.run.best_checkpoint_interval_s));
+  EXPECT_GT(no_failures.run.chosen_checkpoint_interval_s, 0);
+  const SimulationResult no_checkpoints = Simulate(Ref70b({"checkpoint.every_steps=0"}), analytical);
+  EXPECT_TRUE(std::isnan(no_checkpoints.run.chosen_checkpoint_interval_s));
+  EXPECT_GT(no_checkpoints.run.best_checkpoint_interval_s, 0);  // failures and storage: there is a best one
+  const SimulationResult no_storage =
+      Simulate(Ref70b({"checkpoint=null", "cluster.storage=null", "cluster.storage_nodes=null"}), analytical);
+  ASSERT_TRUE(no_storage.error.empty()) << no_storage.error;
+  EXPECT_TRUE(std::isnan(no_storage.run.best_checkpoint_interval_s));
+  EXPECT_TRUE(std::isnan(no_storage.run.chosen_checkpoint_interval_s));
+  EXPECT_GT(no_storage.run.expected_failures, 0);  // the failure model still ran
+}
+
 TEST(RunModelTest, AsyncCheckpointHidesMostOfItsWrite) {
   SimulationResult sync = Simulate(Ref70b());
   SimulationResult async = Simulate(Ref70b({"checkpoint.mode=async"}));
