@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -15,6 +16,7 @@
 #include "sim/plan/planner.h"
 #include "sim/core/scenario.h"
 #include "sim/io/model_loader.h"
+#include "sim/io/profile_loader.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/io/yaml_reader.h"
 #include "sim/validate/track_record.h"
@@ -76,6 +78,45 @@ std::optional<std::pair<Scenario, PlanConfig>> WithStandInLayout(const std::stri
   return std::nullopt;
 }
 
+// Why no layout can run when even a stand-in cannot divide the batch: the
+// cluster's GPUs are too many for the global batch (131,072 GPUs, batch 128).
+// The input is valid and asks for something impossible: exit 1 with the
+// reason, as `size` words it. Empty when the scenario loads with the stand-in
+// at a batch its GPUs divide (data parallel over all of them, micro batch 1):
+// then only the layout is wrong; else something else (model, cluster) is, and
+// its error stands.
+std::string NoLayoutReason(const std::string& file, const std::vector<std::string>& sets) {
+  int nodes = 0;
+  NodeProfile node;
+  long global_batch = 0;
+  try {
+    YAML::Node root = LoadYamlFile(file);
+    ApplyOverrides(root, sets);
+    const YAML::Node cluster = root["cluster"];
+    nodes = cluster["nodes"].as<int>();
+    node = LoadNodeProfile(cluster["node"], file, "cluster.node");
+    global_batch = root["training"]["global_batch"].as<long>();
+  } catch (const std::exception&) {
+    return "";
+  }
+  const long gpus = long(nodes) * node.gpus_per_node;
+  if (nodes <= 0 || gpus <= 0 || gpus > std::numeric_limits<int>::max()) return "";
+  std::vector<std::string> stand_in = sets;
+  for (const std::string& kv : {std::string("parallelism.tensor=1"), std::string("parallelism.pipeline=1"),
+                                std::string("parallelism.context=1"), std::string("parallelism.virtual_stages=1"),
+                                std::string("parallelism.data=auto"), std::string("parallelism.expert=1"),
+                                std::string("parallelism.expert_tensor=1"), std::string("parallelism.pipeline_layout=null"),
+                                std::string("parallelism.first_stage_layers=null"), std::string("parallelism.last_stage_layers=null"),
+                                std::string("parallelism.sharding_group=null"), std::string("training.micro_batch=1"),
+                                "training.global_batch=" + std::to_string(gpus)}) {
+    stand_in.push_back(kv);
+  }
+  const Expected<Scenario> s = LoadScenario(file, stand_in);
+  if (!s.ok()) return "";
+  return "no TP x PP x CP x DP of the " + std::to_string(s->gpus()) + " GPUs divides both the global batch " +
+         std::to_string(global_batch) + " and the " + std::to_string(s->model.layers) + " layers";
+}
+
 const char* kPlanHelp =
     "usage: trainsim plan SCENARIO.yaml [options]\n"
     "Search parallelism settings (TP, PP, virtual stages, CP, EP and ETP for a mixture of experts,\n"
@@ -93,10 +134,16 @@ const char* kPlanHelp =
     "  --moe-a2a-overlap L    with expert parallelism, try the all-to-all overlap off, on or off,on\n"
     "                         (default: the scenario's)\n"
     "  --set KEY=VALUE        override a scenario key by dotted path (repeatable)\n"
-    "  --json                 print {\"candidates\": [...], \"rejected\": [...], ...} (design.md section 3)\n"
+    "  --json                 print {\"candidates\": [...], \"rejected\": [...], ...} (design.md section 3);\n"
+    "                         \"rejected\" is one example per TP x PP x CP family with a rejection (its\n"
+    "                         least demanding rejected member, with family_feasible and family_rejected\n"
+    "                         counts; family_feasible 0: the family cannot work), the families that cannot\n"
+    "                         work first; rejected_divisibility, rejected_memory and rejected_other count\n"
+    "                         every rejected configuration\n"
     "  --progress             progress and time left on stderr (default: only when stderr is a terminal)\n"
     "  -h, --help             this help\n"
-    "exit status: 0 ok, 1 no configuration fits, 2 bad input\n";
+    "exit status: 0 ok, 1 no configuration fits (or no layout of the GPUs divides the global batch),\n"
+    "2 bad input\n";
 }  // namespace
 
 int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
@@ -170,6 +217,9 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
     if (auto stand_in = WithStandInLayout(a.positional[0], a.All("--set"))) {
       own_layout_rejection = PlanRejection{stand_in->second, "divisibility", s.error().ToString()};
       s = std::move(stand_in->first);
+    } else if (const std::string why = NoLayoutReason(a.positional[0], a.All("--set")); !why.empty()) {
+      err << a.positional[0] << ": cannot run: " << why << " (" << s.error().ToString() << ")\n";
+      return kExitSimulationFailed;
     }
   }
   if (!s) {

@@ -119,7 +119,7 @@ std::optional<SimulationResult> Evaluate(Scenario& s, const PlanConfig& c, bool 
 // A family: the configurations sharing tensor, pipeline and context.
 using FamilyKey = std::tuple<int, int, int>;
 struct Family {
-  long feasible = 0;
+  long feasible = 0, rejected = 0;
   std::optional<PlanRejection> representative;
   int rep_score = -1;  // how close the representative is to the least demanding member
 };
@@ -168,6 +168,7 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
     if (rej.category == "divisibility") ++rep.rejected_divisibility;
     else if (rej.category == "memory") ++rep.rejected_memory;
     else ++rep.rejected_other;
+    ++fam.rejected;
     if (score > fam.rep_score) {
       fam.rep_score = score;
       fam.representative = std::move(rej);
@@ -232,7 +233,10 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
     }
   }
   for (auto& [key, fam] : families) {
-    if (fam.feasible == 0 && fam.representative) rep.rejected.push_back(*fam.representative);
+    if (!fam.representative) continue;
+    fam.representative->family_feasible = fam.feasible;
+    fam.representative->family_rejected = fam.rejected;
+    (fam.feasible == 0 ? rep.rejected : rep.rejected_members).push_back(*fam.representative);
   }
   rep.search_s = std::chrono::duration<double>(Clock::now() - t0).count();
 
@@ -434,11 +438,19 @@ std::string PlanToJson(const PlanReport& r) {
     ConfigJson(o, c.config, r.mixture_of_experts);
     o += ",\"result\":" + ResultJson(c.result) + ",\"analytical_step_time_s\":" + JsonWriter::Number(c.analytical.step_time_s) + "}";
   }
+  // One example per (TP, PP, CP) family with a rejection, its least demanding
+  // rejected member: first the families with no feasible member
+  // (family_feasible 0: they cannot work), then those where only some
+  // settings fail. The counts of every rejected configuration are below.
   o += "],\n\"rejected\":[";
-  for (size_t i = 0; i < r.rejected.size(); ++i) {
-    o += std::string(i ? "," : "") + "\n {";
-    ConfigJson(o, r.rejected[i].config, r.mixture_of_experts);
-    o += ",\"category\":" + JsonWriter::Quote(r.rejected[i].category) + ",\"reason\":" + JsonWriter::Quote(r.rejected[i].reason) + "}";
+  size_t n = 0;
+  for (const auto* list : {&r.rejected, &r.rejected_members}) {
+    for (const PlanRejection& rej : *list) {
+      o += std::string(n++ ? "," : "") + "\n {";
+      ConfigJson(o, rej.config, r.mixture_of_experts);
+      o += ",\"category\":" + JsonWriter::Quote(rej.category) + ",\"reason\":" + JsonWriter::Quote(rej.reason) +
+           ",\"family_feasible\":" + Str(rej.family_feasible) + ",\"family_rejected\":" + Str(rej.family_rejected) + "}";
+    }
   }
   o += "],\n\"baseline\":{";
   ConfigJson(o, r.baseline_config, r.mixture_of_experts);

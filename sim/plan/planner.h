@@ -86,6 +86,8 @@ struct PlanRejection {
   PlanConfig config;
   std::string category;  // "divisibility", "memory", "unsupported" (settings the software cannot run) or "simulation"
   std::string reason;
+  // Its (TP, PP, CP) family's members: how many are feasible and how many were rejected.
+  long family_feasible = 0, family_rejected = 0;
 };
 
 struct PlanReport {
@@ -94,6 +96,10 @@ struct PlanReport {
   // member, the rejection of its least demanding member (full recompute,
   // micro batch 1, no interleaving).
   std::vector<PlanRejection> rejected;
+  // The same for each family that has feasible members too: its least
+  // demanding rejected member (why the family's more demanding settings fail).
+  // With `rejected`, every family with a rejection has one example.
+  std::vector<PlanRejection> rejected_members;
   PlanConfig baseline_config;  // the scenario's own settings
   std::optional<PlanCandidate> baseline;     // its result (re-checked) when it is feasible
   std::optional<PlanRejection> baseline_rejection;

@@ -240,12 +240,26 @@ TEST(PlannerTest, JsonHasTheContractShape) {
   EXPECT_TRUE(c0["training"]["recompute"].IsScalar());
   EXPECT_NEAR(c0["result"]["step_time_s"].as<double>(), r.candidates[0].result.step_time_s, 1e-5 * r.candidates[0].result.step_time_s);
   ASSERT_TRUE(j["rejected"].IsSequence());
-  EXPECT_EQ(j["rejected"].size(), r.rejected.size());
+  EXPECT_EQ(j["rejected"].size(), r.rejected.size() + r.rejected_members.size());
   EXPECT_EQ(c0["parallelism"]["data_sharding"].as<std::string>(), ToString(r.candidates[0].config.data_sharding));
-  if (j["rejected"].size() > 0) {  // with FSDP searched, every family of 70B on 64 GPUs may find a member that fits
-    EXPECT_TRUE(j["rejected"][0]["reason"].IsScalar());
-    EXPECT_TRUE(j["rejected"][0]["parallelism"]["pipeline"].IsScalar());
+  // Thousands are rejected here, and every family of 70B on 64 GPUs may find a
+  // member that fits with FSDP: "rejected" was then []. Now one example per
+  // family with a rejection, the families that cannot work first.
+  ASSERT_GT(r.rejected_memory + r.rejected_divisibility, 0);
+  ASSERT_GT(j["rejected"].size(), 0u);
+  long examples_rejected = 0;
+  bool feasible_seen = false;
+  for (const auto& rej : j["rejected"]) {
+    EXPECT_FALSE(rej["reason"].as<std::string>().empty());
+    EXPECT_TRUE(rej["parallelism"]["pipeline"].IsScalar());
+    const long feasible = rej["family_feasible"].as<long>();
+    EXPECT_GT(rej["family_rejected"].as<long>(), 0);
+    EXPECT_FALSE(feasible_seen && feasible == 0) << "whole families first";
+    feasible_seen = feasible_seen || feasible > 0;
+    examples_rejected += rej["family_rejected"].as<long>();
   }
+  // The examples' families hold every rejected configuration.
+  EXPECT_EQ(examples_rejected, r.rejected_divisibility + r.rejected_memory + r.rejected_other);
   EXPECT_EQ(j["searched"].as<long>(), r.searched);
 }
 
