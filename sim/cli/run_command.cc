@@ -86,7 +86,20 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
     err << s.error().ToString() << "\n";
     // A run the hardware cannot do is a result too (design.md 3): its object with the error.
     if (ExitStatus(s.error().kind) == 1 && a.Has("--json")) {
-      out << ToJsonOfUnsimulated(std::filesystem::path(a.positional[0]).stem().string(), s.error().kind, s.error().ToString());
+      UnsimulatedFacts known;
+      known.fidelity = opt.fidelity == Fidelity::kDes ? "des" : "analytical";
+      if (s.error().key == "training.precision") {
+        // The precision is the one thing the GPU cannot do: the cluster and
+        // the model are what they are at any precision, so read them at bf16.
+        std::vector<std::string> sets = a.All("--set");
+        sets.push_back("training.precision=bf16");
+        if (Expected<Scenario> any = LoadScenario(a.positional[0], sets); any.ok()) {
+          known.gpus = any->gpus();
+          known.parameters = double(any->model.TotalParameters(any->training.seq_len));
+          known.active_parameters = double(any->model.ActiveParameters(any->training.seq_len));
+        }
+      }
+      out << ToJsonOfUnsimulated(std::filesystem::path(a.positional[0]).stem().string(), s.error().kind, s.error().ToString(), known);
     }
     return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
   }

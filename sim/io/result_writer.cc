@@ -60,9 +60,17 @@ std::vector<std::string> FlatResultValues(const SimulationResult& r) {
   return values;
 }
 
-std::string ToJsonOfUnsimulated(const std::string& name, ErrorKind kind, const std::string& error) {
+std::string ToJsonOfUnsimulated(const std::string& name, ErrorKind kind, const std::string& error,
+                                const UnsimulatedFacts& known) {
   JsonWriter w;
-  w.BeginObject().Field("name", name).Field("feasible", false).Field("error_kind", ToString(kind)).Field("error", error).EndObject();
+  w.BeginObject().Field("name", name);
+  if (known.gpus > 0) w.Field("gpus", known.gpus);
+  if (!known.fidelity.empty()) w.Field("fidelity", known.fidelity);
+  w.Field("feasible", false).Field("error_kind", ToString(kind)).Field("error", error);
+  if (known.parameters > 0) {
+    w.BeginObject("model").Field("parameters", known.parameters).Field("active_parameters", known.active_parameters).EndObject();
+  }
+  w.EndObject();
   return w.str() + "\n";
 }
 

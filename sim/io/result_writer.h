@@ -15,11 +15,20 @@ namespace trainsim {
 // order, nested at the dots of its key.
 std::string ToJson(const SimulationResult& r, bool pretty = true);
 
+// What is known of a run that cannot happen without simulating anything:
+// its size and the fidelity asked for (design.md 3: "the fields it could fill").
+struct UnsimulatedFacts {
+  int gpus = 0;                                  // 0: unknown
+  std::string fidelity;                          // empty: unknown
+  double parameters = 0, active_parameters = 0;  // 0: unknown
+};
+
 // The result object of a run that cannot happen before anything is
 // simulated (the scenario asks the GPU for a format it lacks): the status
-// fields alone, as ToJson writes them, so a script reading exit 1 always
-// finds an object with "error".
-std::string ToJsonOfUnsimulated(const std::string& name, ErrorKind kind, const std::string& error);
+// fields, as ToJson writes them, so a script reading exit 1 always finds an
+// object with "error", and what `known` holds (gpus, fidelity, model).
+std::string ToJsonOfUnsimulated(const std::string& name, ErrorKind kind, const std::string& error,
+                                const UnsimulatedFacts& known = {});
 
 // The table's fields but the status ones (feasible, error_kind, error, which
 // a sweep places itself), flattened with dots, for CSV columns; a value is

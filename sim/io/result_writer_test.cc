@@ -181,5 +181,26 @@ TEST(ChromeTraceTest, StepPartStartsAtTheStepAndClipsWhatSpansIt) {
   EXPECT_NE(ToChromeTrace(r).find("\"ts\":12250000.123"), std::string::npos) << ToChromeTrace(r);
 }
 
+// A run that cannot happen before anything is simulated still says what is
+// known of it (design.md 3: "the fields it could fill"), and only that.
+TEST(UnsimulatedResultTest, CarriesWhatIsKnownAndNothingInvented) {
+  const YAML::Node bare = YAML::Load(ToJsonOfUnsimulated("x", ErrorKind::kUnsupported, "why"));
+  EXPECT_FALSE(bare["feasible"].as<bool>());
+  EXPECT_EQ(bare["error"].as<std::string>(), "why");
+  EXPECT_FALSE(bare["gpus"].IsDefined());
+  EXPECT_FALSE(bare["model"].IsDefined());
+  UnsimulatedFacts known;
+  known.gpus = 32;
+  known.fidelity = "des";
+  known.parameters = 6.9e10;
+  known.active_parameters = 6.9e10;
+  const YAML::Node full = YAML::Load(ToJsonOfUnsimulated("x", ErrorKind::kUnsupported, "why", known));
+  EXPECT_EQ(full["gpus"].as<int>(), 32);
+  EXPECT_EQ(full["fidelity"].as<std::string>(), "des");
+  EXPECT_EQ(full["model"]["parameters"].as<double>(), 6.9e10);
+  EXPECT_EQ(full["error_kind"].as<std::string>(), "unsupported by the hardware");
+  EXPECT_FALSE(full["step_time_s"].IsDefined());  // not simulated: no figure, not a 0
+}
+
 }  // namespace
 }  // namespace trainsim
