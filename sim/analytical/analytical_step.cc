@@ -1,9 +1,49 @@
 #include "sim/analytical/analytical_step.h"
 
 #include <algorithm>
+#include <vector>
 
+#include "sim/cost/collective_model.h"
 
 namespace trainsim {
+
+namespace {
+
+// The transfers of the pipeline's fill and drain: the first micro batch's
+// forward crosses the v x p - 1 boundaries of the virtual stages in turn
+// (virtual stage k is chunk k / p of stage k mod p: boundary b takes stage b
+// to b + 1, and the last, stage p - 1 back to stage 0 for the next chunk, v - 1
+// times), and the last micro batch's backward as many. Each crossing takes
+// its own boundary's link, as the DES sends it: two stages in one NVLink
+// domain over NVLink, else over the NICs (the slowest pair of the stages'
+// GPUs, which pair up at the same place in each stage). A job whose stages
+// are whole domains crosses the NICs at every boundary: `hop_s` each.
+double FillDrainTransfersS(const Scenario& s, const CommOp& p2p, double hop_s) {
+  const int p = s.parallelism.pipeline, v = s.parallelism.virtual_stages;
+  const long stage_gpus = s.gpus() / p;
+  const RankLayout layout = s.layout();
+  const long domain_gpus = std::max(layout.shape().nvlink_domain_gpus, layout.shape().gpus_per_node);
+  const double hops = 2.0 * (double(v) * p - 1);
+  if (stage_gpus % domain_gpus == 0 || layout.Span(CommGroup::kPipeline).on_nvlink()) return hops * hop_s;
+  double on_nvlink_s = -1, across_s = -1;  // a pair of ranks within one domain, or across two: the two prices there are
+  std::vector<double> boundary_s(static_cast<size_t>(p));
+  for (int b = 0; b < p; ++b) {
+    const long first = b < p - 1 ? b * stage_gpus : 0;
+    const long apart = b < p - 1 ? stage_gpus : (p - 1) * stage_gpus;
+    long crossing = -1;
+    for (long j = 0; j < std::min(stage_gpus, domain_gpus) && crossing < 0; ++j) {
+      if (layout.DomainOfGpu(first + j) != layout.DomainOfGpu(first + j + apart)) crossing = j;
+    }
+    double& price = crossing < 0 ? on_nvlink_s : across_s;
+    if (price < 0) price = PlanCollective(s, p2p, layout.Span(2, int(apart), first + std::max(0L, crossing))).Time();
+    boundary_s[size_t(b)] = price;
+  }
+  double chain_s = 0;  // one micro batch through every virtual stage
+  for (int b = 0; b < p; ++b) chain_s += (b < p - 1 ? v : v - 1) * boundary_s[size_t(b)];
+  return 2 * chain_s;
+}
+
+}  // namespace
 
 StepTiming AnalyticalStep(const Scenario& s, const StepCosts& c) {
   const Parallelism& p = s.parallelism;
@@ -25,9 +65,9 @@ StepTiming AnalyticalStep(const Scenario& s, const StepCosts& c) {
   const double slot = st.forward_s() + st.backward_s();
   b.pipeline_bubble_s = (p.pipeline - 1) / v * slot;
   if (p.pipeline > 1) {
-    const double fill_drain_hops = 2.0 * (v * p.pipeline - 1);
-    const double hops = p.p2p_overlapped() ? fill_drain_hops : fill_drain_hops + 2.0 * m * v;
-    exposed += hops * c.p2p_s;
+    exposed += FillDrainTransfersS(s, c.workload.pipeline_p2p, c.p2p_s);
+    // Without overlap every micro batch's sends wait too, at the slowest boundary's pace.
+    if (!p.p2p_overlapped()) exposed += 2.0 * m * v * c.p2p_s;
   }
   // Data parallel: each chunk's gradient reduction overlaps the passes
   // after its last backward, its parameter gather those before its first
