@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "sim/core/error.h"
+#include "sim/io/json_text.h"
 
 namespace trainsim {
 namespace fs = std::filesystem;
@@ -540,24 +541,13 @@ YAML::Node LoadJsonFile(const std::string& path) {
   // Boost's reader recurses once per level and has no limit of its own: a
   // file nested a hundred thousand deep would overflow the stack. The limit
   // is the YAML reader's.
-  {
-    int depth = 0, line = 1;
-    bool in_string = false, escaped = false;
-    for (const char c : text) {
-      if (c == '\n') ++line;
-      if (in_string) {
-        if (escaped) escaped = false;
-        else if (c == '\\') escaped = true;
-        else if (c == '"') in_string = false;
-      } else if (c == '"') {
-        in_string = true;
-      } else if (c == '{' || c == '[') {
-        if (++depth > 200) throw InputException(InputError{path, line, "", "nested more than 200 levels deep"});
-      } else if (c == '}' || c == ']') {
-        --depth;
-      }
-    }
-  }
+  int depth = 0;
+  ForEachJsonBracket(text, 0, [&](char c, size_t at) {
+    depth += c == '{' || c == '[' ? 1 : -1;
+    if (depth <= 200) return true;
+    const int line = 1 + int(std::count(text.begin(), text.begin() + long(at), '\n'));
+    throw InputException(InputError{path, line, "", "nested more than 200 levels deep"});
+  });
   std::istringstream in(text);
   boost::property_tree::ptree unused;
   try {

@@ -40,6 +40,7 @@
 #include "sim/io/csv.h"
 #include "sim/io/json_writer.h"
 #include "sim/io/result_writer.h"
+#include "sim/io/json_text.h"
 #include "sim/io/yaml_reader.h"
 
 namespace trainsim {
@@ -203,21 +204,12 @@ bool ReadJsonSettings(const std::string& line, std::vector<std::pair<std::string
     why = "not a row of a sweep (a JSON object starting with \"settings\")";
     return false;
   }
-  // The object's closing brace, outside strings (the writer writes its values as scalars).
+  // The object's closing brace (the writer writes its values as scalars).
   size_t close = std::string::npos;
-  bool in_string = false, escaped = false;
-  for (size_t i = kStart.size(); i < line.size() && close == std::string::npos; ++i) {
-    const char c = line[i];
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '}') {
-      close = i;
-    }
-  }
+  ForEachJsonBracket(line, kStart.size(), [&](char c, size_t at) {
+    if (c == '}') close = at;
+    return c != '}';
+  });
   why = "malformed settings object";
   if (close == std::string::npos) return false;
   try {
