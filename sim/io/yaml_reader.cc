@@ -525,7 +525,11 @@ YAML::Node ParseYamlText(const std::string& text, const std::string& file) {
     throw InputException(MalformedYaml(e, file));
   }
   if (!root.IsDefined() || root.IsNull()) {
-    throw InputException(InputError{file, 0, "", "the file is empty (nothing but comments or blank lines); expected a mapping of keys"});
+    // A document that is only "null" or "~" is not an empty file: say what it holds.
+    const bool written_null = root.IsDefined() && root.Mark().line >= 0;
+    throw InputException(InputError{file, written_null ? LineOf(root) : 0, "",
+                                    written_null ? "the document is null; expected a mapping of keys"
+                                                 : "the file is empty (nothing but comments or blank lines); expected a mapping of keys"});
   }
   CheckDuplicateKeys(root, file);
   return root;

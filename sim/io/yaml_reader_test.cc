@@ -133,6 +133,8 @@ TEST_F(InputFileTest, EmptyAndCommentOnlyFilesNameTheFile) {
   EXPECT_EQ(LoadError(empty), empty + ": the file is empty (nothing but comments or blank lines); expected a mapping of keys");
   const std::string comments = Write("comments.yaml", "# nothing here\n\n# still nothing\n");
   EXPECT_EQ(LoadError(comments), comments + ": the file is empty (nothing but comments or blank lines); expected a mapping of keys");
+  const std::string null_doc = Write("null.yaml", "# a placeholder\nnull\n");
+  EXPECT_EQ(LoadError(null_doc), null_doc + ":2: the document is null; expected a mapping of keys");
   // In memory (no file read): still not "--set".
   auto s = ParseScenario(YAML::Load(""), "mem.yaml");
   ASSERT_FALSE(s.ok());
