@@ -110,8 +110,44 @@ const std::set<std::string>& HuggingFaceKeysWithoutEffect() {
       // are normalised, scored (softmax or sigmoid), grouped (DeepSeek's node-limited routing) and
       // scaled, and jitter noise. The router's GEMM (hidden x experts) is counted from the experts.
       "output_router_logits", "router_aux_loss_coef", "aux_loss_alpha", "seq_aux", "norm_topk_prob", "scoring_func",
-      "topk_method", "n_group", "topk_group", "routed_scaling_factor", "router_jitter_noise"};
+      "topk_method", "n_group", "topk_group", "routed_scaling_factor", "router_jitter_noise",
+      // transformers' PretrainedConfig attributes every config carries, which save_pretrained writes
+      // out with their defaults in some releases: what a forward returns (output_*, return_dict,
+      // torchscript), text generation's settings, a classification head's labels, the tokenizer's
+      // and the checkpoint's bookkeeping. None builds or sizes a decoder's matrix.
+      "return_dict", "output_hidden_states", "output_attentions", "torchscript", "use_bfloat16", "tf_legacy_loss",
+      "is_decoder", "max_length", "min_length", "do_sample", "early_stopping", "num_beams", "num_beam_groups",
+      "diversity_penalty", "temperature", "top_k", "top_p", "typical_p", "repetition_penalty", "length_penalty",
+      "no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "bad_words_ids", "num_return_sequences", "output_scores",
+      "return_dict_in_generate", "forced_bos_token_id", "forced_eos_token_id", "remove_invalid_values",
+      "exponential_decay_length_penalty", "suppress_tokens", "begin_suppress_tokens", "finetuning_task", "id2label",
+      "label2id", "num_labels", "tokenizer_class", "prefix", "sep_token_id", "decoder_start_token_id",
+      "task_specific_params", "problem_type", "_commit_hash", "_attn_implementation", "generation_config"};
   return keys;
+}
+
+// PretrainedConfig attributes that change the model unless they hold their
+// default (an encoder-decoder, cross-attention, pruned heads, a chunked feed
+// forward): read at that value as leaving the step unchanged, else exit 2.
+void AllowPretrainedConfigDefaults(YamlMap& m) {
+  struct DefaultOnly {
+    const char* key;
+    bool (*is_default)(const YAML::Node&);
+  };
+  static const DefaultOnly keys[] = {
+      {"is_encoder_decoder", [](const YAML::Node& n) { return n.IsScalar() && n.Scalar() == "false"; }},
+      {"add_cross_attention", [](const YAML::Node& n) { return n.IsScalar() && n.Scalar() == "false"; }},
+      {"tie_encoder_decoder", [](const YAML::Node& n) { return n.IsScalar() && n.Scalar() == "false"; }},
+      {"chunk_size_feed_forward", [](const YAML::Node& n) { return n.IsScalar() && n.Scalar() == "0"; }},
+      {"cross_attention_hidden_size", [](const YAML::Node& n) { return n.IsNull(); }},
+      {"pruned_heads", [](const YAML::Node& n) { return n.IsMap() && n.size() == 0; }},
+  };
+  for (const DefaultOnly& k : keys) {
+    const YAML::Node n = m.Raw(k.key);
+    if (n.IsDefined() && !k.is_default(n)) {
+      m.Fail(k.key, "a value other than transformers' default changes the architecture, which trainsim does not model");
+    }
+  }
 }
 
 // A config.json key that trainsim neither reads nor lists as leaving the step
@@ -129,15 +165,22 @@ struct ModelFile {
   std::vector<UnmodelledKey> unmodelled_keys;
 };
 
-// The error for an unmodelled key the scenario did not accept.
-InputException UnmodelledKeyError(const std::string& file, const UnmodelledKey& u) {
+// The error for the first unmodelled key the scenario did not accept, `u`,
+// naming the others (`more`) too, so that one edit can accept them all.
+InputException UnmodelledKeyError(const std::string& file, const UnmodelledKey& u, const std::vector<std::string>& more) {
   // A misspelling of a key it reads would, accepted, run without what the key says.
   const std::string typo = u.hint.empty() ? "" : "did you mean '" + u.hint + "'? otherwise a ";
+  std::string keys = u.key, others;
+  for (const std::string& k : more) {
+    keys += ", " + k;
+    others += (others.empty() ? "" : ", ") + k;
+  }
+  const std::string also = more.empty() ? "" : "; " + std::to_string(more.size()) + " more left unread: " + others;
   return InputException(InputError{
       file, u.line, u.key,
       typo + "config.json key trainsim does not model (neither read nor known to leave the training step unchanged); reading "
-      "the rest would misread the model (to take it as changing nothing, on purpose: model: {file: ..., "
-      "accept_unknown_keys: [" + u.key + "]})"});
+      "the rest would misread the model" + also + " (to take " + (more.empty() ? "it" : "them") + " as changing nothing, on purpose: model: {file: ..., "
+      "accept_unknown_keys: [" + keys + "]})"});
 }
 
 // Collects the keys of `m` that no read asked for.
@@ -448,7 +491,10 @@ void ParseHfMoe(YamlMap& m, ModelSpec& s, const HfFamily& family) {
 // DeepSeek-V2/V3 multi-head latent attention.
 void ParseHfMla(YamlMap& m, ModelSpec& s) {
   s.attention = AttentionKind::kMla;
-  s.mla.q_lora_rank = m.NonNegativeInt("q_lora_rank", 0);  // null: DeepSeek-V2-Lite projects queries directly
+  // null: DeepSeek-V2-Lite projects queries directly; absent: the config
+  // classes' default (transformers' DeepseekV2Config and DeepseekV3Config: 1536).
+  constexpr int kDeepSeekQLoraRankDefault = 1536;
+  s.mla.q_lora_rank = !m.Raw("q_lora_rank").IsDefined() ? kDeepSeekQLoraRankDefault : m.NonNegativeInt("q_lora_rank", 0);
   s.mla.kv_lora_rank = m.PositiveInt("kv_lora_rank");
   s.mla.qk_head_dim = m.PositiveInt("qk_nope_head_dim");
   s.mla.qk_rope_head_dim = m.PositiveInt("qk_rope_head_dim");
@@ -640,11 +686,13 @@ ModelFile ParseHuggingFace(const YAML::Node& root, const std::string& file, cons
   if (!root["text_config"].IsDefined()) {
     YamlMap m(root, file);
     for (const auto& key : HuggingFaceKeysWithoutEffect()) m.Allow(key);
+    AllowPretrainedConfigDefaults(m);
     f.spec = ParseHfDecoder(m, name, std::nullopt, f.unmodelled_keys);
     return f;
   }
   YamlMap outer(root, file);
   for (const auto& key : HuggingFaceKeysWithoutEffect()) outer.Allow(key);
+  AllowPretrainedConfigDefaults(outer);
   // Image-token ids and the image tokens per picture: the vision side.
   for (const char* key : {"model_type", "boi_token_index", "eoi_token_index", "image_token_index", "image_token_id",
                           "mm_tokens_per_image", "vision_config", "text_config"}) {
@@ -669,6 +717,7 @@ ModelFile ParseHuggingFace(const YAML::Node& root, const std::string& file, cons
   CollectUnmodelledKeys(outer, f.unmodelled_keys);
   YamlMap text(root["text_config"], file, "text_config");
   for (const auto& key : HuggingFaceKeysWithoutEffect()) text.Allow(key);
+  AllowPretrainedConfigDefaults(text);
   f.spec = ParseHfDecoder(text, name, tied, f.unmodelled_keys);
   return f;
 }
@@ -797,10 +846,17 @@ ModelSpec AdmitModelFile(ModelFile f, const std::string& path, const std::vector
                     "'" + accepted[i] + "' is not a key of " + path + " that trainsim leaves unread: nothing to accept" +
                         (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
   }
+  const UnmodelledKey* first = nullptr;
+  std::vector<std::string> more;
   for (const auto& u : f.unmodelled_keys) {
-    if (std::find(accepted.begin(), accepted.end(), u.key) == accepted.end()) throw UnmodelledKeyError(path, u);
+    if (std::find(accepted.begin(), accepted.end(), u.key) == accepted.end()) {
+      if (first) more.push_back(u.key);
+      else first = &u;
+      continue;
+    }
     f.spec.accepted_unknown_keys.push_back(path + ":" + std::to_string(u.line) + ": " + u.key);
   }
+  if (first) throw UnmodelledKeyError(path, *first, more);
   return std::move(f.spec);
 }
 

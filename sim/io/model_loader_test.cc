@@ -716,5 +716,44 @@ TEST(ModelSpecTest, UnmodelledConfigKeysAcceptedOnPurpose) {
   EXPECT_FALSE(resolve("{file: " + gated + ", accept_unknown_keys: attn_output_gate}").ok());
 }
 
+// transformers' save_pretrained may write every PretrainedConfig attribute
+// out at its default (generation settings, output flags, labels): those read
+// as leaving the step unchanged, but not at a value that changes the model;
+// the keys left unread are named together, so that one edit accepts them all;
+// DeepSeek's absent q_lora_rank is its config class's 1536, not null's none.
+TEST(ModelSpecTest, PretrainedConfigDefaultsAndEveryUnreadKeyAtOnce) {
+  const std::string dir = ::testing::TempDir() + "pretrained_" + std::to_string(::getpid()) + "_";
+  const std::string llama = "{\"model_type\": \"llama\", \"hidden_size\": 4096, \"intermediate_size\": 11008,\n"
+                            "\"num_attention_heads\": 32, \"num_hidden_layers\": 32, \"vocab_size\": 32000";
+  std::ofstream(dir + "plain.json") << llama << "}\n";
+  std::ofstream(dir + "saved.json") << llama << ",\n\"return_dict\": true, \"output_hidden_states\": false, \"temperature\": 1.0,\n"
+                                    << "\"id2label\": {\"0\": \"LABEL_0\"}, \"pruned_heads\": {}, \"is_encoder_decoder\": false,\n"
+                                    << "\"chunk_size_feed_forward\": 0, \"cross_attention_hidden_size\": null}\n";
+  EXPECT_EQ(LoadOk(dir + "saved.json").TotalParameters(4096), LoadOk(dir + "plain.json").TotalParameters(4096));
+  for (const std::string key : {"\"is_encoder_decoder\": true", "\"pruned_heads\": {\"0\": [1]}", "\"chunk_size_feed_forward\": 1",
+                                 "\"add_cross_attention\": true"}) {
+    std::ofstream(dir + "changed.json") << llama << ",\n" << key << "}\n";
+    auto m = LoadModelFile(dir + "changed.json");
+    ASSERT_FALSE(m.ok()) << key;
+    EXPECT_EQ(m.error().kind, ErrorKind::kBadInput) << key;
+    EXPECT_NE(key.find(m.error().key), std::string::npos) << key << ": " << m.error().ToString();
+  }
+  std::ofstream(dir + "three.json") << llama << ",\n\"attn_output_gate\": true,\n\"foo_gate\": 1,\n\"bar_norm\": 2}\n";
+  const std::string three = dir + "three.json";
+  const YAML::Node ref = YAML::Load("{file: " + three + "}");
+  auto m = CatchInputErrors<ModelSpec>(dir + "s.yaml", [&] { return ResolveModel(ref, dir + "s.yaml", "model"); });
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().key, "attn_output_gate");
+  EXPECT_NE(m.error().message.find("2 more left unread: foo_gate, bar_norm"), std::string::npos) << m.error().message;
+  EXPECT_NE(m.error().message.find("accept_unknown_keys: [attn_output_gate, foo_gate, bar_norm]"), std::string::npos) << m.error().message;
+
+  std::ifstream in(HfConfig("deepseek-v3"));
+  std::string v3((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = v3.find("\"q_lora_rank\": 1536,");
+  ASSERT_NE(at, std::string::npos);
+  std::ofstream(dir + "v3.json") << v3.erase(at, v3.find('\n', at) - at);
+  EXPECT_EQ(LoadOk(dir + "v3.json").mla.q_lora_rank, 1536);
+}
+
 }  // namespace
 }  // namespace trainsim
