@@ -60,13 +60,16 @@ double LayerActivationBytes(const Scenario& sc, const LayerKind& kind, Recompute
   double inside_mlp = kind.moe ? mlp(double(m.moe.shared_experts) * m.moe.ffn_hidden) : mlp(f);
   // MoE: per token routed, top_k copies at the busiest rank's load reach the
   // experts; each keeps its fc1 input, activation inputs and fc2 input, and
-  // the combine keeps the expert outputs and routing probabilities. They are
-  // sequence-sharded like the tokens (T / t per GPU under TP with SP) and
-  // gathered over ETP with 1/ETP of the expert's width.
+  // what the routing probability's gradient needs: its expert output where
+  // the combine applies it, its fp32 probability where fc2's input takes it
+  // (FrameworkProfile::moe_probs_on_fc2_input). They are sequence-sharded like
+  // the tokens (T / t per GPU under TP with SP) and gathered over ETP with
+  // 1/ETP of the expert's width.
   double experts = 0;  // per token of the layer, on this GPU
   if (kind.moe) {
     const double copies = m.moe.top_k * ExpertLoadFactor(sc), etp = p.expert_tensor;
-    experts = copies * (in * h * etp + mlp(double(m.moe.ffn_hidden)) + 2 * h /* expert outputs for the combine */) / (p.sequence_parallel ? t : 1) +
+    const double for_probs = sc.framework.moe_probs_on_fc2_input ? 4.0 : 2 * h;
+    experts = copies * (in * h * etp + mlp(double(m.moe.ffn_hidden)) + for_probs) / (p.sequence_parallel ? t : 1) +
               4.0 * m.moe.experts / (p.sequence_parallel ? t : 1) /* router probabilities, fp32 */;
   }
   double scores = 0;  // per token: the unfused path keeps the s x s scores, softmax output, dropout mask

@@ -1049,5 +1049,35 @@ TEST(MoeDesTest, OverlappedAllToAllHidesBehindComputeInBothFidelities) {
   EXPECT_NEAR(des / ana, 1.0, 0.05);
 }
 
+// Megatron-Core up to core_v0.12 applies the routing probabilities in the
+// combine's unpermute, which keeps every copy's expert output for their
+// gradient and reads it again in its backward; from core_v0.13 the experts'
+// activation takes them, so the unpermute's backward is a pure movement and
+// the layer keeps one fp32 probability per copy instead of an h-wide row.
+TEST(MoeWorkloadTest, WhereTheRoutingProbabilitiesApplyDecidesWhatTheCombineKeeps) {
+  Scenario at_combine = Make(kMixtral, {"parallelism.expert=4"});
+  at_combine.framework.moe_probs_on_fc2_input = false;
+  Scenario at_fc2 = at_combine;
+  at_fc2.framework.moe_probs_on_fc2_input = true;
+  const double T = 4096, h = 4096, k = 2;
+  const double tokens = T * h * 2, rows = T * k * h * 2;
+  for (const Scenario* s : {&at_combine, &at_fc2}) {
+    const Workload w = BuildWorkload(*s);
+    const Operator* f = FindOp(w.layer(0).forward, "moe unpermute");
+    const Operator* b = FindOp(w.layer(0).backward, "moe unpermute backward");
+    ASSERT_TRUE(f && b);
+    EXPECT_DOUBLE_EQ(f->bytes, tokens + rows);
+    EXPECT_DOUBLE_EQ(b->bytes, s == &at_fc2 ? tokens + rows : tokens + 2 * rows);
+  }
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(at_combine) - LayerActivationBytes(at_fc2), T * k * (2 * h - 4));
+  // The allgather dispatcher's unpermute follows the same rule.
+  for (Scenario* s : {&at_combine, &at_fc2}) s->parallelism.moe_dispatcher = MoeDispatcher::kAllGather;
+  const Workload wc = BuildWorkload(at_combine), wf = BuildWorkload(at_fc2);
+  const Operator* ag_combine = FindOp(wc.layer(0).backward, "moe unpermute backward");
+  const Operator* ag_fc2 = FindOp(wf.layer(0).backward, "moe unpermute backward");
+  ASSERT_TRUE(ag_combine && ag_fc2);
+  EXPECT_DOUBLE_EQ(ag_combine->bytes - ag_fc2->bytes, rows);
+}
+
 }  // namespace
 }  // namespace trainsim

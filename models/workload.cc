@@ -163,6 +163,17 @@ Operator Move(const OpName& name, double bytes) {
   return o;
 }
 
+// The combine's unpermute: reads the experts' output rows and writes each
+// token's sum of them. Where it also applies the routing probabilities
+// (FrameworkProfile::moe_probs_on_fc2_input false), its backward reads the
+// saved rows again for the probabilities' gradient; otherwise the backward
+// moves the gradients back along the inverse path, a pure movement.
+Operator Unpermute(double tokens_bytes, double rows_bytes, bool probs_on_fc2_input) {
+  Operator o = Mem("moe unpermute", tokens_bytes + rows_bytes);
+  o.backward_bytes = tokens_bytes + rows_bytes + (probs_on_fc2_input ? 0 : rows_bytes);
+  return o;
+}
+
 CommOp Comm(const OpName& name, CollectiveKind kind, CommGroup group, double bytes, bool overlapped,
             const OpName& overlaps_op = {}, CommEngine engine = CommEngine::kNccl) {
   return CommOp{name, kind, group, bytes, overlapped, overlaps_op, engine};
@@ -819,7 +830,7 @@ class LayerBuilder {
     combine.name = "moe combine all-to-all";
     combine.trip = TokenTrip::kCombine;
     F.comms.push_back(combine);
-    F.ops.push_back(Mem("moe unpermute", T_moe * h * kAct * (1 + k)));
+    F.ops.push_back(Unpermute(T_moe * h * kAct, T_moe * k * h * kAct, fw.moe_probs_on_fc2_input));
     F.ops.back().kernels = fw.moe_combine_kernels;
   }
 
@@ -869,7 +880,7 @@ class LayerBuilder {
     RoutedExperts(F, expert_rows, true);
     // The unpermute writes every gathered token (zero where none of its
     // experts is local), cast to fp32 for the reduce-scatter and back after it.
-    F.ops.push_back(Mem("moe unpermute", (expert_rows + gathered) * h * kAct));
+    F.ops.push_back(Unpermute(gathered * h * kAct, expert_rows * h * kAct, fw.moe_probs_on_fc2_input));
     F.ops.back().kernels = fw.moe_combine_kernels;
     F.ops.push_back(Mem("moe combine fp32 casts", gathered * h * (kAct + 4) + T_moe * h * (4 + kAct)));
     F.ops.back().kernels = fw.moe_allgather_combine_cast_kernels;

@@ -404,6 +404,14 @@ struct FrameworkProfile {
   // Whether the recipe builds experts with biases, for a model that does not
   // say (MoeSpec::expert_bias).
   bool moe_expert_bias = false;
+  // Where each routed copy's probability is applied: false, at the combine
+  // (the unpermute merges the experts' outputs weighted by their
+  // probabilities, so it keeps every copy's h-wide output for the
+  // probabilities' gradient and its backward reads it again); true, on fc2's
+  // input inside the experts (a weighted activation), so the unpermute keeps
+  // only its map, its backward moves the same bytes as its forward, and the
+  // layer keeps one fp32 probability per copy instead.
+  bool moe_probs_on_fc2_input = false;
   // HBM bytes per element of the experts' output (token copies x hidden) that
   // adding fc2's bias takes in a model whose experts have biases
   // (MoeSpec::expert_bias), forward and backward: 0 where the GEMM's epilogue

@@ -404,6 +404,7 @@ void ReadRecipeKeys(YamlMap& m, FrameworkProfile& f, bool derived, const std::st
   }
   f.mtp_layers = m.NonNegativeInt("mtp_layers", f.mtp_layers);
   f.moe_expert_bias = m.Bool("moe_expert_bias", f.moe_expert_bias);
+  f.moe_probs_on_fc2_input = m.Bool("moe_probs_on_fc2_input", f.moe_probs_on_fc2_input);
   if (auto eb = m.OptMap("moe_expert_bias_bytes_per_element")) {
     f.moe_expert_bias_forward_bytes = eb->NonNegativeDouble("forward", f.moe_expert_bias_forward_bytes);
     f.moe_expert_bias_backward_bytes = eb->NonNegativeDouble("backward", f.moe_expert_bias_backward_bytes);
