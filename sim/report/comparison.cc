@@ -38,15 +38,21 @@ std::string StepShares(const SimulationResult& r) {
   return out;
 }
 
+// A field's cell for a result: its value, or "cannot run" where the run
+// cannot happen and the field is a figure of the run (not of the
+// configuration: ResultField::kept_when_infeasible), as the GUI's table and
+// the sweep's empty CSV cells have it.
+bool Shown(const ResultField& f, const SimulationResult& r) { return r.feasible() || f.kept_when_infeasible; }
+
 }  // namespace
 
 std::string Headline(const SimulationResult& baseline, const SimulationResult& other) {
   if (!other.error.empty()) return other.name + ": cannot run: " + other.error;
   const ResultField& time = *FindResultField("run.time_to_train_s");
   const ResultField& cost = *FindResultField("run.cost_usd");
-  // Against a baseline whose run figures are unknown (a run that cannot make
-  // progress) there is no difference to state: the other side's own figures.
-  if (!baseline.error.empty() && !std::isfinite(baseline.run.time_to_train_s)) {
+  // Against a baseline that cannot run there is no difference to state: its
+  // figures are not a run's. The other side's own figures.
+  if (!baseline.feasible()) {
     return other.name + ": " + FormatValue(time, other.run.time_to_train_s) + " to train, " + FormatValue(cost, other.run.cost_usd) +
            " per run; step " + StepShares(other) + " (the baseline cannot run: " + baseline.error + ")";
   }
@@ -62,7 +68,6 @@ std::string Headline(const SimulationResult& baseline, const SimulationResult& o
   if (ka > 0 && kb > 0) s += FormatDelta(capital, ka, kb) + " capital (" + FormatRelative(CleanRelative(ka, kb)) + "), ";
   s += FormatDelta(energy, baseline.run.energy_kwh, other.run.energy_kwh);
   s += "; step " + StepShares(other);
-  if (!baseline.error.empty()) s += " (the baseline cannot run: its figures are not a run)";
   return s;
 }
 
@@ -75,9 +80,12 @@ std::string ComparisonTable(const SimulationResult& a, const SimulationResult& b
   o << buf;
   for (const auto& r : CompareResults(a, b)) {
     const ResultField& f = *FindResultField(r.field);
-    const DisplayScale scale = ScaleFor(r.quantity, std::max(std::fabs(r.a), std::fabs(r.b)));
-    std::snprintf(buf, sizeof buf, "%-28s %16s %16s %16s %9s\n", r.label.c_str(), FormatScaled(scale, r.a).c_str(),
-                  FormatScaled(scale, r.b).c_str(), FormatDelta(f, r.a, r.b).c_str(), FormatRelative(r.relative()).c_str());
+    const bool shown_a = Shown(f, a), shown_b = Shown(f, b);
+    const DisplayScale scale = ScaleFor(r.quantity, std::max(shown_a ? std::fabs(r.a) : 0.0, shown_b ? std::fabs(r.b) : 0.0));
+    const bool both = shown_a && shown_b;
+    std::snprintf(buf, sizeof buf, "%-28s %16s %16s %16s %9s\n", r.label.c_str(), shown_a ? FormatScaled(scale, r.a).c_str() : "cannot run",
+                  shown_b ? FormatScaled(scale, r.b).c_str() : "cannot run", both ? FormatDelta(f, r.a, r.b).c_str() : "",
+                  both ? FormatRelative(r.relative()).c_str() : "");
     o << buf;
   }
   if (!a.error.empty()) o << "A: " << a.error << "\n";
@@ -112,20 +120,22 @@ std::string ComparisonTable(const std::vector<SimulationResult>& results) {
   for (const ResultField* f : DisplayFields()) {
     if (!f->compared) continue;
     std::vector<double> v;
+    std::vector<bool> shown;
     double largest = 0;
     for (const auto& r : results) {
       v.push_back(f->get(r));
-      largest = std::max(largest, std::fabs(v.back()));
+      shown.push_back(Shown(*f, r));
+      if (shown.back()) largest = std::max(largest, std::fabs(v.back()));
     }
     const DisplayScale scale = ScaleFor(f->quantity, largest);
     std::snprintf(buf, sizeof buf, "%-28s", DisplayLabel(*f).c_str());
     o << buf;
-    for (double x : v) {
-      std::snprintf(buf, sizeof buf, " %14s", FormatScaled(scale, x).c_str());
+    for (size_t i = 0; i < v.size(); ++i) {
+      std::snprintf(buf, sizeof buf, " %14s", shown[i] ? FormatScaled(scale, v[i]).c_str() : "cannot run");
       o << buf;
     }
     for (size_t i = 1; i < v.size(); ++i) {
-      std::snprintf(buf, sizeof buf, " %9s", FormatRelative(CleanRelative(v[0], v[i])).c_str());
+      std::snprintf(buf, sizeof buf, " %9s", shown[0] && shown[i] ? FormatRelative(CleanRelative(v[0], v[i])).c_str() : "");
       o << buf;
     }
     o << "\n";

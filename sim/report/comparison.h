@@ -29,7 +29,10 @@ std::vector<ComparisonRow> CompareResults(const SimulationResult& a, const Simul
 // "4 NICs: +7.2% time to train (+0.49 h), +$54 per run (+7.2%), -$140,000
 // capital (-7.2%), +12 kWh; step 71% compute, 18% exposed communication"
 // (the name is other's; capital only where both clusters are priced).
-// A run that cannot happen says so instead.
+// A run that cannot happen says so instead; against a baseline that cannot
+// run, other's own figures. The tables show "cannot run" for a run figure of
+// a scenario that cannot run (ResultField::kept_when_infeasible: what the
+// configuration is still shows).
 std::string Headline(const SimulationResult& baseline, const SimulationResult& other);
 
 std::string ComparisonTable(const SimulationResult& a, const SimulationResult& b);

@@ -62,6 +62,31 @@ TEST(ComparisonTest, HeadlineSaysWhatBChangesInTimeCostAndEnergy) {
             "step 71% compute, 18% exposed communication");
   b.error = "does not fit in GPU memory: 90 GiB of 80";
   EXPECT_EQ(Headline(a, b), "4 NICs: cannot run: does not fit in GPU memory: 90 GiB of 80");
+  // Against a baseline that cannot run: no difference to state, B's own figures.
+  EXPECT_EQ(Headline(b, a).find("+7.2%"), std::string::npos) << Headline(b, a);
+  EXPECT_NE(Headline(b, a).find("the baseline cannot run: does not fit"), std::string::npos) << Headline(b, a);
+}
+
+// A run figure of a scenario that cannot run reads "cannot run", with no
+// delta, as in the GUI's table; what the configuration is still shows.
+TEST(ComparisonTest, RunFiguresOfARunThatCannotHappenReadCannotRun) {
+  SimulationResult a, b;
+  a.name = "4n";
+  b.name = "2n";
+  a.gpus = 32;
+  b.gpus = 16;
+  a.run.cost_usd = 764;
+  b.run.cost_usd = 761;
+  a.memory.peak_gib_per_gpu = 70.3;
+  b.memory.peak_gib_per_gpu = 94.6;
+  b.error = "does not fit in GPU memory";
+  for (const std::string& t : {ComparisonTable(a, b), ComparisonTable({a, b, a})}) {
+    EXPECT_EQ(t.find("$761"), std::string::npos) << t;
+    EXPECT_EQ(t.find("-$3"), std::string::npos) << t;
+    EXPECT_NE(t.find("cannot run"), std::string::npos) << t;
+    EXPECT_NE(t.find("94.6 GiB"), std::string::npos) << t;
+    EXPECT_NE(t.find("-50.0%"), std::string::npos) << t;  // GPUs: a fact of the configuration
+  }
 }
 
 TEST(ComparisonTest, TableNamesBothScenariosInFull) {
