@@ -39,9 +39,9 @@ const char* kUsage =
     "  --shape H:F:A:KV:S:B layer shape hidden:ffn:heads:kv_heads:seq:micro_batch (repeatable;\n"
     "                       default: a built-in set per backend)\n"
     "  --storage PATH       also measure sequential write (fsync'd) and read of files under PATH\n"
-    "  --storage-clients N  parallel clients of the storage test (default 2; 1 is always measured)\n"
+    "  --storage-clients N  parallel clients of the storage test (1-64, default 2; 1 is always measured)\n"
     "  --storage-mib N      file size per client (default 64)\n"
-    "  --ranks N            CPU: threads for the collectives (default 2; 1 skips them)\n"
+    "  --ranks N            CPU: threads for the collectives (1-64, default 2; 1 skips them)\n"
     "  --min-ms N           CPU: least time spent per benchmark (default 50)\n"
     "  --nccl               CUDA: also measure NCCL collectives over the visible GPUs\n"
     "  --sustain-s S        CUDA: seconds the plan's largest GEMM runs back to back per precision for\n"
@@ -76,6 +76,18 @@ bool ParsePositive(const std::optional<std::string>& v, double& out) {
   char* end = nullptr;
   out = std::strtod(v->c_str(), &end);
   return end && *end == 0 && out > 0;
+}
+
+// A whole number from 1 to `most` (absent: `out` unchanged): a count of
+// threads or clients, each of which holds buffers, so a bound keeps the
+// calibration's memory bounded.
+bool ParseCountUpTo(const std::optional<std::string>& v, double& out, double most) {
+  if (!v) return true;
+  char* end = nullptr;
+  const double x = std::strtod(v->c_str(), &end);
+  if (!end || *end != 0 || !(x >= 1 && x <= most) || x != std::floor(x)) return false;
+  out = x;
+  return true;
 }
 
 // --host-trace: the framework profile with the host cost per kernel a trace
@@ -228,9 +240,15 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
   }
   if (std::string e = missing_dir(*output); !e.empty()) return bad("-o: " + e);
   double storage_mib = 64, storage_clients = 2, ranks = 2, min_ms = 50, tdp_w = 0;
-  if (!ParsePositive(a.Value("--storage-mib"), storage_mib)) return bad("--storage-mib: expected a positive number");
-  if (!ParsePositive(a.Value("--storage-clients"), storage_clients)) return bad("--storage-clients: expected a positive number");
-  if (!ParsePositive(a.Value("--ranks"), ranks)) return bad("--ranks: expected a positive number");
+  // A checkpoint shard's size is the point; more than 64 GiB per client only fills the disk.
+  if (!ParsePositive(a.Value("--storage-mib"), storage_mib) || storage_mib > 65536) {
+    return bad("--storage-mib: expected a size from above 0 to 65536 MiB");
+  }
+  constexpr double kMostRanks = 64, kMostStorageClients = 64;  // threads of this machine's collectives and storage writers
+  if (!ParseCountUpTo(a.Value("--storage-clients"), storage_clients, kMostStorageClients)) {
+    return bad("--storage-clients: expected a whole number from 1 to 64");
+  }
+  if (!ParseCountUpTo(a.Value("--ranks"), ranks, kMostRanks)) return bad("--ranks: expected a whole number from 1 to 64");
   if (!ParsePositive(a.Value("--min-ms"), min_ms)) return bad("--min-ms: expected a positive number");
   if (!ParsePositive(a.Value("--tdp-w"), tdp_w)) return bad("--tdp-w: expected a positive number");
   double sustain_s = 15;

@@ -75,6 +75,11 @@ int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
   out << (a.Has("--json") ? ValidationJson(*rep) : ValidationTable(*rep));
+  // Not one prediction: a mean over nothing is not a result a script may read as one.
+  if (rep->predicted == 0) {
+    err << "trainsim validate: no case of " << file << " could be predicted (each says why above)\n";
+    return kExitSimulationFailed;
+  }
   return kExitOk;
 }
 

@@ -62,6 +62,9 @@ GpuProfile ParseGpu(const std::string& path) {
   GpuProfile g;
   g.name = m.String("name");
   g.memory_bytes = m.PositiveDouble("memory_gib") * kGiB;
+  // Units caught where no accelerator comes near: bytes or MiB in a GiB key,
+  // GB/s in a TB/s key (B300's 288 GiB and 8 TB/s are today's most).
+  if (g.memory_bytes > 16384 * kGiB) m.Fail("memory_gib", "is in GiB: above 16384 no GPU comes near (bytes or MiB given?)");
   if (m.Has("usable_memory_fraction")) {
     char default_gib[32];
     std::snprintf(default_gib, sizeof default_gib, "%g", kDefaultReservedMemoryGib);
@@ -71,6 +74,7 @@ GpuProfile ParseGpu(const std::string& path) {
   g.reserved_memory_bytes = m.NonNegativeDouble("reserved_memory_gib", kDefaultReservedMemoryGib) * kGiB;
   if (g.reserved_memory_bytes >= g.memory_bytes) m.Fail("reserved_memory_gib", "must be below memory_gib");
   g.hbm_bytes_per_s = m.PositiveDouble("hbm_tb_per_s") * 1e12;
+  if (g.hbm_bytes_per_s > 100e12) m.Fail("hbm_tb_per_s", "is in TB/s: above 100 no GPU comes near (GB/s given?)");
   g.sms = m.PositiveInt("sms");
   g.tdp_w = m.PositiveDouble("tdp_w");
   g.peak_flops = RatesMap(m, "peak_tflops", 1e12, false);
@@ -87,6 +91,13 @@ GpuProfile ParseGpu(const std::string& path) {
   mm.Finish();
   YamlMap a = m.Map("attention");
   g.attention_fwd_flops = a.PositiveDouble("fwd_tflops") * 1e12;
+  double fastest = 0;  // the attention kernel's matmuls run on the tensor cores, at most at their peak
+  for (const auto& [precision, flops] : g.peak_flops) fastest = std::max(fastest, flops);
+  if (g.attention_fwd_flops > fastest) {
+    char most[64];
+    std::snprintf(most, sizeof most, "%g", fastest / 1e12);
+    a.Fail("fwd_tflops", std::string("above the GPU's fastest peak_tflops, ") + most + ": no kernel runs faster than its tensor cores");
+  }
   g.attention_bwd_fwd_ratio = a.Fraction("bwd_fwd_ratio");
   g.attention_half_seq = a.PositiveDouble("half_seq", 512);
   if (auto f2 = a.OptMap("flash2")) {
@@ -179,8 +190,10 @@ NodeProfile ParseNode(const std::string& path) {
   }
   n.default_nics_per_node = n.nics_per_node;
   n.framework = m.OptString("framework").value_or("megatron-core-2024");
-  // The fabric the node is sold or published with (design.md 3b): resolved
-  // here, so a wrong name is this file's error, not the scenario's.
+  // The framework a scenario on this node runs unless it names one, and the
+  // fabric the node is sold or published with (design.md 3b): resolved here,
+  // so a wrong name is this file's error at its line, not the scenario's.
+  if (m.Has("framework")) ResolveProfile(m.Raw("framework"), path, "framework", "frameworks");
   if (m.Has("default_fabric")) n.default_fabric = ResolveProfile(m.Raw("default_fabric"), path, "default_fabric", "fabrics");
   n.source_file = path;
   m.Finish();

@@ -106,6 +106,10 @@ TEST(HardwareProfileTest, NodeProfileContradictionsAndMissingPriceAreBadInput) {
   EXPECT_NE(error_of(edited("\nnics_allowed:[^\n]*", "\nnics_allowed: [2, 4]")).find("nics_allowed: does not hold the profile's own nics_per_node 8"),
             std::string::npos);
   EXPECT_NE(error_of(edited("\n  idle:[^\n]*", "\n  idle: 20000")).find("idle: idle power above the load power"), std::string::npos);
+  // The framework the node names is this file's, at its line (not "--set").
+  const std::string framework = error_of(edited("\nframework: megatron-core-2024", "\nframework: megatron-core-2042"));
+  EXPECT_NE(framework.find("edited-node.yaml:"), std::string::npos) << framework;
+  EXPECT_NE(framework.find("framework: unknown framework profile 'megatron-core-2042'"), std::string::npos) << framework;
   // A price of 0 is a price: a cluster that is not rented.
   EXPECT_EQ(error_of(edited("\nnode_hour_usd:[^\n]*", "\nnode_hour_usd: 0  # test")), "");
 }
@@ -156,6 +160,24 @@ TEST(HardwareProfileTest, ReservedMemoryIsAnAmountNotAShare) {
   // A profile written for the share it replaced says what to write instead.
   const fs::path old = WriteProfile("gpu-old-share.yaml", "name: o\nmemory_gib: 80\nusable_memory_fraction: 0.93\n");
   EXPECT_NE(LoadError([&] { LoadGpuProfile(YAML::Node(old.string()), "", "node.gpu"); }).find(":3: usable_memory_fraction: replaced by reserved_memory_gib"),
+            std::string::npos);
+}
+
+// A number in the wrong unit is caught where no GPU comes near it: bytes for
+// GiB, GB/s for TB/s, an attention rate above every tensor peak.
+TEST(HardwareProfileTest, GpuNumbersInTheWrongUnitAreBadInput) {
+  std::ifstream in(fs::path(DataDir()) / "hardware-profiles/gpus/h100-sxm-80g.yaml");
+  const std::string base((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto error_of = [&](const std::string& from, const std::string& to) {
+    const std::string t = std::regex_replace(base, std::regex(from), to);
+    EXPECT_NE(t, base) << from;
+    const fs::path f = WriteProfile("gpu-unit.yaml", t);
+    return LoadError([&] { LoadGpuProfile(YAML::Node(f.string()), "", "node.gpu"); });
+  };
+  EXPECT_EQ(error_of("\nname: [^\n]*", "\nname: same"), "");
+  EXPECT_NE(error_of("\nmemory_gib: [^\n]*", "\nmemory_gib: 85899345920").find("memory_gib: is in GiB"), std::string::npos);
+  EXPECT_NE(error_of("\nhbm_tb_per_s: [^\n]*", "\nhbm_tb_per_s: 3350").find("hbm_tb_per_s: is in TB/s"), std::string::npos);
+  EXPECT_NE(error_of("\n  fwd_tflops: [^\n]*", "\n  fwd_tflops: 62000").find("attention.fwd_tflops: above the GPU's fastest peak_tflops, 1979"),
             std::string::npos);
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -173,10 +174,16 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
     YamlMap top(root, file);
     YAML::Node cases = top.Raw("cases");
     if (!cases.IsSequence()) top.Fail("cases", "expected a list of cases");
+    if (cases.size() == 0) top.Fail("cases", "the list is empty: no measured run to compare with");
+    std::map<std::string, int> line_of_id;  // a case counted twice would weigh twice in every mean
     for (const auto& c : cases) {
       YamlMap cm(c, file, "cases");
       ValidationCase vc;
       vc.id = cm.String("id");
+      if (vc.id.empty()) cm.Fail("id", "is empty: a case needs a name to be reported by");
+      if (const auto [it, fresh] = line_of_id.emplace(vc.id, c["id"].Mark().line + 1); !fresh) {
+        cm.Fail("id", "'" + vc.id + "' is the id of the case at line " + std::to_string(it->second) + " too");
+      }
       vc.family = vc.id.substr(0, vc.id.find('-'));
       vc.source = cm.OptString("source").value_or("");
       const std::string note = cm.OptString("note").value_or("");
@@ -184,7 +191,8 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
       vc.measured_step_time_s = meas.PositiveDouble("step_time_s");
       const double tokens_per_s_per_gpu = meas.Has("tokens_per_s_per_gpu") ? meas.PositiveDouble("tokens_per_s_per_gpu") : 0.0;
       vc.measured_range = RangeOverReleases(vc.measured_step_time_s, tokens_per_s_per_gpu, OtherReleasesInNote(note));
-      for (auto it = c["measured"].begin(); it != c["measured"].end(); ++it) meas.Allow(it->first.Scalar());
+      // What the source published beside the step time, and how it was derived: read by people.
+      for (const char* key : {"step_time_derivation", "model_tflops_per_gpu", "inferred"}) meas.Allow(key);
       meas.Finish();
       YAML::Node sc = cm.Raw("scenario");
       if (!sc.IsMap()) cm.Fail("scenario", "expected a scenario mapping");
@@ -316,7 +324,9 @@ std::string ValidationTable(const ValidationReport& r) {
       o << buf;
     }
   }
-  if (r.unpredicted > 0) {
+  if (r.predicted == 0) {
+    std::snprintf(buf, sizeof buf, "no case predicted (%d of %zu cannot be predicted yet: see above)\n", r.unpredicted, r.cases.size());
+  } else if (r.unpredicted > 0) {
     std::snprintf(buf, sizeof buf, "mean |error| %.1f%%, max |error| %.1f%% over %d case%s (%d of %zu cannot be predicted yet: see above)\n",
                   100 * r.mean_abs_error, 100 * r.max_abs_error, r.predicted, r.predicted == 1 ? "" : "s", r.unpredicted, r.cases.size());
   } else {
@@ -342,7 +352,7 @@ std::string ValidationJson(const ValidationReport& r) {
   for (const auto& c : r.cases) {
     w.BeginObject().Field("id", c.id);
     if (!c.failure.empty()) {
-      w.Field("failure", c.failure);
+      w.Field("failure", c.failure).Field("measured_step_time_s", c.measured_step_time_s);
     } else {
       w.Field("gpu", c.gpu)
           .Field("predicted_step_time_s", c.predicted_step_time_s)
@@ -351,7 +361,8 @@ std::string ValidationJson(const ValidationReport& r) {
           .Field("source", c.family)
           .Field("workload", c.workload)
           .Field("model", c.model)
-          .Field("error", c.error);
+          .Field("error", c.error)
+          .Field("fits_in_memory", c.result.memory.fits);  // a published run did: false is the model's error too
       if (!c.experts_per_gpu.empty()) w.Field("experts_per_gpu", c.experts_per_gpu);
       if (c.measured_range.releases > 1) {
         w.Field("releases", c.measured_range.releases)
@@ -363,7 +374,10 @@ std::string ValidationJson(const ValidationReport& r) {
     for (const auto& d : c.defaulted) w.Value(d);
     w.EndArray().EndObject();
   }
-  w.EndArray().Field("mean_abs_error", r.mean_abs_error).Field("max_abs_error", r.max_abs_error);
+  w.EndArray();
+  // A mean over no prediction is no number.
+  if (r.predicted > 0) w.Field("mean_abs_error", r.mean_abs_error).Field("max_abs_error", r.max_abs_error);
+  else w.Null("mean_abs_error").Null("max_abs_error");
   w.BeginArray("by_gpu");
   for (const auto& [gpu, e] : r.by_gpu) {
     w.BeginObject().Field("gpu", gpu).Field("cases", e.cases).Field("mean_abs_error", e.mean_abs_error)

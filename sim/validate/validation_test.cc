@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 
 #include "sim/io/scenario_loader.h"
@@ -388,6 +389,51 @@ TEST(ValidationTest, MalformedReferenceIsAnInputError) {
   auto rep = ValidateReference(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/malformed.yaml", Fidelity::kAnalytical);
   ASSERT_FALSE(rep.ok());
   EXPECT_NE(rep.error().ToString().find("malformed YAML"), std::string::npos);
+}
+
+// A reference file's own mistakes are input errors at their line: an empty
+// list, a case id given twice (it would weigh twice in every mean), an empty
+// id, a key under `measured` that is not one of the file format's. A file
+// none of whose cases can be predicted has no mean: null in JSON.
+TEST(ValidationTest, ReferenceFileMistakesAreInputErrors) {
+  std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/reference-sample.yaml");
+  const std::string sample((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string dir = ::testing::TempDir();
+  auto validate = [&](const std::string& name, const std::string& text) {
+    const std::string path = dir + "reference_" + name + ".yaml";
+    std::ofstream(path) << text;
+    return ValidateReference(path, Fidelity::kAnalytical);
+  };
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = sample;
+    const size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? t : t.replace(at, from.size(), to);
+  };
+  auto empty = validate("empty", "cases: []\n");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().key, "cases");
+  const size_t second = sample.find("- id: ", sample.find("- id: ") + 1);
+  ASSERT_NE(second, std::string::npos);
+  const std::string first_id = sample.substr(sample.find("- id: ") + 6, sample.find('\n', sample.find("- id: ")) - sample.find("- id: ") - 6);
+  std::string twice = sample;
+  twice.replace(second + 6, twice.find('\n', second) - second - 6, first_id);
+  auto duplicate = validate("duplicate", twice);
+  ASSERT_FALSE(duplicate.ok());
+  EXPECT_EQ(duplicate.error().key, "cases.id");
+  EXPECT_NE(duplicate.error().message.find("line 3"), std::string::npos) << duplicate.error().ToString();
+  auto typo = validate("typo", with("    step_time_s:", "    tokens_per_s: 1\n    step_time_s:"));
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.error().key, "cases.measured.tokens_per_s");
+  std::string unknown_node = sample;
+  for (size_t at = unknown_node.find("node: dgx-"); at != std::string::npos; at = unknown_node.find("node: dgx-", at + 1)) {
+    unknown_node.replace(at, 10, "node: dgz-");
+  }
+  auto none = validate("none", unknown_node);
+  ASSERT_TRUE(none.ok()) << none.error().ToString();
+  EXPECT_EQ(none->predicted, 0);
+  EXPECT_NE(ValidationJson(*none).find("\"mean_abs_error\": null"), std::string::npos) << ValidationJson(*none);
+  EXPECT_NE(ValidationTable(*none).find("no case predicted"), std::string::npos) << ValidationTable(*none);
 }
 
 // The out-of-sample file: GB300 and B300 runs that no profile number came
