@@ -34,6 +34,9 @@ double GemmOperandBytes(const GemmSample& g) {
 bool FitInverse(const std::vector<double>& rate, const std::vector<double>& x, double& a, double& b, double& rms) {
   const size_t n = rate.size();
   if (n < 2) return false;
+  // Two parameters need two distinct x: samples at one x (the same GEMM in
+  // two layouts) leave the curve's bend undetermined.
+  if (std::all_of(x.begin(), x.end(), [&](double v) { return v == x[0]; })) return false;
   Eigen::MatrixXd A(n, 2);
   Eigen::VectorXd y = Eigen::VectorXd::Ones(n);
   for (size_t i = 0; i < n; ++i) {
@@ -144,9 +147,11 @@ std::string FitMemory(const Measurements& m, FittedProfile& f) {
     }
   }
   if (smallest_cached) {
-    if (copies.empty()) {  // nothing measured past the cache: every copy counts
-      for (const auto& x : m.memory)
-        if (x.kernel == "copy") copies.push_back({"copy", "device", 1, x.bytes, x.seconds});
+    if (copies.empty()) {
+      // Every copy fits in the cache: their rate is the cache's, not the
+      // memory's, and a profile fitted to it would halve every memory-bound time.
+      return "every 'copy' measurement fits in the device's cache (" + std::to_string(std::llround(m.cache_bytes)) +
+             " bytes): measure a copy larger than the cache to fit the memory bandwidth";
     } else {
       copies.push_back({"copy", "device", 1, smallest_cached->bytes, smallest_cached->seconds});
     }

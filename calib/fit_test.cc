@@ -7,6 +7,7 @@
 
 #include "calib/layer_prediction.h"
 #include "calib/plan.h"
+#include "calib/thread_collectives.h"
 #include "models/workload.h"
 #include "sim/cost/gpu_cost_model.h"
 
@@ -84,11 +85,27 @@ TEST(Fit, CopiesThatFitInTheCacheDoNotSetTheBandwidth) {
   EXPECT_NEAR(aware.hbm_tb_per_s, 0.02, 1e-9);
   EXPECT_NEAR(aware.memory_kernel_us, kMemoryKernelS * 1e6, 1e-4);
   EXPECT_NEAR(aware.memory_bound_efficiency, 0.6, 1e-6);
-  // With every copy inside the cache there is nothing better: all of them count.
+  // With every copy inside the cache the memory's rate was not measured:
+  // the cache's would stand in for it, so the fit refuses.
   m.cache_bytes = 1e12;
   FittedProfile all_cached;
-  ASSERT_EQ(FitProfile(m, "t", all_cached), "");
-  EXPECT_NEAR(all_cached.hbm_tb_per_s, blind.hbm_tb_per_s, 1e-12);
+  EXPECT_NE(FitProfile(m, "t", all_cached).find("fits in the device's cache"), std::string::npos);
+}
+
+// A curve's two parameters need two distinct points: GEMMs of one K (the
+// same shape in two layouts) and collectives of one size are refused, not
+// fitted to an arbitrary bend or latency.
+TEST(Fit, OnePointOfACurveIsNotAFit) {
+  Measurements m = Synthetic(1e11, 0.8, 96, 2e10, 0.6);
+  m.gemm.resize(1);
+  m.gemm.push_back(m.gemm[0]);
+  m.gemm.back().layout = "nt";
+  m.gemm.back().seconds *= 1.05;
+  FittedProfile f;
+  EXPECT_NE(FitProfile(m, "t", f).find("cannot fit the GEMM efficiency curve"), std::string::npos);
+  AlphaBeta ab;
+  EXPECT_FALSE(FitAlphaBeta({{"allreduce", "node", 8, 1e6, 1e-4}, {"allreduce", "node", 8, 1e6, 1.2e-4}}, ab));
+  EXPECT_TRUE(FitAlphaBeta({{"allreduce", "node", 8, 1e6, 1e-4}, {"allreduce", "node", 8, 1e8, 2e-3}}, ab));
 }
 
 // A bf16 GEMM that reading its operands dominates (a side of 8: 8 FLOPs per

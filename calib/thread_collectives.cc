@@ -88,6 +88,8 @@ std::vector<CollectiveSample> RunThreadCollectives(int ranks, const std::vector<
 
 bool FitAlphaBeta(const std::vector<CollectiveSample>& samples, AlphaBeta& out) {
   if (samples.size() < 2) return false;
+  // A latency and a bandwidth need two distinct sizes.
+  if (std::all_of(samples.begin(), samples.end(), [&](const CollectiveSample& c) { return c.bytes == samples[0].bytes; })) return false;
   // t_i = alpha + bytes_i * inv_bw; divide each row by t_i to weight relative errors equally.
   Eigen::MatrixXd A(samples.size(), 2);
   Eigen::VectorXd y = Eigen::VectorXd::Ones(samples.size());

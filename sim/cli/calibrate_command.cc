@@ -16,6 +16,7 @@
 
 #include "calib/calibration.h"
 #include "calib/cpu_backend.h"
+#include "calib/fit.h"
 #include "calib/host_launch_trace.h"
 #include "calib/plan.h"
 #include "calib/storage_bench.h"
@@ -315,6 +316,15 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
       return kExitBadInput;
     }
     m = *loaded;
+    // A file given to fit that holds too little to fit a profile is the
+    // file's fault (a section missing, one shape of a curve): its error.
+    if (a.Has("--measurements")) {
+      calib::FittedProfile probe;
+      if (const std::string e = calib::FitProfile(m, name, probe); !e.empty()) {
+        err << mfile << ": " << e << "\n";
+        return kExitBadInput;
+      }
+    }
     if (!storage.empty()) {  // the storage test runs on the host, here
       calib::StorageSample s;
       for (int clients : {1, int(storage_clients)}) {
