@@ -236,6 +236,12 @@ std::string MeasurementsYaml(const Measurements& m) {
   return o.str();
 }
 
+const std::vector<std::string>& MemoryKernelNames() {
+  static const std::vector<std::string> names = {"copy",       "add",        "rmsnorm_fwd", "rmsnorm_bwd", "rotary_fwd",
+                                                 "rotary_bwd", "softmax_fwd", "softmax_bwd", "swiglu_fwd", "swiglu_bwd"};
+  return names;
+}
+
 Expected<Measurements> LoadMeasurements(const std::string& path) {
   try {
     YamlMap top(LoadYamlFile(path), path);
@@ -282,7 +288,7 @@ Expected<Measurements> LoadMeasurements(const std::string& path) {
     });
     ForEach(top, "memory", [&](YamlMap& g) {
       MemorySample s;
-      s.kernel = g.String("kernel");
+      s.kernel = g.Choice("kernel", MemoryKernelNames());
       s.bytes = g.PositiveDouble("bytes");
       s.seconds = Time(g, "s");
       CheckMemoryPlausible(g, s);

@@ -42,10 +42,15 @@ struct GroupedGemmSample {
 
 // A memory-bound kernel ("copy" is the streaming-bandwidth test).
 struct MemorySample {
-  std::string kernel;
+  std::string kernel;  // one of MemoryKernelNames()
   double bytes = 0;  // workload-model bytes (bf16-equivalent)
   double seconds = 0;
 };
+
+// The kernels a measurements file's memory section may hold: "copy" and the
+// memory-bound kernels both backends run (calib/cpu_ops.h, calib/cuda/),
+// forward and backward, which calib/plan.h KernelForOperator names.
+const std::vector<std::string>& MemoryKernelNames();
 
 // The unfused attention core (scores, softmax, values) of one layer shape.
 struct AttentionSample {

@@ -113,6 +113,12 @@ TEST(Measurements, MalformedFilesGiveLocatedErrors) {
   e = ErrorOf(bad);
   EXPECT_NE(e.find("inconsistent layer shape"), std::string::npos) << e;
   EXPECT_NE(ErrorOf("trainsim_measurements: 1\n").find("backend"), std::string::npos);
+  // A kernel name no backend runs (a typo would be fitted as a kernel of its own).
+  bad = good;
+  bad.replace(bad.find("kernel: copy"), 12, "kernel: rmsnrom_fwd");
+  e = ErrorOf(bad);
+  EXPECT_NE(e.find("memory[0].kernel"), std::string::npos) << e;
+  EXPECT_NE(e.find("did you mean 'rmsnorm_fwd'"), std::string::npos) << e;
 }
 
 TEST(Measurements, Fp8SamplesRoundTripAndMalformedOnesAreLocated) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "calib/measurements.h"
 #include "sim/io/scenario_loader.h"
 
 namespace trainsim::calib {
@@ -28,6 +29,10 @@ TEST(Plan, CoversTheWorkloadOperatorsOfTheLayer) {
     EXPECT_TRUE(std::any_of(p.memory.begin(), p.memory.end(), [&](const MemoryKernel& m) { return m.kernel == k; })) << k;
   }
   EXPECT_FALSE(p.copy_floats.empty());
+  // Every kernel the plan runs is one a measurements file may hold.
+  for (const MemoryKernel& k : p.memory) {
+    EXPECT_NE(std::find(MemoryKernelNames().begin(), MemoryKernelNames().end(), k.kernel), MemoryKernelNames().end()) << k.kernel;
+  }
 }
 
 // `calibrate --scenario`: the sweep gains the GEMMs the scenario's prediction
