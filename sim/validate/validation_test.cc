@@ -439,8 +439,8 @@ TEST(ValidationTest, ReferenceFileMistakesAreInputErrors) {
 // The out-of-sample file: GB300 and B300 runs that no profile number came
 // from. Every case runs, and none is off by half: a profile or model change
 // that breaks what carries to unseen hardware shows here. At this writing
-// 19.4% mean, 42.0% max (GB300 +19.0% signed: its profile keeps B200's
-// power-limited sustained clock; B300 -18.2%).
+// 17.6% mean, 42.0% max (GB300 +20.4% signed: its profile keeps B200's
+// power-limited sustained clock; B300 -6.1%).
 TEST(ValidationTest, OutOfSampleGb300AndB300RunsArePredicted) {
   auto rep = ValidateReference(std::string(TRAINSIM_SOURCE_DIR) + "/tests/reference/holdout-gb300-b300.yaml", Fidelity::kAnalytical);
   ASSERT_TRUE(rep.ok()) << rep.error().ToString();
@@ -456,7 +456,7 @@ TEST(ValidationTest, OutOfSampleGb300AndB300RunsArePredicted) {
 // Megatron-Bridge summaries that neither reference file holds, each run with
 // the framework profile its source names. Every case runs, none is off by
 // more than 60% (some rows print layouts their release's preset does not
-// run), and the mean stays under 15%: at this writing 12.3% mean, 52.8% max,
+// run), and the mean stays under 15%: at this writing 12.2% mean, 52.8% max,
 // from 19.9% before the releases' own recipes were described (the 26.06-26.08
 // GB200/GB300 MoE rows had fallen back to megatron-bridge-perf).
 TEST(ValidationTest, OutOfSampleReleasesArePredictedWithTheirOwnRecipes) {
