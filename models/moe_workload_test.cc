@@ -110,6 +110,22 @@ TEST(MoeModelTest, MegatronFlopsCountTopKExpertsAndSharedOnes) {
   EXPECT_NEAR(MegatronModelFlops(shared, 256, 4096) / MegatronModelFlops(dense, 256, 4096), 1.0, 1e-12);
 }
 
+// A capacity factor under 1 drops copies at any load: model FLOPs count the
+// routed work computed, so MFU cannot pass 100% by counting dropped tokens.
+TEST(MoeModelTest, ModelFlopsCountTheCopiesACapacityFactorUnderOneKeeps) {
+  const Scenario full = Make(kMixtral, {"model.moe.forced_balance=false", "model.moe.capacity_factor=1.0"});
+  const Scenario half = Make(kMixtral, {"model.moe.forced_balance=false", "model.moe.capacity_factor=0.5"});
+  ModelSpec routed_half = full.model;
+  routed_half.moe.top_k = 1;  // 2 copies x 0.5
+  EXPECT_DOUBLE_EQ(MegatronModelFlops(half.model, 256, 4096), MegatronModelFlops(routed_half, 256, 4096));
+  EXPECT_DOUBLE_EQ(MegatronModelFlops(Make(kMixtral, {"model.moe.forced_balance=false", "model.moe.capacity_factor=1.25"}).model, 256, 4096),
+                   MegatronModelFlops(full.model, 256, 4096));
+  SimulateOptions opt;
+  opt.fidelity = Fidelity::kAnalytical;
+  const SimulationResult r = Simulate(Make(kMixtral, {"model.moe.forced_balance=false", "model.moe.capacity_factor=0.01"}), opt);
+  EXPECT_LT(r.mfu, 1.0) << r.mfu;
+}
+
 TEST(MoeWorkloadTest, DispatchAndCombineMoveTopKCopiesOfEachToken) {
   const Scenario s = Make(kMixtral);
   const Workload w = BuildWorkload(s);

@@ -75,9 +75,14 @@ double MegatronModelFlops(const ModelSpec& m, long global_batch, long seq_len) {
   if (!m.moe.enabled()) {
     mlp_width = double(m.layers + mtp) * m.ffn_hidden;  // the sum below, exactly (integers)
   } else {
+    // A capacity factor under 1 drops routed copies even at a balanced load:
+    // the experts compute at most that share of them. Megatron's convention
+    // counts every copy, which would put MFU above 100% (at 0.01, 142%).
+    const double cf = m.moe.capacity_factor;
+    const double routed = m.moe.top_k * (cf > 0 && cf < 1 ? cf : 1.0);
     for (int i = 0; i < m.layers + mtp; ++i) {
       const bool moe = m.IsMoeLayer(std::min(i, m.layers - 1));
-      mlp_width += moe ? double(m.moe.ffn_hidden) * (m.moe.top_k + m.moe.shared_experts) : double(m.ffn_hidden);
+      mlp_width += moe ? double(m.moe.ffn_hidden) * (routed + m.moe.shared_experts) : double(m.ffn_hidden);
     }
   }
   const double layers = L + mtp;

@@ -289,7 +289,8 @@ double LoraLayerParameters(const ModelSpec& m, const Finetune& f);
 // Megatron-LM model FLOPs per step (training/training.py
 // num_floating_point_operations, all GPUs): GQA- and SwiGLU-aware; for MoE
 // layers the routed experts count top_k times and the shared experts once
-// (Megatron-Core's MoE convention, routers not counted); MLA by its own term
+// (Megatron-Core's MoE convention, routers not counted; under a capacity
+// factor below 1, top_k times that factor: what is computed); MLA by its own term
 // there; MTP modules as extra layers plus their projection and head.
 double MegatronModelFlops(const ModelSpec& m, long global_batch, long seq_len);
 

@@ -120,8 +120,12 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
     return fail("parallelism.data", "tensor x pipeline x context x data = " + str(tpc * par.data) + " but the cluster has " + str(gpus) + " GPUs");
   }
   if (m.heads % par.tensor != 0) return fail("parallelism.tensor", "tensor " + str(par.tensor) + " does not divide the " + str(m.heads) + " attention heads");
-  if (m.kv_heads % par.tensor != 0 && par.tensor % m.kv_heads != 0) {
-    return fail("parallelism.tensor", "tensor " + str(par.tensor) + " and the " + str(m.kv_heads) + " KV heads do not divide one another");
+  // Each tensor-parallel rank holds whole key-value groups: Megatron-Core
+  // refuses num_query_groups not a multiple of tensor_model_parallel_size
+  // (transformer_config.py, core_v0.15), and torchtitan splits n_kv_heads so.
+  if (m.kv_heads % par.tensor != 0) {
+    return fail("parallelism.tensor", "tensor " + str(par.tensor) + " does not divide the " + str(m.kv_heads) +
+                                          " KV heads (each rank holds whole key-value groups)");
   }
   const bool dense_layers = m.MoeLayers() < m.layers;
   if (dense_layers && m.ffn_hidden % par.tensor != 0) {
@@ -187,8 +191,12 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
   }
   StagePlan::Error stage_error;
   if (!StagePlan::Make(s.stage_plan_request(), &stage_error)) return fail(stage_error.key, stage_error.message);
-  if (s.training.seq_len % par.context != 0) {
-    return fail("parallelism.context", "context " + str(par.context) + " does not divide seq_len " + str(s.training.seq_len));
+  // Causal context parallelism balances the load by giving each rank two of
+  // 2 x context chunks of every sequence, one from each end (Megatron's
+  // get_batch_on_this_cp_rank splits it so).
+  if (par.context > 1 && s.training.seq_len % (2L * par.context) != 0) {
+    return fail("parallelism.context", "context " + str(par.context) + " needs seq_len divisible by 2 x context = " + str(2L * par.context) +
+                                           " (each rank takes two chunks of the sequence, one from each end), not " + str(s.training.seq_len));
   }
   if (par.sequence_parallel && par.tensor > 1 && (s.training.seq_len / par.context) % par.tensor != 0) {
     return fail("parallelism.sequence_parallel", "sequence parallel needs seq_len/context divisible by tensor " + str(par.tensor));

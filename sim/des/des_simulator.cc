@@ -248,6 +248,15 @@ class DesRun {
   }
 
   // Activations (or their gradients) of one micro batch from stage a to stage b.
+  // Without p2p overlap the sender waits for its transfer (Megatron-Core's
+  // batched isend/irecv are waited before the next pass). The slot keeps the
+  // transfer's span, already over, for the receiver's trace of it.
+  static void BlockOnSend(Flows& f) {
+    const double end = f.Wait();
+    f.comms.clear();
+    f.latency_s = end - f.start_s;
+  }
+
   Flows StartP2p(int a, int b) {
     const double bytes = c_.workload.pipeline_p2p.bytes;
     const CollectivePlan plan = PlanCollective(s_, c_.workload.pipeline_p2p);
@@ -462,11 +471,7 @@ class DesRun {
         }
         if (vs < V_ - 1) {
           Flows f = StartP2p(st, (st + 1) % P_);
-          if (!p_.p2p_overlapped()) {
-            f.Wait();
-            f.comms.clear();
-            f.latency_s = 0;
-          }
+          if (!p_.p2p_overlapped()) BlockOnSend(f);
           Post(0, vs + 1, op.microbatch, st, std::move(f));
         }
       } else {
@@ -492,11 +497,7 @@ class DesRun {
         }
         if (vs > 0) {
           Flows f = StartP2p(st, (st + P_ - 1) % P_);
-          if (!p_.p2p_overlapped()) {
-            f.Wait();
-            f.comms.clear();
-            f.latency_s = 0;
-          }
+          if (!p_.p2p_overlapped()) BlockOnSend(f);
           Post(1, vs - 1, op.microbatch, st, std::move(f));
         }
       }
@@ -851,9 +852,14 @@ class DesRun {
 
 }  // namespace
 
-std::optional<std::string> DesRefusal(const Scenario& s) {
+std::optional<std::string> DesRefusal(const Scenario& s, bool traced) {
   const Parallelism& p = s.parallelism;
   const long passes = 2L * p.pipeline * p.virtual_stages * std::max(1, s.microbatches_per_step());
+  if (traced && passes > kDesMaxTracedPassesPerStep && passes <= kDesMaxPassesPerStep) {
+    return "a trace of " + std::to_string(passes) + " pipeline passes per step (pipeline " + std::to_string(p.pipeline) + " x virtual stages " +
+           std::to_string(p.virtual_stages) + " x " + std::to_string(s.microbatches_per_step()) + " micro batches x 2) is more than the " +
+           std::to_string(kDesMaxTracedPassesPerStep) + " the DES traces to bound its memory; run it without --trace, or trace fewer micro batches";
+  }
   if (passes > kDesMaxPassesPerStep) {
     return "the DES would simulate " + std::to_string(passes) + " pipeline passes per step (pipeline " + std::to_string(p.pipeline) +
            " x virtual stages " + std::to_string(p.virtual_stages) + " x " + std::to_string(s.microbatches_per_step()) +

@@ -57,11 +57,14 @@ struct DesControl {
 // (under a GiB, design.md 4): pipeline passes of one step (pipeline ranks x
 // chunks x micro batches x forward and backward), and flows of one storage
 // transfer (one per simulated endpoint: at most pipeline ranks x tensor
-// ranks). nullopt: within bounds;
+// ranks). A traced run keeps an event per pass and flow of every simulated
+// step (a few KiB a pass; with async checkpoints three steps), so it takes on
+// fewer passes. nullopt: within bounds;
 // else why the DES refuses it (the analytical path still runs it).
 constexpr long kDesMaxPassesPerStep = 1L << 20;
+constexpr long kDesMaxTracedPassesPerStep = 1L << 16;
 constexpr long kDesMaxFlowsPerTransfer = 1L << 16;
-std::optional<std::string> DesRefusal(const Scenario& s);
+std::optional<std::string> DesRefusal(const Scenario& s, bool traced = false);
 
 // The step time and breakdown of the steady step, and the checkpoints'
 // write and stall times as simulated over the whole run. Never throws.

@@ -281,6 +281,12 @@ TEST(DesSimulatorTest, RefusesWorkBeyondItsBounds) {
   EXPECT_NE(r.error.find("pipeline passes per step"), std::string::npos) << r.error;
   EXPECT_GT(r.step_time_s, 0);
   EXPECT_FALSE(DesRefusal(Make(kStorage)).has_value());
+  // A trace keeps events of every pass: it takes on fewer (2.6 GiB at the
+  // untraced bound), and says to run without it.
+  const Scenario traced = Make(k7b, {"training.global_batch=262144"});
+  EXPECT_FALSE(DesRefusal(traced).has_value());
+  ASSERT_TRUE(DesRefusal(traced, true).has_value());
+  EXPECT_NE(DesRefusal(traced, true)->find("without --trace"), std::string::npos);
   const SimulationResult big = Simulate(Make(k7b, {"training.seq_len=1048576"}), SimulateOptions::At(Fidelity::kDes));
   EXPECT_FALSE(big.memory.fits);
   EXPECT_EQ(big.fidelity, "analytical");

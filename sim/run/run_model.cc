@@ -123,7 +123,9 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
     const double segment_s = interval_s + run.checkpoint_stall_s;
     const long full = run.checkpoints;
     const double rest_s = full > 0 ? double(s.training.steps - full * every) * r.step_time_s : failure_free_s;
-    wall = double(full) * ExpectedSegmentTime(segment_s, recovery_s, mtbf) + ExpectedSegmentTime(rest_s, recovery_s, mtbf);
+    // Without a full interval in the run its length is not a segment: an
+    // interval far beyond the run would make 0 x infinity of it.
+    wall = (full > 0 ? double(full) * ExpectedSegmentTime(segment_s, recovery_s, mtbf) : 0.0) + ExpectedSegmentTime(rest_s, recovery_s, mtbf);
     if (storage) run.best_checkpoint_interval_s = CheckpointIntervalFor(s, run, mtbf);
     run.hot_spares = HotSpares(s.nodes, s.failures.repair_hours / (s.failures.node_mtbf_hours + s.failures.repair_hours),
                                s.failures.spare_probability);

@@ -163,6 +163,21 @@ TEST(RunModelTest, RunThatCannotMakeProgressIsAnError) {
   EXPECT_GT(r.run.capital_usd, 0);
 }
 
+// A checkpoint interval longer than the run writes no checkpoint: the run is
+// one segment, whatever the interval (3e8 steps once read "cannot make progress").
+TEST(RunModelTest, AnIntervalBeyondTheRunIsNoCheckpoint) {
+  const std::string file = std::string(TRAINSIM_SOURCE_DIR) + "/examples/reference-design/llama2-70b-16n-4nic.yaml";
+  SimulateOptions opt;
+  opt.fidelity = Fidelity::kAnalytical;
+  auto beyond = LoadScenario(file, {"checkpoint.every_steps=300000000"});
+  auto none = LoadScenario(file, {"checkpoint.every_steps=0"});
+  ASSERT_TRUE(beyond.ok() && none.ok());
+  const SimulationResult a = Simulate(*beyond, opt), b = Simulate(*none, opt);
+  EXPECT_EQ(a.error, "");
+  EXPECT_EQ(a.run.checkpoints, 0);
+  EXPECT_DOUBLE_EQ(a.run.time_to_train_s, b.run.time_to_train_s);
+}
+
 // The expected time of a stretch of work under exponential failures (Daly
 // 2006): finite however frequent the failures, first order where rare.
 TEST(RunModelTest, ExpectedSegmentTimeIsDalysExpectation) {

@@ -62,7 +62,7 @@ SimulationResult Simulate(const Scenario& s, const SimulateOptions& options, con
   // worth a DES (whose work grows with what does not fit), so it gets the
   // closed-form step time beside its error.
   std::optional<std::string> refused;
-  if (options.fidelity == Fidelity::kDes && r.memory.fits) refused = DesRefusal(s);
+  if (options.fidelity == Fidelity::kDes && r.memory.fits) refused = DesRefusal(s, options.record_timeline);
   const bool des = options.fidelity == Fidelity::kDes && r.memory.fits && !refused;
   DesStats stats;
   const DesControl control{options.progress, options.cancel};
