@@ -91,12 +91,15 @@ GpuProfile ParseGpu(const std::string& path) {
   mm.Finish();
   YamlMap a = m.Map("attention");
   g.attention_fwd_flops = a.PositiveDouble("fwd_tflops") * 1e12;
-  double fastest = 0;  // the attention kernel's matmuls run on the tensor cores, at most at their peak
+  // The attention kernel's matmuls run on the tensor cores, at most at their
+  // peak. A unit mistake is an order of magnitude; a calibrated profile's
+  // measured peak and attention rate may cross by noise (a CPU under load).
+  double fastest = 0;
   for (const auto& [precision, flops] : g.peak_flops) fastest = std::max(fastest, flops);
-  if (g.attention_fwd_flops > fastest) {
+  if (g.attention_fwd_flops > 10 * fastest) {
     char most[64];
     std::snprintf(most, sizeof most, "%g", fastest / 1e12);
-    a.Fail("fwd_tflops", std::string("above the GPU's fastest peak_tflops, ") + most + ": no kernel runs faster than its tensor cores");
+    a.Fail("fwd_tflops", std::string("ten times the GPU's fastest peak_tflops, ") + most + ", or more: no kernel runs faster than its tensor cores (a unit mistake?)");
   }
   g.attention_bwd_fwd_ratio = a.Fraction("bwd_fwd_ratio");
   g.attention_half_seq = a.PositiveDouble("half_seq", 512);

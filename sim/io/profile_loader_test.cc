@@ -164,7 +164,7 @@ TEST(HardwareProfileTest, ReservedMemoryIsAnAmountNotAShare) {
 }
 
 // A number in the wrong unit is caught where no GPU comes near it: bytes for
-// GiB, GB/s for TB/s, an attention rate above every tensor peak.
+// GiB, GB/s for TB/s, an attention rate ten times every tensor peak.
 TEST(HardwareProfileTest, GpuNumbersInTheWrongUnitAreBadInput) {
   std::ifstream in(fs::path(DataDir()) / "hardware-profiles/gpus/h100-sxm-80g.yaml");
   const std::string base((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -177,7 +177,7 @@ TEST(HardwareProfileTest, GpuNumbersInTheWrongUnitAreBadInput) {
   EXPECT_EQ(error_of("\nname: [^\n]*", "\nname: same"), "");
   EXPECT_NE(error_of("\nmemory_gib: [^\n]*", "\nmemory_gib: 85899345920").find("memory_gib: is in GiB"), std::string::npos);
   EXPECT_NE(error_of("\nhbm_tb_per_s: [^\n]*", "\nhbm_tb_per_s: 3350").find("hbm_tb_per_s: is in TB/s"), std::string::npos);
-  EXPECT_NE(error_of("\n  fwd_tflops: [^\n]*", "\n  fwd_tflops: 62000").find("attention.fwd_tflops: above the GPU's fastest peak_tflops, 1979"),
+  EXPECT_NE(error_of("\n  fwd_tflops: [^\n]*", "\n  fwd_tflops: 62000").find("attention.fwd_tflops: ten times the GPU's fastest peak_tflops, 1979"),
             std::string::npos);
 }
 
