@@ -150,6 +150,14 @@ void AllowPretrainedConfigDefaults(YamlMap& m) {
   }
 }
 
+// Marks read, in a config.json's map (a wrapper's or its text_config), the
+// keys that leave the training step unchanged: those at any value and those
+// at their default.
+void AllowKeysWithoutEffect(YamlMap& m) {
+  for (const auto& key : HuggingFaceKeysWithoutEffect()) m.Allow(key);
+  AllowPretrainedConfigDefaults(m);
+}
+
 // A config.json key that trainsim neither reads nor lists as leaving the step
 // unchanged: an error unless the scenario accepts it (model.accept_unknown_keys).
 struct UnmodelledKey {
@@ -685,14 +693,12 @@ ModelFile ParseHuggingFace(const YAML::Node& root, const std::string& file, cons
   f.config_json = true;
   if (!root["text_config"].IsDefined()) {
     YamlMap m(root, file);
-    for (const auto& key : HuggingFaceKeysWithoutEffect()) m.Allow(key);
-    AllowPretrainedConfigDefaults(m);
+    AllowKeysWithoutEffect(m);
     f.spec = ParseHfDecoder(m, name, std::nullopt, f.unmodelled_keys);
     return f;
   }
   YamlMap outer(root, file);
-  for (const auto& key : HuggingFaceKeysWithoutEffect()) outer.Allow(key);
-  AllowPretrainedConfigDefaults(outer);
+  AllowKeysWithoutEffect(outer);
   // Image-token ids and the image tokens per picture: the vision side.
   for (const char* key : {"model_type", "boi_token_index", "eoi_token_index", "image_token_index", "image_token_id",
                           "mm_tokens_per_image", "vision_config", "text_config"}) {
@@ -716,8 +722,7 @@ ModelFile ParseHuggingFace(const YAML::Node& root, const std::string& file, cons
   if (outer.Has("tie_word_embeddings")) tied = outer.Bool("tie_word_embeddings");
   CollectUnmodelledKeys(outer, f.unmodelled_keys);
   YamlMap text(root["text_config"], file, "text_config");
-  for (const auto& key : HuggingFaceKeysWithoutEffect()) text.Allow(key);
-  AllowPretrainedConfigDefaults(text);
+  AllowKeysWithoutEffect(text);
   f.spec = ParseHfDecoder(text, name, tied, f.unmodelled_keys);
   return f;
 }
