@@ -309,8 +309,9 @@ std::string ProfileYaml(const FittedProfile& f, const Measurements& m) {
   const bool cpu = m.backend == "cpu";
   const std::string dt = m.dtype;
   o << "# GPU profile written by `trainsim calibrate --backend " << m.backend << "` on " << m.device << ".\n";
-  o << "# Every number below was measured on " << m.host << " at " << m.date << " (see the sidecar\n";
-  o << "# " << f.name << "-measurements.yaml for the raw samples and the collective and storage fits).\n";
+  o << "# Every number below was measured on " << m.host << " at " << m.date << ", unless its comment says\n";
+  o << "# otherwise (see the sidecar " << f.name << "-measurements.yaml for the raw samples and the collective\n";
+  o << "# and storage fits).\n";
   const bool bf16_keys_are_bf16 = f.profile_16bit == "bf16";
   if (!bf16_keys_are_bf16) {
     o << "# The layer step ran in " << dt << ": the bf16/fp16 keys hold the " << dt << " measurements so that the\n";
