@@ -71,7 +71,7 @@ ConfigOutcome RunConfiguration(const Configuration& config, const RunOptions& op
     progress(1.0);
     return o;
   }
-  o.model_warning = QString::fromStdString(AcceptedKeysWarning(s->model));
+  o.model_warning = QString::fromStdString(ModelFileWarning(s->model));
   o.tensor = s->parallelism.tensor;
   o.pipeline = s->parallelism.pipeline;
   o.nodes = s->nodes;

@@ -724,6 +724,9 @@ ModelFile ParseHuggingFace(const YAML::Node& root, const std::string& file, cons
   YamlMap text(root["text_config"], file, "text_config");
   AllowKeysWithoutEffect(text);
   f.spec = ParseHfDecoder(text, name, tied, f.unmodelled_keys);
+  if (root["vision_config"].IsDefined()) {
+    f.spec.left_out = "the " + wrapper + " wrapper's vision tower (vision_config); its language model is simulated, trained on text";
+  }
   return f;
 }
 
@@ -929,12 +932,16 @@ Expected<ModelSpec> LoadModelFile(const std::string& path) {
   return CatchInputErrors<ModelSpec>(path, [&] { return AdmitModelFile(ParseModelFile(path), path, {}, YAML::Node(), path, ""); });
 }
 
-std::string AcceptedKeysWarning(const ModelSpec& m) {
-  if (m.accepted_unknown_keys.empty()) return "";
-  std::string keys;
-  for (const auto& k : m.accepted_unknown_keys) keys += (keys.empty() ? "" : "; ") + k;
-  return "warning: config.json keys trainsim does not model, accepted unread (model.accept_unknown_keys): " + keys +
-         ". The prediction leaves out whatever they change.";
+std::string ModelFileWarning(const ModelSpec& m) {
+  std::string w;
+  if (!m.accepted_unknown_keys.empty()) {
+    std::string keys;
+    for (const auto& k : m.accepted_unknown_keys) keys += (keys.empty() ? "" : "; ") + k;
+    w = "config.json keys trainsim does not model, accepted unread (model.accept_unknown_keys): " + keys +
+        ". The prediction leaves out whatever they change.";
+  }
+  if (!m.left_out.empty()) w += (w.empty() ? "" : " ") + std::string("Not simulated: ") + m.left_out + ".";
+  return w.empty() ? "" : "warning: " + w;
 }
 
 }  // namespace trainsim

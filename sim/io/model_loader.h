@@ -35,8 +35,9 @@ ModelSpec ResolveModel(const YAML::Node& ref, const std::string& scenario_file, 
 // config.json key trainsim does not model is an error.
 Expected<ModelSpec> LoadModelFile(const std::string& path);
 
-// The one-line warning for the config.json keys a scenario accepted unread
-// (ModelSpec::accepted_unknown_keys); "" when there are none.
-std::string AcceptedKeysWarning(const ModelSpec& m);
+// The one-line warning a model read from a file deserves: the config.json
+// keys a scenario accepted unread (ModelSpec::accepted_unknown_keys) and what
+// of the checkpoint is not simulated (ModelSpec::left_out); "" when neither.
+std::string ModelFileWarning(const ModelSpec& m);
 
 }  // namespace trainsim

@@ -700,8 +700,11 @@ TEST(ModelSpecTest, UnmodelledConfigKeysAcceptedOnPurpose) {
   ASSERT_TRUE(accepted.ok()) << accepted.error().ToString();
   EXPECT_EQ(accepted->accepted_unknown_keys, std::vector<std::string>{gated + ":9: attn_output_gate"});
   EXPECT_EQ(accepted->TotalParameters(4096), LoadOk(dir + "plain.json").TotalParameters(4096));
-  EXPECT_NE(AcceptedKeysWarning(*accepted).find(gated + ":9: attn_output_gate"), std::string::npos);
-  EXPECT_EQ(AcceptedKeysWarning(LoadOk(dir + "plain.json")), "");
+  EXPECT_NE(ModelFileWarning(*accepted).find(gated + ":9: attn_output_gate"), std::string::npos);
+  EXPECT_EQ(ModelFileWarning(LoadOk(dir + "plain.json")), "");
+  // A multimodal wrapper's vision tower is said to be left out.
+  EXPECT_NE(ModelFileWarning(LoadOk(HfConfig("llama4-scout"))).find("llama4 wrapper's vision tower"), std::string::npos)
+      << ModelFileWarning(LoadOk(HfConfig("llama4-scout")));
 
   auto typo = resolve("{file: " + gated + ", accept_unknown_keys: [attn_output_gat]}");
   ASSERT_FALSE(typo.ok());

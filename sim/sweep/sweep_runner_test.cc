@@ -308,7 +308,9 @@ TEST(SweepRunnerTest, ARefusedResumeLeavesTheFileAsItWas) {
     std::ofstream(opt.output_path, std::ios::binary) << text;
     auto r = RunSweep(SmallSpec(), opt);
     EXPECT_FALSE(r.ok()) << name;
-    if (!r.ok()) EXPECT_NE(r.error().ToString().find(why), std::string::npos) << r.error().ToString();
+    if (!r.ok()) {
+      EXPECT_NE(r.error().ToString().find(why), std::string::npos) << r.error().ToString();
+    }
     EXPECT_EQ(ReadFile(opt.output_path), text) << name;  // not even its torn last line cut off
   };
   // Another sweep's columns, with a torn last line.

@@ -637,7 +637,7 @@ SweepSpec Parse(const std::string& text, const std::string& file) {
 // Adds the scenario's warning (config.json keys accepted unread) to the
 // spec's, once each.
 void CollectWarning(const Scenario& s, SweepSpec& spec) {
-  const std::string w = AcceptedKeysWarning(s.model);
+  const std::string w = ModelFileWarning(s.model);
   if (!w.empty() && std::find(spec.warnings.begin(), spec.warnings.end(), w) == spec.warnings.end()) {
     spec.warnings.push_back(w);
   }
