@@ -247,7 +247,6 @@ class DesRun {
     }
   }
 
-  // Activations (or their gradients) of one micro batch from stage a to stage b.
   // Without p2p overlap the sender waits for its transfer (Megatron-Core's
   // batched isend/irecv are waited before the next pass). The slot keeps the
   // transfer's span, already over, for the receiver's trace of it.
@@ -257,6 +256,7 @@ class DesRun {
     f.latency_s = end - f.start_s;
   }
 
+  // Activations (or their gradients) of one micro batch from stage a to stage b.
   Flows StartP2p(int a, int b) {
     const double bytes = c_.workload.pipeline_p2p.bytes;
     const CollectivePlan plan = PlanCollective(s_, c_.workload.pipeline_p2p);
@@ -855,16 +855,16 @@ class DesRun {
 std::optional<std::string> DesRefusal(const Scenario& s, bool traced) {
   const Parallelism& p = s.parallelism;
   const long passes = 2L * p.pipeline * p.virtual_stages * std::max(1, s.microbatches_per_step());
-  if (traced && passes > kDesMaxTracedPassesPerStep && passes <= kDesMaxPassesPerStep) {
-    return "a trace of " + std::to_string(passes) + " pipeline passes per step (pipeline " + std::to_string(p.pipeline) + " x virtual stages " +
-           std::to_string(p.virtual_stages) + " x " + std::to_string(s.microbatches_per_step()) + " micro batches x 2) is more than the " +
-           std::to_string(kDesMaxTracedPassesPerStep) + " the DES traces to bound its memory; run it without --trace, or trace fewer micro batches";
-  }
+  const std::string per_step = std::to_string(passes) + " pipeline passes per step (pipeline " + std::to_string(p.pipeline) +
+                               " x virtual stages " + std::to_string(p.virtual_stages) + " x " +
+                               std::to_string(s.microbatches_per_step()) + " micro batches x 2)";
   if (passes > kDesMaxPassesPerStep) {
-    return "the DES would simulate " + std::to_string(passes) + " pipeline passes per step (pipeline " + std::to_string(p.pipeline) +
-           " x virtual stages " + std::to_string(p.virtual_stages) + " x " + std::to_string(s.microbatches_per_step()) +
-           " micro batches x 2), more than the " + std::to_string(kDesMaxPassesPerStep) +
+    return "the DES would simulate " + per_step + ", more than the " + std::to_string(kDesMaxPassesPerStep) +
            " it takes on to bound its memory; --fidelity analytical runs it";
+  }
+  if (traced && passes > kDesMaxTracedPassesPerStep) {
+    return "a trace of " + per_step + " is more than the " + std::to_string(kDesMaxTracedPassesPerStep) +
+           " the DES traces to bound its memory; run it without --trace, or trace fewer micro batches";
   }
   if (s.storage) {
     const long flows = long(p.pipeline) * std::min(p.tensor, s.gpus());
