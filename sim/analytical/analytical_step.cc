@@ -54,7 +54,7 @@ StepTiming AnalyticalStep(const Scenario& s, const StepCosts& c) {
   StepBreakdown& b = r.breakdown;
   b.compute_s = m * (st.forward_compute_s + st.backward_compute_s);
   double exposed = m * (st.forward_exposed_comm_s + st.backward_exposed_comm_s);
-  // Pipeline: (p-1)/v micro-batch slots of fill and drain. Activations and
+  // Pipeline: fill and drain (StepCosts::FillDrainS). Activations and
   // gradients cross a stage boundary on the critical path only while the
   // pipeline fills and drains when send/recv overlaps compute: the first
   // micro batch's forward crosses all v x p - 1 boundaries of the virtual
@@ -62,8 +62,7 @@ StepTiming AnalyticalStep(const Scenario& s, const StepCosts& c) {
   // batch's backward as many before the first stage ends. Interleaving
   // divides the fill's compute by v, not its transfers (the DES shows the
   // same: its step grows with v by about 2 p transfers per chunk).
-  const double slot = st.forward_s() + st.backward_s();
-  b.pipeline_bubble_s = (p.pipeline - 1) / v * slot;
+  b.pipeline_bubble_s = c.FillDrainS(p.virtual_stages);
   if (p.pipeline > 1) {
     exposed += FillDrainTransfersS(s, c.workload.pipeline_p2p, c.p2p_s);
     // Without overlap every micro batch's sends wait too, at the slowest boundary's pace.

@@ -230,6 +230,14 @@ double AllToAllTime(const Scenario& s, const PassWork& pass) {
   return t;
 }
 
+double StepCosts::FillDrainS(int virtual_stages) const {
+  double others_s = 0;
+  for (size_t r = 0; r < rank.size(); ++r) {
+    if (int(r) != slowest_rank) others_s += rank[r].slot_s();
+  }
+  return others_s / std::max(1, virtual_stages);
+}
+
 StageCost& StageCost::operator+=(const StageCost& o) {
   forward_compute_s += o.forward_compute_s;
   backward_compute_s += o.backward_compute_s;

@@ -62,6 +62,13 @@ struct StepCosts {
   std::vector<RankStepCost> rank_dp;  // per pipeline rank
   int slowest_rank = 0;               // the rank with the longest slot
   const StageCost& slowest() const { return rank[size_t(slowest_rank)]; }
+  // The slowest rank's pipeline fill and drain: every micro batch passes
+  // every stage and the slowest paces the rest, so it waits once for each
+  // other rank's slot (a flow shop of identical jobs takes sum t_i +
+  // (m-1) max t_i), over v when interleaved: (p-1)/v slots when the ranks
+  // are even, less when the others are lighter (an uneven layout, a stage
+  // holding only the loss).
+  double FillDrainS(int virtual_stages) const;
   double p2p_s = 0;            // one micro batch's activations between neighbouring stages
   // The step's data-parallel and optimizer figures as the closed form uses
   // them: the collectives of the rank holding the most parameters.

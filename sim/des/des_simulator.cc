@@ -74,6 +74,8 @@ struct Slot {
   Flows flows;
   bool posted = false;
   int from_stage = 0;
+  double posted_s = 0;           // when the sender posted it
+  double critical_comm_s = 0;    // the sender's critical communication then (DesRun::critical_comm_s_)
 };
 
 double InterNodeLatency(const Scenario& s) { return s.fabric.inter_node_latency_s + 2 * s.fabric.switch_latency_s; }
@@ -113,6 +115,10 @@ class DesRun {
   // Results.
   double steady_step_s_ = 0;
   double steady_data_stall_s_ = 0;
+  // The steady step's communication on its critical path (the chain of
+  // passes and waits that ends last): what the stages on it spent blocked on
+  // collectives and transfers. Negative when no step was measured steady.
+  double steady_critical_comm_s_ = -1;
   double run_end_s_ = 0;
   // Checkpoint writes: their total time and count (a repeated cycle adds its
   // write as many times as it repeats).
@@ -240,18 +246,27 @@ class DesRun {
   void RunAllToAll(int st, const PipelineOp& op, int vs, Flows started = {}) {
     Flows a2a = p_.moe_a2a_overlap ? std::move(started) : StartLayerFlows(st, op.chunk, op.forward, CommGroup::kExpert);
     if (!a2a.active) return;
-    const double end = a2a.Wait();
+    const double end = WaitOnComm(st, a2a);
     if (recording_) {
       const char* name = p_.moe_dispatcher == MoeDispatcher::kAllGather ? "moe all-gather / reduce-scatter" : "moe all-to-all";
       Record(StageTrack(st, "ep"), name, "ep", a2a.start_s, end, FlowArgs(a2a, PassArgs(op, vs)));
     }
   }
 
+  // Waits for `f` on stage `st`'s behalf: the time it blocks is
+  // communication on the path that leads to the stage's present.
+  double WaitOnComm(int st, Flows& f) {
+    const double t0 = Now();
+    const double end = f.Wait();
+    critical_comm_s_[size_t(st)] += Now() - t0;
+    return end;
+  }
+
   // Without p2p overlap the sender waits for its transfer (Megatron-Core's
   // batched isend/irecv are waited before the next pass). The slot keeps the
   // transfer's span, already over, for the receiver's trace of it.
-  static void BlockOnSend(Flows& f) {
-    const double end = f.Wait();
+  void BlockOnSend(int st, Flows& f) {
+    const double end = WaitOnComm(st, f);
     f.comms.clear();
     f.latency_s = end - f.start_s;
   }
@@ -317,18 +332,23 @@ class DesRun {
     sl.flows = std::move(f);
     sl.posted = true;
     sl.from_stage = from_stage;
+    sl.posted_s = Now();
+    sl.critical_comm_s = critical_comm_s_[size_t(from_stage)];
     const int to_stage = vs % P_;
     cv_[to_stage]->notify_all();
   }
 
   void Receive(int st, int dir, int vs, int mb) {
     Slot& sl = SlotOf(dir, vs, mb);
+    // A stage that waits for its neighbour's post continues the neighbour's
+    // path (its communication so far); one that finds the post there, its own.
     if (!sl.posted) {
       std::unique_lock<sg4::Mutex> lock(*mutex_);
       while (!sl.posted) cv_[st]->wait(lock);
+      critical_comm_s_[size_t(st)] = sl.critical_comm_s;
     }
     const double start = sl.flows.start_s;
-    const double end = sl.flows.Wait();
+    const double end = WaitOnComm(st, sl.flows);
     if (recording_) {
       Record(StageTrack(sl.from_stage, "comm"), std::string(dir == 0 ? "send act " : "send grad ") + std::to_string(mb), "pp",
              start, end, FlowArgs(sl.flows, {{"micro_batch", std::to_string(mb)}, {"to_virtual_stage", std::to_string(vs)}}));
@@ -344,6 +364,7 @@ class DesRun {
       barrier_->wait();
       if (quit_) return;
       RunStep(st);
+      stage_end_s_[size_t(st)] = Now();
       barrier_->wait();
     }
   }
@@ -374,7 +395,7 @@ class DesRun {
       Flows all = start_gather(1.0);
       if (all.active) {
         const double t0 = all.start_s;
-        Record(StageTrack(st, "dp"), "param all-gather", "dp", t0, all.Wait(), FlowArgs(all));
+        Record(StageTrack(st, "dp"), "param all-gather", "dp", t0, WaitOnComm(st, all), FlowArgs(all));
       }
     }
     // The first stage's last gradient bucket (RankState::last_bucket_fraction):
@@ -388,7 +409,7 @@ class DesRun {
       if (chunk == 0 && tail > 0) {
         Flows first = start_gather(tail);
         if (first.active) {
-          const double t0 = first.start_s, end = first.Wait();
+          const double t0 = first.start_s, end = WaitOnComm(st, first);
           Record(StageTrack(st, "dp"), "param all-gather, first bucket", "dp", t0, end, FlowArgs(first));
         }
         fraction = std::max(0.0, fraction - tail);
@@ -454,6 +475,7 @@ class DesRun {
         const double contention =
             first_of_chunk ? std::min(std::max(0.0, gather_busy_until - Now()), chunk.forward_compute_s) * nccl_slowdown_ : 0.0;
         Flows a2a = p_.moe_a2a_overlap ? StartLayerFlows(st, op.chunk, true, CommGroup::kExpert) : Flows{};
+        critical_comm_s_[size_t(st)] += contention;
         Compute(chunk.forward_s() - chunk.forward_all_to_all_s + contention);
         if (recording_) Record(StageTrack(st, "compute"), PassName(op), "forward", t0, Now(), PassArgs(op, vs));
         RunAllToAll(st, op, vs, std::move(a2a));
@@ -462,16 +484,16 @@ class DesRun {
           // the next chunk's gather (one in flight, as the forward pre-hooks do).
           gathered[size_t(op.chunk)] = 1;
           Flows& g = gather[size_t(op.chunk)];
-          if (g.active) Record(StageTrack(st, "dp"), "param all-gather", "dp", g.start_s, g.Wait(), FlowArgs(g));
+          if (g.active) Record(StageTrack(st, "dp"), "param all-gather", "dp", g.start_s, WaitOnComm(st, g), FlowArgs(g));
           prefetch(op.chunk + 1);
         }
         if (cp.active) {
-          const double end = cp.Wait();  // the args' strings only when recording: this runs per pass
+          const double end = WaitOnComm(st, cp);  // the args' strings only when recording: this runs per pass
           if (recording_) Record(StageTrack(st, "cp"), "cp ring", "cp", cp.start_s, end, FlowArgs(cp, PassArgs(op, vs)));
         }
         if (vs < V_ - 1) {
           Flows f = StartP2p(st, (st + 1) % P_);
-          if (!p_.p2p_overlapped()) BlockOnSend(f);
+          if (!p_.p2p_overlapped()) BlockOnSend(st, f);
           Post(0, vs + 1, op.microbatch, st, std::move(f));
         }
       } else {
@@ -486,18 +508,19 @@ class DesRun {
         Flows cp = StartLayerFlows(st, op.chunk, false, CommGroup::kContext);
         const double t0 = Now();
         Flows a2a = p_.moe_a2a_overlap ? StartLayerFlows(st, op.chunk, false, CommGroup::kExpert) : Flows{};
-        Compute(chunk.backward_s() - chunk.backward_all_to_all_s +
-                std::min(std::max(0.0, grads_busy_until - Now()), chunk.backward_compute_s) * nccl_slowdown_);
+        const double contention = std::min(std::max(0.0, grads_busy_until - Now()), chunk.backward_compute_s) * nccl_slowdown_;
+        critical_comm_s_[size_t(st)] += contention;
+        Compute(chunk.backward_s() - chunk.backward_all_to_all_s + contention);
         if (recording_) Record(StageTrack(st, "compute"), PassName(op), "backward", t0, Now(), PassArgs(op, vs));
         RunAllToAll(st, op, vs, std::move(a2a));
         if (reduce_tail) Absorb(grads, start_grads(tail));
         if (cp.active) {
-          const double end = cp.Wait();  // the args' strings only when recording: this runs per pass
+          const double end = WaitOnComm(st, cp);  // the args' strings only when recording: this runs per pass
           if (recording_) Record(StageTrack(st, "cp"), "cp ring", "cp", cp.start_s, end, FlowArgs(cp, PassArgs(op, vs)));
         }
         if (vs > 0) {
           Flows f = StartP2p(st, (st + P_ - 1) % P_);
-          if (!p_.p2p_overlapped()) BlockOnSend(f);
+          if (!p_.p2p_overlapped()) BlockOnSend(st, f);
           Post(1, vs - 1, op.microbatch, st, std::move(f));
         }
       }
@@ -506,7 +529,7 @@ class DesRun {
     if (grads.active) {
       const bool scatter = state.grad_reduce_bytes > 0 && grad_kind == CollectiveKind::kReduceScatter;
       const char* name = !scatter ? "grad all-reduce" : state.grad_replica_reduce_bytes > 0 ? "grad reduce-scatter + shard all-reduce" : "grad reduce-scatter";
-      Record(StageTrack(st, "dp"), name, "dp", grads.start_s, grads.Wait(), FlowArgs(grads));
+      Record(StageTrack(st, "dp"), name, "dp", grads.start_s, WaitOnComm(st, grads), FlowArgs(grads));
     }
     const double t0 = Now();
     Compute(dp.optimizer_s);
@@ -621,9 +644,14 @@ class DesRun {
     recording_ = record_ && record;
     slots_.clear();
     step_data_stall_s_ = 0;
+    critical_comm_s_.assign(size_t(P_), 0.0);
+    stage_end_s_.assign(size_t(P_), 0.0);
     const double t0 = Now();
     barrier_->wait();
     barrier_->wait();
+    // The step ends with its last stage: that stage's path is the step's.
+    const size_t last = size_t(std::max_element(stage_end_s_.begin(), stage_end_s_.end()) - stage_end_s_.begin());
+    step_critical_comm_s_ = critical_comm_s_[last];
     Record("steps", "step " + std::to_string(k), "step", t0, Now(), {{"step", std::to_string(k)}});
     stats_.simulated_steps++;
   }
@@ -699,6 +727,7 @@ class DesRun {
     const int steady_index = std::min(1, steps - 1);
     std::optional<double> steady, step0_s;
     double step0_data_stall_s = 0;
+    double step0_critical_comm_s = 0;
     std::vector<Flows> pending_reads;  // kept alive until the end
     Flows write;
     double write_start = 0;
@@ -727,6 +756,7 @@ class DesRun {
       if (repeats_step0 && !record_) {
         steady = step0_s;
         steady_data_stall_s_ = step0_data_stall_s;
+        steady_critical_comm_s_ = step0_critical_comm_s;
       }
       if (steady && !writing) {
         // Nothing but training until the next checkpoint: repeat the steady step.
@@ -761,10 +791,12 @@ class DesRun {
         if (!steady && k >= steady_index && !writing) {
           steady = repeats_step0 ? *step0_s : Now() - t0;
           steady_data_stall_s_ = repeats_step0 ? step0_data_stall_s : step_data_stall_s_;
+          steady_critical_comm_s_ = repeats_step0 ? step0_critical_comm_s : step_critical_comm_s_;
         }
         if (k == 0 && steady_index == 1 && !writing) {
           step0_s = Now() - t0;
           step0_data_stall_s = step_data_stall_s_;
+          step0_critical_comm_s = step_critical_comm_s_;
         }
         if (data_.active) pending_reads.push_back(data_);
         data_ = next;
@@ -810,6 +842,7 @@ class DesRun {
       // the step; the writes' waits and their contention are checkpoint stall.
       steady = step0_s;
       steady_data_stall_s_ = step0_data_stall_s;
+      steady_critical_comm_s_ = step0_critical_comm_s;
     }
     if (!steady) steady = run_end_s_ / steps;
     steady_step_s_ = *steady;
@@ -847,6 +880,9 @@ class DesRun {
   Flows next_read_;         // the next step's, started by the first stage once data_ is in
   bool read_next_ = false;  // the first stage is to start next_read_
   double step_data_stall_s_ = 0;
+  std::vector<double> critical_comm_s_;  // per stage: the communication on the path that leads to its present (WaitOnComm)
+  std::vector<double> stage_end_s_;      // per stage: when it ended the step
+  double step_critical_comm_s_ = 0;      // the step's: its last stage's critical_comm_s_
   bool quit_ = false;
 };
 
@@ -884,24 +920,34 @@ StepTiming SimulateDes(const Scenario& s, const StepCosts& costs, bool record_ti
 
   const Parallelism& p = s.parallelism;
   const double m = s.microbatches_per_step();
-  const double v = std::max(1, p.virtual_stages);
   StepTiming r;
   r.step_time_s = run.steady_step_s_;
   // Breakdown of the steady step from the slowest stage's point of view (as
   // the analytical path): its compute, the optimizer and the data stall are
-  // known; the rest of the step is pipeline fill/drain (up to its ideal
-  // (p-1)/v slots, which the schedule always has) and exposed communication,
-  // what the simulated flows left uncovered. The cost model's folded
-  // per-pass exposure is not taken as given: the DES runs an overlapped EP
-  // all-to-all beside the pass, and the parts must add up to the step.
+  // known. Its exposed communication is what the cost model folds into its
+  // passes (TP's, sequence-sharded; not the all-to-alls the DES runs as flows)
+  // plus the simulated step's critical path's: the time the stages along the
+  // chain of passes and waits that ended the step spent blocked on their
+  // collectives and transfers (a late parameter gather on the first stage
+  // delays the last one through the pipeline: communication, not bubble). The
+  // rest of the step is the pipeline bubble. Without a steady step's
+  // measurement (none ran without a checkpoint write in flight) the rest
+  // splits as the closed form does: up to its fill and drain, then
+  // exposed communication.
   const StageCost& st = costs.slowest();
   StepBreakdown& b = r.breakdown;
   b.compute_s = m * (st.forward_compute_s + st.backward_compute_s);
   b.optimizer_s = costs.optimizer_s;
   b.data_stall_s = run.steady_data_stall_s_;
   const double rest = std::max(0.0, r.step_time_s - b.compute_s - b.optimizer_s - b.data_stall_s);
-  b.pipeline_bubble_s = std::min(rest, (p.pipeline - 1) / v * (st.forward_s() + st.backward_s()));
-  b.exposed_communication_s = rest - b.pipeline_bubble_s;
+  if (run.steady_critical_comm_s_ >= 0) {
+    const double folded = m * (st.forward_exposed_comm_s - st.forward_all_to_all_s + st.backward_exposed_comm_s - st.backward_all_to_all_s);
+    b.exposed_communication_s = std::min(rest, std::max(0.0, folded) + run.steady_critical_comm_s_);
+    b.pipeline_bubble_s = rest - b.exposed_communication_s;
+  } else {
+    b.pipeline_bubble_s = std::min(rest, costs.FillDrainS(p.virtual_stages));
+    b.exposed_communication_s = rest - b.pipeline_bubble_s;
+  }
 
   // Checkpoints as simulated: the mean write time, and the stall per
   // checkpoint as whatever the run took beyond its steps at steady state.
