@@ -66,6 +66,25 @@ double PassWork::TotalFlops() const {
   return f;
 }
 
+namespace {
+
+// Keys a query attends to, summed over the first `layers` layers (an MTP
+// module past the last layer attends as the last does), in Megatron's
+// convention of the whole sequence for a causal layer (not its average half):
+// a windowed or chunked layer sees at most its span. Megatron's s term
+// counted for every layer would put a long sequence's MFU above 100% when
+// most layers are windowed (Mistral at 512k: 297%).
+double AttendedKeysSum(const ModelSpec& m, int layers, double seq_len) {
+  double sum = 0;
+  for (int i = 0; i < layers; ++i) {
+    const int span = m.LayerAt(std::min(i, m.layers - 1)).attention_span;
+    sum += span > 0 ? std::min(seq_len, double(span)) : seq_len;
+  }
+  return sum;
+}
+
+}  // namespace
+
 double MegatronModelFlops(const ModelSpec& m, long global_batch, long seq_len) {
   const double h = m.hidden, L = m.layers, s = double(seq_len), tokens = double(global_batch) * s;
   auto gated = [](Activation a) { return Gated(a) ? 1.5 : 1.0; };  // three matrices as 3/2 of two
@@ -86,17 +105,18 @@ double MegatronModelFlops(const ModelSpec& m, long global_batch, long seq_len) {
     }
   }
   const double layers = L + mtp;
+  const double keys = AttendedKeysSum(m, m.layers + mtp, s);  // s per layer without windows
   double attention = 0;  // per token
   if (m.attention == AttentionKind::kMla) {
     const MlaSpec& a = m.mla;
     const double heads = m.heads;
     const double q = a.q_lora_rank > 0 ? a.q_lora_rank * (h + heads * a.q_head_dim() + 1) : h * heads * a.q_head_dim();
-    attention = 6.0 * layers *
-                (q + a.kv_lora_rank * (h + heads * (a.qk_head_dim + a.v_head_dim) + 1) + h * a.qk_rope_head_dim +
-                 heads * a.v_head_dim * h + s * heads * a.q_head_dim() / 2 + s * heads * a.v_head_dim / 2);
+    attention = 6.0 * (layers * (q + a.kv_lora_rank * (h + heads * (a.qk_head_dim + a.v_head_dim) + 1) + h * a.qk_rope_head_dim +
+                                 heads * a.v_head_dim * h) +
+                       keys * heads * (a.q_head_dim() + a.v_head_dim) / 2);
   } else {
     const double q_ratio = double(m.heads) * m.head_dim() / h;
-    attention = 12.0 * layers * h * h * (1.0 + double(m.kv_heads) / m.heads + s / h) * q_ratio;
+    attention = 12.0 * (layers * h * h * (1.0 + double(m.kv_heads) / m.heads) + keys * h) * q_ratio;
   }
   const double mtp_proj = 6.0 * mtp * (3 * h + 2 * h * h);
   const double logits = 6.0 * h * m.vocab * (mtp + 1);
@@ -124,7 +144,7 @@ double ModelFlopsPerStep(const ModelSpec& m, const Training& t) {
   // Megatron's attention-core term (12 B s^2 L h) keeps its backward; the
   // weight terms lose their weight gradient (a third).
   const double tokens = double(t.global_batch) * t.seq_len;
-  const double core = 12.0 * tokens * t.seq_len * m.layers * m.hidden;
+  const double core = 12.0 * tokens * AttendedKeysSum(m, m.layers, double(t.seq_len)) * m.hidden;
   return full - (full - core) / 3 + 6.0 * tokens * m.layers * LoraLayerParameters(m, t.finetune);
 }
 

@@ -35,6 +35,22 @@ TEST(WorkloadTest, MegatronFlopsAgreeWith6NDForLargeModels) {
   EXPECT_LT(megatron / six_nd, 1.06);
 }
 
+// A windowed layer's queries see at most the window, so past it the model
+// FLOPs per token stop growing with the sequence: a long sequence's MFU
+// stays a fraction of the GPU's peak (Mistral 7B at 512k counted 297%).
+TEST(WorkloadTest, WindowedAttentionCountsTheKeysItSees) {
+  Scenario s = Make("llama2-7b", {"cluster.node=dgx-h100", "training.precision=bf16"});
+  ModelSpec windowed = s.model;
+  windowed.sliding_window = 4096;
+  const long long_seq = 524288;
+  EXPECT_DOUBLE_EQ(MegatronModelFlops(windowed, 1, long_seq) / long_seq, MegatronModelFlops(s.model, 1, 4096) / 4096.0);
+  EXPECT_DOUBLE_EQ(MegatronModelFlops(windowed, 1, 4096), MegatronModelFlops(s.model, 1, 4096));  // a window as long as the sequence
+  // Every other layer windowed (GPT-OSS): half the layers pay for the sequence.
+  windowed.sliding_window_every = 2;
+  const double global_only = MegatronModelFlops(s.model, 1, long_seq) - MegatronModelFlops(windowed, 1, long_seq);
+  EXPECT_NEAR(global_only, 12.0 * long_seq * (long_seq - 4096) * s.model.hidden * s.model.layers / 2, 1e-9 * global_only);
+}
+
 // ALiBi's bias is added inside the attention kernel (MPT, BLOOM): no rotary
 // pass over the queries and keys, no position table beside the embeddings.
 TEST(WorkloadTest, AlibiHasNoPassOrTableOfItsOwn) {
