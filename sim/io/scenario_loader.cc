@@ -57,6 +57,9 @@ void SetDottedKey(YAML::Node& root, const std::string& dotted, const YAML::Node&
   // of a list, map or null is rebuilt without them).
   YAML::Node parsed = WithoutMarks(value);
   const std::vector<std::string> parts = Split(dotted, '.');
+  for (const std::string& part : parts) {
+    if (part.empty()) throw InputException(InputError{"--set", 0, dotted, "empty path component"});
+  }
   // A key of a catalogue model the scenario names (model: mixtral-8x7b):
   // the model's keys take its place, inline, and the --set changes one of
   // them. A model file is not rewritten: its keys are the file's to change.
@@ -74,7 +77,6 @@ void SetDottedKey(YAML::Node& root, const std::string& dotted, const YAML::Node&
   // with a copy of each child handle (they share the underlying memory).
   std::vector<YAML::Node> chain{root};
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
-    if (parts[i].empty()) throw InputException(InputError{"--set", 0, dotted, "empty path component"});
     YAML::Node cur = chain.back();
     if (!cur.IsMap() && !cur.IsNull() && cur.IsDefined()) {
       throw InputException(InputError{"--set", 0, dotted, "'" + parts[i - (i > 0)] + "' is not a mapping"});

@@ -73,6 +73,26 @@ TEST(ScenarioTest, OverrideSetsNestedKey) {
   EXPECT_EQ(s->parallelism.data, 1);
 }
 
+// An empty key is a slip, never a key that changes nothing: "training.=3" and
+// a file's `"": 5` are refused, not run as the unchanged scenario.
+TEST(ScenarioTest, EmptyKeysAreRefused) {
+  for (const char* set : {"training.=3", "parallelism.=5", ".training=3", "training..seq_len=2048"}) {
+    try {
+      ParseText(kBase, {set});
+      ADD_FAILURE() << set << " was accepted";
+    } catch (const InputException& e) {
+      EXPECT_EQ(e.error().file, "--set") << set;
+      EXPECT_NE(e.error().message.find("empty path component"), std::string::npos) << set << ": " << e.error().ToString();
+    }
+  }
+  for (const std::string& text : {std::string(kBase) + "\"\": 5\n", std::string(kBase) + "  \"\": 5\n"}) {
+    auto s = ParseText(text);
+    ASSERT_FALSE(s.ok()) << text;
+    EXPECT_NE(s.error().message.find("unknown key"), std::string::npos) << s.error().ToString();
+    EXPECT_GT(s.error().line, 0) << s.error().ToString();
+  }
+}
+
 // A what-if on a catalogue model's key: the model's keys come inline and the
 // --set changes one of them; a model file's keys are the file's.
 TEST(ScenarioTest, OverrideSetsAKeyOfACatalogueModel) {

@@ -402,27 +402,28 @@ void YamlMap::FailMissing(std::string_view key, const std::string& message) cons
   // are keys of their own not read yet ("s" beside a missing "k", "node"
   // beside a missing "nodes").
   const std::vector<std::string> wanted = {std::string(key)};
-  const auto [typo, line] = FirstUnaskedOwnKey([&](const std::string& k) {
+  const auto typo = FirstUnaskedOwnKey([&](const std::string& k) {
     const bool related = k.rfind(wanted[0], 0) == 0 || wanted[0].rfind(k, 0) == 0;
     return k.size() >= 4 && !related && ClosestMatch(k, wanted) == wanted[0];
   });
-  if (!typo.empty()) FailUnknownKey(typo, line, wanted[0]);
+  if (typo) FailUnknownKey(typo->first, typo->second, wanted[0]);
   Fail(key, message);
 }
 
-std::pair<std::string, int> YamlMap::FirstUnaskedOwnKey(const std::function<bool(const std::string&)>& pick) const {
-  if (!node_.IsMap()) return {};
+// An empty key ("": 5) is a key like any other: none asks for it.
+std::optional<std::pair<std::string, int>> YamlMap::FirstUnaskedOwnKey(const std::function<bool(const std::string&)>& pick) const {
+  if (!node_.IsMap()) return std::nullopt;
   if (indexed_) {
     for (const YamlIndex::Key& k : indexed_->keys) {
-      if (!Known(k.name) && pick(k.name)) return {k.name, k.line};
+      if (!Known(k.name) && pick(k.name)) return std::pair{k.name, k.line};
     }
-    return {};
+    return std::nullopt;
   }
   for (auto it = node_.begin(); it != node_.end(); ++it) {
     const std::string k = it->first.IsScalar() ? it->first.Scalar() : "?";
-    if (!Known(k) && pick(k)) return {k, LineOf(it->first)};
+    if (!Known(k) && pick(k)) return std::pair{k, LineOf(it->first)};
   }
-  return {};
+  return std::nullopt;
 }
 
 void YamlMap::FailUnknownKey(const std::string& key, int line, const std::string& hint) const {
@@ -432,8 +433,9 @@ void YamlMap::FailUnknownKey(const std::string& key, int line, const std::string
 
 void YamlMap::Finish() {
   if (!node_.IsMap()) return;
-  const auto [key, line] = FirstUnaskedOwnKey([](const std::string&) { return true; });
-  if (!key.empty()) FailUnknownKey(key, line, ClosestMatch(key, KnownSorted()));
+  if (const auto unasked = FirstUnaskedOwnKey([](const std::string&) { return true; })) {
+    FailUnknownKey(unasked->first, unasked->second, ClosestMatch(unasked->first, KnownSorted()));
+  }
   if (!indexed_) return;
   // Then the overlay's new keys (SetDottedKey appends them).
   for (const YamlOverlay::Entry& e : overlay_->entries) {

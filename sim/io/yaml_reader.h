@@ -133,8 +133,8 @@ class YamlMap {
   const YAML::Node* IndexedValue(std::string_view key) const;
   void MarkKnown(std::string_view key);
   // The first key of the map itself (not the overlay's) that no read asked for
-  // and that `pick` accepts: its name and line (0 when none).
-  std::pair<std::string, int> FirstUnaskedOwnKey(const std::function<bool(const std::string&)>& pick) const;
+  // and that `pick` accepts: its name and line; none when every key was asked for.
+  std::optional<std::pair<std::string, int>> FirstUnaskedOwnKey(const std::function<bool(const std::string&)>& pick) const;
   // Throws for an absent required key: the unknown-key error of a present key
   // that is a misspelling of it ("paralelism", "global_bacth"), else `message`.
   [[noreturn]] void FailMissing(std::string_view key, const std::string& message) const;
