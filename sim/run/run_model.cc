@@ -150,14 +150,19 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
   run.goodput = wall > 0 ? compute_s / wall : 1;
 
   // Energy and cost: the allocation is held (and paid) for the whole wall
-  // time; GPU nodes draw load power except while restarting after a failure,
-  // when they idle. Storage nodes draw their power throughout.
+  // time; GPU nodes draw load power except while they wait: restarting after
+  // a failure or stalled for a checkpoint (a synchronous write, an async
+  // one's copy and drain), when they idle. Storage nodes draw their power
+  // throughout.
   const double hours = wall / 3600.0;
   // Each failure idles the nodes for its restart, or until the next failure
   // cuts the restart short: E[min(restart, Exp(MTBF))] = M (1 - e^(-R/M)),
   // so the restarts never outlast the run when failures outpace them.
   const double restart_hours = run.expected_failures > 0 ? run.expected_failures * -mtbf * std::expm1(-s.failures.restart_s / mtbf) / 3600.0 : 0;
-  const double gpu_node_kwh = s.nodes * (s.node.power_load_w * (hours - restart_hours) + s.node.power_idle_w * restart_hours) / 1000.0;
+  // Each checkpoint's stall once (a stretch redone after a failure counts its stall at load).
+  const double stall_hours = std::min(std::max(0.0, hours - restart_hours), run.checkpoint_overhead_s / 3600.0);
+  const double idle_hours = restart_hours + stall_hours;
+  const double gpu_node_kwh = s.nodes * (s.node.power_load_w * (hours - idle_hours) + s.node.power_idle_w * idle_hours) / 1000.0;
   const double storage_kw = storage ? s.storage_nodes * s.storage->power_w / 1000.0 : 0;
   run.energy_kwh = gpu_node_kwh + storage_kw * hours;
   ApplyCostModel(s, run);

@@ -103,7 +103,10 @@ TEST(RunModelTest, CostAndEnergyScaleWithTime) {
   SimulationResult r = Simulate(s);
   const double hours = r.run.time_to_train_s / 3600;
   EXPECT_NEAR(r.run.cost_usd, hours * (4 * 98.32 + 4 * 2.0), 1e-6 * r.run.cost_usd);
-  EXPECT_NEAR(r.run.energy_kwh, hours * (4 * 10.2 + 4 * 0.8), 1e-6 * r.run.energy_kwh);
+  // The nodes idle (2.5 kW) through the checkpoints' stalls, else draw load power (10.2 kW); storage draws throughout.
+  const double stall_hours = r.run.checkpoint_overhead_s / 3600;
+  ASSERT_GT(stall_hours, 0);
+  EXPECT_NEAR(r.run.energy_kwh, (hours - stall_hours) * 4 * 10.2 + stall_hours * 4 * 2.5 + hours * 4 * 0.8, 1e-6 * r.run.energy_kwh);
   EXPECT_DOUBLE_EQ(r.run.goodput, r.run.time_to_train_s > 0 ? (r.step_time_s * 500) / r.run.time_to_train_s : 1);
 }
 
@@ -111,9 +114,10 @@ TEST(RunModelTest, NodesIdleWhileRestartingAfterFailures) {
   const Scenario s = Ref70b({"failures.node_mtbf_hours=20", "failures.restart_minutes=30"});
   SimulationResult r = Simulate(s);
   ASSERT_GT(r.run.expected_failures, 0.1);
-  // A restart lasts 30 min unless the next failure (MTBF 20 h / 4 nodes) cuts it short.
+  // A restart lasts 30 min unless the next failure (MTBF 20 h / 4 nodes) cuts it short; the checkpoints' stalls idle too.
   const double m = 5.0, hours = r.run.time_to_train_s / 3600, restart_h = r.run.expected_failures * m * (1 - std::exp(-0.5 / m));
-  const double expected = 4 * (10.2 * (hours - restart_h) + 2.5 * restart_h) + 4 * 0.8 * hours;
+  const double idle_h = restart_h + r.run.checkpoint_overhead_s / 3600;
+  const double expected = 4 * (10.2 * (hours - idle_h) + 2.5 * idle_h) + 4 * 0.8 * hours;
   EXPECT_NEAR(r.run.energy_kwh, expected, 1e-6 * expected);
   EXPECT_LT(r.run.goodput, 0.9);
 }
