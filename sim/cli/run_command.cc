@@ -3,6 +3,8 @@
 #include <fstream>
 #include <iostream>
 
+#include <yaml-cpp/yaml.h>
+
 #include "models/workload.h"
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
@@ -19,6 +21,20 @@
 namespace trainsim::cli {
 
 namespace {
+
+// The name a scenario that could not be simulated reports, as a simulated one
+// would (its name key after the overrides, else "scenario"), read from its
+// YAML alone: the error came from the rest.
+std::string ScenarioName(const std::string& file, const std::vector<std::string>& sets) {
+  try {
+    YAML::Node root = YAML::LoadFile(file);
+    ApplyOverrides(root, sets);
+    if (root.IsMap() && root["name"].IsScalar()) return root["name"].Scalar();
+  } catch (const std::exception&) {
+  }
+  return "scenario";
+}
+
 const char* kRunHelp =
     "usage: trainsim run SCENARIO.yaml [options]\n"
     "Simulate a training run and print its step time, breakdown, memory and run figures.\n"
@@ -99,7 +115,7 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
           known.active_parameters = double(any->model.ActiveParameters(any->training.seq_len));
         }
       }
-      out << ToJsonOfUnsimulated(std::filesystem::path(a.positional[0]).stem().string(), s.error().kind, s.error().ToString(), known);
+      out << ToJsonOfUnsimulated(ScenarioName(a.positional[0], a.All("--set")), s.error().kind, s.error().ToString(), known);
     }
     return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
   }
