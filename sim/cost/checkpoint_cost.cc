@@ -15,9 +15,9 @@ double CheckpointBytes(const Scenario& s) {
 }
 
 int CheckpointWriterGpus(const Scenario& s) {
-  const Parallelism& p = s.parallelism;
-  const bool all_write = p.distributed_optimizer && s.checkpoint.contents == CheckpointContents::kFull;
-  return all_write ? s.gpus() : p.tensor * p.pipeline;
+  // Fully parallel save (checkpoint_cost.h): the replicas of each model
+  // shard split what they hold alike, whatever the contents and optimizer.
+  return s.gpus();
 }
 
 int CheckpointWritingNodes(const Scenario& s) {
@@ -57,7 +57,7 @@ double DataReadSeconds(const Scenario& s) {
 }
 
 double AsyncCopySeconds(const Scenario& s, double checkpoint_bytes) {
-  return checkpoint_bytes / s.gpus() / s.node.host_copy_bytes_per_s_per_gpu();
+  return checkpoint_bytes / CheckpointWriterGpus(s) / s.node.host_copy_bytes_per_s_per_gpu();
 }
 
 }  // namespace trainsim

@@ -13,10 +13,15 @@ namespace trainsim {
 // (16-bit weights, fp32 master weights, two fp32 Adam moments).
 double CheckpointBytes(const Scenario& s);
 
-// GPUs that each write a shard at the same time: every GPU when the
-// distributed optimizer shards the full state over the data-parallel ranks;
-// otherwise rank 0 of the gradient replicas (DP x CP: context-parallel ranks
-// hold the same weights) of each TP x PP model shard.
+// GPUs that each copy to host memory and write a distinct part of the
+// checkpoint at the same time: every GPU. Megatron-Core's distributed
+// checkpoint saves fully in parallel (ckpt_fully_parallel_save, on by
+// default; NeMo's ckpt_parallel_save): what the data-parallel (and
+// context-parallel) replicas of a TP x PP model shard hold alike, the
+// weights and a replicated optimizer's state, is split among them, each
+// saving its own slice; the distributed optimizer's state is sharded over
+// them already. PyTorch DCP (torchtitan) spreads duplicated tensors over
+// their holders likewise. So each GPU moves checkpoint bytes / GPUs.
 int CheckpointWriterGpus(const Scenario& s);
 
 // Nodes those writers sit on (at most every node).
@@ -28,8 +33,9 @@ int CheckpointWritingNodes(const Scenario& s);
 double CheckpointWriteBytesPerS(const Scenario& s);
 double CheckpointReadBytesPerS(const Scenario& s);
 
-// An async checkpoint's stall: each GPU's share of `checkpoint_bytes` copied
-// to host memory, a node's GPUs at once over its host path.
+// An async checkpoint's stall: each writer GPU's share of `checkpoint_bytes`
+// (CheckpointWriterGpus) copied to host memory, a node's GPUs at once over
+// its host path.
 double AsyncCopySeconds(const Scenario& s, double checkpoint_bytes);
 
 // Seconds to read one step's tokens (global batch x seq_len x

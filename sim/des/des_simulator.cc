@@ -547,7 +547,11 @@ class DesRun {
     return Labelled(Start(paths, s_.storage->latency_s), bytes, "storage");
   }
 
-  // Every simulated shard owner copies (async) or writes its shard.
+  // Every simulated GPU copies (async) or writes its part: checkpoint bytes /
+  // writer GPUs (CheckpointWriterGpus: all of them, each data-parallel
+  // replica saving its own slice of the state it shares with the others), so
+  // the device-to-host copy is the closed form's AsyncCopySeconds, not one
+  // replica's whole model shard.
   Flows StartCheckpoint(bool to_host) {
     const double shard = CheckpointBytes(s_) / std::max(1, topo_.checkpoint_writer_gpus);
     std::vector<PathBytes> paths;
@@ -640,6 +644,10 @@ class DesRun {
     return true;
   }
 
+  // The token loader at a step boundary: -1 when the step about to start has
+  // its tokens (no read in flight), else how long their read has been running.
+  static double LoaderState(Flows& read) { return (!read.active || read.Done()) ? -1.0 : Now() - read.start_s; }
+
   void RunOneStep(int k, bool record) {
     recording_ = record_ && record;
     slots_.clear();
@@ -728,6 +736,14 @@ class DesRun {
     std::optional<double> steady, step0_s;
     double step0_data_stall_s = 0;
     double step0_critical_comm_s = 0;
+    // The first step measured for the steady one that left the next step
+    // another loader state than it began from, and where its timeline events
+    // begin: reported if no later step settles before the run ends.
+    struct StepFigures {
+      double step_s = 0, data_stall_s = 0, critical_comm_s = 0;
+    };
+    std::optional<StepFigures> unsettled;
+    size_t unsettled_mark = 0;
     std::vector<Flows> pending_reads;  // kept alive until the end
     Flows write;
     double write_start = 0;
@@ -774,13 +790,16 @@ class DesRun {
         // Nothing in flight but the write (a timeline records every step the write overlaps).
         auto quiet = [&](Flows& read) { return !record_ && (!read.active || read.Done()) && ReadsDone(pending_reads); };
         const bool quiet_start = writing && quiet(data_);
+        const double read_at_start = LoaderState(data_);
         // The next step's tokens: read from the step's start when this step
         // has none in flight, else once they are in (the first stage starts it).
         next_read_ = Flows{};
         read_next_ = k + 1 < steps && data_.active;
         if (k + 1 < steps && !data_.active) next_read_ = StartDataRead();
         const double t0 = Now();
-        RunOneStep(k, k == steady_index || recording_checkpoint);
+        const bool candidate = !steady && k >= steady_index && !writing;  // measured for the steady step
+        const size_t mark = timeline_.size();
+        RunOneStep(k, k == steady_index || candidate || recording_checkpoint);
         if (read_next_) {  // no stage waited for this step's tokens: read the next ones now
           next_read_ = StartDataRead();
           read_next_ = false;
@@ -788,10 +807,29 @@ class DesRun {
         Flows next = std::move(next_read_);
         next_read_ = Flows{};
         if (writing) periodic.Observe(Now() - t0, write, quiet_start && quiet(next));
-        if (!steady && k >= steady_index && !writing) {
-          steady = repeats_step0 ? *step0_s : Now() - t0;
-          steady_data_stall_s_ = repeats_step0 ? step0_data_stall_s : step_data_stall_s_;
-          steady_critical_comm_s_ = repeats_step0 ? step0_critical_comm_s : step_critical_comm_s_;
+        if (candidate) {
+          // The steady step leaves the next one the state it began from: the
+          // next step's tokens in, or their read as far along as this step's
+          // was at its start. A loader slower than the step settles in lock
+          // step (each read started as the last tokens arrive: a step per
+          // read time) only from a step that waited for its tokens: step 1,
+          // after a step 0 that found its tokens in, hides under its wait the
+          // work step 0 did before its first forward (the first parameter
+          // gathers: longer over fewer NICs) and is shorter than the read.
+          const double step_s = Now() - t0;
+          const bool settled =
+              repeats_step0 || k + 1 >= steps || std::abs(LoaderState(next) - read_at_start) <= 1e-9 * step_s;
+          if (settled) {
+            steady = repeats_step0 ? *step0_s : step_s;
+            steady_data_stall_s_ = repeats_step0 ? step0_data_stall_s : step_data_stall_s_;
+            steady_critical_comm_s_ = repeats_step0 ? step0_critical_comm_s : step_critical_comm_s_;
+            // A timeline shows the steady step, not the steps that led to it.
+            if (unsettled) timeline_.erase(timeline_.begin() + std::ptrdiff_t(unsettled_mark), timeline_.begin() + std::ptrdiff_t(mark));
+            unsettled.reset();
+          } else if (!unsettled) {
+            unsettled = StepFigures{step_s, step_data_stall_s_, step_critical_comm_s_};
+            unsettled_mark = mark;
+          }
         }
         if (k == 0 && steady_index == 1 && !writing) {
           step0_s = Now() - t0;
@@ -805,7 +843,7 @@ class DesRun {
       if (every > 0 && k % every == 0) {
         // The trace's checkpoint is the first one after the traced step (a
         // checkpoint every step: the one after step 1, not step 0's).
-        const bool record_this = record_ && !recorded_checkpoint && k > steady_index;
+        const bool record_this = record_ && !recorded_checkpoint && k > steady_index && !unsettled;
         recording_ = record_this;
         if (!async) {
           const double t0 = Now();
@@ -836,6 +874,13 @@ class DesRun {
     }
     if (control_ && control_->progress && !stats_.canceled) control_->progress(steps, steps);
     run_end_s_ = Now();
+    if (!steady && unsettled) {
+      // No step settled before the run ended (checkpoints every step or two
+      // under a slow loader): the first measured after step 0.
+      steady = unsettled->step_s;
+      steady_data_stall_s_ = unsettled->data_stall_s;
+      steady_critical_comm_s_ = unsettled->critical_comm_s;
+    }
     if (!steady && step0_s) {
       // No step after the first ran without a write in flight (an async
       // checkpoint every step, each write longer than a step): the first is

@@ -10,16 +10,18 @@
 // first forward pass, each decomposed into the ring flows it sends over NVLink
 // and over the NICs. A controller actor drives the steps: it prefetches each
 // step's tokens from the storage nodes (a late read is a data stall), and
-// writes checkpoints from every shard owner through its NICs to the storage
-// nodes, synchronously or asynchronously (a device-to-host copy stalls, then
-// the write overlaps the following steps and contends with their traffic).
+// writes checkpoints from every GPU (each saves its slice: fully parallel
+// save) through its NICs to the storage nodes, synchronously or
+// asynchronously (a device-to-host copy stalls, then the write overlaps the
+// following steps and contends with their traffic).
 //
 // The whole run is simulated: steps during which nothing but training runs
 // repeat the measured steady-state step (their time is added by a sleep);
 // step 0, checkpoints and the steps an asynchronous write overlaps are
 // simulated flow by flow; a step that starts from a state an earlier one
-// started from is taken as its double (step 1 after step 0, overlapped
-// steps in a periodic regime, whose write flows are carried over with their
+// started from is taken as its double (step 1 after step 0, or, the storage
+// slower than the step, step 2 after step 1, the loader then in lock step;
+// overlapped steps in a periodic regime, whose write flows are carried over with their
 // measured per-step progress, whole checkpoint cycles).
 // Data-parallel replicas are folded (des_platform.h).
 #pragma once

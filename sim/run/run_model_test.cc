@@ -40,6 +40,22 @@ TEST(RunModelTest, WriteTimeFallsWithStorageNodesUntilTheNicsBind) {
   EXPECT_DOUBLE_EQ(CheckpointWriteBytesPerS(big), 4 * 8 * 50e9);
 }
 
+TEST(RunModelTest, EveryGpuSavesItsSliceOfTheCheckpoint) {
+  // Fully parallel save: the data-parallel replicas split the weights they
+  // share (and a replicated optimizer's state), so every GPU copies and
+  // writes checkpoint bytes / GPUs whatever the contents and optimizer, and
+  // every node's NICs carry the write.
+  for (const std::vector<std::string>& sets : std::vector<std::vector<std::string>>{
+           {}, {"checkpoint.contents=weights"}, {"parallelism.distributed_optimizer=false"}}) {
+    const Scenario s = Ref70b(sets);
+    EXPECT_EQ(CheckpointWriterGpus(s), s.gpus());
+    EXPECT_EQ(CheckpointWritingNodes(s), s.nodes);
+    EXPECT_DOUBLE_EQ(AsyncCopySeconds(s, CheckpointBytes(s)), CheckpointBytes(s) / s.gpus() / s.node.host_copy_bytes_per_s_per_gpu());
+  }
+  // Weights only on 4 nodes with 1000 storage nodes: the 4 nodes' NICs bind, not 2 nodes' (16 TP x PP writers).
+  EXPECT_DOUBLE_EQ(CheckpointWriteBytesPerS(Ref70b({"checkpoint.contents=weights", "cluster.storage_nodes=1000"})), 4 * 8 * 50e9);
+}
+
 TEST(RunModelTest, YoungDalyMatchesClosedForm) {
   // Daly's higher-order interval: Young's sqrt(2 d M) to first order, M past d = 2M.
   const double x = 60.0 / (2 * 36000);
