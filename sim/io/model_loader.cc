@@ -772,9 +772,15 @@ ModelSpec ParseModelKeys(YamlMap& m, const std::string& default_name) {
   if (s.global_attention_every > 0 && s.sliding_window == 0) {
     m.Fail("global_attention_every", "needs sliding_window (the window of the other layers)");
   }
+  if (m.Has("sliding_window_every") && s.sliding_window == 0) {
+    m.Fail("sliding_window_every", "needs sliding_window (the window of the layers it picks)");
+  }
   s.attention_sinks = m.Bool("attention_sinks", false);
   s.attention_chunk = m.NonNegativeInt("attention_chunk", 0);
   s.nope_layer_interval = m.NonNegativeInt("nope_layer_interval", 0);
+  if (s.nope_layer_interval > 0 && s.attention_chunk == 0) {
+    m.Fail("nope_layer_interval", "needs attention_chunk (the chunk of the other layers)");
+  }
   if (m.Has("mtp_layers")) s.mtp_layers = AtMost(m, "mtp_layers", m.NonNegativeInt("mtp_layers"), kMaxMtpLayers);
   if (m.Has("activation_clamp")) {
     s.activation_clamp = m.NonNegativeDouble("activation_clamp");

@@ -318,6 +318,12 @@ TEST(ModelSpecTest, WindowPatternKeysOfAModelFile) {
   auto no_window = LoadModelFile(write("window_none", "global_attention_every: 4\n"));
   ASSERT_FALSE(no_window.ok());
   EXPECT_EQ(no_window.error().key, "global_attention_every");
+  // A pattern without the window (or chunk) it places would change nothing: a slip, refused.
+  for (const auto& [keys, key] : {std::pair{"sliding_window_every: 2\n", "sliding_window_every"}, std::pair{"nope_layer_interval: 4\n", "nope_layer_interval"}}) {
+    auto alone = LoadModelFile(write("pattern_alone", keys));
+    ASSERT_FALSE(alone.ok()) << keys;
+    EXPECT_EQ(alone.error().key, key);
+  }
 }
 
 // A config.json of a family trainsim does not read (OLMo 2: QK norm that no

@@ -345,7 +345,8 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     s.training.recompute_modules = s.framework.recompute_modules;  // the recipe's selective recompute
   }
   if (t.Has("recompute_layers")) {
-    s.training.recompute_layers = t.NonNegativeInt("recompute_layers");
+    // Absent means every layer; a written 0 would recompute none (Megatron's reading) yet say full.
+    s.training.recompute_layers = t.PositiveInt("recompute_layers");
     if (s.training.recompute != Recompute::kFull) {
       t.Fail("recompute_layers", "needs recompute: full (Megatron-Core's recompute_num_layers with recompute_method block)");
     }

@@ -93,6 +93,17 @@ TEST(ScenarioTest, EmptyKeysAreRefused) {
   }
 }
 
+// recompute_layers counts the layers full recompute takes (absent: all); 0
+// would be Megatron's "none" under a recompute: full, so it is refused.
+TEST(ScenarioTest, RecomputeLayersIsPositive) {
+  auto zero = ParseText(kBase, {"training.recompute=full", "training.recompute_layers=0"});
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.error().key, "training.recompute_layers");
+  auto two = ParseText(kBase, {"training.recompute=full", "training.recompute_layers=2"});
+  ASSERT_TRUE(two.ok()) << two.error().ToString();
+  EXPECT_EQ(two->training.recompute_layers, 2);
+}
+
 // A what-if on a catalogue model's key: the model's keys come inline and the
 // --set changes one of them; a model file's keys are the file's.
 TEST(ScenarioTest, OverrideSetsAKeyOfACatalogueModel) {
