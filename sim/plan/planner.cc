@@ -72,9 +72,27 @@ bool PlannedTpOverlap(const Scenario& base) {
 
 }  // namespace
 
+namespace {
+
+// The scenario's own split of the layers (first_stage_layers,
+// last_stage_layers, pipeline_layout) was chosen for its pipeline and
+// virtual stages: a candidate of another shape splits as its recipe does, or
+// evenly, rather than being refused for a split that does not divide it
+// (405B's 7/7 first and last stages fit PP16 only).
+void KeepOwnSplitForItsShape(Scenario& s, const Scenario& base, const PlanConfig& c) {
+  const Parallelism& own = base.parallelism;
+  const bool same_shape = c.pipeline == own.pipeline && c.virtual_stages == own.virtual_stages;
+  s.parallelism.first_stage_layers = same_shape ? own.first_stage_layers : 0;
+  s.parallelism.last_stage_layers = same_shape ? own.last_stage_layers : 0;
+  s.parallelism.pipeline_layout = same_shape ? own.pipeline_layout : std::string();
+}
+
+}  // namespace
+
 void ApplyPlannedConfig(Scenario& s, const Scenario& base, const PlanConfig& c) {
   ApplyConfig(s, c);
   s.parallelism.tp_comm_overlap = PlannedTpOverlap(base) && c.tensor > 1;
+  KeepOwnSplitForItsShape(s, base, c);
 }
 
 namespace {
@@ -84,10 +102,9 @@ namespace {
 // search ranks by (SimulateRunFigures: the same objective, step time and error).
 // `explain`: give the reason of a rejection (else only its category: the
 // search keeps the reason of one member per family).
-std::optional<SimulationResult> Evaluate(Scenario& s, const PlanConfig& c, bool tp_overlap, PlanRejection& rej, bool full = true,
+std::optional<SimulationResult> Evaluate(Scenario& s, const Scenario& base, const PlanConfig& c, PlanRejection& rej, bool full = true,
                                          bool explain = true) {
-  ApplyConfig(s, c);
-  s.parallelism.tp_comm_overlap = tp_overlap && c.tensor > 1;
+  ApplyPlannedConfig(s, base, c);
   rej.config = c;
   if (auto e = CheckParallelism(s)) {
     // A settings rule; one the software cannot run (DeepEP's reach) is counted apart.
@@ -150,8 +167,6 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
   };
   std::vector<Scored> feasible;
   std::map<FamilyKey, Family> families;
-  // The scenario's TP communication overlap (or the framework's, when it has no TP) for every TP > 1.
-  const bool tp_overlap = PlannedTpOverlap(base);
   auto apply = [&](Scenario& x, const PlanConfig& c) { ApplyPlannedConfig(x, base, c); };
 
   auto consider = [&](const PlanConfig& c) {
@@ -160,7 +175,7 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
     Family& fam = families[{c.tensor, c.pipeline, c.context}];
     // A rejection's reason is kept only when it becomes its family's representative.
     const int score = LeastDemandingScore(c);
-    if (auto r = Evaluate(s, c, tp_overlap, rej, /*full=*/false, /*explain=*/score > fam.rep_score)) {
+    if (auto r = Evaluate(s, base, c, rej, /*full=*/false, /*explain=*/score > fam.rep_score)) {
       ++fam.feasible;
       feasible.push_back({c, Objective(*r, options.objective), r->step_time_s});
       return;
@@ -218,7 +233,7 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
     PlanRejection rej;
     Scenario b = base;
     PlanConfig bc = rep.baseline_config;
-    if (auto r = Evaluate(b, bc, tp_overlap, rej)) {
+    if (auto r = Evaluate(b, base, bc, rej)) {
       PlanCandidate cand;
       cand.config = bc;
       cand.objective = Objective(*r, options.objective);
@@ -249,7 +264,7 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
     c.config = feasible[i].config;
     c.objective = feasible[i].objective;
     PlanRejection unused;
-    c.analytical = *Evaluate(s, c.config, tp_overlap, unused);  // feasible: evaluated before
+    c.analytical = *Evaluate(s, base, c.config, unused);  // feasible: evaluated before
     top.push_back(std::move(c));
   }
   const SimulateOptions recheck = SimulateOptions::At(options.recheck_fidelity);

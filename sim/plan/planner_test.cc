@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace trainsim {
@@ -95,6 +96,31 @@ TEST(PlannerTest, ConfigRoundTripsThroughTheScenario) {
   other.recompute = Recompute::kSelective;
   ApplyConfig(s, other);
   EXPECT_EQ(ConfigOf(s), other);
+}
+
+// A scenario's own first and last stage sizes are for its pipeline: other
+// shapes split evenly (or as the recipe does) instead of being refused for a
+// split that does not divide them, and the scenario's own shape keeps them.
+TEST(PlannerTest, OwnStageSplitStaysWithItsShape) {
+  // 80 layers as 14 + 4 x 13 + 14 on PP6: no other pipeline takes 14 and 14.
+  auto s = ParseText(k70b, {"parallelism.pipeline=6", "parallelism.virtual_stages=1", "parallelism.tensor=8", "cluster.nodes=12",
+                            "parallelism.first_stage_layers=14", "parallelism.last_stage_layers=14", "training.recompute=full"});
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  PlanOptions opt;
+  opt.recheck_fidelity = Fidelity::kAnalytical;
+  opt.top_k = 50;
+  const PlanReport r = Plan(*s, opt);
+  ASSERT_TRUE(r.baseline.has_value()) << (r.baseline_rejection ? r.baseline_rejection->reason : "");
+  std::set<int> pipelines;
+  for (const auto& c : r.candidates) pipelines.insert(c.config.pipeline);
+  EXPECT_GT(pipelines.size(), 1u);  // not only PP6
+  for (const auto& c : r.candidates) {
+    Scenario x = *s;
+    ApplyPlannedConfig(x, *s, c.config);
+    const bool own = c.config.pipeline == 6 && c.config.virtual_stages == 1;
+    EXPECT_EQ(x.parallelism.first_stage_layers, own ? 14 : 0) << Describe(c.config);
+    EXPECT_FALSE(CheckParallelism(x).has_value()) << Describe(c.config);
+  }
 }
 
 // The plan for the reference case finds a configuration at least as fast as
