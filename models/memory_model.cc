@@ -48,16 +48,26 @@ double LayerActivationBytes(const Scenario& sc, const LayerKind& kind, Recompute
   const double in = SavedInputBytes(tr.precision, h);
   // MLA keeps the latent down-projections' outputs (replicated over TP) for the up-projections.
   const double latents = mla ? 2.0 * (m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) : 0.0;
-  const double outside = 4 * h /* norm inputs */ + in * h + in * h /* QKV and fc1 (router) inputs */ + 2 * mask * h /* dropout masks */;
+  // A projection keeps its input only for its weight gradient. Under LoRA
+  // the frozen one keeps none (Transformer Engine saves a Linear's input only
+  // when its weight requires a gradient); its adapter, a 16-bit Megatron
+  // linear beside it, keeps the 16-bit input for its own.
+  const LoraTargets& adapted = tr.finetune.targets;
+  const bool lora = tr.finetune.lora();
+  auto wgrad_input_bytes = [&](bool target) { return !lora ? in : target ? 2.0 : 0.0; };
+  const double qkv_in = wgrad_input_bytes(adapted.qkv) * h, fc1_in = wgrad_input_bytes(adapted.fc1) * h;
+  const double fc2_in_bytes = wgrad_input_bytes(adapted.fc2);
+  const double outside = 4 * h /* norm inputs */ + qkv_in + fc1_in /* QKV and fc1 (router) inputs */ + 2 * mask * h /* dropout masks */;
   // With flash attention the proj input is the kernel's output O, which the
   // kernel keeps in 16-bit for its own backward; an fp8 proj keeps a copy too.
   const bool flash = IsFused(tr.attention);
-  const double proj_in = flash && in < 2 ? 2 + in : in;
+  const double proj_wgrad_in = wgrad_input_bytes(adapted.proj);
+  const double proj_in = flash ? (proj_wgrad_in < 2 ? 2 + proj_wgrad_in : 2.0) : proj_wgrad_in;
   const double inside_attn = 2 * q /* Q */ + 4 * kv /* K, V */ + proj_in * o /* proj input */;
   // A clamp in passes of its own keeps the clamped copy of the activation's input too.
   const double clamped_copy = ClampsActivationApart(sc) ? 4.0 : 0.0;
-  auto mlp = [&](double width) { return (gated ? 4 * width : 2 * width) /* activation input(s) */ + clamped_copy * width + in * width /* fc2 input */; };
-  double inside_mlp = kind.moe ? mlp(double(m.moe.shared_experts) * m.moe.ffn_hidden) : mlp(f);
+  auto mlp = [&](double width, double fc2_in) { return (gated ? 4 * width : 2 * width) /* activation input(s) */ + clamped_copy * width + fc2_in * width; };
+  double inside_mlp = kind.moe ? mlp(double(m.moe.shared_experts) * m.moe.ffn_hidden, in) : mlp(f, fc2_in_bytes);
   // MoE: per token routed, top_k copies at the busiest rank's load reach the
   // experts; each keeps its fc1 input, activation inputs and fc2 input, and
   // what the routing probability's gradient needs: its expert output where
@@ -69,7 +79,7 @@ double LayerActivationBytes(const Scenario& sc, const LayerKind& kind, Recompute
   if (kind.moe) {
     const double copies = m.moe.top_k * ExpertLoadFactor(sc), etp = p.expert_tensor;
     const double for_probs = sc.framework.moe_probs_on_fc2_input ? 4.0 : 2 * h;
-    experts = copies * (in * h * etp + mlp(double(m.moe.ffn_hidden)) + for_probs) / (p.sequence_parallel ? t : 1) +
+    experts = copies * (in * h * etp + mlp(double(m.moe.ffn_hidden), in) + for_probs) / (p.sequence_parallel ? t : 1) +
               4.0 * m.moe.experts / (p.sequence_parallel ? t : 1) /* router probabilities, fp32 */;
   }
   double scores = 0;  // per token: the unfused path keeps the s x s scores, softmax output, dropout mask
@@ -95,7 +105,7 @@ double LayerActivationBytes(const Scenario& sc, const LayerKind& kind, Recompute
       const unsigned mods = tr.recompute_modules;
       double kept_outside = outside + latents, kept_attn = inside_attn, kept_mlp = inside_mlp, kept_experts = experts;
       const double kept_scores = (mods & kRecomputeCoreAttention) ? 0.0 : scores;
-      if (mods & kRecomputeLayerNorm) kept_outside -= 2 * in * h;     // the norms' outputs: the QKV and MLP inputs
+      if (mods & kRecomputeLayerNorm) kept_outside -= qkv_in + fc1_in;  // the norms' outputs: the QKV and MLP inputs
       if (mla && (mods & kRecomputeMlaUpProj)) kept_attn -= 2 * q + 4 * kv;  // Q, K, V, from the kept latents
       if (!kind.moe && (mods & kRecomputeMlp)) kept_mlp = 0;
       if (kind.moe && (mods & kRecomputeSharedExperts)) kept_mlp = 0;

@@ -170,6 +170,30 @@ TEST(MemoryModelTest, LoraKeepsGradientsAndAdamStateForTheAdaptersOnly) {
   EXPECT_DOUBLE_EQ(Memory(full).peak_gib_per_gpu, Memory(pre).peak_gib_per_gpu);
 }
 
+// A frozen projection keeps no input for a weight gradient it does not take;
+// an adapted one keeps its adapter's 16-bit input. At bf16 with all four
+// projections adapted that is full fine-tuning's activations; fewer targets
+// keep less, by each dropped input's width (with sequence parallelism all
+// of them sharded over TP). Flash attention keeps the proj input, its output
+// O, for its own backward: adapting proj adds nothing at bf16.
+TEST(MemoryModelTest, LoraKeepsTheInputsOfAdaptedProjectionsOnly) {
+  auto activations = [](const std::string& targets) {
+    return Memory(Make70b({"model=llama2-70b", "parallelism.tensor=4", "parallelism.sequence_parallel=true", "training.recompute=none",
+                           "training.micro_batch=1", "training.finetune={method: lora, rank: 16, target_modules: " + targets + "}"}))
+        .activations_gib;
+  };
+  const double full = Memory(Make70b({"model=llama2-70b", "parallelism.tensor=4", "parallelism.sequence_parallel=true",
+                                      "training.recompute=none", "training.micro_batch=1", "training.finetune={method: full}"}))
+                          .activations_gib;
+  const double all = activations("[qkv, proj, fc1, fc2]");
+  const double qkv = activations("[qkv]"), qkv_proj = activations("[qkv, proj]"), qkv_fc1 = activations("[qkv, fc1]");
+  EXPECT_NEAR(all, full, 1e-9 * full);
+  EXPECT_DOUBLE_EQ(qkv, qkv_proj);
+  EXPECT_LT(qkv, qkv_fc1);
+  const double h = 8192, f = 28672;
+  EXPECT_NEAR((all - qkv) / (all - qkv_fc1), (h + f) / f, 1e-9);  // fc1's input (h) and fc2's (f), against fc2's alone
+}
+
 }  // namespace
 }  // namespace trainsim
 
