@@ -197,15 +197,15 @@ struct Scenario {
   // node's CPU (sim/cost/host_issue.h).
   double host_s_per_kernel() const { return framework.host_s_per_kernel * node.host_op_time_factor; }
   int microbatches_per_step() const { return int(training.global_batch / (long(training.micro_batch) * parallelism.data)); }
+  // A mixture of experts' routed experts on each GPU: experts / EP (the
+  // loader checks that EP divides them).
+  double routed_experts_per_gpu() const { return double(model.moe.experts) / std::max(1, parallelism.expert); }
   // Whether every expert's input is padded to the capacity: a capacity factor
   // with Megatron-Core's all-to-all dispatcher, which alone pads
   // (moe_pad_expert_input_to_capacity, as the token-drop recipes set it; its
   // flex dispatcher refuses the setting and the allgather one ignores it).
   // Shapes are then known up front: no host sync, no low-precision padding,
   // and a CUDA graph may capture the layer.
-  // A mixture of experts' routed experts on each GPU: experts / EP (the
-  // loader checks that EP divides them).
-  double routed_experts_per_gpu() const { return double(model.moe.experts) / std::max(1, parallelism.expert); }
   bool pads_experts_to_capacity() const {
     return model.moe.capacity_factor > 0 && parallelism.moe_dispatcher == MoeDispatcher::kAllToAll;
   }
