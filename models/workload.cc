@@ -75,6 +75,7 @@ namespace {
 // counted for every layer would put a long sequence's MFU above 100% when
 // most layers are windowed (Mistral at 512k: 297%).
 double AttendedKeysSum(const ModelSpec& m, int layers, double seq_len) {
+  if (m.sliding_window == 0 && m.attention_chunk == 0) return layers * seq_len;
   double sum = 0;
   for (int i = 0; i < layers; ++i) {
     const int span = m.LayerAt(std::min(i, m.layers - 1)).attention_span;
