@@ -57,7 +57,8 @@ double LayerActivationBytes(const Scenario& sc, const LayerKind& kind, Recompute
   auto wgrad_input_bytes = [&](bool target) { return !lora ? in : target ? 2.0 : 0.0; };
   const double qkv_in = wgrad_input_bytes(adapted.qkv) * h, fc1_in = wgrad_input_bytes(adapted.fc1) * h;
   const double fc2_in_bytes = wgrad_input_bytes(adapted.fc2);
-  const double outside = 4 * h /* norm inputs */ + qkv_in + fc1_in /* QKV and fc1 (router) inputs */ + 2 * mask * h /* dropout masks */;
+  const double norm_inputs = (m.output_norms ? 4 : 2) * 2 * h;  // each norm keeps its 16-bit input
+  const double outside = norm_inputs + qkv_in + fc1_in /* QKV and fc1 (router) inputs */ + 2 * mask * h /* dropout masks */;
   // With flash attention the proj input is the kernel's output O, which the
   // kernel keeps in 16-bit for its own backward; an fp8 proj keeps a copy too.
   const bool flash = IsFused(tr.attention);

@@ -363,6 +363,7 @@ class LayerBuilder {
     } else {
       DenseMlp(F, c_.md.ffn_hidden, "");
     }
+    if (c_.md.output_norms) F.ops.push_back(NormOp("mlp output norm", false));
     F.ops.push_back(Mem("residual", c_.residual_bytes));
     Graph(F, mlp_begin, kind.moe ? kGraphMoe : kGraphMlp);
     // Context parallel: each rank's K and V travel around the ring (overlapped with attention).
@@ -629,6 +630,7 @@ class LayerBuilder {
     Adapter(F, "attention proj", ft.targets.proj, false, md.heads * dv, h / c_.t);
     TpOut(F, "attention proj");
     regions_.push_back({first_gemm, "attention proj"});
+    if (md.output_norms) F.ops.push_back(NormOp("attention output norm", false));
     F.ops.push_back(Mem("residual", c_.residual_bytes));
   }
 

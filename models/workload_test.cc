@@ -51,6 +51,27 @@ TEST(WorkloadTest, WindowedAttentionCountsTheKeysItSees) {
   EXPECT_NEAR(global_only, 12.0 * long_seq * (long_seq - 4096) * s.model.hidden * s.model.layers / 2, 1e-9 * global_only);
 }
 
+// Gemma 2 and 3 norm each block's output before its residual add: two more
+// norm passes a layer, forward and backward, and two more norm inputs kept.
+TEST(WorkloadTest, OutputNormsAddTwoNormPassesALayer) {
+  const Scenario plain = Make("llama2-7b", {"cluster.node=dgx-h100", "training.precision=bf16", "training.recompute=none"});
+  Scenario normed = plain;
+  normed.model.output_norms = true;
+  auto names = [](const Scenario& s) {
+    std::vector<std::string> n;
+    for (const Operator& o : BuildWorkload(s).layer(0).forward.ops) n.push_back(o.name.str());
+    return n;
+  };
+  const std::vector<std::string> a = names(plain), b = names(normed);
+  EXPECT_EQ(b.size(), a.size() + 2);
+  const auto at = [&](const std::string& op) { return std::find(b.begin(), b.end(), op) - b.begin(); };
+  EXPECT_EQ(at("attention output norm") + 1, at("residual"));  // before the attention block's residual add
+  EXPECT_LT(at("mlp output norm"), long(b.size()));
+  EXPECT_EQ(std::count(a.begin(), a.end(), "attention output norm"), 0);
+  EXPECT_GT(EstimateMemory(normed, BuildWorkload(normed)).activations_gib, EstimateMemory(plain, BuildWorkload(plain)).activations_gib);
+  EXPECT_DOUBLE_EQ(normed.model.TotalParameters(4096) - plain.model.TotalParameters(4096), 32.0 * 2 * 4096);
+}
+
 // ALiBi's bias is added inside the attention kernel (MPT, BLOOM): no rotary
 // pass over the queries and keys, no position table beside the embeddings.
 TEST(WorkloadTest, AlibiHasNoPassOrTableOfItsOwn) {

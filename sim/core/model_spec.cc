@@ -72,7 +72,7 @@ double ModelSpec::MoeMlpParameters() const {
 }
 
 double ModelSpec::LayerParameters(const LayerKind& k) const {
-  const double norms = 2 * (norm == NormKind::kLayerNorm ? 2.0 * hidden : double(hidden));
+  const double norms = (output_norms ? 4 : 2) * (norm == NormKind::kLayerNorm ? 2.0 * hidden : double(hidden));
   return AttentionParameters() + (k.moe ? MoeMlpParameters() : DenseMlpParameters()) + norms;
 }
 

@@ -84,6 +84,9 @@ struct ModelSpec {
   PositionKind position = PositionKind::kRope;
   bool tied_embeddings = false;
   bool qk_norm = false;  // RMSNorm on each query and key head (Qwen3, OLMo 2)
+  // A norm on each block's output too, before its residual add (Gemma 2 and 3:
+  // post_attention_layernorm and post_feedforward_layernorm): four a layer.
+  bool output_norms = false;
   AttentionKind attention = AttentionKind::kMha;
   MlaSpec mla;
   int sliding_window = 0;        // tokens; 0: none

@@ -204,6 +204,7 @@ struct HfFamily {
   bool known = false;          // a decoder whose MLP trainsim knows to be gated (a row of Families())
   bool tied_default = false;   // tie_word_embeddings when absent (transformers' config class default)
   bool qk_norm = false;        // RMSNorm on each query and key head (Qwen3, Gemma 3)
+  bool output_norms = false;   // Gemma 2 and 3: each block's output normed before its residual add
   bool attention_sinks = false;  // GPT-OSS
   bool expert_bias = false;      // GPT-OSS: its experts' gate_up_proj and down_proj carry biases (no config key says so)
   bool shared_expert = false;  // Llama 4: one shared expert of intermediate_size beside the routed ones
@@ -289,11 +290,11 @@ const std::map<std::string, HfFamily>& Families() {
                                  "moe_layers", "attention_chunk_size", "no_rope_layers", "no_rope_layer_interval", "use_qk_norm"}}},
       // Gemma: hidden_activation, a GeGLU MLP, tied embeddings.
       {"gemma", {.tied_default = true, .head_dim_default = 256, .heads_default = 16, .kv_heads_default = 16}},
-      {"gemma2", {.tied_default = true, .alternating_window = true, .head_dim_default = 256, .heads_default = 8,
+      {"gemma2", {.tied_default = true, .output_norms = true, .alternating_window = true, .head_dim_default = 256, .heads_default = 8,
                   .kv_heads_default = 4, .windowed = true}},
       // Gemma 3's text config class defaults sliding_window_pattern to 6 and vocab_size to 262208;
       // the published multimodal configs (4B, 12B, 27B) write neither in text_config.
-      {"gemma3_text", {.tied_default = true, .qk_norm = true, .window_pattern = 6, .vocab_default = 262208,
+      {"gemma3_text", {.tied_default = true, .qk_norm = true, .output_norms = true, .window_pattern = 6, .vocab_default = 262208,
                        .head_dim_default = 256, .heads_default = 8, .kv_heads_default = 4, .windowed = true,
                        .reads = {"sliding_window_pattern"}}},
   };
@@ -602,6 +603,7 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
   m.Allow("rms_norm_eps");
   s.position = PositionKind::kRope;
   s.qk_norm = family.qk_norm;
+  s.output_norms = family.output_norms;
   // Llama 4: an L2 norm (no weights) on queries and keys of its RoPE layers; counted as
   // qk_norm's 2 x head_dim weights, a negligible difference.
   if (m.Has("use_qk_norm")) s.qk_norm = m.Bool("use_qk_norm");
@@ -750,6 +752,7 @@ ModelSpec ParseModelKeys(YamlMap& m, const std::string& default_name) {
   // Absent means hidden / heads; a written 0 is a mistake, not that default.
   s.head_dim_override = m.Has("head_dim") ? AtMost(m, "head_dim", m.PositiveInt("head_dim"), kMaxHeadDim) : 0;
   s.qk_norm = m.Bool("qk_norm", false);
+  s.output_norms = m.Bool("output_norms", false);
   s.attention = m.Choice("attention", {"mha", "mla"}, "mha") == "mla" ? AttentionKind::kMla : AttentionKind::kMha;
   if (auto mla = m.OptMap("mla")) {
     if (s.attention != AttentionKind::kMla) m.Fail("mla", "mla keys given but attention is not 'mla'");

@@ -152,8 +152,8 @@ TEST(ModelSpecTest, HuggingFaceConfigsCountPublishedParameters) {
            // Qwen2 report (arXiv 2407.10671) Table 1: 57B total, 14B activated (two digits: 14.25B here).
            Expect{"qwen2-57b-a14b", 57e9, 0, 0},
            // Gemma report (arXiv 2403.08295) Table 2: 7B = 7,751M non-embedding + 786M embedding; Gemma 2
-           // (arXiv 2408.00118) Table 1: 9B = 8,324M + 918M. Both tie the embeddings. Gemma 2's two extra
-           // norms per layer (post-attention, post-MLP: 2 x hidden) are not counted.
+           // (arXiv 2408.00118) Table 1: 9B = 8,324M + 918M. Both tie the embeddings. Gemma 2 and 3 norm
+           // each block's output too (four norms a layer: output_norms).
            Expect{"gemma-7b", 8.537e9, 0, 0}, Expect{"gemma-2-9b", 9.242e9, 0, 0},
            // Gemma 3 report (arXiv 2503.19786) Table 1: 1B = 698M non-embedding + 302M embedding (tied).
            Expect{"gemma-3-1b", 1.0e9, 0, 0},
@@ -249,6 +249,12 @@ TEST(ModelSpecTest, HuggingFaceArchitectureKeysAreRead) {
   EXPECT_EQ(gemma2.activation, Activation::kGeGlu);  // hidden_activation gelu_pytorch_tanh
   EXPECT_EQ(gemma2.sliding_window, 4096);
   EXPECT_EQ(gemma2.sliding_window_every, 2);  // even layers windowed
+  EXPECT_TRUE(gemma2.output_norms);           // implied by model_type gemma2 (and gemma3_text)
+  EXPECT_FALSE(gemma.output_norms);
+  // Four norms a layer: two more than a Llama-style layer's, hidden each (3,584 on 42 layers).
+  ModelSpec two_norms = gemma2;
+  two_norms.output_norms = false;
+  EXPECT_DOUBLE_EQ(gemma2.TotalParameters(4096) - two_norms.TotalParameters(4096), 42.0 * 2 * 3584);
   // Gemma 3: sliding_window_pattern 6, five windowed layers to one global (layers 5, 11, 17, 23 of 26).
   const ModelSpec gemma3 = LoadOk(HfConfig("gemma-3-1b"));
   EXPECT_EQ(gemma3.global_attention_every, 6);
@@ -318,6 +324,7 @@ TEST(ModelSpecTest, WindowPatternKeysOfAModelFile) {
   auto no_window = LoadModelFile(write("window_none", "global_attention_every: 4\n"));
   ASSERT_FALSE(no_window.ok());
   EXPECT_EQ(no_window.error().key, "global_attention_every");
+  EXPECT_TRUE(LoadOk(write("output_norms", "output_norms: true\n")).output_norms);  // Gemma 2/3's four norms a layer
   // A pattern without the window (or chunk) it places would change nothing: a slip, refused.
   for (const auto& [keys, key] : {std::pair{"sliding_window_every: 2\n", "sliding_window_every"}, std::pair{"nope_layer_interval: 4\n", "nope_layer_interval"}}) {
     auto alone = LoadModelFile(write("pattern_alone", keys));
