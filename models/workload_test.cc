@@ -59,7 +59,8 @@ TEST(WorkloadTest, OutputNormsAddTwoNormPassesALayer) {
   normed.model.output_norms = true;
   auto names = [](const Scenario& s) {
     std::vector<std::string> n;
-    for (const Operator& o : BuildWorkload(s).layer(0).forward.ops) n.push_back(o.name.str());
+    const Workload w = BuildWorkload(s);  // a range-for over BuildWorkload(s).layer(0) would outlive the workload
+    for (const Operator& o : w.layer(0).forward.ops) n.push_back(o.name.str());
     return n;
   };
   const std::vector<std::string> a = names(plain), b = names(normed);

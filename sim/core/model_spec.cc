@@ -41,7 +41,6 @@ LayerKind ModelSpec::LayerAt(int i) const {
 
 double ModelSpec::AttentionParameters() const {
   const double h = hidden;
-  const bool biases = norm == NormKind::kLayerNorm;  // GPT-style layers carry biases; Llama-style do not
   if (attention == AttentionKind::kMla) {
     const MlaSpec& a = mla;
     const double q = a.q_lora_rank > 0 ? h * a.q_lora_rank + a.q_lora_rank /* norm */ + double(a.q_lora_rank) * heads * a.q_head_dim()
@@ -52,7 +51,8 @@ double ModelSpec::AttentionParameters() const {
   }
   const double q = double(heads) * head_dim(), kv = kv_dim();
   double p = h * (q + 2 * kv) + q * h;
-  if (biases) p += q + 2 * kv + h;
+  if (qkv_bias) p += q + 2 * kv;
+  if (proj_bias) p += h;
   if (qk_norm) p += 2.0 * head_dim();
   if (attention_sinks) p += heads;
   return p;
@@ -61,14 +61,21 @@ double ModelSpec::AttentionParameters() const {
 double ModelSpec::DenseMlpParameters() const {
   const double h = hidden, f = ffn_hidden;
   double p = (Gated(activation) ? 3.0 : 2.0) * h * f;
-  if (norm == NormKind::kLayerNorm) p += f + h;
+  if (mlp_bias) p += (Gated(activation) ? 2.0 : 1.0) * f /* fc1's (both halves when gated) */ + h /* fc2's */;
   return p;
 }
 
-double ModelSpec::ExpertParameters() const { return (Gated(activation) ? 3.0 : 2.0) * double(hidden) * moe.ffn_hidden; }
+double ModelSpec::ExpertParameters() const {
+  const double h = hidden, f = moe.ffn_hidden;
+  double p = (Gated(activation) ? 3.0 : 2.0) * h * f;
+  if (moe.expert_bias.value_or(false)) p += (Gated(activation) ? 2.0 : 1.0) * f + h;  // GPT-OSS: gate_up_proj_bias, down_proj_bias
+  return p;
+}
 
 double ModelSpec::MoeMlpParameters() const {
-  return (moe.experts + moe.shared_experts) * ExpertParameters() + double(hidden) * moe.experts /* router */;
+  // GPT-OSS, whose experts carry biases, biases its router too.
+  const double router = double(hidden) * moe.experts + (moe.expert_bias.value_or(false) ? double(moe.experts) : 0.0);
+  return (moe.experts + moe.shared_experts) * ExpertParameters() + router;
 }
 
 double ModelSpec::LayerParameters(const LayerKind& k) const {

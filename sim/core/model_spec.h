@@ -87,6 +87,14 @@ struct ModelSpec {
   // A norm on each block's output too, before its residual add (Gemma 2 and 3:
   // post_attention_layernorm and post_feedforward_layernorm): four a layer.
   bool output_norms = false;
+  // Linear layers' bias vectors, one beside each matrix, counted as
+  // parameters (each is added in its GEMM's epilogue): the query, key and
+  // value projections' (Qwen2's and GLM-4.5's alone), the attention output
+  // projection's, the dense MLP's. A trainsim model file's default is
+  // GPT-style for a LayerNorm model (all three), none for an RMSNorm one.
+  bool qkv_bias = false;
+  bool proj_bias = false;
+  bool mlp_bias = false;
   AttentionKind attention = AttentionKind::kMha;
   MlaSpec mla;
   int sliding_window = 0;        // tokens; 0: none

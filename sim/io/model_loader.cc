@@ -98,10 +98,6 @@ const std::set<std::string>& HuggingFaceKeysWithoutEffect() {
       "lm_head_bias",
       // Dropout: elementwise, no matrices.
       "attention_dropout", "hidden_dropout", "embd_pdrop", "resid_pdrop",
-      // Linear-layer biases (GPT-OSS, Qwen2 q/k/v; Qwen3-Coder's qkv_bias): a vector per matrix, under 0.05% of the
-      // parameters, not counted, and added in the GEMMs' epilogues, except fc2's of biased experts,
-      // a pass of its own in Megatron-Core (model.moe.expert_bias, which model_type gpt_oss implies).
-      "attention_bias", "mlp_bias", "qkv_bias",
       // Elementwise on scores or logits: Gemma 2's softcapping and query scale, Llama 4's attention
       // temperature on its NoPE layers. (GPT-OSS's swiglu_limit is read: model.activation_clamp.)
       "attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar", "attn_scale",
@@ -205,6 +201,10 @@ struct HfFamily {
   bool tied_default = false;   // tie_word_embeddings when absent (transformers' config class default)
   bool qk_norm = false;        // RMSNorm on each query and key head (Qwen3, Gemma 3)
   bool output_norms = false;   // Gemma 2 and 3: each block's output normed before its residual add
+  bool qkv_bias = false;       // Qwen2: q/k/v projections biased whatever the file says (no key for it)
+  // What attention_bias: true biases: q, k, v and the output projection (Llama, GPT-OSS), or q, k
+  // and v alone (GLM-4.5's Glm4MoeAttention builds o_proj without).
+  bool attention_bias_on_output = true;
   bool attention_sinks = false;  // GPT-OSS
   bool expert_bias = false;      // GPT-OSS: its experts' gate_up_proj and down_proj carry biases (no config key says so)
   bool shared_expert = false;  // Llama 4: one shared expert of intermediate_size beside the routed ones
@@ -269,8 +269,8 @@ const std::map<std::string, HfFamily>& Families() {
       {"phi3", {.windowed = true}},
       {"mistral", {.windowed = true}},
       {"mixtral", {.windowed = true, .experts_key = "num_local_experts", .reads = {"num_local_experts", "num_experts_per_tok"}}},
-      {"qwen2", {.windowed = true}},
-      {"qwen2_moe", {.windowed = true, .experts_key = "num_experts", .reads = qwen2_moe}},
+      {"qwen2", {.qkv_bias = true, .windowed = true}},
+      {"qwen2_moe", {.qkv_bias = true, .windowed = true, .experts_key = "num_experts", .reads = qwen2_moe}},
       {"qwen3", {.qk_norm = true, .head_dim_default = 128, .windowed = true}},
       {"qwen3_moe", {.qk_norm = true, .windowed = true, .experts_key = "num_experts", .reads = qwen_moe}},
       {"deepseek_v2", {.mla = true, .experts_key = "n_routed_experts", .reads = deepseek}},
@@ -278,7 +278,7 @@ const std::map<std::string, HfFamily>& Families() {
       // Moonshot's Kimi K2: DeepSeek-V3's architecture (DeepseekV3ForCausalLM) under its own model_type.
       {"kimi_k2", {.mla = true, .experts_key = "n_routed_experts", .reads = deepseek_mtp}},
       // GLM-4.5, -4.6, -4.7 and -4.5-Air (Glm4MoeForCausalLM).
-      {"glm4_moe", {.experts_key = "n_routed_experts", .reads = {"n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
+      {"glm4_moe", {.attention_bias_on_output = false, .experts_key = "n_routed_experts", .reads = {"n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
                                                                  "n_shared_experts", "first_k_dense_replace",
                                                                  "num_nextn_predict_layers", "use_qk_norm"}}},
       // GPT-OSS: layer_types, when absent, alternates from a windowed layer 0 (configuration_gpt_oss.py).
@@ -604,6 +604,16 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
   s.position = PositionKind::kRope;
   s.qk_norm = family.qk_norm;
   s.output_norms = family.output_norms;
+  // Linear-layer biases: a vector per matrix, counted, and added in the GEMMs' epilogues (except
+  // fc2's of biased experts, a pass of its own in Megatron-Core: model.moe.expert_bias, which
+  // model_type gpt_oss implies). Qwen3-Coder's qkv_bias and Llama's mlp_bias say theirs.
+  s.qkv_bias = family.qkv_bias;
+  if (m.Has("attention_bias") && m.Bool("attention_bias")) {
+    s.qkv_bias = true;
+    s.proj_bias = family.attention_bias_on_output;
+  }
+  if (m.Has("qkv_bias")) s.qkv_bias = m.Bool("qkv_bias") || family.qkv_bias;
+  if (m.Has("mlp_bias")) s.mlp_bias = m.Bool("mlp_bias");
   // Llama 4: an L2 norm (no weights) on queries and keys of its RoPE layers; counted as
   // qk_norm's 2 x head_dim weights, a negligible difference.
   if (m.Has("use_qk_norm")) s.qk_norm = m.Bool("use_qk_norm");
@@ -753,6 +763,10 @@ ModelSpec ParseModelKeys(YamlMap& m, const std::string& default_name) {
   s.head_dim_override = m.Has("head_dim") ? AtMost(m, "head_dim", m.PositiveInt("head_dim"), kMaxHeadDim) : 0;
   s.qk_norm = m.Bool("qk_norm", false);
   s.output_norms = m.Bool("output_norms", false);
+  const bool gpt_style = s.norm == NormKind::kLayerNorm;  // GPT-style layers carry biases; Llama-style do not
+  s.qkv_bias = m.Bool("qkv_bias", gpt_style);
+  s.proj_bias = m.Bool("proj_bias", gpt_style);
+  s.mlp_bias = m.Bool("mlp_bias", gpt_style);
   s.attention = m.Choice("attention", {"mha", "mla"}, "mha") == "mla" ? AttentionKind::kMla : AttentionKind::kMha;
   if (auto mla = m.OptMap("mla")) {
     if (s.attention != AttentionKind::kMla) m.Fail("mla", "mla keys given but attention is not 'mla'");

@@ -212,6 +212,14 @@ TEST(ModelSpecTest, HuggingFaceArchitectureKeysAreRead) {
   EXPECT_TRUE(oss.attention_sinks);
   EXPECT_EQ(oss.moe.top_k, 4);
   EXPECT_EQ(oss.moe.expert_bias, std::optional<bool>(true));  // implied by model_type gpt_oss
+  // Every bias counted (q, k, v and o by attention_bias; the router's and the experts'): the
+  // safetensors' 116,829,156,672 parameters exactly (116.83B on the model card).
+  EXPECT_TRUE(oss.qkv_bias && oss.proj_bias && !oss.mlp_bias);
+  EXPECT_DOUBLE_EQ(oss.TotalParameters(4096), 116829156672.0);
+  // GLM-4.5's attention_bias biases q, k and v, not o_proj; Qwen2's q, k and v are biased whatever the file says.
+  const ModelSpec glm_air = LoadOk(HfConfig("glm-4.5-air"));
+  EXPECT_TRUE(glm_air.qkv_bias && !glm_air.proj_bias);
+  EXPECT_TRUE(qwen2.qkv_bias && !qwen2.proj_bias);
   EXPECT_EQ(qwen.moe.expert_bias, std::optional<bool>(false));  // a family without: said, not left to the framework
   EXPECT_EQ(oss.activation_clamp, std::optional<double>(7.0));  // swiglu_limit
   EXPECT_EQ(qwen.activation_clamp, std::optional<double>(0.0));  // no swiglu_limit: said, not left to the framework
@@ -283,6 +291,23 @@ TEST(ModelSpecTest, HuggingFaceArchitectureKeysAreRead) {
   EXPECT_EQ(kimi.moe.experts, 384);
   EXPECT_EQ(kimi.norm, NormKind::kRmsNorm);
   EXPECT_EQ(kimi.mtp_layers, 0);
+}
+
+// Llama's attention_bias and mlp_bias add a vector beside each matrix they
+// name (q, k, v and o; gate, up and down), read, not passed over.
+TEST(ModelSpecTest, LlamaBiasKeysCountTheirVectors) {
+  auto load = [](const std::string& name, const std::string& extra) {
+    const std::string path = ::testing::TempDir() + name + "_" + std::to_string(::getpid()) + ".json";
+    std::ofstream(path) << R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 4,
+             "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000, "rms_norm_eps": 1e-5)"
+                        << extra << "}";
+    return LoadOk(path);
+  };
+  const ModelSpec plain = load("llama_nobias", R"(, "attention_bias": false, "mlp_bias": false)");
+  const ModelSpec attn = load("llama_attnbias", R"(, "attention_bias": true)");
+  const ModelSpec mlp = load("llama_mlpbias", R"(, "mlp_bias": true)");
+  EXPECT_DOUBLE_EQ(attn.TotalParameters(4096) - plain.TotalParameters(4096), 4.0 * (4096 + 2 * 1024 + 4096));
+  EXPECT_DOUBLE_EQ(mlp.TotalParameters(4096) - plain.TotalParameters(4096), 4.0 * (2 * 14336 + 4096));
 }
 
 // A config.json of a mixture-of-experts model_type without its experts is
