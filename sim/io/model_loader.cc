@@ -94,7 +94,8 @@ const std::set<std::string>& HuggingFaceKeysWithoutEffect() {
       "use_mrope", "interpolate_factor", "rope_interleaved",
       // SmolLM2's note that it is a Llama: bookkeeping.
       "is_llama_config",
-      // Phi-4-mini's LM-head bias: a vector of vocabulary size beside its matrix, as attention_bias.
+      // Phi-4-mini's LM-head bias switch (false in its published files): a vocabulary-sized vector
+      // beside the head's matrix, added in its GEMM's epilogue and not counted.
       "lm_head_bias",
       // Dropout: elementwise, no matrices.
       "attention_dropout", "hidden_dropout", "embd_pdrop", "resid_pdrop",
