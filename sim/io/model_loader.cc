@@ -225,6 +225,10 @@ struct HfFamily {
   // Llama's, DeepSeek's, GLM's do not: there the key is an edit transformers ignores and its writer
   // may have meant, so it is exit 2 rather than either guess.
   bool windowed = false;
+  // Qwen2/3 (dense and MoE): sliding_window applies only with use_sliding_window: true, whose
+  // default is false (configuration_qwen2.py and kin), so a file that writes a window but not the
+  // switch attends over the whole sequence.
+  bool window_switch = false;
   // A mixture-of-experts architecture: transformers' config class defaults its experts, so a file
   // without this key is still MoE there. nullptr: a dense family.
   const char* experts_key = nullptr;
@@ -233,6 +237,13 @@ struct HfFamily {
   // transformers and is exit 2: building it would misread the model, ignoring it might drop what
   // its writer meant.
   std::vector<std::string> reads = {};
+  // Keys this family's config class fills with a default of its own when the file leaves them out
+  // (Mistral's 8 key-value heads and 4,096-token window, DeepSeek-V3's moe_intermediate_size 2,048
+  // and 3 leading dense layers, GPT-OSS's head_dim 64), where the generic reading (key-value heads
+  // = heads, head_dim = hidden / heads, the experts as wide as intermediate_size, no shared expert,
+  // no window) would build another model. trainsim does not carry those defaults (they change
+  // between transformers releases): a file without one of these keys is exit 2 naming it.
+  std::vector<std::string> required = {};
 };
 
 // The config.json keys that shape the model in some families and not in
@@ -257,6 +268,7 @@ const std::map<std::string, HfFamily>& Families() {
     k.push_back("num_nextn_predict_layers");
     return k;
   }();
+  static const std::vector<std::string> deepseek_required = {"moe_intermediate_size", "n_shared_experts", "first_k_dense_replace"};
   static const std::vector<std::string> qwen_moe = {"num_experts", "num_experts_per_tok", "moe_intermediate_size", "decoder_sparse_step",
                                              "mlp_only_layers"};
   static const std::vector<std::string> qwen2_moe = [] {
@@ -268,36 +280,42 @@ const std::map<std::string, HfFamily>& Families() {
       {"llama", {}},
       // Phi-3 and Phi-4 (Phi3ForCausalLM): Llama's matrices, with q/k/v and gate/up each stored as one.
       {"phi3", {.windowed = true}},
-      {"mistral", {.windowed = true}},
-      {"mixtral", {.windowed = true, .experts_key = "num_local_experts", .reads = {"num_local_experts", "num_experts_per_tok"}}},
-      {"qwen2", {.qkv_bias = true, .windowed = true}},
-      {"qwen2_moe", {.qkv_bias = true, .windowed = true, .experts_key = "num_experts", .reads = qwen2_moe}},
-      {"qwen3", {.qk_norm = true, .head_dim_default = 128, .windowed = true}},
-      {"qwen3_moe", {.qk_norm = true, .windowed = true, .experts_key = "num_experts", .reads = qwen_moe}},
-      {"deepseek_v2", {.mla = true, .experts_key = "n_routed_experts", .reads = deepseek}},
-      {"deepseek_v3", {.mla = true, .experts_key = "n_routed_experts", .reads = deepseek_mtp}},
+      {"mistral", {.windowed = true, .required = {"num_key_value_heads", "sliding_window"}}},
+      {"mixtral", {.windowed = true, .experts_key = "num_local_experts", .reads = {"num_local_experts", "num_experts_per_tok"},
+                   .required = {"num_key_value_heads"}}},
+      {"qwen2", {.qkv_bias = true, .windowed = true, .window_switch = true, .required = {"num_key_value_heads"}}},
+      {"qwen2_moe", {.qkv_bias = true, .windowed = true, .window_switch = true, .experts_key = "num_experts", .reads = qwen2_moe,
+                     .required = {"num_key_value_heads", "moe_intermediate_size", "shared_expert_intermediate_size"}}},
+      {"qwen3", {.qk_norm = true, .head_dim_default = 128, .windowed = true, .window_switch = true, .required = {"num_key_value_heads"}}},
+      {"qwen3_moe", {.qk_norm = true, .windowed = true, .window_switch = true, .experts_key = "num_experts", .reads = qwen_moe,
+                     .required = {"num_key_value_heads", "head_dim", "moe_intermediate_size"}}},
+      {"deepseek_v2", {.mla = true, .experts_key = "n_routed_experts", .reads = deepseek, .required = deepseek_required}},
+      {"deepseek_v3", {.mla = true, .experts_key = "n_routed_experts", .reads = deepseek_mtp, .required = deepseek_required}},
       // Moonshot's Kimi K2: DeepSeek-V3's architecture (DeepseekV3ForCausalLM) under its own model_type.
-      {"kimi_k2", {.mla = true, .experts_key = "n_routed_experts", .reads = deepseek_mtp}},
+      {"kimi_k2", {.mla = true, .experts_key = "n_routed_experts", .reads = deepseek_mtp, .required = deepseek_required}},
       // GLM-4.5, -4.6, -4.7 and -4.5-Air (Glm4MoeForCausalLM).
       {"glm4_moe", {.attention_bias_on_output = false, .experts_key = "n_routed_experts", .reads = {"n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
                                                                  "n_shared_experts", "first_k_dense_replace",
-                                                                 "num_nextn_predict_layers", "use_qk_norm"}}},
+                                                                 "num_nextn_predict_layers", "use_qk_norm"},
+                    .required = {"num_key_value_heads", "head_dim", "moe_intermediate_size", "n_shared_experts", "first_k_dense_replace"}}},
       // GPT-OSS: layer_types, when absent, alternates from a windowed layer 0 (configuration_gpt_oss.py).
       {"gpt_oss", {.attention_sinks = true, .expert_bias = true, .alternating_window = true, .windowed = true,
                    .experts_key = "num_local_experts",
-                   .reads = {"num_local_experts", "num_experts_per_tok", "experts_per_token", "swiglu_limit"}}},
+                   .reads = {"num_local_experts", "num_experts_per_tok", "experts_per_token", "swiglu_limit"},
+                   .required = {"num_key_value_heads", "head_dim", "sliding_window", "attention_bias"}}},
       {"llama4_text", {.shared_expert = true, .experts_key = "num_local_experts",
                        .reads = {"num_local_experts", "num_experts_per_tok", "intermediate_size_mlp", "interleave_moe_layer_step",
-                                 "moe_layers", "attention_chunk_size", "no_rope_layers", "no_rope_layer_interval", "use_qk_norm"}}},
+                                 "moe_layers", "attention_chunk_size", "no_rope_layers", "no_rope_layer_interval", "use_qk_norm"},
+                       .required = {"num_key_value_heads", "head_dim", "intermediate_size_mlp", "attention_chunk_size", "use_qk_norm"}}},
       // Gemma: hidden_activation, a GeGLU MLP, tied embeddings.
       {"gemma", {.tied_default = true, .head_dim_default = 256, .heads_default = 16, .kv_heads_default = 16}},
       {"gemma2", {.tied_default = true, .output_norms = true, .alternating_window = true, .head_dim_default = 256, .heads_default = 8,
-                  .kv_heads_default = 4, .windowed = true}},
+                  .kv_heads_default = 4, .windowed = true, .required = {"sliding_window"}}},
       // Gemma 3's text config class defaults sliding_window_pattern to 6 and vocab_size to 262208;
       // the published multimodal configs (4B, 12B, 27B) write neither in text_config.
       {"gemma3_text", {.tied_default = true, .qk_norm = true, .output_norms = true, .window_pattern = 6, .vocab_default = 262208,
                        .head_dim_default = 256, .heads_default = 8, .kv_heads_default = 4, .windowed = true,
-                       .reads = {"sliding_window_pattern"}}},
+                       .reads = {"sliding_window_pattern"}, .required = {"sliding_window"}}},
   };
   return families;
 }
@@ -556,9 +574,10 @@ bool SaysWhatFamilyBuilds(const std::string& key, const YAML::Node& v, const HfF
 }
 
 // The decoder's keys: the whole file, or text_config of a multimodal wrapper.
-ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool> outer_tied,
+// `implied_type`: the model_type a wrapper's text_config holds when it writes none.
+ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool> outer_tied, const std::string& implied_type,
                         std::vector<UnmodelledKey>& unmodelled) {
-  const std::string model_type = m.OptString("model_type").value_or("");
+  const std::string model_type = m.OptString("model_type").value_or(implied_type);
   const HfFamily family = FamilyOf(model_type);
   if (family.known) {
     for (const std::string& key : ArchitectureKeys()) {
@@ -636,7 +655,7 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
   if (m.Has("use_sliding_window") && m.Bool("use_sliding_window")) {
     m.Fail("use_sliding_window", "Qwen's sliding window from layer max_window_layers on is not modelled");
   }
-  const bool qwen_window_off = m.Has("use_sliding_window");
+  const bool qwen_window_off = family.window_switch || m.Has("use_sliding_window");
   // Phi-4-mini's full_attn_mod: every K-th layer attends over the whole sequence. transformers'
   // Phi3 does not read it; 1 (every layer, as its file writes) is what it builds.
   if (m.Has("full_attn_mod") && m.PositiveInt("full_attn_mod") != 1) {
@@ -673,6 +692,14 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
     s.nope_layer_interval = NopeLayerInterval(m, s);
   }
   ParseHfMoe(m, s, family);
+  // Read with the generic defaults above, a key the family defaults otherwise is an error (after
+  // the errors of the keys the file has, which its writer would meet next).
+  for (const std::string& key : family.required) {
+    if (!m.Raw(key).IsDefined()) {
+      m.Fail(key, "missing: model_type '" + model_type + "' builds it with a default of its own in transformers (its "
+                  "config class), which trainsim does not assume; write the key as the model has it");
+    }
+  }
   CheckShape(m, s, {"num_attention_heads", "num_key_value_heads"});
   CollectUnmodelledKeys(m, unmodelled);
   // Every key read, the family is still a fact of its own: what a model_type
@@ -685,16 +712,38 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
 // ReadHfDecoder, whose errors in a family trainsim does not read are that
 // family's: a GPT-2 config has no num_hidden_layers (its key is n_layer), and
 // "missing num_hidden_layers" would send its writer looking for the wrong fix.
-ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool> outer_tied,
+ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool> outer_tied, const std::string& implied_type,
                          std::vector<UnmodelledKey>& unmodelled) {
   try {
-    return ReadHfDecoder(m, name, outer_tied, unmodelled);
+    return ReadHfDecoder(m, name, outer_tied, implied_type, unmodelled);
   } catch (const InputException&) {
-    const std::string model_type = m.OptString("model_type").value_or("");
+    const std::string model_type = m.OptString("model_type").value_or(implied_type);
     if (FamilyOf(model_type).known) throw;
     unmodelled.clear();
     CollectUnmodelledKeys(m, unmodelled);
     FailUnknownFamily(m, model_type, unmodelled);
+  }
+}
+
+// `architectures` names the head on the decoder: trainsim simulates a causal
+// language model (…ForCausalLM, or a multimodal wrapper's
+// …ForConditionalGeneration) with its LM head. A classification or reward
+// head (…ForSequenceClassification: hidden x num_labels, not the vocabulary)
+// or a bare decoder (…Model) is another parameter count and another loss.
+void CheckArchitectures(YamlMap& m) {
+  const YAML::Node list = m.Raw("architectures");
+  if (!list.IsDefined() || list.IsNull()) return;
+  if (!list.IsSequence()) m.Fail("architectures", "expected a list of class names");
+  auto ends_with = [](const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  for (const auto& e : list) {
+    const std::string c = e.IsScalar() ? e.Scalar() : "";
+    if (!ends_with(c, "ForCausalLM") && !ends_with(c, "ForConditionalGeneration")) {
+      m.Fail("architectures", "'" + c + "' is not a causal language model with its LM head (…ForCausalLM): trainsim "
+                              "simulates pre-training and fine-tuning of one, and another head (a classifier's or reward "
+                              "model's hidden x num_labels) or none would misread the model");
+    }
   }
 }
 
@@ -707,7 +756,8 @@ ModelFile ParseHuggingFace(const YAML::Node& root, const std::string& file, cons
   if (!root["text_config"].IsDefined()) {
     YamlMap m(root, file);
     AllowKeysWithoutEffect(m);
-    f.spec = ParseHfDecoder(m, name, std::nullopt, f.unmodelled_keys);
+    CheckArchitectures(m);
+    f.spec = ParseHfDecoder(m, name, std::nullopt, "", f.unmodelled_keys);
     return f;
   }
   YamlMap outer(root, file);
@@ -736,7 +786,10 @@ ModelFile ParseHuggingFace(const YAML::Node& root, const std::string& file, cons
   CollectUnmodelledKeys(outer, f.unmodelled_keys);
   YamlMap text(root["text_config"], file, "text_config");
   AllowKeysWithoutEffect(text);
-  f.spec = ParseHfDecoder(text, name, tied, f.unmodelled_keys);
+  CheckArchitectures(outer);
+  CheckArchitectures(text);
+  // transformers builds the text config the wrapper holds whether or not text_config names it.
+  f.spec = ParseHfDecoder(text, name, tied, holds->second, f.unmodelled_keys);
   if (root["vision_config"].IsDefined()) {
     f.spec.left_out = "the " + wrapper + " wrapper's vision tower (vision_config); its language model is simulated, trained on text";
   }

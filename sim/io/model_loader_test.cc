@@ -498,7 +498,7 @@ TEST(ModelSpecTest, WindowPatternDefaultsAreTheFamilys) {
   auto write = [](const std::string& body) { return WriteConfigJson("{" + body + "}"); };
   const ModelSpec oss = LoadOk(write(R"("model_type": "gpt_oss", "hidden_size": 2880, "intermediate_size": 2880,
       "num_hidden_layers": 24, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "vocab_size": 201088,
-      "num_local_experts": 32, "num_experts_per_tok": 4, "sliding_window": 128)"));
+      "num_local_experts": 32, "num_experts_per_tok": 4, "sliding_window": 128, "attention_bias": true)"));
   EXPECT_EQ(oss.LayerAt(0).attention_span, 128);
   EXPECT_EQ(oss.LayerAt(1).attention_span, 0);
   EXPECT_EQ(oss.LayerAt(2).attention_span, 128);
@@ -562,8 +562,9 @@ TEST(ModelSpecTest, UnreadFamilyAndWrapperMismatchAreNamed) {
   EXPECT_EQ(gpt2.error().key, "model_type") << gpt2.error().ToString();
   EXPECT_NE(gpt2.error().ToString().find("'gpt2' is not a family trainsim reads"), std::string::npos) << gpt2.error().ToString();
   const std::string text = R"({"model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192,
-      "num_hidden_layers": 4, "num_attention_heads": 40, "num_key_value_heads": 8, "vocab_size": 202048,
-      "num_local_experts": 16, "num_experts_per_tok": 1})";
+      "num_hidden_layers": 4, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 202048,
+      "num_local_experts": 16, "num_experts_per_tok": 1, "intermediate_size_mlp": 16384, "attention_chunk_size": 8192,
+      "use_qk_norm": true})";
   auto outer = LoadModelFile(write(R"({"model_type": "mixtral", "text_config": )" + text + "}"));
   ASSERT_FALSE(outer.ok());
   EXPECT_EQ(outer.error().key, "model_type") << outer.error().ToString();
@@ -638,6 +639,73 @@ TEST(ModelSpecTest, HuggingFaceKeyNotModelledIsAnError) {
   EXPECT_TRUE(LoadModelFile(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/llama-2-7b-hf-config.json").ok());
 }
 
+// A key a family's config class defaults to a value of its own (Mistral's 8
+// key-value heads, DeepSeek-V3's 2,048-wide experts, Qwen3-MoE's head_dim 128)
+// is never read with the generic default (heads, intermediate_size,
+// hidden / heads), which would build another model: exit 2 naming it.
+TEST(ModelSpecTest, FamilyOwnDefaultsAreNotGuessed) {
+  // `name`'s config.json with `key`'s line (the key and its value, up to the comma) taken out.
+  auto without = [](const std::string& name, const std::string& key) {
+    std::ifstream in(HfConfig(name));
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t at = text.find("\"" + key + "\"");
+    EXPECT_NE(at, std::string::npos) << name << " " << key;
+    text.erase(at, text.find(',', at) + 1 - at);
+    return LoadModelFile(WriteConfigJson(text));
+  };
+  for (const auto& [name, key] : std::vector<std::pair<std::string, std::string>>{
+           {"deepseek-v3", "moe_intermediate_size"},
+           {"deepseek-v3", "first_k_dense_replace"},
+           {"deepseek-v3", "n_shared_experts"},
+           {"qwen3-30b-a3b", "head_dim"},
+           {"qwen3-30b-a3b", "num_key_value_heads"},
+           {"qwen3-30b-a3b", "moe_intermediate_size"},
+           {"mixtral-8x7b", "num_key_value_heads"},
+           {"gpt-oss-120b", "head_dim"},
+           {"qwen2-57b-a14b", "shared_expert_intermediate_size"}}) {
+    auto m = without(name, key);
+    ASSERT_FALSE(m.ok()) << name << " without " << key;
+    EXPECT_EQ(m.error().key, key) << m.error().ToString();
+    EXPECT_NE(m.error().message.find("a default of its own"), std::string::npos) << m.error().ToString();
+  }
+  const std::string mistral = R"({"model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000)";
+  auto no_window_key = LoadModelFile(WriteConfigJson(mistral + "}"));
+  ASSERT_FALSE(no_window_key.ok());
+  EXPECT_EQ(no_window_key.error().key, "sliding_window");
+  const ModelSpec unwindowed = LoadOk(WriteConfigJson(mistral + R"(, "sliding_window": null})"));
+  EXPECT_EQ(unwindowed.sliding_window, 0);
+  // Qwen2 applies its window only with use_sliding_window (false when absent).
+  const ModelSpec qwen = LoadOk(WriteConfigJson(R"({"model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944,
+      "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 152064,
+      "sliding_window": 4096})"));
+  EXPECT_EQ(qwen.LayerAt(0).attention_span, 0);
+}
+
+// A config.json describes the model transformers builds: its head
+// (architectures) and a wrapper's text model when text_config names none.
+TEST(ModelSpecTest, ArchitecturesAndImpliedTextModel) {
+  const std::string llama = R"("model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256)";
+  EXPECT_TRUE(LoadModelFile(WriteConfigJson("{" + llama + R"(, "architectures": ["LlamaForCausalLM"]})")).ok());
+  auto reward = LoadModelFile(WriteConfigJson("{" + llama + R"(, "architectures": ["LlamaForSequenceClassification"],
+      "num_labels": 1})"));
+  ASSERT_FALSE(reward.ok());
+  EXPECT_EQ(reward.error().key, "architectures") << reward.error().ToString();
+  EXPECT_NE(reward.error().message.find("LlamaForSequenceClassification"), std::string::npos) << reward.error().ToString();
+  // Gemma 3's wrapper holds a gemma3_text model whether or not text_config says so.
+  const ModelSpec gemma = LoadOk(WriteConfigJson(R"({"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"],
+      "text_config": {"hidden_size": 2560, "intermediate_size": 10240, "num_hidden_layers": 34,
+      "sliding_window": 1024}})"));
+  EXPECT_TRUE(gemma.qk_norm);
+  EXPECT_EQ(gemma.vocab, 262208);
+  // Python's json writes Infinity and NaN; the error names the literal.
+  auto inf = LoadModelFile(WriteConfigJson("{" + llama + ",\n\"time_step_limit\": [0.0, Infinity]}"));
+  ASSERT_FALSE(inf.ok());
+  EXPECT_EQ(inf.error().line, 3) << inf.error().ToString();
+  EXPECT_NE(inf.error().message.find("'Infinity' is not a JSON value"), std::string::npos) << inf.error().ToString();
+}
+
 // Keys that matter only with some values are checked by value; a stray MoE
 // key in a dense config is unknown.
 TEST(ModelSpecTest, HuggingFaceKeysCheckedByValue) {
@@ -655,19 +723,21 @@ TEST(ModelSpecTest, HuggingFaceKeysCheckedByValue) {
   auto no_window = load("llama", R"(, "sliding_window": null)");
   ASSERT_TRUE(no_window.ok());
   EXPECT_EQ(no_window->sliding_window, 0);
-  auto mistral = load("mistral", R"(, "sliding_window": 4096)");  // Mistral 7B v0.1: every layer
+  auto mistral = load("mistral", R"(, "sliding_window": 4096, "num_key_value_heads": 8)");  // Mistral 7B v0.1: every layer
   ASSERT_TRUE(mistral.ok());
   EXPECT_EQ(mistral->LayerAt(1).attention_span, 4096);
   EXPECT_EQ(key(load("llama", R"(, "num_experts_per_tok": 2)")), "num_experts_per_tok");
   const std::string moe = R"(, "num_experts": 64, "num_experts_per_tok": 6, "moe_intermediate_size": 1408)";
   // DeepSeek's MoE layer frequency: 1 (every layer) is modelled, another is not.
   const std::string mla = R"(, "n_routed_experts": 64, "num_experts_per_tok": 6, "moe_intermediate_size": 1408,
-      "q_lora_rank": null, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128)";
+      "q_lora_rank": null, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+      "n_shared_experts": 2, "first_k_dense_replace": 1)";
   EXPECT_TRUE(load("deepseek_v2", mla + R"(, "moe_layer_freq": 1)").ok());
   EXPECT_EQ(key(load("deepseek_v2", mla + R"(, "moe_layer_freq": 2)")), "moe_layer_freq");
   // Another family's key: Qwen2-MoE does not read moe_layer_freq.
   EXPECT_EQ(key(load("qwen2_moe", moe + R"(, "moe_layer_freq": 1)")), "moe_layer_freq");
-  auto leading = load("qwen2_moe", moe + R"(, "mlp_only_layers": [0, 1])");
+  auto leading = load("qwen2_moe", moe + R"(, "mlp_only_layers": [0, 1], "num_key_value_heads": 16,
+      "shared_expert_intermediate_size": 5632)");
   ASSERT_TRUE(leading.ok());
   EXPECT_EQ(leading->moe.first_k_dense, 2);
   EXPECT_EQ(key(load("qwen2_moe", moe + R"(, "mlp_only_layers": [3])")), "mlp_only_layers");
@@ -679,7 +749,7 @@ TEST(ModelSpecTest, HuggingFaceKeysCheckedByValue) {
       "first_k_dense_replace": 32, "q_lora_rank": null, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
       "qk_rope_head_dim": 64, "v_head_dim": 128)")),
             "first_k_dense_replace");
-  EXPECT_TRUE(load("qwen3", R"(, "use_sliding_window": false, "layer_types": [)" + [] {
+  EXPECT_TRUE(load("qwen3", R"(, "num_key_value_heads": 8, "use_sliding_window": false, "layer_types": [)" + [] {
                 std::string l;
                 for (int i = 0; i < 32; ++i) l += std::string(i ? ", " : "") + "\"full_attention\"";
                 return l + "]";
@@ -690,7 +760,8 @@ TEST(ModelSpecTest, HuggingFaceKeysCheckedByValue) {
   EXPECT_EQ(key(load("phi", R"(, "hidden_act": "gelu_new")")), "model_type");
   // Llama 4's newer keys: the listed MoE and NoPE layers must be the interleave's.
   const std::string l4 = R"(, "intermediate_size_mlp": 16384, "num_local_experts": 16, "num_experts_per_tok": 1,
-      "interleave_moe_layer_step": 2, "attention_chunk_size": 8192)";
+      "interleave_moe_layer_step": 2, "attention_chunk_size": 8192, "num_key_value_heads": 8, "head_dim": 128,
+      "use_qk_norm": true)";
   std::string every_other = ", \"moe_layers\": [";
   std::string nope = ", \"no_rope_layers\": [";
   for (int i = 0; i < 32; ++i) {

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -539,6 +540,43 @@ YAML::Node ParseYamlText(const std::string& text, const std::string& file) {
 
 YAML::Node LoadYamlFile(const std::string& path) { return ParseYamlText(ReadInputFile(path), path); }
 
+namespace {
+
+// The first NaN, Infinity or -Infinity outside a string on line `line` (1-based)
+// of `text`: values Python's json module writes and reads that JSON has not.
+// Empty when the line has none.
+std::string PythonOnlyJsonLiteral(const std::string& text, int line) {
+  size_t at = 0;
+  for (int l = 1; l < line && at != std::string::npos; ++l) {
+    at = text.find('\n', at);
+    if (at != std::string::npos) ++at;
+  }
+  if (at == std::string::npos) return "";
+  const size_t end = std::min(text.size(), text.find('\n', at));
+  bool in_string = false;
+  for (size_t i = at; i < end; ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      continue;
+    }
+    if (!std::isalpha(static_cast<unsigned char>(c))) continue;
+    size_t j = i;
+    while (j < end && std::isalnum(static_cast<unsigned char>(text[j]))) ++j;
+    const std::string word = text.substr(i, j - i);
+    if (word == "NaN" || word == "Infinity") return (word == "Infinity" && i > at && text[i - 1] == '-') ? "-Infinity" : word;
+    i = j - 1;
+  }
+  return "";
+}
+
+}  // namespace
+
 YAML::Node LoadJsonFile(const std::string& path) {
   const std::string text = ReadInputFile(path);
   // YAML reads JSON and much that is not: text after the object, a second
@@ -559,7 +597,13 @@ YAML::Node LoadJsonFile(const std::string& path) {
   try {
     boost::property_tree::read_json(in, unused);
   } catch (const boost::property_tree::json_parser_error& e) {
-    throw InputException(InputError{path, static_cast<int>(e.line()), "", "malformed JSON: " + e.message()});
+    const int line = static_cast<int>(e.line());
+    const std::string literal = PythonOnlyJsonLiteral(text, line);
+    throw InputException(InputError{
+        path, line, "",
+        literal.empty() ? "malformed JSON: " + e.message()
+                        : "malformed JSON: '" + literal + "' is not a JSON value (Python's json module writes it for a float that "
+                          "is not finite and reads it back; JSON and trainsim do not): write a number or null"});
   }
   return ParseYamlText(text, path);
 }
