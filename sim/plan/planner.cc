@@ -354,11 +354,17 @@ std::string Row(int rank, const PlanCandidate& c, bool show_recheck, bool moe) {
   return s + "\n";
 }
 
-void ConfigJson(std::string& o, const PlanConfig& c, bool moe) {
+}  // namespace
+
+void PlanSettingsJson(std::string& o, const PlanConfig& c, bool moe, const std::string& training_first) {
   bool first_section = true;
   for (const char* section : {"parallelism", "training"}) {
     o += std::string(first_section ? "" : ",") + "\"" + section + "\":{";
     bool first = true;
+    if (std::string_view(section) == "training" && !training_first.empty()) {
+      o += training_first;
+      first = false;
+    }
     for (const PlanDimension& d : PlanDimensions()) {
       if (d.section != section || (d.moe_only && !moe)) continue;
       o += std::string(first ? "" : ",") + "\"" + d.key + "\":" + JsonValue(d, d.get(c));
@@ -368,6 +374,8 @@ void ConfigJson(std::string& o, const PlanConfig& c, bool moe) {
     first_section = false;
   }
 }
+
+namespace {
 
 std::string ResultJson(const SimulationResult& r) {
   std::string j = ToJson(r, false);
@@ -450,7 +458,7 @@ std::string PlanToJson(const PlanReport& r) {
   for (size_t i = 0; i < r.candidates.size(); ++i) {
     const PlanCandidate& c = r.candidates[i];
     o += std::string(i ? "," : "") + "\n {";
-    ConfigJson(o, c.config, r.mixture_of_experts);
+    PlanSettingsJson(o, c.config, r.mixture_of_experts);
     o += ",\"result\":" + ResultJson(c.result) + ",\"analytical_step_time_s\":" + JsonWriter::Number(c.analytical.step_time_s) + "}";
   }
   // One example per (TP, PP, CP) family with a rejection, its least demanding
@@ -462,13 +470,13 @@ std::string PlanToJson(const PlanReport& r) {
   for (const auto* list : {&r.rejected, &r.rejected_members}) {
     for (const PlanRejection& rej : *list) {
       o += std::string(n++ ? "," : "") + "\n {";
-      ConfigJson(o, rej.config, r.mixture_of_experts);
+      PlanSettingsJson(o, rej.config, r.mixture_of_experts);
       o += ",\"category\":" + JsonWriter::Quote(rej.category) + ",\"reason\":" + JsonWriter::Quote(rej.reason) +
            ",\"family_feasible\":" + Str(rej.family_feasible) + ",\"family_rejected\":" + Str(rej.family_rejected) + "}";
     }
   }
   o += "],\n\"baseline\":{";
-  ConfigJson(o, r.baseline_config, r.mixture_of_experts);
+  PlanSettingsJson(o, r.baseline_config, r.mixture_of_experts);
   if (r.baseline) {
     o += ",\"rank\":" + Str(r.baseline_rank) + ",\"result\":" + ResultJson(r.baseline->result);
   } else if (r.baseline_rejection) {

@@ -120,6 +120,13 @@ PlanReport Plan(const Scenario& s, const PlanOptions& options = {});
 // largest first, e.g. "+0.210 s exposed communication, +0.050 s pipeline bubble".
 std::string ExplainDifference(const SimulationResult& best, const SimulationResult& other);
 
+// A configuration as plan --json and size --json write it: "parallelism":
+// {...}, "training": {...}, the keys of the settings the search varies
+// (PlanDimensions; the MoE ones with `moe`), each as the scenario key it
+// sets. `training_first`: more training keys, written first
+// ("\"global_batch\":512,\"steps\":100").
+void PlanSettingsJson(std::string& o, const PlanConfig& c, bool moe, const std::string& training_first = "");
+
 // The human-readable report `trainsim plan` prints.
 std::string PlanToText(const PlanReport& r);
 // design.md §3 plan --json: {"candidates": [...], "rejected": [...]} plus baseline and counts.

@@ -170,6 +170,7 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
   const auto t0 = Clock::now();
   SizeReport rep;
   rep.tokens = o.tokens;
+  rep.mixture_of_experts = base.model.moe.enabled();
   rep.days = o.days;
   rep.objective = o.objective;
   rep.cost_model = base.cost.model == CostBasis::kOwnership ? "ownership" : "rental";
@@ -189,6 +190,10 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
   const bool batch_range = o.batch_min > 0 || o.batch_max > 0;
 
   std::map<ClusterKey, Outcome> outcomes;
+  auto key_of = [&](const SizedCluster& c) {
+    return ClusterKey{c.node, c.nics_per_node, c.nodes, storages.size() > 1 ? c.storage_nodes : storages[0]};
+  };
+  std::map<ClusterKey, SimulationResult> rechecked_results;  // the clusters re-checked, as re-checked
   std::vector<SizeCandidate> meeting;
   std::vector<SizeRejection> missing, cannot;
   int clusters_total = 0;
@@ -299,6 +304,7 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
       }
       SimulationResult r = RecheckWholeRun(CandidateScenario(base, o, c), o.recheck_fidelity);
       c.rechecked = true;
+      rechecked_results[key_of(c.cluster)] = r;
       if (!r.error.empty()) {
         c.result = r;
         c.meets_deadline = false;
@@ -335,31 +341,39 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
   rep.rejected.insert(rep.rejected.end(), cannot.begin(), cannot.end());
   rep.candidates = std::move(meeting);
 
-  // What each hardware option buys against the answer, on the analytical
-  // figures of both (the same fidelity for the two sides of a comparison).
+  // What each hardware option buys against the answer: both sides at the
+  // re-check fidelity where both were re-checked, else both analytical (the
+  // same fidelity for the two sides of a comparison). Whether the option
+  // meets the deadline is the report's verdict on that cluster: a re-checked
+  // one's re-checked time, never the closed form it was rejected against.
   if (!rep.candidates.empty()) {
     const SizeCandidate& a = rep.candidates[0];
     const int ast = storages.size() > 1 ? a.cluster.storage_nodes : storages[0];
     const auto& ao = outcomes.at({a.cluster.node, a.cluster.nics_per_node, a.cluster.nodes, ast});
-    const SimulationResult& ar = ao.best->analytical;
+    const auto a_rechecked = rechecked_results.find(key_of(a.cluster));
     auto add = [&](const ClusterKey& key, const std::string& label) {
       auto it = outcomes.find(key);
       if (it == outcomes.end()) return;
       SizeOptionDelta d;
       d.option = label;
-      if (!it->second.best) {
+      const auto re = rechecked_results.find(key);
+      const bool rechecked = re != rechecked_results.end();
+      if (!it->second.best || (rechecked && !re->second.error.empty())) {
         d.meets_deadline = false;
         d.misses_by_days = -1;  // cannot run
-        d.option += ": cannot run (" + it->second.reason + ")";
+        d.option += ": cannot run (" + (it->second.best ? "re-check: " + re->second.error : it->second.reason) + ")";
         rep.options.push_back(d);
         return;
       }
-      const SimulationResult& r = it->second.best->analytical;
+      d.rechecked = rechecked && a_rechecked != rechecked_results.end();
+      const SimulationResult& r = d.rechecked ? re->second : it->second.best->analytical;
+      const SimulationResult& ar = d.rechecked ? a_rechecked->second : ao.best->analytical;
       d.capital_delta_usd = r.run.capital_usd - ar.run.capital_usd;
       d.days_delta = (r.run.time_to_train_s - ar.run.time_to_train_s) / kDay_s;
       d.cost_delta_usd = r.run.cost_usd - ar.run.cost_usd;
-      d.meets_deadline = r.run.time_to_train_s <= deadline_s;
-      d.misses_by_days = d.meets_deadline ? 0 : (r.run.time_to_train_s - deadline_s) / kDay_s;
+      const double t = rechecked ? re->second.run.time_to_train_s : r.run.time_to_train_s;
+      d.meets_deadline = t <= deadline_s;
+      d.misses_by_days = d.meets_deadline ? 0 : (t - deadline_s) / kDay_s;
       rep.options.push_back(d);
     };
     const int an = a.cluster.nics_per_node;
@@ -483,7 +497,7 @@ std::string SizeToText(const SizeReport& r) {
       if (r.candidates.size() > 6) o << "  ... and " << r.candidates.size() - 6 << " more (--json lists all)\n";
     }
     if (!r.options.empty()) {
-      o << "what each option buys (against the answer, analytical):\n";
+      o << "what each option buys (against the answer):\n";
       for (const auto& d : r.options) {
         if (d.misses_by_days < 0) {
           o << "  " << d.option << "\n";
@@ -493,7 +507,7 @@ std::string SizeToText(const SizeReport& r) {
           << " capital, " << (d.days_delta >= 0 ? "costs " : "saves ") << Days(std::fabs(d.days_delta) * kDay_s, 2) << ", run cost "
           << SignedUsd(d.cost_delta_usd);
         if (!d.meets_deadline) o << "; misses the deadline by " << Days(d.misses_by_days * kDay_s);
-        o << "\n";
+        o << (d.rechecked ? "" : " (analytical)") << "\n";
       }
     }
   }
@@ -520,14 +534,9 @@ std::string SizeToJson(const SizeReport& r) {
     const SizeCandidate& c = r.candidates[i];
     o += std::string(i ? "," : "") + "\n {";
     ClusterJson(o, c.cluster);
-    const PlanConfig& p = c.config;
-    o += ",\"parallelism\":{\"tensor\":" + std::to_string(p.tensor) + ",\"pipeline\":" + std::to_string(p.pipeline) +
-         ",\"virtual_stages\":" + std::to_string(p.virtual_stages) + ",\"context\":" + std::to_string(p.context) +
-         ",\"data\":" + std::to_string(p.data) + ",\"sequence_parallel\":" + (p.sequence_parallel ? "true" : "false") +
-         ",\"distributed_optimizer\":" + (p.data_sharding != DataSharding::kNone ? "true" : "false") +
-         ",\"data_sharding\":" + JsonWriter::Quote(ToString(p.data_sharding)) + "}";
-    o += ",\"training\":{\"global_batch\":" + std::to_string(c.global_batch) + ",\"micro_batch\":" + std::to_string(p.micro_batch) +
-         ",\"steps\":" + std::to_string(c.steps) + ",\"recompute\":" + JsonWriter::Quote(ToString(p.recompute)) + "}";
+    o += ",";
+    PlanSettingsJson(o, c.config, r.mixture_of_experts,
+                     "\"global_batch\":" + std::to_string(c.global_batch) + ",\"steps\":" + std::to_string(c.steps));
     o += ",\"rechecked\":" + std::string(c.rechecked ? "true" : "false") + ",\"result\":" + ResultJson(c.result) + "}";
   }
   o += "],\n\"rejected\":[";
@@ -542,7 +551,8 @@ std::string SizeToJson(const SizeReport& r) {
     const auto& d = r.options[i];
     o += std::string(i ? "," : "") + "\n {\"option\":" + JsonWriter::Quote(d.option) +
          ",\"capital_delta_usd\":" + JsonWriter::Number(d.capital_delta_usd) + ",\"days_delta\":" + JsonWriter::Number(d.days_delta) +
-         ",\"cost_delta_usd\":" + JsonWriter::Number(d.cost_delta_usd) + ",\"meets_deadline\":" + (d.meets_deadline ? "true" : "false") + "}";
+         ",\"cost_delta_usd\":" + JsonWriter::Number(d.cost_delta_usd) + ",\"meets_deadline\":" + (d.meets_deadline ? "true" : "false") +
+         ",\"rechecked\":" + (d.rechecked ? "true" : "false") + "}";
   }
   o += "],\n\"tokens\":" + JsonWriter::Number(r.tokens) + ",\"days\":" + JsonWriter::Number(r.days) +
        ",\"objective\":" + JsonWriter::Quote(r.objective == SizeObjective::kCost ? "cost" : "time") +

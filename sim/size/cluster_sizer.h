@@ -84,8 +84,9 @@ struct SizeOptionDelta {
   double capital_delta_usd = 0;  // option minus answer
   double days_delta = 0;
   double cost_delta_usd = 0;
-  bool meets_deadline = false;
+  bool meets_deadline = false;  // as the report judges the option's cluster: re-checked, where it was
   double misses_by_days = 0;
+  bool rechecked = false;  // the deltas compare both sides' re-checked figures (else both analytical)
 };
 
 struct SizeReport {
@@ -96,6 +97,7 @@ struct SizeReport {
   std::vector<SizeCandidate> candidates;  // meeting the deadline, best first
   std::vector<SizeRejection> rejected;    // missing it (least first), then those that cannot run
   std::vector<SizeOptionDelta> options;   // against candidates[0]
+  bool mixture_of_experts = false;        // the candidates' settings include EP, ETP and the dispatcher
   int clusters = 0;                       // searched
   int rechecked = 0;                      // re-simulated at the re-check fidelity
   std::string recheck_fidelity;           // "des" or "analytical"

@@ -226,3 +226,32 @@ TEST(ClusterSizerTest, StorageNodeCountsAreAnOptionPricedAgainstTheAnswer) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// size --json writes each candidate's settings as plan --json does: for a
+// mixture of experts its EP, ETP and dispatcher too, so the settings given
+// back to `run --set` reproduce the candidate.
+TEST(ClusterSizerTest, JsonSettingsAreThePlansIncludingExpertParallelism) {
+  auto s = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/examples/moe/mixtral-8x7b-8n-8nic.yaml");
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  SizeOptions o = Question({8}, 1e6);
+  o.nics = {8};
+  const SizeReport r = SizeCluster(*s, o);
+  ASSERT_FALSE(r.candidates.empty());
+  const YAML::Node j = YAML::Load(SizeToJson(r));
+  const YAML::Node p = j["candidates"][0]["parallelism"];
+  ASSERT_TRUE(p["expert"].IsDefined()) << SizeToJson(r);
+  EXPECT_EQ(p["expert"].as<int>(), r.candidates[0].config.expert);
+  EXPECT_TRUE(p["moe_dispatcher"].IsDefined());
+  EXPECT_EQ(j["candidates"][0]["training"]["global_batch"].as<int>(), r.candidates[0].global_batch);
+  EXPECT_EQ(j["candidates"][0]["training"]["steps"].as<int>(), r.candidates[0].steps);
+  // A dense model's settings carry no MoE keys.
+  const SizeReport dense = SizeCluster(Ref7b(), Question({1}, 1e6));
+  ASSERT_FALSE(dense.candidates.empty());
+  EXPECT_FALSE(YAML::Load(SizeToJson(dense))["candidates"][0]["parallelism"]["expert"].IsDefined());
+}
+
+}  // namespace
+}  // namespace trainsim
