@@ -88,8 +88,15 @@ CollectivePlan PlanCollective(const Scenario& s, const CommOp& op, const GroupSp
       plan.latency_s = s.node.intra_latency_s;
       add(LinkClass::kNvlink, S / size_f, NvlinkNcclBytesPerS(s), NvlinkNcclBytesPerS(s));
     } else {
+      // The hop that crosses a node boundary: with members closer than a
+      // node apart (a pipeline of stride 1 or 2 inside each node) only the
+      // node's last `stride` GPUs, one per interleaved group, send across at
+      // once, and they share a NIC only as far as they sit on the same one;
+      // with members a node or more apart every GPU of the node sends.
       plan.latency_s = inter_lat;
-      add(LinkClass::kNic, S / size_f, nic_shared, nic_alone);
+      const int gpus_per_nic = std::max(1, s.node.gpus_per_node / std::max(1, std::min(s.node.nics_per_node, s.node.gpus_per_node)));
+      const double rate = g.ranks_per_node > 1 ? nic_alone / std::min(g.stride, gpus_per_nic) : nic_shared;
+      add(LinkClass::kNic, S / size_f, rate, nic_alone);
     }
     return plan;
   }

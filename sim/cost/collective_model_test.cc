@@ -34,6 +34,24 @@ TEST(CollectiveModelTest, FourNicsHalveTheInterNodeShare) {
   EXPECT_GT(CollectiveTime(four, dp), 1.8 * CollectiveTime(eight, dp) - 1e-3);
 }
 
+// A pipeline send across nodes: with the stages a node apart (TP 8) every
+// GPU of the node sends at once and 4 NICs halve each one's share; with the
+// stages one GPU apart (pure PP) only the node's last GPU sends across, on a
+// NIC of its own whatever the count (as the DES's flows find).
+TEST(CollectiveModelTest, APipelineHopSharesTheNicsOnlyWithTheGpusThatSendAcross) {
+  const CommOp p2p{"p2p", CollectiveKind::kSendRecv, CommGroup::kPipeline, 1e8, false, ""};
+  const std::vector<std::string> tp8{"parallelism.tensor=8", "parallelism.pipeline=2"};
+  std::vector<std::string> tp8_four = tp8;
+  tp8_four.push_back("cluster.nics_per_node=4");
+  EXPECT_GT(CollectiveTime(Load("llama2-7b-2n-8nic", tp8_four), p2p), 1.8 * CollectiveTime(Load("llama2-7b-2n-8nic", tp8), p2p));
+  const std::vector<std::string> pp16{"parallelism.tensor=1", "parallelism.pipeline=16"};
+  std::vector<std::string> pp16_four = pp16;
+  pp16_four.push_back("cluster.nics_per_node=4");
+  const Scenario four = Load("llama2-7b-2n-8nic", pp16_four);
+  ASSERT_EQ(four.layout().Span(CommGroup::kPipeline).stride, 1);
+  EXPECT_DOUBLE_EQ(CollectiveTime(four, p2p), CollectiveTime(Load("llama2-7b-2n-8nic", pp16), p2p));
+}
+
 TEST(CollectiveModelTest, NicCountDoesNotMatterInsideOneNode) {
   const Scenario eight = Load("llama2-7b-1n-8nic");
   const Scenario four = Load("llama2-7b-1n-4nic");
