@@ -253,6 +253,21 @@ class DesRun {
     }
   }
 
+  // ZeRO-2's and FSDP's per-layer collectives in the shard group (each
+  // layer's gradient reduce-scatter; FSDP's parameter gathers, prefetched a
+  // layer ahead): flows from the pass's start, on the NICs beside the
+  // pipeline's and the other data-parallel traffic, waited for after its
+  // compute. The pass's time already holds the part the closed form finds
+  // exposed; the wait is what contention adds to it.
+  void WaitOnShardFlows(int st, Flows& shard, const PipelineOp& op, int vs) {
+    if (!shard.active) return;
+    const double end = WaitOnComm(st, shard);
+    if (recording_) {
+      Record(StageTrack(st, "dp"), op.forward ? "shard parameter all-gather" : "shard gather / gradient reduce-scatter", "dp",
+             shard.start_s, end, FlowArgs(shard, PassArgs(op, vs)));
+    }
+  }
+
   // Waits for `f` on stage `st`'s behalf: the time it blocks is
   // communication on the path that leads to the stage's present.
   double WaitOnComm(int st, Flows& f) {
@@ -469,6 +484,7 @@ class DesRun {
         }
         if (first_of_chunk) prefetch(op.chunk);
         Flows cp = StartLayerFlows(st, op.chunk, true, CommGroup::kContext);
+        Flows shard = StartLayerFlows(st, op.chunk, true, CommGroup::kShard);
         const double t0 = Now();
         // An overlapped parameter gather holds NCCL's SMs during a chunk's
         // first forward, for as long as gathers still run.
@@ -491,6 +507,7 @@ class DesRun {
           const double end = WaitOnComm(st, cp);  // the args' strings only when recording: this runs per pass
           if (recording_) Record(StageTrack(st, "cp"), "cp ring", "cp", cp.start_s, end, FlowArgs(cp, PassArgs(op, vs)));
         }
+        WaitOnShardFlows(st, shard, op, vs);
         if (vs < V_ - 1) {
           Flows f = StartP2p(st, (st + 1) % P_);
           if (!p_.p2p_overlapped()) BlockOnSend(st, f);
@@ -506,6 +523,7 @@ class DesRun {
                              (reduce_tail ? dp.grad_reduce_chunks.tail_s : 0.0);
         }
         Flows cp = StartLayerFlows(st, op.chunk, false, CommGroup::kContext);
+        Flows shard = StartLayerFlows(st, op.chunk, false, CommGroup::kShard);
         const double t0 = Now();
         Flows a2a = p_.moe_a2a_overlap ? StartLayerFlows(st, op.chunk, false, CommGroup::kExpert) : Flows{};
         const double contention = std::min(std::max(0.0, grads_busy_until - Now()), chunk.backward_compute_s) * nccl_slowdown_;
@@ -518,6 +536,7 @@ class DesRun {
           const double end = WaitOnComm(st, cp);  // the args' strings only when recording: this runs per pass
           if (recording_) Record(StageTrack(st, "cp"), "cp ring", "cp", cp.start_s, end, FlowArgs(cp, PassArgs(op, vs)));
         }
+        WaitOnShardFlows(st, shard, op, vs);
         if (vs > 0) {
           Flows f = StartP2p(st, (st + P_ - 1) % P_);
           if (!p_.p2p_overlapped()) BlockOnSend(st, f);
