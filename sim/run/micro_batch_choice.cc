@@ -34,7 +34,7 @@ MicroBatchChoice ChooseMicroBatch(const Scenario& s) {
     best.costs = ComputeStepCosts(best.scenario);
     best.rule = "auto: none of " + (tried.empty() ? std::string("1") : tried) + " fits; 1";
   } else {
-    best.rule = "auto: the fastest that fits of " + tried;
+    best.rule = "auto: the fastest (closed-form step) that fits of " + tried;
   }
   return best;
 }

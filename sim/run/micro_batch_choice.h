@@ -21,7 +21,7 @@ inline constexpr int kAutoMicroBatchMax = 16;
 struct MicroBatchChoice {
   Scenario scenario;  // the input with training.micro_batch set (and no longer auto)
   StepCosts costs;    // the chosen scenario's step costs
-  std::string rule;   // how it was chosen: "given", or "auto: the fastest that fits of 1, 2, 4"
+  std::string rule;   // how it was chosen: "given", or "auto: the fastest (closed-form step) that fits of 1, 2, 4"
 };
 
 // The scenario as given when its micro batch is not auto. Otherwise the power

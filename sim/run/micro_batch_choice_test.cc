@@ -41,7 +41,7 @@ TEST(MicroBatchChoiceTest, AutoRunsTheFastestMicroBatchThatFits) {
   const MicroBatchChoice c = ChooseMicroBatch(s);
   EXPECT_FALSE(c.scenario.training.micro_batch_auto);
   const int chosen = c.scenario.training.micro_batch;
-  EXPECT_EQ(c.rule.rfind("auto: the fastest that fits of 1, 2", 0), 0u) << c.rule;
+  EXPECT_EQ(c.rule.rfind("auto: the fastest (closed-form step) that fits of 1, 2", 0), 0u) << c.rule;
   const double chosen_s = StepAt(s, chosen);
   const long per_replica = s.training.global_batch / s.parallelism.data;
   int tried = 0;
