@@ -36,6 +36,12 @@ struct CpuCalibrationOptions {
 // from memory as they do inside a training step).
 double TimeBest(const std::function<void()>& fn, double min_seconds, int min_reps, int max_reps);
 
+// How far the sweep's first GEMM may time apart at the end of the run from
+// its start before the run warns that the machine's speed changed
+// (Measurements::warnings): best-of timings of an idle core repeat within a
+// few percent.
+inline constexpr double kSpeedDriftTolerance = 0.05;
+
 // Returns "" or a one-line error; fills `out`.
 std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationOptions& o, Measurements& out);
 

@@ -118,6 +118,9 @@ struct Measurements {
   std::vector<LayerSample> layers;
   std::vector<CollectiveSample> collectives;
   std::vector<StorageSample> storage;
+  // What the run noticed that may spoil its figures (the machine's speed
+  // changing while it measured), one line each: told the user, not written.
+  std::vector<std::string> warnings;
 };
 
 // Writes the YAML text (the format the CUDA program also emits).

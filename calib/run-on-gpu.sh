@@ -18,8 +18,10 @@
 #        SCENARIO=s.yaml to add that training scenario's GEMMs to the sweep (calibrate --scenario), its
 #        expert GEMMs also as Transformer Engine issues them (a call per expert on 4 streams);
 #        SUSTAIN_S=15 the seconds of the sustained (power-capped) GEMM run per precision, 0 to skip;
-#        PLAN=plan.txt, written elsewhere by `trainsim calibrate --write-plan`, to measure on a GPU
-#        node that lacks trainsim's dependencies (SimGrid, yaml-cpp, Boost): the build, the
+#        PLAN=plan.txt, written elsewhere by `trainsim calibrate --write-plan`, the plan measured
+#        (with TRAINSIM, fitted and validated here as well); or to measure on a GPU
+#        node that lacks trainsim's dependencies (SimGrid, yaml-cpp, Boost, Eigen, GoogleTest), or
+#        where trainsim does not build (the default plan then): the build, the
 #        checks and the measuring run there, and the script prints the fit and validation
 #        commands to run where trainsim is, on OUT_DIR/raw-measurements.yaml. On such a node
 #        without PLAN, the script says so before building anything and measures calib/gpu-plan.txt,
@@ -48,11 +50,12 @@ nvidia-smi -L
 # trainsim itself needs SimGrid, yaml-cpp and Boost.Graph: where they are missing, say so now,
 # before any build, and measure the default plan (fit and validate then run where trainsim is).
 have_trainsim_deps() {
-  [ -f /usr/include/simgrid/s4u.hpp ] && [ -f /usr/include/yaml-cpp/yaml.h ] && [ -d /usr/include/boost/graph ]
+  [ -f /usr/include/simgrid/s4u.hpp ] && [ -f /usr/include/yaml-cpp/yaml.h ] && [ -d /usr/include/boost/graph ] &&
+    [ -d /usr/include/eigen3 ] && [ -f /usr/include/gtest/gtest.h ]
 }
 if [ -z "${PLAN:-}" ] && [ -z "${TRAINSIM:-}" ] && ! have_trainsim_deps; then
   PLAN=$ROOT/calib/gpu-plan.txt
-  echo "run-on-gpu.sh: no SimGrid / yaml-cpp / Boost.Graph here to build trainsim: measuring the default plan $PLAN"
+  echo "run-on-gpu.sh: no SimGrid / yaml-cpp / Boost.Graph / Eigen / GoogleTest here to build trainsim: measuring the default plan $PLAN"
 fi
 
 step "building the measuring program (calib/cuda)"
@@ -66,6 +69,20 @@ step "numerical checks: GPU layer step and low-precision (fp8, mxfp8, nvfp4) GEM
 "$PROG" --check
 if [ -x "$BUILD/cuda/bin/trainsim_calib_cuda_tests" ]; then "$BUILD/cuda/bin/trainsim_calib_cuda_tests" --gtest_brief=1; fi
 
+if [ -z "${PLAN:-}" ] && [ -z "${TRAINSIM:-}" ]; then
+  step "building trainsim (plan, fit, prediction)"
+  # Where it does not build, the GPU's time is not lost: measure the default plan and fit elsewhere.
+  if cmake -S "$ROOT" -B "$BUILD/trainsim" -DCMAKE_BUILD_TYPE=Release -DTRAINSIM_BUILD_GUI=OFF -DTRAINSIM_BUILD_CUDA=OFF \
+       >"$OUT/cmake-trainsim.log" 2>&1 &&
+     cmake --build "$BUILD/trainsim" -j"$JOBS" --target trainsim >>"$OUT/cmake-trainsim.log" 2>&1; then
+    TRAINSIM="$BUILD/trainsim/bin/trainsim"
+  else
+    tail -20 "$OUT/cmake-trainsim.log"
+    PLAN=$ROOT/calib/gpu-plan.txt
+    echo "run-on-gpu.sh: trainsim did not build here ($OUT/cmake-trainsim.log): measuring the default plan $PLAN"
+  fi
+fi
+
 if [ -n "${PLAN:-}" ] && [ -z "${TRAINSIM:-}" ]; then
   [ -r "$PLAN" ] || { echo "run-on-gpu.sh: PLAN=$PLAN: cannot read the plan" >&2; exit 2; }
   step "measuring the plan $PLAN (GEMM sweep in tf32, bf16, and fp8/mxfp8/nvfp4 where supported, memory kernels, attention, layer steps${NCCL:+, NCCL})"
@@ -77,21 +94,22 @@ if [ -n "${PLAN:-}" ] && [ -z "${TRAINSIM:-}" ]; then
   exit 0
 fi
 
-if [ -z "${TRAINSIM:-}" ]; then
-  step "building trainsim (plan, fit, prediction)"
-  cmake -S "$ROOT" -B "$BUILD/trainsim" -DCMAKE_BUILD_TYPE=Release -DTRAINSIM_BUILD_GUI=OFF -DTRAINSIM_BUILD_CUDA=OFF \
-    >"$OUT/cmake-trainsim.log" 2>&1 || { tail -20 "$OUT/cmake-trainsim.log"; echo "run-on-gpu.sh: trainsim needs its dependencies (SimGrid, yaml-cpp, Eigen, Boost); or set TRAINSIM=path, or copy $OUT/raw-measurements.yaml to a machine with trainsim" >&2; exit 1; }
-  cmake --build "$BUILD/trainsim" -j"$JOBS" --target trainsim >>"$OUT/cmake-trainsim.log" 2>&1 \
-    || { tail -40 "$OUT/cmake-trainsim.log"; exit 1; }
-  TRAINSIM="$BUILD/trainsim/bin/trainsim"
-fi
 
 SHAPE_ARGS=()
 for s in ${SHAPES:-}; do SHAPE_ARGS+=(--shape "$s"); done
-step "plan"
-"$TRAINSIM" calibrate --backend cuda "${SHAPE_ARGS[@]}" ${SCENARIO:+--scenario "$SCENARIO"} --write-plan "$OUT/plan.txt"
-step "measuring (GEMM sweep in tf32, bf16, and fp8/mxfp8/nvfp4 where supported, memory kernels, attention, layer steps${NCCL:+, NCCL})"
-"$PROG" --plan "$OUT/plan.txt" --out "$OUT/raw-measurements.yaml" ${NCCL:+--nccl} ${SUSTAIN_S:+--sustain-s "$SUSTAIN_S"}
+if [ -n "${PLAN:-}" ]; then
+  # A plan written elsewhere (`trainsim calibrate --write-plan`) is the one measured; SHAPES and
+  # SCENARIO went into it there.
+  [ -r "$PLAN" ] || { echo "run-on-gpu.sh: PLAN=$PLAN: cannot read the plan" >&2; exit 2; }
+  [ -z "${SHAPES:-}${SCENARIO:-}" ] || echo "run-on-gpu.sh: measuring PLAN=$PLAN; SHAPES and SCENARIO are for a plan written here, and are not used"
+  MEASURE_PLAN=$PLAN
+else
+  step "plan"
+  "$TRAINSIM" calibrate --backend cuda "${SHAPE_ARGS[@]}" ${SCENARIO:+--scenario "$SCENARIO"} --write-plan "$OUT/plan.txt"
+  MEASURE_PLAN=$OUT/plan.txt
+fi
+step "measuring $MEASURE_PLAN (GEMM sweep in tf32, bf16, and fp8/mxfp8/nvfp4 where supported, memory kernels, attention, layer steps${NCCL:+, NCCL})"
+"$PROG" --plan "$MEASURE_PLAN" --out "$OUT/raw-measurements.yaml" ${NCCL:+--nccl} ${SUSTAIN_S:+--sustain-s "$SUSTAIN_S"}
 step "fitting the profile (and the storage test at $STORAGE_DIR)"
 "$TRAINSIM" calibrate --backend cuda --measurements "$OUT/raw-measurements.yaml" --storage "$STORAGE_DIR" \
   --storage-mib 1024 -o "$OUT/gpu-calibrated.yaml" ${BASE:+--training-profile "$OUT/gpu-training.yaml" --base "$BASE"}

@@ -245,9 +245,19 @@ int main(int argc, char** argv) {
     else if (a == "--mpi") use_mpi = true;
     else if (a == "--check") check_only = true;
     else if (a == "--math") math_name = value();
-    else if (a == "--device") device = std::atoi(value().c_str());
-    else if (a == "--sustain-s") sustain_s = std::atof(value().c_str());
-    else return Usage();
+    else if (a == "--device") {
+      // A number and nothing else: atoi would read "abc" as device 0.
+      const std::string v = value();
+      char* end = nullptr;
+      const long d = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || d < 0 || d > 1024) return Usage();
+      device = int(d);
+    } else if (a == "--sustain-s") {
+      const std::string v = value();
+      char* end = nullptr;
+      sustain_s = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0') return Usage();
+    } else return Usage();
   }
   if (math_name != "tf32" && math_name != "fp32") return Usage();
   // A run under a second is mostly its ramp: its rate says nothing sustained.

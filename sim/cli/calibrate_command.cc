@@ -281,6 +281,7 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
       err << "trainsim calibrate: " << e << "\n";
       return kExitSimulationFailed;
     }
+    for (const std::string& w : m.warnings) err << "trainsim calibrate: warning: " << w << "\n";
   } else {
     std::string mfile = a.Value("--measurements").value_or("");
     if (mfile.empty()) {

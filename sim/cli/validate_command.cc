@@ -43,6 +43,14 @@ int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err) {
   }
   if (auto profile = a.Value("--profile")) {
     // A calibrated profile: predict the layer steps its calibration measured.
+    // Its cases are layer steps on the calibrated machine, not scenarios: the
+    // what-ifs and the fidelity of a reference file's cases do not apply.
+    for (const char* flag : {"--cases", "--set", "--fidelity"}) {
+      if (a.Has(flag)) {
+        err << "trainsim validate: " << flag << " applies to --reference cases, not to a profile's measured layer steps\n";
+        return kExitBadInput;
+      }
+    }
     auto rep = calib::ValidateProfile(*profile);
     if (!rep) {
       err << rep.error().ToString() << "\n";
