@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -139,22 +140,39 @@ int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
     if (root) err << "trainsim sweep: " << ferr << "\n";
     return kExitBadInput;
   }
+  // Watched from here: reading a sweep checks every axis value against the
+  // base, which takes seconds for a long one, and Ctrl-C must work then too.
+  std::atomic<bool> stop{false};
+  opt.stop = &stop;
+  std::optional<InterruptWatcher> watcher(std::in_place, stop, err, root);
   Expected<SweepSpec> spec = LoadSweepSpec(a.positional[0]);
+  if (stop.load()) {
+    if (root) err << "trainsim sweep: interrupted while reading the sweep file; nothing was written\n";
+    return kExitSimulationFailed;
+  }
   if (!spec) {
     if (root) err << spec.error().ToString() << "\n";
     return kExitBadInput;
   }
   {
     // The results file must not be an input: a slip in a script would replace it with rows.
+    // Nor another sweep's fingerprint, which its --resume reads.
     std::error_code ec;
-    for (const std::string& input : {spec->file, spec->base_inline ? std::string() : spec->base_file}) {
+    std::vector<std::string> inputs = {spec->file, spec->base_inline ? std::string() : spec->base_file};
+    inputs.insert(inputs.end(), spec->input_files.begin(), spec->input_files.end());
+    for (const std::string& input : inputs) {
       if (!input.empty() && std::filesystem::equivalent(opt.output_path, input, ec)) {
         if (root) {
           err << "trainsim sweep: -o: '" << opt.output_path << "' is "
-              << (input == spec->file ? "the sweep file itself" : "its base scenario") << "; write the results to another file\n";
+              << (input == spec->file ? "the sweep file itself" : input == spec->base_file ? "its base scenario" : "a file its points read (" + input + ")")
+              << "; write the results to another file\n";
         }
         return kExitBadInput;
       }
+    }
+    if (std::filesystem::path(opt.output_path).extension() == ".fingerprint") {
+      if (root) err << "trainsim sweep: -o: '" << opt.output_path << "' is named as a results file's fingerprint; write the results to a .csv or .jsonl file\n";
+      return kExitBadInput;
     }
   }
   // More threads than points would only wait.
@@ -189,12 +207,8 @@ int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
       }
     };
   }
-  std::atomic<bool> stop{false};
-  opt.stop = &stop;
-  Expected<SweepSummary> r = [&] {
-    InterruptWatcher watcher(stop, err, root);
-    return RunSweep(*spec, opt);
-  }();
+  Expected<SweepSummary> r = RunSweep(*spec, opt);
+  watcher.reset();
   if (!r) {
     if (root) err << r.error().ToString() << "\n";
     return kExitBadInput;

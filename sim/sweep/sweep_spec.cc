@@ -98,7 +98,12 @@ class ExprParser {
     pos_ += tok.size();
     return true;
   }
-  static NodePtr Bin(const std::string& op, NodePtr a, NodePtr b) {
+  // Bounds that keep the recursive parser and evaluator within the stack
+  // (a filter is a line of arithmetic and comparisons, not a program).
+  static constexpr int kMaxDepth = 64;
+  static constexpr int kMaxTerms = 1000;
+  NodePtr Bin(const std::string& op, NodePtr a, NodePtr b) {
+    if (++terms_ > kMaxTerms) Error("more than " + std::to_string(kMaxTerms) + " operations");
     auto n = std::make_unique<Node>();
     n->kind = Node::kBinary;
     n->text = op;
@@ -146,9 +151,11 @@ class ExprParser {
     auto n = std::make_unique<Node>();
     const char c = s_[pos_];
     if (c == '(') {
+      if (++depth_ > kMaxDepth) Error("parentheses nested more than " + std::to_string(kMaxDepth) + " deep");
       ++pos_;
       n = Or();
       if (!Eat(")")) Error("missing ')'");
+      --depth_;
       return n;
     }
     if (c == '\'' || c == '"') {
@@ -184,6 +191,8 @@ class ExprParser {
 
   const std::string& s_;
   size_t pos_ = 0;
+  int depth_ = 0;
+  int terms_ = 0;
 };
 
 void CollectKeys(const Node& n, std::vector<std::string>& out) {
@@ -251,11 +260,40 @@ namespace {
 
 constexpr size_t kMaxPoints = 10'000'000;
 
+// Every collection of `n` in flow style: a value written in block style keeps
+// it in its nodes, which the emitter honours over its Flow setting.
+void SetFlowStyle(YAML::Node n) {
+  if (n.IsMap()) {
+    n.SetStyle(YAML::EmitterStyle::Flow);
+    for (auto it = n.begin(); it != n.end(); ++it) SetFlowStyle(it->second);
+  } else if (n.IsSequence()) {
+    n.SetStyle(YAML::EmitterStyle::Flow);
+    for (auto it = n.begin(); it != n.end(); ++it) SetFlowStyle(*it);
+  }
+}
+
+// `n` as one line of YAML flow text.
 std::string FlowYaml(const YAML::Node& n) {
+  YAML::Node copy = YAML::Clone(n);
+  SetFlowStyle(copy);
   YAML::Emitter e;
-  e << YAML::Flow << n;
+  e << YAML::Flow << copy;
   return e.c_str();
 }
+
+// An axis value as its rows show it, on one line: a results file writes its
+// settings one row a line, and --resume finds a finished point by them.
+std::string DisplayValue(const YAML::Node& v) {
+  if (!v.IsScalar()) return FlowYaml(v);
+  std::string out;
+  for (char c : v.Scalar()) {
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else out += c;
+  }
+  return out;
+}
+
 
 int LineOf(const YAML::Node& n) { return n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
 
@@ -356,24 +394,43 @@ void ParseRange(const YAML::Node& n, const std::string& file, const std::string&
   }
 }
 
+// A value's identity: numbers by value (1e9, 1.0e9 and 1000000000 are one
+// point written three ways), anything else by its text.
+std::string CanonicalValue(const std::string& v) {
+  if (const std::optional<double> x = AxisNumber(v)) return "#" + FormatNumber(*x, false);
+  return v;
+}
+
+// The axis whose values are maps that `key` is inside (parallelism for
+// parallelism.tensor), or -1.
+int MapAxisHolding(const std::vector<SweepAxis>& axes, const std::string& key) {
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (key.rfind(axes[i].key + ".", 0) == 0) return int(i);
+  }
+  return -1;
+}
+
 void ParseAxisValues(const YAML::Node& n, const std::string& file, SweepAxis& axis, bool zipped) {
   if (n.IsSequence()) {
     if (n.size() == 0) FailAt(file, LineOf(n), axis.key, "an axis needs at least one value");
     for (const auto& v : n) {
-      axis.values.push_back(v.IsScalar() ? v.Scalar() : FlowYaml(v));
+      axis.values.push_back(DisplayValue(v));
       axis.yaml.push_back(FlowYaml(v));
     }
   } else if (n.IsMap() && !zipped) {
     ParseRange(n, file, axis.key, axis);
   } else if (n.IsScalar() && !zipped) {
-    axis.values.push_back(n.Scalar());
+    axis.values.push_back(DisplayValue(n));
     axis.yaml.push_back(FlowYaml(n));
   } else {
     FailAt(file, LineOf(n), axis.key,
            zipped ? "a zipped axis needs a list of values" : "expected a list of values or a range {from, to, step|factor}");
   }
-  // Numbers by value: 1e9, 1.0e9 and 1000000000 are one point written three
-  // ways (three rows of the same run); anything else by its text.
+  // A zipped list may repeat a value: its points are the tuples (checked by
+  // CheckZipTuples). Numbers by value: 1e9, 1.0e9 and 1000000000 are one
+  // point written three ways (three rows of the same run); anything else by
+  // its text.
+  if (zipped) return;
   std::set<std::string> seen;
   std::map<double, std::string> numbers;
   for (const auto& v : axis.values) {
@@ -502,6 +559,12 @@ SweepSpec Parse(const std::string& text, const std::string& file) {
     CheckKeyText(a.key, file, a.line, where);
     if (a.key == "name") FailAt(file, a.line, where + "." + a.key, "the scenario name cannot be swept (each point is named after its settings)");
     if (!keys.insert(a.key).second) FailAt(file, a.line, where + "." + a.key, "the key is swept twice");
+    for (const std::string& other : keys) {
+      // parallelism beside parallelism.tensor: the later would set what the earlier's rows say.
+      if (other != a.key && (other.rfind(a.key + ".", 0) == 0 || a.key.rfind(other + ".", 0) == 0)) {
+        FailAt(file, a.line, where + "." + a.key, "overlaps the axis '" + other + "' (one sets what the other does): sweep one of them");
+      }
+    }
     ParseAxisValues(v, file, a, zip_group >= 0);
     spec.axes.push_back(std::move(a));
   };
@@ -534,6 +597,17 @@ SweepSpec Parse(const std::string& text, const std::string& file) {
                  "has " + std::to_string(a.values.size()) + " values but " + first + " has " + std::to_string(len) + " (zipped lists advance together)");
         }
       }
+      // The group's points are its tuples: one listed twice is two rows of the same run.
+      const size_t group_first = spec.axes.size() - groups[g].size();
+      std::map<std::string, size_t> tuples;
+      for (size_t i = 0; i < len; ++i) {
+        std::string t;
+        for (size_t ai = group_first; ai < spec.axes.size(); ++ai) t += CanonicalValue(spec.axes[ai].values[i]) + "\x1f";
+        if (const auto [at, fresh] = tuples.emplace(t, i); !fresh) {
+          YamlMap::FailAt(groups[g], file, "zip",
+                          "values " + std::to_string(at->second + 1) + " and " + std::to_string(i + 1) + " of the zipped lists are the same point");
+        }
+      }
     }
   }
   if (spec.axes.empty()) top.Fail("axes", "missing required key (a sweep needs at least one axis)");
@@ -552,11 +626,13 @@ SweepSpec Parse(const std::string& text, const std::string& file) {
       try {
         tree = ExprParser(f.Scalar()).Parse();
       } catch (const std::runtime_error& e) {
-        YamlMap::FailAt(f, file, "filter", std::string("cannot parse '") + f.Scalar() + "': " + e.what());
+        const std::string text = f.Scalar().size() > 120 ? f.Scalar().substr(0, 117) + "..." : f.Scalar();
+        YamlMap::FailAt(f, file, "filter", std::string("cannot parse '") + text + "': " + e.what());
       }
       std::vector<std::string> used;
       CollectKeys(*tree, used);
       for (const auto& k : used) {
+        if (MapAxisHolding(spec.axes, k) >= 0) continue;  // read from the point's map value
         if (!keys.count(k) && !DottedScalar(base_node, k)) {
           std::vector<std::string> cands(keys.begin(), keys.end());
           const std::string hint = ClosestMatch(k, cands);
@@ -611,6 +687,13 @@ SweepSpec Parse(const std::string& text, const std::string& file) {
         for (size_t i = 0; i < spec.axes.size(); ++i) {
           if (spec.axes[i].key == k) return spec.axes[i].values[spec.ValueIndex(p, i)];
         }
+        // A key inside a map-valued axis: the point's map sets it (or leaves it to the scenario's default).
+        if (const int i = MapAxisHolding(spec.axes, k); i >= 0) {
+          const SweepAxis& a = spec.axes[size_t(i)];
+          const std::optional<std::string> v = DottedScalar(YAML::Load(a.yaml[spec.ValueIndex(p, size_t(i))]), k.substr(a.key.size() + 1));
+          if (!v) throw std::runtime_error("'" + k + "' is not set by the map-valued axis '" + a.key + "' at this point");
+          return v;
+        }
         return DottedScalar(base_node, k);
       };
       try {
@@ -650,16 +733,40 @@ void CollectWarning(const Scenario& s, SweepSpec& spec) {
 void CheckAxisValues(SweepSpec& spec) {
   if (auto base = ParseScenario(LoadBaseNode(spec), spec.base_file); base.ok()) {
     CollectWarning(*base, spec);
-  } else if (const InputError& e = base.error(); e.file == spec.base_file && e.message.rfind("unknown key", 0) == 0) {
-    // A misspelt key of the base, unless an axis sets it or a key above it:
-    // no point's values can make it known, so every row would carry it.
+  } else if (const InputError& e = base.error();
+             e.file == spec.base_file && (e.message.rfind("unknown key", 0) == 0 || e.message.rfind("missing required key", 0) == 0 ||
+                                          IsValueError(e.message))) {
+    // A misspelt, missing or wrong key of the base (an unknown node, a
+    // negative step count), unless an axis sets it, a key above it or one
+    // inside it: no point's values can mend it, so every row would carry it.
     const bool swept = std::any_of(spec.axes.begin(), spec.axes.end(), [&](const SweepAxis& a) {
-      return e.key == a.key || e.key.rfind(a.key + ".", 0) == 0;
+      return e.key == a.key || e.key.rfind(a.key + ".", 0) == 0 || a.key.rfind(e.key + ".", 0) == 0;
     });
     if (!swept) throw InputException(e);
   }
   for (const auto& a : spec.axes) {
-    for (size_t v = 0; v < a.values.size(); ++v) {
+    // A long numeric axis (a range) is checked at its ends and its first
+    // fraction: what makes a number wrong for its key (its sign, its size,
+    // not being whole) shows there, and a scenario parse per value of a
+    // 100,000-value range would take most of a minute.
+    std::vector<size_t> check;
+    bool numeric = a.values.size() > 16;
+    for (size_t v = 0; v < a.values.size() && numeric; ++v) numeric = AxisNumber(a.values[v]).has_value();
+    if (numeric) {
+      size_t lo = 0, hi = 0;
+      std::optional<size_t> fraction;
+      for (size_t v = 0; v < a.values.size(); ++v) {
+        const double x = *AxisNumber(a.values[v]);
+        if (x < *AxisNumber(a.values[lo])) lo = v;
+        if (x > *AxisNumber(a.values[hi])) hi = v;
+        if (!fraction && x != std::floor(x)) fraction = v;
+      }
+      check = {lo, hi};
+      if (fraction) check.push_back(*fraction);
+    } else {
+      for (size_t v = 0; v < a.values.size(); ++v) check.push_back(v);
+    }
+    for (size_t v : check) {
       InputError err;
       try {
         YAML::Node root = LoadBaseNode(spec);

@@ -130,6 +130,54 @@ TEST(SweepSpecTest, BadFilesGiveOneLineErrors) {
   EXPECT_EQ(Error(LoadSweepSpec("/nonexistent/sweep.yaml")), "/nonexistent/sweep.yaml: cannot open file");
 }
 
+// A map-valued axis: its rows show each value on one line (a results file
+// is a row a line, and --resume finds finished points by them), a filter
+// reads its keys from the point's map, and an axis inside or above it is
+// refused (the later would set what the earlier's rows say).
+TEST(SweepSpecTest, MapValuedAxesAreOneLineFilterableAndExclusive) {
+  auto s = ParseText("axes:\n  parallelism:\n    - tensor: 4\n      pipeline: 4\n    - tensor: 8\n      pipeline: 2\n"
+                     "filter: parallelism.tensor == 8\n");
+  ASSERT_TRUE(s.ok()) << Error(s);
+  ASSERT_EQ(s->points.size(), 1u);
+  EXPECT_EQ(s->Values(s->points[0]), (std::vector<std::string>{"{tensor: 8, pipeline: 2}"}));
+  EXPECT_EQ(Error(ParseText("axes:\n  parallelism.tensor: [4, 8]\n  parallelism: [{tensor: 4, pipeline: 4}]\n")),
+            "sw.yaml:16: axes.parallelism: overlaps the axis 'parallelism.tensor' (one sets what the other does): sweep one of them");
+}
+
+// A zipped list may repeat a value (TP 4 with PP 4 and with PP 2); the
+// tuples may not repeat.
+TEST(SweepSpecTest, ZippedListsRepeatValuesNotTuples) {
+  auto s = ParseText("axes:\n  cluster.nodes: [4]\nzip:\n  parallelism.tensor: [4, 4, 8]\n  parallelism.pipeline: [4, 2, 2]\n");
+  ASSERT_TRUE(s.ok()) << Error(s);
+  EXPECT_EQ(s->points.size(), 3u);
+  EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: [4]\nzip:\n  parallelism.tensor: [4, 8, 4]\n  parallelism.pipeline: [2, 2, 2.0]\n")),
+            "sw.yaml:17: zip: values 1 and 3 of the zipped lists are the same point");
+}
+
+// A filter is a line of arithmetic: nesting and length are bounded (a
+// recursive parser would otherwise run out of stack).
+TEST(SweepSpecTest, FiltersAreBounded) {
+  const std::string deep = std::string(100, '(') + "cluster.nodes" + std::string(100, ')') + " > 0";
+  EXPECT_NE(Error(ParseText("axes:\n  cluster.nodes: [1]\nfilter: \"" + deep + "\"\n")).find("nested more than 64 deep"), std::string::npos);
+  std::string longest = "cluster.nodes";
+  for (int i = 0; i < 2000; ++i) longest += " + 1";
+  EXPECT_NE(Error(ParseText("axes:\n  cluster.nodes: [1]\nfilter: " + longest + " > 0\n")).find("more than 1000 operations"), std::string::npos);
+}
+
+// A base key no axis touches that is wrong in itself (an unknown node, a
+// negative step count) is the sweep's error, not every row's.
+TEST(SweepSpecTest, BaseValueErrorsAreTheSweepFilesError) {
+  const std::string base = std::string(kInlineBase);
+  auto with = [&](const std::string& from, const std::string& to, const std::string& axes) {
+    std::string text = base;
+    text.replace(text.find(from), from.size(), to);
+    return ParseSweepSpec(text + axes, "sw.yaml");
+  };
+  EXPECT_EQ(Error(with("node: xe9680-h100", "node: xe9999", "axes:\n  cluster.nodes: [1, 2]\n")).rfind("sw.yaml:4: cluster.node: ", 0), 0u)
+      << Error(with("node: xe9680-h100", "node: xe9999", "axes:\n  cluster.nodes: [1, 2]\n"));
+  EXPECT_TRUE(with("node: xe9680-h100", "node: xe9999", "axes:\n  cluster.node: [xe9680-h100]\n").ok());
+}
+
 TEST(SweepSpecTest, BasePathIsRelativeToTheSweepFile) {
   const fs::path dir = fs::temp_directory_path() / ("trainsim_sweep_spec_" + std::to_string(::getpid()));
   fs::create_directories(dir / "sweeps");
@@ -159,11 +207,12 @@ TEST(SweepSpecTest, BaseWithoutModelNamesTheBaseFile) {
   std::ofstream(dir / "base.yaml") << "name: t\ncluster:\n  node: xe9680-h100\n  nodes: 4\n  fabric: ndr-rail-optimized\n"
                                       "parallelism:\n  tensor: 4\ntraining:\n  seq_len: 4096\n  global_batch: 128\n";
   std::ofstream(dir / "s.yaml") << "base: base.yaml\naxes:\n  parallelism.pipeline: [1, 2]\n";
-  auto s = LoadSweepSpec((dir / "s.yaml").string());
-  ASSERT_TRUE(s.ok()) << Error(s);
-  auto p = s->PointScenario(s->points[0]);
-  ASSERT_FALSE(p.ok());
-  EXPECT_EQ(p.error().ToString(), (dir / "base.yaml").string() + ":1: model: missing required key (a catalogue name, a file, or the model's keys)");
+  // No axis supplies the model: every row would carry the error, so the sweep file is bad input.
+  EXPECT_EQ(Error(LoadSweepSpec((dir / "s.yaml").string())),
+            (dir / "base.yaml").string() + ":1: model: missing required key (a catalogue name, a file, or the model's keys)");
+  // An axis that sets it: each point names its own model.
+  std::ofstream(dir / "s2.yaml") << "base: base.yaml\naxes:\n  model: [llama2-7b, llama2-13b]\n";
+  EXPECT_TRUE(LoadSweepSpec((dir / "s2.yaml").string()).ok());
   // A duplicate key in the base is the base file's error, at load.
   std::ofstream(dir / "base.yaml", std::ios::app) << "training:\n  steps: 2\n";
   EXPECT_EQ(Error(LoadSweepSpec((dir / "s.yaml").string())), (dir / "base.yaml").string() + ":11: training: duplicate key (first at line 8)");
