@@ -598,16 +598,19 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
     if (!prep_error && lock_failure.empty() && done.empty() && out.IsRegularFile()) {
       const std::string fp = SweepFingerprintPath(options.output_path);
       const std::string tmp = fp + ".tmp" + std::to_string(::getpid());
+      // A full disk here is an interruption, as for rows: exit 1, and --resume continues.
       {
         std::ofstream f(tmp, std::ios::trunc);
         f << SweepFingerprint(spec, options.fidelity);
         f.flush();
-        if (!f) fail("cannot write " + fp);
+        if (!f) write_failure = "cannot write " + fp + ": " + std::strerror(errno != 0 ? errno : EIO);
       }
-      if (!prep_error && std::rename(tmp.c_str(), fp.c_str()) != 0) fail("cannot write " + fp + ": " + std::strerror(errno));
-      if (prep_error) std::remove(tmp.c_str());
+      if (write_failure.empty() && std::rename(tmp.c_str(), fp.c_str()) != 0) {
+        write_failure = "cannot write " + fp + ": " + std::strerror(errno);
+      }
+      if (!write_failure.empty()) std::remove(tmp.c_str());
     }
-    if (!prep_error && lock_failure.empty() && needs_header) {
+    if (!prep_error && lock_failure.empty() && write_failure.empty() && needs_header) {
       write_failure = out.Write(CsvLine(SweepColumns(spec)));  // a full disk: an interruption, as for rows
     }
     for (const auto& p : spec.points) {
