@@ -51,8 +51,9 @@ QChart* NewChart(const QString& title) {
 }
 
 // Category labels: what tells the configurations apart. Names such as
-// llama2-70b-4n-8nic and llama2-70b-4n-4nic share a long prefix that the
-// axis would truncate; it goes into the axis title instead.
+// llama3.1-70b-xe9680-h100-16n and llama3.1-70b-xe9712-gb200-16n share a long
+// prefix and a suffix that the axis would have no room for; they go into the
+// axis title instead ("llama3.1-70b-…-16n").
 QStringList Categories(const std::vector<ConfigOutcome>& outcomes, QString* common) {
   QStringList cats;
   for (const auto& o : outcomes) cats << o.name;
@@ -63,9 +64,18 @@ QStringList Categories(const std::vector<ConfigOutcome>& outcomes, QString* comm
   while (n < first.size() && std::all_of(cats.begin(), cats.end(), [&](const QString& c) { return c.size() > n && c[n] == first[n]; })) ++n;
   // Cut after the last separator so labels start at a word.
   while (n > 0 && !QStringLiteral("-_ .").contains(first[n - 1])) --n;
-  if (n < 4) return cats;
-  *common = first.left(n);
-  for (QString& c : cats) c = c.mid(n);
+  if (n < 4) n = 0;
+  // And the common suffix ("-16n" of every configuration), cut before a separator.
+  int k = 0;
+  auto shared_tail = [&](int len) {
+    return std::all_of(cats.begin(), cats.end(), [&](const QString& c) { return c.size() - n > len && c.right(len + 1) == first.right(len + 1); });
+  };
+  while (shared_tail(k)) ++k;
+  while (k > 0 && !QStringLiteral("-_ .").contains(first[first.size() - k])) --k;
+  if (k < 3) k = 0;
+  if (n == 0 && k == 0) return cats;
+  *common = first.left(n) + QStringLiteral("…") + first.right(k);  // "llama3.1-70b-…-16n"
+  for (QString& c : cats) c = c.mid(n, c.size() - n - k);
   return cats;
 }
 
@@ -111,7 +121,13 @@ QChart* StackedChart(const QString& title, const QString& y_title, const std::ve
     if (!outcomes[i].ran()) cats[i] += QObject::tr(" (invalid)");
   }
   x->append(cats);
-  if (!common.isEmpty()) x->setTitleText(common + QStringLiteral("…"));
+  // Whole labels: elided ones ("xe…" five times) do not tell the bars
+  // apart. Long ones are slanted to fit under their bars.
+  x->setTruncateLabels(false);
+  qsizetype longest = 0;
+  for (const QString& c : cats) longest = std::max(longest, c.size());
+  if (longest > 8) x->setLabelsAngle(-90);  // upright, a label needs no more width than a line's height
+  if (!common.isEmpty()) x->setTitleText(common);
   SmallLegend(chart);
   chart->addAxis(x, Qt::AlignBottom);
   series->attachAxis(x);
@@ -296,14 +312,15 @@ QString HeatmapWidget::ToolTipAt(const QPoint& pos) const {
     return where + tr(": cannot run: ") + c->reason +
            (c->searched > 0 ? tr("\n(none of the %1 settings of VP, micro batch and recompute tried runs)").arg(c->searched) : QString());
   }
-  return where + tr(": %1 s per step, the best of %2 settings tried:\n%3\n(virtual stages %4, micro batch %5, recompute %6; "
-                    "the scenario's other settings kept)")
+  return where + tr(": %1 s per step, the best of %2 settings tried:\n%3\n(virtual stages %4, micro batch %5, recompute %6; %7)")
                      .arg(c->step_time_s, 0, 'f', 3)
                      .arg(c->searched)
                      .arg(c->chosen)
                      .arg(c->virtual_stages)
                      .arg(c->micro_batch)
-                     .arg(c->recompute);
+                     .arg(c->recompute)
+                     .arg(c->also_changed.isEmpty() ? tr("the scenario's other settings kept")
+                                                    : tr("changed from the scenario's: %1").arg(c->also_changed));
 }
 
 bool HeatmapWidget::event(QEvent* e) {
@@ -388,7 +405,8 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
       if (&c == best) label = QStringLiteral("★ ") + label;
       // What the cell chose, in brief (the tooltip has it in full).
       const QString rc = c.recompute == QLatin1String("none") ? tr("no rc") : c.recompute == QLatin1String("full") ? tr("full rc") : tr("sel. rc");
-      const QString choice = tr("VP%1 mb%2").arg(c.virtual_stages).arg(c.micro_batch);
+      QString choice = tr("VP%1 mb%2").arg(c.virtual_stages).arg(c.micro_batch);
+      if (!c.also_changed.isEmpty()) choice += QLatin1Char(' ') + c.also_changed;
       const QFontMetrics fm = p.fontMetrics();
       const int fit_w = std::max(fm.horizontalAdvance(choice), fm.horizontalAdvance(rc)) + 4;
       if (fm.height() * 3 + 4 <= r.height() && fit_w <= r.width()) label += QLatin1Char('\n') + choice + QLatin1Char('\n') + rc;
@@ -454,11 +472,12 @@ QColor EventColor(const TimelineEvent& e) {
   if (c == "pp") return QColor(0xCC, 0x79, 0xA7);
   if (c == "dp") return QColor(0x56, 0xB4, 0xE9);
   if (c == "cp") return QColor(0xD5, 0x5E, 0x00);
+  if (c == "ep") return QColor(0x6A, 0x3D, 0x9A);
   if (c == "optimizer") return QColor(0x7f, 0x7f, 0x7f);
   if (c == "checkpoint") return QColor(0x8c, 0x56, 0x4b);
   if (c == "data") return QColor(0x00, 0x9E, 0x73);
   if (c == "step") return QColor(0xc8, 0xc8, 0xc8);
-  return QColor(0x00, 0x9E, 0x73);
+  return QColor(0x40, 0x40, 0x40);  // a category without a colour of its own: never one a legend entry shows
 }
 
 // Stage by stage (stage 2 before stage 10), each stage's tracks together,
@@ -707,6 +726,7 @@ void GanttWidget::paintEvent(QPaintEvent*) {
       {tr("pipeline send"), EventColor(ev("pp"))},
       {tr("data-parallel collective"), EventColor(ev("dp"))},
       {tr("context-parallel ring"), EventColor(ev("cp"))},
+      {tr("expert all-to-all"), EventColor(ev("ep"))},
       {tr("optimizer"), EventColor(ev("optimizer"))},
       {tr("data read"), EventColor(ev("data"))}};
   int line_y = ly;

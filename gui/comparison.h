@@ -59,6 +59,9 @@ struct HeatCell {
   int virtual_stages = 1;
   int micro_batch = 1;
   QString recompute;
+  // What else the cell's best changes from the scenario's own settings
+  // (context parallelism, data sharding, EP...), briefly: "CP4 shard=full"; empty when nothing.
+  QString also_changed;
   int searched = 0;  // configurations tried for the cell
 };
 

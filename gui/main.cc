@@ -5,8 +5,9 @@
 // Without --screenshot: the desktop application, with the given scenarios as
 // configurations. With it: open the scenarios (default: the reference design's
 // Llama 2 70B on 4 nodes with 8 and with 4 ConnectX-7), run them, render the
-// comparison view offscreen to OUT.png and exit: 0 written, 1 could not run or
-// write, 2 bad input (the CLI's one-line message on stderr). --panel renders
+// comparison view offscreen to OUT.png and exit: 0 written, 1 a configuration
+// could not run (the image is written, showing it) or the image could not be
+// written, 2 bad input (the CLI's one-line message on stderr). --panel renders
 // one panel (heatmap, timeline, ...) alone at --size; --zoom sets the
 // timeline's window.
 #include <QApplication>
@@ -150,6 +151,15 @@ int main(int argc, char** argv) {
                                  "in the image)").arg(parser.value(scale)));
     return 2;
   }
+  if (parser.isSet(zoom) && !parser.isSet(panel)) {
+    Print(stderr, QStringLiteral("trainsim-gui: --zoom FROM_MS:TO_MS goes with --panel timeline"));
+    return 2;
+  }
+  // The image is written as PNG: another name would hold PNG bytes under the wrong suffix.
+  if (!parser.value(shot).endsWith(QStringLiteral(".png"), Qt::CaseInsensitive)) {
+    Print(stderr, QStringLiteral("trainsim-gui: --screenshot: '%1' is not a .png file name").arg(parser.value(shot)));
+    return 2;
+  }
   double zoom_from_ms = 0, zoom_to_ms = 0;
   if (parser.isSet(zoom)) {
     const QStringList parts = parser.value(zoom).split(QLatin1Char(':'));
@@ -213,6 +223,12 @@ int main(int argc, char** argv) {
         Print(stderr, QStringLiteral("trainsim-gui: --zoom FROM_MS:TO_MS goes with --panel timeline"));
         return 2;
       }
+      const double step_ms = window.view()->gantt()->stepSeconds() * 1e3;
+      if (zoom_from_ms >= step_ms) {
+        Print(stderr, QStringLiteral("trainsim-gui: --zoom: the window starts at %1 ms, after the step's end (%2 ms)")
+                          .arg(zoom_from_ms).arg(step_ms, 0, 'f', 1));
+        return 2;
+      }
       window.view()->gantt()->SetView(zoom_from_ms / 1e3, zoom_to_ms / 1e3);
       QApplication::processEvents();
     }
@@ -243,5 +259,18 @@ int main(int argc, char** argv) {
                     .arg(target_widget->width())
                     .arg(target_widget->height())
                     .arg(window.configurations().size()));
-  return 0;
+  if (target_widget->size() != target) {
+    Print(stderr, QStringLiteral("trainsim-gui: --size %1x%2: the view's layout needs %3x%4; rendered at that")
+                      .arg(width_px).arg(height_px).arg(target_widget->width()).arg(target_widget->height()));
+  }
+  // As `trainsim run`: a configuration the hardware cannot run (it does not
+  // fit) is drawn as such, and the exit status says so.
+  int status = 0;
+  for (const auto& o : window.runner()->outcomes()) {
+    if (o.ran() && !o.result.error.empty()) {
+      Print(stderr, o.name + QStringLiteral(": ") + QString::fromStdString(o.result.error));
+      status = 1;
+    }
+  }
+  return status;
 }

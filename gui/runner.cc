@@ -44,6 +44,15 @@ HeatCell BestOfCell(const Scenario& base, int tp, int pp) {
     cell.micro_batch = best.config.micro_batch;
     cell.recompute = QString::fromStdString(ToString(best.config.recompute));
     cell.chosen = QString::fromStdString(Describe(best.config));
+    // The search also varies what the cell label does not name: say what it changed.
+    const PlanConfig own = ConfigOf(base);
+    QStringList also;
+    if (best.config.context != own.context) also << QStringLiteral("CP%1").arg(best.config.context);
+    if (best.config.sequence_parallel != own.sequence_parallel) also << (best.config.sequence_parallel ? QStringLiteral("SP") : QStringLiteral("no SP"));
+    if (best.config.data_sharding != own.data_sharding) also << QStringLiteral("shard=") + QString::fromStdString(ToString(best.config.data_sharding));
+    if (best.config.expert != own.expert) also << QStringLiteral("EP%1").arg(best.config.expert);
+    if (best.config.expert_tensor != own.expert_tensor) also << QStringLiteral("ETP%1").arg(best.config.expert_tensor);
+    cell.also_changed = also.join(QLatin1Char(' '));
     return cell;
   }
   // Why the family fails: its least demanding member's rejection, as the planner reports it.

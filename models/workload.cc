@@ -257,10 +257,13 @@ bool ClampsActivationApart(const Scenario& sc) {
 
 double ExpertLoadFactor(const Scenario& sc) {
   const MoeSpec& moe = sc.model.moe;
-  if (moe.forced_balance) return 1.0;
+  // Padded to the capacity, every expert computes capacity_factor x the mean
+  // whatever the routing, balanced or not.
   if (sc.pads_experts_to_capacity()) return moe.capacity_factor;
-  if (moe.capacity_factor > 0) return std::min(moe.capacity_factor, sc.framework.moe_dropless_load_factor);
-  return sc.framework.moe_dropless_load_factor;
+  // Otherwise the busiest expert's tokens: the mean under forced balance, the
+  // framework's dropless imbalance else, at most the capacity.
+  const double load = moe.forced_balance ? 1.0 : sc.framework.moe_dropless_load_factor;
+  return moe.capacity_factor > 0 ? std::min(moe.capacity_factor, load) : load;
 }
 
 namespace {

@@ -254,10 +254,10 @@ struct Workload {
 };
 
 // Tokens each local expert computes per micro batch, relative to a perfectly
-// balanced router: 1 when the run forced balance, the capacity factor when
-// tokens are dropped and padded to it, else the framework's estimate of a
-// dropless router's most-loaded expert (the all-to-all waits for it), cut to
-// the capacity where tokens are dropped without padding.
+// balanced router: the capacity factor when tokens are dropped and padded to
+// it (balanced or not), else 1 when the run forced balance or the framework's
+// estimate of a dropless router's most-loaded expert (the all-to-all waits
+// for it), cut to the capacity where tokens are dropped without padding.
 double ExpertLoadFactor(const Scenario& s);
 
 // A GEMM operator of m x n x k, `batch` of them: its FLOPs and the HBM bytes

@@ -100,8 +100,11 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
   Expected<Scenario> s = LoadScenario(a.positional[0], a.All("--set"));
   if (!s) {
     err << s.error().ToString() << "\n";
-    // A run the hardware cannot do is a result too (design.md 3): its object with the error.
-    if (ExitStatus(s.error().kind) == 1 && a.Has("--json")) {
+    // A run that cannot be simulated is a result too (design.md 3): its object
+    // with the error and its kind, so that a script reading --json always
+    // gets one (the exit status still tells bad input, 2, from a run the
+    // hardware cannot do, 1).
+    if (a.Has("--json")) {
       UnsimulatedFacts known;
       known.fidelity = opt.fidelity == Fidelity::kDes ? "des" : "analytical";
       if (s.error().key == "training.precision") {

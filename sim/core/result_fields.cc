@@ -108,8 +108,9 @@ const std::vector<ResultField>& ResultFields() {
        .compared = true, .get = [](R r) { return r.run.cost_per_billion_tokens_usd; }},
       {.key = "run.cost_model", .label = "Cost model", .quantity = Q::kText, .kept_when_infeasible = true,
        .text = [](R r) { return r.run.cost_model; }},
+      // Absent (blank in a CSV) where the hardware has no purchase prices: 0 would read as free.
       {.key = "run.capital_usd", .label = "Capital (purchase)", .quantity = Q::kUsd, .kept_when_infeasible = true,
-       .get = [](R r) { return r.run.capital_usd; }},
+       .present = [](R r) { return r.run.capital_usd > 0; }, .get = [](R r) { return r.run.capital_usd; }},
       {.key = "run.hot_spares", .label = "Hot spares", .quantity = Q::kCount, .kept_when_infeasible = true,
        .get = [](R r) { return double(r.run.hot_spares); }},
       {.key = "model.parameters", .label = "Parameters", .quantity = Q::kCount, .kept_when_infeasible = true,

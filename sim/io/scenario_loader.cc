@@ -464,6 +464,9 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     ck->Finish();
   }
   if (auto d = top.OptMap("data")) {
+    // The token loader reads from the storage: without one the data is taken as local and never
+    // stalls a step, so the key would change nothing (as a checkpoint would write nowhere).
+    if (d->Has("bytes_per_token") && !s.storage) d->Fail("bytes_per_token", "the token loader reads from cluster.storage, which this scenario has none of");
     s.data.bytes_per_token = AtMostValue(*d, "bytes_per_token", d->PositiveDouble("bytes_per_token", 4), kMaxBytesPerToken);
     d->Finish();
   }

@@ -257,6 +257,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"bad choice", {"training.precision=fp4"}, "--set: training.precision: 'fp4' is not one of: bf16, fp16, fp8, fp8-blockwise, fp8-rowwise, mxfp8, nvfp4 (did you mean 'fp8'?)"},
         BadInput{"unknown nested key", {"training.seqlen=4"}, "--set: training.seqlen: unknown key (did you mean 'seq_len'?)"},
         BadInput{"checkpoint without storage", {"checkpoint.every_steps=10"}, "--set: checkpoint.every_steps: checkpoints need cluster.storage"},
+        BadInput{"data loading without storage", {"data.bytes_per_token=4"},
+                 "--set: data.bytes_per_token: the token loader reads from cluster.storage, which this scenario has none of"},
         BadInput{"sharding and distributed optimizer disagree", {"parallelism.data_sharding=none", "parallelism.distributed_optimizer=true"},
                  "--set: parallelism.data_sharding: data_sharding: none disagrees with distributed_optimizer: true; give one of them"},
         BadInput{"unknown sharding", {"parallelism.data_sharding=zero3"},

@@ -85,7 +85,7 @@ TEST(RunModelTest, CheckpointIntervalsThatDoNotApplyHaveNoValue) {
   EXPECT_TRUE(std::isnan(no_checkpoints.run.chosen_checkpoint_interval_s));
   EXPECT_GT(no_checkpoints.run.best_checkpoint_interval_s, 0);  // failures and storage: there is a best one
   const SimulationResult no_storage =
-      Simulate(Ref70b({"checkpoint=null", "cluster.storage=null", "cluster.storage_nodes=null"}), analytical);
+      Simulate(Ref70b({"checkpoint=null", "data=null", "cluster.storage=null", "cluster.storage_nodes=null"}), analytical);
   ASSERT_TRUE(no_storage.error.empty()) << no_storage.error;
   EXPECT_TRUE(std::isnan(no_storage.run.best_checkpoint_interval_s));
   EXPECT_TRUE(std::isnan(no_storage.run.chosen_checkpoint_interval_s));

@@ -505,8 +505,10 @@ SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity 
     }
     std::string err1 = error;
     std::replace(err1.begin(), err1.end(), '\n', ' ');
-    line += std::string("},\"feasible\":") + (feasible ? "true" : "false") + ",\"error\":" + JsonWriter::Quote(err1) +
-            ",\"result\":" + result_json + "}\n";
+    // The kind as the CSV's error_kind column has it ("" on a feasible row).
+    const std::string& kind_text = fields[fields.size() - 2];
+    line += std::string("},\"feasible\":") + (feasible ? "true" : "false") + ",\"error_kind\":" + JsonWriter::Quote(kind_text) +
+            ",\"error\":" + JsonWriter::Quote(err1) + ",\"result\":" + result_json + "}\n";
     *json_line = std::move(line);
   }
   return outcome;
