@@ -426,8 +426,8 @@ void ParseAxisValues(const YAML::Node& n, const std::string& file, SweepAxis& ax
     FailAt(file, LineOf(n), axis.key,
            zipped ? "a zipped axis needs a list of values" : "expected a list of values or a range {from, to, step|factor}");
   }
-  // A zipped list may repeat a value: its points are the tuples (checked by
-  // CheckZipTuples). Numbers by value: 1e9, 1.0e9 and 1000000000 are one
+  // A zipped list may repeat a value: its points are the tuples (checked
+  // once the group is read, in Parse). Numbers by value: 1e9, 1.0e9 and 1000000000 are one
   // point written three ways (three rows of the same run); anything else by
   // its text.
   if (zipped) return;
