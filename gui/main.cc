@@ -101,6 +101,16 @@ int main(int argc, char** argv) {
   }
   if (parser.isSet(QStringLiteral("help"))) parser.showHelp(0);
   if (parser.isSet(QStringLiteral("version"))) parser.showVersion();
+  // The rendering options say how to write an image: without --screenshot
+  // they would open the window (a script waiting on it would never return).
+  if (!parser.isSet(shot)) {
+    for (const QCommandLineOption* o : {&size, &scale, &whole, &panel, &zoom, &grab}) {
+      if (parser.isSet(*o)) {
+        Print(stderr, QStringLiteral("trainsim-gui: --%1 goes with --screenshot FILE.png").arg(o->names().front()));
+        return 2;
+      }
+    }
+  }
 
   // A screenshot neither reads nor writes the user's settings (last fidelity,
   // recent files, geometry): a scripted render is the same on every machine
