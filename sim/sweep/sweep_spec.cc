@@ -397,8 +397,11 @@ void ParseRange(const YAML::Node& n, const std::string& file, const std::string&
 // A value's identity: numbers by value (1e9, 1.0e9 and 1000000000 are one
 // point written three ways), anything else by its text.
 std::string CanonicalValue(const std::string& v) {
-  if (const std::optional<double> x = AxisNumber(v)) return "#" + FormatNumber(*x, false);
-  return v;
+  const std::optional<double> x = AxisNumber(v);
+  if (!x) return v;
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "#%.17g", *x);  // round-trips: two numbers are one point only when equal
+  return buf;
 }
 
 // The axis whose values are maps that `key` is inside (parallelism for
@@ -431,17 +434,12 @@ void ParseAxisValues(const YAML::Node& n, const std::string& file, SweepAxis& ax
   // point written three ways (three rows of the same run); anything else by
   // its text.
   if (zipped) return;
-  std::set<std::string> seen;
-  std::map<double, std::string> numbers;
+  std::map<std::string, std::string> seen;  // CanonicalValue -> the value as first written
   for (const auto& v : axis.values) {
-    if (const std::optional<double> x = AxisNumber(v)) {
-      if (const auto [at, fresh] = numbers.emplace(*x, v); !fresh) {
-        FailAt(file, LineOf(n), axis.key,
-               at->second == v ? "lists the value '" + v + "' twice"
-                               : "lists the value '" + v + "' twice (as '" + at->second + "' and '" + v + "')");
-      }
-    } else if (!seen.insert(v).second) {
-      FailAt(file, LineOf(n), axis.key, "lists the value '" + v + "' twice");
+    if (const auto [at, fresh] = seen.emplace(CanonicalValue(v), v); !fresh) {
+      FailAt(file, LineOf(n), axis.key,
+             at->second == v ? "lists the value '" + v + "' twice"
+                             : "lists the value '" + v + "' twice (as '" + at->second + "' and '" + v + "')");
     }
   }
 }
@@ -677,6 +675,18 @@ SweepSpec Parse(const std::string& text, const std::string& file) {
     }
     stride *= dims[d].size;
   }
+  // The values of the axes a filter reads inside (parallelism for
+  // parallelism.tensor), parsed once, not once a point.
+  std::vector<std::vector<YAML::Node>> map_values(spec.axes.size());
+  for (const auto& f : spec.filters) {
+    std::vector<std::string> used;
+    CollectKeys(f->root(), used);
+    for (const auto& k : used) {
+      const int i = MapAxisHolding(spec.axes, k);
+      if (i < 0 || !map_values[size_t(i)].empty()) continue;
+      for (const auto& y : spec.axes[size_t(i)].yaml) map_values[size_t(i)].push_back(YAML::Load(y));
+    }
+  }
   for (size_t n = 0; n < size_t(total); ++n) {
     SweepPoint p;
     p.index = spec.points.size();
@@ -690,7 +700,7 @@ SweepSpec Parse(const std::string& text, const std::string& file) {
         // A key inside a map-valued axis: the point's map sets it (or leaves it to the scenario's default).
         if (const int i = MapAxisHolding(spec.axes, k); i >= 0) {
           const SweepAxis& a = spec.axes[size_t(i)];
-          const std::optional<std::string> v = DottedScalar(YAML::Load(a.yaml[spec.ValueIndex(p, size_t(i))]), k.substr(a.key.size() + 1));
+          const std::optional<std::string> v = DottedScalar(map_values[size_t(i)][spec.ValueIndex(p, size_t(i))], k.substr(a.key.size() + 1));
           if (!v) throw std::runtime_error("'" + k + "' is not set by the map-valued axis '" + a.key + "' at this point");
           return v;
         }
@@ -750,19 +760,18 @@ void CheckAxisValues(SweepSpec& spec) {
     // not being whole) shows there, and a scenario parse per value of a
     // 100,000-value range would take most of a minute.
     std::vector<size_t> check;
-    bool numeric = a.values.size() > 16;
-    for (size_t v = 0; v < a.values.size() && numeric; ++v) numeric = AxisNumber(a.values[v]).has_value();
-    if (numeric) {
-      size_t lo = 0, hi = 0;
-      std::optional<size_t> fraction;
-      for (size_t v = 0; v < a.values.size(); ++v) {
-        const double x = *AxisNumber(a.values[v]);
-        if (x < *AxisNumber(a.values[lo])) lo = v;
-        if (x > *AxisNumber(a.values[hi])) hi = v;
-        if (!fraction && x != std::floor(x)) fraction = v;
-      }
+    std::vector<double> numbers;
+    for (size_t v = 0; v < a.values.size() && a.values.size() > 16; ++v) {
+      const std::optional<double> x = AxisNumber(a.values[v]);
+      if (!x) break;
+      numbers.push_back(*x);
+    }
+    if (!numbers.empty() && numbers.size() == a.values.size()) {
+      const size_t lo = size_t(std::min_element(numbers.begin(), numbers.end()) - numbers.begin());
+      const size_t hi = size_t(std::max_element(numbers.begin(), numbers.end()) - numbers.begin());
       check = {lo, hi};
-      if (fraction) check.push_back(*fraction);
+      const auto fraction = std::find_if(numbers.begin(), numbers.end(), [](double x) { return x != std::floor(x); });
+      if (fraction != numbers.end()) check.push_back(size_t(fraction - numbers.begin()));
     } else {
       for (size_t v = 0; v < a.values.size(); ++v) check.push_back(v);
     }
