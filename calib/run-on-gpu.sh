@@ -83,8 +83,12 @@ if [ -z "${PLAN:-}" ] && [ -z "${TRAINSIM:-}" ]; then
   fi
 fi
 
+if [ -n "${PLAN:-}" ] && [ ! -r "$PLAN" ]; then
+  echo "run-on-gpu.sh: PLAN=$PLAN: cannot read the plan" >&2
+  exit 2
+fi
+
 if [ -n "${PLAN:-}" ] && [ -z "${TRAINSIM:-}" ]; then
-  [ -r "$PLAN" ] || { echo "run-on-gpu.sh: PLAN=$PLAN: cannot read the plan" >&2; exit 2; }
   step "measuring the plan $PLAN (GEMM sweep in tf32, bf16, and fp8/mxfp8/nvfp4 where supported, memory kernels, attention, layer steps${NCCL:+, NCCL})"
   "$PROG" --plan "$PLAN" --out "$OUT/raw-measurements.yaml" ${NCCL:+--nccl} ${SUSTAIN_S:+--sustain-s "$SUSTAIN_S"}
   step "measured: $OUT/raw-measurements.yaml; fit and validate it where trainsim is built:"
@@ -100,7 +104,6 @@ for s in ${SHAPES:-}; do SHAPE_ARGS+=(--shape "$s"); done
 if [ -n "${PLAN:-}" ]; then
   # A plan written elsewhere (`trainsim calibrate --write-plan`) is the one measured; SHAPES and
   # SCENARIO went into it there.
-  [ -r "$PLAN" ] || { echo "run-on-gpu.sh: PLAN=$PLAN: cannot read the plan" >&2; exit 2; }
   [ -z "${SHAPES:-}${SCENARIO:-}" ] || echo "run-on-gpu.sh: measuring PLAN=$PLAN; SHAPES and SCENARIO are for a plan written here, and are not used"
   MEASURE_PLAN=$PLAN
 else
