@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/io/model_loader.h"
+#include "sim/plan/plan_space.h"
 #include "sim/plan/planner.h"
 #include "sim/run/host_issue_share.h"
 #include "sim/validate/track_record.h"
@@ -44,14 +45,18 @@ HeatCell BestOfCell(const Scenario& base, int tp, int pp) {
     cell.micro_batch = best.config.micro_batch;
     cell.recompute = QString::fromStdString(ToString(best.config.recompute));
     cell.chosen = QString::fromStdString(Describe(best.config));
-    // The search also varies what the cell label does not name: say what it changed.
+    // The search also varies what the cell label does not name (the planner's
+    // dimensions beyond TP, PP, VP, the derived DP, micro batch and recompute):
+    // say what it changed from the scenario's own.
     const PlanConfig own = ConfigOf(base);
     QStringList also;
-    if (best.config.context != own.context) also << QStringLiteral("CP%1").arg(best.config.context);
-    if (best.config.sequence_parallel != own.sequence_parallel) also << (best.config.sequence_parallel ? QStringLiteral("SP") : QStringLiteral("no SP"));
-    if (best.config.data_sharding != own.data_sharding) also << QStringLiteral("shard=") + QString::fromStdString(ToString(best.config.data_sharding));
-    if (best.config.expert != own.expert) also << QStringLiteral("EP%1").arg(best.config.expert);
-    if (best.config.expert_tensor != own.expert_tensor) also << QStringLiteral("ETP%1").arg(best.config.expert_tensor);
+    for (const PlanDimension& d : PlanDimensions()) {
+      if (d.label == "TP" || d.label == "PP" || d.label == "VP" || d.label == "DP" || d.label == "mb" || d.label == "recompute") continue;
+      const int v = d.get(best.config);
+      if (v == d.get(own)) continue;
+      const std::string shown = d.kind == PlanValueKind::kCount ? d.label + std::to_string(v) : d.label + "=" + ShowValue(d, v);
+      also << QString::fromStdString(shown);
+    }
     cell.also_changed = also.join(QLatin1Char(' '));
     return cell;
   }
