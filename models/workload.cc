@@ -575,11 +575,11 @@ class LayerBuilder {
       Adapter(F, "qkv", ft.targets.qkv, true, h, qkv_n);
       // The queries' and the keys' norms are two modules, two kernels
       // (q_layernorm and k_layernorm, attention.py:1107-1111, core_v0.15).
-      if (md.qk_norm) {
+      if (md.qk_norm == QkNorm::kRms || (md.qk_norm == QkNorm::kL2 && kind.rotary)) {
         F.ops.push_back(Mem("qk norm", 2 * T * (heads + kv) * d * kAct));
         F.ops.back().kernels = 2;
       }
-      if (md.position == PositionKind::kRope) {
+      if (md.position == PositionKind::kRope && kind.rotary) {
         const double rotated = T * (heads + kv) * d;
         F.ops.push_back(Eager(Mem("rotary", 2 * rotated * kAct), c_.sc.framework.eager_rotary, rotated, 2 * rotated * kAct));
       }

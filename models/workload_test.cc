@@ -73,6 +73,37 @@ TEST(WorkloadTest, OutputNormsAddTwoNormPassesALayer) {
   EXPECT_DOUBLE_EQ(normed.model.TotalParameters(4096) - plain.model.TotalParameters(4096), 32.0 * 2 * 4096);
 }
 
+// Llama 4's global layers carry no position encoding (NoPE): no rotary pass
+// there, and its L2 query-key norm, which runs on the RoPE layers only, has
+// nothing to learn; an RMS query-key norm runs on every layer and counts weights.
+TEST(WorkloadTest, NopeLayersSkipRotaryAndTheL2QueryKeyNorm) {
+  Scenario s = Make("llama4-maverick", {"cluster.node=dgx-h100", "training.precision=bf16", "parallelism.tensor=8",
+                                        "parallelism.pipeline=1", "cluster.nodes=1", "training.global_batch=8"});
+  const auto ops_of_layer = [](const Scenario& sc, int layer) {
+    std::vector<std::string> n;
+    const Workload w = BuildWorkload(sc);
+    for (const Operator& o : w.layer(layer).forward.ops) n.push_back(o.name.str());
+    return n;
+  };
+  const auto has = [](const std::vector<std::string>& ops, const std::string& op) { return std::count(ops.begin(), ops.end(), op) > 0; };
+  ASSERT_FALSE(s.model.LayerAt(3).rotary);
+  ASSERT_TRUE(s.model.LayerAt(2).rotary);
+  for (QkNorm qk : {QkNorm::kNone, QkNorm::kL2, QkNorm::kRms}) {
+    s.model.qk_norm = qk;
+    const std::vector<std::string> rope = ops_of_layer(s, 2), nope = ops_of_layer(s, 3);
+    EXPECT_TRUE(has(rope, "rotary"));
+    EXPECT_FALSE(has(nope, "rotary"));
+    EXPECT_EQ(has(rope, "qk norm"), qk != QkNorm::kNone);
+    EXPECT_EQ(has(nope, "qk norm"), qk == QkNorm::kRms);
+  }
+  ModelSpec l2 = s.model, rms = s.model, none = s.model;
+  l2.qk_norm = QkNorm::kL2;
+  rms.qk_norm = QkNorm::kRms;
+  none.qk_norm = QkNorm::kNone;
+  EXPECT_DOUBLE_EQ(l2.TotalParameters(4096), none.TotalParameters(4096));
+  EXPECT_DOUBLE_EQ(rms.TotalParameters(4096) - none.TotalParameters(4096), 48.0 * 2 * 128);
+}
+
 // ALiBi's bias is added inside the attention kernel (MPT, BLOOM): no rotary
 // pass over the queries and keys, no position table beside the embeddings.
 TEST(WorkloadTest, AlibiHasNoPassOrTableOfItsOwn) {

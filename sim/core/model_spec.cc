@@ -35,6 +35,8 @@ LayerKind ModelSpec::LayerAt(int i) const {
   if (attention_chunk > 0 && !(nope_layer_interval > 0 && i % nope_layer_interval == nope_layer_interval - 1)) {
     k.attention_span = attention_chunk;
     k.chunked = true;
+  } else if (attention_chunk > 0) {
+    k.rotary = false;  // Llama 4's global layers: no position encoding at all
   }
   return k;
 }
@@ -53,7 +55,7 @@ double ModelSpec::AttentionParameters() const {
   double p = h * (q + 2 * kv) + q * h;
   if (qkv_bias) p += q + 2 * kv;
   if (proj_bias) p += h;
-  if (qk_norm) p += 2.0 * head_dim();
+  if (qk_norm == QkNorm::kRms) p += 2.0 * head_dim();
   if (attention_sinks) p += heads;
   return p;
 }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim/core/error.h"
@@ -65,8 +66,18 @@ struct LayerKind {
   bool moe = false;        // MoE MLP (else the dense ffn_hidden MLP)
   int attention_span = 0;  // keys a query sees at most (sliding window or chunk); 0: the whole causal prefix
   bool chunked = false;    // the span is a chunk (Llama 4: keys of the same chunk) rather than a sliding window
+  bool rotary = true;      // the model's RoPE rotates its queries and keys (false: Llama 4's global NoPE layers)
   bool operator==(const LayerKind&) const = default;
-  bool operator<(const LayerKind& o) const { return moe != o.moe ? moe < o.moe : attention_span != o.attention_span ? attention_span < o.attention_span : chunked < o.chunked; }
+  bool operator<(const LayerKind& o) const {
+    return std::tie(moe, attention_span, chunked, rotary) < std::tie(o.moe, o.attention_span, o.chunked, o.rotary);
+  }
+};
+
+// A norm on each query and key head before attention.
+enum class QkNorm {
+  kNone,
+  kRms,  // RMSNorm with a learned scale per head dimension (Qwen3, OLMo 2, Gemma 3, GLM-4.5)
+  kL2,   // Llama 4's: an L2 norm, nothing learned, on its RoPE layers only (transformers' Llama4TextL2Norm)
 };
 
 struct ModelSpec {
@@ -83,7 +94,7 @@ struct ModelSpec {
   NormKind norm = NormKind::kRmsNorm;
   PositionKind position = PositionKind::kRope;
   bool tied_embeddings = false;
-  bool qk_norm = false;  // RMSNorm on each query and key head (Qwen3, OLMo 2)
+  QkNorm qk_norm = QkNorm::kNone;
   // A norm on each block's output too, before its residual add (Gemma 2 and 3:
   // post_attention_layernorm and post_feedforward_layernorm): four a layer.
   bool output_norms = false;

@@ -16,6 +16,7 @@ std::string UnitName(const Workload& w, size_t kind) {
   std::string attention = k.attention_span == 0 ? "full attention"
                           : k.chunked           ? "chunked attention " + std::to_string(k.attention_span)
                                                 : "sliding window " + std::to_string(k.attention_span);
+  if (!k.rotary) attention += ", NoPE";
   return std::string("layer (") + (k.moe ? "MoE MLP" : "dense MLP") + ", " + attention + ") x " + std::to_string(layers);
 }
 

@@ -201,6 +201,7 @@ struct HfFamily {
   bool known = false;          // a decoder whose MLP trainsim knows to be gated (a row of Families())
   bool tied_default = false;   // tie_word_embeddings when absent (transformers' config class default)
   bool qk_norm = false;        // RMSNorm on each query and key head (Qwen3, Gemma 3)
+  QkNorm use_qk_norm = QkNorm::kRms;  // what use_qk_norm: true builds (GLM-4.5's RMSNorm, Llama 4's L2 norm)
   bool output_norms = false;   // Gemma 2 and 3: each block's output normed before its residual add
   bool qkv_bias = false;       // Qwen2: q/k/v projections biased whatever the file says (no key for it)
   // What attention_bias: true biases: q, k, v and the output projection (Llama, GPT-OSS), or q, k
@@ -254,7 +255,11 @@ const std::vector<std::string>& ArchitectureKeys() {
       "moe_intermediate_size", "intermediate_size_mlp", "n_shared_experts", "shared_expert_intermediate_size",
       "first_k_dense_replace", "moe_layer_freq", "decoder_sparse_step", "mlp_only_layers", "interleave_moe_layer_step",
       "moe_layers", "attention_chunk_size", "no_rope_layers", "no_rope_layer_interval", "use_qk_norm", "swiglu_limit",
-      "num_nextn_predict_layers", "sliding_window_pattern"};
+      "num_nextn_predict_layers", "sliding_window_pattern", "_sliding_window_pattern",
+      // Linear-layer biases: transformers' Llama reads attention_bias and mlp_bias, Qwen3 and Gemma
+      // attention_bias alone, Qwen2-MoE qkv_bias, while Mistral's, Mixtral's, Phi-3's and Qwen2's
+      // biases are fixed in their modeling code whatever the file says.
+      "attention_bias", "qkv_bias", "mlp_bias"};
   return keys;
 }
 
@@ -262,7 +267,7 @@ const std::vector<std::string>& ArchitectureKeys() {
 const std::map<std::string, HfFamily>& Families() {
   // The keys of ArchitectureKeys() each reads (transformers' configuration_*.py and modeling_*.py).
   static const std::vector<std::string> deepseek = {"n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
-                                             "n_shared_experts", "first_k_dense_replace", "moe_layer_freq"};
+                                             "n_shared_experts", "first_k_dense_replace", "moe_layer_freq", "attention_bias"};
   static const std::vector<std::string> deepseek_mtp = [] {
     std::vector<std::string> k = deepseek;
     k.push_back("num_nextn_predict_layers");
@@ -274,10 +279,17 @@ const std::map<std::string, HfFamily>& Families() {
   static const std::vector<std::string> qwen2_moe = [] {
     std::vector<std::string> k = qwen_moe;
     k.push_back("shared_expert_intermediate_size");
+    k.push_back("qkv_bias");  // Qwen2MoeConfig's, default true (q, k and v biased; o never)
     return k;
   }();
+  static const std::vector<std::string> qwen3_moe = [] {
+    std::vector<std::string> k = qwen_moe;
+    k.push_back("attention_bias");
+    return k;
+  }();
+  static const std::vector<std::string> attention_bias = {"attention_bias"};
   static const std::map<std::string, HfFamily> families = {
-      {"llama", {}},
+      {"llama", {.reads = {"attention_bias", "mlp_bias"}}},
       // Phi-3 and Phi-4 (Phi3ForCausalLM): Llama's matrices, with q/k/v and gate/up each stored as one.
       {"phi3", {.windowed = true}},
       {"mistral", {.windowed = true, .required = {"num_key_value_heads", "sliding_window"}}},
@@ -286,8 +298,9 @@ const std::map<std::string, HfFamily>& Families() {
       {"qwen2", {.qkv_bias = true, .windowed = true, .window_switch = true, .required = {"num_key_value_heads"}}},
       {"qwen2_moe", {.qkv_bias = true, .windowed = true, .window_switch = true, .experts_key = "num_experts", .reads = qwen2_moe,
                      .required = {"num_key_value_heads", "moe_intermediate_size", "shared_expert_intermediate_size"}}},
-      {"qwen3", {.qk_norm = true, .head_dim_default = 128, .windowed = true, .window_switch = true, .required = {"num_key_value_heads"}}},
-      {"qwen3_moe", {.qk_norm = true, .windowed = true, .window_switch = true, .experts_key = "num_experts", .reads = qwen_moe,
+      {"qwen3", {.qk_norm = true, .head_dim_default = 128, .windowed = true, .window_switch = true, .reads = attention_bias,
+                 .required = {"num_key_value_heads"}}},
+      {"qwen3_moe", {.qk_norm = true, .windowed = true, .window_switch = true, .experts_key = "num_experts", .reads = qwen3_moe,
                      .required = {"num_key_value_heads", "head_dim", "moe_intermediate_size"}}},
       {"deepseek_v2", {.mla = true, .experts_key = "n_routed_experts", .reads = deepseek, .required = deepseek_required}},
       {"deepseek_v3", {.mla = true, .experts_key = "n_routed_experts", .reads = deepseek_mtp, .required = deepseek_required}},
@@ -296,26 +309,27 @@ const std::map<std::string, HfFamily>& Families() {
       // GLM-4.5, -4.6, -4.7 and -4.5-Air (Glm4MoeForCausalLM).
       {"glm4_moe", {.attention_bias_on_output = false, .experts_key = "n_routed_experts", .reads = {"n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
                                                                  "n_shared_experts", "first_k_dense_replace",
-                                                                 "num_nextn_predict_layers", "use_qk_norm"},
+                                                                 "num_nextn_predict_layers", "use_qk_norm", "attention_bias"},
                     .required = {"num_key_value_heads", "head_dim", "moe_intermediate_size", "n_shared_experts", "first_k_dense_replace"}}},
       // GPT-OSS: layer_types, when absent, alternates from a windowed layer 0 (configuration_gpt_oss.py).
       {"gpt_oss", {.attention_sinks = true, .expert_bias = true, .alternating_window = true, .windowed = true,
                    .experts_key = "num_local_experts",
-                   .reads = {"num_local_experts", "num_experts_per_tok", "experts_per_token", "swiglu_limit"},
+                   .reads = {"num_local_experts", "num_experts_per_tok", "experts_per_token", "swiglu_limit", "attention_bias"},
                    .required = {"num_key_value_heads", "head_dim", "sliding_window", "attention_bias"}}},
-      {"llama4_text", {.shared_expert = true, .experts_key = "num_local_experts",
+      {"llama4_text", {.use_qk_norm = QkNorm::kL2, .shared_expert = true, .experts_key = "num_local_experts",
                        .reads = {"num_local_experts", "num_experts_per_tok", "intermediate_size_mlp", "interleave_moe_layer_step",
-                                 "moe_layers", "attention_chunk_size", "no_rope_layers", "no_rope_layer_interval", "use_qk_norm"},
+                                 "moe_layers", "attention_chunk_size", "no_rope_layers", "no_rope_layer_interval", "use_qk_norm",
+                                 "attention_bias"},
                        .required = {"num_key_value_heads", "head_dim", "intermediate_size_mlp", "attention_chunk_size", "use_qk_norm"}}},
       // Gemma: hidden_activation, a GeGLU MLP, tied embeddings.
-      {"gemma", {.tied_default = true, .head_dim_default = 256, .heads_default = 16, .kv_heads_default = 16}},
+      {"gemma", {.tied_default = true, .head_dim_default = 256, .heads_default = 16, .kv_heads_default = 16, .reads = attention_bias}},
       {"gemma2", {.tied_default = true, .output_norms = true, .alternating_window = true, .head_dim_default = 256, .heads_default = 8,
-                  .kv_heads_default = 4, .windowed = true, .required = {"sliding_window"}}},
+                  .kv_heads_default = 4, .windowed = true, .reads = attention_bias, .required = {"sliding_window"}}},
       // Gemma 3's text config class defaults sliding_window_pattern to 6 and vocab_size to 262208;
       // the published multimodal configs (4B, 12B, 27B) write neither in text_config.
       {"gemma3_text", {.tied_default = true, .qk_norm = true, .output_norms = true, .window_pattern = 6, .vocab_default = 262208,
                        .head_dim_default = 256, .heads_default = 8, .kv_heads_default = 4, .windowed = true,
-                       .reads = {"sliding_window_pattern"}, .required = {"sliding_window"}}},
+                       .reads = {"sliding_window_pattern", "_sliding_window_pattern", "attention_bias"}, .required = {"sliding_window"}}},
   };
   return families;
 }
@@ -369,6 +383,15 @@ int IntElement(YamlMap& m, const std::string& key, const YAML::Node& e) {
 void ReadWindowPattern(YamlMap& m, ModelSpec& s, const HfFamily& family) {
   std::vector<bool> windowed(s.layers, true);  // Mistral: every layer
   std::string pattern_key = "sliding_window";
+  // Gemma 3's period of windowed and global layers: sliding_window_pattern, or
+  // _sliding_window_pattern as newer transformers save it beside layer_types.
+  std::string pattern;
+  for (const char* key : {"sliding_window_pattern", "_sliding_window_pattern"}) {
+    if (!m.Raw(key).IsDefined()) continue;
+    if (m.Raw(key).IsNull()) m.Fail(key, "null: the period of windowed and global layers is needed (Gemma 3's is 6)");
+    if (!pattern.empty()) m.Fail(key, "written beside " + pattern + ": the pattern must be said once");
+    pattern = key;
+  }
   if (m.Has("layer_types")) {
     pattern_key = "layer_types";
     const auto types = ListOf(m, "layer_types");
@@ -382,10 +405,16 @@ void ReadWindowPattern(YamlMap& m, ModelSpec& s, const HfFamily& family) {
       }
       windowed[i] = t == "sliding_attention";
     }
-  } else if (m.Has("sliding_window_pattern")) {
+    if (!pattern.empty()) {
+      const int p = m.PositiveInt(pattern);
+      for (int i = 0; i < s.layers; ++i) {
+        if (windowed[i] != ((i + 1) % p != 0)) m.Fail(pattern, "disagrees with layer_types at layer " + std::to_string(i));
+      }
+    }
+  } else if (!pattern.empty()) {
     // Gemma 3: layer i is global when (i + 1) % pattern == 0, the others windowed.
-    pattern_key = "sliding_window_pattern";
-    const int p = m.PositiveInt("sliding_window_pattern");
+    pattern_key = pattern;
+    const int p = m.PositiveInt(pattern);
     for (int i = 0; i < s.layers; ++i) windowed[i] = (i + 1) % p != 0;
   } else if (family.alternating_window) {
     // Gemma 2 and GPT-OSS (their config classes' default layer_types): even layers windowed, odd global.
@@ -570,6 +599,7 @@ bool SaysWhatFamilyBuilds(const std::string& key, const YAML::Node& v, const HfF
   if (!v.IsScalar() || v.Tag() == "!") return false;
   const std::string& x = v.Scalar();
   if (key == "use_qk_norm") return x == (family.qk_norm ? "true" : "false");
+  if (key == "qkv_bias") return x == (family.qkv_bias ? "true" : "false");
   return x == "0" || x == "0.0" || x == "false";
 }
 
@@ -622,21 +652,26 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
   s.norm = family.known || m.Has("rms_norm_eps") ? NormKind::kRmsNorm : NormKind::kLayerNorm;
   m.Allow("rms_norm_eps");
   s.position = PositionKind::kRope;
-  s.qk_norm = family.qk_norm;
+  s.qk_norm = family.qk_norm ? QkNorm::kRms : QkNorm::kNone;
   s.output_norms = family.output_norms;
   // Linear-layer biases: a vector per matrix, counted, and added in the GEMMs' epilogues (except
   // fc2's of biased experts, a pass of its own in Megatron-Core: model.moe.expert_bias, which
-  // model_type gpt_oss implies). Qwen3-Coder's qkv_bias and Llama's mlp_bias say theirs.
+  // model_type gpt_oss implies). A bias key the family does not read got past the check above
+  // only saying what the family builds anyway.
+  const auto reads = [&](const char* key) {
+    return family.known && std::find(family.reads.begin(), family.reads.end(), key) != family.reads.end() && m.Has(key);
+  };
   s.qkv_bias = family.qkv_bias;
-  if (m.Has("attention_bias") && m.Bool("attention_bias")) {
+  if (reads("attention_bias") && m.Bool("attention_bias")) {
+    // DeepSeek's attention_bias biases q_a, kv_a and o, not projections trainsim's MLA counts.
+    if (family.mla) m.Fail("attention_bias", "biased MLA projections (q_a_proj, kv_a_proj_with_mqa, o_proj) are not modelled");
     s.qkv_bias = true;
     s.proj_bias = family.attention_bias_on_output;
   }
-  if (m.Has("qkv_bias")) s.qkv_bias = m.Bool("qkv_bias") || family.qkv_bias;
-  if (m.Has("mlp_bias")) s.mlp_bias = m.Bool("mlp_bias");
-  // Llama 4: an L2 norm (no weights) on queries and keys of its RoPE layers; counted as
-  // qk_norm's 2 x head_dim weights, a negligible difference.
-  if (m.Has("use_qk_norm")) s.qk_norm = m.Bool("use_qk_norm");
+  if (reads("qkv_bias")) s.qkv_bias = m.Bool("qkv_bias");
+  if (reads("mlp_bias")) s.mlp_bias = m.Bool("mlp_bias");
+  // GLM-4.5's use_qk_norm is an RMSNorm; Llama 4's an L2 norm (no weights) on its RoPE layers.
+  if (m.Has("use_qk_norm")) s.qk_norm = m.Bool("use_qk_norm") ? family.use_qk_norm : QkNorm::kNone;
   s.attention_sinks = family.attention_sinks;
   // GPT-OSS clamps its gated activation's inputs; a file without the key says no clamp.
   s.activation_clamp = m.Has("swiglu_limit") ? m.NonNegativeDouble("swiglu_limit") : 0.0;
@@ -695,9 +730,13 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
   // Read with the generic defaults above, a key the family defaults otherwise is an error (after
   // the errors of the keys the file has, which its writer would meet next).
   for (const std::string& key : family.required) {
-    if (!m.Raw(key).IsDefined()) {
-      m.Fail(key, "missing: model_type '" + model_type + "' builds it with a default of its own in transformers (its "
-                  "config class), which trainsim does not assume; write the key as the model has it");
+    // Mistral's null window is no window (MistralConfig's own default is 4,096 tokens).
+    const YAML::Node v = m.Raw(key);
+    const bool null_says_none = key == "sliding_window" && !family.alternating_window && family.window_pattern == 0;
+    if (!v.IsDefined() || (v.IsNull() && !null_says_none)) {
+      m.Fail(key, std::string(v.IsDefined() ? "null" : "missing") + ": model_type '" + model_type +
+                      "' builds it with a default of its own in transformers (its config class), which trainsim does "
+                      "not assume; write the key as the model has it");
     }
   }
   CheckShape(m, s, {"num_attention_heads", "num_key_value_heads"});
@@ -815,7 +854,10 @@ ModelSpec ParseModelKeys(YamlMap& m, const std::string& default_name) {
   s.tied_embeddings = m.Bool("tied_embeddings", false);
   // Absent means hidden / heads; a written 0 is a mistake, not that default.
   s.head_dim_override = m.Has("head_dim") ? AtMost(m, "head_dim", m.PositiveInt("head_dim"), kMaxHeadDim) : 0;
-  s.qk_norm = m.Bool("qk_norm", false);
+  {
+    const std::string qk = m.Choice("qk_norm", {"false", "true", "l2"}, "false");
+    s.qk_norm = qk == "true" ? QkNorm::kRms : qk == "l2" ? QkNorm::kL2 : QkNorm::kNone;
+  }
   s.output_norms = m.Bool("output_norms", false);
   const bool gpt_style = s.norm == NormKind::kLayerNorm;  // GPT-style layers carry biases; Llama-style do not
   s.qkv_bias = m.Bool("qkv_bias", gpt_style);

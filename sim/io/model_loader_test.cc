@@ -194,14 +194,14 @@ TEST(ModelSpecTest, HuggingFaceArchitectureKeysAreRead) {
   EXPECT_EQ(LoadOk(HfConfig("deepseek-v2-lite")).mla.q_lora_rank, 0);
 
   const ModelSpec qwen = LoadOk(HfConfig("qwen3-30b-a3b"));
-  EXPECT_TRUE(qwen.qk_norm);  // implied by model_type qwen3_moe
+  EXPECT_EQ(qwen.qk_norm, QkNorm::kRms);  // implied by model_type qwen3_moe
   EXPECT_EQ(qwen.head_dim(), 128);
   EXPECT_EQ(qwen.sliding_window, 0);  // use_sliding_window false
   EXPECT_EQ(qwen.MoeLayers(), 48);
   const ModelSpec qwen2 = LoadOk(HfConfig("qwen2-57b-a14b"));
   EXPECT_EQ(qwen2.moe.shared_experts, 8);  // 20480 = 8 x 2560
   EXPECT_EQ(qwen2.sliding_window, 0);  // 131072 written, use_sliding_window false
-  EXPECT_FALSE(qwen2.qk_norm);
+  EXPECT_EQ(qwen2.qk_norm, QkNorm::kNone);
 
   const ModelSpec oss = LoadOk(HfConfig("gpt-oss-120b"));
   EXPECT_EQ(oss.head_dim(), 64);
@@ -236,13 +236,13 @@ TEST(ModelSpecTest, HuggingFaceArchitectureKeysAreRead) {
   EXPECT_EQ(l4.nope_layer_interval, 4);
   EXPECT_TRUE(l4.LayerAt(0).chunked);
   EXPECT_EQ(l4.LayerAt(3).attention_span, 0);  // every 4th layer global
-  EXPECT_FALSE(l4.qk_norm);
+  EXPECT_EQ(l4.qk_norm, QkNorm::kNone);
 
   // Llama 4 Scout, in the newer form (moe_layers, no_rope_layers listed; use_qk_norm): MoE on every layer.
   const ModelSpec scout = LoadOk(HfConfig("llama4-scout"));
   EXPECT_EQ(scout.MoeLayers(), 48);
   EXPECT_EQ(scout.nope_layer_interval, 4);
-  EXPECT_TRUE(scout.qk_norm);
+  EXPECT_EQ(scout.qk_norm, QkNorm::kL2);
   EXPECT_FALSE(scout.tied_embeddings);  // the wrapper's tie_word_embeddings
   // Meta's model card: 109B total, 17B active. The 109B counts the vision encoder: 0.872B by the module
   // table printed beside this config (34 layers of 23.8M, adapter, projector, patch and position embeddings).
@@ -271,18 +271,18 @@ TEST(ModelSpecTest, HuggingFaceArchitectureKeysAreRead) {
   EXPECT_EQ(gemma3.LayerAt(5).attention_span, 0);
   EXPECT_EQ(gemma3.LayerAt(23).attention_span, 0);
   EXPECT_EQ(gemma3.LayerAt(25).attention_span, 512);
-  EXPECT_TRUE(gemma3.qk_norm);
+  EXPECT_EQ(gemma3.qk_norm, QkNorm::kRms);
   EXPECT_EQ(gemma3.head_dim(), 256);
 
   // GLM-4.5/4.7 (glm4_moe): qk_norm by use_qk_norm, head_dim 128 (its 96 heads x 128 are not the hidden
   // 5120), the MTP module by num_nextn_predict_layers, RMSNorm.
   const ModelSpec glm = LoadOk(HfConfig("glm-4.7"));
-  EXPECT_TRUE(glm.qk_norm);
+  EXPECT_EQ(glm.qk_norm, QkNorm::kRms);
   EXPECT_EQ(glm.head_dim(), 128);
   EXPECT_EQ(glm.mtp_layers, 1);
   EXPECT_EQ(glm.moe.first_k_dense, 3);
   EXPECT_EQ(glm.norm, NormKind::kRmsNorm);
-  EXPECT_FALSE(LoadOk(HfConfig("glm-4.5-air")).qk_norm);
+  EXPECT_EQ(LoadOk(HfConfig("glm-4.5-air")).qk_norm, QkNorm::kNone);
   // Kimi K2 (kimi_k2) is DeepSeek-V3's MLA; its copy writes no rms_norm_eps, which a known family does
   // not need, and no num_nextn_predict_layers: no MTP module.
   const ModelSpec kimi = LoadOk(HfConfig("kimi-k2"));
@@ -441,7 +441,7 @@ TEST(ModelSpecTest, AnotherFamilysKeySayingWhatTheFamilyBuildsIsRead) {
       "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768)";
   auto write = [](const std::string& body) { return WriteConfigJson("{" + body + "}"); };
   const ModelSpec coder = LoadOk(write(qwen + R"(, "use_qk_norm": true, "shared_expert_intermediate_size": 0, "qkv_bias": false)"));
-  EXPECT_TRUE(coder.qk_norm);
+  EXPECT_EQ(coder.qk_norm, QkNorm::kRms);
   EXPECT_EQ(coder.moe.shared_experts, 0);
   EXPECT_DOUBLE_EQ(coder.TotalParameters(4096), LoadOk(write(qwen)).TotalParameters(4096));
   for (const std::string extra : {R"("use_qk_norm": false)", R"("shared_expert_intermediate_size": 768)"}) {
@@ -449,6 +449,81 @@ TEST(ModelSpecTest, AnotherFamilysKeySayingWhatTheFamilyBuildsIsRead) {
     ASSERT_FALSE(m.ok()) << extra;
     EXPECT_NE(m.error().ToString().find("model_type 'qwen3_moe' does not read this key"), std::string::npos) << m.error().ToString();
   }
+}
+
+// Bias keys are read by the families whose transformers code reads them
+// (Llama: attention_bias and mlp_bias; Qwen3, Gemma, GPT-OSS, GLM-4.5,
+// Llama 4: attention_bias; Qwen2-MoE: qkv_bias); elsewhere the biases are
+// fixed in the modeling code, and a key saying otherwise is exit 2.
+TEST(ModelSpecTest, BiasKeysAreReadWhereTheFamilyReadsThem) {
+  auto write = [](const std::string& body) { return WriteConfigJson("{" + body + "}"); };
+  const auto dense = [](const std::string& type) {
+    return R"("model_type": ")" + type + R"(", "hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 4,
+      "num_attention_heads": 8, "num_key_value_heads": 8, "vocab_size": 32000, "sliding_window": null)";
+  };
+  const double plain = LoadOk(write(dense("llama"))).TotalParameters(4096);
+  const ModelSpec llama = LoadOk(write(dense("llama") + R"(, "attention_bias": true, "mlp_bias": true)"));
+  EXPECT_TRUE(llama.qkv_bias && llama.proj_bias && llama.mlp_bias);
+  EXPECT_DOUBLE_EQ(llama.TotalParameters(4096) - plain, 4.0 * (3 * 1024 + 1024 + 2 * 4096 + 1024));
+  const ModelSpec qwen3 = LoadOk(write(dense("qwen3") + R"(, "attention_bias": true)"));
+  EXPECT_TRUE(qwen3.qkv_bias && qwen3.proj_bias);
+  // Fixed in the modeling code: Qwen2's q/k/v biases, none in Phi-3's or Mistral's attention, no MLP bias but Llama's.
+  for (const auto& [type, extra] : std::vector<std::pair<std::string, std::string>>{
+           {"qwen2", R"("attention_bias": true)"}, {"qwen2", R"("qkv_bias": false)"}, {"phi3", R"("attention_bias": true)"},
+           {"mistral", R"("attention_bias": true)"}, {"qwen3", R"("mlp_bias": true)"}, {"llama", R"("qkv_bias": true)"}}) {
+    auto m = LoadModelFile(write(dense(type) + ", " + extra));
+    ASSERT_FALSE(m.ok()) << type << " " << extra;
+    EXPECT_NE(m.error().ToString().find("does not read this key"), std::string::npos) << m.error().ToString();
+  }
+  EXPECT_TRUE(LoadOk(write(dense("qwen2") + R"(, "attention_bias": false, "qkv_bias": true)")).qkv_bias);
+  EXPECT_FALSE(LoadOk(write(dense("qwen2"))).proj_bias);
+  // Qwen2-MoE's qkv_bias: false drops the q/k/v biases.
+  const std::string qwen2_moe = dense("qwen2_moe") + R"(, "num_experts": 8, "num_experts_per_tok": 2,
+      "moe_intermediate_size": 512, "shared_expert_intermediate_size": 1024)";
+  EXPECT_TRUE(LoadOk(write(qwen2_moe)).qkv_bias);
+  EXPECT_FALSE(LoadOk(write(qwen2_moe + R"(, "qkv_bias": false)")).qkv_bias);
+  // DeepSeek's attention_bias biases MLA's q_a, kv_a and o projections: not modelled, so exit 2 rather than dropped.
+  std::ifstream in(HfConfig("deepseek-v3"));
+  std::string deepseek((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = deepseek.find(R"("attention_bias": false)");
+  ASSERT_NE(at, std::string::npos);
+  deepseek.replace(at, 23, R"("attention_bias": true )");
+  auto biased = LoadModelFile(WriteConfigJson(deepseek));
+  ASSERT_FALSE(biased.ok());
+  EXPECT_NE(biased.error().ToString().find("attention_bias: biased MLA projections"), std::string::npos) << biased.error().ToString();
+}
+
+// A null is not the value a family's config class would fill in: a required
+// key written null is exit 2 (transformers' getattr finds None), but for
+// Mistral's window, whose null is no window.
+TEST(ModelSpecTest, NullRequiredKeysAreErrorsButAMistralWindow) {
+  auto write = [](const std::string& body) { return WriteConfigJson("{" + body + "}"); };
+  const std::string qwen = R"("model_type": "qwen3_moe", "hidden_size": 2048, "intermediate_size": 6144,
+      "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 4, "vocab_size": 151936,
+      "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768)";
+  auto m = LoadModelFile(write(qwen + R"(, "head_dim": null)"));
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().ToString().find("head_dim: null"), std::string::npos) << m.error().ToString();
+  const ModelSpec mistral = LoadOk(write(R"("model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32768, "sliding_window": null)"));
+  EXPECT_EQ(mistral.sliding_window, 0);
+  // Gemma 3: a null window or a null period is no Gemma 3 transformers builds.
+  const std::string gemma3 = R"("model_type": "gemma3_text", "hidden_size": 2560, "intermediate_size": 10240, "num_hidden_layers": 12)";
+  for (const std::string extra : {R"("sliding_window": null, "sliding_window_pattern": 6)", R"("sliding_window": 1024, "sliding_window_pattern": null)"}) {
+    auto g = LoadModelFile(write(gemma3 + ", " + extra));
+    ASSERT_FALSE(g.ok()) << extra;
+    EXPECT_NE(g.error().ToString().find(": null"), std::string::npos) << g.error().ToString();
+    EXPECT_EQ(g.error().ToString().find("did you mean"), std::string::npos) << g.error().ToString();
+  }
+  // Newer saves write the period as _sliding_window_pattern beside layer_types: read, and checked against them.
+  std::string types;
+  for (int i = 0; i < 12; ++i) types += std::string(i ? ", " : "") + ((i + 1) % 6 ? "\"sliding_attention\"" : "\"full_attention\"");
+  const ModelSpec newer = LoadOk(write(gemma3 + R"(, "sliding_window": 1024, "_sliding_window_pattern": 6, "layer_types": [)" + types + "]"));
+  EXPECT_EQ(newer.global_attention_every, 6);
+  auto disagree = LoadModelFile(write(gemma3 + R"(, "sliding_window": 1024, "_sliding_window_pattern": 4, "layer_types": [)" + types + "]"));
+  ASSERT_FALSE(disagree.ok());
+  EXPECT_NE(disagree.error().ToString().find("_sliding_window_pattern: disagrees with layer_types"), std::string::npos)
+      << disagree.error().ToString();
 }
 
 // What a config class defaults, a file may leave out: Gemma 3's text_config
@@ -697,7 +772,7 @@ TEST(ModelSpecTest, ArchitecturesAndImpliedTextModel) {
   const ModelSpec gemma = LoadOk(WriteConfigJson(R"({"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"],
       "text_config": {"hidden_size": 2560, "intermediate_size": 10240, "num_hidden_layers": 34,
       "sliding_window": 1024}})"));
-  EXPECT_TRUE(gemma.qk_norm);
+  EXPECT_EQ(gemma.qk_norm, QkNorm::kRms);
   EXPECT_EQ(gemma.vocab, 262208);
   // Python's json writes Infinity and NaN; the error names the literal.
   auto inf = LoadModelFile(WriteConfigJson("{" + llama + ",\n\"time_step_limit\": [0.0, Infinity]}"));
