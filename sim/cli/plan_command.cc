@@ -12,6 +12,7 @@
 #include "sim/cli/args.h"
 #include "sim/core/split.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/layout_stand_in.h"
 #include "sim/cli/progress.h"
 #include "sim/plan/planner.h"
 #include "sim/core/scenario.h"
@@ -24,98 +25,6 @@
 namespace trainsim::cli {
 
 namespace {
-
-// An error in the scenario's own layout (parallelism, or the batch it must
-// divide): what `plan` searches, so not a reason to refuse to search.
-bool IsLayoutError(const InputError& e) {
-  return e.kind == ErrorKind::kBadInput &&
-         (e.key.rfind("parallelism.", 0) == 0 || e.key == "training.global_batch" || e.key == "training.micro_batch");
-}
-
-// The scenario with a stand-in layout that loads on its cluster (data
-// parallel over all it can, tensor and pipeline the fewest that let data
-// divide the batch), for a scenario whose own layout does not: the planner
-// replaces the layout anyway. Also the layout as the file and --set give it,
-// for the report. nullopt when no stand-in loads (then the model, cluster or
-// batch is the error, not the layout).
-std::optional<std::pair<Scenario, PlanConfig>> WithStandInLayout(const std::string& file, const std::vector<std::string>& sets) {
-  PlanConfig own;
-  try {
-    YAML::Node root = LoadYamlFile(file);
-    ApplyOverrides(root, sets);
-    const YAML::Node p = root["parallelism"], t = root["training"];
-    const auto value = [](const YAML::Node& m, const char* key, int fallback) {
-      try {
-        return m.IsMap() && m[key].IsScalar() ? m[key].as<int>() : fallback;
-      } catch (const YAML::Exception&) {
-        return fallback;
-      }
-    };
-    own.tensor = value(p, "tensor", 1);
-    own.pipeline = value(p, "pipeline", 1);
-    own.virtual_stages = value(p, "virtual_stages", 1);
-    own.context = value(p, "context", 1);
-    own.expert = value(p, "expert", 1);
-    own.expert_tensor = value(p, "expert_tensor", 1);
-    own.micro_batch = value(t, "micro_batch", 1);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  for (int pipeline = 1; pipeline <= 64; ++pipeline) {
-    for (int tensor : {1, 2, 4, 8}) {
-      std::vector<std::string> stand_in = sets;
-      for (const std::string& kv : {"parallelism.tensor=" + std::to_string(tensor), "parallelism.pipeline=" + std::to_string(pipeline),
-                                    std::string("parallelism.context=1"), std::string("parallelism.virtual_stages=1"),
-                                    std::string("parallelism.data=auto"), std::string("parallelism.expert=1"),
-                                    std::string("parallelism.expert_tensor=1"), std::string("parallelism.pipeline_layout=null"),
-                                    std::string("parallelism.first_stage_layers=null"), std::string("parallelism.last_stage_layers=null"),
-                                    std::string("parallelism.sharding_group=null"), std::string("training.micro_batch=1")}) {
-        stand_in.push_back(kv);
-      }
-      if (Expected<Scenario> s = LoadScenario(file, stand_in); s.ok()) return std::pair{std::move(*s), own};
-    }
-  }
-  return std::nullopt;
-}
-
-// Why no layout can run when even a stand-in cannot divide the batch: the
-// cluster's GPUs are too many for the global batch (131,072 GPUs, batch 128).
-// The input is valid and asks for something impossible: exit 1 with the
-// reason, as `size` words it. Empty when the scenario loads with the stand-in
-// at a batch its GPUs divide (data parallel over all of them, micro batch 1):
-// then only the layout is wrong; else something else (model, cluster) is, and
-// its error stands.
-std::string NoLayoutReason(const std::string& file, const std::vector<std::string>& sets) {
-  int nodes = 0;
-  NodeProfile node;
-  long global_batch = 0;
-  try {
-    YAML::Node root = LoadYamlFile(file);
-    ApplyOverrides(root, sets);
-    const YAML::Node cluster = root["cluster"];
-    nodes = cluster["nodes"].as<int>();
-    node = LoadNodeProfile(cluster["node"], file, "cluster.node");
-    global_batch = root["training"]["global_batch"].as<long>();
-  } catch (const std::exception&) {
-    return "";
-  }
-  const long gpus = long(nodes) * node.gpus_per_node;
-  if (nodes <= 0 || gpus <= 0 || gpus > std::numeric_limits<int>::max()) return "";
-  std::vector<std::string> stand_in = sets;
-  for (const std::string& kv : {std::string("parallelism.tensor=1"), std::string("parallelism.pipeline=1"),
-                                std::string("parallelism.context=1"), std::string("parallelism.virtual_stages=1"),
-                                std::string("parallelism.data=auto"), std::string("parallelism.expert=1"),
-                                std::string("parallelism.expert_tensor=1"), std::string("parallelism.pipeline_layout=null"),
-                                std::string("parallelism.first_stage_layers=null"), std::string("parallelism.last_stage_layers=null"),
-                                std::string("parallelism.sharding_group=null"), std::string("training.micro_batch=1"),
-                                "training.global_batch=" + std::to_string(gpus)}) {
-    stand_in.push_back(kv);
-  }
-  const Expected<Scenario> s = LoadScenario(file, stand_in);
-  if (!s.ok()) return "";
-  return "no TP x PP x CP x DP of the " + std::to_string(s->gpus()) + " GPUs divides both the global batch " +
-         std::to_string(global_batch) + " and the " + std::to_string(s->model.layers) + " layers";
-}
 
 const char* kPlanHelp =
     "usage: trainsim plan SCENARIO.yaml [options]\n"
@@ -208,20 +117,16 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
   }
   for (int d : dispatchers) opt.moe_dispatchers.push_back(MoeDispatcher(d));
   for (int o : overlaps) opt.moe_a2a_overlaps.push_back(o == 1);
-  Expected<Scenario> s = LoadScenario(a.positional[0], a.All("--set"));
   // A layout that does not fit the cluster (--set cluster.nodes=3 on an
   // 8-node scenario) is searched from a stand-in; the report says why the
   // scenario's own settings cannot run there.
-  std::optional<PlanRejection> own_layout_rejection;
-  if (!s && IsLayoutError(s.error())) {
-    if (auto stand_in = WithStandInLayout(a.positional[0], a.All("--set"))) {
-      own_layout_rejection = PlanRejection{stand_in->second, "divisibility", s.error().ToString()};
-      s = std::move(stand_in->first);
-    } else if (const std::string why = NoLayoutReason(a.positional[0], a.All("--set")); !why.empty()) {
-      err << a.positional[0] << ": cannot run: " << why << " (" << s.error().ToString() << ")\n";
-      return kExitSimulationFailed;
-    }
+  LayoutSearchInput in = LoadForLayoutSearch(a.positional[0], a.All("--set"));
+  if (!in.no_layout_reason.empty()) {
+    err << a.positional[0] << ": cannot run: " << in.no_layout_reason << "\n";
+    return kExitSimulationFailed;
   }
+  Expected<Scenario>& s = in.scenario;
+  const std::optional<PlanRejection>& own_layout_rejection = in.own_layout_rejection;
   if (!s) {
     err << s.error().ToString() << "\n";
     return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "sim/cli/args.h"
+#include "sim/cli/layout_stand_in.h"
 #include "sim/core/split.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/progress.h"
@@ -37,7 +38,8 @@ const char* kSizeHelp =
     "  --nodes A..B | N,M,... node counts: a range tries A, B and every 2^k and 3x2^k between\n"
     "                         (default: the scenario's)\n"
     "  --nics K,L             NICs per node (default: the scenario's; a node profile that cannot take\n"
-    "                         that many, e.g. a GB200 tray beside an 8-NIC XE9680, takes its own)\n"
+    "                         that many, e.g. a GB200 tray beside an 8-NIC XE9680, takes its own);\n"
+    "                         each node profile is sized with those of K,L it can take\n"
     "  --node P1,P2           node profiles (default: the scenario's)\n"
     "  --storage-nodes S,T    storage node counts (scenario with cluster.storage; default: the scenario's)\n"
     "  --batch B | LO..HI     global batch in sequences: fixed, or chosen per cluster from the range\n"
@@ -183,7 +185,14 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
     }
     sets.push_back("cost.model=" + *v);
   }
-  Expected<Scenario> s = LoadScenario(a.positional[0], sets);
+  // The scenario's own parallelism need not fit its own nodes: size plans
+  // every cluster's anyway (sim/cli/layout_stand_in.h).
+  LayoutSearchInput in = LoadForLayoutSearch(a.positional[0], sets);
+  if (!in.no_layout_reason.empty()) {
+    err << a.positional[0] << ": cannot run: " << in.no_layout_reason << "\n";
+    return kExitSimulationFailed;
+  }
+  Expected<Scenario>& s = in.scenario;
   if (!s) {
     err << s.error().ToString() << "\n";
     return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do

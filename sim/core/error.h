@@ -31,6 +31,10 @@ struct InputError {
   std::string key;      // dotted key path, e.g. "parallelism.tensor"; may be empty
   std::string message;  // what is wrong, lower case, no trailing period
   ErrorKind kind = ErrorKind::kBadInput;
+  // Well-formed layout values that do not fit this cluster, model or batch
+  // (a tensor size that does not divide the heads or the GPUs): what `plan`
+  // and `size` search anyway, so no reason for them to refuse the scenario.
+  bool layout = false;
 
   std::string ToString() const;
 };

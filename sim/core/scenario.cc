@@ -103,7 +103,11 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
   // settings. Products in 64 bits: each count is at most kMaxGpus.
   const Parallelism& par = s.parallelism;
   const ModelSpec& m = s.model;
-  auto fail = [&](const std::string& key, const std::string& msg) { return InputError{s.source_file, 0, key, msg}; };
+  auto fail = [&](const std::string& key, const std::string& msg) {
+    InputError e{s.source_file, 0, key, msg};
+    e.layout = true;
+    return e;
+  };
   auto str = [](long v) { return std::to_string(v); };
   const long gpus = long(s.nodes) * s.node.gpus_per_node;
   if (s.nodes <= 0 || gpus > kMaxGpus) return fail("cluster.nodes", str(gpus) + " GPUs: trainsim simulates 1 to " + str(kMaxGpus));
@@ -132,7 +136,10 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
     return fail("parallelism.tensor", "tensor " + str(par.tensor) + " does not divide ffn_hidden " + str(m.ffn_hidden));
   }
   if (!m.moe.enabled() && (par.expert > 1 || par.expert_tensor > 1)) {
-    return fail(par.expert > 1 ? "parallelism.expert" : "parallelism.expert_tensor", "expert parallelism needs a mixture-of-experts model (model.moe)");
+    // Wrong on any cluster: the model, not the layout, is the error.
+    InputError e = fail(par.expert > 1 ? "parallelism.expert" : "parallelism.expert_tensor", "expert parallelism needs a mixture-of-experts model (model.moe)");
+    e.layout = false;
+    return e;
   }
   if (m.moe.enabled()) {
     const long folded = long(par.expert) * par.expert_tensor, attention_ranks = long(par.tensor) * par.context * par.data;

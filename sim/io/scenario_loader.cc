@@ -391,20 +391,26 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
   par.context = p.PositiveInt("context", 1);
   par.virtual_stages = p.PositiveInt("virtual_stages", 1);
   const long gpus = s.gpus();
+  // Layout errors (InputError::layout): the values are well-formed but do not fit this cluster.
+  const auto layout_error = [&](const char* key, const std::string& message) {
+    InputError e = p.Error(key, message);
+    e.layout = true;
+    return e;
+  };
   for (auto [key, v] : {std::pair{"tensor", par.tensor}, std::pair{"pipeline", par.pipeline}, std::pair{"context", par.context}}) {
-    if (v > gpus) return p.Error(key, Str(v) + " is more than the cluster's " + Str(gpus) + " GPUs");
+    if (v > gpus) return layout_error(key, Str(v) + " is more than the cluster's " + Str(gpus) + " GPUs");
   }
   const long tpc = long(par.tensor) * par.pipeline * par.context;
   YAML::Node data = p.Raw("data");
   if (!data.IsDefined() || data.IsNull() || (data.IsScalar() && data.Scalar() == "auto")) {
     if (gpus % tpc != 0) {
-      return p.Error("tensor", "tensor x pipeline x context = " + Str(tpc) + " does not divide the " + Str(gpus) + " GPUs");
+      return layout_error("tensor", "tensor x pipeline x context = " + Str(tpc) + " does not divide the " + Str(gpus) + " GPUs");
     }
     par.data = int(gpus / tpc);
   } else {
     par.data = p.PositiveInt("data");
     if (tpc * par.data != gpus) {
-      p.Fail("data", "tensor x pipeline x context x data = " + Str(tpc * par.data) + " but the cluster has " + Str(gpus) + " GPUs");
+      return layout_error("data", "tensor x pipeline x context x data = " + Str(tpc * par.data) + " but the cluster has " + Str(gpus) + " GPUs");
     }
   }
   const FrameworkProfile& fw = s.framework;
@@ -451,6 +457,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     const std::string key = e->key.substr(e->key.find('.') + 1);
     InputError placed = e->key.rfind("training.", 0) == 0 ? t.Error(key, e->message) : p.Error(key, e->message);
     placed.kind = e->kind;  // a setting the software cannot run stays exit 1
+    placed.layout = e->layout;
     return placed;
   }
   p.Finish();

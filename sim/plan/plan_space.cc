@@ -57,18 +57,24 @@ std::vector<PlanDimension> MakeDimensions() {
                  }
                  return v;
                }});
-  // Interleaving: chunk counts that divide each rank's layers, rounded up
-  // when the pipeline does not divide them (the balanced split evens it out).
+  // Interleaving: chunk counts that divide each rank's layers (rounded up
+  // when the pipeline does not divide them), and those whose balanced uneven
+  // split (whole layers per chunk, some one more) gives the rank with most at
+  // most kMaxChunkImbalance more layers than an even share: 94 layers on 2
+  // ranks split into 12 chunks each of 4 and 3 layers.
   d.push_back({"VP", "parallelism", "virtual_stages", PlanValueKind::kCount, 3,
                [](const PlanConfig& c) { return c.virtual_stages; }, [](PlanConfig& c, int v) { c.virtual_stages = v; },
                [](const Scenario& s) { return s.parallelism.virtual_stages; }, [](Scenario& s, int v) { s.parallelism.virtual_stages = v; },
                [](const PlanConfig& c, const SearchContext& x) {
+                 constexpr double kMaxChunkImbalance = 0.05;
                  std::vector<int> v{1};
                  if (c.pipeline == 1) return v;
                  const int layers = x.base->model.layers;
                  const int per_rank = (layers + c.pipeline - 1) / c.pipeline;
-                 for (int vp : Divisors(per_rank)) {
-                   if (vp > 1 && long(vp) * c.pipeline <= layers + 2) v.push_back(vp);
+                 for (int vp = 2; vp <= per_rank && long(vp) * c.pipeline <= layers + 2; ++vp) {
+                   const long chunks = long(vp) * c.pipeline;
+                   const long most = (layers + chunks - 1) / chunks * vp;  // the layers of a rank whose chunks all take one more
+                   if (per_rank % vp == 0 || most <= (1 + kMaxChunkImbalance) * layers / c.pipeline) v.push_back(vp);
                  }
                  return v;
                }});

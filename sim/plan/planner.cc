@@ -81,11 +81,33 @@ namespace {
 // (405B's 7/7 first and last stages fit PP16 only).
 void KeepOwnSplitForItsShape(Scenario& s, const Scenario& base, const PlanConfig& c) {
   const Parallelism& own = base.parallelism;
-  const bool same_shape = c.pipeline == own.pipeline && c.virtual_stages == own.virtual_stages;
+  const bool same_shape = OwnSplitApplies(base, c);
   s.parallelism.first_stage_layers = same_shape ? own.first_stage_layers : 0;
   s.parallelism.last_stage_layers = same_shape ? own.last_stage_layers : 0;
   s.parallelism.pipeline_layout = same_shape ? own.pipeline_layout : std::string();
 }
+
+// Likewise the scenario's HSDP group (sharding_group) was chosen for its data
+// x context ranks: a candidate it does not divide shards over all of them.
+void KeepOwnShardingGroupWhereItDivides(Scenario& s, const Scenario& base) {
+  const int g = base.parallelism.sharding_group;
+  const bool divides = g > 0 && s.parallelism.data_sharding != DataSharding::kNone && s.parallelism.gradient_replicas() % g == 0;
+  s.parallelism.sharding_group = divides ? g : 0;
+}
+
+}  // namespace
+
+bool OwnSplitApplies(const Scenario& base, const PlanConfig& c) {
+  const Parallelism& own = base.parallelism;
+  return c.pipeline == own.pipeline && c.virtual_stages == own.virtual_stages;
+}
+
+bool HasOwnSplit(const Scenario& base) {
+  const Parallelism& own = base.parallelism;
+  return own.first_stage_layers > 0 || own.last_stage_layers > 0 || !own.pipeline_layout.empty();
+}
+
+namespace {
 
 }  // namespace
 
@@ -93,6 +115,7 @@ void ApplyPlannedConfig(Scenario& s, const Scenario& base, const PlanConfig& c) 
   ApplyConfig(s, c);
   s.parallelism.tp_comm_overlap = PlannedTpOverlap(base) && c.tensor > 1;
   KeepOwnSplitForItsShape(s, base, c);
+  KeepOwnShardingGroupWhereItDivides(s, base);
 }
 
 namespace {
@@ -156,6 +179,7 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
   rep.objective = options.objective;
   rep.baseline_config = ConfigOf(base);
   rep.mixture_of_experts = base.model.moe.enabled();
+  rep.own_split = HasOwnSplit(base);
   Scenario s = base;
   const int gpus = base.gpus();
   // Feasible configurations keep only what ranks them (full results are large
@@ -272,15 +296,25 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
   const long recheck_total = long(top.size()) + (rep.baseline && rechecks ? 1 : 0);
   const std::string recheck_phase = "re-checking with the DES";
   long rechecked = 0;
+  if (rechecks && !top.empty()) rep.recheck_fidelity = "des";
+  // A configuration the DES declines to simulate (more passes than it bounds
+  // itself to) runs all the same: it keeps its analytical result and rank.
+  const auto recheck_one = [&](PlanCandidate& c) {
+    apply(s, c.config);
+    c.result = Simulate(s, recheck);
+    if (!c.result.error.empty() && c.result.error_kind == ErrorKind::kRefused) {
+      c.recheck_refused = c.result.error;
+      c.result = c.analytical;
+    }
+    c.objective = c.result.error.empty() ? Objective(c.result, options.objective) : INFINITY;
+  };
   for (auto& c : top) {
     if (!rechecks) {
       c.result = c.analytical;
       continue;
     }
     if (options.progress) options.progress(rechecked++, recheck_total, recheck_phase);
-    apply(s, c.config);
-    c.result = Simulate(s, recheck);
-    c.objective = c.result.error.empty() ? Objective(c.result, options.objective) : INFINITY;
+    recheck_one(c);
   }
   std::stable_sort(top.begin(), top.end(),
                    [](const PlanCandidate& a, const PlanCandidate& b) { return a.objective < b.objective; });
@@ -293,11 +327,11 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
     // The baseline among the top K was re-checked already (the same scenario: the DES is deterministic).
     if (row != top.end()) {
       rep.baseline->result = row->result;
+      rep.baseline->recheck_refused = row->recheck_refused;
+      rep.baseline->objective = row->objective;
     } else {
-      apply(s, rep.baseline->config);
-      rep.baseline->result = Simulate(s, recheck);
+      recheck_one(*rep.baseline);
     }
-    rep.baseline->objective = rep.baseline->result.error.empty() ? Objective(rep.baseline->result, options.objective) : INFINITY;
   }
   if (options.progress && rechecks && recheck_total > 0) options.progress(recheck_total, recheck_total, recheck_phase);
   // Among the re-checked, the baseline's rank is its row; below them its analytical rank (past the top K either way).
@@ -347,7 +381,7 @@ std::string Row(int rank, const PlanCandidate& c, bool show_recheck, bool moe) {
     if (!d.moe_only || moe) s += " " + Pad(ShowValue(d, d.get(c.config)), d.width, d.kind == PlanValueKind::kCount);
   }
   s += Fmt(" %9.4f", c.analytical.step_time_s);
-  if (show_recheck) s += c.result.error.empty() ? Fmt(" %9.4f", c.result.step_time_s) : "    failed";
+  if (show_recheck) s += !c.recheck_refused.empty() ? "  refused*" : c.result.error.empty() ? Fmt(" %9.4f", c.result.step_time_s) : "    failed";
   const SimulationResult& r = show_recheck && c.result.error.empty() ? c.result : c.analytical;
   s += Fmt(" %8.0f", r.tokens_per_s_per_gpu) + Fmt(" %5.1f%%", 100 * r.mfu) + Fmt(" %7.1f", r.memory.peak_gib_per_gpu) +
        Fmt(" %10.0f", r.run.cost_usd);
@@ -356,11 +390,15 @@ std::string Row(int rank, const PlanCandidate& c, bool show_recheck, bool moe) {
 
 }  // namespace
 
-void PlanSettingsJson(std::string& o, const PlanConfig& c, bool moe, const std::string& training_first) {
+void PlanSettingsJson(std::string& o, const PlanConfig& c, bool moe, const std::string& training_first, bool clear_split) {
   bool first_section = true;
   for (const char* section : {"parallelism", "training"}) {
     o += std::string(first_section ? "" : ",") + "\"" + section + "\":{";
     bool first = true;
+    if (std::string_view(section) == "parallelism" && clear_split) {
+      o += "\"first_stage_layers\":null,\"last_stage_layers\":null,\"pipeline_layout\":null";
+      first = false;
+    }
     if (std::string_view(section) == "training" && !training_first.empty()) {
       o += training_first;
       first = false;
@@ -377,6 +415,11 @@ void PlanSettingsJson(std::string& o, const PlanConfig& c, bool moe, const std::
 
 namespace {
 
+// Whether a candidate runs with the scenario's own layer split cleared.
+bool SplitToClear(const PlanReport& r, const PlanConfig& c) {
+  return r.own_split && (c.pipeline != r.baseline_config.pipeline || c.virtual_stages != r.baseline_config.virtual_stages);
+}
+
 std::string ResultJson(const SimulationResult& r) {
   std::string j = ToJson(r, false);
   while (!j.empty() && j.back() == '\n') j.pop_back();
@@ -387,7 +430,7 @@ std::string ResultJson(const SimulationResult& r) {
 
 std::string PlanToText(const PlanReport& r) {
   std::ostringstream o;
-  const bool recheck = !r.candidates.empty() && r.candidates[0].result.fidelity != r.candidates[0].analytical.fidelity;
+  const bool recheck = !r.recheck_fidelity.empty();
   o << "searched " << r.searched << " configurations in " << Fmt("%.3f s", r.search_s) << " ("
     << Fmt("%.0f per second", r.search_s > 0 ? r.searched / r.search_s : 0.0) << "): " << r.feasible << " feasible, "
     << r.rejected_divisibility << " fail divisibility, " << r.rejected_memory << " do not fit in memory";
@@ -400,20 +443,30 @@ std::string PlanToText(const PlanReport& r) {
                  : "no configuration runs on this model, cluster and global batch (the reasons below)\n");
   } else {
     o << "ranked by " << (r.objective == PlanObjective::kCost ? "run cost" : "step time") << " (analytical)";
-    if (recheck) o << ", top " << r.candidates.size() << " re-checked with the " << r.candidates[0].result.fidelity
-                   << Fmt(" (%.2f s)", r.recheck_s);
+    if (recheck) o << ", top " << r.candidates.size() << " re-checked with the " << r.recheck_fidelity << Fmt(" (%.2f s)", r.recheck_s);
     o << "\n";
     o << Header(r.mixture_of_experts) << " step(an.)";
-    if (recheck) o << " step(" << r.candidates[0].result.fidelity << ")";
+    if (recheck) o << " step(" << r.recheck_fidelity << ")";
     o << "  tok/s/GPU   MFU  GiB/GPU   cost USD\n";
     for (size_t i = 0; i < r.candidates.size(); ++i) o << Row(int(i + 1), r.candidates[i], recheck, r.mixture_of_experts);
     if (r.baseline) {
       o << Row(0, *r.baseline, recheck, r.mixture_of_experts);
     }
+    std::string refused;  // the first reason: the DES's bound is the same for all
+    for (const PlanCandidate& c : r.candidates) {
+      if (refused.empty()) refused = c.recheck_refused;
+    }
+    if (refused.empty() && r.baseline) refused = r.baseline->recheck_refused;
+    if (!refused.empty()) o << "* the DES declines these, ranked by their analytical figures: " << refused << "\n";
     const PlanCandidate& best = r.candidates[0];
     const SimulationResult& bres = recheck && best.result.error.empty() ? best.result : best.analytical;
     o << "\nbest: " << Describe(best.config) << Fmt(": %.4f s per step", bres.step_time_s)
-      << Fmt(", %.1f%% MFU", 100 * bres.mfu) << Fmt(", %.1f GiB per GPU", bres.memory.peak_gib_per_gpu) << "\n";
+      << Fmt(", %.1f%% MFU", 100 * bres.mfu) << Fmt(", %.1f GiB per GPU", bres.memory.peak_gib_per_gpu)
+      << (best.recheck_refused.empty() ? "" : " (analytical)") << "\n";
+    if (SplitToClear(r, best.config)) {
+      o << "  split evenly: your first_stage_layers, last_stage_layers and pipeline_layout are for PP"
+        << r.baseline_config.pipeline << " VP" << r.baseline_config.virtual_stages << " (clear them to run this one)\n";
+    }
     o << "  compute " << Fmt("%.3f s", bres.breakdown.compute_s) << ", exposed communication "
       << Fmt("%.3f s", bres.breakdown.exposed_communication_s) << ", pipeline bubble " << Fmt("%.3f s", bres.breakdown.pipeline_bubble_s)
       << ", optimizer " << Fmt("%.3f s", bres.breakdown.optimizer_s) << "\n";
@@ -458,8 +511,10 @@ std::string PlanToJson(const PlanReport& r) {
   for (size_t i = 0; i < r.candidates.size(); ++i) {
     const PlanCandidate& c = r.candidates[i];
     o += std::string(i ? "," : "") + "\n {";
-    PlanSettingsJson(o, c.config, r.mixture_of_experts);
-    o += ",\"result\":" + ResultJson(c.result) + ",\"analytical_step_time_s\":" + JsonWriter::Number(c.analytical.step_time_s) + "}";
+    PlanSettingsJson(o, c.config, r.mixture_of_experts, "", SplitToClear(r, c.config));
+    o += ",\"result\":" + ResultJson(c.result) + ",\"analytical_step_time_s\":" + JsonWriter::Number(c.analytical.step_time_s);
+    if (!c.recheck_refused.empty()) o += ",\"recheck_refused\":" + JsonWriter::Quote(c.recheck_refused);
+    o += "}";
   }
   // One example per (TP, PP, CP) family with a rejection, its least demanding
   // rejected member: first the families with no feasible member
@@ -479,6 +534,7 @@ std::string PlanToJson(const PlanReport& r) {
   PlanSettingsJson(o, r.baseline_config, r.mixture_of_experts);
   if (r.baseline) {
     o += ",\"rank\":" + Str(r.baseline_rank) + ",\"result\":" + ResultJson(r.baseline->result);
+    if (!r.baseline->recheck_refused.empty()) o += ",\"recheck_refused\":" + JsonWriter::Quote(r.baseline->recheck_refused);
   } else if (r.baseline_rejection) {
     o += ",\"reason\":" + JsonWriter::Quote(r.baseline_rejection->reason);
   }

@@ -51,6 +51,12 @@ void ApplyConfig(Scenario& s, const PlanConfig& c);
 // overlap is the base scenario's (the framework's when the base has no TP)
 // for every TP > 1. For re-simulating a configuration the planner chose.
 void ApplyPlannedConfig(Scenario& s, const Scenario& base, const PlanConfig& c);
+// Whether the scenario splits its layers its own way (first_stage_layers,
+// last_stage_layers, pipeline_layout), and whether that split is the one a
+// candidate runs (its pipeline and virtual stages are the scenario's; else
+// ApplyPlannedConfig splits evenly, so re-running it needs them cleared).
+bool HasOwnSplit(const Scenario& base);
+bool OwnSplitApplies(const Scenario& base, const PlanConfig& c);
 
 enum class PlanObjective { kTime, kCost };
 
@@ -80,6 +86,9 @@ struct PlanCandidate {
   SimulationResult analytical;  // what ranked it
   SimulationResult result;      // at the re-check fidelity (the analytical result outside the top K)
   double objective = 0;         // seconds per step, or run cost in USD
+  // Why the re-check fidelity declined to run it (the DES's bounds on what it
+  // simulates): then `result` is the analytical one, which ranks it.
+  std::string recheck_refused;
 };
 
 struct PlanRejection {
@@ -107,6 +116,10 @@ struct PlanReport {
   // the top K, else its analytical rank among the feasible (0: infeasible).
   int baseline_rank = 0;
   PlanObjective objective = PlanObjective::kTime;
+  std::string recheck_fidelity;     // "des" when the top K were re-simulated with the DES; empty: not re-checked
+  // The scenario splits its layers its own way (HasOwnSplit): a candidate of
+  // another pipeline shape clears that split to run as ranked.
+  bool own_split = false;
   bool mixture_of_experts = false;  // the EP and ETP columns are shown
   long searched = 0, feasible = 0, rejected_divisibility = 0, rejected_memory = 0, rejected_other = 0;
   double search_s = 0;   // enumeration, pruning and analytical timing
@@ -125,7 +138,10 @@ std::string ExplainDifference(const SimulationResult& best, const SimulationResu
 // (PlanDimensions; the MoE ones with `moe`), each as the scenario key it
 // sets. `training_first`: more training keys, written first
 // ("\"global_batch\":512,\"steps\":100").
-void PlanSettingsJson(std::string& o, const PlanConfig& c, bool moe, const std::string& training_first = "");
+// `clear_split`: the parallelism object nulls the scenario's own layer split
+// (first_stage_layers, last_stage_layers, pipeline_layout), which the
+// configuration's pipeline shape runs without.
+void PlanSettingsJson(std::string& o, const PlanConfig& c, bool moe, const std::string& training_first = "", bool clear_split = false);
 
 // The human-readable report `trainsim plan` prints.
 std::string PlanToText(const PlanReport& r);

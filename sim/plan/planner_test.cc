@@ -1,5 +1,6 @@
 #include "sim/plan/planner.h"
 #include "sim/io/scenario_loader.h"
+#include "sim/plan/plan_space.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -120,6 +121,72 @@ TEST(PlannerTest, OwnStageSplitStaysWithItsShape) {
     const bool own = c.config.pipeline == 6 && c.config.virtual_stages == 1;
     EXPECT_EQ(x.parallelism.first_stage_layers, own ? 14 : 0) << Describe(c.config);
     EXPECT_FALSE(CheckParallelism(x).has_value()) << Describe(c.config);
+  }
+  // --json says to clear the split where a candidate runs without it, so its settings re-run as ranked.
+  const YAML::Node j = YAML::Load(PlanToJson(r));
+  for (size_t i = 0; i < r.candidates.size(); ++i) {
+    const bool own = r.candidates[i].config.pipeline == 6 && r.candidates[i].config.virtual_stages == 1;
+    const YAML::Node split = j["candidates"][i]["parallelism"]["first_stage_layers"];
+    EXPECT_EQ(split.IsDefined() && split.IsNull(), !own) << Describe(r.candidates[i].config);
+  }
+}
+
+// A configuration the DES declines (more pipeline passes a step than it
+// bounds itself to) still runs: it keeps its analytical figure and rank, the
+// table says so, and --json carries the reason beside a feasible result.
+TEST(PlannerTest, ACandidateTheDesDeclinesKeepsItsAnalyticalRank) {
+  auto s = ParseText(k70b, {"training.global_batch=65536", "parallelism.tensor=8", "parallelism.pipeline=8", "parallelism.virtual_stages=1"});
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  PlanOptions opt;
+  opt.top_k = 2;
+  opt.only_tensor = 8;
+  opt.only_pipeline = 8;  // data parallel 1: 65,536 micro batches, past the DES's bound at any interleaving
+  const PlanReport r = Plan(*s, opt);
+  ASSERT_EQ(r.candidates.size(), 2u);
+  EXPECT_EQ(r.recheck_fidelity, "des");
+  for (const PlanCandidate& c : r.candidates) {
+    EXPECT_FALSE(c.recheck_refused.empty());
+    EXPECT_TRUE(c.result.error.empty()) << c.result.error;
+    EXPECT_DOUBLE_EQ(c.result.step_time_s, c.analytical.step_time_s);
+  }
+  EXPECT_LE(r.candidates[0].objective, r.candidates[1].objective);
+  const std::string text = PlanToText(r);
+  EXPECT_NE(text.find("step(des)"), std::string::npos) << text;
+  EXPECT_NE(text.find("refused*"), std::string::npos) << text;
+  EXPECT_EQ(text.find("failed"), std::string::npos) << text;
+  EXPECT_NE(PlanToJson(r).find("\"recheck_refused\":"), std::string::npos);
+}
+
+// Interleaving is searched where the layers split into chunks of whole
+// layers that are nearly even, not only where the chunks divide them: 94
+// layers on 2 ranks in 12 chunks each (3 and 4 layers).
+TEST(PlannerTest, VirtualStagesIncludeNearlyEvenUnevenSplits) {
+  auto s = ParseText(k70b, {"model.layers=94"});
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  const PlanOptions opt;
+  const SearchContext x{&*s, &opt, s->gpus()};
+  PlanConfig c;
+  c.pipeline = 2;
+  const auto vp = std::find_if(PlanDimensions().begin(), PlanDimensions().end(), [](const PlanDimension& d) { return d.label == "VP"; });
+  ASSERT_NE(vp, PlanDimensions().end());
+  const std::vector<int> values = vp->values(c, x);
+  for (int v : {1, 47, 12, 16}) EXPECT_NE(std::find(values.begin(), values.end(), v), values.end()) << v;
+  EXPECT_EQ(std::find(values.begin(), values.end(), 30), values.end());  // chunks of 1 and 2 layers: far from even
+}
+
+// The scenario's HSDP group (sharding_group) stays with the candidates it
+// divides; the others shard over all their data x context ranks.
+TEST(PlannerTest, OwnShardingGroupStaysWhereItDivides) {
+  auto s = ParseText(k70b, {"parallelism.data_sharding=full", "parallelism.sharding_group=4", "parallelism.virtual_stages=1"});
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  for (int pipeline : {4, 8}) {  // data 4, then 2
+    PlanConfig c = ConfigOf(*s);
+    c.pipeline = pipeline;
+    c.data = 64 / (c.tensor * pipeline);
+    Scenario x = *s;
+    ApplyPlannedConfig(x, *s, c);
+    EXPECT_EQ(x.parallelism.sharding_group, pipeline == 4 ? 4 : 0);
+    EXPECT_FALSE(CheckParallelism(x).has_value()) << Describe(c);
   }
 }
 
@@ -329,6 +396,16 @@ TEST(PlanCliTest, BadInputIsOneLineAndExitTwo) {
   EXPECT_EQ(RunCli(std::string("plan ") + TRAINSIM_SOURCE_DIR + "/examples/moe/mixtral-8x7b-8n-8nic.yaml --moe-a2a-overlap yes", status),
             "trainsim plan: --moe-a2a-overlap: 'yes' is not one of: off, on\n");
   EXPECT_EQ(status, 2);
+  // plan searches a layout that does not fit (CLI golden cli_plan_own_layout_does_not_divide), but a
+  // malformed value, a batch no run can have or expert parallelism of a dense model is bad input.
+  const std::string dense = std::string("plan ") + TRAINSIM_SOURCE_DIR + "/examples/reference-design/llama2-70b-8n-8nic.yaml --set ";
+  for (const std::string set : {"parallelism.tensor=four", "parallelism.tensor=-4", "parallelism.virtual_stages=0",
+                                "training.micro_batch=banana", "training.global_batch=-5", "parallelism.expert=3"}) {
+    const std::string out = RunCli(dense + set, status);
+    EXPECT_EQ(status, 2) << set << ": " << out;
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+    EXPECT_EQ(out.rfind("--set:", 0), 0u) << out;
+  }
 }
 
 // The MoE dispatcher and the all-to-all overlap are software choices: the

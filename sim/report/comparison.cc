@@ -159,10 +159,13 @@ std::string ComparisonJson(const std::vector<SimulationResult>& results) {
   w.EndArray().BeginArray("fields");
   for (const ResultField* f : DisplayFields()) {
     if (!f->compared) continue;
+    // A side that cannot run has no figure where the table says "cannot run", and no delta against it.
     w.BeginObject().Field("field", f->key).Field("label", DisplayLabel(*f)).BeginArray("values");
-    for (const auto& r : results) w.Value(f->get(r));
+    for (const auto& r : results) Shown(*f, r) ? w.Value(f->get(r)) : w.Null("");
     w.EndArray().BeginArray("relative");
-    for (size_t i = 1; i < results.size(); ++i) w.Value(CleanRelative(f->get(results[0]), f->get(results[i])));
+    for (size_t i = 1; i < results.size(); ++i) {
+      Shown(*f, results[0]) && Shown(*f, results[i]) ? w.Value(CleanRelative(f->get(results[0]), f->get(results[i]))) : w.Null("");
+    }
     w.EndArray().EndObject();
   }
   w.EndArray().BeginArray("headlines");
@@ -178,14 +181,17 @@ std::string ComparisonJson(const SimulationResult& a, const SimulationResult& b)
   w.Field("a_feasible", a.feasible()).Field("a_error", a.error).Field("b_feasible", b.feasible()).Field("b_error", b.error);
   w.BeginArray("fields");
   for (const auto& r : CompareResults(a, b)) {
-    w.BeginObject()
-        .Field("field", r.field)
-        .Field("label", r.label)
-        .Field("a", r.a)
-        .Field("b", r.b)
-        .Field("delta", r.delta())
-        .Field("relative", r.relative())
-        .EndObject();
+    const ResultField& f = *FindResultField(r.field);
+    const bool shown_a = Shown(f, a), shown_b = Shown(f, b);
+    w.BeginObject().Field("field", r.field).Field("label", r.label);
+    shown_a ? w.Field("a", r.a) : w.Null("a");
+    shown_b ? w.Field("b", r.b) : w.Null("b");
+    if (shown_a && shown_b) {
+      w.Field("delta", r.delta()).Field("relative", r.relative());
+    } else {
+      w.Null("delta").Null("relative");
+    }
+    w.EndObject();
   }
   w.EndArray().Field("headline", Headline(a, b)).EndObject();
   return w.str() + "\n";

@@ -174,18 +174,35 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
   rep.days = o.days;
   rep.objective = o.objective;
   rep.cost_model = base.cost.model == CostBasis::kOwnership ? "ownership" : "rental";
-  const std::vector<NodeProfile> profiles = o.node_profiles.empty() ? std::vector<NodeProfile>{base.node} : o.node_profiles;
+  // Each node, count and NIC count once, however often the options name it.
+  std::vector<NodeProfile> profiles;
+  for (const NodeProfile& p : o.node_profiles.empty() ? std::vector<NodeProfile>{base.node} : o.node_profiles) {
+    if (std::none_of(profiles.begin(), profiles.end(), [&](const NodeProfile& q) { return q.name == p.name; })) profiles.push_back(p);
+  }
+  const auto unique = [](std::vector<int> v) {
+    std::vector<int> out;
+    for (int x : v) {
+      if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
+    }
+    return out;
+  };
   // NICs per node: those asked for, else the scenario's where the profile
   // can take that many and the profile's own where it cannot (an 8-NIC
   // XE9680 scenario sized on GB200 trays gets their 4: one per GPU).
+  // Of the asked-for counts, those a profile takes (GB200 trays, one NIC per
+  // GPU, among --nics 4,8: 4); one that takes none is rejected with the reason.
   auto nics_of = [&](const NodeProfile& p) {
-    if (!o.nics.empty()) return o.nics;
+    if (!o.nics.empty()) {
+      std::vector<int> its = unique(o.nics);
+      std::erase_if(its, [&](int k) { return !p.TakesNics(k); });
+      return its.empty() ? unique(o.nics) : its;
+    }
     const int k = base.node.nics_per_node;
     return std::vector<int>{p.TakesNics(k) ? k : p.nics_per_node};
   };
-  const std::vector<int> counts = o.node_counts.empty() ? std::vector<int>{base.nodes} : o.node_counts;
+  const std::vector<int> counts = unique(o.node_counts.empty() ? std::vector<int>{base.nodes} : o.node_counts);
   const std::vector<int> storages =
-      o.storage_nodes.empty() || !base.storage ? std::vector<int>{base.storage ? base.storage_nodes : 0} : o.storage_nodes;
+      o.storage_nodes.empty() || !base.storage ? std::vector<int>{base.storage ? base.storage_nodes : 0} : unique(o.storage_nodes);
   const double deadline_s = o.days * kDay_s;
   const bool batch_range = o.batch_min > 0 || o.batch_max > 0;
 
@@ -235,8 +252,10 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
             po.objective = o.objective == SizeObjective::kCost ? PlanObjective::kCost : PlanObjective::kTime;
             po.top_k = 1;
             po.recheck_fidelity = Fidelity::kAnalytical;
-            po.max_micro_batch = 4;  // larger micro batches rarely win at these sizes and quadruple the search
-            po.max_context = 2;
+            // Micro batches past 4 seldom win where a step's batch spreads over a cluster's worth of
+            // replicas, and each doubling adds a search per cluster; context parallelism is searched
+            // as `plan` does (a long sequence may need CP 8 to fit at all).
+            po.max_micro_batch = 4;
             const PlanReport pr = Plan(s, po);
             rep.configurations += pr.searched;
             if (pr.candidates.empty()) {
@@ -303,6 +322,13 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
                    std::to_string(c.cluster.nodes) + " x " + c.cluster.node + ", " + std::to_string(c.cluster.nics_per_node) + " NICs");
       }
       SimulationResult r = RecheckWholeRun(CandidateScenario(base, o, c), o.recheck_fidelity);
+      if (!r.error.empty() && r.error_kind == ErrorKind::kRefused) {
+        // Beyond what the DES simulates (more passes than it bounds itself
+        // to): the cluster runs all the same, judged by its analytical figures.
+        c.recheck_refused = r.error;
+        if (c.meets_deadline) best_rechecked = std::min(best_rechecked, c.objective);
+        continue;
+      }
       c.rechecked = true;
       rechecked_results[key_of(c.cluster)] = r;
       if (!r.error.empty()) {
@@ -368,7 +394,9 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
       d.rechecked = rechecked && a_rechecked != rechecked_results.end();
       const SimulationResult& r = d.rechecked ? re->second : it->second.best->analytical;
       const SimulationResult& ar = d.rechecked ? a_rechecked->second : ao.best->analytical;
-      d.capital_delta_usd = r.run.capital_usd - ar.run.capital_usd;
+      // A side without purchase prices (capital 0: no figures) has no capital to compare.
+      d.capital_known = r.run.capital_usd > 0 && ar.run.capital_usd > 0;
+      d.capital_delta_usd = d.capital_known ? r.run.capital_usd - ar.run.capital_usd : 0;
       d.days_delta = (r.run.time_to_train_s - ar.run.time_to_train_s) / kDay_s;
       d.cost_delta_usd = r.run.cost_usd - ar.run.cost_usd;
       const double t = rechecked ? re->second.run.time_to_train_s : r.run.time_to_train_s;
@@ -432,14 +460,15 @@ std::string Why(const SizeCandidate& best, const SizeCandidate& c, SizeObjective
   std::string o = obj == SizeObjective::kCost ? Usd(std::fabs(extra_usd)) + (extra_usd < 0 ? " less" : " more")
                                               : Fmt("%+.1f days", (b.time_to_train_s - a.time_to_train_s) / kDay_s);
   o += " (" + Fmt("%+.1f%%", 100 * (c.objective / best.objective - 1)) + "): ";
+  const bool both_priced = a.capital_usd > 0 && b.capital_usd > 0;  // a node without purchase prices has no capital to compare
   if (c.cluster.gpus == best.cluster.gpus && c.cluster.node == best.cluster.node) {
     // Same GPUs: the difference is in the step.
     o += Fmt("step %+.1f%%", 100 * (c.result.step_time_s / best.result.step_time_s - 1)) + " (" +
          ExplainDifference(best.result, c.result) + ")";
-    if (b.capital_usd != a.capital_usd) o += ", capital " + SignedUsd(b.capital_usd - a.capital_usd);
+    if (both_priced && b.capital_usd != a.capital_usd) o += ", capital " + SignedUsd(b.capital_usd - a.capital_usd);
   } else {
     o += Fmt("%.2fx the GPU-hours", (c.cluster.gpus * b.time_to_train_s) / std::max(1e-9, best.cluster.gpus * a.time_to_train_s));
-    if (obj == SizeObjective::kCost && a.capital_usd > 0) o += ", capital " + SignedUsd(b.capital_usd - a.capital_usd);
+    if (obj == SizeObjective::kCost && both_priced) o += ", capital " + SignedUsd(b.capital_usd - a.capital_usd);
     if (obj == SizeObjective::kTime) o += ", cost " + SignedUsd(b.cost_usd - a.cost_usd);
   }
   return o;
@@ -479,6 +508,7 @@ std::string SizeToText(const SizeReport& r) {
     o << "  parallelism        " << Describe(a.config) << "\n";
     o << "  training           global batch " << a.global_batch << " x " << a.result.run.tokens / std::max(1.0, double(a.steps) * a.global_batch)
       << " tokens, " << a.steps << " steps, step " << Fmt("%.3f s", a.result.step_time_s) << " (" << a.result.fidelity << ")\n";
+    if (!a.recheck_refused.empty()) o << "  not re-checked     the DES declines it: " << a.recheck_refused << "\n";
     o << "  time to train      " << Days(run.time_to_train_s) << " (" << Days(r.days * kDay_s - run.time_to_train_s)
       << " to spare), goodput " << Fmt("%.1f%%", 100 * run.goodput) << ", " << Fmt("%.3g", run.expected_failures)
       << " failures expected, " << run.hot_spares << " hot spare" << (run.hot_spares == 1 ? "" : "s")
@@ -487,7 +517,7 @@ std::string SizeToText(const SizeReport& r) {
     if (run.capital_usd > 0) o << ", capital " << Usd(run.capital_usd);
     o << ", energy " << (run.energy_kwh < 1e4 ? Fmt("%.0f kWh", run.energy_kwh) : Fmt("%.0f MWh", run.energy_kwh / 1000)) << "\n";
     if (r.candidates.size() > 1) {
-      o << "runners-up:\n";
+      o << (r.rechecked > 0 ? "runners-up (the re-checked first, then the analytical):\n" : "runners-up:\n");
       for (size_t i = 1; i < r.candidates.size() && i < 6; ++i) {
         const SizeCandidate& c = r.candidates[i];
         o << "  #" << i + 1 << " " << ClusterName(c.cluster) << ", " << Describe(c.config) << ", batch " << c.global_batch << ": "
@@ -503,8 +533,9 @@ std::string SizeToText(const SizeReport& r) {
           o << "  " << d.option << "\n";
           continue;
         }
-        o << "  " << d.option << ": " << (d.capital_delta_usd <= 0 ? "saves " : "costs ") << Usd(std::fabs(d.capital_delta_usd))
-          << " capital, " << (d.days_delta >= 0 ? "costs " : "saves ") << Days(std::fabs(d.days_delta) * kDay_s, 2) << ", run cost "
+        o << "  " << d.option << ": ";
+        if (d.capital_known) o << (d.capital_delta_usd <= 0 ? "saves " : "costs ") << Usd(std::fabs(d.capital_delta_usd)) << " capital, ";
+        o << (d.days_delta >= 0 ? "costs " : "saves ") << Days(std::fabs(d.days_delta) * kDay_s, 2) << ", run cost "
           << SignedUsd(d.cost_delta_usd);
         if (!d.meets_deadline) o << "; misses the deadline by " << Days(d.misses_by_days * kDay_s);
         o << (d.rechecked ? "" : " (analytical)") << "\n";
@@ -537,7 +568,9 @@ std::string SizeToJson(const SizeReport& r) {
     o += ",";
     PlanSettingsJson(o, c.config, r.mixture_of_experts,
                      "\"global_batch\":" + std::to_string(c.global_batch) + ",\"steps\":" + std::to_string(c.steps));
-    o += ",\"rechecked\":" + std::string(c.rechecked ? "true" : "false") + ",\"result\":" + ResultJson(c.result) + "}";
+    o += ",\"rechecked\":" + std::string(c.rechecked ? "true" : "false");
+    if (!c.recheck_refused.empty()) o += ",\"recheck_refused\":" + JsonWriter::Quote(c.recheck_refused);
+    o += ",\"result\":" + ResultJson(c.result) + "}";
   }
   o += "],\n\"rejected\":[";
   for (size_t i = 0; i < r.rejected.size(); ++i) {
@@ -550,7 +583,8 @@ std::string SizeToJson(const SizeReport& r) {
   for (size_t i = 0; i < r.options.size(); ++i) {
     const auto& d = r.options[i];
     o += std::string(i ? "," : "") + "\n {\"option\":" + JsonWriter::Quote(d.option) +
-         ",\"capital_delta_usd\":" + JsonWriter::Number(d.capital_delta_usd) + ",\"days_delta\":" + JsonWriter::Number(d.days_delta) +
+         ",\"capital_delta_usd\":" + (d.capital_known ? JsonWriter::Number(d.capital_delta_usd) : std::string("null")) +
+         ",\"days_delta\":" + JsonWriter::Number(d.days_delta) +
          ",\"cost_delta_usd\":" + JsonWriter::Number(d.cost_delta_usd) + ",\"meets_deadline\":" + (d.meets_deadline ? "true" : "false") +
          ",\"rechecked\":" + (d.rechecked ? "true" : "false") + "}";
   }

@@ -68,6 +68,7 @@ struct SizeCandidate {
   SimulationResult analytical;  // what ranked it
   SimulationResult result;      // re-checked (the analytical result outside the top few)
   bool rechecked = false;
+  std::string recheck_refused;  // why the DES declined to re-check it (then `result` is analytical)
   bool meets_deadline = false;
   double objective = 0;  // USD or seconds
 };
@@ -81,7 +82,8 @@ struct SizeRejection {
 // "4 NICs instead of 8": what one hardware option changes against the answer.
 struct SizeOptionDelta {
   std::string option;            // e.g. "4 NICs instead of 8"
-  double capital_delta_usd = 0;  // option minus answer
+  double capital_delta_usd = 0;  // option minus answer (0 unless capital_known)
+  bool capital_known = false;    // both sides have purchase prices
   double days_delta = 0;
   double cost_delta_usd = 0;
   bool meets_deadline = false;  // as the report judges the option's cluster: re-checked, where it was

@@ -230,6 +230,48 @@ TEST(ClusterSizerTest, StorageNodeCountsAreAnOptionPricedAgainstTheAnswer) {
 namespace trainsim {
 namespace {
 
+// A node, node count or NIC count named twice is one cluster, sized once;
+// each node profile is sized with the asked-for NIC counts it takes (a GB200
+// tray, one NIC per GPU, among 4 and 8: 4), not rejected for the others.
+TEST(ClusterSizerTest, EachClusterOnceWithTheNicCountsItsNodeTakes) {
+  SizeOptions o = Question({2, 2, 4}, 1e6);
+  o.nics = {4, 8, 8};
+  for (const char* name : {"xe9680-h100", "xe9680-h100", "gb200-nvl72"}) {
+    o.node_profiles.push_back(LoadNodeProfile(YAML::Node(name), "--node", "--node"));
+  }
+  const SizeReport r = SizeCluster(Ref7b(), o);
+  EXPECT_EQ(r.clusters, 2 * (2 + 1));
+  for (const SizeRejection& x : r.rejected) EXPECT_EQ(x.reason.find("NICs, not"), std::string::npos) << x.reason;
+  for (const SizeCandidate& c : r.candidates) {
+    if (c.cluster.node == "gb200-nvl72") {
+      EXPECT_EQ(c.cluster.nics_per_node, 4);
+    }
+  }
+}
+
+// A node profile without a purchase price (DGX H100 here) has no capital to
+// weigh against the answer's: the option says nothing about capital.
+TEST(ClusterSizerTest, AnUnpricedNodeHasNoCapitalDelta) {
+  SizeOptions o = Question({1}, 1e6);
+  o.nics = {8};
+  for (const char* name : {"xe9680-h100", "dgx-h100"}) o.node_profiles.push_back(LoadNodeProfile(YAML::Node(name), "--node", "--node"));
+  const SizeReport r = SizeCluster(Ref7b(), o);
+  ASSERT_FALSE(r.candidates.empty());
+  bool seen = false;
+  for (const SizeOptionDelta& d : r.options) {
+    if (d.option.find("instead of") == std::string::npos || d.misses_by_days < 0) continue;
+    seen = true;
+    EXPECT_FALSE(d.capital_known) << d.option;
+    EXPECT_EQ(d.capital_delta_usd, 0) << d.option;
+  }
+  EXPECT_TRUE(seen);
+  const std::string text = SizeToText(r);
+  const size_t line = text.find(" instead of ");
+  ASSERT_NE(line, std::string::npos) << text;
+  EXPECT_EQ(text.substr(line, text.find('\n', line) - line).find("capital"), std::string::npos) << text;
+  EXPECT_NE(SizeToJson(r).find("\"capital_delta_usd\":null"), std::string::npos) << SizeToJson(r);
+}
+
 // size --json writes each candidate's settings as plan --json does: for a
 // mixture of experts its EP, ETP and dispatcher too, so the settings given
 // back to `run --set` reproduce the candidate.

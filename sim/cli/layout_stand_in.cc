@@ -1,0 +1,115 @@
+#include "sim/cli/layout_stand_in.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <limits>
+#include <utility>
+
+#include "sim/io/profile_loader.h"
+#include "sim/io/scenario_loader.h"
+#include "sim/io/yaml_reader.h"
+
+namespace trainsim::cli {
+
+namespace {
+
+// The scenario with a stand-in layout that loads on its cluster (data
+// parallel over all it can, tensor and pipeline the fewest that let data
+// divide the batch), for a scenario whose own layout does not: the planner
+// replaces the layout anyway. Also the layout as the file and --set give it,
+// for the report. nullopt when no stand-in loads (then the model, cluster or
+// batch is the error, not the layout).
+std::optional<std::pair<Scenario, PlanConfig>> WithStandInLayout(const std::string& file, const std::vector<std::string>& sets) {
+  PlanConfig own;
+  try {
+    YAML::Node root = LoadYamlFile(file);
+    ApplyOverrides(root, sets);
+    const YAML::Node p = root["parallelism"], t = root["training"];
+    const auto value = [](const YAML::Node& m, const char* key, int fallback) {
+      try {
+        return m.IsMap() && m[key].IsScalar() ? m[key].as<int>() : fallback;
+      } catch (const YAML::Exception&) {
+        return fallback;
+      }
+    };
+    own.tensor = value(p, "tensor", 1);
+    own.pipeline = value(p, "pipeline", 1);
+    own.virtual_stages = value(p, "virtual_stages", 1);
+    own.context = value(p, "context", 1);
+    own.expert = value(p, "expert", 1);
+    own.expert_tensor = value(p, "expert_tensor", 1);
+    own.micro_batch = value(t, "micro_batch", 1);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  for (int pipeline = 1; pipeline <= 64; ++pipeline) {
+    for (int tensor : {1, 2, 4, 8}) {
+      std::vector<std::string> stand_in = sets;
+      for (const std::string& kv : {"parallelism.tensor=" + std::to_string(tensor), "parallelism.pipeline=" + std::to_string(pipeline),
+                                    std::string("parallelism.context=1"), std::string("parallelism.virtual_stages=1"),
+                                    std::string("parallelism.data=auto"), std::string("parallelism.expert=1"),
+                                    std::string("parallelism.expert_tensor=1"), std::string("parallelism.pipeline_layout=null"),
+                                    std::string("parallelism.first_stage_layers=null"), std::string("parallelism.last_stage_layers=null"),
+                                    std::string("parallelism.sharding_group=null"), std::string("training.micro_batch=1")}) {
+        stand_in.push_back(kv);
+      }
+      if (Expected<Scenario> s = LoadScenario(file, stand_in); s.ok()) return std::pair{std::move(*s), own};
+    }
+  }
+  return std::nullopt;
+}
+
+// Why no layout can run when even a stand-in cannot divide the batch: the
+// cluster's GPUs are too many for the global batch (131,072 GPUs, batch 128).
+// The input is valid and asks for something impossible: exit 1 with the
+// reason, as `size` words it. Empty when the scenario loads with the stand-in
+// at a batch its GPUs divide (data parallel over all of them, micro batch 1):
+// then only the layout is wrong; else something else (model, cluster) is, and
+// its error stands.
+std::string NoLayoutReason(const std::string& file, const std::vector<std::string>& sets) {
+  int nodes = 0;
+  NodeProfile node;
+  long global_batch = 0;
+  try {
+    YAML::Node root = LoadYamlFile(file);
+    ApplyOverrides(root, sets);
+    const YAML::Node cluster = root["cluster"];
+    nodes = cluster["nodes"].as<int>();
+    node = LoadNodeProfile(cluster["node"], file, "cluster.node");
+    global_batch = root["training"]["global_batch"].as<long>();
+  } catch (const std::exception&) {
+    return "";
+  }
+  const long gpus = long(nodes) * node.gpus_per_node;
+  if (nodes <= 0 || gpus <= 0 || gpus > std::numeric_limits<int>::max()) return "";
+  std::vector<std::string> stand_in = sets;
+  for (const std::string& kv : {std::string("parallelism.tensor=1"), std::string("parallelism.pipeline=1"),
+                                std::string("parallelism.context=1"), std::string("parallelism.virtual_stages=1"),
+                                std::string("parallelism.data=auto"), std::string("parallelism.expert=1"),
+                                std::string("parallelism.expert_tensor=1"), std::string("parallelism.pipeline_layout=null"),
+                                std::string("parallelism.first_stage_layers=null"), std::string("parallelism.last_stage_layers=null"),
+                                std::string("parallelism.sharding_group=null"), std::string("training.micro_batch=1"),
+                                "training.global_batch=" + std::to_string(gpus)}) {
+    stand_in.push_back(kv);
+  }
+  const Expected<Scenario> s = LoadScenario(file, stand_in);
+  if (!s.ok()) return "";
+  return "no TP x PP x CP x DP of the " + std::to_string(s->gpus()) + " GPUs divides both the global batch " +
+         std::to_string(global_batch) + " and the " + std::to_string(s->model.layers) + " layers";
+}
+
+}  // namespace
+
+LayoutSearchInput LoadForLayoutSearch(const std::string& file, const std::vector<std::string>& sets) {
+  LayoutSearchInput in{LoadScenario(file, sets), std::nullopt, ""};
+  if (in.scenario || !in.scenario.error().layout) return in;
+  if (auto stand_in = WithStandInLayout(file, sets)) {
+    in.own_layout_rejection = PlanRejection{stand_in->second, "divisibility", in.scenario.error().ToString()};
+    in.scenario = std::move(stand_in->first);
+  } else if (const std::string why = NoLayoutReason(file, sets); !why.empty()) {
+    in.no_layout_reason = why + " (" + in.scenario.error().ToString() + ")";
+  }
+  return in;
+}
+
+}  // namespace trainsim::cli
