@@ -34,7 +34,8 @@ std::string HostIssueShareLine(const Scenario& s) {
   std::ostringstream line;
   line.precision(2);
   line << std::lround(100 * h.Share()) << "% of the step (analytical), the host issuing kernels at " << h.host_s_per_kernel * 1e6
-       << " us each: measure your stack's with trainsim calibrate --host-trace";
+       << " us each: measure your stack's with trainsim calibrate --host-trace; CUDA graphs (a framework profile's "
+          "cuda_graph_scope) launch a graph's kernels at once";
   return line.str();
 }
 
