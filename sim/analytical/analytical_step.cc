@@ -9,6 +9,16 @@ namespace trainsim {
 
 namespace {
 
+// Whether every stage boundary crosses the NICs: stages of whole NVLink
+// domains (or nodes), their pipeline group not on NVLink. Then a stage's
+// sends to both neighbours leave through its GPUs' NICs.
+bool EveryHopCrossesTheNics(const Scenario& s) {
+  const RankLayout layout = s.layout();
+  const long stage_gpus = s.gpus() / s.parallelism.pipeline;
+  const long domain_gpus = std::max(layout.shape().nvlink_domain_gpus, layout.shape().gpus_per_node);
+  return stage_gpus % domain_gpus == 0 && !layout.Span(CommGroup::kPipeline).on_nvlink();
+}
+
 // The transfers of the pipeline's fill and drain: the first micro batch's
 // forward crosses the v x p - 1 boundaries of the virtual stages in turn
 // (virtual stage k is chunk k / p of stage k mod p: boundary b takes stage b
@@ -24,7 +34,7 @@ double FillDrainTransfersS(const Scenario& s, const CommOp& p2p, double hop_s) {
   const RankLayout layout = s.layout();
   const long domain_gpus = std::max(layout.shape().nvlink_domain_gpus, layout.shape().gpus_per_node);
   const double hops = 2.0 * (double(v) * p - 1);
-  if (stage_gpus % domain_gpus == 0 || layout.Span(CommGroup::kPipeline).on_nvlink()) return hops * hop_s;
+  if (stage_gpus % domain_gpus == 0 || layout.Span(CommGroup::kPipeline).on_nvlink()) return hops * hop_s;  // every hop alike
   double on_nvlink_s = -1, across_s = -1;  // a pair of ranks within one domain, or across two: the two prices there are
   std::vector<double> boundary_s(static_cast<size_t>(p));
   for (int b = 0; b < p; ++b) {
@@ -75,12 +85,16 @@ StepTiming AnalyticalStep(const Scenario& s, const StepCosts& c) {
       // while it ran its backward. A hop longer than the pass that hides it
       // holds every slot by the difference: interleaving's short chunks on
       // a slow network (Llama 2 70B PP 4 VP 20 on 100 Gb/s RoCE: 3.3 ms
-      // forward chunks against 3.5 ms hops), as the DES's slots show. A
-      // GPU's activation and gradient sends alternate on its share of the
-      // NICs: one still in flight when the next starts shares it, so a hop
-      // as long as the forward chunk takes twice its time.
+      // forward chunks against 3.5 ms hops), as the DES's slots show. Where
+      // both neighbours are across the NICs, a GPU's activation and
+      // gradient sends alternate on its share of them: one still in flight
+      // when the next starts shares it, so a hop as long as the forward
+      // chunk takes twice its time. Where one neighbour is in the NVLink
+      // domain (two stages a node, an NVL72 rack's inner boundaries) only
+      // one direction leaves through the NICs.
       const double forward_chunk_s = st.forward_s() / v, backward_chunk_s = st.backward_s() / v;
-      const double hop_s = c.p2p_s * (1 + std::min(1.0, c.p2p_s / std::max(forward_chunk_s, 1e-12)));
+      const double shared = EveryHopCrossesTheNics(s) ? std::min(1.0, c.p2p_s / std::max(forward_chunk_s, 1e-12)) : 0.0;
+      const double hop_s = c.p2p_s * (1 + shared);
       exposed += m * v * (std::max(0.0, hop_s - forward_chunk_s) + std::max(0.0, hop_s - backward_chunk_s));
     }
   }

@@ -74,6 +74,17 @@ bool PlannedTpOverlap(const Scenario& base) {
 
 namespace {
 
+// Whether two configurations have the same pipeline shape (ranks and chunks),
+// for which a scenario's own split of the layers was written.
+bool SamePipelineShape(const PlanConfig& a, const PlanConfig& b) {
+  return a.pipeline == b.pipeline && a.virtual_stages == b.virtual_stages;
+}
+
+// Whether the scenario splits its layers its own way.
+bool HasOwnSplit(const Parallelism& own) {
+  return own.first_stage_layers > 0 || own.last_stage_layers > 0 || !own.pipeline_layout.empty();
+}
+
 // The scenario's own split of the layers (first_stage_layers,
 // last_stage_layers, pipeline_layout) was chosen for its pipeline and
 // virtual stages: a candidate of another shape splits as its recipe does, or
@@ -81,7 +92,7 @@ namespace {
 // (405B's 7/7 first and last stages fit PP16 only).
 void KeepOwnSplitForItsShape(Scenario& s, const Scenario& base, const PlanConfig& c) {
   const Parallelism& own = base.parallelism;
-  const bool same_shape = OwnSplitApplies(base, c);
+  const bool same_shape = c.pipeline == own.pipeline && c.virtual_stages == own.virtual_stages;  // SamePipelineShape, on the hot path
   s.parallelism.first_stage_layers = same_shape ? own.first_stage_layers : 0;
   s.parallelism.last_stage_layers = same_shape ? own.last_stage_layers : 0;
   s.parallelism.pipeline_layout = same_shape ? own.pipeline_layout : std::string();
@@ -94,20 +105,6 @@ void KeepOwnShardingGroupWhereItDivides(Scenario& s, const Scenario& base) {
   const bool divides = g > 0 && s.parallelism.data_sharding != DataSharding::kNone && s.parallelism.gradient_replicas() % g == 0;
   s.parallelism.sharding_group = divides ? g : 0;
 }
-
-}  // namespace
-
-bool OwnSplitApplies(const Scenario& base, const PlanConfig& c) {
-  const Parallelism& own = base.parallelism;
-  return c.pipeline == own.pipeline && c.virtual_stages == own.virtual_stages;
-}
-
-bool HasOwnSplit(const Scenario& base) {
-  const Parallelism& own = base.parallelism;
-  return own.first_stage_layers > 0 || own.last_stage_layers > 0 || !own.pipeline_layout.empty();
-}
-
-namespace {
 
 }  // namespace
 
@@ -179,7 +176,7 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
   rep.objective = options.objective;
   rep.baseline_config = ConfigOf(base);
   rep.mixture_of_experts = base.model.moe.enabled();
-  rep.own_split = HasOwnSplit(base);
+  rep.own_split = HasOwnSplit(base.parallelism);
   Scenario s = base;
   const int gpus = base.gpus();
   // Feasible configurations keep only what ranks them (full results are large
@@ -417,7 +414,7 @@ namespace {
 
 // Whether a candidate runs with the scenario's own layer split cleared.
 bool SplitToClear(const PlanReport& r, const PlanConfig& c) {
-  return r.own_split && (c.pipeline != r.baseline_config.pipeline || c.virtual_stages != r.baseline_config.virtual_stages);
+  return r.own_split && !SamePipelineShape(c, r.baseline_config);
 }
 
 std::string ResultJson(const SimulationResult& r) {

@@ -51,12 +51,6 @@ void ApplyConfig(Scenario& s, const PlanConfig& c);
 // overlap is the base scenario's (the framework's when the base has no TP)
 // for every TP > 1. For re-simulating a configuration the planner chose.
 void ApplyPlannedConfig(Scenario& s, const Scenario& base, const PlanConfig& c);
-// Whether the scenario splits its layers its own way (first_stage_layers,
-// last_stage_layers, pipeline_layout), and whether that split is the one a
-// candidate runs (its pipeline and virtual stages are the scenario's; else
-// ApplyPlannedConfig splits evenly, so re-running it needs them cleared).
-bool HasOwnSplit(const Scenario& base);
-bool OwnSplitApplies(const Scenario& base, const PlanConfig& c);
 
 enum class PlanObjective { kTime, kCost };
 
