@@ -44,6 +44,15 @@ std::string StepShares(const SimulationResult& r) {
 // the sweep's empty CSV cells have it.
 bool Shown(const ResultField& f, const SimulationResult& r) { return r.feasible() || f.kept_when_infeasible; }
 
+// A value in its row's scale (the largest side's: the sides read in one unit),
+// or in its own where that scale would print a nonzero value as zero (10 kWh
+// beside 20,000: "0.0 MWh").
+std::string Cell(const DisplayScale& row, Quantity q, double v) {
+  const std::string text = FormatScaled(row, v);
+  const bool reads_zero = text.find_first_of("123456789") == std::string::npos;
+  return v != 0 && std::isfinite(v) && reads_zero ? FormatScaled(ScaleFor(q, std::fabs(v)), v) : text;
+}
+
 }  // namespace
 
 std::string Headline(const SimulationResult& baseline, const SimulationResult& other) {
@@ -62,6 +71,11 @@ std::string Headline(const SimulationResult& baseline, const SimulationResult& o
   const double ca = baseline.run.cost_usd, cb = other.run.cost_usd;
   const double ka = baseline.run.capital_usd, kb = other.run.capital_usd;
   std::string s = other.name + ": ";
+  // Two models: the deltas are those of different work, which the reader should not take for a hardware choice's.
+  if (baseline.model.parameters > 0 && other.model.parameters > 0 && baseline.model.parameters != other.model.parameters) {
+    s += "another model (" + ParameterCountText(other.model.parameters) + " parameters against " +
+         ParameterCountText(baseline.model.parameters) + "): ";
+  }
   s += FormatRelative(CleanRelative(ta, tb)) + " time to train (" + FormatDelta(time, ta, tb) + "), ";
   s += FormatDelta(cost, ca, cb) + " per run (" + FormatRelative(CleanRelative(ca, cb)) + "), ";
   // What the cluster costs to buy, where its profiles price it (0: no figures).
@@ -83,8 +97,8 @@ std::string ComparisonTable(const SimulationResult& a, const SimulationResult& b
     const bool shown_a = Shown(f, a), shown_b = Shown(f, b);
     const DisplayScale scale = ScaleFor(r.quantity, std::max(shown_a ? std::fabs(r.a) : 0.0, shown_b ? std::fabs(r.b) : 0.0));
     const bool both = shown_a && shown_b;
-    std::snprintf(buf, sizeof buf, "%-28s %16s %16s %16s %9s\n", r.label.c_str(), shown_a ? FormatScaled(scale, r.a).c_str() : "cannot run",
-                  shown_b ? FormatScaled(scale, r.b).c_str() : "cannot run", both ? FormatDelta(f, r.a, r.b).c_str() : "",
+    std::snprintf(buf, sizeof buf, "%-28s %16s %16s %16s %9s\n", r.label.c_str(), shown_a ? Cell(scale, r.quantity, r.a).c_str() : "cannot run",
+                  shown_b ? Cell(scale, r.quantity, r.b).c_str() : "cannot run", both ? FormatDelta(f, r.a, r.b).c_str() : "",
                   both ? FormatRelative(r.relative()).c_str() : "");
     o << buf;
   }
@@ -131,7 +145,7 @@ std::string ComparisonTable(const std::vector<SimulationResult>& results) {
     std::snprintf(buf, sizeof buf, "%-28s", DisplayLabel(*f).c_str());
     o << buf;
     for (size_t i = 0; i < v.size(); ++i) {
-      std::snprintf(buf, sizeof buf, " %14s", shown[i] ? FormatScaled(scale, v[i]).c_str() : "cannot run");
+      std::snprintf(buf, sizeof buf, " %14s", shown[i] ? Cell(scale, f->quantity, v[i]).c_str() : "cannot run");
       o << buf;
     }
     for (size_t i = 1; i < v.size(); ++i) {

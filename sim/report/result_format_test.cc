@@ -67,6 +67,34 @@ TEST(ComparisonTest, HeadlineSaysWhatBChangesInTimeCostAndEnergy) {
   EXPECT_NE(Headline(b, a).find("the baseline cannot run: does not fit"), std::string::npos) << Headline(b, a);
 }
 
+// A row reads in its largest side's unit, but a side that unit would print as
+// zero keeps its own: 10 kWh beside 20 MWh is not "0.0 MWh".
+TEST(ComparisonTest, ASmallValueBesideALargeOneKeepsItsOwnUnit) {
+  SimulationResult a, b;
+  a.name = "big";
+  b.name = "small";
+  a.run.energy_kwh = 20000;
+  b.run.energy_kwh = 10.1;
+  const std::string table = ComparisonTable(a, b);
+  EXPECT_EQ(table.find(" 0.0 MWh"), std::string::npos) << table;
+  EXPECT_NE(table.find("20.0 MWh"), std::string::npos) << table;
+  EXPECT_NE(table.find("10.1 kWh"), std::string::npos) << table;
+}
+
+// Two scenarios of different models compare different work: the headline says so before its deltas.
+TEST(ComparisonTest, HeadlineNamesAnotherModel) {
+  SimulationResult a, b;
+  a.name = "70b";
+  b.name = "8b";
+  a.model.parameters = 70.6e9;
+  b.model.parameters = 8.03e9;
+  a.run.time_to_train_s = 3600;
+  b.run.time_to_train_s = 600;
+  EXPECT_EQ(Headline(a, b).rfind("8b: another model (8.0B parameters against 70.6B): -83.3% time to train", 0), 0u) << Headline(a, b);
+  b.model.parameters = a.model.parameters;
+  EXPECT_EQ(Headline(a, b).find("another model"), std::string::npos);
+}
+
 // A run figure of a scenario that cannot run reads "cannot run", with no
 // delta, as in the GUI's table; what the configuration is still shows.
 TEST(ComparisonTest, RunFiguresOfARunThatCannotHappenReadCannotRun) {
