@@ -9,15 +9,24 @@ namespace trainsim {
 
 namespace {
 
-// Whether every stage boundary crosses the NICs: stages of whole NVLink
-// domains (or nodes), their pipeline group not on NVLink. Then a stage's
-// sends to both neighbours leave through its GPUs' NICs.
-bool EveryHopCrossesTheNics(const Scenario& s) {
-  const RankLayout layout = s.layout();
-  const long stage_gpus = s.gpus() / s.parallelism.pipeline;
-  const long domain_gpus = std::max(layout.shape().nvlink_domain_gpus, layout.shape().gpus_per_node);
-  return stage_gpus % domain_gpus == 0 && !layout.Span(CommGroup::kPipeline).on_nvlink();
-}
+// Where the pipeline's stages sit: their GPUs, the NVLink domain's, and
+// whether every boundary is alike (stages of whole domains cross the NICs at
+// each one; a pipeline group on NVLink crosses none).
+struct StagePlacement {
+  RankLayout layout;
+  long stage_gpus = 0;
+  long domain_gpus = 0;
+  bool whole_domains = false;
+  bool on_nvlink = false;
+  explicit StagePlacement(const Scenario& s)
+      : layout(s.layout()),
+        stage_gpus(s.gpus() / s.parallelism.pipeline),
+        domain_gpus(std::max(layout.shape().nvlink_domain_gpus, layout.shape().gpus_per_node)),
+        whole_domains(stage_gpus % domain_gpus == 0),
+        on_nvlink(layout.Span(CommGroup::kPipeline).on_nvlink()) {}
+  // A stage's sends to both neighbours leave through its GPUs' NICs.
+  bool EveryHopCrossesTheNics() const { return whole_domains && !on_nvlink; }
+};
 
 // The transfers of the pipeline's fill and drain: the first micro batch's
 // forward crosses the v x p - 1 boundaries of the virtual stages in turn
@@ -28,13 +37,12 @@ bool EveryHopCrossesTheNics(const Scenario& s) {
 // domain over NVLink, else over the NICs (the slowest pair of the stages'
 // GPUs, which pair up at the same place in each stage). A job whose stages
 // are whole domains crosses the NICs at every boundary: `hop_s` each.
-double FillDrainTransfersS(const Scenario& s, const CommOp& p2p, double hop_s) {
+double FillDrainTransfersS(const Scenario& s, const StagePlacement& at, const CommOp& p2p, double hop_s) {
   const int p = s.parallelism.pipeline, v = s.parallelism.virtual_stages;
-  const long stage_gpus = s.gpus() / p;
-  const RankLayout layout = s.layout();
-  const long domain_gpus = std::max(layout.shape().nvlink_domain_gpus, layout.shape().gpus_per_node);
+  const RankLayout& layout = at.layout;
+  const long stage_gpus = at.stage_gpus, domain_gpus = at.domain_gpus;
   const double hops = 2.0 * (double(v) * p - 1);
-  if (stage_gpus % domain_gpus == 0 || layout.Span(CommGroup::kPipeline).on_nvlink()) return hops * hop_s;  // every hop alike
+  if (at.whole_domains || at.on_nvlink) return hops * hop_s;  // every hop alike
   double on_nvlink_s = -1, across_s = -1;  // a pair of ranks within one domain, or across two: the two prices there are
   std::vector<double> boundary_s(static_cast<size_t>(p));
   for (int b = 0; b < p; ++b) {
@@ -74,7 +82,8 @@ StepTiming AnalyticalStep(const Scenario& s, const StepCosts& c) {
   // same: its step grows with v by about 2 p transfers per chunk).
   b.pipeline_bubble_s = c.FillDrainS(p.virtual_stages);
   if (p.pipeline > 1) {
-    exposed += FillDrainTransfersS(s, c.workload.pipeline_p2p, c.p2p_s);
+    const StagePlacement at(s);
+    exposed += FillDrainTransfersS(s, at, c.workload.pipeline_p2p, c.p2p_s);
     if (!p.p2p_overlapped()) {
       // Without overlap every micro batch's sends wait too, at the slowest boundary's pace.
       exposed += 2.0 * m * v * c.p2p_s;
@@ -93,7 +102,7 @@ StepTiming AnalyticalStep(const Scenario& s, const StepCosts& c) {
       // domain (two stages a node, an NVL72 rack's inner boundaries) only
       // one direction leaves through the NICs.
       const double forward_chunk_s = st.forward_s() / v, backward_chunk_s = st.backward_s() / v;
-      const double shared = EveryHopCrossesTheNics(s) ? std::min(1.0, c.p2p_s / std::max(forward_chunk_s, 1e-12)) : 0.0;
+      const double shared = at.EveryHopCrossesTheNics() ? std::min(1.0, c.p2p_s / std::max(forward_chunk_s, 1e-12)) : 0.0;
       const double hop_s = c.p2p_s * (1 + shared);
       exposed += m * v * (std::max(0.0, hop_s - forward_chunk_s) + std::max(0.0, hop_s - backward_chunk_s));
     }

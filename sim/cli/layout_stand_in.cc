@@ -13,6 +13,22 @@ namespace trainsim::cli {
 
 namespace {
 
+// The overrides after `sets` that give a scenario the stand-in layout TP x PP:
+// no context, expert or interleaved split, data parallel over the rest,
+// micro batch 1, the scenario's own stage split and sharding group cleared.
+std::vector<std::string> StandInSets(const std::vector<std::string>& sets, int tensor, int pipeline) {
+  std::vector<std::string> out = sets;
+  for (const std::string& kv : {"parallelism.tensor=" + std::to_string(tensor), "parallelism.pipeline=" + std::to_string(pipeline),
+                                std::string("parallelism.context=1"), std::string("parallelism.virtual_stages=1"),
+                                std::string("parallelism.data=auto"), std::string("parallelism.expert=1"),
+                                std::string("parallelism.expert_tensor=1"), std::string("parallelism.pipeline_layout=null"),
+                                std::string("parallelism.first_stage_layers=null"), std::string("parallelism.last_stage_layers=null"),
+                                std::string("parallelism.sharding_group=null"), std::string("training.micro_batch=1")}) {
+    out.push_back(kv);
+  }
+  return out;
+}
+
 // The scenario with a stand-in layout that loads on its cluster (data
 // parallel over all it can, tensor and pipeline the fewest that let data
 // divide the batch), for a scenario whose own layout does not: the planner
@@ -44,16 +60,7 @@ std::optional<std::pair<Scenario, PlanConfig>> WithStandInLayout(const std::stri
   }
   for (int pipeline = 1; pipeline <= 64; ++pipeline) {
     for (int tensor : {1, 2, 4, 8}) {
-      std::vector<std::string> stand_in = sets;
-      for (const std::string& kv : {"parallelism.tensor=" + std::to_string(tensor), "parallelism.pipeline=" + std::to_string(pipeline),
-                                    std::string("parallelism.context=1"), std::string("parallelism.virtual_stages=1"),
-                                    std::string("parallelism.data=auto"), std::string("parallelism.expert=1"),
-                                    std::string("parallelism.expert_tensor=1"), std::string("parallelism.pipeline_layout=null"),
-                                    std::string("parallelism.first_stage_layers=null"), std::string("parallelism.last_stage_layers=null"),
-                                    std::string("parallelism.sharding_group=null"), std::string("training.micro_batch=1")}) {
-        stand_in.push_back(kv);
-      }
-      if (Expected<Scenario> s = LoadScenario(file, stand_in); s.ok()) return std::pair{std::move(*s), own};
+      if (Expected<Scenario> s = LoadScenario(file, StandInSets(sets, tensor, pipeline)); s.ok()) return std::pair{std::move(*s), own};
     }
   }
   return std::nullopt;
@@ -82,16 +89,8 @@ std::string NoLayoutReason(const std::string& file, const std::vector<std::strin
   }
   const long gpus = long(nodes) * node.gpus_per_node;
   if (nodes <= 0 || gpus <= 0 || gpus > std::numeric_limits<int>::max()) return "";
-  std::vector<std::string> stand_in = sets;
-  for (const std::string& kv : {std::string("parallelism.tensor=1"), std::string("parallelism.pipeline=1"),
-                                std::string("parallelism.context=1"), std::string("parallelism.virtual_stages=1"),
-                                std::string("parallelism.data=auto"), std::string("parallelism.expert=1"),
-                                std::string("parallelism.expert_tensor=1"), std::string("parallelism.pipeline_layout=null"),
-                                std::string("parallelism.first_stage_layers=null"), std::string("parallelism.last_stage_layers=null"),
-                                std::string("parallelism.sharding_group=null"), std::string("training.micro_batch=1"),
-                                "training.global_batch=" + std::to_string(gpus)}) {
-    stand_in.push_back(kv);
-  }
+  std::vector<std::string> stand_in = StandInSets(sets, 1, 1);
+  stand_in.push_back("training.global_batch=" + std::to_string(gpus));
   const Expected<Scenario> s = LoadScenario(file, stand_in);
   if (!s.ok()) return "";
   return "no TP x PP x CP x DP of the " + std::to_string(s->gpus()) + " GPUs divides both the global batch " +

@@ -1,11 +1,9 @@
 // trainsim plan SCENARIO.yaml [--top K] [--objective time|cost] [--moe-dispatchers L] [--moe-a2a-overlap L] [--json]
 // [--set KEY=VALUE]...
 // Front end of sim/planner.h: flags and printing.
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <iostream>
-#include <limits>
 #include <optional>
 #include <utility>
 
@@ -17,9 +15,7 @@
 #include "sim/plan/planner.h"
 #include "sim/core/scenario.h"
 #include "sim/io/model_loader.h"
-#include "sim/io/profile_loader.h"
 #include "sim/io/scenario_loader.h"
-#include "sim/io/yaml_reader.h"
 #include "sim/validate/track_record.h"
 
 namespace trainsim::cli {

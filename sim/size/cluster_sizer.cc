@@ -191,11 +191,12 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
   // XE9680 scenario sized on GB200 trays gets their 4: one per GPU).
   // Of the asked-for counts, those a profile takes (GB200 trays, one NIC per
   // GPU, among --nics 4,8: 4); one that takes none is rejected with the reason.
+  const std::vector<int> asked_nics = unique(o.nics);
   auto nics_of = [&](const NodeProfile& p) {
-    if (!o.nics.empty()) {
-      std::vector<int> its = unique(o.nics);
+    if (!asked_nics.empty()) {
+      std::vector<int> its = asked_nics;
       std::erase_if(its, [&](int k) { return !p.TakesNics(k); });
-      return its.empty() ? unique(o.nics) : its;
+      return its.empty() ? asked_nics : its;
     }
     const int k = base.node.nics_per_node;
     return std::vector<int>{p.TakesNics(k) ? k : p.nics_per_node};
