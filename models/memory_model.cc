@@ -141,6 +141,13 @@ double AllGatherDispatchBuffers(const Scenario& sc, double tokens) {
 double LayerActivationBytes(const Scenario& sc) { return LayerActivationBytes(sc, sc.model.LayerAt(0), sc.training.recompute); }
 double LayerActivationBytes(const Scenario& sc, const LayerKind& kind) { return LayerActivationBytes(sc, kind, sc.training.recompute); }
 
+double SelectiveRecomputeFreedShare(const Scenario& sc) {
+  if (sc.training.recompute != Recompute::kSelective) return 0;
+  const LayerKind kind = sc.model.LayerAt(0);
+  const double kept_all = LayerActivationBytes(sc, kind, Recompute::kNone);
+  return kept_all > 0 ? 1 - LayerActivationBytes(sc, kind, Recompute::kSelective) / kept_all : 0;
+}
+
 OffloadedActivations OffloadedActivationBytes(const Scenario& sc, const Workload& w) {
   OffloadedActivations o;
   for (int i = 0; i < sc.training.activation_offload_layers && i < int(w.kind_of_layer.size()); ++i) {

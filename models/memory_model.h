@@ -24,6 +24,12 @@ namespace trainsim {
 double LayerActivationBytes(const Scenario& s);
 double LayerActivationBytes(const Scenario& s, const LayerKind& kind);
 
+// What training.recompute = selective frees of one layer's activations (the
+// first layer's kind) against keeping them all, 0..1; 0 unless recompute is
+// selective. Near 0 where only the attention core is recomputed and the
+// attention kernel is fused: it keeps no s x s scores to free.
+double SelectiveRecomputeFreedShare(const Scenario& s);
+
 // Activation offload (training.activation_offload_layers = N): the bytes
 // one GPU keeps in host memory for one micro batch, the first N layers'
 // activations; and the largest of them, which stays on the GPU while its

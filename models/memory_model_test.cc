@@ -294,6 +294,19 @@ TEST(MemoryModelTest, PartialRecomputeNeverKeepsMoreThanNone) {
   EXPECT_LE(Memory(Make70b({"training.recompute=full"})).activations_gib, last + 1e-9);
 }
 
+// Selective recompute of the attention core frees the s x s scores an
+// unfused kernel keeps; a fused (flash) kernel keeps none, so it frees
+// nothing there, and `trainsim run` says so. Recomputing the MLP frees its
+// intermediates under either kernel.
+TEST(MemoryModelTest, SelectiveRecomputeFreesWhatTheKernelKeeps) {
+  EXPECT_EQ(SelectiveRecomputeFreedShare(Make70b({"training.recompute=none"})), 0);
+  EXPECT_LT(SelectiveRecomputeFreedShare(Make70b({"training.recompute=selective", "training.attention=flash"})), 0.01);
+  EXPECT_GT(SelectiveRecomputeFreedShare(Make70b({"training.recompute=selective", "training.attention=unfused"})), 0.5);
+  EXPECT_GT(SelectiveRecomputeFreedShare(
+                Make70b({"training.recompute=selective", "training.attention=flash", "training.recompute_modules=[core_attn, mlp]"})),
+            0.2);
+}
+
 }  // namespace
 }  // namespace trainsim
 

@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "models/memory_model.h"
 #include "models/workload.h"
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
@@ -21,6 +22,10 @@
 namespace trainsim::cli {
 
 namespace {
+
+// Below this share of a layer's activations, selective recompute frees
+// nothing worth its re-run.
+constexpr double kRecomputeFreesNothing = 0.01;
 
 // The name a scenario that could not be simulated reports, as a simulated one
 // would (its name key after the overrides, else "scenario"), read from its
@@ -157,6 +162,11 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
   if (!a.Has("--json") && r.error.empty()) {
     // Where the step leans on the framework's host cost, an estimate until measured, say so.
     if (const std::string host = HostIssueShareLine(*s); !host.empty()) out << "  waits for the host   " << host << "\n";
+    // A recompute that costs time and frees nothing is a setting to change.
+    if (s->training.recompute == Recompute::kSelective && SelectiveRecomputeFreedShare(*s) < kRecomputeFreesNothing) {
+      out << "  recompute            selective recompute frees no activation memory here (the fused attention kernel keeps no\n"
+             "                       s x s scores) yet re-runs the attention: training.recompute none, or more recompute_modules\n";
+    }
     // How far to trust the figures above: the published runs most like this one, predicted now.
     out << "  track record         " << TrackRecordLine(*s) << "\n";
   }

@@ -62,8 +62,9 @@ const std::vector<ResultField>& ResultFields() {
        .part_of = "memory.peak_gib_per_gpu", .get = [](R r) { return r.memory.optimizer_gib; }},
       {.key = "memory.activations_gib", .label = "activations", .quantity = Q::kGib, .kept_when_infeasible = true,
        .part_of = "memory.peak_gib_per_gpu", .get = [](R r) { return r.memory.activations_gib; }},
-      {.key = "memory.workspace_gib", .label = "workspace", .quantity = Q::kGib, .kept_when_infeasible = true,
-       .part_of = "memory.peak_gib_per_gpu", .get = [](R r) { return r.memory.workspace_gib; }},
+      // Off the HBM before the capacity below, so not a part of the peak.
+      {.key = "memory.workspace_gib", .label = "reserved (CUDA context, NCCL, workspaces)", .quantity = Q::kGib,
+       .kept_when_infeasible = true, .get = [](R r) { return r.memory.workspace_gib; }},
       {.key = "memory.offloaded_activations_gib", .label = "activations in host memory", .quantity = Q::kGib,
        .kept_when_infeasible = true, .present = [](R r) { return r.memory.offloaded_activations_gib > 0; },
        .get = [](R r) { return r.memory.offloaded_activations_gib; }},

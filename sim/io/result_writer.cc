@@ -310,11 +310,13 @@ std::string ToSummary(const SimulationResult& r) {
   }
   o << "  throughput           " << Fmt("%.0f tokens/s/GPU", v("tokens_per_s_per_gpu")) << ", "
     << Fmt("%.1f model TFLOP/s/GPU", v("model_tflops_per_gpu")) << ", MFU " << Fmt("%.1f%%", 100 * v("mfu")) << "\n";
+  // The peak is the four parts on the next line; the reserved memory is
+  // already off the usable capacity it is measured against.
   o << "  memory per GPU       " << Fmt("%.1f GiB", v("memory.peak_gib_per_gpu")) << " of "
-    << Fmt("%.1f GiB", v("memory.capacity_gib")) << (v("memory.fits") != 0 ? "" : "  DOES NOT FIT") << "\n";
+    << Fmt("%.1f GiB", v("memory.capacity_gib")) << " usable" << (v("memory.fits") != 0 ? "" : "  DOES NOT FIT") << "\n";
   o << "    weights " << Fmt("%.1f", v("memory.weights_gib")) << ", gradients " << Fmt("%.1f", v("memory.gradients_gib"))
     << ", optimizer " << Fmt("%.1f", v("memory.optimizer_gib")) << ", activations " << Fmt("%.1f", v("memory.activations_gib"))
-    << ", workspace " << Fmt("%.1f", v("memory.workspace_gib")) << " GiB\n";
+    << " GiB (+" << Fmt("%.1f", v("memory.workspace_gib")) << " reserved: CUDA context, NCCL, workspaces)\n";
   if (FindResultField("memory.offloaded_activations_gib")->Present(r)) {
     o << "    activations offloaded to host memory " << Fmt("%.1f", v("memory.offloaded_activations_gib")) << " GiB\n";
   }
