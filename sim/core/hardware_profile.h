@@ -510,7 +510,10 @@ struct NodeProfile {
   double intra_ring_bus_bytes_per_s = 0;
   double intra_latency_s = 0;
   double intra_half_chunk_bytes = 0;  // per ring step / transfer, at half the peak bandwidth
-  double pcie_bytes_per_s = 0;  // the node's GPU-host path (pcie_gb_per_s; NVLink-C2C on Grace trays)
+  // The node's GPU-to-host bandwidth with all its GPUs copying at once
+  // (pcie_gb_per_s): the sum over its host paths (PCIe x16 links or switch
+  // uplinks; NVLink-C2C on Grace trays), not one link's.
+  double pcie_bytes_per_s = 0;
   double host_memory_bytes = 0;
   // The node's CPU time for one framework op (Python, the PyTorch dispatcher,
   // the launch) against a DGX H100's Xeon Platinum 8480C, on which the
