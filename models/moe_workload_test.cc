@@ -402,10 +402,10 @@ TEST(MoeWorkloadTest, KernelsOfAnMoeLayerFollowTheFp8Recipe) {
   const Workload cw = BuildWorkload(Make(kMixtral, current));
   const PassWork& cf = cw.layer(0).forward;
   const PassWork& cb = cw.layer(0).backward;
-  EXPECT_EQ(op(cf, "fp8 cast (expert input)").kernels, 64);
+  EXPECT_EQ(op(cf, "quantize (expert input)").kernels, 64);
   EXPECT_EQ(op(cf, "expert swiglu").kernels, 1 + 64);  // and fc2's input
   EXPECT_EQ(op(cb, "expert fc1 grad cast-transpose").kernels, 64);
-  EXPECT_EQ(op(cb, "fp8 cast (expert input) backward").kernels, 1);
+  EXPECT_EQ(op(cb, "quantize (expert input) backward").kernels, 1);
   EXPECT_EQ(op(cb, "expert swiglu backward").kernels, 1);
   EXPECT_EQ(op(cf, "qk norm").kernels, 2);  // the queries' and the keys' norm modules
   EXPECT_NEAR(kernels(cf), 217, 20);
@@ -414,7 +414,7 @@ TEST(MoeWorkloadTest, KernelsOfAnMoeLayerFollowTheFp8Recipe) {
   delayed.push_back("training.framework=megatron-core-2024");  // DelayedScaling
   const Workload dw = BuildWorkload(Make(kMixtral, delayed));
   const PassWork& df = dw.layer(0).forward;
-  EXPECT_EQ(op(df, "fp8 cast (expert input)").kernels, 1);
+  EXPECT_EQ(op(df, "quantize (expert input)").kernels, 1);
   EXPECT_LT(kernels(df), kernels(cf) - 100);
 }
 

@@ -627,7 +627,7 @@ class LayerBuilder {
       F.ops.back().activation_operands = true;
     }
     if (eager_copies) F.ops.push_back(Move("attention output copy", 2 * T * heads * dv * kAct));
-    F.ops.push_back(Mem("fp8 cast (proj input)", c_.cast * T * heads * dv));
+    F.ops.push_back(Mem("quantize (proj input)", c_.cast * T * heads * dv));
     F.ops.back().kernels = F.ops.back().cast_kernels = c_.cast_kernels;
     F.ops.push_back(GemmOperator("attention proj", T, h, heads * dv, true));
     Adapter(F, "attention proj", ft.targets.proj, false, md.heads * dv, h / c_.t);
@@ -645,7 +645,7 @@ class LayerBuilder {
     const bool gated = Gated(c_.md.activation);
     const OpName fc1 = prefix + "fc1", fc2 = prefix + "fc2";
     if (!prefix.empty()) {  // the shared experts' fc1 (a TE Linear) quantizes the norm's 16-bit output itself
-      F.ops.push_back(Mem(prefix + "fp8 cast (fc1 input)", c_.cast * T * h / (c_.sp ? c_.t : 1)));
+      F.ops.push_back(Mem(prefix + "quantize (fc1 input)", c_.cast * T * h / (c_.sp ? c_.t : 1)));
       F.ops.back().kernels = F.ops.back().cast_kernels = c_.cast_kernels;
     }
     TpIn(F, fc1);
@@ -951,7 +951,7 @@ class LayerBuilder {
       F.ops.back().kernels = 2;
     }
     const int expert_casts = GroupedCastKernels(c_.prec, c_.scaling, per_expert);
-    F.ops.push_back(Mem("fp8 cast (expert input)", c_.cast * expert_rows * h));
+    F.ops.push_back(Mem("quantize (expert input)", c_.cast * expert_rows * h));
     F.ops.back().kernels = F.ops.back().cast_kernels = expert_casts;
     F.ops.push_back(GemmOperator("expert fc1", tokens_per_expert, (gated ? 2 : 1) * ffn_local, h, true, local_experts));
     F.ops.back().kernels = per_expert;
@@ -1123,7 +1123,7 @@ class LayerBuilder {
       }
       if (kind.moe && IsActivation(o, OpName("expert ") + act)) return (mods & (kRecomputeMoeAct | kRecomputeMoe)) != 0;
       if (kind.moe && (o.name.starts_with("expert ") || o.name.starts_with("router") || o.name.starts_with("moe ") ||
-                       o.name == "fp8 cast (expert input)")) {
+                       o.name == "quantize (expert input)")) {
         return (mods & kRecomputeMoe) != 0;
       }
       return false;

@@ -290,9 +290,9 @@ TEST(WorkloadTest, CurrentScalingAmaxPassesAndTheirAllReduces) {
   };
   EXPECT_EQ(amax_comms(delayed.layer(0).forward) + amax_comms(delayed.layer(0).backward), 0);
   // The cast of the attention output: one more 2-byte read per element.
-  const double elems = OpBytes(delayed.layer(0).forward, "fp8 cast (proj input)") / 3;
+  const double elems = OpBytes(delayed.layer(0).forward, "quantize (proj input)") / 3;
   ASSERT_GT(elems, 0);  // the cast is there
-  EXPECT_DOUBLE_EQ(OpBytes(current.layer(0).forward, "fp8 cast (proj input)"), 5 * elems);
+  EXPECT_DOUBLE_EQ(OpBytes(current.layer(0).forward, "quantize (proj input)"), 5 * elems);
 }
 
 // Transformer Engine's fp8 data- and weight-gradient GEMMs accumulate in

@@ -113,6 +113,16 @@ struct SimulationResult {
   // for training.micro_batch: auto; sim/run/micro_batch_choice.h).
   int micro_batch = 0;
   std::string micro_batch_rule;
+  // The pipeline rank whose point of view the breakdown takes: the slowest
+  // stage, whose slots pace the step (which one can change with the
+  // hardware: a stage heavy in all-to-alls slows most on fewer NICs); -1
+  // without a pipeline.
+  int slowest_stage = -1;
+  // The framework profile whose defaults and kernels ran (training.framework,
+  // else the node's), and which of the two it was: "given" or
+  // "<node>'s default".
+  std::string framework;
+  std::string framework_rule;
   // Rack-scale systems: how the ranks fill the NVLink domains and which
   // groups cross them (Scenario::nvlink_domains_text); empty elsewhere.
   std::string nvlink_domains;

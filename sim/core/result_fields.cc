@@ -126,6 +126,13 @@ const std::vector<ResultField>& ResultFields() {
        .present = has_pipeline, .get = [](R r) { return double(r.micro_batch); }},
       {.key = "pipeline.micro_batch_rule", .label = "Micro batch chosen", .quantity = Q::kText,
        .kept_when_infeasible = true, .present = has_pipeline, .text = [](R r) { return r.micro_batch_rule; }},
+      {.key = "pipeline.slowest_stage", .label = "Breakdown of pipeline stage", .quantity = Q::kCount,
+       .kept_when_infeasible = true, .present = [](R r) { return r.slowest_stage >= 0; },
+       .get = [](R r) { return double(r.slowest_stage); }},
+      {.key = "framework.name", .label = "Framework profile", .quantity = Q::kText, .kept_when_infeasible = true,
+       .present = [](R r) { return !r.framework.empty(); }, .text = [](R r) { return r.framework; }},
+      {.key = "framework.rule", .label = "Framework chosen", .quantity = Q::kText, .kept_when_infeasible = true,
+       .present = [](R r) { return !r.framework.empty(); }, .text = [](R r) { return r.framework_rule; }},
       {.key = "placement.nvlink_domains", .label = "NVLink domains", .quantity = Q::kText, .kept_when_infeasible = true,
        .present = [](R r) { return !r.nvlink_domains.empty(); }, .text = [](R r) { return r.nvlink_domains; }},
   };

@@ -34,6 +34,9 @@ SimulationResult EveryFieldSet() {
   r.memory.optimizer_gib = 12.5;
   r.memory.activations_gib = 40.5;
   r.memory.workspace_gib = 2.5;
+  r.slowest_stage = 3;
+  r.framework = "megatron-core-2024";
+  r.framework_rule = "given";
   r.memory.offloaded_activations_gib = 30.5;
   r.memory.capacity_gib = 74.5;
   r.memory.reason = "activations need 40.5 GiB";
@@ -129,6 +132,7 @@ TEST(ResultFieldTableTest, EveryFieldIsInTheJsonAndNothingElse) {
   ran.error.clear();
   ran.memory.reason.clear();
   ran.pipeline_layers.clear();
+  ran.slowest_stage = -1;
   ran.nvlink_domains.clear();
   const YAML::Node j2 = YAML::Load(ToJson(ran));
   EXPECT_FALSE(j2["error"].IsDefined());

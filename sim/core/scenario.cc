@@ -30,8 +30,9 @@ std::string Scenario::nvlink_domains_text() const {
   const int domain_nodes = node.nvlink_domain_nodes();
   if (domain_nodes <= 1) return "";
   const int used = nvlink_domain_nodes(), full = nodes / used, rest = nodes % used;
-  std::string text = std::to_string(full) + " x " + std::to_string(used);
-  if (rest > 0) text += " + 1 x " + std::to_string(rest);
+  // "2 x 16", "4 x 18 + 1 x 2", "1 x 16" (fewer nodes than the domains asked for).
+  std::string text = full > 0 ? std::to_string(full) + " x " + std::to_string(used) : "";
+  if (rest > 0) text += (text.empty() ? "1 x " : " + 1 x ") + std::to_string(rest);
   text += " of " + std::to_string(domain_nodes) + " nodes";
   text += nodes_per_nvlink_domain > 0                       ? " (cluster.nodes_per_nvlink_domain)"
           : rest > 0 || (used == domain_nodes && nodes > used) ? " (filled in turn)"

@@ -179,6 +179,7 @@ struct Scenario {
   NodeProfile node;  // nics_per_node already overridden by the scenario
   FabricProfile fabric;
   FrameworkProfile framework;
+  bool framework_given = false;  // training.framework named it; else the node's default
   std::optional<StorageProfile> storage;
   int nodes = 1;
   int storage_nodes = 0;

@@ -152,6 +152,11 @@ TEST(DesPlatformTest, Nvl72JobsFillRacksAsTheLaunchersSlurmSegments) {
   EXPECT_EQ(given.nvlink_domain_nodes(), 18);
   EXPECT_EQ(BuildDesTopology(given).nodes_per_domain, 18);
   EXPECT_EQ(given.nvlink_domains_text(), "3 x 18 + 1 x 10 of 18 nodes (cluster.nodes_per_nvlink_domain); across domains: dp");
+  // Fewer nodes than the domains asked for: one partial domain, no "0 x 18".
+  EXPECT_EQ(Nvl72({"cluster.nodes=16", "cluster.nodes_per_nvlink_domain=18", "parallelism.pipeline=1", "parallelism.tensor=4",
+                   "training.global_batch=16"})
+                .nvlink_domains_text(),
+            "1 x 16 of 18 nodes (cluster.nodes_per_nvlink_domain); every group on NVLink");
 }
 
 TEST(DesPlatformTest, Nvl72GroupStraddlingTwoRacksTakesItsAllToAllOverTheNics) {

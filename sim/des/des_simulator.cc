@@ -993,8 +993,9 @@ StepTiming SimulateDes(const Scenario& s, const StepCosts& costs, bool record_ti
   // plus the simulated step's critical path's: the time the stages along the
   // chain of passes and waits that ended the step spent blocked on their
   // collectives and transfers (a late parameter gather on the first stage
-  // delays the last one through the pipeline: communication, not bubble). The
-  // rest of the step is the pipeline bubble. Without a steady step's
+  // delays the last one through the pipeline: communication, not bubble),
+  // beyond the pipeline's fill and drain. The rest of the step is the
+  // pipeline bubble. Without a steady step's
   // measurement (none ran without a checkpoint write in flight) the rest
   // splits as the closed form does: up to its fill and drain, then
   // exposed communication.
@@ -1006,7 +1007,14 @@ StepTiming SimulateDes(const Scenario& s, const StepCosts& costs, bool record_ti
   const double rest = std::max(0.0, r.step_time_s - b.compute_s - b.optimizer_s - b.data_stall_s);
   if (run.steady_critical_comm_s_ >= 0) {
     const double folded = m * (st.forward_exposed_comm_s - st.forward_all_to_all_s + st.backward_exposed_comm_s - st.backward_all_to_all_s);
-    b.exposed_communication_s = std::min(rest, std::max(0.0, folded) + run.steady_critical_comm_s_);
+    // The schedule's fill and drain comes first: whatever the critical path
+    // spent on collectives, the slowest stage waits for the other stages'
+    // slots at both ends of the step (a chain through their passes and
+    // sends, which the critical path counts as the sends' wait), so the
+    // bubble is never below the closed form's (a PP 16 step of all-to-all
+    // heavy stages read 0 s of bubble).
+    const double fill_drain_s = std::min(rest, costs.FillDrainS(p.virtual_stages));
+    b.exposed_communication_s = std::min(rest - fill_drain_s, std::max(0.0, folded) + run.steady_critical_comm_s_);
     b.pipeline_bubble_s = rest - b.exposed_communication_s;
   } else {
     b.pipeline_bubble_s = std::min(rest, costs.FillDrainS(p.virtual_stages));

@@ -287,6 +287,10 @@ std::string ToSummary(const SimulationResult& r) {
   // What the model file was read as, so a misread config.json shows at once.
   const ModelSummary model{v("model.parameters"), v("model.active_parameters")};
   if (model.parameters > 0) o << "  model                " << ModelSizeText(model, /*spelled_out=*/true) << "\n";
+  // The software stack whose defaults and kernels ran: a node's default changes with the node.
+  if (FindResultField("framework.name")->Present(r)) {
+    o << "  framework            " << t("framework.name") << " (" << t("framework.rule") << ")\n";
+  }
   const double step = v("step_time_s");
   const double st = step > 0 ? step : 1;
   o << "  step time            " << Fmt("%.4f s", step) << "\n";
@@ -300,7 +304,12 @@ std::string ToSummary(const SimulationResult& r) {
     o << "    " << label << " " << Fmt("%.4f s", v(key)) << "  " << Fmt("%5.1f%%", 100 * v(key) / st) << "\n";
   }
   const std::string split = FindResultField("pipeline.split")->Present(r) ? t("pipeline.split") : "";
-  if (split != "even" && !split.empty()) {
+  // Which stage the breakdown is of: it can change with the hardware, and
+  // its compute with it.
+  if (FindResultField("pipeline.slowest_stage")->Present(r)) {
+    o << "  pipeline stages      " << t("pipeline.layers") << " layers per stage (" << split << "); breakdown of stage "
+      << count("pipeline.slowest_stage") << ", the slowest\n";
+  } else if (split != "even" && !split.empty()) {
     o << "  pipeline stages      " << t("pipeline.layers") << " layers per stage (" << split << ")\n";
   }
   if (FindResultField("placement.nvlink_domains")->Present(r)) o << "  NVLink domains       " << t("placement.nvlink_domains") << "\n";

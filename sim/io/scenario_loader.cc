@@ -306,6 +306,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     YAML::Node fw = t.Raw("framework");
     if (fw.IsDefined() && !fw.IsNull()) {
       s.framework = memoized(&M::framework, fw, file, [](const YAML::Node& r, const std::string& f) { return LoadFrameworkProfile(r, f, "training.framework"); });
+      s.framework_given = true;
     } else {
       s.framework = ProfileMemoAccess::GetNamed(memo, &M::framework, s.node.framework, s.node.source_file,
                                                 [&] { return LoadFrameworkProfile(YAML::Node(s.node.framework), s.node.source_file, "framework"); });
