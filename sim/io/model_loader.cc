@@ -40,6 +40,9 @@ void CheckShape(YamlMap& m, ModelSpec& s, HeadKeys keys = {}) {
 // (MLA's 192), 384 routed experts in production models (Kimi K2; research
 // layers of tiny experts reach a million, PEER), 1 MTP module (DeepSeek-V3).
 constexpr int kMaxHeadDim = 4096, kMaxExperts = 1 << 20, kMaxMtpLayers = 64;
+// Far above any model's (Llama 3.1 405B has 126) and below what a per-layer
+// workload of the step could hold in bounded memory (1e9 layers took 4 GB).
+constexpr int kMaxLayers = 16384;
 
 int AtMost(YamlMap& m, const std::string& key, int v, int max) {
   if (v > max) m.Fail(key, "implausibly large: " + std::to_string(v) + " (at most " + std::to_string(max) + ")");
@@ -92,8 +95,9 @@ const std::set<std::string>& HuggingFaceKeysWithoutEffect() {
       // More of the rotary embedding: Qwen2.5's multimodal RoPE switch, Phi-4-mini's position
       // interpolation, SmolLM2's rotary layout. Positions and elementwise rotations, the same tensors.
       "use_mrope", "interpolate_factor", "rope_interleaved",
-      // SmolLM2's note that it is a Llama: bookkeeping.
-      "is_llama_config",
+      // SmolLM2's note that it is a Llama, and its settings for transformers.js (the JavaScript
+      // runtime's dtypes and kv-cache): bookkeeping.
+      "is_llama_config", "transformers.js_config",
       // Phi-4-mini's LM-head bias switch (false in its published files): a vocabulary-sized vector
       // beside the head's matrix, added in its GEMM's epilogue and not counted.
       "lm_head_bias",
@@ -153,6 +157,19 @@ void AllowPretrainedConfigDefaults(YamlMap& m) {
 void AllowKeysWithoutEffect(YamlMap& m) {
   for (const auto& key : HuggingFaceKeysWithoutEffect()) m.Allow(key);
   AllowPretrainedConfigDefaults(m);
+  // Their scalars are still numbers of their kind: "rope_theta": "abc" or a
+  // negative epsilon says the file is not the config it claims to be.
+  const auto given = [&](const char* key) { return m.node()[key].IsDefined() && !m.node()[key].IsNull(); };
+  for (const char* key : {"rms_norm_eps", "rope_theta"}) {
+    if (given(key)) m.PositiveDouble(key);
+  }
+  if (given("initializer_range")) m.NonNegativeDouble("initializer_range");
+  for (const char* key : {"max_position_embeddings", "original_max_position_embeddings", "initial_context_length"}) {
+    if (given(key)) m.PositiveInt(key);
+  }
+  for (const char* key : {"attention_dropout", "hidden_dropout", "embd_pdrop", "resid_pdrop"}) {
+    if (given(key) && m.NonNegativeDouble(key) > 1) m.Fail(key, "a dropout probability, at most 1");
+  }
 }
 
 // A config.json key that trainsim neither reads nor lists as leaving the step
@@ -474,6 +491,15 @@ int OneOf(YamlMap& m, const std::vector<std::string>& keys) {
   return value;
 }
 
+// Whether the file has `key` and the family's transformers code reads it. A
+// key of ArchitectureKeys() the family does not read got past ReadHfDecoder's
+// check only saying what the family builds anyway (SaysWhatFamilyBuilds): it
+// is never read, or its 0 would unbuild what the family builds (DeepSeek's
+// shared experts under a Qwen2-MoE shared_expert_intermediate_size: 0).
+bool FamilyReads(const HfFamily& family, YamlMap& m, const char* key) {
+  return family.known && std::find(family.reads.begin(), family.reads.end(), key) != family.reads.end() && m.Has(key);
+}
+
 // The mixture of experts (Mixtral, Qwen2/3-MoE, DeepSeek-V2/V3, GPT-OSS,
 // Llama 4). Keys of a dense config are left unread, so a stray MoE key in
 // one is exit 2.
@@ -493,9 +519,10 @@ void ParseHfMoe(YamlMap& m, ModelSpec& s, const HfFamily& family) {
   s.moe.ffn_hidden = m.Has("moe_intermediate_size") ? m.PositiveInt("moe_intermediate_size") : s.ffn_hidden;
   // Llama 4: the dense layers' MLP.
   if (m.Has("intermediate_size_mlp")) s.ffn_hidden = m.PositiveInt("intermediate_size_mlp");
-  s.moe.shared_experts = m.NonNegativeInt("n_shared_experts", family.shared_expert ? 1 : 0);
+  s.moe.shared_experts = family.shared_expert ? 1 : 0;
+  if (FamilyReads(family, m, "n_shared_experts")) s.moe.shared_experts = m.NonNegativeInt("n_shared_experts");
   s.moe.expert_bias = family.expert_bias;
-  if (m.Has("shared_expert_intermediate_size")) {
+  if (FamilyReads(family, m, "shared_expert_intermediate_size")) {
     // Qwen2-MoE: one shared MLP of this width (with a sigmoid gate, hidden x 1); as
     // shared_experts of moe_intermediate_size it has the same matrices' work.
     const int w = m.NonNegativeInt("shared_expert_intermediate_size");
@@ -624,7 +651,7 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
   }
   ModelSpec s;
   s.name = name;
-  s.layers = m.PositiveInt("num_hidden_layers");
+  s.layers = AtMost(m, "num_hidden_layers", m.PositiveInt("num_hidden_layers"), kMaxLayers);
   s.hidden = m.PositiveInt("hidden_size");
   s.ffn_hidden = m.PositiveInt("intermediate_size");
   s.heads = family.heads_default > 0 ? m.PositiveInt("num_attention_heads", family.heads_default)
@@ -634,6 +661,7 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
   // Gemma 2/3 name the MLP's activation hidden_activation (hidden_act too, in Gemma 2).
   const std::string act_key = m.Has("hidden_activation") ? "hidden_activation" : "hidden_act";
   m.Allow("hidden_act");
+  if (m.node()[act_key].IsDefined() && m.node()[act_key].IsNull()) m.Fail(act_key, "null: name the activation (silu, gelu, ...)");
   const std::string act = m.OptString(act_key).value_or("silu");
   if (act == "silu" || act == "swish" || act == "swiglu") {
     s.activation = Activation::kSwiGlu;
@@ -646,6 +674,10 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
     m.Fail(act_key, "unsupported activation '" + act + "' (silu or gelu)");
   }
   s.tied_embeddings = outer_tied.value_or(m.Bool("tie_word_embeddings", family.tied_default));
+  if (outer_tied && m.Has("tie_word_embeddings") && m.Bool("tie_word_embeddings") != *outer_tied) {
+    m.Fail("tie_word_embeddings", std::string("disagrees with the wrapper's tie_word_embeddings ") + (*outer_tied ? "true" : "false") +
+                                      ": which one ties the head differs between transformers releases; make them agree");
+  }
   m.Allow("tie_word_embeddings");
   // Every family trainsim knows normalises with RMSNorm (its config class defaults rms_norm_eps, so a
   // file may leave it out); another model_type says RMSNorm by writing rms_norm_eps.
@@ -658,9 +690,7 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
   // fc2's of biased experts, a pass of its own in Megatron-Core: model.moe.expert_bias, which
   // model_type gpt_oss implies). A bias key the family does not read got past the check above
   // only saying what the family builds anyway.
-  const auto reads = [&](const char* key) {
-    return family.known && std::find(family.reads.begin(), family.reads.end(), key) != family.reads.end() && m.Has(key);
-  };
+  const auto reads = [&](const char* key) { return FamilyReads(family, m, key); };
   s.qkv_bias = family.qkv_bias;
   if (reads("attention_bias") && m.Bool("attention_bias")) {
     // DeepSeek's attention_bias biases q_a, kv_a and o, not projections trainsim's MLA counts.
@@ -671,7 +701,7 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
   if (reads("qkv_bias")) s.qkv_bias = m.Bool("qkv_bias");
   if (reads("mlp_bias")) s.mlp_bias = m.Bool("mlp_bias");
   // GLM-4.5's use_qk_norm is an RMSNorm; Llama 4's an L2 norm (no weights) on its RoPE layers.
-  if (m.Has("use_qk_norm")) s.qk_norm = m.Bool("use_qk_norm") ? family.use_qk_norm : QkNorm::kNone;
+  if (reads("use_qk_norm")) s.qk_norm = m.Bool("use_qk_norm") ? family.use_qk_norm : QkNorm::kNone;
   s.attention_sinks = family.attention_sinks;
   // GPT-OSS clamps its gated activation's inputs; a file without the key says no clamp.
   s.activation_clamp = m.Has("swiglu_limit") ? m.NonNegativeDouble("swiglu_limit") : 0.0;
@@ -840,7 +870,7 @@ ModelFile ParseHuggingFace(const YAML::Node& root, const std::string& file, cons
 ModelSpec ParseModelKeys(YamlMap& m, const std::string& default_name) {
   ModelSpec s;
   s.name = m.OptString("name").value_or(default_name);
-  s.layers = m.PositiveInt("layers");
+  s.layers = AtMost(m, "layers", m.PositiveInt("layers"), kMaxLayers);
   s.hidden = m.PositiveInt("hidden");
   s.ffn_hidden = m.PositiveInt("ffn_hidden");
   s.heads = m.PositiveInt("heads");

@@ -451,6 +451,36 @@ TEST(ModelSpecTest, AnotherFamilysKeySayingWhatTheFamilyBuildsIsRead) {
   }
 }
 
+// ... and such a key is never read where the family does not read it: its
+// 0 does not unbuild what the family builds (DeepSeek-V3's shared expert
+// under Qwen2-MoE's shared_expert_intermediate_size: 0, Llama 4's under
+// n_shared_experts: 0, which its code never reads).
+TEST(ModelSpecTest, AnotherFamilysZeroKeyLeavesTheFamilysSharedExpert) {
+  const auto with = [](const std::string& model, const std::string& type, const std::string& extra) {
+    std::ifstream in(HfConfig(model));
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string key = "\"model_type\": \"" + type + "\"";
+    EXPECT_NE(text.find(key), std::string::npos) << model;
+    text.replace(text.find(key), key.size(), key + ", " + extra);
+    const std::string path = ::testing::TempDir() + model + "_" + std::to_string(::getpid()) + "_extra_config.json";
+    std::ofstream(path) << text;
+    return LoadOk(path);
+  };
+  const ModelSpec v3 = LoadOk(HfConfig("deepseek-v3")), scout = LoadOk(HfConfig("llama4-scout"));
+  ASSERT_EQ(v3.moe.shared_experts, 1);
+  ASSERT_EQ(scout.moe.shared_experts, 1);
+  for (const ModelSpec& m : {with("deepseek-v3", "deepseek_v3", R"("shared_expert_intermediate_size": 0)"),
+                             with("deepseek-v3", "deepseek_v3", R"("use_qk_norm": false)")}) {
+    EXPECT_EQ(m.moe.shared_experts, 1);
+    EXPECT_DOUBLE_EQ(m.ActiveParameters(4096), v3.ActiveParameters(4096));
+  }
+  for (const ModelSpec& m : {with("llama4-scout", "llama4_text", R"("n_shared_experts": 0)"),
+                             with("llama4-scout", "llama4_text", R"("shared_expert_intermediate_size": 0)")}) {
+    EXPECT_EQ(m.moe.shared_experts, 1);
+    EXPECT_DOUBLE_EQ(m.TotalParameters(4096), scout.TotalParameters(4096));
+  }
+}
+
 // Bias keys are read by the families whose transformers code reads them
 // (Llama: attention_bias and mlp_bias; Qwen3, Gemma, GPT-OSS, GLM-4.5,
 // Llama 4: attention_bias; Qwen2-MoE: qkv_bias); elsewhere the biases are
@@ -584,6 +614,26 @@ TEST(ModelSpecTest, WindowPatternDefaultsAreTheFamilys) {
   for (int i = 0; i < 12; ++i) EXPECT_EQ(gemma.LayerAt(i).attention_span, i % 6 == 5 ? 0 : 1024) << i;
 }
 
+// A key without effect on the step is still a number of its kind where it is
+// one, and an activation is named: a malformed value is exit 2 at its key.
+TEST(ModelSpecTest, KeysWithoutEffectAreStillWellFormed) {
+  const std::string body = R"("model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256)";
+  EXPECT_EQ(LoadOk(WriteConfigJson("{" + body + R"(, "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "max_position_embeddings": 131072,
+      "attention_dropout": 0.0, "rope_scaling": null})")).layers, 4);
+  for (const auto& [extra, key] : std::vector<std::pair<std::string, std::string>>{{R"("rms_norm_eps": "1e-5")", "rms_norm_eps"},
+                                                                                   {R"("rms_norm_eps": -1)", "rms_norm_eps"},
+                                                                                   {R"("rope_theta": "abc")", "rope_theta"},
+                                                                                   {R"("max_position_embeddings": -1)", "max_position_embeddings"},
+                                                                                   {R"("attention_dropout": 5)", "attention_dropout"},
+                                                                                   {R"("hidden_act": null)", "hidden_act"}}) {
+    auto m = LoadModelFile(WriteConfigJson("{" + body + ", " + extra + "}"));
+    ASSERT_FALSE(m.ok()) << extra;
+    EXPECT_EQ(m.error().kind, ErrorKind::kBadInput) << extra;
+    EXPECT_EQ(m.error().key, key) << m.error().ToString();
+  }
+}
+
 // A config.json is JSON: what only a YAML reader takes is exit 2 at its line,
 // and a quoted number or boolean is a string, not the value it spells.
 TEST(ModelSpecTest, ConfigJsonIsStrictJson) {
@@ -625,6 +675,12 @@ TEST(ModelSpecTest, ImplausibleSizesAreBadInput) {
   auto experts = LoadModelFile(WriteConfigJson(mixtral));
   ASSERT_FALSE(experts.ok());
   EXPECT_EQ(experts.error().key, "num_local_experts") << experts.error().ToString();
+  // A billion layers held 4 GB of per-layer workload before it said it did not fit.
+  std::string deep = llama;
+  deep.replace(deep.find("\"num_hidden_layers\": 4"), 22, "\"num_hidden_layers\": 1000000000");
+  auto layers = LoadModelFile(WriteConfigJson("{" + deep + "}"));
+  ASSERT_FALSE(layers.ok());
+  EXPECT_EQ(layers.error().key, "num_hidden_layers") << layers.error().ToString();
 }
 
 // A family trainsim does not read is the error even where a key every read
@@ -647,6 +703,13 @@ TEST(ModelSpecTest, UnreadFamilyAndWrapperMismatchAreNamed) {
   ASSERT_FALSE(inner.ok());
   EXPECT_EQ(inner.error().key, "text_config.model_type") << inner.error().ToString();
   EXPECT_EQ(LoadOk(write(R"({"model_type": "llama4", "text_config": )" + text + "}")).moe.experts, 16);
+  // The wrapper and its text model disagreeing on the tied head: exit 2, not one of them silently.
+  std::string tied_inside = text;
+  tied_inside.insert(1, R"("tie_word_embeddings": true, )");
+  auto clash = LoadModelFile(write(R"({"model_type": "llama4", "tie_word_embeddings": false, "text_config": )" + tied_inside + "}"));
+  ASSERT_FALSE(clash.ok());
+  EXPECT_EQ(clash.error().key, "text_config.tie_word_embeddings") << clash.error().ToString();
+  EXPECT_FALSE(LoadOk(write(R"({"model_type": "llama4", "tie_word_embeddings": false, "text_config": )" + text + "}")).tied_embeddings);
 }
 
 // A config.json whose heads do not divide is exit 2 at the file's own key
