@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -31,7 +32,8 @@ const char* kSweepHelp =
     "                         per point). The DES runs one point at a time per process: spread a\n"
     "                         DES sweep over processes with mpirun instead\n"
     "  --resume               keep the rows already in FILE and run only the missing points\n"
-    "                         (without it FILE is rewritten)\n"
+    "  --overwrite            start FILE again, dropping the rows it holds (without --resume or\n"
+    "                         this, a FILE that holds rows is refused, exit 2: they are kept)\n"
     "  --fidelity F           analytical (default) or des\n"
     "  -q, --quiet            no progress display\n"
     "  -h, --help             this help\n"
@@ -55,12 +57,14 @@ constexpr int kMaxJobs = 1024;
 // SIGINT is the same request, not a second one: mpirun passes a Ctrl-C on to
 // its ranks as SIGTERM, and quitting then lost rank 0's summary and its
 // --resume hint. Only rank 0 (the one that writes) says it is stopping.
+// A hang-up (the ssh session that started it dropped) stops it the same way.
 class InterruptWatcher {
  public:
   explicit InterruptWatcher(std::atomic<bool>& stop, std::ostream& err, bool speak) {
     sigemptyset(&set_);
     sigaddset(&set_, SIGINT);
     sigaddset(&set_, SIGTERM);
+    sigaddset(&set_, SIGHUP);
     sigaddset(&set_, SIGUSR1);  // "the sweep is over"
     pthread_sigmask(SIG_BLOCK, &set_, &old_);
     thread_ = std::thread([this, &stop, &err, speak] {
@@ -101,18 +105,33 @@ std::string Eta(double s) {
   return Fmt("%.1f h", s / 3600);
 }
 
+// The result rows a sweep's output file holds: its non-empty lines, less a
+// CSV's header; 0 for a file that does not exist.
+size_t RowsIn(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return 0;
+  size_t lines = 0;
+  std::string line;
+  while (std::getline(in, line)) lines += !line.empty();
+  const bool csv = SweepFormatForPath(path) == SweepFormat::kCsv;
+  return csv ? (lines > 0 ? lines - 1 : 0) : lines;
+}
+
 }  // namespace
 
 int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
   ParsedArgs a;
   const std::string perr = Parse(args,
-                                 {{"--output", true, "-o"}, {"--jobs", true, "-j"}, {"--resume"}, {"--fidelity", true},
+                                 {{"--output", true, "-o"}, {"--jobs", true, "-j"}, {"--resume"}, {"--overwrite"}, {"--fidelity", true},
                                   {"--quiet", false, "-q"}, {"--help", false, "-h"}},
                                  a);
   if (a.Has("--help")) {
     out << kSweepHelp;
     return kExitOk;
   }
+  // A progress display or summary piped into a reader that quit (| head)
+  // is a write that fails, not the end of the sweep and its rows in flight.
+  std::signal(SIGPIPE, SIG_IGN);
   const bool root = SweepMpiRank() == 0;
   if (!perr.empty() || a.positional.size() != 1 || !a.Value("--output")) {
     if (root) err << "trainsim sweep: " << (!perr.empty() ? perr : a.positional.size() != 1 ? "expected one sweep file" : "-o RESULTS.csv is required") << "\n";
@@ -121,6 +140,10 @@ int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
   SweepRunOptions opt;
   opt.output_path = *a.Value("--output");
   opt.resume = a.Has("--resume");
+  if (opt.resume && a.Has("--overwrite")) {
+    if (root) err << "trainsim sweep: --resume keeps FILE's rows and --overwrite drops them: give one\n";
+    return kExitBadInput;
+  }
   if (auto j = a.Value("--jobs")) {
     try {
       size_t used = 0;
@@ -172,6 +195,16 @@ int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
     }
     if (std::filesystem::path(opt.output_path).extension() == ".fingerprint") {
       if (root) err << "trainsim sweep: -o: '" << opt.output_path << "' is named as a results file's fingerprint; write the results to a .csv or .jsonl file\n";
+      return kExitBadInput;
+    }
+  }
+  // Finished rows are never dropped by a rerun that forgot --resume.
+  if (!opt.resume && !a.Has("--overwrite")) {
+    if (const size_t rows = RowsIn(opt.output_path); rows > 0) {
+      if (root) {
+        err << "trainsim sweep: -o: '" << opt.output_path << "' already holds " << rows << (rows == 1 ? " row" : " rows")
+            << ": --resume keeps them and runs the missing points, --overwrite starts again\n";
+      }
       return kExitBadInput;
     }
   }

@@ -75,7 +75,8 @@ std::string UnresolvedPathReason(const std::string& ref, const std::string& rela
     if (fs::is_directory(q, ec)) return "is a directory, not a file";
     if (fs::exists(q, ec)) return "is not a regular file (a device, pipe or socket)";
   }
-  return "not found";
+  if (tried.size() == 1) return "not found";
+  return "not found (neither beside " + relative_to_file + " nor in the working directory)";
 }
 
 std::string DataFingerprint() {

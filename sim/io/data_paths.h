@@ -25,7 +25,8 @@ bool LooksLikePath(const std::string& ref);
 // (then the working directory). Returns nullopt if no such file exists.
 std::optional<std::string> ResolvePath(const std::string& ref, const std::string& relative_to_file);
 // Why ResolvePath found no file for `ref`, as the end of "model file 'X' ...":
-// "not found", "is a directory, not a file" or "is not a regular file (a device, pipe or socket)".
+// "not found" (saying where it looked), "is a directory, not a file" or "is not a regular file (a
+// device, pipe or socket)".
 std::string UnresolvedPathReason(const std::string& ref, const std::string& relative_to_file);
 
 // A fingerprint (sim/core/fingerprint.h) of the bundled data a scenario

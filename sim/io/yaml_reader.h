@@ -178,7 +178,9 @@ Expected<T> CatchInputErrors(const std::string& file, F&& parse) {
 // The most an input file (scenario, sweep, profile, model, measurements,
 // reference) may hold: inputs are hand-written YAML of a few KiB, so anything
 // near this is a mistake (`run /dev/zero`), not data to read until killed.
-inline constexpr std::size_t kMaxInputBytes = std::size_t{16} << 20;  // 16 MiB
+// yaml-cpp holds a few hundred bytes per node: 4 MiB of short list items
+// parse into ~0.3 GiB, 16 MiB took more than 1 GiB.
+inline constexpr std::size_t kMaxInputBytes = std::size_t{4} << 20;  // 4 MiB
 
 // The text of an input file: a regular file of at most kMaxInputBytes.
 // Throws InputException naming the file: missing, a directory, not a regular

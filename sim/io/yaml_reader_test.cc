@@ -146,8 +146,8 @@ TEST_F(InputFileTest, DirectoryDeviceAndHugeFilesAreRefused) {
   EXPECT_EQ(LoadError("/dev/zero"), "/dev/zero: not a regular file (a device, pipe or socket); inputs are read from files");
   const fs::path big = dir_ / "big.yaml";
   std::ofstream(big) << "name: x\n";
-  fs::resize_file(big, kMaxInputBytes + 1);  // sparse: no 16 MiB written
-  EXPECT_EQ(LoadError(big.string()), big.string() + ": larger than the 16 MiB input limit");
+  fs::resize_file(big, kMaxInputBytes + 1);  // sparse: no 4 MiB written
+  EXPECT_EQ(LoadError(big.string()), big.string() + ": larger than the 4 MiB input limit");
 }
 
 // What would otherwise be dropped or crash: a second document below "---"

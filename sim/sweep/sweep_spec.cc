@@ -259,6 +259,10 @@ class SweepFilter {
 namespace {
 
 constexpr size_t kMaxPoints = 10'000'000;
+// The most values one axis takes, as a list or a range: each costs its
+// parsed override in every document the points reuse (about 1.5 KB), and
+// no question needs more of one setting (a 1.9M-value list held 2.8 GB).
+constexpr size_t kMaxAxisValues = 100'000;
 
 // Every collection of `n` in flow style: a value written in block style keeps
 // it in its nodes, which the emitter honours over its Flow setting.
@@ -378,7 +382,9 @@ void ParseRange(const YAML::Node& n, const std::string& file, const std::string&
     if (step <= 0) m.Fail("step", "must be positive");
     if (to < from) m.Fail("to", "must not be below from");
     const double count = std::floor((to - from) / step + 1e-9) + 1;
-    if (count > 100000) m.Fail("step", "the range has too many values");
+    if (count > double(kMaxAxisValues)) {
+      m.Fail("step", "the range has " + FormatNumber(count, true) + " values, more than an axis takes (" + FormatNumber(double(kMaxAxisValues), true) + ")");
+    }
     for (long i = 0; i < long(count); ++i) vals.push_back(from + i * step);
   } else {
     const double factor = number("factor");
@@ -413,18 +419,37 @@ int MapAxisHolding(const std::vector<SweepAxis>& axes, const std::string& key) {
   return -1;
 }
 
+// The override an axis value becomes. A file it names by a relative path is
+// found beside the sweep file that names it, as `base:` is, wherever the
+// sweep runs from; where there is none, the path stays as written (beside
+// the base scenario, then the working directory, as the base's own paths).
+std::string OverrideYaml(const YAML::Node& v, const std::string& sweep_file) {
+  if (v.IsScalar() && v.Tag() != "!" && LooksLikePath(v.Scalar()) && !std::filesystem::path(v.Scalar()).is_absolute()) {
+    std::error_code ec;
+    const std::filesystem::path beside = std::filesystem::path(DirName(sweep_file)) / v.Scalar();
+    if (std::filesystem::is_regular_file(beside, ec)) {
+      return FlowYaml(YAML::Node(std::filesystem::absolute(beside, ec).lexically_normal().string()));
+    }
+  }
+  return FlowYaml(v);
+}
+
 void ParseAxisValues(const YAML::Node& n, const std::string& file, SweepAxis& axis, bool zipped) {
   if (n.IsSequence()) {
     if (n.size() == 0) FailAt(file, LineOf(n), axis.key, "an axis needs at least one value");
+    if (n.size() > kMaxAxisValues) {
+      FailAt(file, LineOf(n), axis.key, "a list of " + FormatNumber(double(n.size()), true) + " values, more than an axis takes (" +
+                                            FormatNumber(double(kMaxAxisValues), true) + ")");
+    }
     for (const auto& v : n) {
       axis.values.push_back(DisplayValue(v));
-      axis.yaml.push_back(FlowYaml(v));
+      axis.yaml.push_back(OverrideYaml(v, file));
     }
   } else if (n.IsMap() && !zipped) {
     ParseRange(n, file, axis.key, axis);
   } else if (n.IsScalar() && !zipped) {
     axis.values.push_back(DisplayValue(n));
-    axis.yaml.push_back(FlowYaml(n));
+    axis.yaml.push_back(OverrideYaml(n, file));
   } else {
     FailAt(file, LineOf(n), axis.key,
            zipped ? "a zipped axis needs a list of values" : "expected a list of values or a range {from, to, step|factor}");

@@ -104,7 +104,7 @@ TEST(SweepSpecTest, BadFilesGiveOneLineErrors) {
   EXPECT_EQ(Error(ParseText("axes:\n  model: [llama2-7b, llama2-7c]\n")).rfind("sw.yaml:15: model: unknown model 'llama2-7c'", 0), 0u)
       << Error(ParseText("axes:\n  model: [llama2-7b, llama2-7c]\n"));
   EXPECT_EQ(Error(ParseText("axes:\n  cluster.node: [xe9680-h100, nodes/missing.yaml]\n")),
-            "sw.yaml:15: cluster.node: profile file 'nodes/missing.yaml' not found");
+            "sw.yaml:15: cluster.node: profile file 'nodes/missing.yaml' not found (neither beside sw.yaml nor in the working directory)");
   EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: []\n")), "sw.yaml:15: cluster.nodes: an axis needs at least one value");
   EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: [1, 2, 1]\n")), "sw.yaml:15: cluster.nodes: lists the value '1' twice");
   // Numbers by value: three spellings of one value would be three rows of one run.
@@ -114,6 +114,12 @@ TEST(SweepSpecTest, BadFilesGiveOneLineErrors) {
   EXPECT_TRUE(ParseText("axes:\n  training.tokens: [1e9, 2e9]\n  model: [llama2-7b, llama2-70b]\n").ok());
   EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: {from: 1, to: 8}\n")),
             "sw.yaml:15: cluster.nodes.step: a range takes exactly one of step or factor");
+  // One axis takes at most 100,000 values, as a range or as a list (each holds its parsed override).
+  EXPECT_EQ(Error(ParseText("axes:\n  training.steps: {from: 1, to: 100001, step: 1}\n")),
+            "sw.yaml:15: training.steps.step: the range has 100001 values, more than an axis takes (100000)");
+  std::string long_list = "axes:\n  training.steps: [1";
+  for (int i = 2; i <= 100001; ++i) long_list += "," + std::to_string(i);
+  EXPECT_EQ(Error(ParseText(long_list + "]\n")), "sw.yaml:15: training.steps: a list of 100001 values, more than an axis takes (100000)");
   EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: [1]\nzip:\n  training.global_batch: [128, 256]\n  training.steps: [5]\n")),
             "sw.yaml:18: zip.training.steps: has 1 values but training.global_batch has 2 (zipped lists advance together)");
   EXPECT_EQ(Error(ParseText("axes:\n  cluster.nodes: [1]\nfilter: cluster.nodez > 1\n")),
@@ -239,6 +245,37 @@ TEST(SweepSpecTest, AcceptedConfigKeysWarnOnce) {
   ASSERT_TRUE(s.ok()) << s.error().ToString();
   ASSERT_EQ(s->warnings.size(), 1u);
   EXPECT_NE(s->warnings[0].find("attn_output_gate"), std::string::npos) << s->warnings[0];
+}
+
+}  // namespace
+}  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// A file an axis value names by a relative path is found beside the sweep
+// file that names it, as `base:` is, whatever the working directory; a
+// file of that name beside the base scenario does not take its place.
+TEST(SweepSpecTest, AnAxisFileIsFoundBesideTheSweepFile) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("sweep_axis_file_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "sub");
+  std::ofstream(dir / "sub" / "base.yaml") << std::string(kInlineBase).substr(std::string("base:\n").size());
+  std::ofstream(dir / "m.yaml") << "name: beside-the-sweep\nlayers: 4\nhidden: 1024\nffn_hidden: 4096\nheads: 8\nvocab: 32000\n";
+  std::ofstream(dir / "sub" / "m.yaml") << "name: beside-the-base\nlayers: 8\nhidden: 1024\nffn_hidden: 4096\nheads: 8\nvocab: 32000\n";
+  std::ofstream(dir / "s.yaml") << "base: sub/base.yaml\naxes:\n  model: [llama2-7b, m.yaml]\n";
+  const fs::path cwd = fs::current_path();
+  fs::current_path(fs::temp_directory_path());
+  auto s = LoadSweepSpec((dir / "s.yaml").string());
+  fs::current_path(cwd);
+  ASSERT_TRUE(s.ok()) << Error(s);
+  ASSERT_EQ(s->points.size(), 2u);
+  EXPECT_EQ(s->Values(s->points[1]), (std::vector<std::string>{"m.yaml"}));  // the row says what the file says
+  auto point = s->PointScenario(s->points[1]);
+  ASSERT_TRUE(point.ok()) << point.error().ToString();
+  EXPECT_EQ(point->model.name, "beside-the-sweep");
+  EXPECT_EQ(point->model.layers, 4);
+  fs::remove_all(dir);
 }
 
 }  // namespace
