@@ -44,6 +44,9 @@ std::string Parse(const std::vector<std::string>& args, const std::vector<FlagSp
     if (!spec) return "unknown option '" + name + "' (see --help)";
     out.present.insert(spec->name);
     if (spec->takes_value) {
+      // Overrides add up; any other value given twice is a slip (-o a.csv -o b.csv), not the last one silently.
+      static const std::set<std::string> repeatable = {"--set", "--set-a", "--set-b", "--shape"};
+      if (out.values.count(spec->name) && !repeatable.count(spec->name)) return "option '" + name + "' given twice";
       if (has_inline) {
         out.values[spec->name].push_back(inline_value);
       } else if (i + 1 < args.size()) {

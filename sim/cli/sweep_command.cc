@@ -139,6 +139,10 @@ int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
   }
   SweepRunOptions opt;
   opt.output_path = *a.Value("--output");
+  if (opt.output_path.empty()) {
+    if (root) err << "trainsim sweep: -o: an empty path; name the results file\n";
+    return kExitBadInput;
+  }
   opt.resume = a.Has("--resume");
   if (opt.resume && a.Has("--overwrite")) {
     if (root) err << "trainsim sweep: --resume keeps FILE's rows and --overwrite drops them: give one\n";
