@@ -16,6 +16,7 @@
 
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
+#include "sim/io/data_paths.h"
 #include "sim/sweep/sweep_runner.h"
 #include "sim/sweep/sweep_spec.h"
 
@@ -196,6 +197,15 @@ int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
         }
         return kExitBadInput;
       }
+    }
+    // Nor bundled data the points read by name (a profile, a catalogue model).
+    const auto inside = [&](const std::string& dir) {
+      const std::string data = std::filesystem::weakly_canonical(std::filesystem::path(DataDir()) / dir, ec).string() + "/";
+      return std::filesystem::weakly_canonical(opt.output_path, ec).string().rfind(data, 0) == 0;
+    };
+    if (inside("hardware-profiles") || inside("models")) {
+      if (root) err << "trainsim sweep: -o: '" << opt.output_path << "' is inside the bundled data the points read (" << DataDir() << "); write the results elsewhere\n";
+      return kExitBadInput;
     }
     if (std::filesystem::path(opt.output_path).extension() == ".fingerprint") {
       if (root) err << "trainsim sweep: -o: '" << opt.output_path << "' is named as a results file's fingerprint; write the results to a .csv or .jsonl file\n";

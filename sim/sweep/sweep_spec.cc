@@ -817,6 +817,10 @@ void CheckAxisValues(SweepSpec& spec) {
       if (err.file == "--set" && IsValueError(err.message)) {
         throw InputException(Relocate(err, spec));
       }
+      // An error inside a file the value names (a malformed model file or
+      // profile, a config.json key): bad input of that file, which no point
+      // can mend, not a row per point.
+      if (!err.file.empty() && err.file != "--set" && err.file != spec.base_file && err.file != spec.file) throw InputException(err);
     }
   }
 }

@@ -275,6 +275,13 @@ TEST(SweepSpecTest, AnAxisFileIsFoundBesideTheSweepFile) {
   ASSERT_TRUE(point.ok()) << point.error().ToString();
   EXPECT_EQ(point->model.name, "beside-the-sweep");
   EXPECT_EQ(point->model.layers, 4);
+  // A malformed file an axis value names is bad input of that file at once, not a row per point.
+  std::ofstream(dir / "broken.yaml") << "name: broken\nlayers: [4\n";
+  std::ofstream(dir / "s2.yaml") << "base: sub/base.yaml\naxes:\n  model: [llama2-7b, broken.yaml]\n";
+  auto broken = LoadSweepSpec((dir / "s2.yaml").string());
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.error().kind, ErrorKind::kBadInput);
+  EXPECT_NE(broken.error().ToString().find("broken.yaml:"), std::string::npos) << broken.error().ToString();
   fs::remove_all(dir);
 }
 
