@@ -65,6 +65,12 @@ std::string OperatorTable(const Scenario& s, const Workload& w) {
     if (!p.comms.empty()) o += Line("  %-34s %-9s %-22s %10s %10s %10.1f\n", "exposed communication", "", "", "", "", p.exposed_comm_s * 1e6);
   }
   if (any_graphed) o += "\n* launched in a CUDA graph (the framework's cuda_graph_scope): the host issues the graph, not its kernels\n";
+  // Multi-token prediction's modules are passes already listed, run again on the last stage (step_costs.cc).
+  if (w.mtp_layers > 0) {
+    o += Line("\nmulti-token prediction: %d module%s on the last pipeline stage, each one more layer of the last layer's kind\n"
+              "  (forward, backward and any recompute, as listed) and one more LM head and loss pass\n",
+              w.mtp_layers, w.mtp_layers == 1 ? "" : "s");
+  }
   if (s.training.activation_offload_layers > 0) {
     const ActivationOffloadTimes off = ActivationOffload(s, w);
     o += Line("\nactivation offload, %d layers, each copy behind the next layer's pass\n", off.layers);
