@@ -230,6 +230,10 @@ struct FrameworkProfile {
   // all-to-alls of one micro batch run behind another's compute.
   bool moe_a2a_overlap = false;
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
+  // The training precisions (scenario spellings) the stack has recipes for
+  // (precisions:); empty: any. A run in another is simulated with this
+  // profile's kernels and overlaps and says so (FrameworkPrecisionWarning).
+  std::vector<std::string> precisions;
   bool distributed_optimizer = false;
   DataSharding data_sharding = DataSharding::kNone;  // the framework's default; optimizer when distributed_optimizer
   bool sequence_parallel = true;  // with tensor > 1

@@ -518,6 +518,15 @@ FrameworkProfile ParseFramework(const std::string& path) {
   names("containers", "container names", f.containers);
   names("result_repositories", "repository names (owner/name)", f.result_repositories);
   names("result_benchmarks", "benchmark names", f.result_benchmarks);
+  // The precisions the stack has recipes for: a derived profile keeps its base's unless it lists its own.
+  if (m.Raw("precisions").IsDefined()) {
+    f.precisions.clear();
+    names("precisions", "training precisions (bf16, fp8, mxfp8, ...)", f.precisions);
+    for (const std::string& name : f.precisions) {
+      Precision p;
+      if (!ParsePrecision(name, p)) m.Fail("precisions", "'" + name + "' is not a training precision");
+    }
+  }
   if (!f.result_benchmarks.empty() && f.result_repositories.empty()) {
     m.Fail("result_benchmarks", "names benchmarks of result_repositories, and the profile has none");
   }

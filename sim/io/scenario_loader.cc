@@ -549,4 +549,15 @@ Expected<Scenario> LoadScenario(const std::string& file, const std::vector<std::
   return e;
 }
 
+std::string FrameworkPrecisionWarning(const Scenario& s) {
+  const std::vector<std::string>& has = s.framework.precisions;
+  const std::string precision = ToString(s.training.precision);
+  if (has.empty() || std::find(has.begin(), has.end(), precision) != has.end()) return "";
+  std::string list;
+  for (const std::string& p : has) list += (list.empty() ? "" : ", ") + p;
+  return "warning: framework " + s.framework.name + (s.framework_given ? "" : " (" + s.node.name + "'s default)") + " has no " +
+         precision + " recipe (its precisions: " + list + "); the run takes that stack's kernels, casts and overlaps in " + precision +
+         ": name one that trains in it (training.framework)";
+}
+
 }  // namespace trainsim

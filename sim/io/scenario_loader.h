@@ -58,4 +58,9 @@ Expected<Scenario> ParseScenario(const YAML::Node& root, const std::string& file
 // Reads FILE, applies the --set overrides, parses. Never throws.
 Expected<Scenario> LoadScenario(const std::string& file, const std::vector<std::string>& overrides = {});
 
+// The one-line warning a scenario deserves whose training.precision its
+// framework profile has no recipe for (the node's 2024 stack under nvfp4):
+// the run takes that stack's kernels, casts and overlaps. "" otherwise.
+std::string FrameworkPrecisionWarning(const Scenario& s);
+
 }  // namespace trainsim

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -512,6 +513,36 @@ TEST(ScenarioTest, CrossKeyErrorsNameTheOverridesTheyWereCheckedWith) {
   const auto t = LoadScenario(file, {"training.global_batch=127"});
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().ToString().find("(with --set"), std::string::npos) << t.error().ToString();
+}
+
+}  // namespace
+}  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// A precision the framework profile has no recipe for is simulated with that
+// stack's kernels and said: the GB200 tray's default 2024 stack under nvfp4,
+// not Megatron-Bridge's, which has the recipe; a profile's list is checked.
+TEST(ScenarioLoaderTest, APrecisionTheFrameworkHasNoRecipeForIsSaid) {
+  const std::string file = std::string(TRAINSIM_SOURCE_DIR) + "/examples/blackwell/llama3.1-70b-xe9712-gb200-16n.yaml";
+  auto fp8 = LoadScenario(file);
+  ASSERT_TRUE(fp8.ok()) << fp8.error().ToString();
+  EXPECT_EQ(FrameworkPrecisionWarning(*fp8), "");
+  auto nvfp4 = LoadScenario(file, {"training.precision=nvfp4"});
+  ASSERT_TRUE(nvfp4.ok()) << nvfp4.error().ToString();
+  EXPECT_EQ(FrameworkPrecisionWarning(*nvfp4),
+            "warning: framework megatron-core-2024 (xe9712-gb200's default) has no nvfp4 recipe (its precisions: bf16, fp16, fp8); the run "
+            "takes that stack's kernels, casts and overlaps in nvfp4: name one that trains in it (training.framework)");
+  auto bridge = LoadScenario(file, {"training.precision=nvfp4", "training.framework=megatron-bridge-perf"});
+  ASSERT_TRUE(bridge.ok()) << bridge.error().ToString();
+  EXPECT_EQ(FrameworkPrecisionWarning(*bridge), "");
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "fw-precisions.yaml") << "name: fw-precisions\nbased_on: megatron-core-2024\nprecisions: [bf16, fp9]\n";
+  auto bad = LoadScenario(file, {"training.framework=" + dir + "fw-precisions.yaml"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind, ErrorKind::kBadInput);
+  EXPECT_NE(bad.error().ToString().find("precisions: 'fp9' is not a training precision"), std::string::npos) << bad.error().ToString();
 }
 
 }  // namespace
