@@ -107,13 +107,27 @@ std::string Eta(double s) {
 }
 
 // The result rows a sweep's output file holds: its non-empty lines, less a
-// CSV's header; 0 for a file that does not exist.
+// CSV's header; 0 for a file that does not exist or is not a regular file (a
+// device such as /dev/full or a pipe keeps no rows, and reading /dev/zero
+// would never end). Counted in blocks: a row is never held whole.
 size_t RowsIn(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) return 0;
   size_t lines = 0;
-  std::string line;
-  while (std::getline(in, line)) lines += !line.empty();
+  bool in_line = false;
+  char block[1 << 16];
+  while (in.read(block, sizeof block) || in.gcount() > 0) {
+    for (std::streamsize i = 0; i < in.gcount(); ++i) {
+      if (block[i] == '\n') {
+        lines += in_line;
+        in_line = false;
+      } else {
+        in_line = true;
+      }
+    }
+  }
+  lines += in_line;
   const bool csv = SweepFormatForPath(path) == SweepFormat::kCsv;
   return csv ? (lines > 0 ? lines - 1 : 0) : lines;
 }
