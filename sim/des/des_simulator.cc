@@ -1005,21 +1005,19 @@ StepTiming SimulateDes(const Scenario& s, const StepCosts& costs, bool record_ti
   b.optimizer_s = costs.optimizer_s;
   b.data_stall_s = run.steady_data_stall_s_;
   const double rest = std::max(0.0, r.step_time_s - b.compute_s - b.optimizer_s - b.data_stall_s);
+  // The schedule's fill and drain comes first: whatever the critical path
+  // spent on collectives, the slowest stage waits for the other stages'
+  // slots at both ends of the step (a chain through their passes and sends,
+  // which the critical path counts as the sends' wait), so the bubble is
+  // never below the closed form's (a PP 16 step of all-to-all heavy stages
+  // read 0 s of bubble).
+  const double fill_drain_s = std::min(rest, costs.FillDrainS(p.virtual_stages));
+  b.exposed_communication_s = rest - fill_drain_s;
   if (run.steady_critical_comm_s_ >= 0) {
     const double folded = m * (st.forward_exposed_comm_s - st.forward_all_to_all_s + st.backward_exposed_comm_s - st.backward_all_to_all_s);
-    // The schedule's fill and drain comes first: whatever the critical path
-    // spent on collectives, the slowest stage waits for the other stages'
-    // slots at both ends of the step (a chain through their passes and
-    // sends, which the critical path counts as the sends' wait), so the
-    // bubble is never below the closed form's (a PP 16 step of all-to-all
-    // heavy stages read 0 s of bubble).
-    const double fill_drain_s = std::min(rest, costs.FillDrainS(p.virtual_stages));
-    b.exposed_communication_s = std::min(rest - fill_drain_s, std::max(0.0, folded) + run.steady_critical_comm_s_);
-    b.pipeline_bubble_s = rest - b.exposed_communication_s;
-  } else {
-    b.pipeline_bubble_s = std::min(rest, costs.FillDrainS(p.virtual_stages));
-    b.exposed_communication_s = rest - b.pipeline_bubble_s;
+    b.exposed_communication_s = std::min(b.exposed_communication_s, std::max(0.0, folded) + run.steady_critical_comm_s_);
   }
+  b.pipeline_bubble_s = rest - b.exposed_communication_s;
 
   // Checkpoints as simulated: the mean write time, and the stall per
   // checkpoint as whatever the run took beyond its steps at steady state.
