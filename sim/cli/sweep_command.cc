@@ -106,32 +106,6 @@ std::string Eta(double s) {
   return Fmt("%.1f h", s / 3600);
 }
 
-// The result rows a sweep's output file holds: its non-empty lines, less a
-// CSV's header; 0 for a file that does not exist or is not a regular file (a
-// device such as /dev/full or a pipe keeps no rows, and reading /dev/zero
-// would never end). Counted in blocks: a row is never held whole.
-size_t RowsIn(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return 0;
-  std::ifstream in(path, std::ios::binary);
-  size_t lines = 0;
-  bool in_line = false;
-  char block[1 << 16];
-  while (in.read(block, sizeof block) || in.gcount() > 0) {
-    for (std::streamsize i = 0; i < in.gcount(); ++i) {
-      if (block[i] == '\n') {
-        lines += in_line;
-        in_line = false;
-      } else {
-        in_line = true;
-      }
-    }
-  }
-  lines += in_line;
-  const bool csv = SweepFormatForPath(path) == SweepFormat::kCsv;
-  return csv ? (lines > 0 ? lines - 1 : 0) : lines;
-}
-
 }  // namespace
 
 int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
@@ -159,6 +133,7 @@ int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
   opt.resume = a.Has("--resume");
+  opt.overwrite = a.Has("--overwrite");
   if (opt.resume && a.Has("--overwrite")) {
     if (root) err << "trainsim sweep: --resume keeps FILE's rows and --overwrite drops them: give one\n";
     return kExitBadInput;
@@ -223,16 +198,6 @@ int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
     }
     if (std::filesystem::path(opt.output_path).extension() == ".fingerprint") {
       if (root) err << "trainsim sweep: -o: '" << opt.output_path << "' is named as a results file's fingerprint; write the results to a .csv or .jsonl file\n";
-      return kExitBadInput;
-    }
-  }
-  // Finished rows are never dropped by a rerun that forgot --resume.
-  if (!opt.resume && !a.Has("--overwrite")) {
-    if (const size_t rows = RowsIn(opt.output_path); rows > 0) {
-      if (root) {
-        err << "trainsim sweep: -o: '" << opt.output_path << "' already holds " << rows << (rows == 1 ? " row" : " rows")
-            << ": --resume keeps them and runs the missing points, --overwrite starts again\n";
-      }
       return kExitBadInput;
     }
   }

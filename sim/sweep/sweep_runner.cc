@@ -516,6 +516,33 @@ SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity 
 
 namespace {
 
+// The finished result rows a sweep's output file holds: its non-empty lines
+// that end in a newline (a torn last one is not finished), less a CSV's
+// header; 0 for a file that does not exist or is not a regular file (a
+// device such as /dev/full or a pipe keeps no rows, and reading /dev/zero
+// would never end). Counted in blocks: a row is never held whole.
+size_t RowsIn(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return 0;
+  std::ifstream in(path, std::ios::binary);
+  size_t lines = 0;
+  bool in_line = false;
+  char block[1 << 16];
+  while (in.read(block, sizeof block) || in.gcount() > 0) {
+    for (std::streamsize i = 0; i < in.gcount(); ++i) {
+      if (block[i] == '\n') {
+        lines += in_line;
+        in_line = false;
+      } else {
+        in_line = true;
+      }
+    }
+  }
+  const bool csv = SweepFormatForPath(path) == SweepFormat::kCsv;
+  return csv ? (lines > 0 ? lines - 1 : 0) : lines;
+}
+
+
 // Compares the fingerprint beside a results file with this sweep's; the
 // refusal names the first component that differs.
 std::optional<InputError> CheckFingerprint(const SweepSpec& spec, const SweepRunOptions& options) {
@@ -581,7 +608,14 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
     } else if (!out.Lock()) {
       lock_failure = "another trainsim sweep is writing this file (it holds its lock); wait for it to finish, or write to another file";
     } else if (!options.resume) {
-      if (std::string e2 = out.Truncate(); !e2.empty()) fail(e2);
+      // Finished rows are never dropped by a rerun that forgot --resume;
+      // counted under the lock, so a sweep finishing meanwhile is seen.
+      if (const size_t rows = options.overwrite ? 0 : RowsIn(options.output_path); rows > 0) {
+        fail("already holds " + std::to_string(rows) + (rows == 1 ? " row" : " rows") +
+             ": --resume keeps them and runs the missing points, --overwrite starts again");
+      } else if (std::string e2 = out.Truncate(); !e2.empty()) {
+        fail(e2);
+      }
     } else if (auto d = ReadDone(spec, options.output_path, format); !d.ok()) {
       prep_error = d.error();
     } else {

@@ -12,7 +12,8 @@
 //
 // Integrity: the writer holds an exclusive flock(2) on the results file for
 // the whole sweep, so a second sweep (or resume) on the same file stops with
-// the reason instead of interleaving rows. Beside the file, FILE.fingerprint
+// the reason instead of interleaving rows. A run that neither resumes nor
+// overwrites refuses a file that holds finished rows (checked under the lock). Beside the file, FILE.fingerprint
 // records what produced its rows (the base scenario, the axes, zips and
 // filters, the fidelity, the trainsim version, the bundled data and the
 // files the scenario reads by path: SweepSpec::input_files); --resume
@@ -59,7 +60,10 @@ struct SweepProgress {
 struct SweepRunOptions {
   std::string output_path;
   int jobs = 1;
-  bool resume = false;  // keep the rows already in the file; without it the file is rewritten
+  bool resume = false;  // keep the rows already in the file and run the missing points
+  // Without resume: a file that holds rows is refused (bad input) unless
+  // this is set, when it is emptied and written again.
+  bool overwrite = false;
   Fidelity fidelity = Fidelity::kAnalytical;
   // fsync after this many rows or seconds, and at the end: only a power loss
   // loses rows that were written, and --resume computes them again.
@@ -107,7 +111,8 @@ SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity 
                            std::vector<std::string>& fields, std::string* json_line = nullptr);
 
 // Runs the sweep. Errors (bad input): the results file cannot be opened or
-// read, or a --resume file whose columns or fingerprint are not this sweep's.
+// read, holds rows while neither resume nor overwrite is set, or is a
+// --resume file whose columns or fingerprint are not this sweep's.
 // A locked file or a failed write is a summary with `failure` set. Never throws.
 Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& options);
 

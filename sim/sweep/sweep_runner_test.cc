@@ -293,10 +293,37 @@ TEST(SweepRunnerTest, ResumeRefusesAFileOfAnotherSweep) {
   auto r = RunSweep(SmallSpec(), opt);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().ToString(), path + ":1: its columns are not this sweep's (write to another file, or drop --resume to overwrite it)");
-  // Without --resume the file is rewritten.
+  // Without --resume its row is kept and the reason given; with overwrite the file is rewritten.
   opt.resume = false;
+  r = RunSweep(SmallSpec(), opt);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().ToString(), path + ": already holds 1 row: --resume keeps them and runs the missing points, --overwrite starts again");
+  EXPECT_EQ(ReadFile(path), "a,b,c\n1,2,3\n");
+  opt.overwrite = true;
   ASSERT_TRUE(RunSweep(SmallSpec(), opt).ok());
   EXPECT_EQ(Lines(ReadFile(path)).size(), SmallSpec().points.size() + 1);
+}
+
+// A rerun that forgot --resume never drops finished rows: its own, whole ones
+// are counted (a torn last row is not one), and the file is left as it was.
+TEST(SweepRunnerTest, ARerunWithoutResumeKeepsFinishedRows) {
+  TempDir dir;
+  SweepRunOptions opt;
+  opt.output_path = dir.File("done.jsonl");
+  opt.max_new_rows = 3;
+  ASSERT_TRUE(RunSweep(SmallSpec(), opt).ok());
+  const std::string three = ReadFile(opt.output_path);
+  std::ofstream(opt.output_path, std::ios::app | std::ios::binary) << "{\"sett";
+  opt.max_new_rows = std::numeric_limits<size_t>::max();
+  auto r = RunSweep(SmallSpec(), opt);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().ToString().find("already holds 3 rows"), std::string::npos) << r.error().ToString();
+  EXPECT_EQ(ReadFile(opt.output_path), three + "{\"sett");
+  opt.resume = true;
+  r = RunSweep(SmallSpec(), opt);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(r->resumed, 3u);
+  EXPECT_EQ(Lines(ReadFile(opt.output_path)).size(), SmallSpec().points.size());
 }
 
 TEST(SweepRunnerTest, ARefusedResumeLeavesTheFileAsItWas) {
