@@ -87,9 +87,10 @@ struct ConfigOutcome {
   // The share of the step the GPU waits for the host to issue kernels, as
   // `trainsim run` says it (sim/run/host_issue_share.h); empty when small.
   QString host_issue;
-  // The config.json keys the scenario accepted unread, as `trainsim run`
-  // warns of them (sim/io/model_loader.h); empty when there are none.
-  QString model_warning;
+  // What `trainsim run` warns of before it runs (ScenarioWarnings in
+  // sim/io/scenario_loader.h: config.json keys accepted unread, a precision
+  // the framework has no recipe for), a line each.
+  QStringList warnings;
   int tensor = 1;    // the configuration's own TP and PP, to mark them in the heatmap
   int pipeline = 1;
   int nodes = 0;

@@ -182,8 +182,14 @@ void ComparisonView::SetOutcomes(const std::vector<ConfigOutcome>& outcomes) {
       lines << QStringLiteral("<b>%1</b>%2: %3").arg(label, whose, (o.*text).toHtmlEscaped());
     }
   };
-  // A model read with config.json keys accepted unread: the figures leave out what they change.
-  each(tr("Model"), &ConfigOutcome::model_warning);
+  // What the figures leave out (config.json keys accepted unread, a precision without a recipe).
+  for (const ConfigOutcome& o : outcomes_) {
+    const QString whose = outcomes_.size() == 1 ? QString() : QStringLiteral(" (%1)").arg(o.name.toHtmlEscaped());
+    for (QString w : o.warnings) {
+      if (w.startsWith(QLatin1String("warning: "))) w = w.mid(9);
+      lines << tr("<b>Warning</b>%1: %2").arg(whose, w.toHtmlEscaped());
+    }
+  }
   // Where a prediction leans on the host cost per kernel, an estimate until measured.
   each(tr("Waits for the host"), &ConfigOutcome::host_issue);
   // How far to trust the figures: each distinct track record once, with the configurations it covers.

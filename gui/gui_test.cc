@@ -196,7 +196,7 @@ class GuiTest : public QObject {
     quick.heat_tensor.clear();
     quick.heat_pipeline.clear();
     const ConfigOutcome o = RunConfiguration(form.configuration(), quick, [](double) { return true; }, nullptr);
-    QVERIFY(o.model_warning.contains(QLatin1String("attn_output_gate")));
+    QVERIFY(o.warnings.join(QLatin1Char(' ')).contains(QLatin1String("attn_output_gate")));
     Field<QComboBox>(&form, "model")->setCurrentText(QStringLiteral("llama2-7b"));
     QVERIFY(!form.configuration().yaml.contains(QLatin1String("accept_unknown_keys")));
   }

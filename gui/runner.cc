@@ -4,7 +4,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <string>
 
-#include "sim/io/model_loader.h"
+#include "sim/io/scenario_loader.h"
 #include "sim/plan/plan_space.h"
 #include "sim/plan/planner.h"
 #include "sim/run/host_issue_share.h"
@@ -85,7 +85,7 @@ ConfigOutcome RunConfiguration(const Configuration& config, const RunOptions& op
     progress(1.0);
     return o;
   }
-  o.model_warning = QString::fromStdString(ModelFileWarning(s->model));
+  for (const std::string& w : ScenarioWarnings(*s)) o.warnings << QString::fromStdString(w);
   o.tensor = s->parallelism.tensor;
   o.pipeline = s->parallelism.pipeline;
   o.nodes = s->nodes;

@@ -89,8 +89,7 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
       err << e.ToString() << "\n";
       return ExitStatus(e.kind);  // 2 for bad input; 1 for a run the hardware cannot do
     }
-    if (const std::string w = ModelFileWarning(s->model); !w.empty()) err << "trainsim compare: " << w << "\n";
-    if (const std::string w = FrameworkPrecisionWarning(*s); !w.empty()) err << "trainsim compare: " << w << "\n";
+    for (const std::string& w : ScenarioWarnings(*s)) err << "trainsim compare: " << w << "\n";
     r[i] = Simulate(*s, opt);
     if (r[i].error.empty() && !a.Has("--json")) {
       records[i] = TrackRecordLine(*s);

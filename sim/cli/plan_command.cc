@@ -127,8 +127,7 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
     err << s.error().ToString() << "\n";
     return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
   }
-  if (const std::string w = ModelFileWarning(s->model); !w.empty()) err << "trainsim plan: " << w << "\n";
-  if (const std::string w = FrameworkPrecisionWarning(*s); !w.empty()) err << "trainsim plan: " << w << "\n";
+  for (const std::string& w : ScenarioWarnings(*s)) err << "trainsim plan: " << w << "\n";
   // The search (configurations evaluated of those listed), then the DES
   // re-checks, each phase with its own ETA.
   ProgressLine progress(err, "plan", a.Has("--progress"));

@@ -127,8 +127,7 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
     }
     return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
   }
-  if (const std::string w = ModelFileWarning(s->model); !w.empty()) err << "trainsim run: " << w << "\n";
-  if (const std::string w = FrameworkPrecisionWarning(*s); !w.empty()) err << "trainsim run: " << w << "\n";
+  for (const std::string& w : ScenarioWarnings(*s)) err << "trainsim run: " << w << "\n";
   ProgressLine progress(err, "run", a.Has("--progress"));
   if (progress.enabled() && opt.fidelity == Fidelity::kDes) {
     opt.progress = [&progress](int done, int total) {

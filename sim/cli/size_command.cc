@@ -197,8 +197,7 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
     err << s.error().ToString() << "\n";
     return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
   }
-  if (const std::string w = ModelFileWarning(s->model); !w.empty()) err << "trainsim size: " << w << "\n";
-  if (const std::string w = FrameworkPrecisionWarning(*s); !w.empty()) err << "trainsim size: " << w << "\n";
+  for (const std::string& w : ScenarioWarnings(*s)) err << "trainsim size: " << w << "\n";
   if (!opt.storage_nodes.empty() && !s->storage) return bad("--storage-nodes: the scenario has no cluster.storage");
   if (opt.tokens <= 0) {
     if (s->training.tokens <= 0) return bad("--tokens: required (tokens to train, e.g. 2e12) unless the scenario sets training.tokens");

@@ -560,4 +560,12 @@ std::string FrameworkPrecisionWarning(const Scenario& s) {
          ": name one that trains in it (training.framework)";
 }
 
+std::vector<std::string> ScenarioWarnings(const Scenario& s) {
+  std::vector<std::string> all;
+  for (std::string w : {ModelFileWarning(s.model), FrameworkPrecisionWarning(s)}) {
+    if (!w.empty()) all.push_back(std::move(w));
+  }
+  return all;
+}
+
 }  // namespace trainsim

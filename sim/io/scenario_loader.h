@@ -63,4 +63,10 @@ Expected<Scenario> LoadScenario(const std::string& file, const std::vector<std::
 // the run takes that stack's kernels, casts and overlaps. "" otherwise.
 std::string FrameworkPrecisionWarning(const Scenario& s);
 
+// Every warning a scenario deserves before it runs, one line each, in the
+// order the front ends print them: config.json keys accepted unread
+// (ModelFileWarning), a precision its framework has no recipe for
+// (FrameworkPrecisionWarning). Empty when there are none.
+std::vector<std::string> ScenarioWarnings(const Scenario& s);
+
 }  // namespace trainsim

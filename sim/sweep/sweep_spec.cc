@@ -752,12 +752,10 @@ SweepSpec Parse(const std::string& text, const std::string& file) {
   return spec;
 }
 
-// Adds the scenario's warning (config.json keys accepted unread) to the
-// spec's, once each.
+// Adds the scenario's warnings (ScenarioWarnings) to the spec's, once each.
 void CollectWarning(const Scenario& s, SweepSpec& spec) {
-  const std::string w = ModelFileWarning(s.model);
-  if (!w.empty() && std::find(spec.warnings.begin(), spec.warnings.end(), w) == spec.warnings.end()) {
-    spec.warnings.push_back(w);
+  for (const std::string& w : ScenarioWarnings(s)) {
+    if (std::find(spec.warnings.begin(), spec.warnings.end(), w) == spec.warnings.end()) spec.warnings.push_back(w);
   }
 }
 

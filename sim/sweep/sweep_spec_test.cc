@@ -247,6 +247,16 @@ TEST(SweepSpecTest, AcceptedConfigKeysWarnOnce) {
   EXPECT_NE(s->warnings[0].find("attn_output_gate"), std::string::npos) << s->warnings[0];
 }
 
+// A precision the node's default framework has no recipe for warns once too
+// (ScenarioWarnings: the same lines `run` prints), whichever points reach it.
+TEST(SweepSpecTest, APrecisionWithoutARecipeWarnsOnce) {
+  auto s = ParseSweepSpec(std::string(kInlineBase) + "axes:\n  training.precision: [bf16, fp8-blockwise]\n  cluster.nodes: [4, 8]\n",
+                          "sw.yaml");
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  ASSERT_EQ(s->warnings.size(), 1u);
+  EXPECT_NE(s->warnings[0].find("has no fp8-blockwise recipe"), std::string::npos) << s->warnings[0];
+}
+
 }  // namespace
 }  // namespace trainsim
 
