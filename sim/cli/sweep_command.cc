@@ -249,7 +249,9 @@ int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
   out << "sweep: " << s.points << " points -> " << opt.output_path << ": " << s.written << " written";
   if (s.resumed) out << ", " << s.resumed << " already there (resumed)";
   out << "\n  " << s.ok << " ok, " << s.memory << " do not fit in memory, " << s.invalid << " invalid settings"
-      << " (divisibility or values), " << s.failed << " failed\n";
+      << " (divisibility or values), " << s.cannot_run << " cannot run otherwise (its error column says why)";
+  if (s.internal) out << ", " << s.internal << " internal errors (a bug in trainsim: please report the rows)";
+  out << "\n";
   out << "  " << Fmt("%.2f s", s.wall_s) << Fmt(", %.1f points/s", s.wall_s > 0 ? s.written / s.wall_s : 0.0) << ", "
       << opt.jobs << (opt.jobs == 1 ? " thread" : " threads") << (s.ranks > 1 ? " x " + std::to_string(s.ranks) + " MPI ranks" : "")
       << "\n";

@@ -154,7 +154,7 @@ Row MakeRow(const SweepSpec& spec, const SweepPoint& p, Fidelity fidelity, Sweep
 // The row of a point whose simulation threw (never expected: Simulate does not throw).
 Row ErrorRow(const SweepSpec& spec, const SweepPoint& p, SweepFormat format, const std::string& error) {
   Row row;
-  row.outcome = SweepOutcome::kFailed;
+  row.outcome = SweepOutcome::kInternal;
   const std::vector<std::string> values = spec.Values(p), keys = spec.Keys();
   if (format == SweepFormat::kJsonLines) {
     row.text = "{\"settings\":{";
@@ -453,6 +453,20 @@ int SweepMpiRank() {
   return 0;
 }
 
+namespace {
+
+// The outcome of a point that cannot run, by why.
+SweepOutcome OutcomeOf(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kBadInput: return SweepOutcome::kInvalid;
+    case ErrorKind::kDoesNotFit: return SweepOutcome::kMemory;
+    case ErrorKind::kInternal: return SweepOutcome::kInternal;
+    default: return SweepOutcome::kCannotRun;
+  }
+}
+
+}  // namespace
+
 SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity fidelity,
                            std::vector<std::string>& fields, std::string* json_line) {
   // The result columns' count, once: the fields ResultFields() lists do not change.
@@ -466,7 +480,7 @@ SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity 
   bool feasible = false;
   Expected<Scenario> s = spec.PointScenario(p);
   if (!s.ok()) {
-    outcome = SweepOutcome::kInvalid;
+    outcome = OutcomeOf(s.error().kind);
     error = s.error().ToString();
     fields.push_back("false");
     fields.resize(fields.size() + kResultColumns);
@@ -484,7 +498,9 @@ SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity 
       fields.push_back(!feasible && !f.kept_when_infeasible ? std::string() : FlatResultValue(f, r));
     }
     error = r.error;
-    if (!feasible) outcome = r.memory.fits ? SweepOutcome::kFailed : SweepOutcome::kMemory;
+    if (!feasible) {
+      outcome = r.memory.fits ? OutcomeOf(r.error_kind) : SweepOutcome::kMemory;
+    }
     ErrorKind kind = r.error_kind;
     if (!feasible && error.empty()) {
       error = "does not fit in GPU memory";  // never a blank reason on an infeasible row
@@ -760,7 +776,8 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
         case SweepOutcome::kOk: ++sum.ok; break;
         case SweepOutcome::kMemory: ++sum.memory; break;
         case SweepOutcome::kInvalid: ++sum.invalid; break;
-        case SweepOutcome::kFailed: ++sum.failed; break;
+        case SweepOutcome::kCannotRun: ++sum.cannot_run; break;
+        case SweepOutcome::kInternal: ++sum.internal; break;
       }
       prog.done = sum.written;
       prog.elapsed_s = elapsed();

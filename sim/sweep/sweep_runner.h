@@ -47,8 +47,11 @@ enum class SweepFormat { kCsv, kJsonLines };
 // .json and .jsonl, in any case, mean JSON lines; anything else CSV.
 SweepFormat SweepFormatForPath(const std::string& path);
 
-// What a row says about its point.
-enum class SweepOutcome { kOk, kMemory, kInvalid, kFailed };
+// What a row says about its point: it ran; it needs more GPU memory; its
+// settings are invalid (divisibility, values); it cannot run for another
+// reason its error says (failures outrun the checkpoints, a number format the
+// GPU lacks, beyond the DES's bounds); or trainsim failed on it (a bug).
+enum class SweepOutcome { kOk, kMemory, kInvalid, kCannotRun, kInternal };
 
 struct SweepProgress {
   size_t done = 0;     // rows written by this run
@@ -84,7 +87,7 @@ struct SweepSummary {
   size_t points = 0;   // in the sweep
   size_t resumed = 0;  // rows kept from an earlier run
   size_t written = 0;  // rows written by this run (all ranks)
-  size_t ok = 0, memory = 0, invalid = 0, failed = 0;  // of the rows written
+  size_t ok = 0, memory = 0, invalid = 0, cannot_run = 0, internal = 0;  // of the rows written, by SweepOutcome
   bool interrupted = false;  // stopped before every point had a row
   // Why the sweep stopped early without bad input: the results file is locked
   // by another sweep, or a write failed (disk full). Empty otherwise.

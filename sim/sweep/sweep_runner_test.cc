@@ -156,7 +156,7 @@ TEST(SweepRunnerTest, ReferenceGridGivesOneWellFormedRowPerPoint) {
   ASSERT_TRUE(sum.ok()) << sum.error().ToString();
   EXPECT_EQ(sum->written, spec.points.size());
   EXPECT_FALSE(sum->interrupted);
-  EXPECT_EQ(sum->ok + sum->memory + sum->invalid + sum->failed, sum->written);
+  EXPECT_EQ(sum->ok + sum->memory + sum->invalid + sum->cannot_run + sum->internal, sum->written);
   // The grid has all kinds: 70B on one node does not fit, TP 8 x PP 8 needs more than 8 GPUs.
   EXPECT_GT(sum->ok, 0u);
   EXPECT_GT(sum->memory, 0u);
@@ -181,7 +181,7 @@ TEST(SweepRunnerTest, ReferenceGridGivesOneWellFormedRowPerPoint) {
     }
   }
   EXPECT_EQ(ids.size(), spec.points.size());  // every point once
-  EXPECT_EQ(with_error, sum->memory + sum->invalid + sum->failed);
+  EXPECT_EQ(with_error, sum->memory + sum->invalid + sum->cannot_run + sum->internal);
 }
 
 TEST(SweepRunnerTest, InfeasibleRowsSayWhy) {
@@ -399,6 +399,24 @@ TEST(SweepRunnerTest, JsonLinesResumeReadsEscapedSettings) {
   EXPECT_EQ(r->resumed, 123u);
   EXPECT_EQ(r->written, spec->points.size() - 123);
   EXPECT_EQ(SortedRows(part.output_path, false), SortedRows(full.output_path, false));
+}
+
+// Each row is counted by what it says: a number format the GPU lacks is a
+// run that cannot happen, not invalid settings and not a failure of trainsim.
+TEST(SweepRunnerTest, OutcomesCountWhyAPointDidNotRun) {
+  TempDir dir;
+  auto spec = ParseSweepSpec(std::string(kSmallSweep).substr(0, std::string(kSmallSweep).find("axes:")) +
+                                 "axes:\n  training.precision: [bf16, nvfp4]\n  parallelism.tensor: [1, 3]\n",
+                             "outcomes.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().ToString();
+  SweepRunOptions opt;
+  opt.output_path = dir.File("o.csv");
+  auto r = RunSweep(*spec, opt);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(r->ok, 1u);          // bf16, TP 1
+  EXPECT_EQ(r->invalid, 1u);     // bf16, TP 3: it does not divide the heads
+  EXPECT_EQ(r->cannot_run, 2u);  // nvfp4 on H100 (said before the divisibility)
+  EXPECT_EQ(r->internal, 0u);
 }
 
 TEST(SweepRunnerTest, UnwritableOutputIsAnError) {
