@@ -79,6 +79,10 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
     const auto& own = i == 0 ? a.All("--set-a") : i == 1 ? a.All("--set-b") : none;
     overrides.insert(overrides.end(), own.begin(), own.end());
     Expected<Scenario> s = LoadScenario(a.positional[files == 1 ? 0 : i], overrides);
+    // Name the what-if by what it changes, so A and B read apart.
+    std::string changes;
+    for (const auto& o : own) changes += (changes.empty() ? "" : ", ") + o;
+    const std::string what_if = changes.empty() ? "" : " [" + changes + "]";
     if (!s) {
       // An override's error names the flag it came from: a side's own one
       // (--set-a, --set-b) wins over the shared --set, as it does when applied.
@@ -86,8 +90,18 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
       const std::string flag = i == 0 ? "--set-a" : "--set-b";
       const bool own_key = std::any_of(own.begin(), own.end(), [&](const std::string& o) { return o.rfind(e.key + "=", 0) == 0; });
       if (e.file == "--set" && !e.key.empty() && own_key) e.file = flag;
-      err << e.ToString() << "\n";
-      return ExitStatus(e.kind);  // 2 for bad input; 1 for a run the hardware cannot do
+      if (e.kind == ErrorKind::kBadInput) {
+        err << e.ToString() << "\n";
+        return kExitBadInput;
+      }
+      // A run the hardware cannot do (nvfp4 on H100) is a side that cannot
+      // run: the others still get their columns, and the exit status is 1.
+      r[i].name = ScenarioName(a.positional[files == 1 ? 0 : i], overrides) + what_if;
+      r[i].fidelity = opt.fidelity == Fidelity::kDes ? "des" : "analytical";
+      r[i].error = e.ToString();
+      r[i].error_kind = e.kind;
+      r[i].simulated = false;
+      continue;
     }
     for (const std::string& w : ScenarioWarnings(*s)) err << "trainsim compare: " << w << "\n";
     r[i] = Simulate(*s, opt);
@@ -95,10 +109,7 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
       records[i] = TrackRecordLine(*s);
       hosts[i] = HostIssueShareLine(*s);
     }
-    // Name the what-if by what it changes, so A and B read apart.
-    std::string changes;
-    for (const auto& o : own) changes += (changes.empty() ? "" : ", ") + o;
-    if (!changes.empty()) r[i].name += " [" + changes + "]";
+    r[i].name += what_if;
   }
   out << (a.Has("--json") ? ComparisonJson(r) : ComparisonTable(r));
   for (size_t i = 0; i < sides; ++i) if (!hosts[i].empty()) out << r[i].name << " waits for the host: " << hosts[i] << "\n";

@@ -27,19 +27,6 @@ namespace {
 // nothing worth its re-run.
 constexpr double kRecomputeFreesNothing = 0.01;
 
-// The name a scenario that could not be simulated reports, as a simulated one
-// would (its name key after the overrides, else "scenario"), read from its
-// YAML alone: the error came from the rest.
-std::string ScenarioName(const std::string& file, const std::vector<std::string>& sets) {
-  try {
-    YAML::Node root = YAML::LoadFile(file);
-    ApplyOverrides(root, sets);
-    if (root.IsMap() && root["name"].IsScalar()) return root["name"].Scalar();
-  } catch (const std::exception&) {
-  }
-  return "scenario";
-}
-
 const char* kRunHelp =
     "usage: trainsim run SCENARIO.yaml [options]\n"
     "Simulate a training run and print its step time, breakdown, memory and run figures.\n"

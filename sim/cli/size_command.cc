@@ -188,6 +188,14 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
   // The scenario's own parallelism need not fit its own nodes: size plans
   // every cluster's anyway (sim/cli/layout_stand_in.h).
   LayoutSearchInput in = LoadForLayoutSearch(a.positional[0], sets);
+  if (!in.scenario && in.scenario.error().kind == ErrorKind::kUnsupported && a.Value("--node")) {
+    // Its own node's GPU lacks the precision, but --node sizes other nodes:
+    // the scenario is read on the first of them (each searched node whose
+    // GPU lacks it is rejected with the reason).
+    std::vector<std::string> on_first = sets;
+    on_first.push_back("cluster.node=" + Split(*a.Value("--node"), ',').front());
+    if (LayoutSearchInput again = LoadForLayoutSearch(a.positional[0], on_first); again.scenario) in = std::move(again);
+  }
   if (!in.no_layout_reason.empty()) {
     err << a.positional[0] << ": cannot run: " << in.no_layout_reason << "\n";
     return kExitSimulationFailed;

@@ -50,6 +50,13 @@ bool GpuProfile::Supports(Precision p) const {
   return k.empty() || peak_flops.count(k) > 0;
 }
 
+std::string GpuProfile::UnsupportedReason(Precision p) const {
+  if (Supports(p)) return "";
+  return std::string(GemmRateKey(p)) == "fp8"
+             ? "GPU '" + name + "' has no fp8 tensor cores (fp8 needs Hopper, sm_90, or later)"
+             : "GPU '" + name + "' has no block-scaled tensor cores for " + ToString(p) + " (microscaled formats need Blackwell, sm_100, or later)";
+}
+
 double Interpolate(const std::map<int, double>& points, double x, double none) {
   if (points.empty()) return none;
   auto hi = points.lower_bound(int(std::ceil(x)));

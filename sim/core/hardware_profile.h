@@ -110,6 +110,9 @@ struct GpuProfile {
   bool SupportsFp8() const { return peak_flops.count("fp8") > 0; }
   // Whether the tensor cores run the precision at all (its RequiredPeakKey).
   bool Supports(Precision p) const;
+  // Why it does not ("GPU 'h100-sxm-80g' has no block-scaled tensor cores
+  // for nvfp4 (...)"), the one wording of the refusal; "" when it does.
+  std::string UnsupportedReason(Precision p) const;
 };
 
 // The software stack's defaults: which kernels and overlaps the training

@@ -131,6 +131,9 @@ struct SimulationResult {
   ModelSummary model;
   std::string error;  // non-empty: the simulation could not run (exit status 1)
   ErrorKind error_kind = ErrorKind::kInternal;  // meaningful when error is set
+  // False for a scenario refused before anything was simulated (a number
+  // format its GPU lacks): beyond the name, no field holds a figure.
+  bool simulated = true;
   // The run can happen: it fits and nothing refused or ruled it out. Time and
   // cost of an infeasible result are what it would take, not what it takes.
   bool feasible() const { return error.empty(); }

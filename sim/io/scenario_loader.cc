@@ -289,12 +289,8 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     if (!s.node.gpu.Supports(s.training.precision)) {
       // A precision the GPU has no tensor cores for is a run that cannot
       // happen (exit 1), not bad input: the same scenario runs on a newer node.
-      const std::string why = std::string(GemmRateKey(s.training.precision)) == "fp8"
-                                  ? "GPU '" + s.node.gpu.name + "' has no fp8 tensor cores (fp8 needs Hopper, sm_90, or later)"
-                                  : "GPU '" + s.node.gpu.name + "' has no block-scaled tensor cores for " + prec +
-                                        " (microscaled formats need Blackwell, sm_100, or later)";
       try {
-        t.Fail("precision", why);
+        t.Fail("precision", s.node.gpu.UnsupportedReason(s.training.precision));
       } catch (const InputException& e) {
         InputError err = e.error();
         err.kind = ErrorKind::kUnsupported;
@@ -547,6 +543,16 @@ Expected<Scenario> LoadScenario(const std::string& file, const std::vector<std::
   if (given.size() > 160) given = given.substr(0, 157) + "...";
   e.message += " (with --set " + given + ")";
   return e;
+}
+
+std::string ScenarioName(const std::string& file, const std::vector<std::string>& overrides) {
+  try {
+    YAML::Node root = YAML::LoadFile(file);
+    ApplyOverrides(root, overrides);
+    if (root.IsMap() && root["name"].IsScalar()) return root["name"].Scalar();
+  } catch (const std::exception&) {
+  }
+  return "scenario";
 }
 
 std::string FrameworkPrecisionWarning(const Scenario& s) {

@@ -55,6 +55,11 @@ struct YamlOverlay;  // sim/io/yaml_reader.h
 Expected<Scenario> ParseScenario(const YAML::Node& root, const std::string& file, ProfileMemo* memo = nullptr,
                                  const YamlOverlay* overlay = nullptr);
 
+// The name a scenario that could not be loaded reports, as a loaded one would
+// (its name key after the overrides, else "scenario"), read from its YAML
+// alone: the error came from the rest. Never throws.
+std::string ScenarioName(const std::string& file, const std::vector<std::string>& overrides);
+
 // Reads FILE, applies the --set overrides, parses. Never throws.
 Expected<Scenario> LoadScenario(const std::string& file, const std::vector<std::string>& overrides = {});
 

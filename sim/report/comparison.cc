@@ -42,7 +42,7 @@ std::string StepShares(const SimulationResult& r) {
 // cannot happen and the field is a figure of the run (not of the
 // configuration: ResultField::kept_when_infeasible), as the GUI's table and
 // the sweep's empty CSV cells have it.
-bool Shown(const ResultField& f, const SimulationResult& r) { return r.feasible() || f.kept_when_infeasible; }
+bool Shown(const ResultField& f, const SimulationResult& r) { return r.feasible() || (f.kept_when_infeasible && r.simulated); }
 
 // A value in its row's scale (the largest side's: the sides read in one unit),
 // or in its own where that scale would print a nonzero value as zero (10 kWh

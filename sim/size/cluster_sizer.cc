@@ -230,6 +230,9 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
         ++rep.clusters;
         if (!profile.TakesNics(k)) {
           out.reason = profile.TakesNicsText() + ", not " + std::to_string(k);
+        } else if (!profile.gpu.Supports(base.training.precision)) {
+          // The precision is the scenario's: a node whose GPU lacks it cannot run it at all.
+          out.reason = profile.gpu.UnsupportedReason(base.training.precision);
         } else {
           std::vector<int> batches{base.training.global_batch};
           if (batch_range) {
@@ -578,7 +581,8 @@ std::string SizeToJson(const SizeReport& r) {
     o += std::string(i ? "," : "") + "\n {";
     ClusterJson(o, r.rejected[i].cluster);
     o += ",\"reason\":" + JsonWriter::Quote(r.rejected[i].reason) +
-         ",\"misses_by_days\":" + JsonWriter::Number(r.rejected[i].misses_by_days) + "}";
+         ",\"misses_by_days\":" + (r.rejected[i].misses_by_days > 0 ? JsonWriter::Number(r.rejected[i].misses_by_days) : std::string("null")) +
+         "}";
   }
   o += "],\n\"options\":[";
   for (size_t i = 0; i < r.options.size(); ++i) {

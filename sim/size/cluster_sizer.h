@@ -76,7 +76,7 @@ struct SizeCandidate {
 struct SizeRejection {
   SizedCluster cluster;
   std::string reason;
-  double misses_by_days = 0;  // > 0: it runs but past the deadline
+  double misses_by_days = 0;  // > 0: it runs but past the deadline; 0: it cannot run (null in the JSON)
 };
 
 // "4 NICs instead of 8": what one hardware option changes against the answer.

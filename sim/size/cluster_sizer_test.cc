@@ -179,6 +179,22 @@ TEST(ClusterSizerTest, NicCountsTheNodeDoesNotTakeAreRejectedWithTheReason) {
 // over GB200 trays (4 GPUs, 4 NICs) and DGX B200 (8 GPUs, 8 NICs, fixed)
 // sizes both, and prices the other node with its own NICs against the
 // answer, at as many GPUs where a node count tried gives them.
+// A node whose GPU lacks the scenario's precision cannot run it: rejected
+// with the reason (it was sized in another precision and could be the answer).
+TEST(ClusterSizerTest, NodesWhoseGpuLacksThePrecisionAreRejectedWithTheReason) {
+  Scenario base = Ref7b({"cluster.node=xe9680l-b200", "training.precision=nvfp4"});
+  SizeOptions o = Question({1}, 1e6);
+  o.nics = {8};
+  o.node_profiles = {LoadNodeProfile(YAML::Node("xe9680-h100"), "--node", "--node"), base.node};
+  const SizeReport r = SizeCluster(base, o);
+  ASSERT_EQ(r.candidates.size(), 1u);
+  EXPECT_EQ(r.candidates[0].cluster.node, "xe9680l-b200");
+  ASSERT_EQ(r.rejected.size(), 1u);
+  EXPECT_EQ(r.rejected[0].cluster.node, "xe9680-h100");
+  EXPECT_NE(r.rejected[0].reason.find("has no block-scaled tensor cores for nvfp4"), std::string::npos) << r.rejected[0].reason;
+  EXPECT_NE(SizeToJson(r).find("\"misses_by_days\":null"), std::string::npos);
+}
+
 TEST(ClusterSizerTest, WithoutNicsEachNodeTakesTheScenariosCountOrItsOwn) {
   const Scenario base = Ref7b({"cluster.node=gb200-nvl72", "cluster.nics_per_node=4", "cluster.nodes=2"});
   ASSERT_EQ(base.node.nics_per_node, 4);
