@@ -217,8 +217,13 @@ class DesRun {
     Flows all;
     double bytes = 0;
     bool nvlink = true;
+    // The last chunk's multi-token-prediction modules are each one more layer
+    // of the last layer's kind, as their cost counts them (ComputeStepCosts).
+    const bool mtp_here = w.mtp_layers > 0 && vs == V_ - 1;
+    const size_t mtp_kind = w.kind_of_layer.empty() ? 0 : size_t(w.kind_of_layer.back());
     for (size_t k = 0; k < counts.size(); ++k) {
-      if (counts[k] == 0) continue;
+      const int mtp = mtp_here && k == mtp_kind ? w.mtp_layers : 0;
+      if (counts[k] + mtp == 0) continue;
       auto add = [&](const PassWork& pass, int layers) {
         if (layers == 0) return;
         for (const auto& cm : pass.comms) {
@@ -231,10 +236,10 @@ class DesRun {
       };
       const LayerWork& layer = w.kinds[k];
       if (forward) {
-        add(layer.forward, counts[k]);
+        add(layer.forward, counts[k] + mtp);
       } else {
-        add(layer.backward, counts[k]);
-        add(layer.recompute, recomputed[k]);
+        add(layer.backward, counts[k] + mtp);
+        add(layer.recompute, recomputed[k] + mtp);
       }
     }
     return Labelled(std::move(all), bytes, nvlink ? "NVLink" : "NIC");
