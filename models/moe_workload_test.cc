@@ -1034,6 +1034,30 @@ TEST(MoeRulesTest, ExpertParallelDivisibilityErrorsNameTheKey) {
   EXPECT_NE(s.error().ToString().find("parallelism.expert"), std::string::npos) << s.error().ToString();
 }
 
+// Megatron-Core asserts what its all-to-all overlap needs (one micro batch's
+// forward beside another's backward): no full recompute, interleaved chunks
+// with a pipeline, at most one MTP module. Exit 2 naming the key, and plan
+// skips such layouts (they are layout errors).
+TEST(MoeRulesTest, AllToAllOverlapRefusesWhatMegatronCoreAsserts) {
+  const std::vector<std::string> on = {"parallelism.expert=8", "parallelism.moe_a2a_overlap=true"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), on.begin(), on.end());
+    return Parse(kMixtral, more);
+  };
+  ASSERT_TRUE(with({}).ok()) << with({}).error().ToString();
+  for (const auto& sets : std::vector<std::vector<std::string>>{{"training.recompute=full"},
+                                                                {"parallelism.pipeline=2", "parallelism.virtual_stages=1"},
+                                                                {"model.mtp_layers=2"}}) {
+    auto s = with(sets);
+    ASSERT_FALSE(s.ok()) << sets[0];
+    EXPECT_EQ(s.error().key, "parallelism.moe_a2a_overlap") << s.error().ToString();
+    EXPECT_TRUE(s.error().layout);
+    EXPECT_NE(s.error().message.find("Megatron-Core asserts it"), std::string::npos) << s.error().ToString();
+  }
+  EXPECT_TRUE(with({"parallelism.pipeline=2", "parallelism.virtual_stages=2"}).ok());
+  EXPECT_TRUE(with({"model.mtp_layers=1"}).ok());
+}
+
 TEST(MoeDesTest, AllToAllFlowsShareTheNicsAndAgreeWithTheClosedFormWhenAlone) {
   // EP 16 over two nodes, one pipeline stage: nothing else contends, so the
   // DES's all-to-all flows take the closed form's time.

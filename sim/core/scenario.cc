@@ -180,6 +180,24 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
       return fail("parallelism.moe_a2a_overlap", "overlaps the all-to-all and flex dispatchers' token exchange, not the allgather "
                                                  "dispatcher's collectives (Megatron-Core asserts it): set it false or use another moe_dispatcher");
     }
+    // Megatron-Core's other asserts on overlap_moe_expert_parallel_comm
+    // (TransformerConfig.__post_init__): its schedule runs one micro batch's
+    // forward beside another's backward, which needs the interleaved
+    // pipeline's chunks, no full-layer replay, and at most one MTP module.
+    if (par.moe_a2a_overlap && par.expert > 1) {
+      const std::string why = " (Megatron-Core asserts it for overlap_moe_expert_parallel_comm): set parallelism.moe_a2a_overlap false";
+      if (s.training.recompute == Recompute::kFull) {
+        return fail("parallelism.moe_a2a_overlap", "the expert all-to-all overlap does not run with full recompute" + why + " or another recompute");
+      }
+      if (par.pipeline > 1 && par.virtual_stages <= 1) {
+        return fail("parallelism.moe_a2a_overlap", "the expert all-to-all overlap needs virtual_stages with pipeline " + str(par.pipeline) + why +
+                                                       " or set parallelism.virtual_stages");
+      }
+      if (m.mtp_layers.value_or(0) > 1) {
+        return fail("parallelism.moe_a2a_overlap", "the expert all-to-all overlap takes at most one MTP module, not " +
+                                                       str(*m.mtp_layers) + why + " or model.mtp_layers 1");
+      }
+    }
     // DeepEP's internode kernels reach a fixed number of NVLink domains: past it the run stops at an assertion.
     const int max_domains = s.framework.deepep_max_rdma_peers;
     if (par.moe_dispatcher == MoeDispatcher::kDeepEp && max_domains > 0 && par.expert > 1) {
