@@ -1053,13 +1053,31 @@ ModelSpec ResolveModel(const YAML::Node& ref, const std::string& scenario_file, 
         accepted.push_back(k.Scalar());
       }
     }
+    // The training run's choices beside the file's architecture (Megatron's
+    // moe_expert_capacity_factor, moe_router_force_load_balancing,
+    // mtp_num_layers): not a config.json's to say, so set here.
+    std::optional<double> capacity_factor;
+    std::optional<bool> forced_balance;
+    std::optional<int> mtp_layers;
+    std::optional<YamlMap> routing = m.OptMap("moe");
+    if (routing) {
+      if (routing->Has("capacity_factor")) capacity_factor = routing->PositiveDouble("capacity_factor");
+      if (routing->Has("forced_balance")) forced_balance = routing->Bool("forced_balance");
+      routing->Finish();
+    }
+    if (m.Has("mtp_layers")) mtp_layers = AtMost(m, "mtp_layers", m.NonNegativeInt("mtp_layers"), kMaxMtpLayers);
     m.Finish();
     ModelFile f = CachedModelFile(path);
     if (!accepted.empty() && !f.config_json) {
       m.Fail("accept_unknown_keys", "applies to a Hugging Face config.json; " + path + " is a trainsim model file, "
                                     "whose keys are all read");
     }
-    return AdmitModelFile(std::move(f), path, accepted, accept, scenario_file, m.Path("accept_unknown_keys"));
+    ModelSpec spec = AdmitModelFile(std::move(f), path, accepted, accept, scenario_file, m.Path("accept_unknown_keys"));
+    if (routing && !spec.moe.enabled()) m.Fail("moe", "routing settings for a model without experts (" + path + ")");
+    if (capacity_factor) spec.moe.capacity_factor = *capacity_factor;
+    if (forced_balance) spec.moe.forced_balance = *forced_balance;
+    if (mtp_layers) spec.mtp_layers = *mtp_layers;
+    return spec;
   }
   if (ref.IsMap()) {
     YamlMap m(ref, scenario_file, key);

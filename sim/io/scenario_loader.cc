@@ -67,11 +67,18 @@ void SetDottedKey(YAML::Node& root, const std::string& dotted, const YAML::Node&
   if (parts.size() > 1 && parts[0] == "model" && read.IsMap() && read["model"].IsScalar()) {
     const std::string name = read["model"].Scalar();
     YAML::Node keys = CatalogueModelKeys(name);
-    if (!keys.IsMap()) {
+    if (keys.IsMap()) {
+      root["model"] = WithoutMarks(keys);
+    } else if (parts[1] == "moe" || parts[1] == "mtp_layers" || parts[1] == "accept_unknown_keys") {
+      // A model file (a config.json) takes the run's choices in its options form.
+      YAML::Node options(YAML::NodeType::Map);
+      options["file"] = WithoutMarks(read["model"]);
+      root["model"] = options;
+    } else {
       throw InputException(InputError{"--set", 0, dotted,
-                                      "model '" + name + "' is not a catalogue model: give its keys inline in the scenario to set one"});
+                                      "model '" + name + "' is not a catalogue model: give its keys inline in the scenario to set one "
+                                      "(a model file takes model.moe.capacity_factor, model.moe.forced_balance and model.mtp_layers)"});
     }
-    root["model"] = WithoutMarks(keys);
   }
   // yaml-cpp's operator[] on a non-const node rebinds references, so walk
   // with a copy of each child handle (they share the underlying memory).
@@ -570,6 +577,14 @@ std::vector<std::string> ScenarioWarnings(const Scenario& s) {
   std::vector<std::string> all;
   for (std::string w : {ModelFileWarning(s.model), FrameworkPrecisionWarning(s)}) {
     if (!w.empty()) all.push_back(std::move(w));
+  }
+  // A capacity below one token copy per expert slot drops routed tokens on
+  // purpose: a cheaper step that trains on less than the tokens it counts.
+  if (const double cf = s.model.moe.capacity_factor; s.model.moe.enabled() && cf > 0 && cf < 1) {
+    char pct[16];
+    std::snprintf(pct, sizeof pct, "%.0f%%", 100 * (1 - cf));
+    all.push_back("warning: model.moe.capacity_factor " + Fmt(cf) + " drops at least " + pct +
+                  " of the routed token copies: the step does that much less expert work than a dropless run of the same tokens");
   }
   return all;
 }

@@ -71,7 +71,8 @@ std::string FrameworkPrecisionWarning(const Scenario& s);
 // Every warning a scenario deserves before it runs, one line each, in the
 // order the front ends print them: config.json keys accepted unread
 // (ModelFileWarning), a precision its framework has no recipe for
-// (FrameworkPrecisionWarning). Empty when there are none.
+// (FrameworkPrecisionWarning), a capacity factor under 1 (tokens dropped on
+// purpose). Empty when there are none.
 std::vector<std::string> ScenarioWarnings(const Scenario& s);
 
 }  // namespace trainsim

@@ -124,6 +124,46 @@ TEST(ScenarioTest, OverrideSetsAKeyOfACatalogueModel) {
   }
 }
 
+// A config.json says the architecture; the run's routing choices and MTP
+// modules are set beside it ({file: ..., moe: {...}, mtp_layers}), also by
+// --set on a scenario that names the file alone. A dense model takes none.
+TEST(ScenarioTest, AModelFileTakesTheRunsRoutingChoices) {
+  const std::string mixtral = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/hf/mixtral-8x7b/config.json";
+  auto plain = ParseText(kBase, {"model=" + mixtral, "parallelism.tensor=1", "parallelism.pipeline=1"});
+  ASSERT_TRUE(plain.ok()) << plain.error().ToString();
+  EXPECT_FALSE(plain->model.moe.forced_balance);
+  EXPECT_EQ(plain->model.moe.capacity_factor, 0.0);
+  auto set = ParseText(kBase, {"model=" + mixtral, "parallelism.tensor=1", "parallelism.pipeline=1", "model.moe.forced_balance=true",
+                               "model.moe.capacity_factor=1.25", "model.mtp_layers=1"});
+  ASSERT_TRUE(set.ok()) << set.error().ToString();
+  EXPECT_TRUE(set->model.moe.forced_balance);
+  EXPECT_EQ(set->model.moe.capacity_factor, 1.25);
+  EXPECT_EQ(set->model.mtp_layers.value_or(0), 1);
+  EXPECT_EQ(set->model.moe.experts, plain->model.moe.experts);  // the architecture is the file's
+  auto typo = ParseText(kBase, {"model=" + mixtral, "parallelism.tensor=1", "parallelism.pipeline=1", "model.moe.forced_balanse=true"});
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().ToString().find("did you mean 'forced_balance'"), std::string::npos) << typo.error().ToString();
+  const std::string dense = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/hf/gemma-7b/config.json";
+  auto none = ParseText(kBase, {"model=" + dense, "model.moe.forced_balance=true"});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().ToString().find("a model without experts"), std::string::npos) << none.error().ToString();
+}
+
+// A capacity factor under 1 drops tokens on purpose: run, compare, plan,
+// size and sweep say so (ScenarioWarnings); at 1 or above nothing is said.
+TEST(ScenarioTest, ACapacityFactorUnderOneWarns) {
+  const std::string mixtral = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/hf/mixtral-8x7b/config.json";
+  auto with = [&](const std::string& cf) {
+    auto s = ParseText(kBase, {"model=" + mixtral, "parallelism.tensor=1", "parallelism.pipeline=1", "model.moe.capacity_factor=" + cf});
+    EXPECT_TRUE(s.ok()) << s.error().ToString();
+    return ScenarioWarnings(*s);
+  };
+  EXPECT_TRUE(with("1.0").empty());
+  const std::vector<std::string> w = with("0.25");
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("drops at least 75% of the routed token copies"), std::string::npos) << w[0];
+}
+
 // A recipe's activation offload (Megatron-Bridge's Llama 3 70B GB200 FP8-CS
 // preset: cpu_offloading_num_layers=40) is the default of a run that can
 // offload (pipeline 1, no recompute); the scenario's own value wins.

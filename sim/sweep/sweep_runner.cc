@@ -247,7 +247,7 @@ Expected<DoneRows> ReadDone(const SweepSpec& spec, const std::string& path, Swee
   std::error_code ec;
   d.size = std::filesystem::file_size(path, ec);
   if (ec || d.size == 0) return d;
-  const std::string advice = " (write to another file, or drop --resume to overwrite it)";
+  const std::string advice = " (write to another file, or give --overwrite instead of --resume to start it again)";
   const std::vector<std::string> columns = SweepColumns(spec);
   const std::string header = CsvLine(columns);
   {
@@ -563,7 +563,7 @@ size_t RowsIn(const std::string& path) {
 // refusal names the first component that differs.
 std::optional<InputError> CheckFingerprint(const SweepSpec& spec, const SweepRunOptions& options) {
   const std::string fp = SweepFingerprintPath(options.output_path);
-  const std::string advice = " (drop --resume to rewrite the file, or write to another file)";
+  const std::string advice = " (give --overwrite instead of --resume to start the file again, or write to another file)";
   std::error_code ec;
   if (!std::filesystem::exists(fp, ec)) {
     return InputError{options.output_path, 0, "", "has rows but no " + fp + ": cannot tell what produced them" + advice};

@@ -292,7 +292,7 @@ TEST(SweepRunnerTest, ResumeRefusesAFileOfAnotherSweep) {
   opt.resume = true;
   auto r = RunSweep(SmallSpec(), opt);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().ToString(), path + ":1: its columns are not this sweep's (write to another file, or drop --resume to overwrite it)");
+  EXPECT_EQ(r.error().ToString(), path + ":1: its columns are not this sweep's (write to another file, or give --overwrite instead of --resume to start it again)");
   // Without --resume its row is kept and the reason given; with overwrite the file is rewritten.
   opt.resume = false;
   r = RunSweep(SmallSpec(), opt);
