@@ -57,7 +57,10 @@ struct RunReport {
   // chosen without checkpoints, both where the run model did not run.
   double best_checkpoint_interval_s = std::numeric_limits<double>::quiet_NaN();
   double chosen_checkpoint_interval_s = std::numeric_limits<double>::quiet_NaN();
-  double energy_kwh = 0;
+  double energy_kwh = 0;  // IT energy: the GPU nodes at their load and the storage nodes
+  // Ownership: the IT energy times the site's PUE (cooling, power
+  // conversion), what the electricity bill counts; 0 where no site prices the run.
+  double facility_energy_kwh = 0;
   double cost_usd = 0;
   double cost_per_billion_tokens_usd = 0;
   std::string cost_model = "rental";  // which model priced the run: rental | ownership

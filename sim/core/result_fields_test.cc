@@ -55,6 +55,7 @@ SimulationResult EveryFieldSet() {
   r.run.best_checkpoint_interval_s = 3600.5;
   r.run.chosen_checkpoint_interval_s = 1800.5;
   r.run.energy_kwh = 432.5;
+  r.run.facility_energy_kwh = 683.5;
   r.run.cost_usd = 820.5;
   r.run.cost_per_billion_tokens_usd = 3.25;
   r.run.cost_model = "ownership";

@@ -359,9 +359,14 @@ std::string ToSummary(const SimulationResult& r) {
     if (!std::isfinite(x)) return std::string("unbounded");
     return std::string(unit_before) + Fmt(x >= 100 || x == 0 ? "%.0f" : "%.3g", x) + unit_after;
   };
+  // IT energy (the nodes and storage); the site's facility figure beside it where one prices the run.
+  const bool facility = FindResultField("run.facility_energy_kwh")->Present(r) && std::isfinite(v("run.facility_energy_kwh"));
   o << "  energy, cost         "
-    << (std::isfinite(v("run.energy_kwh")) ? amount("", v("run.energy_kwh"), " kWh") + ", " + amount("$", v("run.cost_usd"), "")
-                                           : std::string("unbounded (the run never finishes)"));
+    << (std::isfinite(v("run.energy_kwh"))
+            ? amount("", v("run.energy_kwh"), " kWh IT") +
+                  (facility ? " (" + amount("", v("run.facility_energy_kwh"), " kWh facility") + ")" : std::string()) + ", " +
+                  amount("$", v("run.cost_usd"), "")
+            : std::string("unbounded (the run never finishes)"));
   if (v("run.cost_per_billion_tokens_usd") > 0) {
     o << " (" << Fmt("$%.0f", v("run.cost_per_billion_tokens_usd")) << " per billion tokens)";
   }

@@ -75,8 +75,8 @@ void ApplyCostModel(const Scenario& s, RunReport& run) {
   if (s.cost.model == CostBasis::kOwnership) {
     run.cost_model = "ownership";
     const SiteProfile& site = s.cost.site;
-    run.cost_usd = AmortizedUsd(capital_usd, site.amortization_years, hours) +
-                   run.energy_kwh * site.pue * site.electricity_usd_per_kwh;
+    run.facility_energy_kwh = run.energy_kwh * site.pue;
+    run.cost_usd = AmortizedUsd(capital_usd, site.amortization_years, hours) + run.facility_energy_kwh * site.electricity_usd_per_kwh;
   } else {
     run.cost_model = "rental";
     // The profile's price is for its default NIC count; other counts add or
