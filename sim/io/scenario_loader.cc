@@ -485,8 +485,9 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     s.failures.node_mtbf_hours = AtMostValue(*f, "node_mtbf_hours", f->NonNegativeDouble("node_mtbf_hours", 0), kMaxHours);
     s.failures.restart_s = AtMostValue(*f, "restart_minutes", f->NonNegativeDouble("restart_minutes", 10), kMaxHours * 60) * 60;
     s.failures.repair_hours = AtMostValue(*f, "repair_hours", f->NonNegativeDouble("repair_hours", 24), kMaxHours);
-    s.failures.spare_probability = f->Fraction("spare_probability", 0.99);
-    if (s.failures.spare_probability >= 1) f->Fail("spare_probability", "must be below 1 (no number of spares is certain)");
+    // Below 1: no number of spares is certain.
+    s.failures.spare_probability = f->BoundedDouble("spare_probability", 0.99, [](double x) { return x > 0 && x < 1; },
+                                                    "must be a fraction in (0, 1): no number of spares is certain");
     f->Finish();
   }
   if (auto co = top.OptMap("cost")) {

@@ -93,6 +93,8 @@ class YamlMap {
   double PositiveDouble(std::string_view key, std::optional<double> fallback = std::nullopt);
   double NonNegativeDouble(std::string_view key, std::optional<double> fallback = std::nullopt);
   double Fraction(std::string_view key, std::optional<double> fallback = std::nullopt);  // in (0, 1]
+  // A number that `within` accepts, else the error "<key>: <must>, got <value>".
+  double BoundedDouble(std::string_view key, std::optional<double> fallback, bool (*within)(double), const char* must);
   bool Bool(std::string_view key, std::optional<bool> fallback = std::nullopt);
   std::optional<YamlMap> OptMap(std::string_view key);
   YamlMap Map(std::string_view key);
@@ -140,8 +142,6 @@ class YamlMap {
   [[noreturn]] void FailMissing(std::string_view key, const std::string& message) const;
   // Throws the unknown-key error for `key` at `line` (0: it came from --set), with a "did you mean" when `hint` is set.
   [[noreturn]] void FailUnknownKey(const std::string& key, int line, const std::string& hint) const;
-  // A number that `within` accepts, else the error "<key>: <must>, got <value>".
-  double BoundedDouble(std::string_view key, std::optional<double> fallback, bool (*within)(double), const char* must);
   double Number(std::string_view key);
   double NumberOf(const YAML::Node& n, std::string_view key) const;  // n: the key's value
   // PositiveInt and NonNegativeInt: a whole number of at least `min` (1 or 0).

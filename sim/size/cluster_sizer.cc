@@ -289,8 +289,9 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
         } else {
           const double t = out.best->result.run.time_to_train_s;
           missing.push_back({out.cluster,
-                             "takes " + Days(t) + ": misses the deadline by " + Days(t - deadline_s) + " (" +
-                                 Fmt("%.0f%%", 100 * (t / deadline_s - 1)) + ")",
+                             "takes " + Days(t) + ": misses the deadline by " + Days(t - deadline_s) +
+                                 (t < 100 * deadline_s ? " (" + Fmt("%.0f%%", 100 * (t / deadline_s - 1)) + ")"
+                                                       : " (" + Fmt("%.3gx", t / deadline_s) + " the deadline)"),
                              (t - deadline_s) / kDay_s});
         }
         outcomes[{profile.name, k, n, st}] = std::move(out);
