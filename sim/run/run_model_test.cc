@@ -25,6 +25,21 @@ TEST(RunModelTest, CheckpointSizes) {
   EXPECT_DOUBLE_EQ(CheckpointBytes(f) / CheckpointBytes(w), 7.0);  // 14 bytes/param
 }
 
+// The MTP modules are trained weights: saved with the rest, though the
+// published parameter count (DeepSeek-V3's 671B) leaves them out.
+TEST(RunModelTest, CheckpointHoldsTheMtpModules) {
+  auto at = [](const char* mtp) {
+    auto s = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/examples/reference-design/llama2-70b-4n-8nic.yaml",
+                          {"model=deepseek-v3", "parallelism.tensor=1", "parallelism.pipeline=1", "parallelism.virtual_stages=1", mtp});
+    EXPECT_TRUE(s.ok()) << s.error().ToString();
+    return *s;
+  };
+  const Scenario none = at("model.mtp_layers=0"), one = at("model.mtp_layers=1");
+  EXPECT_NEAR(CheckpointBytes(one) - CheckpointBytes(none), 14.0 * one.model.MtpParameters(), 1.0);
+  EXPECT_GT(one.model.MtpParameters(), 11e9);  // a MoE layer and its projection: ~11.6B
+  EXPECT_EQ(one.model.TotalParameters(4096), none.model.TotalParameters(4096));
+}
+
 TEST(RunModelTest, WriteTimeFallsWithStorageNodesUntilTheNicsBind) {
   double last = 1e30;
   for (int n : {1, 2, 4, 8}) {
