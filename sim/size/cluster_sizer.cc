@@ -410,10 +410,11 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
       rep.options.push_back(d);
     };
     const int an = a.cluster.nics_per_node;
-    // "node (N nodes, K NICs)", naming the counts that differ between the two sides.
-    auto side = [](const std::string& node, int nodes, int nics, bool say_nodes, bool say_nics) {
+    // "node (N nodes, G GPUs, K NICs)", naming the counts that differ between the two sides.
+    auto side = [](const std::string& node, int nodes, int gpus, int nics, bool say_nodes, bool say_gpus, bool say_nics) {
       std::string extra;
       if (say_nodes) extra = Nodes(nodes);
+      if (say_gpus) extra += (extra.empty() ? "" : ", ") + std::to_string(gpus) + " GPUs";
       if (say_nics) extra += (extra.empty() ? "" : ", ") + std::to_string(nics) + " NICs";
       return extra.empty() ? node : node + " (" + extra + ")";
     };
@@ -434,8 +435,11 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
       const int kk = std::find(its.begin(), its.end(), an) != its.end() ? an : its.front();
       const int same_gpus = a.cluster.gpus % p.gpus_per_node == 0 ? a.cluster.gpus / p.gpus_per_node : 0;
       const int nn = std::find(counts.begin(), counts.end(), same_gpus) != counts.end() ? same_gpus : a.cluster.nodes;
-      add({p.name, kk, nn, ast}, side(p.name, nn, kk, nn != a.cluster.nodes, kk != an) + " instead of " +
-                                     side(a.cluster.node, a.cluster.nodes, an, nn != a.cluster.nodes, kk != an));
+      // Unequal GPU counts are said on both sides: the option is then more (or fewer) GPUs, not a swap.
+      const int gpus = nn * p.gpus_per_node;
+      const bool say_nodes = nn != a.cluster.nodes, say_gpus = gpus != a.cluster.gpus;
+      add({p.name, kk, nn, ast}, side(p.name, nn, gpus, kk, say_nodes || say_gpus, say_gpus, kk != an) + " instead of " +
+                                     side(a.cluster.node, a.cluster.nodes, a.cluster.gpus, an, say_nodes || say_gpus, say_gpus, kk != an));
     }
     for (int st : storages) {
       if (st != ast) {
