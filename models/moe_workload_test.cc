@@ -1012,6 +1012,19 @@ TEST(MoeMemoryTest, TheMtpModulesExpertsAreShardedLikeTheLayers) {
   EXPECT_DOUBLE_EQ(w1.rank_state[0].params_per_gpu, w0.rank_state[0].params_per_gpu);
 }
 
+// The routing imbalance is the busiest EP rank's: with every expert local
+// (EP 1) the GPU computes exactly its tokens' copies, balanced or not.
+TEST(MoeWorkloadTest, WithoutExpertParallelismImbalanceAddsNothing) {
+  auto activations = [](std::vector<std::string> sets) {
+    const Scenario s = Make(kMixtral, sets);
+    return EstimateMemory(s, BuildWorkload(s)).activations_gib;
+  };
+  EXPECT_DOUBLE_EQ(activations({"parallelism.expert=1", "model.moe.forced_balance=false"}),
+                   activations({"parallelism.expert=1", "model.moe.forced_balance=true"}));
+  EXPECT_GT(activations({"parallelism.expert=8", "model.moe.forced_balance=false"}),
+            activations({"parallelism.expert=8", "model.moe.forced_balance=true"}));
+}
+
 TEST(MoeRulesTest, ExpertParallelDivisibilityErrorsNameTheKey) {
   struct Case {
     std::vector<std::string> sets;

@@ -260,9 +260,11 @@ double ExpertLoadFactor(const Scenario& sc) {
   // Padded to the capacity, every expert computes capacity_factor x the mean
   // whatever the routing, balanced or not.
   if (sc.pads_experts_to_capacity()) return moe.capacity_factor;
-  // Otherwise the busiest expert's tokens: the mean under forced balance, the
-  // framework's dropless imbalance else, at most the capacity.
-  const double load = moe.forced_balance ? 1.0 : sc.framework.moe_dropless_load_factor;
+  // Otherwise the busiest EP rank's tokens: the mean under forced balance, the
+  // framework's dropless imbalance else, at most the capacity. Without expert
+  // parallelism every expert is local: the GPU computes exactly its tokens'
+  // copies, however the router spreads them.
+  const double load = moe.forced_balance || sc.parallelism.expert <= 1 ? 1.0 : sc.framework.moe_dropless_load_factor;
   return moe.capacity_factor > 0 ? std::min(moe.capacity_factor, load) : load;
 }
 
