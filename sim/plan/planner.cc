@@ -201,9 +201,18 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
       feasible.push_back({c, Objective(*r, options.objective), r->step_time_s});
       return;
     }
-    if (rej.category == "divisibility") ++rep.rejected_divisibility;
-    else if (rej.category == "memory") ++rep.rejected_memory;
-    else ++rep.rejected_other;
+    if (rej.category == "divisibility") {
+      ++rep.rejected_divisibility;
+    } else if (rej.category == "memory") {
+      ++rep.rejected_memory;
+    } else {
+      ++rep.rejected_other;
+      if (!rep.other_example) {
+        PlanRejection why;
+        Evaluate(s, base, c, why, /*full=*/false, /*explain=*/true);
+        rep.other_example = std::move(why);
+      }
+    }
     ++fam.rejected;
     if (score > fam.rep_score) {
       fam.rep_score = score;
@@ -433,6 +442,7 @@ std::string PlanToText(const PlanReport& r) {
     << r.rejected_divisibility << " fail divisibility, " << r.rejected_memory << " do not fit in memory";
   if (r.rejected_other) o << ", " << r.rejected_other << " failed otherwise";
   o << "\n";
+  if (r.other_example) o << "  failed otherwise, as " << Describe(r.other_example->config) << ": " << r.other_example->reason << "\n";
   if (r.candidates.empty()) {
     // Say what stopped them: memory, or (failures outpacing checkpoints, settings the software cannot run) something else.
     const bool memory = std::all_of(r.rejected.begin(), r.rejected.end(), [](const PlanRejection& x) { return x.category == "memory"; });
@@ -538,7 +548,14 @@ std::string PlanToJson(const PlanReport& r) {
   o += "},\n\"objective\":" + JsonWriter::Quote(r.objective == PlanObjective::kCost ? "cost" : "time") +
        ",\"searched\":" + Str(r.searched) + ",\"feasible\":" + Str(r.feasible) +
        ",\"rejected_divisibility\":" + Str(r.rejected_divisibility) + ",\"rejected_memory\":" + Str(r.rejected_memory) +
-       ",\"rejected_other\":" + Str(r.rejected_other) + "}\n";  // no wall-clock times: the same question, the same bytes
+       ",\"rejected_other\":" + Str(r.rejected_other);
+  if (r.other_example) {
+    // What "failed otherwise" stands for: the first such configuration and why.
+    o += ",\n\"rejected_other_example\":{";
+    PlanSettingsJson(o, r.other_example->config, r.mixture_of_experts);
+    o += ",\"category\":" + JsonWriter::Quote(r.other_example->category) + ",\"reason\":" + JsonWriter::Quote(r.other_example->reason) + "}";
+  }
+  o += "}\n";  // no wall-clock times: the same question, the same bytes
   return o;
 }
 

@@ -116,6 +116,10 @@ struct PlanReport {
   bool own_split = false;
   bool mixture_of_experts = false;  // the EP and ETP columns are shown
   long searched = 0, feasible = 0, rejected_divisibility = 0, rejected_memory = 0, rejected_other = 0;
+  // The first configuration rejected for another reason than divisibility or
+  // memory (settings the software cannot run, failures outpacing the
+  // checkpoints), with its reason: what "failed otherwise" stands for.
+  std::optional<PlanRejection> other_example;
   double search_s = 0;   // enumeration, pruning and analytical timing
   double recheck_s = 0;  // re-simulating the top K
 };

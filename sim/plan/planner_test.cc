@@ -436,6 +436,13 @@ training: {seq_len: 4096, global_batch: 2048, micro_batch: 1, precision: fp8, re
   ASSERT_FALSE(tried.candidates.empty());
   const PlanConfig& best = tried.candidates[0].config;
   EXPECT_GT(tried.searched, kept.searched);
+  // DeepEP's reach (20 NVLink domains) rules out its widest expert groups: "failed otherwise", said with an example.
+  EXPECT_GT(tried.rejected_other, 0);
+  ASSERT_TRUE(tried.other_example.has_value());
+  EXPECT_NE(tried.other_example->reason.find("DeepEP reaches at most"), std::string::npos) << tried.other_example->reason;
+  EXPECT_NE(PlanToText(tried).find("failed otherwise, as "), std::string::npos);
+  EXPECT_EQ(kept.rejected_other, 0);
+  EXPECT_FALSE(kept.other_example.has_value());
   EXPECT_EQ(best.moe_dispatcher, MoeDispatcher::kDeepEp);
   EXPECT_TRUE(best.moe_a2a_overlap);
   EXPECT_LT(tried.candidates[0].objective, kept.candidates[0].objective);
