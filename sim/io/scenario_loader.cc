@@ -579,6 +579,19 @@ std::vector<std::string> ScenarioWarnings(const Scenario& s) {
   for (std::string w : {ModelFileWarning(s.model), FrameworkPrecisionWarning(s)}) {
     if (!w.empty()) all.push_back(std::move(w));
   }
+  // The default fill of rack-scale NVLink domains (equal segments, as
+  // Megatron-Bridge's Slurm --segment) can split tensor-parallel groups over
+  // the NICs where filling the domains in turn keeps them on NVLink.
+  if (const int domain = s.node.nvlink_domain_nodes(); domain > 1 && s.nodes_per_nvlink_domain == 0 &&
+                                                       s.parallelism.tensor > 1 && !s.layout().Span(CommGroup::kTensor).on_nvlink()) {
+    Scenario filled = s;
+    filled.nodes_per_nvlink_domain = std::min(domain, s.nodes);
+    if (filled.layout().Span(CommGroup::kTensor).on_nvlink()) {
+      all.push_back("warning: NVLink domains " + s.nvlink_domains_text() + ": the tensor-parallel groups cross them over the NICs; "
+                    "cluster.nodes_per_nvlink_domain: " + std::to_string(filled.nodes_per_nvlink_domain) +
+                    " fills the domains in turn and keeps them on NVLink");
+    }
+  }
   // A capacity below one token copy per expert slot drops routed tokens on
   // purpose: a cheaper step that trains on less than the tokens it counts.
   if (const double cf = s.model.moe.capacity_factor; s.model.moe.enabled() && cf > 0 && cf < 1) {

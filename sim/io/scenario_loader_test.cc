@@ -164,6 +164,26 @@ TEST(ScenarioTest, ACapacityFactorUnderOneWarns) {
   EXPECT_NE(w[0].find("drops at least 75% of the routed token copies"), std::string::npos) << w[0];
 }
 
+// 26 GB200 trays at TP 8 (two trays a group): the default equal segments
+// (2 x 13) split a group over the NICs; filling the racks in turn (18 + 8)
+// would not, and the warning says so. Given the fill, nothing is said.
+TEST(ScenarioTest, ADefaultRackFillThatSplitsTensorGroupsWarns) {
+  const std::string text = R"(name: rack-fill
+cluster: {node: xe9712-gb200, nodes: 26}
+model: llama3.1-405b
+parallelism: {tensor: 8, pipeline: 13}
+training: {seq_len: 8192, global_batch: 128, precision: fp8, recompute: full}
+)";
+  auto s = ParseText(text);
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  const std::vector<std::string> w = ScenarioWarnings(*s);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("cluster.nodes_per_nvlink_domain: 18 fills the domains in turn"), std::string::npos) << w[0];
+  auto filled = ParseText(text, {"cluster.nodes_per_nvlink_domain=18"});
+  ASSERT_TRUE(filled.ok()) << filled.error().ToString();
+  EXPECT_TRUE(ScenarioWarnings(*filled).empty());
+}
+
 // A recipe's activation offload (Megatron-Bridge's Llama 3 70B GB200 FP8-CS
 // preset: cpu_offloading_num_layers=40) is the default of a run that can
 // offload (pipeline 1, no recompute); the scenario's own value wins.
