@@ -592,6 +592,13 @@ std::vector<std::string> ScenarioWarnings(const Scenario& s) {
                     " fills the domains in turn and keeps them on NVLink");
     }
   }
+  // NICs slower than the fabric's links run the links at their own rate: the
+  // faster switches and links are paid for (ownership capital) and unused.
+  if (s.nodes > 1 && s.fabric.link_bytes_per_s > 0 && s.node.nic_bytes_per_s < 0.99 * s.fabric.link_bytes_per_s) {
+    all.push_back("warning: node " + s.node.name + "'s NICs (" + Fmt(s.node.nic_bytes_per_s * 8 / 1e9) + " Gb/s) are slower than fabric " +
+                  s.fabric.name + "'s links (" + Fmt(s.fabric.link_bytes_per_s * 8 / 1e9) +
+                  " Gb/s): the links run at the NICs' rate, and the capital counts the faster switches and links");
+  }
   // A capacity below one token copy per expert slot drops routed tokens on
   // purpose: a cheaper step that trains on less than the tokens it counts.
   if (const double cf = s.model.moe.capacity_factor; s.model.moe.enabled() && cf > 0 && cf < 1) {

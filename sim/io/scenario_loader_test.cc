@@ -184,6 +184,19 @@ training: {seq_len: 8192, global_batch: 128, precision: fp8, recompute: full}
   EXPECT_TRUE(ScenarioWarnings(*filled).empty());
 }
 
+// 400G ConnectX-7 on an 800G XDR fabric: the links run at 400G, and the
+// warning says the faster switches are paid for and unused.
+TEST(ScenarioTest, NicsSlowerThanTheFabricWarn) {
+  auto ndr = ParseText(kBase);
+  ASSERT_TRUE(ndr.ok()) << ndr.error().ToString();
+  EXPECT_TRUE(ScenarioWarnings(*ndr).empty());
+  auto xdr = ParseText(kBase, {"cluster.fabric=xdr-rail-optimized"});
+  ASSERT_TRUE(xdr.ok()) << xdr.error().ToString();
+  const std::vector<std::string> w = ScenarioWarnings(*xdr);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("NICs (400 Gb/s) are slower than fabric xdr-rail-optimized's links (800 Gb/s)"), std::string::npos) << w[0];
+}
+
 // A recipe's activation offload (Megatron-Bridge's Llama 3 70B GB200 FP8-CS
 // preset: cpu_offloading_num_layers=40) is the default of a run that can
 // offload (pipeline 1, no recompute); the scenario's own value wins.
