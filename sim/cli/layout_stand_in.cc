@@ -5,6 +5,7 @@
 #include <limits>
 #include <utility>
 
+#include "sim/io/json_writer.h"
 #include "sim/io/profile_loader.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/io/yaml_reader.h"
@@ -109,6 +110,12 @@ LayoutSearchInput LoadForLayoutSearch(const std::string& file, const std::vector
     in.no_layout_reason = why + " (" + in.scenario.error().ToString() + ")";
   }
   return in;
+}
+
+std::string SearchRefusalJson(const std::string& error, ErrorKind kind) {
+  JsonWriter w;
+  w.BeginObject().BeginArray("candidates").EndArray().Field("error_kind", ToString(kind)).Field("error", error).EndObject();
+  return w.str() + "\n";
 }
 
 }  // namespace trainsim::cli

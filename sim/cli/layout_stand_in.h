@@ -28,4 +28,10 @@ struct LayoutSearchInput {
 
 LayoutSearchInput LoadForLayoutSearch(const std::string& file, const std::vector<std::string>& sets);
 
+// What plan and size --json print when the scenario cannot be searched (bad
+// input, its precision on a GPU without it): an object with no candidates,
+// the reason and its kind (ToString(ErrorKind)), so a script reading exit 1
+// or 2 still finds an object.
+std::string SearchRefusalJson(const std::string& error, ErrorKind kind);
+
 }  // namespace trainsim::cli

@@ -125,6 +125,7 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
   const std::optional<PlanRejection>& own_layout_rejection = in.own_layout_rejection;
   if (!s) {
     err << s.error().ToString() << "\n";
+    if (a.Has("--json")) out << SearchRefusalJson(s.error().ToString(), s.error().kind);
     return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
   }
   for (const std::string& w : ScenarioWarnings(*s)) err << "trainsim plan: " << w << "\n";

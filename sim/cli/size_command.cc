@@ -203,6 +203,7 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
   Expected<Scenario>& s = in.scenario;
   if (!s) {
     err << s.error().ToString() << "\n";
+    if (a.Has("--json")) out << SearchRefusalJson(s.error().ToString(), s.error().kind);
     return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
   }
   for (const std::string& w : ScenarioWarnings(*s)) err << "trainsim size: " << w << "\n";
