@@ -221,6 +221,7 @@ int BenchCommand(const Args& args, std::ostream& out, std::ostream& err) {
     const std::string csv = (std::filesystem::temp_directory_path() / ("trainsim-bench-" + std::to_string(::getpid()) + ".csv")).string();
     SweepRunOptions o;
     o.output_path = csv;
+    o.overwrite = true;  // each repetition writes the file again
     o.allow_mpi = false;
     size_t points = 0;
     const double cpu = MedianCpuSeconds(quick ? 1 : 3, [&] {
