@@ -353,6 +353,10 @@ std::string ToSummary(const SimulationResult& r) {
     }
     o << ", " << count("run.hot_spares") << " hot spare"
       << (spares == 1 ? "" : "s") << (spares > 0 && v("run.capital_usd") > 0 ? " (not in the capital)" : "") << "\n";
+  } else if (v("run.expected_failures") == 0 && v("run.time_to_train_s") > 0) {
+    // A long run's goodput read as 100% is an assumption, not a finding: say which.
+    o << "  failures             not modelled (failures.node_mtbf_hours): goodput " << Fmt("%.1f%%", 100 * v("run.goodput"))
+      << " counts checkpoint stalls only\n";
   }
   // Whole units where they are many; three figures for a short run's fraction of one.
   const auto amount = [](const char* unit_before, double x, const char* unit_after) {
