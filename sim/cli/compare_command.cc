@@ -97,7 +97,7 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
       // A run the hardware cannot do (nvfp4 on H100) is a side that cannot
       // run: the others still get their columns, and the exit status is 1.
       r[i].name = ScenarioName(a.positional[files == 1 ? 0 : i], overrides) + what_if;
-      r[i].fidelity = opt.fidelity == Fidelity::kDes ? "des" : "analytical";
+      r[i].fidelity = ToString(opt.fidelity);
       r[i].error = e.ToString();
       r[i].error_kind = e.kind;
       r[i].simulated = false;

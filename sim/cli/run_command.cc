@@ -98,7 +98,7 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
     // hardware cannot do, 1).
     if (a.Has("--json")) {
       UnsimulatedFacts known;
-      known.fidelity = opt.fidelity == Fidelity::kDes ? "des" : "analytical";
+      known.fidelity = ToString(opt.fidelity);
       if (s.error().key == "training.precision") {
         // The precision is the one thing the GPU cannot do: the cluster and
         // the model are what they are at any precision, so read them at bf16.

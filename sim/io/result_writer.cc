@@ -364,7 +364,7 @@ std::string ToSummary(const SimulationResult& r) {
     return std::string(unit_before) + Fmt(x >= 100 || x == 0 ? "%.0f" : "%.3g", x) + unit_after;
   };
   // IT energy (the nodes and storage); the site's facility figure beside it where one prices the run.
-  const bool facility = FindResultField("run.facility_energy_kwh")->Present(r) && std::isfinite(v("run.facility_energy_kwh"));
+  const bool facility = FindResultField("run.facility_energy_kwh")->Present(r);  // > 0: finite
   o << "  energy, cost         "
     << (std::isfinite(v("run.energy_kwh"))
             ? amount("", v("run.energy_kwh"), " kWh IT") +

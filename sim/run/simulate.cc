@@ -71,7 +71,7 @@ SimulationResult Simulate(const Scenario& s, const SimulateOptions& options, con
   const DesControl control{options.progress, options.cancel};
   StepTiming timing = des ? SimulateDes(s, costs, options.record_timeline, &stats, &control) : AnalyticalStep(s, costs);
   if (des && options.des_stats) *options.des_stats = stats;
-  r.fidelity = des ? "des" : "analytical";
+  r.fidelity = ToString(des ? Fidelity::kDes : Fidelity::kAnalytical);
   r.step_time_s = timing.step_time_s;
   r.breakdown = timing.breakdown;
   const double tokens = double(s.training.global_batch) * s.training.seq_len;

@@ -14,6 +14,8 @@
 namespace trainsim {
 
 enum class Fidelity { kAnalytical, kDes };
+// "analytical" or "des": the result's `fidelity`, the CLI flag's value.
+inline const char* ToString(Fidelity f) { return f == Fidelity::kDes ? "des" : "analytical"; }
 
 struct SimulateOptions {
   // The usual choices, without spelling every field.

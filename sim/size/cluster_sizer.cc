@@ -315,7 +315,7 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
   const auto t1 = Clock::now();
   size_t k = std::min(meeting.size(), size_t(std::max(0, o.recheck_top)));
   const size_t most = std::min(meeting.size(), 2 * k);
-  rep.recheck_fidelity = o.recheck_fidelity == Fidelity::kDes ? "des" : "analytical";
+  rep.recheck_fidelity = ToString(o.recheck_fidelity);
   if (o.recheck_fidelity != Fidelity::kAnalytical) {
     const std::string phase = "re-checking with the DES";
     double best_rechecked = std::numeric_limits<double>::infinity();

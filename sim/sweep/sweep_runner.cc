@@ -104,7 +104,7 @@ std::string InputsFingerprint(const SweepSpec& spec) {
 std::map<std::string, std::string> FingerprintValues(const SweepSpec& spec, Fidelity fidelity) {
   return {{"base_fingerprint", TextFingerprint(spec.base_definition)},
           {"axes_fingerprint", TextFingerprint(spec.axes_definition)},
-          {"fidelity", fidelity == Fidelity::kDes ? "des" : "analytical"},
+          {"fidelity", ToString(fidelity)},
           {"trainsim", VersionString()},
           {"data_fingerprint", DataFingerprint()},
           {"inputs_fingerprint", InputsFingerprint(spec)}};
