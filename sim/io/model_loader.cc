@@ -785,9 +785,26 @@ ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool
                          std::vector<UnmodelledKey>& unmodelled) {
   try {
     return ReadHfDecoder(m, name, outer_tied, implied_type, unmodelled);
-  } catch (const InputException&) {
+  } catch (const InputException& e) {
     const std::string model_type = m.OptString("model_type").value_or(implied_type);
-    if (FamilyOf(model_type).known) throw;
+    if (FamilyOf(model_type).known) {
+      // A key reported missing that the file has misspelt ("num_local_expert" for
+      // num_local_experts) is the misspelling's error, at its line: the reading
+      // stopped before it could reach the misspelt key as unmodelled.
+      const std::string& missing = e.error().key;
+      const std::string prefix = m.Path("");
+      if (missing.rfind(prefix, 0) == 0 && !m.Raw(missing.substr(prefix.size())).IsDefined()) {
+        std::vector<UnmodelledKey> unread;
+        CollectUnmodelledKeys(m, unread);
+        for (const UnmodelledKey& u : unread) {
+          if (u.hint != missing.substr(prefix.size())) continue;
+          throw InputException(InputError{m.file(), u.line, u.key,
+                                          "unknown key (did you mean '" + u.hint + "'? the file has no " + u.hint +
+                                              ", which this model_type needs)"});
+        }
+      }
+      throw;
+    }
     unmodelled.clear();
     CollectUnmodelledKeys(m, unmodelled);
     FailUnknownFamily(m, model_type, unmodelled);

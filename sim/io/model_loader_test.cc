@@ -594,6 +594,16 @@ TEST(ModelSpecTest, MisspeltConfigKeyIsNamed) {
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().key, "num_key_value_head");
   EXPECT_EQ(m.error().message.rfind("did you mean 'num_key_value_heads'?", 0), 0u) << m.error().ToString();
+  // A required key misspelt is the misspelling's error at its line, not "missing" at the
+  // file's first line: the reading stops at the required key before it meets the slip.
+  auto moe = LoadModelFile(WriteConfigJson(R"({"model_type": "mixtral", "hidden_size": 4096,
+      "intermediate_size": 14336, "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 8,
+      "vocab_size": 32000,
+      "num_local_expert": 8, "num_experts_per_tok": 2})"));
+  ASSERT_FALSE(moe.ok());
+  EXPECT_EQ(moe.error().key, "num_local_expert");
+  EXPECT_EQ(moe.error().line, 4);
+  EXPECT_NE(moe.error().message.find("did you mean 'num_local_experts'?"), std::string::npos) << moe.error().ToString();
 }
 
 // Where a config.json leaves the windowed layers unsaid, transformers' config
