@@ -129,6 +129,9 @@ struct SimulationResult {
   // Rack-scale systems: how the ranks fill the NVLink domains and which
   // groups cross them (Scenario::nvlink_domains_text); empty elsewhere.
   std::string nvlink_domains;
+  // The parallelism and micro batch that ran (Scenario::parallelism_text):
+  // data: auto and micro_batch: auto resolved.
+  std::string parallelism;
   MemoryReport memory;
   RunReport run;
   ModelSummary model;

@@ -24,6 +24,8 @@ const std::vector<ResultField>& ResultFields() {
        .text = [](R r) { return r.name; }},
       {.key = "gpus", .label = "GPUs", .quantity = Q::kCount, .compared = true, .kept_when_infeasible = true,
        .get = [](R r) { return double(r.gpus); }},
+      {.key = "parallelism", .label = "Parallelism", .quantity = Q::kText, .kept_when_infeasible = true,
+       .present = [](R r) { return !r.parallelism.empty(); }, .text = [](R r) { return r.parallelism; }},
       {.key = "fidelity", .label = "Fidelity", .quantity = Q::kText, .kept_when_infeasible = true,
        .text = [](R r) { return r.fidelity; }},
       {.key = "feasible", .label = "Can run", .quantity = Q::kBool, .lower_is_better = false, .kept_when_infeasible = true,

@@ -66,6 +66,7 @@ SimulationResult EveryFieldSet() {
   r.pipeline_layers = "8,8";
   r.pipeline_split = "balanced";
   r.nvlink_domains = "4 x 16 of 18 nodes (Megatron-Bridge's Slurm --segment); across domains: dp";
+  r.parallelism = "TP4 PP4 VP5 CP1 DP2 mb1 recompute=none SP DO";
   r.error = "does not fit in GPU memory: activations need 40.5 GiB";
   r.error_kind = ErrorKind::kDoesNotFit;
   return r;

@@ -46,6 +46,26 @@ std::string Scenario::nvlink_domains_text() const {
   return text + "; " + (across.empty() ? "every group on NVLink" : "across domains: " + across);
 }
 
+std::string Scenario::parallelism_text() const {
+  const Parallelism& p = parallelism;
+  std::string s = "TP" + std::to_string(p.tensor) + " PP" + std::to_string(p.pipeline) + " VP" +
+                  std::to_string(p.virtual_stages) + " CP" + std::to_string(p.context) + " DP" + std::to_string(p.data);
+  if (p.expert > 1) s += " EP" + std::to_string(p.expert);
+  if (p.expert_tensor > 1) s += " ETP" + std::to_string(p.expert_tensor);
+  if (p.moe_dispatcher != MoeDispatcher::kAllToAll) s += " " + ToString(p.moe_dispatcher);
+  if (p.moe_a2a_overlap) s += " A2AOV";
+  s += " mb" + std::to_string(training.micro_batch) + " recompute=" + ToString(training.recompute);
+  if (p.sequence_parallel) s += " SP";
+  switch (p.data_sharding) {
+    case DataSharding::kNone: break;
+    case DataSharding::kOptimizer: s += " DO"; break;
+    case DataSharding::kGradients: s += " ZeRO2"; break;
+    case DataSharding::kFull: s += " FSDP"; break;
+  }
+  if (p.sharding_group > 0) s += " shard_group=" + std::to_string(p.sharding_group);
+  return s;
+}
+
 RankLayout Scenario::layout() const {
   RankLayoutShape shape;
   shape.tensor = parallelism.tensor;

@@ -225,6 +225,12 @@ struct Scenario {
   // 18 nodes (Megatron-Bridge's Slurm --segment); across domains: dp, pp".
   // Empty on HGX nodes.
   std::string nvlink_domains_text() const;
+  // The parallelism and micro batch it runs, as plan and size name a
+  // configuration: "TP4 PP4 VP5 CP1 DP2 mb1 recompute=none SP DO". EP and ETP
+  // where above 1, the MoE dispatcher where not the all-to-all, A2AOV and SP
+  // where on; what data parallelism shards last: DO (the distributed
+  // optimizer), ZeRO2 or FSDP, nothing for DDP, and HSDP's shard group.
+  std::string parallelism_text() const;
   // Where the ranks sit (TP, CP, DP, PP over GPUs, nodes, NVLink domains).
   RankLayout layout() const;
   // The layers of each pipeline stage; the scenario must have passed CheckParallelism.

@@ -291,6 +291,8 @@ std::string ToSummary(const SimulationResult& r) {
   if (FindResultField("framework.name")->Present(r)) {
     o << "  framework            " << t("framework.name") << " (" << t("framework.rule") << ")\n";
   }
+  // What ran, data: auto and micro_batch: auto resolved, as plan names a configuration.
+  if (FindResultField("parallelism")->Present(r)) o << "  parallelism          " << t("parallelism") << "\n";
   const double step = v("step_time_s");
   const double st = step > 0 ? step : 1;
   o << "  step time            " << Fmt("%.4f s", step) << "\n";

@@ -198,16 +198,6 @@ std::vector<PlanDimension> MakeDimensions() {
 
 }  // namespace
 
-std::string ShardingTag(DataSharding d) {
-  switch (d) {
-    case DataSharding::kNone: return "";
-    case DataSharding::kOptimizer: return "DO";
-    case DataSharding::kGradients: return "ZeRO2";
-    case DataSharding::kFull: return "FSDP";
-  }
-  return "";
-}
-
 const std::vector<PlanDimension>& PlanDimensions() {
   static const std::vector<PlanDimension> dims = MakeDimensions();
   return dims;

@@ -51,7 +51,5 @@ const std::vector<PlanDimension>& PlanDimensions();
 // A value as the plan table shows it ("on", "selective", "8") and as JSON.
 std::string ShowValue(const PlanDimension& d, int v);
 std::string JsonValue(const PlanDimension& d, int v);
-// A data-sharding value as Describe writes it: "" (none), "DO", "ZeRO2", "FSDP".
-std::string ShardingTag(DataSharding d);
 
 }  // namespace trainsim

@@ -35,19 +35,9 @@ double Objective(const SimulationResult& r, PlanObjective o) {
 }  // namespace
 
 std::string Describe(const PlanConfig& c) {
-  std::string s;
-  for (const PlanDimension& d : PlanDimensions()) {
-    const int v = d.get(c);
-    if (d.moe_only && d.kind == PlanValueKind::kCount && v == 1) continue;
-    std::string part;
-    if (d.kind == PlanValueKind::kCount) part = d.label + Str(v);
-    else if (d.kind == PlanValueKind::kRecompute) part = d.label + "=" + ShowValue(d, v);
-    else if (d.kind == PlanValueKind::kSharding) part = ShardingTag(DataSharding(v));
-    else if (d.kind == PlanValueKind::kDispatcher) part = MoeDispatcher(v) == MoeDispatcher::kAllToAll ? "" : ShowValue(d, v);
-    else if (v) part = d.label;
-    if (!part.empty()) s += (s.empty() ? "" : " ") + part;
-  }
-  return s;
+  Scenario s;
+  ApplyConfig(s, c);
+  return s.parallelism_text();
 }
 
 PlanConfig ConfigOf(const Scenario& s) {

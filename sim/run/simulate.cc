@@ -58,6 +58,7 @@ SimulationResult Simulate(const Scenario& s, const SimulateOptions& options, con
   r.micro_batch = s.training.micro_batch;
   r.micro_batch_rule = "given";
   r.nvlink_domains = s.nvlink_domains_text();
+  r.parallelism = s.parallelism_text();
   r.slowest_stage = s.parallelism.pipeline > 1 ? costs.slowest_rank : -1;
   r.framework = s.framework.name;
   r.framework_rule = s.framework_given ? "given" : s.node.name + "'s default";
