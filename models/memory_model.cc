@@ -68,7 +68,7 @@ double LayerActivationBytes(const Scenario& sc, const LayerKind& kind, Recompute
   // A clamp in passes of its own keeps the clamped copy of the activation's input too.
   const double clamped_copy = ClampsActivationApart(sc) ? 4.0 : 0.0;
   auto mlp = [&](double width, double fc2_in) { return (gated ? 4 * width : 2 * width) /* activation input(s) */ + clamped_copy * width + fc2_in * width; };
-  double inside_mlp = kind.moe ? mlp(double(m.moe.shared_experts) * m.moe.ffn_hidden, in) : mlp(f, fc2_in_bytes);
+  double inside_mlp = kind.moe ? mlp(double(m.moe.shared_experts) * m.moe.ffn_hidden, fc2_in_bytes) : mlp(f, fc2_in_bytes);
   // MoE: per token routed, top_k copies at the busiest rank's load reach the
   // experts; each keeps its fc1 input, activation inputs and fc2 input, and
   // what the routing probability's gradient needs: its expert output where
@@ -80,7 +80,9 @@ double LayerActivationBytes(const Scenario& sc, const LayerKind& kind, Recompute
   if (kind.moe) {
     const double copies = m.moe.top_k * ExpertLoadFactor(sc), etp = p.expert_tensor;
     const double for_probs = sc.framework.moe_probs_on_fc2_input ? 4.0 : 2 * h;
-    experts = copies * (in * h * etp + mlp(double(m.moe.ffn_hidden), in) + for_probs) / (p.sequence_parallel ? t : 1) +
+    // Under LoRA the experts are frozen (never adapted: CheckParallelism): their GEMMs keep no input.
+    const double expert_in = wgrad_input_bytes(/*target=*/false);
+    experts = copies * (expert_in * h * etp + mlp(double(m.moe.ffn_hidden), expert_in) + for_probs) / (p.sequence_parallel ? t : 1) +
               4.0 * m.moe.experts / (p.sequence_parallel ? t : 1) /* router probabilities, fp32 */;
   }
   double scores = 0;  // per token: the unfused path keeps the s x s scores, softmax output, dropout mask

@@ -990,6 +990,39 @@ TEST(MoeMemoryTest, ExpertsAreShardedOverExpertParallelRanks) {
   EXPECT_NEAR(mem.weights_gib * 1024.0 * 1024 * 1024, r.params_per_gpu * 2, 1e3);
 }
 
+// LoRA on an MoE's attention (target_modules qkv, proj): the experts, the
+// router and the rest of the base are frozen, so no expert keeps a gradient,
+// an optimizer state or the inputs of its GEMMs for a weight gradient, and
+// no expert GEMM has a weight-gradient pass; adapters on the experts (one
+// per routed expert) and on MLA's latent projections are refused.
+TEST(MoeLoraTest, AttentionAdaptersFreezeTheExperts) {
+  const std::vector<std::string> lora = {"training.finetune.method=lora", "training.finetune.target_modules=[qkv, proj]"};
+  const std::vector<std::string> full = {"training.finetune.method=full"};
+  const Scenario ls = Make(kMixtral, lora), fs = Make(kMixtral, full);
+  const Workload lw = BuildWorkload(ls), fw = BuildWorkload(fs);
+  const MemoryReport lm = EstimateMemory(ls, lw), fm = EstimateMemory(fs, fw);
+  EXPECT_GT(lm.weights_gib, fm.weights_gib);  // the 16-bit base, and the adapters beside it
+  EXPECT_NEAR(lm.weights_gib, fm.weights_gib, 2e-3 * fm.weights_gib);
+  EXPECT_LT(lm.gradients_gib, 0.01 * fm.gradients_gib);
+  EXPECT_LT(lm.optimizer_gib, 0.01 * fm.optimizer_gib);
+  EXPECT_LT(lm.activations_gib, fm.activations_gib);  // the experts keep no GEMM inputs
+  auto wgrads = [](const Workload& w) {
+    int n = 0;
+    for (const auto& o : w.layer(0).backward.ops) n += o.name == "expert fc1 wgrad" || o.name == "expert fc2 wgrad";
+    return n;
+  };
+  EXPECT_GT(wgrads(fw), 0);
+  EXPECT_EQ(wgrads(lw), 0);
+  for (const char* targets : {"[qkv, fc1]", "[fc2]"}) {
+    auto refused = Parse(kMixtral, {"training.finetune.method=lora", std::string("training.finetune.target_modules=") + targets});
+    ASSERT_FALSE(refused.ok()) << targets;
+    EXPECT_EQ(refused.error().key, "training.finetune") << refused.error().ToString();
+  }
+  auto mla = Parse(kDeepSeekV3, lora);
+  ASSERT_FALSE(mla.ok());
+  EXPECT_NE(mla.error().message.find("multi-head latent attention"), std::string::npos) << mla.error().ToString();
+}
+
 // The multi-token-prediction module is a MoE layer like the last one: its
 // routed experts are split over EP like every other layer's, not held whole
 // by each TP rank of the last stage (which put 5.6B parameters on one GPU).

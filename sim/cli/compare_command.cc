@@ -111,6 +111,21 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
     }
     r[i].name += what_if;
   }
+  // A rental price beside an owned cluster's write-off reads as a saving that
+  // is an accounting basis: said where the sides were priced apart.
+  std::string bases, first;
+  bool mixed = false;
+  for (size_t i = 0; i < sides; ++i) {
+    if (!r[i].simulated) continue;
+    if (first.empty()) first = r[i].run.cost_model;
+    mixed = mixed || r[i].run.cost_model != first;
+    bases += (bases.empty() ? "" : ", ") + r[i].name + ": " + r[i].run.cost_model;
+  }
+  if (mixed) {
+    err << "trainsim compare: warning: the sides are priced on different cost models (" << bases
+        << "): their cost rows set a node-hour rental price against a purchase's write-off and energy; "
+           "cost.model the same on every side compares like with like\n";
+  }
   out << (a.Has("--json") ? ComparisonJson(r) : ComparisonTable(r));
   for (size_t i = 0; i < sides; ++i) if (!hosts[i].empty()) out << r[i].name << " waits for the host: " << hosts[i] << "\n";
   // How far to trust them: one line when every side has the same record,

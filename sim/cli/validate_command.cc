@@ -1,5 +1,6 @@
 // trainsim validate [--reference FILE.yaml] [--profile PROFILE.yaml] [--json] [--fidelity des|analytical]
 //                   [--set KEY=VALUE]... [--cases TEXT]
+#include <algorithm>
 #include <iostream>
 
 #include "calib/layer_prediction.h"
@@ -83,6 +84,17 @@ int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
   out << (a.Has("--json") ? ValidationJson(*rep) : ValidationTable(*rep));
+  // A case whose scenario is malformed (a misspelt key, an unknown model) is
+  // the file's error, as one outside a scenario is: a gate over the file
+  // must not pass on the cases left.
+  const long bad = std::count_if(rep->cases.begin(), rep->cases.end(), [](const ValidationCase& c) {
+    return !c.failure.empty() && c.failure_kind == ErrorKind::kBadInput;
+  });
+  if (bad > 0) {
+    err << "trainsim validate: " << bad << (bad == 1 ? " case" : " cases") << " of " << file
+        << (bad == 1 ? " has" : " have") << " bad input in its scenario (each says why above); the figures are over the others\n";
+    return kExitBadInput;
+  }
   // Not one prediction: a mean over nothing is not a result a script may read as one.
   if (rep->predicted == 0) {
     err << "trainsim validate: no case of " << file << " could be predicted (each says why above)\n";

@@ -181,8 +181,16 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
       return fail("parallelism.expert", "expert x expert_tensor = " + str(folded) + " does not divide tensor x context x data = " +
                                             str(attention_ranks) + " (the GPUs of a pipeline stage)" + etp_from());
     }
-    if (s.training.finetune.lora()) {
-      return fail("training.finetune", "LoRA on a mixture of experts is not modelled (adapters on the routed experts); use method: full");
+    // LoRA on the attention alone (the routed and shared experts, the router
+    // frozen with the rest of the base) is modelled; an adapter per routed
+    // expert is not, nor adapters on MLA's latent projections.
+    if (const Finetune& ft = s.training.finetune; ft.lora() && (ft.targets.fc1 || ft.targets.fc2)) {
+      return fail("training.finetune", "LoRA adapters on a mixture of experts' MLP (target_modules fc1, fc2: one per routed expert) are "
+                                       "not modelled; target_modules: [qkv, proj] adapts the attention alone, or use method: full");
+    }
+    if (s.training.finetune.lora() && m.attention == AttentionKind::kMla) {
+      return fail("training.finetune", "LoRA on multi-head latent attention (the latent down- and up-projections) is not modelled; "
+                                       "use method: full");
     }
     if (par.data_sharding == DataSharding::kGradients || par.data_sharding == DataSharding::kFull) {
       return fail("parallelism.data_sharding", "ZeRO-2 / FSDP of a mixture of experts is not modelled; use data_sharding: optimizer (Megatron-Core's distributed optimizer) or none");

@@ -16,6 +16,11 @@ double CheckpointBytes(const Scenario& s) {
   return params * (s.checkpoint.contents == CheckpointContents::kWeights ? 2.0 : 14.0);
 }
 
+double RestoreBytes(const Scenario& s) {
+  const double base = s.training.finetune.lora() ? 2.0 * (s.model.TotalParameters(s.training.seq_len) + s.model.MtpParameters()) : 0.0;
+  return CheckpointBytes(s) + base;
+}
+
 int CheckpointWriterGpus(const Scenario& s) {
   // Fully parallel save (checkpoint_cost.h): the replicas of each model
   // shard split what they hold alike, whatever the contents and optimizer.

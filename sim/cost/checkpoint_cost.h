@@ -13,6 +13,10 @@ namespace trainsim {
 // (16-bit weights, fp32 master weights, two fp32 Adam moments).
 double CheckpointBytes(const Scenario& s);
 
+// Bytes a restart after a failure reads back: the last checkpoint, and under
+// LoRA the frozen 16-bit base it adapts too (the processes that held it are gone).
+double RestoreBytes(const Scenario& s);
+
 // GPUs that each copy to host memory and write a distinct part of the
 // checkpoint at the same time: every GPU. Megatron-Core's distributed
 // checkpoint saves fully in parallel (ckpt_fully_parallel_save, on by

@@ -225,8 +225,8 @@ TEST(DesSimulatorTest, StorageNodesAreOneHostWithTheirCapacity) {
   DesStats four, many;
   const SimulationResult a = Simulate(Make(kStorage, {"checkpoint.mode=async"}), SimulateOptions::At(Fidelity::kDes, false, &four));
   const SimulationResult b =
-      Simulate(Make(kStorage, {"checkpoint.mode=async", "cluster.storage_nodes=16384"}), SimulateOptions::At(Fidelity::kDes, false, &many));
-  EXPECT_FALSE(DesRefusal(Make(kStorage, {"cluster.storage_nodes=16384"})).has_value());
+      Simulate(Make(kStorage, {"checkpoint.mode=async", "cluster.storage_nodes=4096"}), SimulateOptions::At(Fidelity::kDes, false, &many));
+  EXPECT_FALSE(DesRefusal(Make(kStorage, {"cluster.storage_nodes=4096"})).has_value());
   EXPECT_EQ(b.fidelity, "des");
   EXPECT_LE(many.flows, four.flows);
   EXPECT_LT(b.run.checkpoint_write_s, a.run.checkpoint_write_s);  // the NICs bind instead of the 4 nodes' disks

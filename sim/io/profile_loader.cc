@@ -578,10 +578,17 @@ SiteProfile ParseSite(const std::string& path) {
   YamlMap m(LoadYamlFile(path), path);
   SiteProfile s;
   s.name = m.String("name");
-  s.pue = m.PositiveDouble("pue");
-  if (s.pue < 1) m.Fail("pue", "a PUE is at least 1 (facility energy over IT energy)");
-  s.electricity_usd_per_kwh = m.NonNegativeDouble("electricity_usd_per_kwh");
-  s.amortization_years = m.PositiveDouble("amortization_years");
+  // Bounds a real site stays well inside, so that a slip of the finger (a
+  // price in cents, a write-off in months) is an error rather than a cost:
+  // surveyed PUEs run 1.1-2.5 (Uptime Institute 2023), retail electricity
+  // under $1/kWh, hardware is written off over years, not hours or centuries.
+  s.pue = m.BoundedDouble("pue", std::nullopt, [](double x) { return x >= 1 && x <= 3; },
+                          "must be between 1 and 3 (facility energy over IT energy; surveyed sites run 1.1-2.5)");
+  s.electricity_usd_per_kwh =
+      m.BoundedDouble("electricity_usd_per_kwh", std::nullopt, [](double x) { return x >= 0 && x <= 10; },
+                      "must be between 0 and 10 (US dollars per kWh; a price in cents would be 100 times too large)");
+  s.amortization_years = m.BoundedDouble("amortization_years", std::nullopt, [](double x) { return x >= 0.25 && x <= 30; },
+                                         "must be between 0.25 and 30 (years over which the purchase is written off)");
   m.Finish();
   return s;
 }

@@ -5,10 +5,12 @@
 #include <map>
 #include <yaml-cpp/yaml.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <regex>
+#include <unistd.h>
 
 #include "sim/io/data_paths.h"
 #include "sim/io/model_loader.h"
@@ -77,6 +79,29 @@ TEST(HardwareProfileTest, EveryProfileLoads) {
       }) << kind << "/" << name;
     }
   }
+}
+
+// A site's figures stay inside what real sites have: a PUE of 20, a price
+// in cents or a write-off of hours is an error at its key, not a cost.
+TEST(HardwareProfileTest, ImplausibleSiteFiguresAreBadInput) {
+  const std::string path = ::testing::TempDir() + "site-bounds-" + std::to_string(::getpid()) + ".yaml";
+  auto load = [&](const std::string& pue, const std::string& price, const std::string& years) {
+    std::ofstream(path) << "name: s\npue: " << pue << "\nelectricity_usd_per_kwh: " << price << "\namortization_years: " << years << "\n";
+    return LoadSiteProfile(YAML::Node(path), "", "cost.site");
+  };
+  EXPECT_NO_THROW(load("1.58", "0.0806", "4"));
+  for (const auto& [pue, price, years, key] : std::vector<std::array<std::string, 4>>{
+           {"20", "0.08", "4", "pue"}, {"0.9", "0.08", "4", "pue"}, {"1.5", "80.6", "4", "electricity_usd_per_kwh"},
+           {"1.5", "1e300", "4", "electricity_usd_per_kwh"}, {"1.5", "0.08", "1e-300", "amortization_years"},
+           {"1.5", "0.08", "48", "amortization_years"}}) {
+    try {
+      load(pue, price, years);
+      ADD_FAILURE() << pue << " " << price << " " << years << " loaded";
+    } catch (const InputException& e) {
+      EXPECT_EQ(e.error().key, key) << e.error().ToString();
+    }
+  }
+  std::filesystem::remove(path);
 }
 
 TEST(HardwareProfileTest, DesignBriefProfilesExist) {

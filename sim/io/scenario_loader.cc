@@ -240,7 +240,8 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
   }
   if (c.Has("storage")) {
     s.storage = memoized(&M::storage, c.Raw("storage"), file, [](const YAML::Node& r, const std::string& f) { return LoadStorageProfile(r, f, "cluster.storage"); });
-    s.storage_nodes = c.PositiveInt("storage_nodes", s.storage->default_nodes);
+    // size --storage-nodes' bound: a storage cluster beyond any filer's scale is a typo.
+    s.storage_nodes = static_cast<int>(AtMostValue(c, "storage_nodes", c.PositiveInt("storage_nodes", s.storage->default_nodes), 4096));
   } else if (c.Has("storage_nodes")) {
     c.Fail("storage_nodes", "set cluster.storage (a storage profile) to use storage nodes");
   }
@@ -606,6 +607,20 @@ std::vector<std::string> ScenarioWarnings(const Scenario& s) {
     std::snprintf(pct, sizeof pct, "%.0f%%", 100 * (1 - cf));
     all.push_back("warning: model.moe.capacity_factor " + Fmt(cf) + " drops at least " + pct +
                   " of the routed token copies: the step does that much less expert work than a dropless run of the same tokens");
+  }
+  // Rental prices an owned cluster's cost leaves out: said, not silently dropped.
+  if (s.cost.model == CostBasis::kOwnership && (s.cost.node_hour_usd >= 0 || s.cost.storage_node_hour_usd >= 0)) {
+    all.push_back(std::string("warning: cost.") + (s.cost.node_hour_usd >= 0 ? "node_hour_usd" : "storage_node_hour_usd") +
+                  " is a rental price; cost.model: ownership prices the purchase and the energy (cost.site) and leaves it out");
+  }
+  // A pre-training run that restarts from weights alone restarts its
+  // optimizer (Adam's moments, fp32 master copy): goodput is then counted for
+  // a run that usually cannot go on as if nothing happened.
+  if (s.checkpoint.every_steps > 0 && s.checkpoint.contents == CheckpointContents::kWeights &&
+      s.training.finetune.method == FinetuneMethod::kNone && s.failures.node_mtbf_hours > 0) {
+    all.push_back("warning: checkpoint.contents: weights in pre-training: each restart after a failure loads no optimizer state "
+                  "(fp32 master weights, Adam moments), which a pre-training run usually cannot do without a loss spike; "
+                  "the goodput assumes it can (contents: full saves and restores them)");
   }
   return all;
 }

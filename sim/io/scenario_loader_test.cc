@@ -164,6 +164,29 @@ TEST(ScenarioTest, ACapacityFactorUnderOneWarns) {
   EXPECT_NE(w[0].find("drops at least 75% of the routed token copies"), std::string::npos) << w[0];
 }
 
+// A rental price under ownership, and weights-only checkpoints of a
+// pre-training run with failures modelled, are said rather than priced or
+// counted as if they were what the user meant.
+TEST(ScenarioTest, RentalPriceUnderOwnershipAndWeightsOnlyRestartsWarn) {
+  auto warnings = [](const std::vector<std::string>& sets) {
+    auto s = ParseText(kBase, sets);
+    EXPECT_TRUE(s.ok()) << s.error().ToString();
+    return s.ok() ? ScenarioWarnings(*s) : std::vector<std::string>{};
+  };
+  const auto owned = warnings({"cost.model=ownership", "cost.node_hour_usd=1000"});
+  ASSERT_EQ(owned.size(), 1u);
+  EXPECT_NE(owned[0].find("cost.node_hour_usd is a rental price"), std::string::npos) << owned[0];
+  EXPECT_TRUE(warnings({"cost.model=ownership"}).empty());
+  const std::vector<std::string> weights = {"cluster.storage=powerscale-f710", "checkpoint.every_steps=100",
+                                            "checkpoint.contents=weights", "failures.node_mtbf_hours=5000"};
+  const auto restarts = warnings(weights);
+  ASSERT_EQ(restarts.size(), 1u);
+  EXPECT_NE(restarts[0].find("loads no optimizer state"), std::string::npos) << restarts[0];
+  std::vector<std::string> no_failures = weights;
+  no_failures.back() = "failures.node_mtbf_hours=0";
+  EXPECT_TRUE(warnings(no_failures).empty());
+}
+
 // 26 GB200 trays at TP 8 (two trays a group): the default equal segments
 // (2 x 13) split a group over the NICs; filling the racks in turn (18 + 8)
 // would not, and the warning says so. Given the fill, nothing is said.

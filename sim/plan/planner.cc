@@ -164,7 +164,10 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
   const auto t0 = Clock::now();
   PlanReport rep;
   rep.objective = options.objective;
-  rep.baseline_config = ConfigOf(base);
+  // The scenario's own settings as run would take them: micro_batch: auto's choice, not its placeholder 1.
+  // (A layout that does not fit the cluster keeps the placeholder: it is rejected as it stands.)
+  const bool choose = base.training.micro_batch_auto && !CheckParallelism(base);
+  rep.baseline_config = ConfigOf(choose ? ChooseMicroBatch(base).scenario : base);
   rep.mixture_of_experts = base.model.moe.enabled();
   rep.own_split = HasOwnSplit(base.parallelism);
   Scenario s = base;

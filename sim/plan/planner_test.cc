@@ -192,6 +192,24 @@ TEST(PlannerTest, OwnShardingGroupStaysWhereItDivides) {
 
 // The plan for the reference case finds a configuration at least as fast as
 // NeMo's default, which is itself feasible.
+// With micro_batch: auto the scenario's own row is what run gives: the
+// micro batch auto chooses (16 here), not the placeholder 1 it holds.
+TEST(PlannerTest, OwnSettingsTakeTheAutoMicroBatch) {
+  auto s = ParseText(k70b, {"parallelism.tensor=8", "parallelism.pipeline=1", "parallelism.virtual_stages=1",
+                            "training.recompute=full"});
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  ASSERT_TRUE(s->training.micro_batch_auto);
+  PlanOptions opt;
+  opt.recheck_fidelity = Fidelity::kAnalytical;
+  opt.top_k = 1;
+  const PlanReport r = Plan(*s, opt);
+  const SimulationResult run = Simulate(*s, SimulateOptions::At(Fidelity::kAnalytical));
+  ASSERT_GT(run.micro_batch, 1);
+  EXPECT_EQ(r.baseline_config.micro_batch, run.micro_batch);
+  ASSERT_TRUE(r.baseline.has_value());
+  EXPECT_NEAR(r.baseline->analytical.step_time_s, run.step_time_s, 1e-12);
+}
+
 TEST(PlannerTest, BestIsAtLeastAsFastAsNemoDefault) {
   auto s = ParseText(k70b);
   ASSERT_TRUE(s.ok()) << s.error().ToString();

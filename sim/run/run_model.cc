@@ -84,7 +84,7 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
     }
     run.checkpoint_write_s = timing.checkpoint_write_s ? *timing.checkpoint_write_s
                                                        : s.storage->latency_s + run.checkpoint_bytes / CheckpointWriteBytesPerS(s);
-    run.restore_s = s.storage->latency_s + run.checkpoint_bytes / CheckpointReadBytesPerS(s);
+    run.restore_s = s.storage->latency_s + RestoreBytes(s) / CheckpointReadBytesPerS(s);
     if (timing.checkpoint_stall_s) {
       run.checkpoint_stall_s = *timing.checkpoint_stall_s;
     } else {
@@ -133,10 +133,18 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
       // The run would spend nearly all its time redoing lost work: it does
       // not happen, and its time, energy and cost have no useful value.
       const double longest_s = full > 0 ? segment_s : rest_s;
+      // Checkpointing at every step is the most checkpoints can do: where even
+      // that trains under 1% of the time, the restart and restore are the blocker.
+      const double shortest_s = r.step_time_s + run.checkpoint_stall_s;
+      const bool checkpoints_help = r.step_time_s >= kMinGoodput * ExpectedSegmentTime(shortest_s, recovery_s, mtbf);
+      const std::string advice = !storage         ? "checkpoints to a storage system (cluster.storage, checkpoint.every_steps), or fewer nodes"
+                                 : checkpoints_help ? "checkpoint more often, or fewer nodes"
+                                                    : "no checkpoint interval helps: fewer nodes, or a shorter restart "
+                                                      "(failures.restart_minutes) and restore";
       r.error = "cannot make progress: the " + std::to_string(s.nodes) + " nodes fail every " + Hours(mtbf) +
                 " on average, but " + (full > 0 ? "a checkpoint interval" : "the run, with no checkpoint written,") +
                 " takes " + Hours(longest_s) + " and a restart and restore " + Hours(recovery_s) +
-                ": under 1% of the time would train (checkpoint more often, or fewer nodes)";
+                ": under 1% of the time would train (" + advice + ")";
       const double unknown = std::numeric_limits<double>::quiet_NaN();
       run.time_to_train_s = run.expected_failures = run.lost_work_s = run.goodput = run.energy_kwh = unknown;
       ApplyCostModel(s, run);

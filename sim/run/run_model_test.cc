@@ -198,6 +198,21 @@ TEST(RunModelTest, RunThatCannotMakeProgressIsAnError) {
   EXPECT_GT(r.run.capital_usd, 0);
 }
 
+// Where checkpointing every step still trains under 1% of the time (the
+// restart and restore alone outlast the time between failures), the error
+// says no interval helps instead of asking for more checkpoints.
+TEST(RunModelTest, CannotMakeProgressNamesWhatWouldHelp) {
+  const std::string file = std::string(TRAINSIM_SOURCE_DIR) + "/examples/reference-design/llama2-70b-16n-8nic.yaml";
+  auto blocked = LoadScenario(file, {"training.steps=5000", "failures.node_mtbf_hours=0.5", "checkpoint.every_steps=1"});
+  ASSERT_TRUE(blocked.ok()) << blocked.error().ToString();
+  const SimulationResult b = Simulate(*blocked, SimulateOptions::At(Fidelity::kAnalytical));
+  EXPECT_NE(b.error.find("no checkpoint interval helps"), std::string::npos) << b.error;
+  auto sparse = LoadScenario(file, {"training.steps=50000", "failures.node_mtbf_hours=50", "checkpoint.every_steps=50000"});
+  ASSERT_TRUE(sparse.ok()) << sparse.error().ToString();
+  const SimulationResult s = Simulate(*sparse, SimulateOptions::At(Fidelity::kAnalytical));
+  EXPECT_NE(s.error.find("checkpoint more often"), std::string::npos) << s.error;
+}
+
 // A checkpoint interval longer than the run writes no checkpoint: the run is
 // one segment, whatever the interval (3e8 steps once read "cannot make progress").
 TEST(RunModelTest, AnIntervalBeyondTheRunIsNoCheckpoint) {

@@ -321,6 +321,14 @@ Expected<DoneRows> ReadDone(const SweepSpec& spec, const std::string& path, Swee
   }
   if (lines.bad()) return InputError{path, 0, "", "cannot read"};
   std::sort(d.keys.begin(), d.keys.end());
+  // A sweep writes each point once: a row twice is a file put together by
+  // hand (or two files joined), which resuming would keep duplicated.
+  if (const auto twice = std::adjacent_find(d.keys.begin(), d.keys.end()); twice != d.keys.end()) {
+    const long extra = long(d.keys.size()) - long(std::unique(d.keys.begin(), d.keys.end()) - d.keys.begin());
+    return InputError{path, 0, "",
+                      "holds " + std::to_string(extra) + (extra == 1 ? " row" : " rows") +
+                          " of a point already in it: a sweep writes each point once" + advice};
+  }
   return d;
 }
 

@@ -304,6 +304,26 @@ TEST(SweepRunnerTest, ResumeRefusesAFileOfAnotherSweep) {
   EXPECT_EQ(Lines(ReadFile(path)).size(), SmallSpec().points.size() + 1);
 }
 
+// A sweep writes each point once: a file holding a row twice (joined by
+// hand) is refused by --resume rather than kept with the duplicate.
+TEST(SweepRunnerTest, ResumeRefusesAFileHoldingAPointTwice) {
+  TempDir dir;
+  SweepRunOptions opt;
+  opt.output_path = dir.File("dup.csv");
+  opt.max_new_rows = 3;
+  ASSERT_TRUE(RunSweep(SmallSpec(), opt).ok());
+  const std::vector<std::string> lines = Lines(ReadFile(opt.output_path));
+  ASSERT_EQ(lines.size(), 4u);  // the header and three rows
+  std::ofstream(opt.output_path, std::ios::app | std::ios::binary) << lines[2] << "\n";
+  const std::string before = ReadFile(opt.output_path);
+  opt.resume = true;
+  opt.max_new_rows = std::numeric_limits<size_t>::max();
+  auto r = RunSweep(SmallSpec(), opt);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().ToString().find("holds 1 row of a point already in it"), std::string::npos) << r.error().ToString();
+  EXPECT_EQ(ReadFile(opt.output_path), before);
+}
+
 // A rerun that forgot --resume never drops finished rows: its own, whole ones
 // are counted (a torn last row is not one), and the file is left as it was.
 TEST(SweepRunnerTest, ARerunWithoutResumeKeepsFinishedRows) {

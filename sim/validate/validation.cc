@@ -212,6 +212,7 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
       if (s && what_if.select && !what_if.select(*s)) continue;
       if (!s) {
         vc.failure = s.error().ToString();
+        vc.failure_kind = s.error().kind;
       } else {
         SimulateOptions opt;
         opt.fidelity = fidelity;

@@ -21,6 +21,7 @@ struct ValidationCase {
   double error = 0;  // fraction
   std::vector<std::string> defaulted;  // scenario keys the source did not publish
   std::string failure;  // non-empty: could not be predicted
+  ErrorKind failure_kind = ErrorKind::kBadInput;  // meaningful with a failure: bad input, or a run trainsim cannot do
   std::string gpu;      // the GPU profile the case ran on (for per-GPU summaries)
   std::string precision;  // the training precision (per-precision summaries)
   std::string family;     // the source family: the id up to its first '-' ("dgxc2502", "mlperf41")
