@@ -281,7 +281,14 @@ std::string FitProfile(const Measurements& m, const std::string& name, FittedPro
     f.attention_fwd_tflops = mean / 1e12;
     f.attention_half_seq = 1;
   }
-  f.attention_bwd_fwd_ratio = std::clamp(ratio_sum / m.attention.size(), 1e-3, 1.0);
+  // The backward's rate as measured, per FLOP of its five matmuls against the
+  // forward's two: it can beat the forward's (cuDNN's backward on H200 ran
+  // 1.3x), so it is written as measured; only a rate no kernel reaches is refused.
+  const double ratio = ratio_sum / double(m.attention.size());
+  if (!(ratio >= kLeastAttentionBwdFwdRatio && ratio <= kMostAttentionBwdFwdRatio)) {
+    return "attention backward / forward rate " + std::to_string(ratio) + " is not a measurement (backward_s or forward_s wrong?)";
+  }
+  f.attention_bwd_fwd_ratio = ratio;
   // Collectives: alpha-beta per (op, scope, ranks).
   std::map<std::tuple<std::string, std::string, int>, std::vector<CollectiveSample>> groups;
   for (const auto& c : m.collectives) groups[{c.op, c.scope, c.ranks}].push_back(c);

@@ -561,7 +561,7 @@ class GuiTest : public QObject {
     QVERIFY(csv.open(QIODevice::ReadOnly));
     const QStringList lines = QString::fromUtf8(csv.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
     QCOMPARE(lines.size(), 3);
-    QVERIFY(lines[0].startsWith(QLatin1String("configuration,name,gpus,parallelism,fidelity,step_time_s")));
+    QVERIFY(lines[0].startsWith(QLatin1String("configuration,name,gpus,parallelism,fidelity,warnings,step_time_s")));
     QVERIFY(lines[1].startsWith(QLatin1String("llama2-70b-4n-8nic,llama2-70b-4n-8nic,32,")));
 
     // The whole comparison view renders too (what --screenshot writes).

@@ -101,6 +101,7 @@ ConfigOutcome RunConfiguration(const Configuration& config, const RunOptions& op
     if (!progress(main_share * done / std::max(1, total))) stop = true;
   };
   o.result = Simulate(*s, main_options);
+  o.result.warnings = WarningsField(ScenarioWarnings(*s));
   if (stop) return o;
   if (o.result.error.empty()) {
     o.track_record = QString::fromStdString(TrackRecordLine(*s));

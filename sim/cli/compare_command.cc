@@ -103,8 +103,10 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
       r[i].simulated = false;
       continue;
     }
-    for (const std::string& w : ScenarioWarnings(*s)) err << "trainsim compare: " << w << "\n";
+    const std::vector<std::string> warnings = ScenarioWarnings(*s);
+    for (const std::string& w : warnings) err << "trainsim compare: " << w << "\n";
     r[i] = Simulate(*s, opt);
+    r[i].warnings = WarningsField(warnings);
     if (r[i].error.empty() && !a.Has("--json")) {
       records[i] = TrackRecordLine(*s);
       hosts[i] = HostIssueShareLine(*s);

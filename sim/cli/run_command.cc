@@ -114,14 +114,16 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
     }
     return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do
   }
-  for (const std::string& w : ScenarioWarnings(*s)) err << "trainsim run: " << w << "\n";
+  const std::vector<std::string> warnings = ScenarioWarnings(*s);
+  for (const std::string& w : warnings) err << "trainsim run: " << w << "\n";
   ProgressLine progress(err, "run", a.Has("--progress"));
   if (progress.enabled() && opt.fidelity == Fidelity::kDes) {
     opt.progress = [&progress](int done, int total) {
       progress.Update(double(done) / total, "step " + std::to_string(done) + " of " + std::to_string(total));
     };
   }
-  const SimulationResult r = Simulate(*s, opt);
+  SimulationResult r = Simulate(*s, opt);
+  r.warnings = WarningsField(warnings);
   progress.Finish();
   if (auto trace = a.Value("--trace")) {
     if (r.timeline.empty()) {

@@ -248,7 +248,9 @@ int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
   if (!s.writer) return s.interrupted ? kExitSimulationFailed : kExitOk;
   out << "sweep: " << s.points << " points -> " << opt.output_path << ": " << s.written << " written";
   if (s.resumed) out << ", " << s.resumed << " already there (resumed)";
-  out << "\n  " << s.ok << " ok, " << s.memory << " do not fit in memory, " << s.invalid << " invalid settings"
+  out << "\n  " << s.ok << " ok";
+  if (s.analytical) out << " (" << s.analytical << " of them in closed form: the DES refused them, their warnings column says why)";
+  out << ", " << s.memory << " do not fit in memory, " << s.invalid << " invalid settings"
       << " (divisibility or values), " << s.cannot_run << " cannot run otherwise (its error column says why)";
   if (s.internal) out << ", " << s.internal << " internal errors (a bug in trainsim: please report the rows)";
   out << "\n";

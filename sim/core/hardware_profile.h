@@ -43,6 +43,10 @@ Recompute RecomputeNamed(const std::string& name);
 // (7% of a 288 GB B300 would be 20 GiB). Calibration replaces it.
 inline constexpr double kDefaultReservedMemoryGib = 5.6;
 
+// The attention backward / forward rate ratios a profile may hold: outside
+// them a timing was wrong, not the kernel (calibrate refuses to write one).
+inline constexpr double kLeastAttentionBwdFwdRatio = 0.05, kMostAttentionBwdFwdRatio = 4;
+
 struct GpuProfile {
   std::string name;
   double memory_bytes = 0;
@@ -70,6 +74,8 @@ struct GpuProfile {
   // transposed copy someone made (Blackwell takes every layout).
   bool fp8_gemm_tn_only = false;
   double attention_fwd_flops = 0;  // flash kernel throughput at long sequences
+  // The backward's FLOP rate (2.5x the forward's FLOPs) over the forward's;
+  // above 1 where the backward kernel outruns the forward (measured on H200).
   double attention_bwd_fwd_ratio = 0.5;
   double attention_half_seq = 512;
   // The flash-attn 2 kernel's (AttentionKernel::kFlash2) rates, on the same

@@ -132,6 +132,9 @@ struct SimulationResult {
   // The parallelism and micro batch that ran (Scenario::parallelism_text):
   // data: auto and micro_batch: auto resolved.
   std::string parallelism;
+  // What the scenario's loader warned of (io's ScenarioWarnings, joined by
+  // " | "): set by the front end or sweep that loaded it; empty for none.
+  std::string warnings;
   MemoryReport memory;
   RunReport run;
   ModelSummary model;

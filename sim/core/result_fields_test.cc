@@ -67,6 +67,7 @@ SimulationResult EveryFieldSet() {
   r.pipeline_split = "balanced";
   r.nvlink_domains = "4 x 16 of 18 nodes (Megatron-Bridge's Slurm --segment); across domains: dp";
   r.parallelism = "TP4 PP4 VP5 CP1 DP2 mb1 recompute=none SP DO";
+  r.warnings = "model.moe.capacity_factor 0.5 drops at least 50% of the routed token copies";
   r.error = "does not fit in GPU memory: activations need 40.5 GiB";
   r.error_kind = ErrorKind::kDoesNotFit;
   return r;

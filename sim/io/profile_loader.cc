@@ -57,6 +57,12 @@ std::map<std::string, double> RatesMap(YamlMap& parent, const std::string& key, 
   return out;
 }
 
+double AttentionBwdFwdRatio(YamlMap& a) {
+  return a.BoundedDouble("bwd_fwd_ratio", std::nullopt,
+                         [](double x) { return x >= kLeastAttentionBwdFwdRatio && x <= kMostAttentionBwdFwdRatio; },
+                         "must be between 0.05 and 4 (the backward's FLOP rate over the forward's)");
+}
+
 GpuProfile ParseGpu(const std::string& path) {
   YamlMap m(LoadYamlFile(path), path);
   GpuProfile g;
@@ -101,11 +107,11 @@ GpuProfile ParseGpu(const std::string& path) {
     std::snprintf(most, sizeof most, "%g", fastest / 1e12);
     a.Fail("fwd_tflops", std::string("ten times the GPU's fastest peak_tflops, ") + most + ", or more: no kernel runs faster than its tensor cores (a unit mistake?)");
   }
-  g.attention_bwd_fwd_ratio = a.Fraction("bwd_fwd_ratio");
+  g.attention_bwd_fwd_ratio = AttentionBwdFwdRatio(a);
   g.attention_half_seq = a.PositiveDouble("half_seq", 512);
   if (auto f2 = a.OptMap("flash2")) {
     g.attention_flash2_fwd_flops = f2->PositiveDouble("fwd_tflops") * 1e12;
-    g.attention_flash2_bwd_fwd_ratio = f2->Fraction("bwd_fwd_ratio");
+    g.attention_flash2_bwd_fwd_ratio = AttentionBwdFwdRatio(*f2);
     f2->Finish();
   }
   if (auto hd = a.OptMap("head_dim_efficiency")) {

@@ -575,6 +575,15 @@ std::string FrameworkPrecisionWarning(const Scenario& s) {
          ": name one that trains in it (training.framework)";
 }
 
+std::string WarningsField(const std::vector<std::string>& warnings) {
+  std::string joined;
+  for (const std::string& w : warnings) {
+    const std::string_view text = std::string_view(w).starts_with("warning: ") ? std::string_view(w).substr(9) : std::string_view(w);
+    joined.append(joined.empty() ? "" : " | ").append(text);
+  }
+  return joined;
+}
+
 std::vector<std::string> ScenarioWarnings(const Scenario& s) {
   std::vector<std::string> all;
   for (std::string w : {ModelFileWarning(s.model), FrameworkPrecisionWarning(s)}) {

@@ -74,5 +74,8 @@ std::string FrameworkPrecisionWarning(const Scenario& s);
 // (FrameworkPrecisionWarning), a capacity factor under 1 (tokens dropped on
 // purpose). Empty when there are none.
 std::vector<std::string> ScenarioWarnings(const Scenario& s);
+// The warnings as the result's `warnings` field (SimulationResult::warnings):
+// each without its "warning: " prefix, joined by " | "; empty for none.
+std::string WarningsField(const std::vector<std::string>& warnings);
 
 }  // namespace trainsim

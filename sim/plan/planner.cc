@@ -1,6 +1,7 @@
 #include "sim/plan/planner.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -151,10 +152,12 @@ struct Family {
   int rep_score = -1;  // how close the representative is to the least demanding member
 };
 
-// Least demanding in memory: full recompute, micro batch 1, no interleaving, fully sharded (FSDP).
+// Least demanding in memory: the experts over the most ranks (a mixture of
+// experts' weights, gradients and state shrink with EP most of all), then full
+// recompute, micro batch 1, no interleaving, fully sharded (FSDP).
 int LeastDemandingScore(const PlanConfig& c) {
-  return (c.recompute == Recompute::kFull) * 8 + (c.micro_batch == 1) * 4 + (c.virtual_stages == 1) * 2 +
-         (c.data_sharding == DataSharding::kFull ? 1 : 0);
+  return std::bit_width(unsigned(std::max(1, c.expert))) * 16 + (c.recompute == Recompute::kFull) * 8 + (c.micro_batch == 1) * 4 +
+         (c.virtual_stages == 1) * 2 + (c.data_sharding == DataSharding::kFull ? 1 : 0);
 }
 
 }  // namespace

@@ -42,7 +42,12 @@ std::string StepShares(const SimulationResult& r) {
 // cannot happen and the field is a figure of the run (not of the
 // configuration: ResultField::kept_when_infeasible), as the GUI's table and
 // the sweep's empty CSV cells have it.
-bool Shown(const ResultField& f, const SimulationResult& r) { return r.feasible() || (f.kept_when_infeasible && r.simulated); }
+bool Computed(const ResultField& f, const SimulationResult& r) { return r.feasible() || (f.kept_when_infeasible && r.simulated); }
+// A figure the result holds (capital exists only where the hardware is priced).
+bool Shown(const ResultField& f, const SimulationResult& r) { return Computed(f, r) && f.Present(r); }
+// The cell where no figure is shown: the run cannot happen, or the result
+// has no such figure ("-": no capital where the hardware has no prices).
+const char* NoFigure(const ResultField& f, const SimulationResult& r) { return Computed(f, r) ? "-" : "cannot run"; }
 
 // A value in its row's scale (the largest side's: the sides read in one unit),
 // or in its own where that scale would print a nonzero value as zero (10 kWh
@@ -94,11 +99,12 @@ std::string ComparisonTable(const SimulationResult& a, const SimulationResult& b
   o << buf;
   for (const auto& r : CompareResults(a, b)) {
     const ResultField& f = *FindResultField(r.field);
+    if (!f.Present(a) && !f.Present(b)) continue;  // a figure neither result holds (facility energy under rental)
     const bool shown_a = Shown(f, a), shown_b = Shown(f, b);
     const DisplayScale scale = ScaleFor(r.quantity, std::max(shown_a ? std::fabs(r.a) : 0.0, shown_b ? std::fabs(r.b) : 0.0));
     const bool both = shown_a && shown_b;
-    std::snprintf(buf, sizeof buf, "%-28s %16s %16s %16s %9s\n", r.label.c_str(), shown_a ? Cell(scale, r.quantity, r.a).c_str() : "cannot run",
-                  shown_b ? Cell(scale, r.quantity, r.b).c_str() : "cannot run", both ? FormatDelta(f, r.a, r.b).c_str() : "",
+    std::snprintf(buf, sizeof buf, "%-28s %16s %16s %16s %9s\n", r.label.c_str(), shown_a ? Cell(scale, r.quantity, r.a).c_str() : NoFigure(f, a),
+                  shown_b ? Cell(scale, r.quantity, r.b).c_str() : NoFigure(f, b), both ? FormatDelta(f, r.a, r.b).c_str() : "",
                   both ? FormatRelative(r.relative()).c_str() : "");
     o << buf;
   }
@@ -133,6 +139,7 @@ std::string ComparisonTable(const std::vector<SimulationResult>& results) {
   o << "\n";
   for (const ResultField* f : DisplayFields()) {
     if (!f->compared) continue;
+    if (std::none_of(results.begin(), results.end(), [&](const SimulationResult& r) { return f->Present(r); })) continue;
     std::vector<double> v;
     std::vector<bool> shown;
     double largest = 0;
@@ -145,7 +152,7 @@ std::string ComparisonTable(const std::vector<SimulationResult>& results) {
     std::snprintf(buf, sizeof buf, "%-28s", DisplayLabel(*f).c_str());
     o << buf;
     for (size_t i = 0; i < v.size(); ++i) {
-      std::snprintf(buf, sizeof buf, " %14s", shown[i] ? Cell(scale, f->quantity, v[i]).c_str() : "cannot run");
+      std::snprintf(buf, sizeof buf, " %14s", shown[i] ? Cell(scale, f->quantity, v[i]).c_str() : NoFigure(*f, results[i]));
       o << buf;
     }
     for (size_t i = 1; i < v.size(); ++i) {

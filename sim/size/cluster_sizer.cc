@@ -49,7 +49,7 @@ std::string Days(double s, int decimals = 1) {
 
 std::string ClusterName(const SizedCluster& c) {
   std::string o = std::to_string(c.nodes) + " x " + c.node + ", " + std::to_string(c.nics_per_node) + " NICs";
-  if (c.storage_nodes > 0) o += ", " + std::to_string(c.storage_nodes) + " storage nodes";
+  if (c.storage_nodes > 0) o += ", " + std::to_string(c.storage_nodes) + (c.storage_nodes == 1 ? " storage node" : " storage nodes");
   return o;
 }
 

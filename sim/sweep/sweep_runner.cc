@@ -41,6 +41,7 @@
 #include "sim/io/json_writer.h"
 #include "sim/io/result_writer.h"
 #include "sim/io/json_text.h"
+#include "sim/io/scenario_loader.h"
 #include "sim/io/yaml_reader.h"
 
 namespace trainsim {
@@ -496,7 +497,17 @@ SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity 
   } else {
     SimulateOptions opt;
     opt.fidelity = fidelity;
-    const SimulationResult r = Simulate(*s, opt);
+    SimulationResult r = Simulate(*s, opt);
+    std::vector<std::string> warnings = ScenarioWarnings(*s);
+    // A point the DES declines (more passes or flows than it takes on) can
+    // still happen: a sweep keeps its closed-form figures, says so in the
+    // row, and counts it apart, where run leaves the choice to its user.
+    const bool des_refused = fidelity == Fidelity::kDes && r.error_kind == ErrorKind::kRefused && r.memory.fits && !r.error.empty();
+    if (des_refused) {
+      warnings.push_back("the DES refused this point (" + r.error + "): closed-form figures");
+      r = Simulate(*s, SimulateOptions::At(Fidelity::kAnalytical));
+    }
+    r.warnings = WarningsField(warnings);
     feasible = r.error.empty() && r.memory.fits;
     fields.push_back(feasible ? "true" : "false");
     // Figures of a run that happened (times, rates, energy, cost) are left
@@ -508,6 +519,8 @@ SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity 
     error = r.error;
     if (!feasible) {
       outcome = r.memory.fits ? OutcomeOf(r.error_kind) : SweepOutcome::kMemory;
+    } else if (des_refused) {
+      outcome = SweepOutcome::kOkAnalytical;
     }
     ErrorKind kind = r.error_kind;
     if (!feasible && error.empty()) {
@@ -782,6 +795,7 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
       ++sum.written;
       switch (rows[i].outcome) {
         case SweepOutcome::kOk: ++sum.ok; break;
+        case SweepOutcome::kOkAnalytical: ++sum.ok, ++sum.analytical; break;
         case SweepOutcome::kMemory: ++sum.memory; break;
         case SweepOutcome::kInvalid: ++sum.invalid; break;
         case SweepOutcome::kCannotRun: ++sum.cannot_run; break;

@@ -51,7 +51,9 @@ SweepFormat SweepFormatForPath(const std::string& path);
 // settings are invalid (divisibility, values); it cannot run for another
 // reason its error says (failures outrun the checkpoints, a number format the
 // GPU lacks, beyond the DES's bounds); or trainsim failed on it (a bug).
-enum class SweepOutcome { kOk, kMemory, kInvalid, kCannotRun, kInternal };
+// kOkAnalytical: a point of a DES sweep that the DES refused (more passes
+// or flows than it takes on) and that ran in closed form instead.
+enum class SweepOutcome { kOk, kMemory, kInvalid, kCannotRun, kInternal, kOkAnalytical };
 
 struct SweepProgress {
   size_t done = 0;     // rows written by this run
@@ -88,6 +90,7 @@ struct SweepSummary {
   size_t resumed = 0;  // rows kept from an earlier run
   size_t written = 0;  // rows written by this run (all ranks)
   size_t ok = 0, memory = 0, invalid = 0, cannot_run = 0, internal = 0;  // of the rows written, by SweepOutcome
+  size_t analytical = 0;  // of the ok ones, those the DES refused and the closed form ran (kOkAnalytical)
   bool interrupted = false;  // stopped before every point had a row
   // Why the sweep stopped early without bad input: the results file is locked
   // by another sweep, or a write failed (disk full). Empty otherwise.

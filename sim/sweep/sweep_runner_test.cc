@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -810,6 +811,50 @@ void ExpectEveryPointEqualsTheTextAfresh(const char* sweep) {
   }
   EXPECT_GT(ok, 10u);
   EXPECT_GE(errors.size(), 4u) << "the set covers several kinds of invalid point";
+}
+
+// Each row carries what run would warn of for its point (here a capacity
+// factor that drops tokens), and a DES sweep keeps the closed-form figures of
+// a point the DES declines (524,288 sequences: more passes than it takes on),
+// saying so in the row and counting it apart.
+TEST(SweepRunnerTest, RowsCarryTheirWarningsAndDesRefusalsRunInClosedForm) {
+  const std::string mixtral = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/hf/mixtral-8x7b/config.json";
+  const std::string text = std::string(R"(base:
+  name: warned
+  cluster: {node: xe9680-h100, nodes: 8}
+  model: )") + mixtral + R"(
+  parallelism: {tensor: 1, pipeline: 4, virtual_stages: 8, expert: 8}
+  training: {seq_len: 4096, global_batch: 64, micro_batch: 1, precision: bf16}
+axes:
+  model.moe.capacity_factor: [1.0, 0.5]
+  training.global_batch: [64, 524288]
+)";
+  auto spec = ParseSweepSpec(text, "warned.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().ToString();
+  const std::vector<std::string> columns = SweepColumns(*spec);
+  const auto column = [&](const char* key) { return size_t(std::find(columns.begin(), columns.end(), key) - columns.begin()); };
+  const size_t warnings = column("warnings"), fidelity = column("fidelity"), feasible = column("feasible");
+  ASSERT_LT(warnings, columns.size());
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> rows;
+  std::map<std::pair<std::string, std::string>, SweepOutcome> outcomes;
+  for (const SweepPoint& p : spec->points) {
+    std::vector<std::string> f;
+    const SweepOutcome o = RunSweepPoint(*spec, p, Fidelity::kDes, f, nullptr);
+    ASSERT_EQ(f.size(), columns.size());
+    rows[{f[0], f[1]}] = f;
+    outcomes[{f[0], f[1]}] = o;
+  }
+  const auto row = [&](const char* cf, const char* gb) { return rows[std::make_pair(std::string(cf), std::string(gb))]; };
+  const auto outcome = [&](const char* cf, const char* gb) { return outcomes[std::make_pair(std::string(cf), std::string(gb))]; };
+  EXPECT_EQ(row("1.0", "64")[warnings], "");
+  EXPECT_NE(row("0.5", "64")[warnings].find("drops at least 50%"), std::string::npos);
+  EXPECT_EQ(row("1.0", "64")[fidelity], "des");
+  EXPECT_EQ(outcome("1.0", "64"), SweepOutcome::kOk);
+  const std::vector<std::string> big = row("1.0", "524288");
+  EXPECT_EQ(big[feasible], "true");
+  EXPECT_EQ(big[fidelity], "analytical");
+  EXPECT_NE(big[warnings].find("the DES refused this point"), std::string::npos) << big[warnings];
+  EXPECT_EQ(outcome("1.0", "524288"), SweepOutcome::kOkAnalytical);
 }
 
 TEST(SweepParsedPathTest, EveryPointEqualsParsingTheTextAfresh) {

@@ -347,6 +347,10 @@ std::optional<double> AxisNumber(const std::string& v) {
 // A range {from, to, step} (arithmetic, inclusive) or {from, to, factor} (geometric).
 void ParseRange(const YAML::Node& n, const std::string& file, const std::string& key, SweepAxis& axis) {
   YamlMap m(n, file, key);
+  // Its keys are known before any is read: a misspelt one ("too") is named
+  // as unknown first, not reported as the key it misspells being missing.
+  for (const char* k : {"from", "to", "step", "factor"}) m.Allow(k);
+  m.Finish();
   auto integral = [&](const char* k) {
     const YAML::Node v = m.node()[k];
     if (!v.IsDefined() || !v.IsScalar()) return true;

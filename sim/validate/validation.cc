@@ -42,7 +42,7 @@ std::vector<std::string> DefaultedKeys(const YAML::Node& sc) {
       {"parallelism", "context"},           {"parallelism", "virtual_stages"},
       {"parallelism", "sequence_parallel"}, {"parallelism", "distributed_optimizer"},
       {"training", "micro_batch"},          {"training", "recompute"},
-      {"training", "framework"}};
+      {"training", "framework"},           {"cluster", "fabric"}};
   std::vector<std::string> out;
   for (const auto& [sec, key] : keys) {
     if (!sc[sec].IsDefined() || !sc[sec][key].IsDefined()) out.push_back(sec + "." + key);
@@ -165,6 +165,8 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
                                              const std::function<void(int, int, const std::string&)>& progress,
                                              const ValidationWhatIf& what_if) {
   ValidationReport rep;
+  rep.overrides = what_if.overrides;
+  rep.cases_containing = what_if.cases_containing;
   std::optional<InputError> override_error;  // the first case's complaint about an override
   bool override_accepted = false;
   int seen = 0;
@@ -300,6 +302,13 @@ std::string ValidationTable(const ValidationReport& r) {
     name_width = std::max(name_width, int(g.name.size()));
     by_width = std::max(by_width, int(g.by.size()));
   }
+  // A what-if says so first: its table is not the reference's baseline.
+  if (!r.overrides.empty() || !r.cases_containing.empty()) {
+    o << "what-if:";
+    for (const std::string& s : r.overrides) o << " --set " << s;
+    if (!r.cases_containing.empty()) o << " --cases " << r.cases_containing;
+    o << "\n";
+  }
   std::snprintf(buf, sizeof buf, "%-*s %12s %12s %8s  ", id_width, "case", "predicted_s", "measured_s", "error");
   o << buf << "defaults used\n";
   for (const auto& c : r.cases) {
@@ -392,6 +401,11 @@ std::string ValidationJson(const ValidationReport& r) {
         .Field("max_abs_error", g.summary.max_abs_error).EndObject();
   }
   w.EndArray().Field("predicted", r.predicted).Field("unpredicted", r.unpredicted);
+  if (!r.overrides.empty() || !r.cases_containing.empty()) {
+    w.BeginObject("what_if").BeginArray("overrides");
+    for (const std::string& o : r.overrides) w.Value(o);
+    w.EndArray().Field("cases_containing", r.cases_containing).EndObject();
+  }
   const ValidationReport::ReleaseSpread& rs = r.release_spread;
   w.BeginObject("release_spread").Field("cases", rs.cases).Field("median_spread", rs.median_spread).Field("max_spread", rs.max_spread)
       .Field("faster", rs.faster).Field("within", rs.within).Field("slower", rs.slower).EndObject();

@@ -66,6 +66,10 @@ struct ValidationReport {
   // Per GPU, per precision, per source family, per workload kind and per
   // model, each in order of appearance.
   std::vector<ErrorGroup> groups;
+  // The what-if it ran under (ValidationWhatIf): --set overrides and the
+  // --cases filter, so that a saved table says it is not the baseline.
+  std::vector<std::string> overrides;
+  std::string cases_containing;
   int predicted = 0;    // cases predicted (the summaries are over these)
   int unpredicted = 0;  // cases that name a feature trainsim lacks, or fail to parse
   // Of the predicted cases whose configuration other releases ran too: how
