@@ -303,6 +303,9 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
       const int status = std::system(cmd.c_str());
       const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
       if (rc == 3) {
+        // Nothing was measured: the plan written for the program is not left behind.
+        std::error_code ignored;
+        std::filesystem::remove(plan_file, ignored);
         err << "trainsim calibrate: no CUDA device on this machine (see the message above); use --backend cpu here\n";
         return kExitSimulationFailed;
       }

@@ -246,7 +246,9 @@ int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
     return kExitSimulationFailed;
   }
   if (!s.writer) return s.interrupted ? kExitSimulationFailed : kExitOk;
-  out << "sweep: " << s.points << " points -> " << opt.output_path << ": " << s.written << " written";
+  out << "sweep: " << s.points << " points";
+  if (spec->filtered_out > 0) out << " (" << spec->filtered_out << " more filtered out)";
+  out << " -> " << opt.output_path << ": " << s.written << " written";
   if (s.resumed) out << ", " << s.resumed << " already there (resumed)";
   out << "\n  " << s.ok << " ok";
   if (s.analytical) out << " (" << s.analytical << " of them in closed form: the DES refused them, their warnings column says why)";

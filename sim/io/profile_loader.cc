@@ -616,6 +616,7 @@ LoraTargets ParseLoraTargets(const YAML::Node& list, const std::string& file, co
     const std::string name = m.IsScalar() ? m.Scalar() : "";
     bool* flag = name == "qkv" ? &t.qkv : name == "proj" ? &t.proj : name == "fc1" ? &t.fc1 : name == "fc2" ? &t.fc2 : nullptr;
     if (!flag) YamlMap::FailAt(m, file, path, "'" + name + "' is not one of qkv, proj, fc1, fc2");
+    if (*flag) YamlMap::FailAt(m, file, path, "'" + name + "' is listed twice (a projection takes one adapter)");
     *flag = true;
   }
   return t;

@@ -332,8 +332,11 @@ std::string ToSummary(const SimulationResult& r) {
     o << "    activations offloaded to host memory " << Fmt("%.1f", v("memory.offloaded_activations_gib")) << " GiB\n";
   }
   if (FindResultField("memory.reason")->Present(r)) o << "    " << t("memory.reason") << "\n";
-  o << "  run                  " << count("run.steps") << " steps, " << Fmt("%.3g", v("run.tokens")) << " tokens, "
-    << Duration(v("run.time_to_train_s")) << "\n";
+  // One step is the length of a scenario that gives neither training.steps nor training.tokens.
+  const bool one_step = v("run.steps") == 1;
+  o << "  run                  " << count("run.steps") << (one_step ? " step" : " steps") << ", " << Fmt("%.3g", v("run.tokens"))
+    << " tokens, " << Duration(v("run.time_to_train_s")) << (one_step ? " (training.steps or training.tokens sets the run's length)" : "")
+    << "\n";
   if (v("run.checkpoint_bytes") > 0) {
     o << "  checkpoint           " << Fmt("%.1f GiB", v("run.checkpoint_bytes") / (1024.0 * 1024 * 1024)) << ", write "
       << Duration(v("run.checkpoint_write_s"));

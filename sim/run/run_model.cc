@@ -108,7 +108,8 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
   // failure model or no storage: no best one.
   const double not_applicable = std::numeric_limits<double>::quiet_NaN();
   const double interval_s = every > 0 ? every * r.step_time_s : 0;
-  run.chosen_checkpoint_interval_s = every > 0 ? interval_s : not_applicable;
+  // An interval longer than the run writes none: no chosen interval either, as the summary says.
+  run.chosen_checkpoint_interval_s = run.checkpoints > 0 ? interval_s : not_applicable;
   run.best_checkpoint_interval_s = not_applicable;
 
   // Failures: the work since the last checkpoint is lost, and redone after a

@@ -743,6 +743,7 @@ SweepSpec Parse(const std::string& text, const std::string& file) {
       if (!keep) break;
     }
     if (keep) spec.points.push_back(p);
+    else ++spec.filtered_out;
   }
   if (spec.points.empty()) top.Fail("filter", "the filters leave no point to run");
 

@@ -56,6 +56,7 @@ struct SweepSpec {
   std::vector<SweepAxis> axes;  // product axes in file order, then the zip groups' keys
   std::vector<std::shared_ptr<const SweepFilter>> filters;
   std::vector<SweepPoint> points;  // product order (first axis outermost), filtered
+  size_t filtered_out = 0;          // points of the product the filters removed
   // What the rows depend on, as text (for the results file's fingerprint):
   // the base scenario (its file's text, or the inline mapping re-emitted) and
   // the axes, zip groups and filters (one line each, values in order).
