@@ -90,6 +90,13 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
       const std::string flag = i == 0 ? "--set-a" : "--set-b";
       const bool own_key = std::any_of(own.begin(), own.end(), [&](const std::string& o) { return o.rfind(e.key + "=", 0) == 0; });
       if (e.file == "--set" && !e.key.empty() && own_key) e.file = flag;
+      // LoadScenario names the overrides a check across keys ran with as --set; a side's own are its flag's.
+      if (const size_t with = e.message.rfind(" (with --set "); with != std::string::npos && !own.empty()) {
+        std::string given;
+        for (const std::string& o : a.All("--set")) given += (given.empty() ? "" : " ") + std::string("--set ") + o;
+        for (const std::string& o : own) given += (given.empty() ? "" : " ") + flag + " " + o;
+        e.message = e.message.substr(0, with) + " (with " + given + ")";
+      }
       if (e.kind == ErrorKind::kBadInput) {
         err << e.ToString() << "\n";
         return kExitBadInput;

@@ -108,8 +108,8 @@ std::string ComparisonTable(const SimulationResult& a, const SimulationResult& b
                   both ? FormatRelative(r.relative()).c_str() : "");
     o << buf;
   }
+  // B's reason is its headline's ("B: cannot run: ..."): said once.
   if (!a.error.empty()) o << "A: " << a.error << "\n";
-  if (!b.error.empty()) o << "B: " << b.error << "\n";
   o << Headline(a, b) << "\n";
   return o.str();
 }
@@ -161,9 +161,8 @@ std::string ComparisonTable(const std::vector<SimulationResult>& results) {
     }
     o << "\n";
   }
-  for (size_t i = 0; i < results.size(); ++i) {
-    if (!results[i].error.empty()) o << Letter(i) << ": " << results[i].error << "\n";
-  }
+  // The others' reasons are in their headlines.
+  if (!results[0].error.empty()) o << Letter(0) << ": " << results[0].error << "\n";
   for (size_t i = 1; i < results.size(); ++i) o << Headline(results[0], results[i]) << "\n";
   return o.str();
 }

@@ -65,7 +65,7 @@ bool ClusterCapitalPriced(const Scenario& s) {
 
 double AmortizedUsd(double capital_usd, double years, double hours) {
   if (years <= 0) return 0;
-  return capital_usd * hours / (years * kHoursPerYear);
+  return capital_usd * std::min(1.0, hours / (years * kHoursPerYear));
 }
 
 void ApplyCostModel(const Scenario& s, RunReport& run) {

@@ -51,7 +51,9 @@ CapitalCost ClusterCapital(const Scenario& s);
 // left at $0 would understate the cluster, so it is not reported.
 bool ClusterCapitalPriced(const Scenario& s);
 
-// Straight-line write-off of `capital_usd` over `years`, for `hours` of use.
+// Straight-line write-off of `capital_usd` over `years`, for `hours` of use:
+// at most the purchase, which a run longer than the write-off has used up
+// (its hardware then costs its energy alone).
 double AmortizedUsd(double capital_usd, double years, double hours);
 
 // Sets run.cost_model, run.capital_usd, run.cost_usd and

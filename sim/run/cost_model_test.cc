@@ -66,6 +66,7 @@ TEST(CostModelTest, OneNodeNeedsNoFabric) {
 TEST(CostModelTest, AmortizationIsStraightLine) {
   EXPECT_DOUBLE_EQ(AmortizedUsd(4 * 8760.0, 4, 1), 1.0);
   EXPECT_DOUBLE_EQ(AmortizedUsd(1e6, 4, 4 * 8760), 1e6);
+  EXPECT_DOUBLE_EQ(AmortizedUsd(1e6, 4, 6 * 8760), 1e6);  // written off after 4 years: the rest is energy alone
   EXPECT_DOUBLE_EQ(AmortizedUsd(1e6, 0, 10), 0);
 }
 
