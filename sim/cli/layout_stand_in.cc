@@ -14,13 +14,13 @@ namespace trainsim::cli {
 
 namespace {
 
-// The overrides after `sets` that give a scenario the stand-in layout TP x PP:
-// no context, expert or interleaved split, data parallel over the rest,
-// micro batch 1, the scenario's own stage split and sharding group cleared.
-std::vector<std::string> StandInSets(const std::vector<std::string>& sets, int tensor, int pipeline) {
+// The overrides after `sets` that give a scenario the stand-in layout TP x PP
+// x CP: no expert or interleaved split, data parallel over the rest, micro
+// batch 1, the scenario's own stage split and sharding group cleared.
+std::vector<std::string> StandInSets(const std::vector<std::string>& sets, int tensor, int pipeline, int context = 1) {
   std::vector<std::string> out = sets;
   for (const std::string& kv : {"parallelism.tensor=" + std::to_string(tensor), "parallelism.pipeline=" + std::to_string(pipeline),
-                                std::string("parallelism.context=1"), std::string("parallelism.virtual_stages=1"),
+                                "parallelism.context=" + std::to_string(context), std::string("parallelism.virtual_stages=1"),
                                 std::string("parallelism.data=auto"), std::string("parallelism.expert=1"),
                                 std::string("parallelism.expert_tensor=1"), std::string("parallelism.pipeline_layout=null"),
                                 std::string("parallelism.first_stage_layers=null"), std::string("parallelism.last_stage_layers=null"),
@@ -59,16 +59,20 @@ std::optional<std::pair<Scenario, PlanConfig>> WithStandInLayout(const std::stri
   } catch (const std::exception&) {
     return std::nullopt;
   }
-  for (int pipeline = 1; pipeline <= 64; ++pipeline) {
-    for (int tensor : {1, 2, 4, 8}) {
-      if (Expected<Scenario> s = LoadScenario(file, StandInSets(sets, tensor, pipeline)); s.ok()) return std::pair{std::move(*s), own};
+  // Context parallelism last: the batch a huge cluster cannot divide by
+  // TP x PP alone (131,072 GPUs, 128 sequences) it can with CP (the planner's up to 8).
+  for (int context : {1, 2, 4, 8}) {
+    for (int pipeline = 1; pipeline <= 64; ++pipeline) {
+      for (int tensor : {1, 2, 4, 8}) {
+        if (Expected<Scenario> s = LoadScenario(file, StandInSets(sets, tensor, pipeline, context)); s.ok()) return std::pair{std::move(*s), own};
+      }
     }
   }
   return std::nullopt;
 }
 
 // Why no layout can run when even a stand-in cannot divide the batch: the
-// cluster's GPUs are too many for the global batch (131,072 GPUs, batch 128).
+// cluster's GPUs are too many for the global batch (1,048,576 GPUs, batch 128: TP 8 x PP 64 x CP 8 leaves 256 ranks).
 // The input is valid and asks for something impossible: exit 1 with the
 // reason, as `size` words it. Empty when the scenario loads with the stand-in
 // at a batch its GPUs divide (data parallel over all of them, micro batch 1):

@@ -119,6 +119,8 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
   LayoutSearchInput in = LoadForLayoutSearch(a.positional[0], a.All("--set"));
   if (!in.no_layout_reason.empty()) {
     err << a.positional[0] << ": cannot run: " << in.no_layout_reason << "\n";
+    // The cluster cannot run the batch in any layout: as a GPU that lacks the precision, nothing to search.
+    if (a.Has("--json")) out << SearchRefusalJson(a.positional[0] + ": cannot run: " + in.no_layout_reason, ErrorKind::kUnsupported);
     return kExitSimulationFailed;
   }
   Expected<Scenario>& s = in.scenario;

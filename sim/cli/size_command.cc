@@ -80,11 +80,12 @@ bool ParseRange(const std::string& s, int* lo, int* hi, bool* is_range) {
   return true;
 }
 
-// A, B and every 2^k and 3 x 2^k between them.
-std::vector<int> NodeCountsInRange(int lo, int hi) {
+// A, B and every 2^k and 3 x 2^k between them; with `rack` > 1 (the nodes
+// of a rack-scale NVLink domain, bought whole) the same multiples of a rack.
+std::vector<int> NodeCountsInRange(int lo, int hi, int rack = 1) {
   std::vector<int> out{lo};
   for (long p = 1; p <= hi; p *= 2) {
-    for (long v : {p, 3 * p}) {
+    for (long v : {p, 3 * p, rack > 1 ? p * rack : 0L, rack > 1 ? 3 * p * rack : 0L}) {
       if (v > lo && v < hi) out.push_back(int(v));
     }
   }
@@ -119,9 +120,9 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
     if (!ParseNumber(*v, false, &opt.tokens)) return bad("--tokens: '" + *v + "' is not a positive number");
   }
   if (!ParseNumber(*a.Value("--days"), false, &opt.days)) return bad("--days: '" + *a.Value("--days") + "' is not a positive number");
+  int lo = 0, hi = 0;
+  bool is_range = false;
   if (auto v = a.Value("--nodes")) {
-    int lo = 0, hi = 0;
-    bool is_range = false;
     if (ParseRange(*v, &lo, &hi, &is_range)) {
       opt.node_counts = NodeCountsInRange(lo, hi);
     } else if (is_range) {
@@ -242,6 +243,17 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
   // A NIC count that no node searched can take is a mistyped question, not
   // a cluster that misses the deadline.
   const std::vector<NodeProfile> searched = opt.node_profiles.empty() ? std::vector<NodeProfile>{s->node} : opt.node_profiles;
+  // A range over rack-scale nodes tries whole racks too: the capital buys them whole.
+  if (ParseRange(a.Value("--nodes").value_or(""), &lo, &hi, &is_range)) {
+    for (const NodeProfile& p : searched) {
+      if (p.nvlink_domain_nodes() <= 1) continue;
+      const std::vector<int> racks = NodeCountsInRange(lo, hi, p.nvlink_domain_nodes());
+      opt.node_counts.insert(opt.node_counts.end(), racks.begin(), racks.end());
+    }
+    std::sort(opt.node_counts.begin(), opt.node_counts.end());
+    opt.node_counts.erase(std::unique(opt.node_counts.begin(), opt.node_counts.end()), opt.node_counts.end());
+    if (opt.node_counts.size() > 64) return bad("--nodes: " + std::to_string(opt.node_counts.size()) + " node counts; at most 64");
+  }
   for (int k : opt.nics) {
     std::string takes;
     bool any = false;

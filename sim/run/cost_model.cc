@@ -47,8 +47,10 @@ FabricPorts FabricFor(const FabricProfile& f, int nodes, int nics_per_node) {
 CapitalCost ClusterCapital(const Scenario& s) {
   CapitalCost c;
   c.fabric = FabricFor(s.fabric, s.nodes, s.node.nics_per_node);
-  c.nodes_usd = s.nodes * s.node.capital_usd;
-  c.nics_usd = double(s.nodes) * s.node.nics_per_node * s.node.nic_capital_usd;
+  const int domain = std::max(1, s.node.nvlink_domain_nodes());
+  c.bought_nodes = domain > 1 ? CeilDiv(s.nodes, domain) * domain : s.nodes;
+  c.nodes_usd = c.bought_nodes * s.node.capital_usd;
+  c.nics_usd = double(c.bought_nodes) * s.node.nics_per_node * s.node.nic_capital_usd;
   c.switches_usd = c.fabric.switches() * s.fabric.switch_capital_usd;
   c.links_usd = double(c.fabric.node_links + c.fabric.switch_links) * s.fabric.link_capital_usd;
   if (s.storage) c.storage_usd = s.storage_nodes * s.storage->capital_usd;

@@ -35,6 +35,10 @@ struct FabricPorts {
 FabricPorts FabricFor(const FabricProfile& f, int nodes, int nics_per_node);
 
 struct CapitalCost {
+  // Nodes bought: the job's, or on rack-scale systems (an NVLink domain of
+  // several nodes, GB200 NVL72) whole racks of them: a rack is sold whole,
+  // and the trays the job leaves idle in it are its spares.
+  int bought_nodes = 0;
   double nodes_usd = 0;     // GPU nodes without their compute-fabric NICs
   double nics_usd = 0;      // compute-fabric NICs
   double switches_usd = 0;

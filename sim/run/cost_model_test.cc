@@ -91,6 +91,23 @@ TEST(CostModelTest, CapitalIsTheSumOfItsPartsFromTheProfiles) {
                    64 * s.node.nic_capital_usd + 128 * s.fabric.link_capital_usd + 5 * s.fabric.switch_capital_usd);
 }
 
+// A rack-scale system is bought by the rack: 16 GB200 trays are one NVL72
+// rack of 18 (two trays idle: spares), 19 are two racks.
+TEST(CostModelTest, RackScaleNodesAreBoughtAsWholeRacks) {
+  const std::string file = std::string(TRAINSIM_SOURCE_DIR) + "/examples/blackwell/llama3.1-70b-xe9712-gb200-16n.yaml";
+  auto s = LoadScenario(file, {"cost.model=ownership"});
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  ASSERT_EQ(s->node.nvlink_domain_nodes(), 18);
+  const CapitalCost c = ClusterCapital(*s);
+  EXPECT_EQ(c.bought_nodes, 18);
+  EXPECT_DOUBLE_EQ(c.nodes_usd, 18 * s->node.capital_usd);
+  EXPECT_DOUBLE_EQ(c.nics_usd, 18.0 * s->node.nics_per_node * s->node.nic_capital_usd);
+  s->nodes = 19;
+  EXPECT_EQ(ClusterCapital(*s).bought_nodes, 36);
+  // An HGX node is its own domain: the job's nodes are what is bought.
+  EXPECT_EQ(ClusterCapital(Ref70b16({"cost.model=ownership"})).bought_nodes, 16);
+}
+
 TEST(CostModelTest, OwnershipChargesTheWallTimesShareOfCapitalPlusEnergyAtPue) {
   const Scenario s = Ref70b16({"cost.model=ownership"});
   RunReport run;
