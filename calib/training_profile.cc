@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -22,6 +24,66 @@ namespace {
 void Set(YAML::Node node, const std::string& key, double v, const std::string& path, std::vector<std::string>& changed) {
   node[key] = Num(v);
   changed.push_back(path + key);
+}
+
+// Each block-style "key: value" line of a YAML text, by its dotted path (the
+// enclosing keys by indentation), with the comment after it. Flow-style maps
+// and list items are left out: their keys are not lines of their own.
+std::map<std::string, std::string> CommentsByPath(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::vector<std::pair<size_t, std::string>> open;  // indentation and key of the enclosing maps
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t indent = line.find_first_not_of(' ');
+    if (indent == std::string::npos || line[indent] == '#' || line[indent] == '-' || line[indent] == '{') continue;
+    const size_t colon = line.find(':', indent);
+    if (colon == std::string::npos) continue;
+    while (!open.empty() && open.back().first >= indent) open.pop_back();
+    std::string path;
+    for (const auto& [depth, key] : open) path += key + ".";
+    const std::string key = line.substr(indent, colon - indent);
+    path += key;
+    const size_t hash = line.find(" #", colon);
+    if (hash != std::string::npos) out[path] = line.substr(line.find_first_not_of(' ', hash + 2));
+    open.push_back({indent, key});
+  }
+  return out;
+}
+
+// The emitted profile with a comment on each line that holds a number: what
+// calibrate measured says so, the fit's fixed tile says so, and every other
+// key keeps its base's source comment, which re-emitting the YAML drops.
+std::string WithSources(const std::string& emitted, const std::string& base_text, const std::vector<std::string>& measured,
+                        const std::string& measured_note) {
+  const std::map<std::string, std::string> base = CommentsByPath(base_text);
+  std::ostringstream out;
+  std::vector<std::pair<size_t, std::string>> open;
+  std::istringstream in(emitted);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t indent = line.find_first_not_of(' ');
+    const size_t colon = indent == std::string::npos ? std::string::npos : line.find(':', indent);
+    if (colon == std::string::npos || line[indent] == '-' || line[indent] == '#') {
+      out << line << "\n";
+      continue;
+    }
+    while (!open.empty() && open.back().first >= indent) open.pop_back();
+    std::string path;
+    for (const auto& [depth, key] : open) path += key + ".";
+    path += line.substr(indent, colon - indent);
+    open.push_back({indent, line.substr(indent, colon - indent)});
+    std::string comment;
+    if (path == "matmul.tile_m" || path == "matmul.tile_n") {
+      comment = "the calibration fit's tile (" + Num(kFitTile) + "): its curves assume it; not measured";
+    } else if (std::find(measured.begin(), measured.end(), path) != measured.end()) {
+      comment = measured_note;
+    } else if (const auto at = base.find(path); at != base.end()) {
+      comment = at->second;
+    }
+    out << line << (comment.empty() || colon + 1 >= line.size() ? "" : "  # " + comment) << "\n";
+  }
+  return out.str();
 }
 
 std::string TrainingProfileYaml(const FittedProfile& f, const Measurements& m, YAML::Node p, const std::string& base_path,
@@ -62,8 +124,9 @@ std::string TrainingProfileYaml(const FittedProfile& f, const Measurements& m, Y
           "matmul.split_accumulator_efficiency.", changed);
     }
   }
-  Set(mm, "tile_m", kFitTile, "matmul.", changed);
-  Set(mm, "tile_n", kFitTile, "matmul.", changed);
+  std::vector<std::string> fixed;  // set to what the fit assumes, not measured
+  Set(mm, "tile_m", kFitTile, "matmul.", fixed);
+  Set(mm, "tile_n", kFitTile, "matmul.", fixed);
   Set(mm, "min_kernel_us", f.min_kernel_us, "matmul.", changed);
   std::vector<std::string> dropped;
   if (YAML::Node clocks = mm["sustained_clock_fraction"]; clocks.IsMap()) {
@@ -85,6 +148,8 @@ std::string TrainingProfileYaml(const FittedProfile& f, const Measurements& m, Y
     << ") replaced; every other key, and its source, is that file's.\n";
   o << "# Measured:";
   for (const auto& c : changed) o << " " << c;
+  o << ".\n# Set to the fit's tile, not measured:";
+  for (const auto& c : fixed) o << " " << c;
   o << ".\n# The GEMM curves were swept at the clocks of short bursts";
   if (!sustained.empty()) o << "; a GEMM run back to back gave the sustained fractions of the curves it measured";
   if (!measured.empty()) {
@@ -95,7 +160,14 @@ std::string TrainingProfileYaml(const FittedProfile& f, const Measurements& m, Y
   o << ".\n# The measurements and their fits: " << calibration_path << " and its sidecar.\n";
   YAML::Emitter e;
   e << p;
-  o << e.c_str() << "\n";
+  std::string base_text;
+  {
+    std::ifstream base(base_path);
+    std::ostringstream all;
+    all << base.rdbuf();
+    base_text = all.str();
+  }
+  o << WithSources(e.c_str(), base_text, changed, "calibrated: " + m.host + " " + m.date) << "\n";
   return o.str();
 }
 

@@ -1,6 +1,9 @@
 #include "calib/training_profile.h"
 
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -60,6 +63,15 @@ TEST_F(TrainingProfileTest, TheBaseWithTheMeasuredKeysReplaced) {
   EXPECT_DOUBLE_EQ(base.MatmulClockFraction(Precision::kFp8), 1.0);
   EXPECT_DOUBLE_EQ(p.MatmulClockFraction(Precision::kFp8), base.sustained_clock_fraction);
   EXPECT_NEAR(p.MatmulSplitAccumulatorEfficiency(Precision::kFp8), 0.946, 0.01);
+  // Every number says where it comes from: what was measured, the fit's fixed tile, and the base's own sources.
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("  bf16: 989  # datasheet\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  tile_n: 128  # the calibration fit's tile (128): its curves assume it; not measured\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("# Set to the fit's tile, not measured: matmul.tile_m matmul.tile_n."), std::string::npos) << text;
+  const size_t efficiency = text.find("    bf16: ", text.find("max_efficiency:"));
+  ASSERT_NE(efficiency, std::string::npos);
+  EXPECT_NE(text.substr(efficiency, text.find('\n', efficiency) - efficiency).find("# calibrated: "), std::string::npos) << text;
 }
 
 // The sweep's sustained runs (the LM head's GEMM back to back at the power
