@@ -26,62 +26,69 @@ void Set(YAML::Node node, const std::string& key, double v, const std::string& p
   changed.push_back(path + key);
 }
 
-// Each block-style "key: value" line of a YAML text, by its dotted path (the
-// enclosing keys by indentation), with the comment after it. Flow-style maps
-// and list items are left out: their keys are not lines of their own.
+// The dotted path of each block-style "key:" line of a YAML text, from the
+// keys above it by indentation, fed the lines in order; empty for the other
+// lines (comments, list items, flow-style maps: their keys are not lines).
+class KeyPaths {
+ public:
+  std::string PathOf(const std::string& line, size_t* colon) {
+    const size_t indent = line.find_first_not_of(' ');
+    if (indent == std::string::npos || line[indent] == '#' || line[indent] == '-' || line[indent] == '{') return "";
+    *colon = line.find(':', indent);
+    if (*colon == std::string::npos) return "";
+    while (!open_.empty() && open_.back().first >= indent) open_.pop_back();
+    std::string path;
+    for (const auto& [depth, key] : open_) path += key + ".";
+    open_.push_back({indent, line.substr(indent, *colon - indent)});
+    return path + open_.back().second;
+  }
+
+ private:
+  std::vector<std::pair<size_t, std::string>> open_;  // indentation and key of the enclosing maps
+};
+
+// The comment after each key of a YAML text, by the key's dotted path.
 std::map<std::string, std::string> CommentsByPath(const std::string& text) {
   std::map<std::string, std::string> out;
-  std::vector<std::pair<size_t, std::string>> open;  // indentation and key of the enclosing maps
+  KeyPaths paths;
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
-    const size_t indent = line.find_first_not_of(' ');
-    if (indent == std::string::npos || line[indent] == '#' || line[indent] == '-' || line[indent] == '{') continue;
-    const size_t colon = line.find(':', indent);
-    if (colon == std::string::npos) continue;
-    while (!open.empty() && open.back().first >= indent) open.pop_back();
-    std::string path;
-    for (const auto& [depth, key] : open) path += key + ".";
-    const std::string key = line.substr(indent, colon - indent);
-    path += key;
-    const size_t hash = line.find(" #", colon);
+    size_t colon = 0;
+    const std::string path = paths.PathOf(line, &colon);
+    const size_t hash = path.empty() ? std::string::npos : line.find(" #", colon);
     if (hash != std::string::npos) out[path] = line.substr(line.find_first_not_of(' ', hash + 2));
-    open.push_back({indent, key});
   }
   return out;
 }
 
 // The emitted profile with a comment on each line that holds a number: what
-// calibrate measured says so, the fit's fixed tile says so, and every other
+// calibrate measured says so, what the fit fixes says so, and every other
 // key keeps its base's source comment, which re-emitting the YAML drops.
 std::string WithSources(const std::string& emitted, const std::string& base_text, const std::vector<std::string>& measured,
-                        const std::string& measured_note) {
+                        const std::string& measured_note, const std::vector<std::string>& fixed, const std::string& fixed_note) {
   const std::map<std::string, std::string> base = CommentsByPath(base_text);
+  const auto among = [](const std::vector<std::string>& keys, const std::string& path) {
+    return std::find(keys.begin(), keys.end(), path) != keys.end();
+  };
+  KeyPaths paths;
   std::ostringstream out;
-  std::vector<std::pair<size_t, std::string>> open;
   std::istringstream in(emitted);
   std::string line;
   while (std::getline(in, line)) {
-    const size_t indent = line.find_first_not_of(' ');
-    const size_t colon = indent == std::string::npos ? std::string::npos : line.find(':', indent);
-    if (colon == std::string::npos || line[indent] == '-' || line[indent] == '#') {
-      out << line << "\n";
-      continue;
-    }
-    while (!open.empty() && open.back().first >= indent) open.pop_back();
-    std::string path;
-    for (const auto& [depth, key] : open) path += key + ".";
-    path += line.substr(indent, colon - indent);
-    open.push_back({indent, line.substr(indent, colon - indent)});
+    size_t colon = 0;
+    const std::string path = paths.PathOf(line, &colon);
     std::string comment;
-    if (path == "matmul.tile_m" || path == "matmul.tile_n") {
-      comment = "the calibration fit's tile (" + Num(kFitTile) + "): its curves assume it; not measured";
-    } else if (std::find(measured.begin(), measured.end(), path) != measured.end()) {
+    if (path.empty() || colon + 1 >= line.size()) {
+      // not a key with a value on its line
+    } else if (among(fixed, path)) {
+      comment = fixed_note;
+    } else if (among(measured, path)) {
       comment = measured_note;
     } else if (const auto at = base.find(path); at != base.end()) {
       comment = at->second;
     }
-    out << line << (comment.empty() || colon + 1 >= line.size() ? "" : "  # " + comment) << "\n";
+    out << line << (comment.empty() ? "" : "  # " + comment) << "\n";
   }
   return out.str();
 }
@@ -167,7 +174,9 @@ std::string TrainingProfileYaml(const FittedProfile& f, const Measurements& m, Y
     all << base.rdbuf();
     base_text = all.str();
   }
-  o << WithSources(e.c_str(), base_text, changed, "calibrated: " + m.host + " " + m.date) << "\n";
+  o << WithSources(e.c_str(), base_text, changed, "calibrated: " + m.host + " " + m.date, fixed,
+                   "the calibration fit's tile (" + Num(kFitTile) + "): its curves assume it; not measured")
+    << "\n";
   return o.str();
 }
 
