@@ -307,12 +307,18 @@ TEST(SweepRunnerTest, ResumeRefusesAFileOfAnotherSweep) {
 
 // A sweep writes each point once: a file holding a row twice (joined by
 // hand) is refused by --resume rather than kept with the duplicate.
+// Options writing `name` in `dir`, after a first run that wrote three rows and stopped.
+SweepRunOptions AfterThreeRows(const TempDir& dir, const std::string& name) {
+  SweepRunOptions opt;
+  opt.output_path = dir.File(name);
+  opt.max_new_rows = 3;
+  EXPECT_TRUE(RunSweep(SmallSpec(), opt).ok());
+  return opt;
+}
+
 TEST(SweepRunnerTest, ResumeRefusesAFileHoldingAPointTwice) {
   TempDir dir;
-  SweepRunOptions opt;
-  opt.output_path = dir.File("dup.csv");
-  opt.max_new_rows = 3;
-  ASSERT_TRUE(RunSweep(SmallSpec(), opt).ok());
+  SweepRunOptions opt = AfterThreeRows(dir, "dup.csv");
   const std::vector<std::string> lines = Lines(ReadFile(opt.output_path));
   ASSERT_EQ(lines.size(), 4u);  // the header and three rows
   std::ofstream(opt.output_path, std::ios::app | std::ios::binary) << lines[2] << "\n";
@@ -329,10 +335,7 @@ TEST(SweepRunnerTest, ResumeRefusesAFileHoldingAPointTwice) {
 // are counted (a torn last row is not one), and the file is left as it was.
 TEST(SweepRunnerTest, ARerunWithoutResumeKeepsFinishedRows) {
   TempDir dir;
-  SweepRunOptions opt;
-  opt.output_path = dir.File("done.jsonl");
-  opt.max_new_rows = 3;
-  ASSERT_TRUE(RunSweep(SmallSpec(), opt).ok());
+  SweepRunOptions opt = AfterThreeRows(dir, "done.jsonl");
   const std::string three = ReadFile(opt.output_path);
   std::ofstream(opt.output_path, std::ios::app | std::ios::binary) << "{\"sett";
   opt.max_new_rows = std::numeric_limits<size_t>::max();
