@@ -75,35 +75,27 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
   std::vector<std::string> hosts(sides);    // each side's host-bound share where it matters (sim/run/host_issue_share.h)
   const std::vector<std::string> none;
   for (size_t i = 0; i < sides; ++i) {
-    std::vector<std::string> overrides = a.All("--set");
+    const std::string flag = i == 0 ? "--set-a" : "--set-b";
     const auto& own = i == 0 ? a.All("--set-a") : i == 1 ? a.All("--set-b") : none;
-    overrides.insert(overrides.end(), own.begin(), own.end());
-    Expected<Scenario> s = LoadScenario(a.positional[files == 1 ? 0 : i], overrides);
+    // A side's own overrides come after the shared ones, so they win; each error names its flag.
+    std::vector<Override> overrides = OverridesFrom("--set", a.All("--set"));
+    for (Override& o : OverridesFrom(flag, own)) overrides.push_back(std::move(o));
+    Expected<Scenario> s = LoadScenarioWithFlags(a.positional[files == 1 ? 0 : i], overrides);
     // Name the what-if by what it changes, so A and B read apart.
     std::string changes;
     for (const auto& o : own) changes += (changes.empty() ? "" : ", ") + o;
     const std::string what_if = changes.empty() ? "" : " [" + changes + "]";
     if (!s) {
-      // An override's error names the flag it came from: a side's own one
-      // (--set-a, --set-b) wins over the shared --set, as it does when applied.
-      InputError e = s.error();
-      const std::string flag = i == 0 ? "--set-a" : "--set-b";
-      const bool own_key = std::any_of(own.begin(), own.end(), [&](const std::string& o) { return o.rfind(e.key + "=", 0) == 0; });
-      if (e.file == "--set" && !e.key.empty() && own_key) e.file = flag;
-      // LoadScenario names the overrides a check across keys ran with as --set; a side's own are its flag's.
-      if (const size_t with = e.message.rfind(" (with --set "); with != std::string::npos && !own.empty()) {
-        std::string given;
-        for (const std::string& o : a.All("--set")) given += (given.empty() ? "" : " ") + std::string("--set ") + o;
-        for (const std::string& o : own) given += (given.empty() ? "" : " ") + flag + " " + o;
-        e.message = e.message.substr(0, with) + " (with " + given + ")";
-      }
+      const InputError& e = s.error();
       if (e.kind == ErrorKind::kBadInput) {
         err << e.ToString() << "\n";
         return kExitBadInput;
       }
       // A run the hardware cannot do (nvfp4 on H100) is a side that cannot
       // run: the others still get their columns, and the exit status is 1.
-      r[i].name = ScenarioName(a.positional[files == 1 ? 0 : i], overrides) + what_if;
+      std::vector<std::string> assignments = a.All("--set");
+      assignments.insert(assignments.end(), own.begin(), own.end());
+      r[i].name = ScenarioName(a.positional[files == 1 ? 0 : i], assignments) + what_if;
       r[i].fidelity = ToString(opt.fidelity);
       r[i].error = e.ToString();
       r[i].error_kind = e.kind;

@@ -101,16 +101,37 @@ void SetDottedKey(YAML::Node& root, const std::string& dotted, const YAML::Node&
   parent[parts.back()] = parsed;
 }
 
-void ApplyOverrides(YAML::Node& root, const std::vector<std::string>& overrides) {
+std::vector<Override> OverridesFrom(const std::string& flag, const std::vector<std::string>& assignments) {
+  std::vector<Override> out;
+  out.reserve(assignments.size());
+  for (const std::string& a : assignments) out.push_back(Override{flag, a});
+  return out;
+}
+
+namespace {
+
+void ApplyFlaggedOverrides(YAML::Node& root, const std::vector<Override>& overrides) {
   if (overrides.empty()) return;
-  if (!root.IsMap()) throw InputException(InputError{"--set", 0, "", "the scenario is not a mapping of keys"});
-  for (const auto& o : overrides) {
+  if (!root.IsMap()) throw InputException(InputError{overrides.front().flag, 0, "", "the scenario is not a mapping of keys"});
+  for (const auto& [flag, o] : overrides) {
     const auto eq = o.find('=');
-    if (eq == std::string::npos) throw InputException(InputError{"--set", 0, o, "expected KEY=VALUE"});
+    if (eq == std::string::npos) throw InputException(InputError{flag, 0, o, "expected KEY=VALUE"});
     // An empty value would read as null and drop the key: a slip, not a choice (=null says it).
-    if (eq + 1 == o.size()) throw InputException(InputError{"--set", 0, o.substr(0, eq), "no value after '=' (KEY=null removes the key)"});
-    SetDottedKey(root, o.substr(0, eq), o.substr(eq + 1));
+    if (eq + 1 == o.size()) throw InputException(InputError{flag, 0, o.substr(0, eq), "no value after '=' (KEY=null removes the key)"});
+    try {
+      SetDottedKey(root, o.substr(0, eq), o.substr(eq + 1));
+    } catch (const InputException& e) {
+      InputError named = e.error();
+      named.file = flag;
+      throw InputException(named);
+    }
   }
+}
+
+}  // namespace
+
+void ApplyOverrides(YAML::Node& root, const std::vector<std::string>& overrides) {
+  ApplyFlaggedOverrides(root, OverridesFrom("--set", overrides));
 }
 
 struct ProfileMemo::Tables {
@@ -531,27 +552,43 @@ Expected<Scenario> ParseScenario(const YAML::Node& root, const std::string& file
   return CatchInputErrors<Scenario>(file, [&] { return Parse(root, file, memo, overlay); });
 }
 
-Expected<Scenario> LoadScenario(const std::string& file, const std::vector<std::string>& overrides) {
+Expected<Scenario> LoadScenarioWithFlags(const std::string& file, const std::vector<Override>& overrides) {
   Expected<Scenario> r = CatchInputErrors<Scenario>(file, [&]() -> Expected<Scenario> {
     YAML::Node root = LoadYamlFile(file);
-    ApplyOverrides(root, overrides);
+    ApplyFlaggedOverrides(root, overrides);
     return ParseScenario(root, file);
   });
+  if (r.ok() || overrides.empty()) return r;
+  InputError e = r.error();
+  // Whether `o` set e.key, itself or a map holding it.
+  const auto sets = [&](const Override& o) {
+    const std::string key = o.assignment.substr(0, o.assignment.find('='));
+    return !key.empty() && (e.key == key || e.key.rfind(key + ".", 0) == 0);
+  };
+  // A value an override wrote has no line: the parse names it "--set", which
+  // is the flag of the last override of that key (the one that stuck).
+  if (e.file == "--set") {
+    const auto last = std::find_if(overrides.rbegin(), overrides.rend(), sets);
+    if (last == overrides.rend() || last->flag == e.file) return r;
+    e.file = last->flag;
+    return e;
+  }
   // A check across keys (divisibility, the stage split: CheckParallelism)
   // fails at one parallelism or training key of the file, which an override
   // may have made wrong without touching it: the message says which
   // overrides it was checked with.
-  if (r.ok() || overrides.empty() || r.error().file != file) return r;
-  InputError e = r.error();
+  if (e.file != file) return r;
   if (e.key.rfind("parallelism.", 0) != 0 && e.key.rfind("training.", 0) != 0) return r;
-  for (const std::string& o : overrides) {
-    if (o.compare(0, e.key.size() + 1, e.key + "=") == 0) return r;  // the key itself was set: placed at --set already
-  }
+  if (std::any_of(overrides.begin(), overrides.end(), sets)) return r;  // the key itself was set: placed at its flag already
   std::string given;
-  for (const std::string& o : overrides) given += (given.empty() ? "" : " ") + o;
+  for (const auto& [flag, o] : overrides) given += (given.empty() ? "" : " ") + flag + " " + o;
   if (given.size() > 160) given = given.substr(0, 157) + "...";
-  e.message += " (with --set " + given + ")";
+  e.message += " (with " + given + ")";
   return e;
+}
+
+Expected<Scenario> LoadScenario(const std::string& file, const std::vector<std::string>& overrides) {
+  return LoadScenarioWithFlags(file, OverridesFrom("--set", overrides));
 }
 
 std::string ScenarioName(const std::string& file, const std::vector<std::string>& overrides) {

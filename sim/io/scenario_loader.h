@@ -22,8 +22,18 @@ void SetDottedKey(YAML::Node& root, const std::string& dotted, const std::string
 // once); `root` gets a mark-less copy of it, never `value` itself.
 void SetDottedKey(YAML::Node& root, const std::string& dotted, const YAML::Node& value);
 
-// Parses "KEY=VALUE" overrides (as given to --set) into root, in place (a
-// YAML::Clone would lose the line marks the error messages need).
+// One "KEY=VALUE" override and the command-line flag that gave it (--set, or
+// compare's --set-a and --set-b): an error about it, or about a check across
+// keys it took part in, names that flag.
+struct Override {
+  std::string flag = "--set";
+  std::string assignment;  // KEY=VALUE
+};
+// Each of `assignments` as given with `flag`.
+std::vector<Override> OverridesFrom(const std::string& flag, const std::vector<std::string>& assignments);
+
+// Parses "KEY=VALUE" overrides (as given to --set) into root, in order, in
+// place (a YAML::Clone would lose the line marks the error messages need).
 void ApplyOverrides(YAML::Node& root, const std::vector<std::string>& overrides);
 
 // Profiles and models shared by a series of parses (a sweep's points): a
@@ -60,8 +70,14 @@ Expected<Scenario> ParseScenario(const YAML::Node& root, const std::string& file
 // alone: the error came from the rest. Never throws.
 std::string ScenarioName(const std::string& file, const std::vector<std::string>& overrides);
 
-// Reads FILE, applies the --set overrides, parses. Never throws.
+// Reads FILE, applies the --set overrides, parses. Never throws. An error at
+// an overridden key is placed at --set; a check across keys that fails at a
+// key of the file (a divisibility the overrides broke) lists the overrides it
+// ran with.
 Expected<Scenario> LoadScenario(const std::string& file, const std::vector<std::string>& overrides = {});
+// The same with each override's own flag, which its errors name. (Not an
+// overload: a braced list of two strings would fit both.)
+Expected<Scenario> LoadScenarioWithFlags(const std::string& file, const std::vector<Override>& overrides);
 
 // The one-line warning a scenario deserves whose training.precision its
 // framework profile has no recipe for (the node's 2024 stack under nvfp4):

@@ -611,6 +611,31 @@ TEST(ScenarioTest, CrossKeyErrorsNameTheOverridesTheyWereCheckedWith) {
   EXPECT_EQ(t.error().ToString().find("(with --set"), std::string::npos) << t.error().ToString();
 }
 
+// compare's --set-a and --set-b: each error names the flag that gave the value,
+// the last one of a key winning as it does when applied.
+TEST(ScenarioTest, OverrideErrorsNameTheFlagThatGaveThem) {
+  const std::string file = std::string(TRAINSIM_SOURCE_DIR) + "/examples/reference-design/llama2-70b-8n-8nic.yaml";
+  std::vector<Override> sets = OverridesFrom("--set", {"training.precision=fp8"});
+  sets.push_back(Override{"--set-b", "training.precision=fp9"});
+  const auto bad_value = LoadScenarioWithFlags(file, sets);
+  ASSERT_FALSE(bad_value.ok());
+  EXPECT_EQ(bad_value.error().file, "--set-b") << bad_value.error().ToString();
+  EXPECT_EQ(bad_value.error().key, "training.precision");
+  // The shared --set's value is its own.
+  const auto shared = LoadScenarioWithFlags(file, {Override{"--set", "training.precision=fp9"}, Override{"--set-b", "training.seq_len=2048"}});
+  ASSERT_FALSE(shared.ok());
+  EXPECT_EQ(shared.error().file, "--set") << shared.error().ToString();
+  // A malformed override names its flag too.
+  const auto malformed = LoadScenarioWithFlags(file, {Override{"--set-a", "training.seq_len"}});
+  ASSERT_FALSE(malformed.ok());
+  EXPECT_EQ(malformed.error().file, "--set-a");
+  // A check across keys lists every override it ran with, each after its flag.
+  const auto cross = LoadScenarioWithFlags(file, {Override{"--set", "training.seq_len=2048"}, Override{"--set-b", "training.micro_batch=3"}});
+  ASSERT_FALSE(cross.ok());
+  EXPECT_NE(cross.error().ToString().find("(with --set training.seq_len=2048 --set-b training.micro_batch=3)"), std::string::npos)
+      << cross.error().ToString();
+}
+
 }  // namespace
 }  // namespace trainsim
 
