@@ -132,9 +132,10 @@ struct ModelSpec {
   // purpose (model.accept_unknown_keys), as "FILE:LINE: KEY": read as changing
   // nothing, and said in a warning.
   std::vector<std::string> accepted_unknown_keys;
-  // What of the checkpoint the model does not simulate, said in the same
+  // What of the model file the simulation does not take, said in the same
   // warning: a multimodal wrapper's vision tower (its language model is what
-  // trains on text); "" where nothing is left out.
+  // trains on text), a config.json's dropout (training.dropout's to say); ""
+  // where nothing is left out.
   std::string left_out;
 
   int head_dim() const { return head_dim_override > 0 ? head_dim_override : hidden / heads; }

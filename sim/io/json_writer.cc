@@ -76,7 +76,8 @@ std::string JsonWriter::Number(double v) {
   // figures: a run's time to train (10,345,657.1 s) keeps its tenths, so sums
   // and differences downstream stay exact to what the model resolves.
   char buf[32];
-  if (v == std::floor(v) && std::fabs(v) < 1e15) {
+  // Whole numbers as integers up to 2^53, beyond which a double holds no longer every one.
+  if (v == std::floor(v) && std::fabs(v) <= 9007199254740992.0) {
     if (v == 0) return std::signbit(v) ? "-0" : "0";
     const auto r = std::to_chars(buf, buf + sizeof buf, static_cast<long long>(v));
     return std::string(buf, r.ptr);

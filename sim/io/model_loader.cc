@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
 #include <set>
@@ -170,6 +171,31 @@ void AllowKeysWithoutEffect(YamlMap& m) {
   for (const char* key : {"attention_dropout", "hidden_dropout", "embd_pdrop", "resid_pdrop"}) {
     if (given(key) && m.NonNegativeDouble(key) > 1) m.Fail(key, "a dropout probability, at most 1");
   }
+  if (given("partial_rotary_factor")) m.Fraction("partial_rotary_factor");
+  // RoPE scaling leaves the step's work unchanged, but a value transformers
+  // cannot build from (a string, a list, a kind it has no rotary embedding
+  // for) says the file is not the config it claims to be.
+  for (const char* key : {"rope_scaling", "rope_parameters"}) {
+    const YAML::Node n = m.node()[key];
+    if (!n.IsDefined() || n.IsNull()) continue;
+    if (!n.IsMap()) m.Fail(key, "expected a mapping (rope_type and its parameters) or null");
+    // transformers 5's rope_parameters may hold one such mapping per attention kind (Gemma 3's).
+    std::vector<YAML::Node> scalings = {n};
+    for (const auto& kv : n) {
+      if (kv.second.IsMap()) scalings.push_back(kv.second);
+    }
+    for (const YAML::Node& r : scalings) {
+      for (const char* kind_key : {"rope_type", "type"}) {
+        const YAML::Node kind = r[kind_key];
+        if (!kind.IsDefined() || kind.IsNull()) continue;
+        static const std::set<std::string> kinds = {"default", "linear", "dynamic", "yarn", "longrope", "llama3", "su", "mrope"};
+        if (!kind.IsScalar() || !kinds.count(kind.Scalar())) {
+          m.Fail(key, std::string(kind_key) + " '" + (kind.IsScalar() ? kind.Scalar() : "?") +
+                          "' is not a rotary embedding transformers builds (default, linear, dynamic, yarn, longrope, llama3)");
+        }
+      }
+    }
+  }
 }
 
 // A config.json key that trainsim neither reads nor lists as leaving the step
@@ -228,6 +254,9 @@ struct HfFamily {
   bool expert_bias = false;      // GPT-OSS: its experts' gate_up_proj and down_proj carry biases (no config key says so)
   bool shared_expert = false;  // Llama 4: one shared expert of intermediate_size beside the routed ones
   bool mla = false;            // DeepSeek-V2/V3 multi-head latent attention
+  // Its config class reads layer_types (Gemma 2 and 3, GPT-OSS). Mistral's, Mixtral's and Phi-3's
+  // window every layer whatever such a list says (transformers' Mistral only warns about it).
+  bool layer_types = false;
   // Without layer_types or sliding_window_pattern, which layers transformers windows: Gemma 2's
   // and GPT-OSS's even layers (alternating), Gemma 3's all but every 6th (window_pattern 6).
   bool alternating_window = false;
@@ -329,7 +358,7 @@ const std::map<std::string, HfFamily>& Families() {
                                                                  "num_nextn_predict_layers", "use_qk_norm", "attention_bias"},
                     .required = {"num_key_value_heads", "head_dim", "moe_intermediate_size", "n_shared_experts", "first_k_dense_replace"}}},
       // GPT-OSS: layer_types, when absent, alternates from a windowed layer 0 (configuration_gpt_oss.py).
-      {"gpt_oss", {.attention_sinks = true, .expert_bias = true, .alternating_window = true, .windowed = true,
+      {"gpt_oss", {.attention_sinks = true, .expert_bias = true, .layer_types = true, .alternating_window = true, .windowed = true,
                    .experts_key = "num_local_experts",
                    .reads = {"num_local_experts", "num_experts_per_tok", "experts_per_token", "swiglu_limit", "attention_bias"},
                    .required = {"num_key_value_heads", "head_dim", "sliding_window", "attention_bias"}}},
@@ -340,11 +369,11 @@ const std::map<std::string, HfFamily>& Families() {
                        .required = {"num_key_value_heads", "head_dim", "intermediate_size_mlp", "attention_chunk_size", "use_qk_norm"}}},
       // Gemma: hidden_activation, a GeGLU MLP, tied embeddings.
       {"gemma", {.tied_default = true, .head_dim_default = 256, .heads_default = 16, .kv_heads_default = 16, .reads = attention_bias}},
-      {"gemma2", {.tied_default = true, .output_norms = true, .alternating_window = true, .head_dim_default = 256, .heads_default = 8,
+      {"gemma2", {.tied_default = true, .output_norms = true, .layer_types = true, .alternating_window = true, .head_dim_default = 256, .heads_default = 8,
                   .kv_heads_default = 4, .windowed = true, .reads = attention_bias, .required = {"sliding_window"}}},
       // Gemma 3's text config class defaults sliding_window_pattern to 6 and vocab_size to 262208;
       // the published multimodal configs (4B, 12B, 27B) write neither in text_config.
-      {"gemma3_text", {.tied_default = true, .qk_norm = true, .output_norms = true, .window_pattern = 6, .vocab_default = 262208,
+      {"gemma3_text", {.tied_default = true, .qk_norm = true, .output_norms = true, .layer_types = true, .window_pattern = 6, .vocab_default = 262208,
                        .head_dim_default = 256, .heads_default = 8, .kv_heads_default = 4, .windowed = true,
                        .reads = {"sliding_window_pattern", "_sliding_window_pattern", "attention_bias"}, .required = {"sliding_window"}}},
   };
@@ -409,7 +438,14 @@ void ReadWindowPattern(YamlMap& m, ModelSpec& s, const HfFamily& family) {
     if (!pattern.empty()) m.Fail(key, "written beside " + pattern + ": the pattern must be said once");
     pattern = key;
   }
-  if (m.Has("layer_types")) {
+  if (m.Has("layer_types") && family.known && !family.layer_types) {
+    for (const auto& t : ListOf(m, "layer_types")) {
+      if (!t.IsScalar() || t.Scalar() != "sliding_attention") {
+        m.Fail("layer_types", "this model_type windows every layer in transformers, which does not read this key; "
+                              "reading it would misread the model (remove the key, or write the model as a trainsim model YAML)");
+      }
+    }
+  } else if (m.Has("layer_types")) {
     pattern_key = "layer_types";
     const auto types = ListOf(m, "layer_types");
     if (static_cast<int>(types.size()) != s.layers) {
@@ -710,6 +746,9 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
   } else if (m.Has("head_dim")) {
     s.head_dim_override = AtMost(m, "head_dim", m.PositiveInt("head_dim"), kMaxHeadDim);
   } else if (family.head_dim_default > 0) {
+    // Gemma's and Qwen3's attention takes head_dim as given: null builds nothing in transformers
+    // (Llama's and Mistral's configs derive hidden / heads from null, as trainsim does).
+    if (m.Raw("head_dim").IsDefined()) m.Fail("head_dim", "null: this model_type's attention takes head_dim as written; give it, or leave the key out for the default");
     s.head_dim_override = family.head_dim_default;
   }
   // Multi-token prediction modules (DeepSeek-V3, GLM-4.5): trained beside the model, not counted in
@@ -770,6 +809,14 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
     }
   }
   CheckShape(m, s, {"num_attention_heads", "num_key_value_heads"});
+  // Dropout is a training setting, the scenario's (training.dropout); a file that trains with it
+  // hears so, rather than have its value dropped silently.
+  std::string dropout;
+  for (const char* key : {"attention_dropout", "hidden_dropout", "embd_pdrop", "resid_pdrop"}) {
+    const YAML::Node v = m.node()[key];
+    if (v.IsDefined() && !v.IsNull() && m.NonNegativeDouble(key) > 0) dropout += (dropout.empty() ? "" : ", ") + std::string(key) + " " + v.Scalar();
+  }
+  if (!dropout.empty()) s.left_out = "the file's " + dropout + " (dropout is the scenario's training.dropout, default its framework's)";
   CollectUnmodelledKeys(m, unmodelled);
   // Every key read, the family is still a fact of its own: what a model_type
   // implies without a key (Qwen3's and OLMo 2's QK norm, GPT-OSS's sinks and
@@ -816,7 +863,7 @@ ModelSpec ParseHfDecoder(YamlMap& m, const std::string& name, std::optional<bool
 // …ForConditionalGeneration) with its LM head. A classification or reward
 // head (…ForSequenceClassification: hidden x num_labels, not the vocabulary)
 // or a bare decoder (…Model) is another parameter count and another loss.
-void CheckArchitectures(YamlMap& m) {
+void CheckArchitectures(YamlMap& m, const std::string& model_type) {
   const YAML::Node list = m.Raw("architectures");
   if (!list.IsDefined() || list.IsNull()) return;
   if (!list.IsSequence()) m.Fail("architectures", "expected a list of class names");
@@ -830,6 +877,19 @@ void CheckArchitectures(YamlMap& m) {
                               "simulates pre-training and fine-tuning of one, and another head (a classifier's or reward "
                               "model's hidden x num_labels) or none would misread the model");
     }
+    // transformers builds model_type's model, so a class of another model (a Llama file naming
+    // Mamba or Qwen2) says the file is not the config it seems. Its class is model_type's name
+    // without underscores or "_text" (Qwen3MoeForCausalLM, Gemma3ForCausalLM), Kimi K2's DeepSeek-V3's.
+    if (!FamilyOf(model_type).known && model_type != "llama4" && model_type != "gemma3") continue;
+    std::string stem = model_type == "kimi_k2" ? "deepseek_v3" : model_type;
+    if (ends_with(stem, "_text")) stem.resize(stem.size() - 5);
+    std::erase(stem, '_');
+    std::string named = c.substr(0, c.find("For"));
+    std::transform(named.begin(), named.end(), named.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    if (named != stem) {
+      m.Fail("architectures", "'" + c + "' is not a class of model_type '" + model_type + "', which transformers builds "
+                              "whatever the class says: the file contradicts itself; make them agree");
+    }
   }
 }
 
@@ -842,7 +902,7 @@ ModelFile ParseHuggingFace(const YAML::Node& root, const std::string& file, cons
   if (!root["text_config"].IsDefined()) {
     YamlMap m(root, file);
     AllowKeysWithoutEffect(m);
-    CheckArchitectures(m);
+    CheckArchitectures(m, m.OptString("model_type").value_or(""));
     f.spec = ParseHfDecoder(m, name, std::nullopt, "", f.unmodelled_keys);
     return f;
   }
@@ -872,12 +932,13 @@ ModelFile ParseHuggingFace(const YAML::Node& root, const std::string& file, cons
   CollectUnmodelledKeys(outer, f.unmodelled_keys);
   YamlMap text(root["text_config"], file, "text_config");
   AllowKeysWithoutEffect(text);
-  CheckArchitectures(outer);
-  CheckArchitectures(text);
+  CheckArchitectures(outer, wrapper);
+  CheckArchitectures(text, holds->second);
   // transformers builds the text config the wrapper holds whether or not text_config names it.
   f.spec = ParseHfDecoder(text, name, tied, holds->second, f.unmodelled_keys);
   if (root["vision_config"].IsDefined()) {
-    f.spec.left_out = "the " + wrapper + " wrapper's vision tower (vision_config); its language model is simulated, trained on text";
+    f.spec.left_out = (f.spec.left_out.empty() ? "" : f.spec.left_out + "; ") + "the " + wrapper +
+                      " wrapper's vision tower (vision_config); its language model is simulated, trained on text";
   }
   return f;
 }

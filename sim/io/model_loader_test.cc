@@ -636,7 +636,13 @@ TEST(ModelSpecTest, KeysWithoutEffectAreStillWellFormed) {
                                                                                    {R"("rope_theta": "abc")", "rope_theta"},
                                                                                    {R"("max_position_embeddings": -1)", "max_position_embeddings"},
                                                                                    {R"("attention_dropout": 5)", "attention_dropout"},
-                                                                                   {R"("hidden_act": null)", "hidden_act"}}) {
+                                                                                   {R"("hidden_act": null)", "hidden_act"},
+                                                                                   {R"("rope_scaling": "llama3")", "rope_scaling"},
+                                                                                   {R"("rope_scaling": [1, 2])", "rope_scaling"},
+                                                                                   {R"("rope_scaling": {"rope_type": "frobnicate", "factor": 8.0})", "rope_scaling"},
+                                                                                   {R"("rope_parameters": {"full_attention": {"rope_type": "x"}})", "rope_parameters"},
+                                                                                   {R"("partial_rotary_factor": 2.0)", "partial_rotary_factor"},
+                                                                                   {R"("partial_rotary_factor": "0.75")", "partial_rotary_factor"}}) {
     auto m = LoadModelFile(WriteConfigJson("{" + body + ", " + extra + "}"));
     ASSERT_FALSE(m.ok()) << extra;
     EXPECT_EQ(m.error().kind, ErrorKind::kBadInput) << extra;
@@ -847,6 +853,18 @@ TEST(ModelSpecTest, ArchitecturesAndImpliedTextModel) {
       "sliding_window": 1024}})"));
   EXPECT_EQ(gemma.qk_norm, QkNorm::kRms);
   EXPECT_EQ(gemma.vocab, 262208);
+  // transformers builds model_type's model: a class of another says the file is not what it seems.
+  for (const char* other : {"MambaForCausalLM", "Qwen2ForCausalLM", "Llama4ForConditionalGeneration"}) {
+    auto mismatch = LoadModelFile(WriteConfigJson("{" + llama + R"(, "architectures": [")" + other + R"("]})"));
+    ASSERT_FALSE(mismatch.ok()) << other;
+    EXPECT_EQ(mismatch.error().key, "architectures") << mismatch.error().ToString();
+    EXPECT_NE(mismatch.error().message.find("is not a class of model_type 'llama'"), std::string::npos) << mismatch.error().ToString();
+  }
+  // Kimi K2 is DeepSeek-V3's class under its own model_type; a qwen3_moe's class has no underscore.
+  EXPECT_NE(LoadModelFile(WriteConfigJson(R"({"model_type": "kimi_k2", "architectures": ["DeepseekV3ForCausalLM"]})")).error().key,
+            "architectures");
+  EXPECT_NE(LoadModelFile(WriteConfigJson(R"({"model_type": "qwen3_moe", "architectures": ["Qwen3MoeForCausalLM"]})")).error().key,
+            "architectures");
   // Python's json writes Infinity and NaN; the error names the literal.
   auto inf = LoadModelFile(WriteConfigJson("{" + llama + ",\n\"time_step_limit\": [0.0, Infinity]}"));
   ASSERT_FALSE(inf.ok());
@@ -1013,6 +1031,52 @@ TEST(ModelSpecTest, PretrainedConfigDefaultsAndEveryUnreadKeyAtOnce) {
   ASSERT_NE(at, std::string::npos);
   std::ofstream(dir + "v3.json") << v3.erase(at, v3.find('\n', at) - at);
   EXPECT_EQ(LoadOk(dir + "v3.json").mla.q_lora_rank, 1536);
+}
+
+}  // namespace
+}  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// Mistral's attention windows every layer whatever a layer_types list says
+// (transformers only warns); Gemma 3's reads it.
+TEST(ModelSpecTest, LayerTypesOnlyWhereTheFamilyReadsThem) {
+  std::string types;
+  for (int i = 0; i < 4; ++i) types += std::string(types.empty() ? "" : ", ") + (i % 2 ? "\"full_attention\"" : "\"sliding_attention\"");
+  const std::string mistral = R"("model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000, "sliding_window": 4096)";
+  auto mixed = LoadModelFile(WriteConfigJson("{" + mistral + ", \"layer_types\": [" + types + "]}"));
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_EQ(mixed.error().key, "layer_types") << mixed.error().ToString();
+  // Every layer windowed is what Mistral builds.
+  const ModelSpec all = LoadOk(WriteConfigJson("{" + mistral +
+                                               R"(, "layer_types": ["sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention"]})"));
+  EXPECT_EQ(all.sliding_window, 4096);
+  EXPECT_EQ(all.sliding_window_every, 1);
+  const ModelSpec gemma = LoadOk(WriteConfigJson(R"({"model_type": "gemma2", "hidden_size": 2304, "intermediate_size": 9216,
+      "num_hidden_layers": 4, "vocab_size": 256000, "sliding_window": 4096, "layer_types": [)" + types + "]}"));
+  EXPECT_EQ(gemma.sliding_window_every, 2);
+}
+
+// Gemma's and Qwen3's attention take head_dim as written: null builds nothing
+// in transformers, where Llama's derives hidden / heads.
+TEST(ModelSpecTest, NullHeadDimIsAnErrorWhereTheFamilyHasADefault) {
+  auto qwen3 = LoadModelFile(WriteConfigJson(R"({"model_type": "qwen3", "hidden_size": 1024, "intermediate_size": 3072,
+      "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 8, "vocab_size": 151936, "head_dim": null})"));
+  ASSERT_FALSE(qwen3.ok());
+  EXPECT_EQ(qwen3.error().key, "head_dim") << qwen3.error().ToString();
+  const ModelSpec llama = LoadOk(WriteConfigJson(R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256, "head_dim": null})"));
+  EXPECT_EQ(llama.head_dim(), 128);
+}
+
+// A file's dropout is the scenario's to set: read, and said in the warning.
+TEST(ModelSpecTest, ConfigDropoutIsSaidNotDropped) {
+  const ModelSpec m = LoadOk(WriteConfigJson(R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256, "attention_dropout": 0.1})"));
+  EXPECT_NE(ModelFileWarning(m).find("attention_dropout 0.1"), std::string::npos) << ModelFileWarning(m);
+  EXPECT_NE(ModelFileWarning(m).find("training.dropout"), std::string::npos);
 }
 
 }  // namespace
