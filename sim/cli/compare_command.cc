@@ -122,12 +122,14 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
     mixed = mixed || r[i].run.cost_model != first;
     bases += (bases.empty() ? "" : ", ") + r[i].name + ": " + r[i].run.cost_model;
   }
+  std::vector<std::string> comparison_warnings;
   if (mixed) {
-    err << "trainsim compare: warning: the sides are priced on different cost models (" << bases
-        << "): their cost rows set a node-hour rental price against a purchase's write-off and energy; "
-           "cost.model the same on every side compares like with like\n";
+    comparison_warnings.push_back("the sides are priced on different cost models (" + bases +
+                                  "): their cost rows set a node-hour rental price against a purchase's write-off and energy; "
+                                  "cost.model the same on every side compares like with like");
   }
-  out << (a.Has("--json") ? ComparisonJson(r) : ComparisonTable(r));
+  for (const std::string& w : comparison_warnings) err << "trainsim compare: warning: " << w << "\n";
+  out << (a.Has("--json") ? ComparisonJson(r, comparison_warnings) : ComparisonTable(r));
   for (size_t i = 0; i < sides; ++i) if (!hosts[i].empty()) out << r[i].name << " waits for the host: " << hosts[i] << "\n";
   // How far to trust them: one line when every side has the same record,
   // else a line per record naming the sides that share it.

@@ -144,6 +144,14 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
   }
   PlanReport r = Plan(*s, opt);
   progress.Finish();
+  // Each candidate's result carries its scenario's warnings, as run's does.
+  const auto warn = [&](const PlanConfig& config, SimulationResult& result) {
+    Scenario x = *s;
+    ApplyConfig(x, config);
+    result.warnings = WarningsField(ScenarioWarnings(x));
+  };
+  for (PlanCandidate& c : r.candidates) warn(c.config, c.result);
+  if (r.baseline) warn(r.baseline->config, r.baseline->result);
   if (own_layout_rejection) {
     // The stand-in was a starting point, not the user's settings.
     r.baseline.reset();

@@ -35,7 +35,8 @@ const char* kSizeHelp =
     "track record of the answer's kind of prediction (as `trainsim run` prints it).\n"
     "  --tokens T             tokens to train (e.g. 2e12; default: the scenario's training.tokens)\n"
     "  --days D               deadline in days\n"
-    "  --nodes A..B | N,M,... node counts: a range tries A, B and every 2^k and 3x2^k between\n"
+    "  --nodes A..B | N,M,... node counts: a range tries A, B and every 2^k and 3x2^k between, and on a\n"
+    "                         rack-scale node (GB200 NVL72: 18 trays a rack) the whole racks between\n"
     "                         (default: the scenario's)\n"
     "  --nics K,L             NICs per node (default: the scenario's; a node profile that cannot take\n"
     "                         that many, e.g. a GB200 tray beside an 8-NIC XE9680, takes its own);\n"
@@ -248,11 +249,13 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
     for (const NodeProfile& p : searched) {
       if (p.nvlink_domain_nodes() <= 1) continue;
       const std::vector<int> racks = NodeCountsInRange(lo, hi, p.nvlink_domain_nodes());
-      opt.node_counts.insert(opt.node_counts.end(), racks.begin(), racks.end());
+      opt.whole_rack_counts.insert(opt.whole_rack_counts.end(), racks.begin(), racks.end());
     }
-    std::sort(opt.node_counts.begin(), opt.node_counts.end());
-    opt.node_counts.erase(std::unique(opt.node_counts.begin(), opt.node_counts.end()), opt.node_counts.end());
-    if (opt.node_counts.size() > 64) return bad("--nodes: " + std::to_string(opt.node_counts.size()) + " node counts; at most 64");
+    std::vector<int> all = opt.node_counts;
+    all.insert(all.end(), opt.whole_rack_counts.begin(), opt.whole_rack_counts.end());
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    if (all.size() > 64) return bad("--nodes: " + std::to_string(all.size()) + " node counts; at most 64");
   }
   for (int k : opt.nics) {
     std::string takes;
@@ -276,8 +279,10 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
       progress.Update(total > 0 ? double(done) / total : 1, text);
     };
   }
-  const SizeReport r = SizeCluster(*s, opt);
+  SizeReport r = SizeCluster(*s, opt);
   progress.Finish();
+  // Each answer's result carries its scenario's warnings, as run's does (a node's framework may lack the precision).
+  for (SizeCandidate& c : r.candidates) c.result.warnings = WarningsField(ScenarioWarnings(CandidateScenario(*s, opt, c)));
   out << (a.Has("--json") ? SizeToJson(r) : SizeToText(r));
   if (!a.Has("--json") && !r.candidates.empty()) {
     // How far to trust the answer: the record of its GPU, kind and, for a

@@ -1,6 +1,7 @@
 #include "sim/core/result.h"
 
 #include <cstdio>
+#include <string>
 
 namespace trainsim {
 
@@ -21,6 +22,14 @@ std::string ModelSizeText(const ModelSummary& m, bool spelled_out) {
     t += " (" + ParameterCountText(m.active_parameters) + (spelled_out ? " active per token)" : " active)");
   }
   return t;
+}
+
+std::string HotSparesCapitalText(const RunReport& run) {
+  if (run.hot_spares <= 0 || run.capital_usd <= 0) return "";
+  if (run.idle_rack_nodes <= 0) return " (not in the capital)";
+  if (run.idle_rack_nodes >= run.hot_spares) return " (idle nodes of its racks)";
+  return " (" + std::to_string(run.idle_rack_nodes) + " idle nodes of its racks, " + std::to_string(run.hot_spares - run.idle_rack_nodes) +
+         " not in the capital)";
 }
 
 }  // namespace trainsim

@@ -66,7 +66,15 @@ struct RunReport {
   std::string cost_model = "rental";  // which model priced the run: rental | ownership
   double capital_usd = 0;  // purchase price of the cluster (nodes, NICs, switches, links, storage); 0: no figures
   int hot_spares = 0;      // spare nodes that cover the nodes in repair at failures.spare_probability
+  // Nodes of the whole racks a rack-scale system is bought in (GB200 NVL72:
+  // 18 trays) that the job leaves idle: spares already in the capital.
+  int idle_rack_nodes = 0;
 };
+
+// Where a run's hot spares come from, for its summary: "" without spares or
+// capital, else " (not in the capital)", " (idle nodes of its racks)" or " (2
+// idle nodes of its racks, 2 not in the capital)".
+std::string HotSparesCapitalText(const RunReport& run);
 
 // One span of the simulated timeline, for --trace and the GUI Gantt chart.
 // A track is "stage N WHAT" (a pipeline stage's compute, comm, dp or cp

@@ -61,6 +61,7 @@ SimulationResult EveryFieldSet() {
   r.run.cost_model = "ownership";
   r.run.capital_usd = 4.2e6;
   r.run.hot_spares = 2;
+  r.run.idle_rack_nodes = 2;
   r.model.parameters = 6.738e9;
   r.model.active_parameters = 6.738e9;
   r.pipeline_layers = "8,8";

@@ -24,3 +24,23 @@ TEST(ResultTest, ModelSizeNamesTheActiveShareOnlyWhereItIsSmaller) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// A rack-scale run's spares come out of the racks it bought whole where they can.
+TEST(ResultTest, HotSparesSayWhereTheyComeFrom) {
+  RunReport run;
+  EXPECT_EQ(HotSparesCapitalText(run), "");
+  run.hot_spares = 3;
+  EXPECT_EQ(HotSparesCapitalText(run), "");  // no capital to be in or out of
+  run.capital_usd = 1e6;
+  EXPECT_EQ(HotSparesCapitalText(run), " (not in the capital)");
+  run.idle_rack_nodes = 2;
+  EXPECT_EQ(HotSparesCapitalText(run), " (2 idle nodes of its racks, 1 not in the capital)");
+  run.idle_rack_nodes = 3;
+  EXPECT_EQ(HotSparesCapitalText(run), " (idle nodes of its racks)");
+}
+
+}  // namespace
+}  // namespace trainsim

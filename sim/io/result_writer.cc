@@ -355,9 +355,12 @@ std::string ToSummary(const SimulationResult& r) {
     if (v("run.best_checkpoint_interval_s") > 0) {
       o << ", best checkpoint interval " << Duration(v("run.best_checkpoint_interval_s"))
         << (v("run.checkpoints") > 0 ? " (chosen " + Duration(v("run.chosen_checkpoint_interval_s")) + ")" : std::string(" (none chosen)"));
+    } else if (v("run.checkpoints") == 0) {
+      // Why the goodput can be tiny: nothing to restart from.
+      o << ", each restarting from step 0 (no checkpoint storage: cluster.storage)";
     }
     o << ", " << count("run.hot_spares") << " hot spare"
-      << (spares == 1 ? "" : "s") << (spares > 0 && v("run.capital_usd") > 0 ? " (not in the capital)" : "") << "\n";
+      << (spares == 1 ? "" : "s") << HotSparesCapitalText(r.run) << "\n";
   } else if (v("run.expected_failures") == 0 && v("run.time_to_train_s") > 0) {
     // A long run's goodput read as 100% is an assumption, not a finding: say which.
     o << "  failures             not modelled (failures.node_mtbf_hours): goodput " << Fmt("%.1f%%", 100 * v("run.goodput"))
@@ -372,7 +375,7 @@ std::string ToSummary(const SimulationResult& r) {
   const bool facility = FindResultField("run.facility_energy_kwh")->Present(r);  // > 0: finite
   o << "  energy, cost         "
     << (std::isfinite(v("run.energy_kwh"))
-            ? amount("", v("run.energy_kwh"), " kWh IT") +
+            ? amount("", v("run.energy_kwh"), " kWh IT at rated load") +
                   (facility ? " (" + amount("", v("run.facility_energy_kwh"), " kWh facility") + ")" : std::string()) + ", " +
                   amount("$", v("run.cost_usd"), "")
             : std::string("unbounded (the run never finishes)"));

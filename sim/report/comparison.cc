@@ -167,8 +167,8 @@ std::string ComparisonTable(const std::vector<SimulationResult>& results) {
   return o.str();
 }
 
-std::string ComparisonJson(const std::vector<SimulationResult>& results) {
-  if (results.size() == 2) return ComparisonJson(results[0], results[1]);
+std::string ComparisonJson(const std::vector<SimulationResult>& results, const std::vector<std::string>& comparison_warnings) {
+  if (results.size() == 2) return ComparisonJson(results[0], results[1], comparison_warnings);
   JsonWriter w;
   w.BeginObject().BeginArray("scenarios");
   for (const auto& r : results) w.Value(r.name);
@@ -176,6 +176,8 @@ std::string ComparisonJson(const std::vector<SimulationResult>& results) {
   for (const auto& r : results) w.Value(r.feasible());
   w.EndArray().BeginArray("errors");
   for (const auto& r : results) w.Value(r.error);
+  w.EndArray().BeginArray("warnings");
+  for (const auto& r : results) w.Value(r.warnings);
   w.EndArray().BeginArray("fields");
   for (const ResultField* f : DisplayFields()) {
     if (!f->compared) continue;
@@ -190,15 +192,18 @@ std::string ComparisonJson(const std::vector<SimulationResult>& results) {
   }
   w.EndArray().BeginArray("headlines");
   for (size_t i = 1; i < results.size(); ++i) w.Value(Headline(results[0], results[i]));
+  w.EndArray().BeginArray("comparison_warnings");
+  for (const std::string& x : comparison_warnings) w.Value(x);
   w.EndArray().EndObject();
   return w.str() + "\n";
 }
 
-std::string ComparisonJson(const SimulationResult& a, const SimulationResult& b) {
+std::string ComparisonJson(const SimulationResult& a, const SimulationResult& b, const std::vector<std::string>& comparison_warnings) {
   JsonWriter w;
   // Whether each side can run, and why not: a reader should not have to parse the headline.
   w.BeginObject().Field("a", a.name).Field("b", b.name);
   w.Field("a_feasible", a.feasible()).Field("a_error", a.error).Field("b_feasible", b.feasible()).Field("b_error", b.error);
+  w.Field("a_warnings", a.warnings).Field("b_warnings", b.warnings);
   w.BeginArray("fields");
   for (const auto& r : CompareResults(a, b)) {
     const ResultField& f = *FindResultField(r.field);
@@ -213,7 +218,9 @@ std::string ComparisonJson(const SimulationResult& a, const SimulationResult& b)
     }
     w.EndObject();
   }
-  w.EndArray().Field("headline", Headline(a, b)).EndObject();
+  w.EndArray().Field("headline", Headline(a, b)).BeginArray("comparison_warnings");
+  for (const std::string& x : comparison_warnings) w.Value(x);
+  w.EndArray().EndObject();
   return w.str() + "\n";
 }
 

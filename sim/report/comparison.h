@@ -36,7 +36,11 @@ std::vector<ComparisonRow> CompareResults(const SimulationResult& a, const Simul
 std::string Headline(const SimulationResult& baseline, const SimulationResult& other);
 
 std::string ComparisonTable(const SimulationResult& a, const SimulationResult& b);
-std::string ComparisonJson(const SimulationResult& a, const SimulationResult& b);
+// With each side's warnings (a_warnings, b_warnings: its result's, "" for
+// none) and those about the comparison itself (comparison_warnings: sides
+// priced on different cost models).
+std::string ComparisonJson(const SimulationResult& a, const SimulationResult& b,
+                           const std::vector<std::string>& comparison_warnings = {});
 
 // Three or more scenarios side by side, each against the first (the
 // baseline): a column of figures per scenario, then each later one's relative
@@ -44,8 +48,9 @@ std::string ComparisonJson(const SimulationResult& a, const SimulationResult& b)
 // two-scenario table and JSON above.
 // Precondition: results.size() >= 2.
 std::string ComparisonTable(const std::vector<SimulationResult>& results);
-// {"scenarios": [names], "fields": [{"field", "label", "values": [...],
-// "relative": [each later value against the first]}], "headlines": [...]}.
-std::string ComparisonJson(const std::vector<SimulationResult>& results);
+// {"scenarios": [names], "feasible", "errors" and "warnings": [one per
+// scenario], "fields": [{"field", "label", "values": [...], "relative": [each
+// later value against the first]}], "headlines": [...], "comparison_warnings"}.
+std::string ComparisonJson(const std::vector<SimulationResult>& results, const std::vector<std::string>& comparison_warnings = {});
 
 }  // namespace trainsim

@@ -162,5 +162,24 @@ TEST(ComparisonTest, ThreeScenariosEachAgainstTheFirst) {
   EXPECT_TRUE(step);
 }
 
+// A script reading compare --json gets what run --json gets: each side's
+// warnings, and those about the comparison.
+TEST(ComparisonTest, JsonCarriesEachSidesWarnings) {
+  SimulationResult a, b, c;
+  a.name = "a";
+  b.name = "b";
+  c.name = "c";
+  b.warnings = "framework x has no mxfp8 recipe";
+  const YAML::Node two = YAML::Load(ComparisonJson(a, b, {"priced apart"}));
+  EXPECT_EQ(two["a_warnings"].as<std::string>(), "");
+  EXPECT_EQ(two["b_warnings"].as<std::string>(), "framework x has no mxfp8 recipe");
+  ASSERT_EQ(two["comparison_warnings"].size(), 1u);
+  EXPECT_EQ(two["comparison_warnings"][0].as<std::string>(), "priced apart");
+  const YAML::Node three = YAML::Load(ComparisonJson({a, b, c}));
+  ASSERT_EQ(three["warnings"].size(), 3u);
+  EXPECT_EQ(three["warnings"][1].as<std::string>(), "framework x has no mxfp8 recipe");
+  EXPECT_EQ(three["comparison_warnings"].size(), 0u);
+}
+
 }  // namespace
 }  // namespace trainsim

@@ -72,8 +72,10 @@ double AmortizedUsd(double capital_usd, double years, double hours) {
 
 void ApplyCostModel(const Scenario& s, RunReport& run) {
   const double hours = run.time_to_train_s / 3600.0;
-  const double capital_usd = ClusterCapital(s).total_usd();
+  const CapitalCost capital = ClusterCapital(s);
+  const double capital_usd = capital.total_usd();
   run.capital_usd = ClusterCapitalPriced(s) ? capital_usd : 0;
+  run.idle_rack_nodes = capital.bought_nodes - s.nodes;
   if (s.cost.model == CostBasis::kOwnership) {
     run.cost_model = "ownership";
     const SiteProfile& site = s.cost.site;

@@ -201,7 +201,15 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
     const int k = base.node.nics_per_node;
     return std::vector<int>{p.TakesNics(k) ? k : p.nics_per_node};
   };
-  const std::vector<int> counts = unique(o.node_counts.empty() ? std::vector<int>{base.nodes} : o.node_counts);
+  const std::vector<int> asked_counts = o.node_counts.empty() ? std::vector<int>{base.nodes} : o.node_counts;
+  auto counts_of = [&](const NodeProfile& p) {
+    std::vector<int> its = asked_counts;
+    const int domain = p.nvlink_domain_nodes();
+    for (int n : o.whole_rack_counts) {
+      if (domain > 1 && n % domain == 0) its.push_back(n);
+    }
+    return unique(its);
+  };
   const std::vector<int> storages =
       o.storage_nodes.empty() || !base.storage ? std::vector<int>{base.storage ? base.storage_nodes : 0} : unique(o.storage_nodes);
   const double deadline_s = o.days * kDay_s;
@@ -215,8 +223,9 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
   std::vector<SizeCandidate> meeting;
   std::vector<SizeRejection> missing, cannot;
   int clusters_total = 0;
-  for (const NodeProfile& profile : profiles) clusters_total += int(nics_of(profile).size() * counts.size() * storages.size());
+  for (const NodeProfile& profile : profiles) clusters_total += int(nics_of(profile).size() * counts_of(profile).size() * storages.size());
   for (const NodeProfile& profile : profiles) {
+    const std::vector<int> counts = counts_of(profile);
     for (int k : nics_of(profile)) {
       for (int n : counts) {
        for (int st : storages) {
@@ -434,7 +443,15 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
       // them (8 GB200 trays against 4 DGX B200), else as many nodes.
       const int kk = std::find(its.begin(), its.end(), an) != its.end() ? an : its.front();
       const int same_gpus = a.cluster.gpus % p.gpus_per_node == 0 ? a.cluster.gpus / p.gpus_per_node : 0;
-      const int nn = std::find(counts.begin(), counts.end(), same_gpus) != counts.end() ? same_gpus : a.cluster.nodes;
+      // Else the count tried on it whose GPUs come nearest (216 GB200 trays, a rack count, are not tried on 8-GPU nodes).
+      const std::vector<int> its_counts = counts_of(p);
+      const auto tried = [&](int n) { return std::find(its_counts.begin(), its_counts.end(), n) != its_counts.end(); };
+      int nn = tried(same_gpus) ? same_gpus : a.cluster.nodes;
+      if (!tried(nn)) {
+        nn = *std::min_element(its_counts.begin(), its_counts.end(), [&](int x, int y) {
+          return std::abs(x * p.gpus_per_node - a.cluster.gpus) < std::abs(y * p.gpus_per_node - a.cluster.gpus);
+        });
+      }
       // Unequal GPU counts are said on both sides: the option is then more (or fewer) GPUs, not a swap.
       const int gpus = nn * p.gpus_per_node;
       const bool say_nodes = nn != a.cluster.nodes, say_gpus = gpus != a.cluster.gpus;
@@ -447,7 +464,7 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
             std::to_string(st) + " storage nodes instead of " + std::to_string(ast));
       }
     }
-    std::vector<int> sorted = counts;
+    std::vector<int> sorted = counts_of(*own);
     std::sort(sorted.begin(), sorted.end());
     auto pos = std::find(sorted.begin(), sorted.end(), a.cluster.nodes);
     if (pos != sorted.begin() && pos != sorted.end()) {
@@ -521,10 +538,10 @@ std::string SizeToText(const SizeReport& r) {
     o << "  time to train      " << Days(run.time_to_train_s) << " (" << Days(r.days * kDay_s - run.time_to_train_s)
       << " to spare), goodput " << Fmt("%.1f%%", 100 * run.goodput) << ", " << Fmt("%.3g", run.expected_failures)
       << " failures expected, " << run.hot_spares << " hot spare" << (run.hot_spares == 1 ? "" : "s")
-      << (run.hot_spares > 0 ? " (not in the capital)" : "") << "\n";
+      << HotSparesCapitalText(run) << "\n";
     o << "  cost               " << Usd(run.cost_usd) << " (" << run.cost_model << ")";
     if (run.capital_usd > 0) o << ", capital " << Usd(run.capital_usd);
-    o << ", energy " << (run.energy_kwh < 1e4 ? Fmt("%.0f kWh", run.energy_kwh) : Fmt("%.0f MWh", run.energy_kwh / 1000)) << "\n";
+    o << ", IT energy " << (run.energy_kwh < 1e4 ? Fmt("%.0f kWh", run.energy_kwh) : Fmt("%.0f MWh", run.energy_kwh / 1000)) << "\n";
     if (r.candidates.size() > 1) {
       o << (r.rechecked > 0 ? "runners-up (the re-checked first, then the analytical):\n" : "runners-up:\n");
       for (size_t i = 1; i < r.candidates.size() && i < 6; ++i) {
@@ -534,6 +551,17 @@ std::string SizeToText(const SizeReport& r) {
         o << "      " << Why(a, c, r.objective) << "\n";
       }
       if (r.candidates.size() > 6) o << "  ... and " << r.candidates.size() - 6 << " more (--json lists all)\n";
+    }
+    // Each node profile's best that meets the deadline, where neither the answer nor a runner-up above shows it.
+    std::vector<std::string> shown_nodes;
+    for (size_t i = 0; i < r.candidates.size(); ++i) {
+      const SizeCandidate& c = r.candidates[i];
+      if (std::find(shown_nodes.begin(), shown_nodes.end(), c.cluster.node) != shown_nodes.end()) continue;
+      shown_nodes.push_back(c.cluster.node);
+      if (i < 6) continue;
+      o << "best " << c.cluster.node << " that meets the deadline: #" << i + 1 << " " << ClusterName(c.cluster) << ", "
+        << Describe(c.config) << ", batch " << c.global_batch << ": " << Days(c.result.run.time_to_train_s) << ", "
+        << Usd(c.result.run.cost_usd) << (c.rechecked ? "" : " (analytical)") << "\n";
     }
     if (!r.options.empty()) {
       o << "what each option buys (against the answer):\n";

@@ -35,6 +35,9 @@ struct SizeOptions {
   double tokens = 0;  // to train
   double days = 0;    // deadline
   std::vector<int> node_counts;            // tried; empty: the scenario's
+  // Tried too on rack-scale profiles (an NVLink domain of several nodes, sold
+  // in whole racks), those that are whole racks of it; never on other nodes.
+  std::vector<int> whole_rack_counts;
   std::vector<int> nics;                   // NICs per node tried; empty: the scenario's, or a profile's own where it cannot take that many
   std::vector<NodeProfile> node_profiles;  // empty: the scenario's
   std::vector<int> storage_nodes;          // storage node counts tried (scenario with storage); empty: the scenario's

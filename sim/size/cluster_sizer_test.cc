@@ -313,3 +313,22 @@ TEST(ClusterSizerTest, JsonSettingsAreThePlansIncludingExpertParallelism) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// Whole racks of a rack-scale node (18 GB200 trays) are tried on it alone: on
+// 8-GPU nodes such counts force layouts no one would pick.
+TEST(ClusterSizerTest, WholeRackCountsAreTriedOnRackScaleNodesOnly) {
+  SizeOptions o = Question({2}, 1e6);
+  o.nics = {4, 8};
+  o.whole_rack_counts = {2, 18};
+  for (const char* name : {"xe9680-h100", "gb200-nvl72"}) o.node_profiles.push_back(LoadNodeProfile(YAML::Node(name), "--node", "--node"));
+  const SizeReport r = SizeCluster(Ref7b(), o);
+  EXPECT_EQ(r.clusters, 2 * 1 + 1 * 2);  // H100: 2 nodes at 4 and 8 NICs; GB200: 2 and 18 trays at 4
+  for (const SizeCandidate& c : r.candidates) EXPECT_FALSE(c.cluster.node == "xe9680-h100" && c.cluster.nodes == 18);
+  for (const SizeRejection& x : r.rejected) EXPECT_FALSE(x.cluster.node == "xe9680-h100" && x.cluster.nodes == 18);
+}
+
+}  // namespace
+}  // namespace trainsim
