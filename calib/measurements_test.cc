@@ -1,6 +1,7 @@
 #include "calib/measurements.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -227,6 +228,16 @@ TEST(Measurements, AtomicWriteReplacesAndLeavesNoTemporary) {
   for (const auto& e : std::filesystem::directory_iterator(dir)) files += e.is_regular_file();
   EXPECT_EQ(files, 1);
   EXPECT_NE(WriteFileAtomically(dir + "/no/such/dir/p.yaml", "x"), "");
+  // A device, pipe or folder is never replaced by the renamed file (as root, -o /dev/full once was).
+  const std::string fifo = dir + "/fifo.yaml";
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_NE(WriteFileAtomically(fifo, "x").find("is not a regular file"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::is_regular_file(fifo));
+  EXPECT_NE(NotAFileToWrite("/dev/null").find("is not a regular file"), std::string::npos);
+  EXPECT_NE(NotAFileToWrite(dir).find("is a directory"), std::string::npos);
+  EXPECT_EQ(NotAFileToWrite(path), "");
+  EXPECT_EQ(NotAFileToWrite(dir + "/absent.yaml"), "");
 }
 
 TEST(Measurements, DuplicateKeysAndEmptyFilesNameTheFile) {

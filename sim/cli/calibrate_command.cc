@@ -106,6 +106,8 @@ int HostTraceCalibration(const ParsedArgs& a, std::ostream& out, std::ostream& e
   const auto output = a.Value("--output");
   const auto base = a.Value("--framework");
   if (!output || !base) return bad("--host-trace needs --framework BASE and -o FRAMEWORK.yaml");
+  if (std::string e = calib::NotAFileToWrite(*output); !e.empty()) return bad(e);
+  if (a.Has("--name") && a.Value("--name")->find_first_not_of(" \t") == std::string::npos) return bad("--name: a profile needs a name");
   calib::HostLaunchCostOptions options;
   double idle_us = 1000;
   if (!ParsePositive(a.Value("--idle-gap-us"), idle_us)) return bad("--idle-gap-us: expected a positive number");
@@ -240,6 +242,10 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
     if (std::string e = missing_dir(*training_profile); !e.empty()) return bad("--training-profile: " + e);
   }
   if (std::string e = missing_dir(*output); !e.empty()) return bad("-o: " + e);
+  for (const std::string& file : {*output, training_profile.value_or("")}) {
+    if (std::string e = calib::NotAFileToWrite(file); !file.empty() && !e.empty()) return bad(e);
+  }
+  if (a.Has("--name") && a.Value("--name")->find_first_not_of(" \t") == std::string::npos) return bad("--name: a profile needs a name");
   double storage_mib = 64, storage_clients = 2, ranks = 2, min_ms = 50, tdp_w = 0;
   // A checkpoint shard's size is the point; more than 64 GiB per client only fills the disk.
   if (!ParsePositive(a.Value("--storage-mib"), storage_mib) || storage_mib > 65536) {

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +20,70 @@ namespace {
 
 constexpr double kGB = 1e9;
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// The largest number a hardware profile may hold in each unit its keys are
+// named in (the key's own, or the nearest enclosing key's: power_w.load,
+// peak_tflops.bf16): far past any hardware made, so that a slip (1e308, a
+// wrong unit) is bad input at its line, not a figure that overflows the
+// simulation (a step of 0 s, a DES that aborts). Longer suffixes first.
+struct UnitBound {
+  const char* suffix;
+  double max;
+};
+constexpr UnitBound kUnitBounds[] = {
+    {"_tb_per_s", 1e3},   // HBM: 8 TB/s on B200
+    {"_gb_per_s", 1e5},   // links and memories: NVLink 5 is 1,800 GB/s
+    {"_gbit_per_s", 1e6}, // NICs and switch ports: 800 Gb/s
+    {"_tflops", 1e5},     // dense tensor peaks: 15,000 TFLOP/s (nvfp4, B300)
+    {"_us_per_kernel", 1e6},
+    {"_hour_usd", 1e6},   // rental prices per hour, as cost.node_hour_usd
+    {"_usd", 1e9},        // purchase prices
+    {"_us", 1e6},         // latencies and kernel floors: at most a second
+    {"_ns", 1e6},
+    {"_ms", 1e4},
+    {"_w", 1e7},          // power: an NVL72 rack draws ~130 kW
+    {"_gib", 1e6},
+    {"_mib", 1e6},
+    {"_bytes", 1e3},      // bytes per element or parameter
+};
+constexpr double kUnitlessBound = 1e9;  // counts, ratios and factors
+
+// Fails at the first number of a profile document past its unit's bound
+// (kUnitBounds; kUnitlessBound for a key named in none).
+void CheckPlausibleNumbers(const YAML::Node& node, const std::string& file, const std::string& path, double bound) {
+  if (node.IsMap()) {
+    for (const auto& kv : node) {
+      if (!kv.first.IsScalar()) continue;
+      const std::string& key = kv.first.Scalar();
+      double own = bound;
+      for (const UnitBound& u : kUnitBounds) {
+        if (key.ends_with(u.suffix)) {
+          own = u.max;
+          break;
+        }
+      }
+      CheckPlausibleNumbers(kv.second, file, path.empty() ? key : path + "." + key, own);
+    }
+  } else if (node.IsSequence()) {
+    for (const auto& e : node) CheckPlausibleNumbers(e, file, path, bound);
+  } else if (node.IsScalar() && node.Tag() != "!") {
+    char* end = nullptr;
+    const double x = std::strtod(node.Scalar().c_str(), &end);
+    if (end != node.Scalar().c_str() && *end == '\0' && std::isfinite(x) && std::fabs(x) > bound) {
+      char most[32];
+      std::snprintf(most, sizeof most, "%g", bound);
+      YamlMap::FailAt(node, file, path, "implausibly large: " + node.Scalar() + " (at most " + most + " in its unit)");
+    }
+  }
+}
+
+// A profile file's document, its numbers checked against their units' bounds
+// (a framework profile's precision overrides, read from other files).
+YAML::Node LoadProfileYaml(const std::string& path) {
+  YAML::Node root = LoadYamlFile(path);
+  CheckPlausibleNumbers(root, path, "", kUnitlessBound);
+  return root;
+}
 
 // Finds the file a profile reference names; fails at the reference.
 std::string ResolveProfile(const YAML::Node& ref, const std::string& from_file, const std::string& key,
@@ -470,7 +535,7 @@ void BuildPrecisionVariants(FrameworkProfile& f, const std::string& path, const 
   for (const auto& o : f.precision_overrides) {
     const auto it = built.try_emplace(o.precision, f).first;  // the first entry for a precision starts from f
     auto doc = documents.find(o.file);
-    if (doc == documents.end()) doc = documents.emplace(o.file, LoadYamlFile(o.file)).first;
+    if (doc == documents.end()) doc = documents.emplace(o.file, LoadProfileYaml(o.file)).first;
     YamlMap entries(doc->second["by_precision"], o.file, "by_precision");
     YamlMap entry = entries.Map(o.precision);
     ReadRecipeKeys(entry, it->second, /*derived=*/true, o.file);
@@ -604,7 +669,11 @@ template <class T>
 T LoadProfile(const YAML::Node& ref, const std::string& from, const std::string& key, const char* kind,
               T (*parse)(const std::string&)) {
   static ParsedFileCache<T> cache;
-  return cache.Get(ResolveProfile(ref, from, key, kind), parse);
+  return cache.Get(ResolveProfile(ref, from, key, kind), [parse](const std::string& path) {
+    T profile = parse(path);  // its own checks first: they name the unit a number is off by (memory_gib in bytes)
+    CheckPlausibleNumbers(LoadYamlFile(path), path, "", kUnitlessBound);
+    return profile;
+  });
 }
 
 }  // namespace

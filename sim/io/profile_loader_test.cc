@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <regex>
 #include <unistd.h>
 
@@ -102,6 +103,46 @@ TEST(HardwareProfileTest, ImplausibleSiteFiguresAreBadInput) {
     }
   }
   std::filesystem::remove(path);
+}
+
+// A number past anything its unit measures (1e308 once gave a DES step of
+// 0 s, or an abort) is bad input at its line, in every kind of profile.
+TEST(HardwareProfileTest, NumbersPastTheirUnitsBoundAreBadInput) {
+  struct Case {
+    const char* profile;  // under hardware-profiles/
+    const char* line;     // the line's start, replaced
+    const char* key;
+    std::function<void(const std::string&)> load;
+  };
+  const std::vector<Case> cases = {
+      {"gpus/h100-sxm-80g.yaml", "  bf16: 989", "peak_tflops.bf16",
+       [](const std::string& p) { (void)LoadGpuProfile(YAML::Node(p), "", "gpu"); }},
+      {"fabrics/ndr-rail-optimized.yaml", "spine_oversubscription: 1.0", "spine_oversubscription",
+       [](const std::string& p) { (void)LoadFabricProfile(YAML::Node(p), "", "fabric"); }},
+      {"nodes/xe9680-h100.yaml", "  latency_us: 13", "intra_node.latency_us",
+       [](const std::string& p) { (void)LoadNodeProfile(YAML::Node(p), "", "node"); }},
+      {"nodes/xe9680-h100.yaml", "  load: 10200", "power_w.load",
+       [](const std::string& p) { (void)LoadNodeProfile(YAML::Node(p), "", "node"); }},
+  };
+  for (const Case& c : cases) {
+    std::ifstream in(DataDir() + "/hardware-profiles/" + c.profile);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t at = text.find(std::string("\n") + c.line);
+    ASSERT_NE(at, std::string::npos) << c.profile << ": " << c.line;
+    const std::string value = std::string(c.line).substr(0, std::string(c.line).find(':') + 1) + " 1e308";
+    text.replace(at + 1, std::string(c.line).size(), value);
+    const std::string path = ::testing::TempDir() + "bound-" + std::to_string(::getpid()) + ".yaml";
+    std::ofstream(path) << text;
+    try {
+      c.load(path);
+      ADD_FAILURE() << c.key << " 1e308 loaded";
+    } catch (const InputException& e) {
+      EXPECT_EQ(e.error().key, c.key) << e.error().ToString();
+      EXPECT_NE(e.error().message.find("implausibly large: 1e308"), std::string::npos) << e.error().ToString();
+      EXPECT_GT(e.error().line, 0);
+    }
+    std::filesystem::remove(path);
+  }
 }
 
 TEST(HardwareProfileTest, DesignBriefProfilesExist) {

@@ -5,6 +5,7 @@
 #define BOOST_BIND_GLOBAL_PLACEHOLDERS
 #include <boost/property_tree/json_parser.hpp>
 #include <boost/property_tree/ptree.hpp>
+#include <yaml-cpp/eventhandler.h>
 
 #include <stdexcept>
 
@@ -326,6 +327,8 @@ double YamlMap::NumberOf(const YAML::Node& n, std::string_view key) const {
     size_t used = 0;
     v = std::stod(s, &used);
     if (used != s.size()) throw std::invalid_argument(s);
+  } catch (const std::out_of_range&) {
+    Fail(key, "'" + s + "' is out of a double's range (beyond 1.8e308, or nearer 0 than 2.2e-308)");
   } catch (const std::exception&) {
     Fail(key, "expected a number, got '" + s + "'");
   }
@@ -511,19 +514,61 @@ void CheckDuplicateKeys(const YAML::Node& node, const std::string& file, const s
   WalkDuplicates(node, file, prefix, seen, 0);
 }
 
+namespace {
+
+// Where each document of a YAML stream starts and whether it holds anything:
+// the parser's events, without building the nodes.
+class DocumentScan : public YAML::EventHandler {
+ public:
+  struct Document {
+    YAML::Mark start;
+    int content_line = 0;  // 1-based line of its first value that is not null; 0: none
+  };
+  std::vector<Document> documents;
+
+  void OnDocumentStart(const YAML::Mark& mark) override { documents.push_back({mark, 0}); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { Content(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string&) override { Content(mark); }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { Content(mark); }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { Content(mark); }
+  void OnMapEnd() override {}
+
+ private:
+  void Content(const YAML::Mark& mark) {
+    if (!documents.empty() && documents.back().content_line == 0) documents.back().content_line = mark.line + 1;
+  }
+};
+
+}  // namespace
+
 YAML::Node ParseYamlText(const std::string& text, const std::string& file) {
   YAML::Node root;
   try {
     // A second document (after "---") would be dropped without a word: what
-    // its writer meant to change would not be simulated.
-    std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    for (size_t i = 1; i < documents.size(); ++i) {
-      if (documents[i].IsDefined() && !documents[i].IsNull()) {
-        throw InputException(InputError{file, LineOf(documents[i]), "",
+    // its writer meant to change would not be simulated. The documents are
+    // scanned one at a time rather than by YAML::LoadAll, which loops without
+    // end, a document per pass, on a stream the parser cannot get past (a
+    // top-level ',': yaml-cpp 0.7, jbeder/yaml-cpp#1040): a document that
+    // starts where the one before it did is that.
+    std::istringstream stream(text);
+    YAML::Parser parser(stream);
+    DocumentScan scan;
+    while (parser.HandleNextDocument(scan)) {
+      const auto& d = scan.documents;
+      if (d.size() >= 2 && d[d.size() - 1].start.pos == d[d.size() - 2].start.pos) {
+        throw InputException(InputError{file, d.back().start.line + 1, "",
+                                        "malformed YAML: the parser cannot read on from here (a ',' or other flow indicator "
+                                        "outside a [list] or {mapping}?)"});
+      }
+      if (d.size() >= 2 && d.back().content_line > 0) {
+        throw InputException(InputError{file, d.back().content_line, "",
                                         "a second YAML document (after '---'): a scenario or profile is one document"});
       }
     }
-    if (!documents.empty()) root = documents.front();
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputException(MalformedYaml(e, file));
   }

@@ -157,6 +157,12 @@ TEST_F(InputFileTest, SecondDocumentsFoldersAndDeepJsonAreBadInput) {
   const std::string two = Write("two.yaml", std::string(kScenario) + "---\nname: edited\n");
   EXPECT_EQ(LoadError(two), two + ":14: a second YAML document (after '---'): a scenario or profile is one document");
   EXPECT_EQ(LoadError(Write("trailing.yaml", std::string(kScenario) + "---\n")), "(loaded)");
+  // yaml-cpp's LoadAll never ends on a top-level ',' (a document per pass, all the memory there is).
+  for (const std::string& text : {std::string(","), std::string("# c\n, a\n")}) {
+    const std::string comma = Write("comma.yaml", text);
+    EXPECT_NE(LoadError(comma).find(comma + ":" + (text == "," ? "1" : "2") + ": malformed YAML: the parser cannot read on"), std::string::npos)
+        << LoadError(comma);
+  }
   const std::string folder = Write("folder.yaml", Replace(kScenario, "model: llama2-70b", "model: {file: " + dir_.string() + "}"));
   EXPECT_EQ(LoadError(folder), folder + ":6: model.file: model file '" + dir_.string() + "' is a directory, not a file");
   const std::string device = Write("device.yaml", Replace(kScenario, "node: xe9680-h100", "node: /dev/null"));

@@ -35,6 +35,13 @@ void RefuseNonFiniteFigures(SimulationResult& r) {
     r.error_kind = ErrorKind::kInternal;
     return;
   }
+  // A step takes time: 0 s is a simulation that did not finish one (a DES
+  // whose actors all wait), never a figure to print with exit status 0.
+  if (r.error.empty() && !(r.step_time_s > 0)) {
+    r.error = "the " + r.fidelity + " simulation finished no step (step_time_s = " + std::to_string(r.step_time_s) +
+              "): a trainsim bug; please report the scenario";
+    r.error_kind = ErrorKind::kInternal;
+  }
 }
 
 }  // namespace

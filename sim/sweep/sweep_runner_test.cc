@@ -621,7 +621,7 @@ TEST(SweepIntegrityTest, ResumeRefusesRowsOfAnEditedModelOrProfileFile) {
   std::ofstream(dir.File("model2.yaml")) << "layers: 16\nhidden: 4096\nffn_hidden: 11008\nheads: 32\nvocab: 32000\n";
   fs::copy_file(fs::path(TRAINSIM_SOURCE_DIR) / "hardware-profiles/nodes/xe9680-h100.yaml", dir.File("node.yaml"));
   std::ofstream(dir.File("base.yaml")) << "name: files\ncluster:\n  node: " << dir.File("node.yaml")
-                                       << "\n  nodes: 1\n  fabric: ndr-rail-optimized\nmodel: model.yaml\n"
+                                       << "\n  nodes: 1\n  fabric: ndr-rail-optimized\nmodel: model.yaml\nparallelism:\n  tensor: 1\n"
                                           "training:\n  seq_len: 4096\n  global_batch: 64\n  steps: 10\n";
   std::ofstream(dir.File("sweep.yaml")) << "base: base.yaml\naxes:\n  parallelism.tensor: [1, 2, 4, 8]\n";
   std::ofstream(dir.File("axis.yaml")) << "base: base.yaml\naxes:\n  model: [" << dir.File("model.yaml") << ", "

@@ -395,6 +395,10 @@ void ParseRange(const YAML::Node& n, const std::string& file, const std::string&
     if (factor <= 1) m.Fail("factor", "must be above 1");
     if (from <= 0) m.Fail("from", "a geometric range must start above 0");
     if (to < from) m.Fail("to", "must not be below from");
+    const double count = std::floor((std::log(to) - std::log(from)) / std::log(factor) + 1e-9) + 1;
+    if (count > double(kMaxAxisValues)) {
+      m.Fail("factor", "the range has " + FormatNumber(count, true) + " values, more than an axis takes (" + FormatNumber(double(kMaxAxisValues), true) + ")");
+    }
     for (double v = from; v <= to * (1 + 1e-12); v *= factor) vals.push_back(v);
   }
   for (double v : vals) {
@@ -569,6 +573,7 @@ SweepSpec Parse(const std::string& text, const std::string& file) {
     spec.base_text = ReadInputFile(*path);  // errors name the base file
     const YAML::Node b = ParseYamlText(spec.base_text, *path);
     if (!b.IsMap()) FailAt(*path, LineOf(b), "", "a scenario must be a mapping of keys");
+    if (b["axes"].IsDefined()) YamlMap::FailAt(base, file, "base", "'" + base.Scalar() + "' is a sweep file (it has axes), not a scenario");
   } else if (base.IsMap()) {
     spec.base_file = file;
     spec.base_text = text;
@@ -772,7 +777,7 @@ void CheckAxisValues(SweepSpec& spec) {
   if (auto base = ParseScenario(LoadBaseNode(spec), spec.base_file); base.ok()) {
     CollectWarning(*base, spec);
   } else if (const InputError& e = base.error();
-             e.file == spec.base_file && (e.message.rfind("unknown key", 0) == 0 || e.message.rfind("missing required key", 0) == 0 ||
+             e.file == spec.base_file && (e.message.rfind("unknown key", 0) == 0 || e.message.rfind("missing required", 0) == 0 ||
                                           IsValueError(e.message))) {
     // A misspelt, missing or wrong key of the base (an unknown node, a
     // negative step count), unless an axis sets it, a key above it or one

@@ -117,6 +117,10 @@ TEST(SweepSpecTest, BadFilesGiveOneLineErrors) {
   // One axis takes at most 100,000 values, as a range or as a list (each holds its parsed override).
   EXPECT_EQ(Error(ParseText("axes:\n  training.steps: {from: 1, to: 100001, step: 1}\n")),
             "sw.yaml:15: training.steps.step: the range has 100001 values, more than an axis takes (100000)");
+  // A geometric range too: counted before a value is made (a factor of 1.0000000001 once took all the memory).
+  EXPECT_EQ(Error(ParseText("axes:\n  failures.node_mtbf_hours: {from: 1e-300, to: 1e300, factor: 1.0000000001}\n")).rfind(
+                "sw.yaml:15: failures.node_mtbf_hours.factor: the range has ", 0),
+            0u);
   std::string long_list = "axes:\n  training.steps: [1";
   for (int i = 2; i <= 100001; ++i) long_list += "," + std::to_string(i);
   EXPECT_EQ(Error(ParseText(long_list + "]\n")), "sw.yaml:15: training.steps: a list of 100001 values, more than an axis takes (100000)");
@@ -225,6 +229,15 @@ TEST(SweepSpecTest, BaseWithoutModelNamesTheBaseFile) {
   // And in the sweep file itself.
   std::ofstream(dir / "s.yaml", std::ios::app) << "axes:\n  cluster.nodes: [1]\n";
   EXPECT_EQ(Error(LoadSweepSpec((dir / "s.yaml").string())), (dir / "s.yaml").string() + ":4: axes: duplicate key (first at line 2)");
+  // A sweep file named as the base is the sweep's error, at its base key.
+  std::ofstream(dir / "s3.yaml") << "base: s2.yaml\naxes:\n  cluster.nodes: [1, 2]\n";
+  EXPECT_EQ(Error(LoadSweepSpec((dir / "s3.yaml").string())),
+            (dir / "s3.yaml").string() + ":1: base: 's2.yaml' is a sweep file (it has axes), not a scenario");
+  // A base without a section no axis sets: the base's error, once.
+  std::ofstream(dir / "nocluster.yaml") << "name: t\nmodel: llama2-7b\ntraining:\n  seq_len: 4096\n  global_batch: 128\n";
+  std::ofstream(dir / "s4.yaml") << "base: nocluster.yaml\naxes:\n  training.steps: [1, 2]\n";
+  EXPECT_EQ(Error(LoadSweepSpec((dir / "s4.yaml").string())).rfind((dir / "nocluster.yaml").string() + ":1: cluster: missing required", 0), 0u)
+      << Error(LoadSweepSpec((dir / "s4.yaml").string()));
   fs::remove_all(dir);
 }
 

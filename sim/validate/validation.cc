@@ -190,7 +190,9 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
       vc.source = cm.OptString("source").value_or("");
       const std::string note = cm.OptString("note").value_or("");
       YamlMap meas = cm.Map("measured");
-      vc.measured_step_time_s = meas.PositiveDouble("step_time_s");
+      // A published training step takes from milliseconds to hours; a figure outside that is a unit or typing slip.
+      vc.measured_step_time_s = meas.BoundedDouble("step_time_s", std::nullopt, [](double x) { return x >= 1e-3 && x <= 1e5; },
+                                                   "a measured step time from 1 ms to 1e5 s (a unit or typing slip?)");
       const double tokens_per_s_per_gpu = meas.Has("tokens_per_s_per_gpu") ? meas.PositiveDouble("tokens_per_s_per_gpu") : 0.0;
       vc.measured_range = RangeOverReleases(vc.measured_step_time_s, tokens_per_s_per_gpu, OtherReleasesInNote(note));
       // What the source published beside the step time, and how it was derived: read by people.
