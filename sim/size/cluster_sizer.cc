@@ -263,7 +263,7 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
             s.training.tokens = o.tokens;
             PlanOptions po;
             po.objective = o.objective == SizeObjective::kCost ? PlanObjective::kCost : PlanObjective::kTime;
-            po.top_k = 1;
+            po.top_k = std::max(1, o.recheck_fidelity == Fidelity::kAnalytical ? 1 : o.layouts_rechecked);
             po.recheck_fidelity = Fidelity::kAnalytical;
             // Micro batches past 4 seldom win where a step's batch spreads over a cluster's worth of
             // replicas, and each doubling adds a search per cluster; context parallelism is searched
@@ -282,6 +282,7 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
             c.steps = int(steps);
             c.analytical = pr.candidates[0].result;
             c.result = c.analytical;
+            c.other_layouts.assign(pr.candidates.begin() + 1, pr.candidates.end());
             c.meets_deadline = c.result.run.time_to_train_s <= deadline_s;
             c.objective = ObjectiveOf(c.result, o.objective);
             const bool better = !out.best || (c.meets_deadline && !out.best->meets_deadline) ||
@@ -343,6 +344,17 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
         if (c.meets_deadline) best_rechecked = std::min(best_rechecked, c.objective);
         continue;
       }
+      // Its next best layouts too: the best re-checked one is the cluster's.
+      for (const PlanCandidate& other : c.other_layouts) {
+        SizeCandidate alt = c;
+        alt.config = other.config;
+        SimulationResult ra = RecheckWholeRun(CandidateScenario(base, o, alt), o.recheck_fidelity);
+        if (!ra.error.empty() || (r.error.empty() && ObjectiveOf(ra, o.objective) >= ObjectiveOf(r, o.objective))) continue;
+        c.config = other.config;
+        c.analytical = other.result;
+        r = std::move(ra);
+      }
+      c.other_layouts.clear();
       c.rechecked = true;
       rechecked_results[key_of(c.cluster)] = r;
       if (!r.error.empty()) {

@@ -48,6 +48,10 @@ struct SizeOptions {
   int batch_max = 0;
   SizeObjective objective = SizeObjective::kCost;
   int recheck_top = 3;  // re-simulated at recheck_fidelity
+  // Of each re-checked cluster, its best layouts by the closed form that are
+  // re-checked too, the best re-checked kept (as `plan` re-checks its top
+  // few): the DES may reorder layouts a few percent apart.
+  int layouts_rechecked = 3;
   Fidelity recheck_fidelity = Fidelity::kDes;
   // Told how far the sizer is, for progress and ETAs; may be empty. Phases:
   // "sizing" (clusters planned of those tried; `what` names the cluster), then
@@ -70,6 +74,9 @@ struct SizeCandidate {
   int steps = 0;
   SimulationResult analytical;  // what ranked it
   SimulationResult result;      // re-checked (the analytical result outside the top few)
+  // Its cluster's next best layouts at its batch by the closed form
+  // (SizeOptions::layouts_rechecked - 1), re-checked beside `config`.
+  std::vector<PlanCandidate> other_layouts;
   bool rechecked = false;
   std::string recheck_refused;  // why the DES declined to re-check it (then `result` is analytical)
   bool meets_deadline = false;
