@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <sstream>
 #include <tuple>
 
@@ -51,6 +52,19 @@ std::string ClusterName(const SizedCluster& c) {
   std::string o = std::to_string(c.nodes) + " x " + c.node + ", " + std::to_string(c.nics_per_node) + " NICs";
   if (c.storage_nodes > 0) o += ", " + std::to_string(c.storage_nodes) + (c.storage_nodes == 1 ? " storage node" : " storage nodes");
   return o;
+}
+
+// Why a cluster may run slower than a smaller one: its GPUs and the fixed
+// global batch share little, so data parallelism divides the batch and model
+// parallelism must take the rest, past a node (216 trays of 4 GPUs under a
+// batch of 1024: DP at most 32, model parallel 27 or more). "" otherwise.
+std::string BatchBoundHint(int gpus, int global_batch, int gpus_per_node) {
+  const int shared = std::gcd(gpus, global_batch);
+  const int model_parallel = gpus / shared;
+  if (model_parallel <= gpus_per_node) return "";
+  return "; the global batch " + std::to_string(global_batch) + " and its " + std::to_string(gpus) + " GPUs share a factor of " +
+         std::to_string(shared) + " only, so model parallelism takes " + std::to_string(model_parallel) +
+         " or more (--batch LO..HI lets the batch fit the cluster)";
 }
 
 double ObjectiveOf(const SimulationResult& r, SizeObjective o) {
@@ -301,7 +315,8 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
           missing.push_back({out.cluster,
                              "takes " + Days(t) + ": misses the deadline by " + Days(t - deadline_s) +
                                  (t < 100 * deadline_s ? " (" + Fmt("%.0f%%", 100 * (t / deadline_s - 1)) + ")"
-                                                       : " (" + Fmt("%.3gx", t / deadline_s) + " the deadline)"),
+                                                       : " (" + Fmt("%.3gx", t / deadline_s) + " the deadline)") +
+                                 (batch_range ? "" : BatchBoundHint(out.cluster.gpus, out.best->global_batch, profile.gpus_per_node)),
                              (t - deadline_s) / kDay_s});
         }
         outcomes[{profile.name, k, n, st}] = std::move(out);

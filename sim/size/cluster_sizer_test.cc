@@ -332,3 +332,27 @@ TEST(ClusterSizerTest, WholeRackCountsAreTriedOnRackScaleNodesOnly) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// A cluster whose GPUs share little with the fixed global batch is slow for
+// that reason, and its rejection says so (9 nodes, 72 GPUs, under a batch of
+// 64: data parallelism at most 8, model parallelism 9 or more).
+TEST(ClusterSizerTest, AClusterTheBatchDoesNotFitSaysWhy) {
+  SizeOptions o = Question({8, 9}, 1e-6);
+  o.nics = {8};
+  const SizeReport r = SizeCluster(Ref7b({"training.global_batch=64"}), o);
+  bool nine = false;
+  for (const SizeRejection& x : r.rejected) {
+    if (x.cluster.nodes == 9 && x.misses_by_days > 0) {
+      nine = true;
+      EXPECT_NE(x.reason.find("share a factor of 8 only, so model parallelism takes 9 or more (--batch LO..HI"), std::string::npos) << x.reason;
+    }
+    if (x.cluster.nodes == 8) EXPECT_EQ(x.reason.find("share a factor"), std::string::npos) << x.reason;
+  }
+  EXPECT_TRUE(nine) << SizeToText(r);
+}
+
+}  // namespace
+}  // namespace trainsim
