@@ -134,6 +134,9 @@ struct SimulationResult {
   // "<node>'s default".
   std::string framework;
   std::string framework_rule;
+  // The training precision (bf16, fp8, mxfp8, ...): its dense peak is what
+  // mfu is measured against.
+  std::string precision;
   // Rack-scale systems: how the ranks fill the NVLink domains and which
   // groups cross them (Scenario::nvlink_domains_text); empty elsewhere.
   std::string nvlink_domains;

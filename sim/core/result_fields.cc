@@ -44,6 +44,8 @@ const std::vector<ResultField>& ResultFields() {
        .lower_is_better = false, .get = [](R r) { return r.model_tflops_per_gpu; }},
       {.key = "mfu", .label = "MFU", .quantity = Q::kFraction, .lower_is_better = false, .compared = true,
        .get = [](R r) { return r.mfu; }},
+      {.key = "precision", .label = "Precision (MFU's peak)", .quantity = Q::kText, .kept_when_infeasible = true,
+       .present = [](R r) { return !r.precision.empty(); }, .text = [](R r) { return r.precision; }},
       {.key = "breakdown_s.compute", .label = "compute", .quantity = Q::kSeconds, .compared = true,
        .part_of = "step_time_s", .get = [](R r) { return r.breakdown.compute_s; }},
       {.key = "breakdown_s.exposed_communication", .label = "exposed communication", .quantity = Q::kSeconds,

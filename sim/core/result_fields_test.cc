@@ -37,6 +37,7 @@ SimulationResult EveryFieldSet() {
   r.slowest_stage = 3;
   r.framework = "megatron-core-2024";
   r.framework_rule = "given";
+  r.precision = "fp8";
   r.memory.offloaded_activations_gib = 30.5;
   r.memory.capacity_gib = 74.5;
   r.memory.reason = "activations need 40.5 GiB";

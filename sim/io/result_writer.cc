@@ -320,7 +320,8 @@ std::string ToSummary(const SimulationResult& r) {
     o << "  micro batch          " << count("pipeline.micro_batch") << " (" << t("pipeline.micro_batch_rule") << ")\n";
   }
   o << "  throughput           " << Fmt("%.0f tokens/s/GPU", v("tokens_per_s_per_gpu")) << ", "
-    << Fmt("%.1f model TFLOP/s/GPU", v("model_tflops_per_gpu")) << ", MFU " << Fmt("%.1f%%", 100 * v("mfu")) << "\n";
+    << Fmt("%.1f model TFLOP/s/GPU", v("model_tflops_per_gpu")) << ", MFU " << Fmt("%.1f%%", 100 * v("mfu"))
+    << (FindResultField("precision")->Present(r) ? " of the " + t("precision") + " peak" : std::string()) << "\n";
   // The peak is the four parts on the next line; the reserved memory is
   // already off the usable capacity it is measured against.
   o << "  memory per GPU       " << Fmt("%.1f GiB", v("memory.peak_gib_per_gpu")) << " of "

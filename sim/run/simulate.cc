@@ -68,6 +68,7 @@ SimulationResult Simulate(const Scenario& s, const SimulateOptions& options, con
   r.parallelism = s.parallelism_text();
   r.slowest_stage = s.parallelism.pipeline > 1 ? costs.slowest_rank : -1;
   r.framework = s.framework.name;
+  r.precision = ToString(s.training.precision);
   r.framework_rule = s.framework_given ? "given" : s.node.name + "'s default";
   // The memory check comes first: a configuration that cannot run is not
   // worth a DES (whose work grows with what does not fit), so it gets the
