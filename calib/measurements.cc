@@ -355,14 +355,6 @@ Expected<Measurements> LoadMeasurements(const std::string& path) {
   }
 }
 
-std::string NotAFileToWrite(const std::string& path) {
-  std::error_code ec;
-  const std::filesystem::file_status st = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(st) || std::filesystem::is_regular_file(st)) return "";
-  return "'" + path + "' is " + (std::filesystem::is_directory(st) ? "a directory" : "not a regular file (a device, pipe or socket)") +
-         ": a profile is written to a file";
-}
-
 std::string WriteFileAtomically(const std::string& path, const std::string& text) {
   if (std::string e = NotAFileToWrite(path); !e.empty()) return e;
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());

@@ -131,10 +131,7 @@ Expected<Measurements> LoadMeasurements(const std::string& path);
 
 // Writes `text` to `path` atomically: a temporary file beside it, flushed, then
 // renamed over it. Returns "" or a one-line error, among them
-// NotAFileToWrite's (never a device or pipe replaced by a file).
+// NotAFileToWrite's (sim/io/data_paths.h: never a device or pipe replaced by a file).
 std::string WriteFileAtomically(const std::string& path, const std::string& text);
-// Why `path` cannot take a file written over it (it is a directory, device,
-// pipe or socket); "" where it is a regular file or absent.
-std::string NotAFileToWrite(const std::string& path);
 
 }  // namespace trainsim::calib

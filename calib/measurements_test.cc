@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "sim/io/data_paths.h"
+
 namespace trainsim::calib {
 namespace {
 
@@ -232,9 +234,11 @@ TEST(Measurements, AtomicWriteReplacesAndLeavesNoTemporary) {
   const std::string fifo = dir + "/fifo.yaml";
   std::filesystem::remove(fifo);
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  EXPECT_NE(WriteFileAtomically(fifo, "x").find("is not a regular file"), std::string::npos);
+  EXPECT_NE(WriteFileAtomically(fifo, "x").find("not a regular file"), std::string::npos);
   EXPECT_FALSE(std::filesystem::is_regular_file(fifo));
-  EXPECT_NE(NotAFileToWrite("/dev/null").find("is not a regular file"), std::string::npos);
+  EXPECT_NE(NotAFileToWrite("/dev/null").find("is not a regular file (a device)"), std::string::npos);
+  EXPECT_EQ(NotAFileToWrite("/dev/null", OutputWrite::kInPlace), "");  // a device written in place takes the bytes
+  EXPECT_NE(NotAFileToWrite(fifo, OutputWrite::kInPlace).find("is a pipe or socket"), std::string::npos);
   EXPECT_NE(NotAFileToWrite(dir).find("is a directory"), std::string::npos);
   EXPECT_EQ(NotAFileToWrite(path), "");
   EXPECT_EQ(NotAFileToWrite(dir + "/absent.yaml"), "");

@@ -5,6 +5,8 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <chrono>
 #include <cmath>
@@ -18,9 +20,11 @@
 #include "calib/cpu_backend.h"
 #include "calib/fit.h"
 #include "calib/host_launch_trace.h"
+#include "calib/layer_prediction.h"
 #include "calib/plan.h"
 #include "calib/storage_bench.h"
 #include "calib/training_profile.h"
+#include "sim/io/data_paths.h"
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/progress.h"
@@ -28,6 +32,21 @@
 
 namespace trainsim::cli {
 namespace {
+
+// Why the profile's name (--name, else the -o file's stem) cannot be one: a
+// profile is referred to by it and it is written into YAML, so it is letters,
+// digits and . _ - + only. "" when it can.
+std::string ProfileNameProblem(const std::optional<std::string>& given, const std::string& output) {
+  const std::string name = given.value_or(std::filesystem::path(output).stem().string());
+  const char* what = given ? "--name" : "-o";
+  if (name.find_first_not_of(" \t") == std::string::npos) return std::string(what) + ": a profile needs a name";
+  const bool plain = std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isalnum(c) || c == '.' || c == '_' || c == '-' || c == '+'; });
+  if (!plain) {
+    return std::string(what) + ": the profile name '" + name + "' has characters other than letters, digits and . _ - +" +
+           (given ? "" : " (its file's stem; give --name)");
+  }
+  return "";
+}
 
 const char* kUsage =
     "usage: trainsim calibrate --backend cpu|cuda -o PROFILE.yaml [options]\n"
@@ -106,8 +125,8 @@ int HostTraceCalibration(const ParsedArgs& a, std::ostream& out, std::ostream& e
   const auto output = a.Value("--output");
   const auto base = a.Value("--framework");
   if (!output || !base) return bad("--host-trace needs --framework BASE and -o FRAMEWORK.yaml");
-  if (std::string e = calib::NotAFileToWrite(*output); !e.empty()) return bad(e);
-  if (a.Has("--name") && a.Value("--name")->find_first_not_of(" \t") == std::string::npos) return bad("--name: a profile needs a name");
+  if (std::string e = NotAFileToWrite(*output); !e.empty()) return bad(e);
+  if (std::string e = ProfileNameProblem(a.Value("--name"), *output); !e.empty()) return bad(e);
   calib::HostLaunchCostOptions options;
   double idle_us = 1000;
   if (!ParsePositive(a.Value("--idle-gap-us"), idle_us)) return bad("--idle-gap-us: expected a positive number");
@@ -229,6 +248,8 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
   const auto output = a.Value("--output");
   if (!output) return bad("-o PROFILE.yaml is required");
   const auto training_profile = a.Value("--training-profile");
+  if (output->empty()) return bad("-o: an empty path; name the profile file");
+  if (training_profile && training_profile->empty()) return bad("--training-profile: an empty path; name the profile file");
   if (training_profile.has_value() != a.Has("--base")) return bad("--training-profile and --base go together");
   // Fail before measuring, not after: an output's directory, the training profile's base.
   auto missing_dir = [](const std::string& file) {
@@ -242,10 +263,11 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
     if (std::string e = missing_dir(*training_profile); !e.empty()) return bad("--training-profile: " + e);
   }
   if (std::string e = missing_dir(*output); !e.empty()) return bad("-o: " + e);
-  for (const std::string& file : {*output, training_profile.value_or("")}) {
-    if (std::string e = calib::NotAFileToWrite(file); !file.empty() && !e.empty()) return bad(e);
+  for (const std::string& file : {*output, calib::MeasurementsPathFor(*output), training_profile.value_or("")}) {
+    if (std::string e = NotAFileToWrite(file); !e.empty()) return bad(e);
   }
-  if (a.Has("--name") && a.Value("--name")->find_first_not_of(" \t") == std::string::npos) return bad("--name: a profile needs a name");
+  if (std::string e = ProfileNameProblem(a.Value("--name"), *output); !e.empty()) return bad(e);
+  if (a.Has("--storage") && a.Value("--storage")->empty()) return bad("--storage: an empty path; name the directory to write to");
   double storage_mib = 64, storage_clients = 2, ranks = 2, min_ms = 50, tdp_w = 0;
   // A checkpoint shard's size is the point; more than 64 GiB per client only fills the disk.
   if (!ParsePositive(a.Value("--storage-mib"), storage_mib) || storage_mib > 65536) {

@@ -14,6 +14,8 @@
 #include "sim/core/scenario.h"
 #include "sim/run/host_issue_share.h"
 #include "sim/run/simulate.h"
+#include "sim/io/data_paths.h"
+#include "sim/io/file_cache.h"
 #include "sim/io/model_loader.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/io/result_writer.h"
@@ -22,6 +24,12 @@
 namespace trainsim::cli {
 
 namespace {
+
+// Where --trace FILE writes the first checkpoint's timeline: FILE without .json, then .checkpoint.json.
+std::string TraceCheckpointPath(std::string trace) {
+  if (const auto dot = trace.rfind(".json"); dot != std::string::npos && dot + 5 == trace.size()) trace.resize(dot);
+  return trace + ".checkpoint.json";
+}
 
 // Below this share of a layer's activations, selective recompute frees
 // nothing worth its re-run.
@@ -81,15 +89,30 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
            "and has no timeline to trace\n";
     return kExitBadInput;
   }
+  // The trace and its checkpoint part: regular files, none of them a file the scenario reads.
+  std::vector<std::string> trace_paths;
   if (auto trace = a.Value("--trace")) {
-    // The trace must not replace the scenario it traces.
-    std::error_code ec;
-    if (std::filesystem::equivalent(*trace, a.positional[0], ec)) {
-      err << "trainsim run: --trace: '" << *trace << "' is the scenario file; write the trace to another file\n";
+    trace_paths = {*trace, TraceCheckpointPath(*trace)};
+    for (const std::string& path : trace_paths) {
+      if (std::string e = NotAFileToWrite(path, OutputWrite::kInPlace); !e.empty()) {
+        err << "trainsim run: --trace: " << e << "\n";
+        return kExitBadInput;
+      }
+    }
+  }
+  FileReadLog read;  // the files the scenario reads: its profiles and model files
+  Expected<Scenario> s = LoadScenario(a.positional[0], a.All("--set"));
+  std::vector<std::string> inputs = read.Files();
+  inputs.push_back(a.positional[0]);
+  for (const std::string& path : trace_paths) {
+    for (const std::string& input : inputs) {
+      std::error_code ec;
+      if (!std::filesystem::equivalent(path, input, ec)) continue;
+      err << "trainsim run: --trace: '" << path << "' is " << (input == a.positional[0] ? "the scenario file" : "a file the scenario reads")
+          << "; write the trace to another file\n";
       return kExitBadInput;
     }
   }
-  Expected<Scenario> s = LoadScenario(a.positional[0], a.All("--set"));
   if (!s) {
     err << s.error().ToString() << "\n";
     // A run that cannot be simulated is a result too (design.md 3): its object
@@ -129,11 +152,7 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
     if (r.timeline.empty()) {
       err << "trainsim run: no trace written to " << *trace << ": the run did not simulate (" << r.error << ")\n";
     } else {
-      std::string checkpoint_path = *trace;
-      if (const auto dot = checkpoint_path.rfind(".json"); dot != std::string::npos && dot + 5 == checkpoint_path.size()) {
-        checkpoint_path.resize(dot);
-      }
-      checkpoint_path += ".checkpoint.json";
+      const std::string checkpoint_path = TraceCheckpointPath(*trace);
       const bool has_checkpoint = !TimelinePart(r.timeline, TracePart::kCheckpoint).empty();
       for (int part = 0; part < (has_checkpoint ? 2 : 1); ++part) {
         const std::string& path = part == 0 ? *trace : checkpoint_path;

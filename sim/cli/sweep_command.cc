@@ -132,6 +132,13 @@ int SweepCommand(const Args& args, std::ostream& out, std::ostream& err) {
     if (root) err << "trainsim sweep: -o: an empty path; name the results file\n";
     return kExitBadInput;
   }
+  // A pipe would block the sweep in open() until a reader came, deaf to Ctrl-C.
+  for (const std::string& path : {opt.output_path, SweepFingerprintPath(opt.output_path)}) {
+    if (std::string e = NotAFileToWrite(path, OutputWrite::kInPlace); !e.empty()) {
+      if (root) err << "trainsim sweep: -o: " << e << "\n";
+      return kExitBadInput;
+    }
+  }
   opt.resume = a.Has("--resume");
   opt.overwrite = a.Has("--overwrite");
   if (opt.resume && a.Has("--overwrite")) {

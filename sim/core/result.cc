@@ -28,8 +28,8 @@ std::string HotSparesCapitalText(const RunReport& run) {
   if (run.hot_spares <= 0 || run.capital_usd <= 0) return "";
   if (run.idle_rack_nodes <= 0) return " (not in the capital)";
   if (run.idle_rack_nodes >= run.hot_spares) return " (idle nodes of its racks)";
-  return " (" + std::to_string(run.idle_rack_nodes) + " idle nodes of its racks, " + std::to_string(run.hot_spares - run.idle_rack_nodes) +
-         " not in the capital)";
+  return " (" + std::to_string(run.idle_rack_nodes) + (run.idle_rack_nodes == 1 ? " idle node" : " idle nodes") + " of its racks, " +
+         std::to_string(run.hot_spares - run.idle_rack_nodes) + " not in the capital)";
 }
 
 }  // namespace trainsim

@@ -114,4 +114,15 @@ std::vector<std::string> CatalogueNames(const std::string& subdir) {
   });
 }
 
+std::string NotAFileToWrite(const std::string& path, OutputWrite how) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (path.empty() || ec || !fs::exists(st) || fs::is_regular_file(st)) return "";
+  if (fs::is_directory(st)) return "'" + path + "' is a directory: write it to a file";
+  if (fs::is_fifo(st) || fs::is_socket(st)) return "'" + path + "' is a pipe or socket, not a regular file: write it to a file";
+  if (how == OutputWrite::kRenamedOver) return "'" + path + "' is not a regular file (a device): write it to a file";
+  return "";
+}
+
 }  // namespace trainsim

@@ -41,4 +41,13 @@ std::vector<std::string> CatalogueNames(const std::string& subdir);
 
 std::string DirName(const std::string& path);
 
+// How an output reaches its path: written in place (a device such as
+// /dev/null takes the bytes), or renamed over it (which would replace a device
+// with a file).
+enum class OutputWrite { kInPlace, kRenamedOver };
+// Why an output cannot be written at `path`: a directory, a pipe or socket
+// (opening one waits for a reader), and renamed over, a device too. "" where
+// it can, or `path` is empty or absent.
+std::string NotAFileToWrite(const std::string& path, OutputWrite how = OutputWrite::kRenamedOver);
+
 }  // namespace trainsim

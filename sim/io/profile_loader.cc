@@ -21,59 +21,65 @@ namespace {
 constexpr double kGB = 1e9;
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// The largest number a hardware profile may hold in each unit its keys are
-// named in (the key's own, or the nearest enclosing key's: power_w.load,
-// peak_tflops.bf16): far past any hardware made, so that a slip (1e308, a
-// wrong unit) is bad input at its line, not a figure that overflows the
-// simulation (a step of 0 s, a DES that aborts). Longer suffixes first.
+// The numbers a hardware profile may hold in each unit its keys are named in
+// (the key's own, or the nearest enclosing key's: power_w.load,
+// peak_tflops.bf16; a key "<unit>_per_<x>" is in that unit too:
+// write_gb_per_s_per_node): far past any hardware made, so that a slip
+// (1e308, 1e-300, a wrong unit) is bad input at its line, not a figure that
+// overflows the simulation (a step of 0 s, or of 1e303 s, a DES that
+// aborts). A rate has a floor too: near 0 it is a divisor. Longer units first.
 struct UnitBound {
-  const char* suffix;
+  const char* unit;
+  double min;  // of a non-zero value
   double max;
 };
 constexpr UnitBound kUnitBounds[] = {
-    {"_tb_per_s", 1e3},   // HBM: 8 TB/s on B200
-    {"_gb_per_s", 1e5},   // links and memories: NVLink 5 is 1,800 GB/s
-    {"_gbit_per_s", 1e6}, // NICs and switch ports: 800 Gb/s
-    {"_tflops", 1e5},     // dense tensor peaks: 15,000 TFLOP/s (nvfp4, B300)
-    {"_us_per_kernel", 1e6},
-    {"_hour_usd", 1e6},   // rental prices per hour, as cost.node_hour_usd
-    {"_usd", 1e9},        // purchase prices
-    {"_us", 1e6},         // latencies and kernel floors: at most a second
-    {"_ns", 1e6},
-    {"_ms", 1e4},
-    {"_w", 1e7},          // power: an NVL72 rack draws ~130 kW
-    {"_gib", 1e6},
-    {"_mib", 1e6},
-    {"_bytes", 1e3},      // bytes per element or parameter
+    {"_tb_per_s", 1e-4, 1e3},    // HBM: 8 TB/s on B200
+    {"_gb_per_s", 1e-3, 1e5},    // links and memories: NVLink 5 is 1,800 GB/s
+    {"_gbit_per_s", 1e-2, 1e6},  // NICs and switch ports: 800 Gb/s
+    {"_tflops", 1e-3, 1e5},      // dense tensor peaks: 15,000 TFLOP/s (nvfp4, B300)
+    {"_hour_usd", 0, 1e6},       // rental prices per hour, as cost.node_hour_usd
+    {"_usd", 0, 1e9},            // purchase prices
+    {"_us", 0, 1e6},             // latencies and kernel floors: at most a second
+    {"_ns", 0, 1e6},
+    {"_ms", 0, 1e4},
+    {"_w", 0, 1e7},              // power: an NVL72 rack draws ~130 kW
+    {"_gib", 0, 1e6},
+    {"_mib", 0, 1e6},
+    {"_bytes", 0, 1e3},          // bytes per element or parameter
 };
-constexpr double kUnitlessBound = 1e9;  // counts, ratios and factors
+constexpr UnitBound kUnitless = {"", 0, 1e9};  // counts, ratios and factors
 
-// Fails at the first number of a profile document past its unit's bound
-// (kUnitBounds; kUnitlessBound for a key named in none).
-void CheckPlausibleNumbers(const YAML::Node& node, const std::string& file, const std::string& path, double bound) {
+// The unit `key` is named in, if any.
+const UnitBound* UnitOf(const std::string& key) {
+  for (const UnitBound& u : kUnitBounds) {
+    if (key.ends_with(u.unit) || key.find(std::string(u.unit) + "_per_") != std::string::npos) return &u;
+  }
+  return nullptr;
+}
+
+// Fails at the first number of a profile document outside its unit's bounds
+// (kUnitBounds; kUnitless for a key named in none).
+void CheckPlausibleNumbers(const YAML::Node& node, const std::string& file, const std::string& path, const UnitBound& bound) {
   if (node.IsMap()) {
     for (const auto& kv : node) {
       if (!kv.first.IsScalar()) continue;
       const std::string& key = kv.first.Scalar();
-      double own = bound;
-      for (const UnitBound& u : kUnitBounds) {
-        if (key.ends_with(u.suffix)) {
-          own = u.max;
-          break;
-        }
-      }
-      CheckPlausibleNumbers(kv.second, file, path.empty() ? key : path + "." + key, own);
+      const UnitBound* own = UnitOf(key);
+      CheckPlausibleNumbers(kv.second, file, path.empty() ? key : path + "." + key, own ? *own : bound);
     }
   } else if (node.IsSequence()) {
     for (const auto& e : node) CheckPlausibleNumbers(e, file, path, bound);
   } else if (node.IsScalar() && node.Tag() != "!") {
     char* end = nullptr;
     const double x = std::strtod(node.Scalar().c_str(), &end);
-    if (end != node.Scalar().c_str() && *end == '\0' && std::isfinite(x) && std::fabs(x) > bound) {
-      char most[32];
-      std::snprintf(most, sizeof most, "%g", bound);
-      YamlMap::FailAt(node, file, path, "implausibly large: " + node.Scalar() + " (at most " + most + " in its unit)");
-    }
+    if (end == node.Scalar().c_str() || *end != '\0' || !std::isfinite(x) || x == 0) return;
+    const bool large = std::fabs(x) > bound.max;
+    if (!large && std::fabs(x) >= bound.min) return;
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", large ? bound.max : bound.min);
+    YamlMap::FailAt(node, file, path, std::string(large ? "implausibly large: " : "implausibly small: ") + node.Scalar() + " (at " +
+                                          (large ? "most " : "least ") + limit + " in its unit)");
   }
 }
 
@@ -81,7 +87,7 @@ void CheckPlausibleNumbers(const YAML::Node& node, const std::string& file, cons
 // (a framework profile's precision overrides, read from other files).
 YAML::Node LoadProfileYaml(const std::string& path) {
   YAML::Node root = LoadYamlFile(path);
-  CheckPlausibleNumbers(root, path, "", kUnitlessBound);
+  CheckPlausibleNumbers(root, path, "", kUnitless);
   return root;
 }
 
@@ -671,7 +677,7 @@ T LoadProfile(const YAML::Node& ref, const std::string& from, const std::string&
   static ParsedFileCache<T> cache;
   return cache.Get(ResolveProfile(ref, from, key, kind), [parse](const std::string& path) {
     T profile = parse(path);  // its own checks first: they name the unit a number is off by (memory_gib in bytes)
-    CheckPlausibleNumbers(LoadYamlFile(path), path, "", kUnitlessBound);
+    CheckPlausibleNumbers(LoadYamlFile(path), path, "", kUnitless);
     return profile;
   });
 }

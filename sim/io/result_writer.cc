@@ -355,7 +355,8 @@ std::string ToSummary(const SimulationResult& r) {
     // The interval only where there is storage to checkpoint to.
     if (v("run.best_checkpoint_interval_s") > 0) {
       o << ", best checkpoint interval " << Duration(v("run.best_checkpoint_interval_s"))
-        << (v("run.checkpoints") > 0 ? " (chosen " + Duration(v("run.chosen_checkpoint_interval_s")) + ")" : std::string(" (none chosen)"));
+        << (v("run.checkpoints") > 0 ? " (chosen " + Duration(v("run.chosen_checkpoint_interval_s")) + ")"
+                                      : std::string(" (none chosen: each failure restarts from step 0)"));
     } else if (v("run.checkpoints") == 0) {
       // Why the goodput can be tiny: nothing to restart from.
       o << ", each restarting from step 0 (no checkpoint storage: cluster.storage)";

@@ -1,6 +1,7 @@
 #include "sim/run/simulate.h"
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <utility>
 
@@ -41,6 +42,15 @@ void RefuseNonFiniteFigures(SimulationResult& r) {
     r.error = "the " + r.fidelity + " simulation finished no step (step_time_s = " + std::to_string(r.step_time_s) +
               "): a trainsim bug; please report the scenario";
     r.error_kind = ErrorKind::kInternal;
+  }
+  // A step of more than a year is no training run: a profile figure near
+  // zero (an efficiency, a rate) rather than a figure to print.
+  constexpr double kYear_s = 365.25 * 86400;
+  if (r.error.empty() && r.step_time_s > kYear_s) {
+    char text[160];
+    std::snprintf(text, sizeof text, "a step of %.3g s, more than a year: no run to simulate (a profile figure near zero?)", r.step_time_s);
+    r.error = text;
+    r.error_kind = ErrorKind::kCannotProgress;
   }
 }
 

@@ -568,7 +568,7 @@ std::string SizeToText(const SizeReport& r) {
       << HotSparesCapitalText(run) << "\n";
     o << "  cost               " << Usd(run.cost_usd) << " (" << run.cost_model << ")";
     if (run.capital_usd > 0) o << ", capital " << Usd(run.capital_usd);
-    o << ", IT energy " << (run.energy_kwh < 1e4 ? Fmt("%.0f kWh", run.energy_kwh) : Fmt("%.0f MWh", run.energy_kwh / 1000)) << "\n";
+    o << ", IT energy " << (run.energy_kwh < 1e4 ? Fmt("%.0f kWh", run.energy_kwh) : Fmt("%.0f MWh", run.energy_kwh / 1000)) << " at rated load\n";
     if (r.candidates.size() > 1) {
       o << (r.rechecked > 0 ? "runners-up (the re-checked first, then the analytical):\n" : "runners-up:\n");
       for (size_t i = 1; i < r.candidates.size() && i < 6; ++i) {

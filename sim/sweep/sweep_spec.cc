@@ -573,8 +573,14 @@ SweepSpec Parse(const std::string& text, const std::string& file) {
     spec.base_text = ReadInputFile(*path);  // errors name the base file
     const YAML::Node b = ParseYamlText(spec.base_text, *path);
     if (!b.IsMap()) FailAt(*path, LineOf(b), "", "a scenario must be a mapping of keys");
-    if (b["axes"].IsDefined()) YamlMap::FailAt(base, file, "base", "'" + base.Scalar() + "' is a sweep file (it has axes), not a scenario");
+    if (b["axes"].IsDefined() || b["base"].IsDefined()) {
+      YamlMap::FailAt(base, file, "base", "'" + base.Scalar() + "' is a sweep file (it has " + (b["axes"].IsDefined() ? "axes" : "a base") +
+                                              "), not a scenario");
+    }
   } else if (base.IsMap()) {
+    if (base["base"].IsDefined() || base["axes"].IsDefined()) {
+      YamlMap::FailAt(base, file, "base", "an inline base is a scenario; it has a sweep's keys (base, axes)");
+    }
     spec.base_file = file;
     spec.base_text = text;
     spec.base_inline = true;
