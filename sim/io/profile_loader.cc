@@ -34,10 +34,11 @@ struct UnitBound {
   double max;
 };
 constexpr UnitBound kUnitBounds[] = {
-    {"_tb_per_s", 1e-4, 1e3},    // HBM: 8 TB/s on B200
-    {"_gb_per_s", 1e-3, 1e5},    // links and memories: NVLink 5 is 1,800 GB/s
-    {"_gbit_per_s", 1e-2, 1e6},  // NICs and switch ports: 800 Gb/s
-    {"_tflops", 1e-3, 1e5},      // dense tensor peaks: 15,000 TFLOP/s (nvfp4, B300)
+    // Floors far under a CPU's (`calibrate --backend cpu` under a sanitizer measures 0.0005 TFLOP/s).
+    {"_tb_per_s", 1e-9, 1e3},    // HBM: 8 TB/s on B200
+    {"_gb_per_s", 1e-6, 1e5},    // links and memories: NVLink 5 is 1,800 GB/s
+    {"_gbit_per_s", 1e-6, 1e6},  // NICs and switch ports: 800 Gb/s
+    {"_tflops", 1e-6, 1e5},      // dense tensor peaks: 15,000 TFLOP/s (nvfp4, B300)
     {"_hour_usd", 0, 1e6},       // rental prices per hour, as cost.node_hour_usd
     {"_usd", 0, 1e9},            // purchase prices
     {"_us", 0, 1e6},             // latencies and kernel floors: at most a second

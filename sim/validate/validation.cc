@@ -193,10 +193,20 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
       // A published training step takes from milliseconds to hours; a figure outside that is a unit or typing slip.
       vc.measured_step_time_s = meas.BoundedDouble("step_time_s", std::nullopt, [](double x) { return x >= 1e-3 && x <= 1e5; },
                                                    "a measured step time from 1 ms to 1e5 s (a unit or typing slip?)");
-      const double tokens_per_s_per_gpu = meas.Has("tokens_per_s_per_gpu") ? meas.PositiveDouble("tokens_per_s_per_gpu") : 0.0;
+      // The throughputs published beside it: a GPU trains under ten million tokens a second and
+      // computes under 1e5 TFLOP/s; past that (or not a number) the case is mistyped.
+      const double tokens_per_s_per_gpu =
+          meas.Has("tokens_per_s_per_gpu")
+              ? meas.BoundedDouble("tokens_per_s_per_gpu", std::nullopt, [](double x) { return x > 0 && x <= 1e7; },
+                                   "a measured throughput above 0 and at most 1e7 tokens/s per GPU")
+              : 0.0;
+      if (meas.Has("model_tflops_per_gpu")) {  // read by people
+        meas.BoundedDouble("model_tflops_per_gpu", std::nullopt, [](double x) { return x > 0 && x <= 1e5; },
+                           "a measured rate above 0 and at most 1e5 TFLOP/s per GPU");
+      }
       vc.measured_range = RangeOverReleases(vc.measured_step_time_s, tokens_per_s_per_gpu, OtherReleasesInNote(note));
-      // What the source published beside the step time, and how it was derived: read by people.
-      for (const char* key : {"step_time_derivation", "model_tflops_per_gpu", "inferred"}) meas.Allow(key);
+      // How the step time was derived, and what was inferred: read by people.
+      for (const char* key : {"step_time_derivation", "inferred"}) meas.Allow(key);
       meas.Finish();
       YAML::Node sc = cm.Raw("scenario");
       if (!sc.IsMap()) cm.Fail("scenario", "expected a scenario mapping");

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -425,6 +426,14 @@ TEST(ValidationTest, ReferenceFileMistakesAreInputErrors) {
   auto typo = validate("typo", with("    step_time_s:", "    tokens_per_s: 1\n    step_time_s:"));
   ASSERT_FALSE(typo.ok());
   EXPECT_EQ(typo.error().key, "cases.measured.tokens_per_s");
+  // Measured figures past any GPU, or not numbers, are a mistyped case.
+  for (const auto& [from, to, key] : std::vector<std::array<std::string, 3>>{
+           {"model_tflops_per_gpu: 137", "model_tflops_per_gpu: .nan", "cases.measured.model_tflops_per_gpu"},
+           {"tokens_per_s_per_gpu: 1728", "tokens_per_s_per_gpu: 1e300", "cases.measured.tokens_per_s_per_gpu"}}) {
+    auto implausible = validate("implausible", with(from, to));
+    ASSERT_FALSE(implausible.ok()) << to;
+    EXPECT_EQ(implausible.error().key, key) << implausible.error().ToString();
+  }
   std::string unknown_node = sample;
   for (size_t at = unknown_node.find("node: dgx-"); at != std::string::npos; at = unknown_node.find("node: dgx-", at + 1)) {
     unknown_node.replace(at, 10, "node: dgz-");
