@@ -33,11 +33,15 @@
 namespace trainsim::cli {
 namespace {
 
-// Why the profile's name (--name, else the -o file's stem) cannot be one: a
-// profile is referred to by it and it is written into YAML, so it is letters,
-// digits and . _ - + only. "" when it can.
+// The profile's name: --name, else the -o file's stem.
+std::string ProfileName(const std::optional<std::string>& given, const std::string& output) {
+  return given.value_or(std::filesystem::path(output).stem().string());
+}
+
+// Why the profile's name cannot be one: a profile is referred to by it and it
+// is written into YAML, so it is letters, digits and . _ - + only. "" when it can.
 std::string ProfileNameProblem(const std::optional<std::string>& given, const std::string& output) {
-  const std::string name = given.value_or(std::filesystem::path(output).stem().string());
+  const std::string name = ProfileName(given, output);
   const char* what = given ? "--name" : "-o";
   if (name.find_first_not_of(" \t") == std::string::npos) return std::string(what) + ": a profile needs a name";
   const bool plain = std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isalnum(c) || c == '.' || c == '_' || c == '-' || c == '+'; });
@@ -166,7 +170,7 @@ int HostTraceCalibration(const ParsedArgs& a, std::ostream& out, std::ostream& e
   // A path for the base is written absolute: the profile may be read from anywhere.
   const bool base_is_path = base->find('/') != std::string::npos || base->find(".yaml") != std::string::npos;
   const std::string based_on = base_is_path ? std::filesystem::absolute(*base).string() : *base;
-  const std::string name = a.Value("--name").value_or(std::filesystem::path(*output).stem().string());
+  const std::string name = ProfileName(a.Value("--name"), *output);
   const std::string text = calib::HostCostFrameworkProfileText(name, based_on, *cost, trace, node_name, factor);
   if (std::string e = calib::WriteFileAtomically(*output, text); !e.empty()) return bad(e);
   try {  // what we wrote must be what the simulator reads
@@ -289,7 +293,7 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
   }
   const std::string storage = a.Value("--storage").value_or("");
   if (!storage.empty() && !std::filesystem::is_directory(storage)) return bad("--storage: '" + storage + "' is not a directory");
-  const std::string name = a.Value("--name").value_or(std::filesystem::path(*output).stem().string());
+  const std::string name = ProfileName(a.Value("--name"), *output);
 
   calib::Measurements m;
   if (backend == "cpu") {

@@ -135,8 +135,8 @@ double AttentionBwdFwdRatio(YamlMap& a) {
                          "must be between 0.05 and 4 (the backward's FLOP rate over the forward's)");
 }
 
-GpuProfile ParseGpu(const std::string& path) {
-  YamlMap m(LoadYamlFile(path), path);
+GpuProfile ParseGpu(const YAML::Node& root, const std::string& path) {
+  YamlMap m(root, path);
   GpuProfile g;
   g.name = m.String("name");
   g.memory_bytes = m.PositiveDouble("memory_gib") * kGiB;
@@ -212,8 +212,8 @@ GpuProfile ParseGpu(const std::string& path) {
   return g;
 }
 
-NodeProfile ParseNode(const std::string& path) {
-  YamlMap m(LoadYamlFile(path), path);
+NodeProfile ParseNode(const YAML::Node& root, const std::string& path) {
+  YamlMap m(root, path);
   NodeProfile n;
   n.name = m.String("name");
   n.gpu = LoadGpuProfile(m.Raw("gpu"), path, "gpu");
@@ -281,8 +281,8 @@ NodeProfile ParseNode(const std::string& path) {
   return n;
 }
 
-FabricProfile ParseFabric(const std::string& path) {
-  YamlMap m(LoadYamlFile(path), path);
+FabricProfile ParseFabric(const YAML::Node& root, const std::string& path) {
+  YamlMap m(root, path);
   FabricProfile f;
   f.name = m.String("name");
   f.topology = m.Choice("topology", {"rail-optimized", "fat-tree"}) == "fat-tree" ? FabricTopology::kFatTree
@@ -554,8 +554,8 @@ void BuildPrecisionVariants(FrameworkProfile& f, const std::string& path, const 
   }
 }
 
-FrameworkProfile ParseFramework(const std::string& path) {
-  YamlMap m(LoadYamlFile(path), path);
+FrameworkProfile ParseFramework(const YAML::Node& root, const std::string& path) {
+  YamlMap m(root, path);
   // A release profile can be written as changes to another (based_on): the
   // base's values are this one's defaults; a benchmark's recipe is written as
   // changes to its release, itself changes to a model's recipe, and so on. A
@@ -631,8 +631,8 @@ FrameworkProfile ParseFramework(const std::string& path) {
   return f;
 }
 
-StorageProfile ParseStorage(const std::string& path) {
-  YamlMap m(LoadYamlFile(path), path);
+StorageProfile ParseStorage(const YAML::Node& root, const std::string& path) {
+  YamlMap m(root, path);
   StorageProfile s;
   s.name = m.String("name");
   s.default_nodes = m.PositiveInt("default_nodes", 1);
@@ -652,8 +652,8 @@ StorageProfile ParseStorage(const std::string& path) {
   return s;
 }
 
-SiteProfile ParseSite(const std::string& path) {
-  YamlMap m(LoadYamlFile(path), path);
+SiteProfile ParseSite(const YAML::Node& root, const std::string& path) {
+  YamlMap m(root, path);
   SiteProfile s;
   s.name = m.String("name");
   // Bounds a real site stays well inside, so that a slip of the finger (a
@@ -674,11 +674,12 @@ SiteProfile ParseSite(const std::string& path) {
 // One cache per profile kind: a scenario's profiles are parsed once while their files stay unchanged.
 template <class T>
 T LoadProfile(const YAML::Node& ref, const std::string& from, const std::string& key, const char* kind,
-              T (*parse)(const std::string&)) {
+              T (*parse)(const YAML::Node&, const std::string&)) {
   static ParsedFileCache<T> cache;
   return cache.Get(ResolveProfile(ref, from, key, kind), [parse](const std::string& path) {
-    T profile = parse(path);  // its own checks first: they name the unit a number is off by (memory_gib in bytes)
-    CheckPlausibleNumbers(LoadYamlFile(path), path, "", kUnitless);
+    const YAML::Node root = LoadYamlFile(path);
+    T profile = parse(root, path);  // its own checks first: they name the unit a number is off by (memory_gib in bytes)
+    CheckPlausibleNumbers(root, path, "", kUnitless);
     return profile;
   });
 }

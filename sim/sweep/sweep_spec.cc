@@ -554,6 +554,15 @@ YAML::Node LoadBaseNode(const SweepSpec& spec) {
   return cdoc["base"];
 }
 
+// A sweep's own key in a document read as a scenario (a sweep file named as
+// a base): "axes" or "base", else nullptr.
+const char* SweepKeyIn(const YAML::Node& doc) {
+  for (const char* k : {"axes", "base"}) {
+    if (doc[k].IsDefined()) return k;
+  }
+  return nullptr;
+}
+
 SweepSpec Parse(const std::string& text, const std::string& file) {
   const YAML::Node root = ParseYamlText(text, file);  // syntax, duplicate keys, empty file
   if (!root.IsMap()) YamlMap::FailAt(root, file, "", "a sweep file must be a mapping with keys base, axes (and zip, filter)");
@@ -573,14 +582,12 @@ SweepSpec Parse(const std::string& text, const std::string& file) {
     spec.base_text = ReadInputFile(*path);  // errors name the base file
     const YAML::Node b = ParseYamlText(spec.base_text, *path);
     if (!b.IsMap()) FailAt(*path, LineOf(b), "", "a scenario must be a mapping of keys");
-    if (b["axes"].IsDefined() || b["base"].IsDefined()) {
-      YamlMap::FailAt(base, file, "base", "'" + base.Scalar() + "' is a sweep file (it has " + (b["axes"].IsDefined() ? "axes" : "a base") +
+    if (const char* k = SweepKeyIn(b)) {
+      YamlMap::FailAt(base, file, "base", "'" + base.Scalar() + "' is a sweep file (it has " + (std::string(k) == "axes" ? "axes" : "a base") +
                                               "), not a scenario");
     }
   } else if (base.IsMap()) {
-    if (base["base"].IsDefined() || base["axes"].IsDefined()) {
-      YamlMap::FailAt(base, file, "base", "an inline base is a scenario; it has a sweep's keys (base, axes)");
-    }
+    if (SweepKeyIn(base)) YamlMap::FailAt(base, file, "base", "an inline base is a scenario; it has a sweep's keys (base, axes)");
     spec.base_file = file;
     spec.base_text = text;
     spec.base_inline = true;
