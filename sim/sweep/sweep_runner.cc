@@ -43,6 +43,7 @@
 #include "sim/io/json_text.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/io/yaml_reader.h"
+#include "sim/sweep/in_order_queue.h"
 
 namespace trainsim {
 
@@ -229,7 +230,12 @@ bool ReadJsonSettings(const std::string& line, std::vector<std::pair<std::string
 
 // What --resume found in a results file.
 struct DoneRows {
-  std::vector<DoneKey> keys;  // of the rows already there, sorted (16 bytes a row)
+  struct Done {
+    DoneKey key;
+    int line = 0;  // where the row is, for an error that names it
+    bool operator<(const Done& o) const { return key < o.key; }
+  };
+  std::vector<Done> rows;  // of the rows already there, sorted by key (24 bytes a row)
   bool needs_header = false;  // CSV: the file has no (whole) header yet
   uintmax_t size = 0;         // the file's size
   uintmax_t whole = 0;        // bytes of its whole lines: a torn last row starts here
@@ -300,7 +306,7 @@ Expected<DoneRows> ReadDone(const SweepSpec& spec, const std::string& path, Swee
       if (f.size() != columns.size()) {
         return InputError{path, line_no, "", "row has " + std::to_string(f.size()) + " fields, expected " + std::to_string(columns.size())};
       }
-      d.keys.push_back(KeyOf(SweepSpec::PointId(std::vector<std::string>(f.begin(), f.begin() + long(keys.size())))));
+      d.rows.push_back({KeyOf(SweepSpec::PointId(std::vector<std::string>(f.begin(), f.begin() + long(keys.size())))), line_no});
     } else {
       if (line.empty()) continue;
       std::string why;
@@ -317,20 +323,48 @@ Expected<DoneRows> ReadDone(const SweepSpec& spec, const std::string& path, Swee
         }
         values[k] = at->second;
       }
-      d.keys.push_back(KeyOf(SweepSpec::PointId(values)));
+      d.rows.push_back({KeyOf(SweepSpec::PointId(values)), line_no});
     }
   }
   if (lines.bad()) return InputError{path, 0, "", "cannot read"};
-  std::sort(d.keys.begin(), d.keys.end());
+  std::stable_sort(d.rows.begin(), d.rows.end());
   // A sweep writes each point once: a row twice is a file put together by
   // hand (or two files joined), which resuming would keep duplicated.
-  if (const auto twice = std::adjacent_find(d.keys.begin(), d.keys.end()); twice != d.keys.end()) {
-    const long extra = long(d.keys.size()) - long(std::unique(d.keys.begin(), d.keys.end()) - d.keys.begin());
-    return InputError{path, 0, "",
-                      "holds " + std::to_string(extra) + (extra == 1 ? " row" : " rows") +
-                          " of a point already in it: a sweep writes each point once" + advice};
+  const auto same = [](const DoneRows::Done& a, const DoneRows::Done& b) { return a.key == b.key; };
+  if (const auto twice = std::adjacent_find(d.rows.begin(), d.rows.end(), same); twice != d.rows.end()) {
+    const int first = twice->line, again = std::next(twice)->line;
+    const long extra = long(d.rows.size()) - long(std::unique(d.rows.begin(), d.rows.end(), same) - d.rows.begin());
+    return InputError{path, again, "",
+                      "holds " + std::to_string(extra) + (extra == 1 ? " row" : " rows") + " of a point already in it (this row's point is at line " +
+                          std::to_string(first) + "): a sweep writes each point once" + advice};
   }
   return d;
+}
+
+// A row already in the file whose settings are no point of this sweep (edited
+// by hand, or joined from another file with the same fingerprint): resuming
+// would keep it in a file that claims to be this sweep's output. Names the
+// first such row.
+std::optional<InputError> RowOfNoPoint(const SweepSpec& spec, const std::vector<DoneRows::Done>& done, const std::string& path) {
+  std::vector<bool> kept(done.size(), false);
+  size_t found = 0;
+  for (const auto& p : spec.points) {
+    const DoneRows::Done key{KeyOf(SweepSpec::PointId(spec.Values(p)))};
+    if (const auto at = std::lower_bound(done.begin(), done.end(), key); at != done.end() && at->key == key.key) {
+      kept[size_t(at - done.begin())] = true;
+      ++found;
+    }
+  }
+  if (found == done.size()) return std::nullopt;
+  int line = 0;
+  for (size_t i = 0; i < done.size(); ++i) {
+    if (!kept[i] && (line == 0 || done[i].line < line)) line = done[i].line;
+  }
+  const size_t foreign = done.size() - found;
+  return InputError{path, line, "",
+                    "holds " + std::to_string(foreign) + (foreign == 1 ? " row" : " rows") +
+                        " whose settings are no point of this sweep (this row is the first): it is not this sweep's output"
+                        " (write to another file, or give --overwrite instead of --resume to start it again)"};
 }
 
 // Appends with write(2), so a row is in the kernel as soon as it is written
@@ -405,6 +439,44 @@ bool LaunchedByMpirun() {
 #ifdef TRAINSIM_HAVE_MPI
 constexpr int kTagRow = 11;
 constexpr int kTagDone = 12;
+
+// Rows as one message: per row its outcome (a byte), its text's length (8
+// bytes) and its text.
+std::string PackRows(const std::vector<Row>& rows) {
+  std::string msg;
+  for (const Row& row : rows) {
+    const uint64_t n = row.text.size();
+    msg += char(row.outcome);
+    msg.append(reinterpret_cast<const char*>(&n), sizeof n);
+    msg += row.text;
+  }
+  return msg;
+}
+
+// Waits for rank `from`'s next message: its next rows, appended to `rows`, or
+// that it has sent its last (`done`).
+void ReceiveRows(int from, std::deque<Row>& rows, char& done) {
+  MPI_Status st;
+  MPI_Probe(from, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+  int count = 0;
+  MPI_Get_count(&st, MPI_CHAR, &count);
+  std::string msg(size_t(count), '\0');
+  MPI_Recv(msg.data(), count, MPI_CHAR, from, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  if (st.MPI_TAG == kTagDone) {
+    done = 1;
+    return;
+  }
+  for (size_t at = 0; at + 1 + sizeof(uint64_t) <= msg.size();) {
+    Row row;
+    row.outcome = static_cast<SweepOutcome>(msg[at]);
+    uint64_t n = 0;
+    std::memcpy(&n, msg.data() + at + 1, sizeof n);
+    at += 1 + sizeof n;
+    row.text = msg.substr(at, size_t(n));
+    at += size_t(n);
+    rows.push_back(std::move(row));
+  }
+}
 
 // MPI for the duration of one sweep: initialised here unless the program did.
 class MpiSession {
@@ -636,7 +708,7 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
   std::optional<InputError> prep_error;
   std::string lock_failure, write_failure;
   if (rank == 0) {
-    std::vector<DoneKey> done;
+    std::vector<DoneRows::Done> done;
     bool needs_header = format == SweepFormat::kCsv;
     auto fail = [&](const std::string& e) { prep_error = InputError{options.output_path, 0, "", e}; };
     // Open and lock before reading or truncating: a second sweep on the file stops here.
@@ -656,10 +728,14 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
     } else if (auto d = ReadDone(spec, options.output_path, format); !d.ok()) {
       prep_error = d.error();
     } else {
-      done = std::move(d->keys);
+      done = std::move(d->rows);
       needs_header = d->needs_header;
       if (!done.empty()) {
-        if (auto mismatch = CheckFingerprint(spec, options); mismatch) prep_error = *mismatch;
+        if (auto mismatch = CheckFingerprint(spec, options); mismatch) {
+          prep_error = *mismatch;
+        } else if (auto foreign = RowOfNoPoint(spec, done, options.output_path); foreign) {
+          prep_error = *foreign;
+        }
       }
       // Every check passed: only now the torn last row goes (it is computed again).
       if (!prep_error && d->whole < d->size && ::truncate(options.output_path.c_str(), static_cast<off_t>(d->whole)) != 0) {
@@ -687,7 +763,8 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
       write_failure = out.Write(CsvLine(SweepColumns(spec)));  // a full disk: an interruption, as for rows
     }
     for (const auto& p : spec.points) {
-      if (!std::binary_search(done.begin(), done.end(), KeyOf(SweepSpec::PointId(spec.Values(p))))) pending.push_back(p.index);
+      const DoneRows::Done key{KeyOf(SweepSpec::PointId(spec.Values(p)))};
+      if (!std::binary_search(done.begin(), done.end(), key)) pending.push_back(p.index);
     }
     sum.resumed = spec.points.size() - pending.size();
   }
@@ -723,19 +800,19 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
   for (size_t i = size_t(rank); i < pending.size(); i += size_t(size)) mine.push_back(size_t(pending[i]));
   const size_t limit = std::min(mine.size(), options.max_new_rows);
 
-  // Workers compute rows; this thread writes them (or sends them to rank 0),
-  // a batch at a time: up to kBatchRows rows, or what is there every
-  // kBatchWait, in one write(2) (a wake-up and a system call per row cost
-  // more than an analytical point).
+  // Workers compute rows; this thread writes them (or sends them to rank 0)
+  // in the order of the points, whatever order they finish in (InOrderQueue):
+  // a sweep's file is the same under any -j or number of ranks. A batch at a
+  // time: up to kBatchRows rows, or what is there every kBatchWait, in one
+  // write(2) (a wake-up and a system call per row cost more than an
+  // analytical point).
   constexpr size_t kBatchRows = 256;
   constexpr auto kBatchWait = std::chrono::milliseconds(20);
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<Row> queue;
-  std::atomic<size_t> next{0};
-  std::atomic<bool> write_failed{false};  // stop computing rows that cannot be written
-  int finished = 0;
   int threads = int(std::max<size_t>(1, std::min<size_t>(size_t(std::max(1, options.jobs)), std::max<size_t>(1, limit))));
+  // Room for every worker to be 64 points ahead of the slowest point in flight.
+  InOrderQueue<Row> rows(limit, std::max<size_t>(1024, 64 * size_t(threads)), threads);
+  std::atomic<bool> write_failed{false};  // stop computing rows that cannot be written
+  const std::function<bool()> stopping = [&] { return (options.stop && options.stop->load()) || write_failed.load(); };
   std::vector<std::thread> workers;
   std::string thread_error;
   for (int t = 0; t < threads; ++t) {
@@ -745,33 +822,23 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
     try {
       if (t >= options.thread_limit_for_tests) throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again));
       workers.emplace_back([&] {
-        while (true) {
-          if ((options.stop && options.stop->load()) || write_failed.load()) break;
-          const size_t i = next.fetch_add(1);
-          if (i >= limit) break;
+        while (const std::optional<size_t> i = rows.Take(stopping)) {
           Row row;
           try {
-            row = MakeRow(spec, spec.points[mine[i]], options.fidelity, format);
+            row = MakeRow(spec, spec.points[mine[*i]], options.fidelity, format);
           } catch (const std::exception& e) {
-            row = ErrorRow(spec, spec.points[mine[i]], format, std::string("internal error: ") + e.what());
+            row = ErrorRow(spec, spec.points[mine[*i]], format, std::string("internal error: ") + e.what());
           }
-          std::lock_guard<std::mutex> lock(mu);
-          queue.push_back(std::move(row));
-          if (queue.size() == kBatchRows) cv.notify_one();  // else the writer wakes on its timer
+          rows.Put(*i, std::move(row));
         }
-        std::lock_guard<std::mutex> lock(mu);
-        ++finished;
-        cv.notify_one();
+        rows.WorkerDone();
       });
     } catch (const std::system_error& e) {
       thread_error = std::string("cannot start a worker thread: ") + e.what();
       break;
     }
   }
-  if (int(workers.size()) < threads) {
-    std::lock_guard<std::mutex> lock(mu);  // the writer below counts the workers that finish
-    threads = int(workers.size());  // none: the writer finds every (no) worker done at once
-  }
+  if (int(workers.size()) < threads) rows.SetWorkers(int(workers.size()));  // none: the reader finds every (no) worker done at once
 
   std::string write_error;
   SweepProgress prog;
@@ -807,66 +874,67 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
     }
   };
 
-  int ranks_done = 0;
-  while (true) {
-    std::deque<Row> batch;
-    bool local_done = false;
-    {
-      std::unique_lock<std::mutex> lock(mu);
-      auto full = [&] { return queue.size() >= kBatchRows || finished == threads; };
-      if (size > 1 && rank == 0) cv.wait_for(lock, std::chrono::milliseconds(2), full);
-      else {
-        // A full batch, or every kBatchWait whatever has finished (a DES sweep's rows come slowly).
-        while (!full()) {
-          if (cv.wait_for(lock, kBatchWait) == std::cv_status::timeout && !queue.empty()) break;
-        }
-      }
-      batch.swap(queue);
-      local_done = finished == threads && queue.empty();
-    }
-    if (rank == 0) {
-      const std::vector<Row> rows(std::make_move_iterator(batch.begin()), std::make_move_iterator(batch.end()));
-      record(rows.data(), rows.size());
-    } else {
-#ifdef TRAINSIM_HAVE_MPI
-      for (const Row& row : batch) {
-        const std::string msg = std::string(1, char('0' + int(row.outcome))) + row.text;
-        MPI_Send(msg.data(), int(msg.size()), MPI_CHAR, 0, kTagRow, MPI_COMM_WORLD);
-      }
-#endif
-    }
-#ifdef TRAINSIM_HAVE_MPI
-    if (size > 1 && rank == 0) {
-      while (true) {
-        int flag = 0;
-        MPI_Status st;
-        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
-        if (!flag) break;
-        int count = 0;
-        MPI_Get_count(&st, MPI_CHAR, &count);
-        std::string buf(size_t(count), '\0');
-        MPI_Recv(buf.data(), count, MPI_CHAR, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        if (st.MPI_TAG == kTagDone) {
-          ++ranks_done;
-        } else if (!buf.empty()) {
-          Row row;
-          row.outcome = static_cast<SweepOutcome>(buf[0] - '0');
-          row.text = buf.substr(1);
-          record(&row, 1);
-        }
-      }
-    }
-#endif
-    if (local_done) {
-      if (rank != 0) {
-#ifdef TRAINSIM_HAVE_MPI
-        MPI_Send(nullptr, 0, MPI_CHAR, 0, kTagDone, MPI_COMM_WORLD);
-#endif
-        break;
-      }
-      if (ranks_done >= size - 1) break;
+  if (size == 1) {
+    for (bool all_read = false; !all_read;) {
+      const std::vector<Row> batch = rows.Read(kBatchRows, kBatchWait, all_read);
+      record(batch.data(), batch.size());
     }
   }
+#ifdef TRAINSIM_HAVE_MPI
+  else if (rank != 0) {
+    // Each batch is sent synchronously, received when rank 0 reaches its
+    // turn: a rank runs ahead of the file by a batch and its queue's window.
+    for (bool all_read = false; !all_read;) {
+      const std::vector<Row> batch = rows.Read(kBatchRows, kBatchWait, all_read);
+      if (batch.empty()) continue;
+      std::string msg = PackRows(batch);
+      MPI_Ssend(msg.data(), int(msg.size()), MPI_CHAR, 0, kTagRow, MPI_COMM_WORLD);
+    }
+    MPI_Send(nullptr, 0, MPI_CHAR, 0, kTagDone, MPI_COMM_WORLD);
+  } else {
+    // Rank 0 writes the points in the sweep's order: pending[k] is rank
+    // (k % size)'s (k / size)-th row, and each rank's rows come in its own
+    // order. A rank that stopped early (interrupted) ends the file there, a
+    // prefix of the points; --resume computes the rest.
+    std::vector<std::deque<Row>> waiting(static_cast<size_t>(size));
+    std::vector<char> rank_done(static_cast<size_t>(size), 0);
+    bool own_read = false;
+    std::vector<Row> batch;
+    auto flush = [&] {
+      record(batch.data(), batch.size());
+      batch.clear();
+    };
+    for (size_t k = 0; k < pending.size() && write_error.empty(); ++k) {
+      const int from = int(k % size_t(size));
+      std::deque<Row>& next = waiting[size_t(from)];
+      if (next.empty()) {
+        flush();  // what is ready goes to the file before waiting
+        if (from == 0) {
+          while (next.empty() && !own_read) {
+            for (Row& r : rows.Read(kBatchRows, kBatchWait, own_read)) next.push_back(std::move(r));
+          }
+        } else if (!rank_done[size_t(from)]) {
+          ReceiveRows(from, next, rank_done[size_t(from)]);
+        }
+        if (next.empty()) break;
+      }
+      batch.push_back(std::move(next.front()));
+      next.pop_front();
+      if (batch.size() >= kBatchRows) flush();
+    }
+    flush();
+    // Every rank's sends are received (and dropped past an interruption) so that every rank ends.
+    rows.Abandon();
+    while (!own_read) rows.Read(kBatchRows, kBatchWait, own_read);
+    for (int r = 1; r < size; ++r) {
+      std::deque<Row> dropped;
+      while (!rank_done[size_t(r)]) {
+        ReceiveRows(r, dropped, rank_done[size_t(r)]);
+        dropped.clear();
+      }
+    }
+  }
+#endif
   for (auto& w : workers) w.join();
   if (rank == 0 && write_error.empty()) write_error = out.Sync();
 #ifdef TRAINSIM_HAVE_MPI

@@ -1,14 +1,17 @@
 // Runs the points of a sweep (sweep_spec.h) and appends one row per point to
-// a results file as points finish: CSV (columns: the axis keys, `feasible`,
+// a results file, in the points' order whatever order they finish in (so the
+// file is the same under any -j or number of MPI ranks): CSV (columns: the axis keys, `feasible`,
 // FlatResultKeys(), then `error_kind` and `error`) or JSON lines (.json/.jsonl: one object
 // {"settings", "feasible", "error", "result"} per line). Infeasible points keep their row
-// with the reason in `error`. Rows are written with write(2) as they finish,
+// with the reason in `error`. Rows are written with write(2) as they are ready,
 // a batch (up to 256 rows, or what is there every 20 ms) per call, and
 // fsync'd every few thousand rows or seconds; a resumed run drops a torn last line, skips the
 // points whose settings already have a row and appends the rest, so an
 // interrupted sweep plus its resume has exactly the rows of an uninterrupted
-// one. `jobs` threads compute points; under `mpirun` (when built with MPI) the
+// one, line for line. `jobs` threads compute points; under `mpirun` (when built with MPI) the
 // points are spread round-robin over the ranks and rank 0 writes the file.
+// An interrupted sweep's file is a prefix of its points' rows; rows finished
+// past the first point not finished are computed again by --resume.
 //
 // Integrity: the writer holds an exclusive flock(2) on the results file for
 // the whole sweep, so a second sweep (or resume) on the same file stops with

@@ -51,14 +51,6 @@ std::vector<std::string> Lines(const std::string& text) {
   return out;
 }
 
-// The data rows of a CSV (or all lines of JSON lines), sorted: rows finish in any order.
-std::vector<std::string> SortedRows(const std::string& path, bool has_header) {
-  std::vector<std::string> rows = Lines(ReadFile(path));
-  if (has_header && !rows.empty()) rows.erase(rows.begin());
-  std::sort(rows.begin(), rows.end());
-  return rows;
-}
-
 const char* kSmallSweep = R"(base:
   name: small
   cluster:
@@ -129,7 +121,7 @@ TEST(SweepRunnerTest, AThreadTheSystemRefusesLeavesTheOthersToFinish) {
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_FALSE(r->interrupted);
   EXPECT_TRUE(r->failure.empty()) << r->failure;
-  EXPECT_EQ(SortedRows(opt.output_path, true), SortedRows(full.output_path, true));
+  EXPECT_EQ(ReadFile(opt.output_path), ReadFile(full.output_path));
   // None starts: an interruption with the reason, never std::terminate; --resume then completes it.
   opt.output_path = dir.File("none.csv");
   opt.thread_limit_for_tests = 0;
@@ -143,7 +135,7 @@ TEST(SweepRunnerTest, AThreadTheSystemRefusesLeavesTheOthersToFinish) {
   r = RunSweep(spec, opt);
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_EQ(r->written, spec.points.size());
-  EXPECT_EQ(SortedRows(opt.output_path, true), SortedRows(full.output_path, true));
+  EXPECT_EQ(ReadFile(opt.output_path), ReadFile(full.output_path));
 }
 
 TEST(SweepRunnerTest, ReferenceGridGivesOneWellFormedRowPerPoint) {
@@ -240,14 +232,14 @@ TEST(SweepRunnerTest, ResumeAfterInterruptionGivesTheUninterruptedRows) {
   EXPECT_EQ(second->resumed, 117u);
   EXPECT_EQ(second->written, spec.points.size() - 117);
   EXPECT_FALSE(second->interrupted);
-  EXPECT_EQ(SortedRows(part.output_path, true), SortedRows(full.output_path, true));
+  EXPECT_EQ(ReadFile(part.output_path), ReadFile(full.output_path));
   EXPECT_EQ(Lines(ReadFile(part.output_path))[0], Lines(ReadFile(full.output_path))[0]);
 
   // Resuming a finished sweep computes nothing and keeps the file.
   auto third = RunSweep(spec, resume);
   ASSERT_TRUE(third.ok());
   EXPECT_EQ(third->written, 0u);
-  EXPECT_EQ(SortedRows(part.output_path, true), SortedRows(full.output_path, true));
+  EXPECT_EQ(ReadFile(part.output_path), ReadFile(full.output_path));
 }
 
 TEST(SweepRunnerTest, JsonLinesResume) {
@@ -281,7 +273,7 @@ TEST(SweepRunnerTest, JsonLinesResume) {
   auto r = RunSweep(spec, part);
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_EQ(r->resumed, 20u);
-  EXPECT_EQ(SortedRows(part.output_path, false), SortedRows(full.output_path, false));
+  EXPECT_EQ(ReadFile(part.output_path), ReadFile(full.output_path));
 }
 
 TEST(SweepRunnerTest, ResumeRefusesAFileOfAnotherSweep) {
@@ -327,8 +319,53 @@ TEST(SweepRunnerTest, ResumeRefusesAFileHoldingAPointTwice) {
   opt.max_new_rows = std::numeric_limits<size_t>::max();
   auto r = RunSweep(SmallSpec(), opt);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().ToString().find("holds 1 row of a point already in it"), std::string::npos) << r.error().ToString();
+  EXPECT_NE(r.error().ToString().find("holds 1 row of a point already in it (this row's point is at line 3)"), std::string::npos)
+      << r.error().ToString();
+  EXPECT_NE(r.error().ToString().find(":5:"), std::string::npos) << r.error().ToString();
   EXPECT_EQ(ReadFile(opt.output_path), before);
+}
+
+// A row whose settings are no point of the sweep (edited by hand) is not kept
+// by a resume: the file would no longer be this sweep's output.
+TEST(SweepRunnerTest, ResumeRefusesARowOfNoPointOfTheSweep) {
+  TempDir dir;
+  SweepRunOptions opt = AfterThreeRows(dir, "foreign.csv");
+  std::vector<std::string> lines = Lines(ReadFile(opt.output_path));
+  ASSERT_EQ(lines.size(), 4u);
+  const size_t comma = lines[3].find(',');
+  ASSERT_NE(comma, std::string::npos);
+  lines[3] = "no-such-value" + lines[3].substr(comma);  // the first axis's value, changed
+  {
+    std::ofstream f(opt.output_path, std::ios::trunc | std::ios::binary);
+    for (const auto& l : lines) f << l << "\n";
+    f << "torn";  // and a torn last row, which a refusal must leave
+  }
+  const std::string before = ReadFile(opt.output_path);
+  opt.resume = true;
+  opt.max_new_rows = std::numeric_limits<size_t>::max();
+  auto r = RunSweep(SmallSpec(), opt);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::kBadInput);
+  EXPECT_NE(r.error().ToString().find(":4: holds 1 row whose settings are no point of this sweep"), std::string::npos)
+      << r.error().ToString();
+  EXPECT_EQ(ReadFile(opt.output_path), before);
+}
+
+// The file's rows follow the sweep's points whatever the number of threads.
+TEST(SweepRunnerTest, RowsFollowThePointsUnderAnyNumberOfThreads) {
+  TempDir dir;
+  const SweepSpec spec = ReferenceGrid();
+  std::string first;
+  for (const int jobs : {1, 2, 5}) {
+    for (const char* name : {"rows.csv", "rows.jsonl"}) {
+      SweepRunOptions opt;
+      opt.output_path = dir.File(std::to_string(jobs) + name);
+      opt.jobs = jobs;
+      ASSERT_TRUE(RunSweep(spec, opt).ok());
+      if (jobs == 1) continue;
+      EXPECT_EQ(ReadFile(opt.output_path), ReadFile(dir.File(std::string("1") + name))) << jobs << " " << name;
+    }
+  }
 }
 
 // A rerun that forgot --resume never drops finished rows: its own, whole ones
@@ -422,7 +459,7 @@ TEST(SweepRunnerTest, JsonLinesResumeReadsEscapedSettings) {
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_EQ(r->resumed, 123u);
   EXPECT_EQ(r->written, spec->points.size() - 123);
-  EXPECT_EQ(SortedRows(part.output_path, false), SortedRows(full.output_path, false));
+  EXPECT_EQ(ReadFile(part.output_path), ReadFile(full.output_path));
 }
 
 // Each row is counted by what it says: a number format the GPU lacks is a
@@ -541,14 +578,14 @@ TEST(SweepCliTest, MpiRanksWriteOneFile) {
   const std::string out = ReadFile(dir.File("out.txt"));
   EXPECT_NE(out.find("x 3 MPI ranks"), std::string::npos) << out;
   EXPECT_EQ(Lines(ReadFile(dir.File("mpi.csv")))[0], Lines(ReadFile(one.output_path))[0]);
-  EXPECT_EQ(SortedRows(dir.File("mpi.csv"), true), SortedRows(one.output_path, true));
+  EXPECT_EQ(ReadFile(dir.File("mpi.csv")), ReadFile(one.output_path));
 
   // Interrupted (a prefix and a torn row) and resumed under mpirun: the same rows again.
   const std::string text = ReadFile(dir.File("mpi.csv"));
   std::ofstream(dir.File("mpi.csv"), std::ios::trunc) << text.substr(0, text.size() / 3);
   ASSERT_EQ(Shell(cmd + " --resume"), 0) << ReadFile(dir.File("err.txt"));
   EXPECT_NE(ReadFile(dir.File("out.txt")).find("already there (resumed)"), std::string::npos) << ReadFile(dir.File("out.txt"));
-  EXPECT_EQ(SortedRows(dir.File("mpi.csv"), true), SortedRows(one.output_path, true));
+  EXPECT_EQ(ReadFile(dir.File("mpi.csv")), ReadFile(one.output_path));
 #endif
 }
 

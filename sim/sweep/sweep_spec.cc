@@ -331,6 +331,15 @@ std::string FormatNumber(double v, bool integral) {
   return buf;
 }
 
+// How many values or points, in an error: a count past 1e15 (a range of
+// from: 1, to: 1e47) as "about 1e+47", not as 48 digits.
+std::string CountText(double n) {
+  if (n < 1e15) return FormatNumber(n, true);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "about %.2g", n);
+  return buf;
+}
+
 // An axis value that is a finite number as a whole (YAML's plain decimal or
 // exponent forms, e.g. "1e9", "1.0e9", "+4"), else nullopt (a name, a list).
 std::optional<double> AxisNumber(const std::string& v) {
@@ -387,7 +396,7 @@ void ParseRange(const YAML::Node& n, const std::string& file, const std::string&
     if (to < from) m.Fail("to", "must not be below from");
     const double count = std::floor((to - from) / step + 1e-9) + 1;
     if (count > double(kMaxAxisValues)) {
-      m.Fail("step", "the range has " + FormatNumber(count, true) + " values, more than an axis takes (" + FormatNumber(double(kMaxAxisValues), true) + ")");
+      m.Fail("step", "the range has " + CountText(count) + " values, more than an axis takes (" + FormatNumber(double(kMaxAxisValues), true) + ")");
     }
     for (long i = 0; i < long(count); ++i) vals.push_back(from + i * step);
   } else {
@@ -397,7 +406,7 @@ void ParseRange(const YAML::Node& n, const std::string& file, const std::string&
     if (to < from) m.Fail("to", "must not be below from");
     const double count = std::floor((std::log(to) - std::log(from)) / std::log(factor) + 1e-9) + 1;
     if (count > double(kMaxAxisValues)) {
-      m.Fail("factor", "the range has " + FormatNumber(count, true) + " values, more than an axis takes (" + FormatNumber(double(kMaxAxisValues), true) + ")");
+      m.Fail("factor", "the range has " + CountText(count) + " values, more than an axis takes (" + FormatNumber(double(kMaxAxisValues), true) + ")");
     }
     for (double v = from; v <= to * (1 + 1e-12); v *= factor) vals.push_back(v);
   }
@@ -710,7 +719,7 @@ SweepSpec Parse(const std::string& text, const std::string& file) {
   }
   double total = 1;
   for (const auto& d : dims) total *= double(d.size);
-  if (total > double(kMaxPoints)) top.Fail("axes", "the sweep has " + FormatNumber(total, true) + " points, more than the limit of 10 million");
+  if (total > double(kMaxPoints)) top.Fail("axes", "the sweep has " + CountText(total) + " points, more than the limit of 10 million");
 
   spec.axis_stride.assign(spec.axes.size(), 1);
   spec.axis_radix.assign(spec.axes.size(), 1);
