@@ -223,6 +223,19 @@ QChart* BuildScalingChart(const std::vector<ConfigOutcome>& outcomes, ScalingMet
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   SmallLegend(chart);
+  // Thousands or millions of dollars where the runs cost that much: "$6M", not "$6000000".
+  double cost_divisor = 1;
+  QString cost_suffix;
+  if (!time) {
+    double most = 0;
+    for (const auto& o : outcomes) {
+      for (const ScalingPoint& p : o.scaling) {
+        if (p.feasible) most = std::max(most, p.cost_usd);
+      }
+    }
+    if (most >= 1e6) cost_divisor = 1e6, cost_suffix = QStringLiteral("M");
+    else if (most >= 1e4) cost_divisor = 1e3, cost_suffix = QStringLiteral("k");
+  }
   double min_n = 1e9, max_n = 0, max_v = 0;
   for (size_t i = 0; i < outcomes.size(); ++i) {
     auto* series = new QLineSeries;
@@ -233,7 +246,7 @@ QChart* BuildScalingChart(const std::vector<ConfigOutcome>& outcomes, ScalingMet
     series->setPointsVisible(true);
     for (const ScalingPoint& p : outcomes[i].scaling) {
       if (!p.feasible) continue;
-      const double v = time ? p.time_to_train_s / scale.divisor : p.cost_usd;
+      const double v = time ? p.time_to_train_s / scale.divisor : p.cost_usd / cost_divisor;
       series->append(p.nodes, v);
       min_n = std::min(min_n, double(p.nodes));
       max_n = std::max(max_n, double(p.nodes));
@@ -254,7 +267,7 @@ QChart* BuildScalingChart(const std::vector<ConfigOutcome>& outcomes, ScalingMet
   // run's axis is not "$0, $0, $1"); no numbers on an axis with nothing on it.
   const double tick_step = (y->max() - y->min()) / std::max(1, y->tickCount() - 1);
   const int decimals = tick_step > 0 ? std::clamp(static_cast<int>(std::ceil(-std::log10(tick_step) - 1e-9)), 0, 6) : 0;
-  y->setLabelFormat((time ? QStringLiteral("%.") : QStringLiteral("$%.")) + QString::number(decimals) + QStringLiteral("f"));
+  y->setLabelFormat((time ? QStringLiteral("%.") : QStringLiteral("$%.")) + QString::number(decimals) + QStringLiteral("f") + cost_suffix);
   y->setLabelsVisible(max_v > 0);
   return chart;
 }
@@ -276,10 +289,28 @@ void HeatmapWidget::SetOutcome(const ConfigOutcome* outcome) {
   update();
 }
 
+QString HeatmapWidget::Caption() const {
+  // The outlined cell is the best of its TP x PP, which may not be the
+  // configuration's own settings: its own figure is said beside it.
+  QString own;
+  if (has_outcome_ && outcome_.ran()) {
+    const SimulationResult& r = outcome_.result;
+    own = r.feasible() ? tr(" (as configured: %1 s, %2)").arg(QString::number(r.step_time_s, 'f', r.step_time_s < 10 ? 2 : 1),
+                                                                QString::fromStdString(r.fidelity))
+                       : tr(" (as configured: cannot run)");
+  }
+  return tr("Each cell: the best VP, micro batch (mb), recompute (rc) and, where they apply, EP, CP, SP and sharding, "
+            "searched as trainsim plan does. Green ★ fastest → red: 2× slower or more; outlined: this configuration's "
+            "TP × PP%1; grey: nothing runs (hover: why).")
+      .arg(own);
+}
+
 QRect HeatmapWidget::GridRect() const {
   const int top = fontMetrics().height() * 2 + 8;
   const int left = fontMetrics().horizontalAdvance(QStringLiteral("PP 16")) + fontMetrics().height() + 14;
-  const int bottom = fontMetrics().height() * 4 + 12;
+  // The axis labels and the caption, as many lines as it wraps to.
+  const int caption_h = fontMetrics().boundingRect(QRect(0, 0, std::max(10, width() - 8), 10000), Qt::TextWordWrap, Caption()).height();
+  const int bottom = fontMetrics().height() + caption_h + 14;
   return QRect(left, top, std::max(10, width() - left - 10), std::max(10, height() - top - bottom));
 }
 
@@ -443,9 +474,8 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
   }
   const int fh = fontMetrics().height();
   p.setPen(Qt::darkGray);
-  p.drawText(QRect(4, g.bottom() + fh + 6, width() - 8, fh * 3), Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap,
-             tr("Each cell: the best VP, micro batch (mb) and recompute (rc), searched as trainsim plan does. "
-                "Green ★ fastest → red 2× slower; outlined: this configuration; grey: nothing runs (hover: why)."));
+  p.drawText(QRect(4, g.bottom() + fh + 6, width() - 8, height() - (g.bottom() + fh + 6)), Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap,
+             Caption());
 }
 
 // ------------------------------------------------------------------ timeline

@@ -46,6 +46,7 @@ class HeatmapWidget : public QWidget {
 
  private:
   QRect GridRect() const;
+  QString Caption() const;  // the key below the grid, with the configuration's own step time
   bool has_outcome_ = false;
   ConfigOutcome outcome_;
 };

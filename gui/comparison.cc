@@ -59,9 +59,48 @@ const HeatCell* ConfigOutcome::Cell(int tensor_size, int pipeline_size) const {
 
 // ---------------------------------------------------------------- table model
 
+QStringList ShortConfigurationNames(const QStringList& names, int most_chars) {
+  // What all the names share at either end, cut to a few characters of
+  // context: two 120-character names that differ in "8x" and "4x" in their
+  // middle keep that middle ("…16-nodes-8x-connectx7…").
+  constexpr int kContext = 10;
+  int prefix = 0, suffix = 0;
+  if (names.size() > 1) {
+    prefix = suffix = static_cast<int>(names[0].size());
+    for (const QString& n : names) {
+      int p = 0;
+      while (p < prefix && p < n.size() && n[p] == names[0][p]) ++p;
+      prefix = p;
+      int q = 0;
+      while (q < suffix && q < n.size() && n[n.size() - 1 - q] == names[0][names[0].size() - 1 - q]) ++q;
+      suffix = q;
+    }
+  }
+  QStringList out;
+  for (const QString& n : names) {
+    if (n.size() <= most_chars) {
+      out << n;
+      continue;
+    }
+    QString s = n;
+    const int cut_front = prefix > kContext ? prefix - kContext : 0;
+    const int cut_back = suffix > kContext && cut_front + suffix <= n.size() ? suffix - kContext : 0;
+    s = s.mid(cut_front, s.size() - cut_front - cut_back);
+    if (cut_front > 0) s.prepend(QStringLiteral("…"));
+    if (cut_back > 0) s.append(QStringLiteral("…"));
+    // Still too long: the middle goes.
+    if (s.size() > most_chars) s = s.left(most_chars / 2 - 1) + QStringLiteral("…") + s.right(most_chars / 2);
+    out << s;
+  }
+  return out;
+}
+
 void ResultsTableModel::SetOutcomes(const std::vector<ConfigOutcome>& outcomes) {
   beginResetModel();
   outcomes_ = outcomes;
+  QStringList names;
+  for (const ConfigOutcome& o : outcomes_) names << o.name;
+  short_names_ = ShortConfigurationNames(names, 36);
   csv_keys_ = FlatResultKeys();
   csv_keys_.push_back("error");
   csv_values_.clear();
@@ -174,7 +213,9 @@ QVariant ResultsTableModel::data(const QModelIndex& index, int role) const {
       // Bold where the configurations differ: what the comparison is about.
       if (text || outcomes_.size() < 2 || kind != ColumnKind::kValue) return {};
       for (const auto& other : outcomes_) {
-        if (other.ran() && base.ran() && CleanDelta(row.field->get(base.result), row.field->get(other.result)) != 0) {
+        // n/a against n/a (both unbounded) is no difference: the delta is NaN.
+        const double d = other.ran() && base.ran() ? CleanDelta(row.field->get(base.result), row.field->get(other.result)) : 0;
+        if (d != 0 && !std::isnan(d)) {
           QFont f;
           f.setBold(true);
           return f;
@@ -190,7 +231,7 @@ QVariant ResultsTableModel::data(const QModelIndex& index, int role) const {
           row.field->quantity != Quantity::kCount) {
         // Deltas coloured by whether they help: green better, red worse.
         const double d = CleanDelta(row.field->get(base.result), row.field->get(o.result));
-        if (d == 0) return QBrush(QColor(0x70, 0x70, 0x70));
+        if (d == 0 || std::isnan(d)) return QBrush(QColor(0x70, 0x70, 0x70));
         const bool better = row.field->lower_is_better ? d < 0 : d > 0;
         return QBrush(better ? QColor(0x1a, 0x7f, 0x37) : QColor(0xb0, 0x20, 0x20));
       }
@@ -217,7 +258,12 @@ QVariant ResultsTableModel::headerData(int section, Qt::Orientation orientation,
   const QString name = outcomes_[config].name;
   if (role == Qt::DisplayRole) {
     switch (KindOf(section)) {
-      case ColumnKind::kValue: return config == 0 ? tr("Baseline: %1").arg(name) : name;
+      case ColumnKind::kValue: {
+        // Long names shortened (the tooltip has them whole): a header as wide
+        // as a 120-character name pushed every value out of view.
+        const QString shown = config < short_names_.size() ? short_names_[config] : name;
+        return config == 0 ? tr("Baseline: %1").arg(shown) : shown;
+      }
       case ColumnKind::kDelta: return tr("Δ vs baseline");
       case ColumnKind::kRelative: return tr("Δ %");
     }

@@ -103,6 +103,11 @@ struct ConfigOutcome {
   const HeatCell* Cell(int tensor_size, int pipeline_size) const;
 };
 
+// Names of the configurations of a comparison for its column headers: those
+// longer than most_chars lose what all of them share at either end (a few
+// characters of context kept), then their middle, with "…" where they were cut.
+QStringList ShortConfigurationNames(const QStringList& names, int most_chars);
+
 // Results side by side: one row per field of the result-field table
 // (sim/core/result_fields.h, in DisplayFields order; units and scales from
 // sim/report/result_format.h), the text ones (fidelity, why a run cannot
@@ -149,6 +154,7 @@ class ResultsTableModel : public QAbstractTableModel {
   bool CanRun(int configuration) const;
 
   std::vector<ConfigOutcome> outcomes_;
+  QStringList short_names_;  // the column headers' names (ShortConfigurationNames)
   std::vector<Row> rows_;
   std::vector<std::string> csv_keys_;
   std::vector<std::vector<std::string>> csv_values_;  // per configuration

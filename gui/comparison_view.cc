@@ -10,6 +10,8 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QSaveFile>
+#include <QScrollBar>
+#include <QStyle>
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -33,6 +35,10 @@ ComparisonView::ComparisonView(QWidget* parent) : QWidget(parent) {
   table_->setSelectionBehavior(QAbstractItemView::SelectColumns);
   table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 4);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  // No column wider than a long figure: the parallelism text (whole in its
+  // tooltip) no longer pushes the second configuration out of a 1080p view.
+  table_->horizontalHeader()->setMaximumSectionSize(table_->fontMetrics().horizontalAdvance(QStringLiteral("0")) * 22);
+  table_->setTextElideMode(Qt::ElideRight);
   connect(table_->horizontalHeader(), &QHeaderView::sectionClicked, this,
           [this](int column) { ShowDetailsOf(model_->ConfigurationOf(column)); });
   headline_ = new QLabel(this);
@@ -207,7 +213,10 @@ void ComparisonView::SetOutcomes(const std::vector<ConfigOutcome>& outcomes) {
   headline_->setText(lines.join(QStringLiteral("<br>")));
   headline_->setVisible(!lines.isEmpty());
   // Wide enough for every column, up to half the view: side by side is the point.
-  int w = table_->verticalHeader()->sizeHint().width() + 2 * table_->frameWidth() + 4;
+  // The vertical scroll bar counts: the table has ~70 rows, and without it
+  // the bar covered the right end of the last column ("$76" for $764).
+  int w = table_->verticalHeader()->sizeHint().width() + 2 * table_->frameWidth() + 4 +
+          table_->style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, table_->verticalScrollBar());
   for (int c = 0; c < model_->columnCount(); ++c) w += table_->columnWidth(c);
   table_->setMinimumWidth(std::min(std::max(w, 200), std::max(200, width() / 2)));
   ReplaceChart(QStringLiteral("breakdown"), BuildBreakdownChart(outcomes_));

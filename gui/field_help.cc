@@ -69,7 +69,7 @@ const std::map<QString, Help>& Table() {
       {"training.micro_batch", {"Sequences per forward/backward pass on one GPU; global batch / (micro batch x DP) passes per step. "
                                 "auto: the fastest power of two up to {auto_micro_batch_max} that fits.",
                                 "auto", "you"}},
-      {"training.steps", {"Optimizer steps in the run: time, energy and cost to train scale with it.", "required", "you"}},
+      {"training.steps", {"Optimizer steps in the run: time, energy and cost to train scale with it.", "required unless training.tokens is given", "you"}},
       {"training.precision", {"Number format of the matrix multiplies: sets the GPU's peak FLOP/s and the bytes moved.", "bf16",
                               "the GPU profile's peaks (datasheet)"}},
       {"training.recompute", {"Activation recomputation: none keeps every activation; selective recomputes attention; full "
@@ -118,7 +118,8 @@ QString HelpPageHtml() {
       "bubble, the optimizer and data stalls, per step.</li>"
       "<li><b>Memory per GPU</b> against what the GPU can use; a run that does not fit says <i>cannot run</i> and "
       "draws no time or cost.</li>"
-      "<li><b>Scaling</b>: the same configuration on 1 to 64 nodes (data parallelism re-derived), analytical.</li>"
+      "<li><b>Scaling</b>: the same configuration from an eighth to eight times its node count (data parallelism "
+      "re-derived), analytical; a node count where it cannot run has no point.</li>"
       "<li><b>Heatmap</b>: for each tensor x pipeline size, the best step time over virtual stages, micro batch and "
       "recompute, searched as <tt>trainsim plan</tt> does; hover a cell for what it chose.</li>"
       "<li><b>Timeline</b> (DES only): one simulated step, a bar per forward (F) and backward (B) pass of each micro "
@@ -136,11 +137,11 @@ QString HelpPageHtml() {
       "(node-hour prices).</p>"
       "<h3>Accuracy</h3>"
       "<p><tt>trainsim validate</tt> predicts published training runs from profiles with no number fitted to "
-      "those runs. Megatron-LM on A100 and NeMo on H100 (27 runs, 2021-24): mean absolute step-time error 2.8%, "
-      "largest 7.3%. Of 154 runs from 2024-26: dense models on H100 3.2% (largest 9.0%), LoRA fine-tuning 4.1%; "
-      "dense models on B200 and GB200 8.0%, mostly predicted fast (their attention and memory-bound rates are "
-      "estimates until calibrated on one); mixtures of experts 10% on H100 and 14% on Blackwell, mostly fast "
-      "(README.md, accuracy). The headline under the results gives each configuration's own track record: the "
+      "those runs: Megatron-LM on A100 and NeMo on H100 (27 runs, 2021-24) and 154 runs from 2024-26 (dense and "
+      "mixture-of-experts pre-training and LoRA fine-tuning on H100, H200, B200 and GB200); README.md (accuracy) "
+      "has the errors by GPU, kind and precision. Dense models on H100 are predicted best; B200 and GB200, whose "
+      "attention and memory-bound rates are estimates until calibrated on one, and mixtures of experts less well, "
+      "mostly fast. The headline under the results gives each configuration's own track record: the "
       "published runs of its GPU, kind and (where enough) band of experts per GPU and precision, predicted now; and, where the GPU waits 2% of the "
       "step or more for the host to issue kernels (fine-grained experts), that share and the host cost per kernel it "
       "rests on, an estimate until measured from a trace of your stack (<tt>trainsim calibrate --host-trace</tt>). "

@@ -93,6 +93,29 @@ class GuiTest : public QObject {
     QCoreApplication::setApplicationName(QStringLiteral("trainsim-gui-test"));
   }
 
+  // The scaling curve sits around the configuration's own node count.
+  void scalingNodesSurroundTheConfiguration() {
+    QCOMPARE(ScalingNodesAround(4), (std::vector<int>{1, 2, 4, 8, 16, 32, 64}));
+    QCOMPARE(ScalingNodesAround(2048), (std::vector<int>{256, 512, 1024, 2048, 4096, 8192, 16384}));
+    QCOMPARE(ScalingNodesAround(18), (std::vector<int>{9, 18, 36, 72, 144, 288, 576}));
+    QCOMPARE(ScalingNodesAround(1), (std::vector<int>{1, 2, 4, 8, 16, 32, 64}));
+  }
+
+  // Column headers keep what tells long names apart, and short names whole.
+  void longConfigurationNamesKeepWhatDiffers() {
+    const QString a = QStringLiteral("llama2-70b-pretraining-poweredge-xe9680-h100-sxm-80gb-16-nodes-8x-connectx7-ndr-rail-optimized-powerscale");
+    QString b = a;
+    b.replace(QStringLiteral("-8x-"), QStringLiteral("-4x-"));
+    const QStringList s = ShortConfigurationNames({a, b, QStringLiteral("short")}, 36);
+    QCOMPARE(s[2], QStringLiteral("short"));
+    // With a third name sharing nothing, only the middle of the long ones can go.
+    QVERIFY(s[0].size() <= 36);
+    const QStringList two = ShortConfigurationNames({a, b}, 36);
+    QVERIFY2(two[0].contains(QLatin1String("8x")) && two[1].contains(QLatin1String("4x")), qPrintable(two.join(QLatin1Char('|'))));
+    QVERIFY2(two[0].size() <= 36 && two[0] != two[1], qPrintable(two.join(QLatin1Char('|'))));
+    QCOMPARE(ShortConfigurationNames({QStringLiteral("llama2-70b-4n-8nic")}, 36)[0], QStringLiteral("llama2-70b-4n-8nic"));
+  }
+
   void formShowsScenarioValues() {
     ScenarioForm form;
     form.SetConfiguration(Read("llama2-70b-4n-8nic.yaml"));
@@ -192,7 +215,7 @@ class GuiTest : public QObject {
     QVERIFY(form.configuration().yaml.contains(QLatin1String("accept_unknown_keys")));
     RunOptions quick;
     quick.fidelity = Fidelity::kAnalytical;
-    quick.scaling_nodes.clear();
+    quick.scaling_nodes = std::vector<int>{};
     quick.heat_tensor.clear();
     quick.heat_pipeline.clear();
     const ConfigOutcome o = RunConfiguration(form.configuration(), quick, [](double) { return true; }, nullptr);

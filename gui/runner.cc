@@ -73,6 +73,17 @@ HeatCell BestOfCell(const Scenario& base, int tp, int pp) {
 
 }  // namespace
 
+std::vector<int> ScalingNodesAround(int nodes) {
+  std::vector<int> counts;
+  for (int k = -3; k <= 3; ++k) {
+    const long n = k < 0 ? nodes >> -k : long(nodes) << k;
+    if (n >= 1 && (k >= 0 || (long(nodes) % (1L << -k)) == 0)) counts.push_back(int(n));
+  }
+  // Those below lost (not whole, or under one node) come back above.
+  for (long n = long(counts.back()) * 2; counts.size() < 7 && n <= (1L << 20); n *= 2) counts.push_back(int(n));
+  return counts;
+}
+
 ConfigOutcome RunConfiguration(const Configuration& config, const RunOptions& options,
                                const std::function<bool(double)>& progress, const std::atomic<bool>* cancel) {
   ConfigOutcome o;
@@ -90,7 +101,8 @@ ConfigOutcome RunConfiguration(const Configuration& config, const RunOptions& op
   o.pipeline = s->parallelism.pipeline;
   o.nodes = s->nodes;
   const double main_share = options.MainRunShare();
-  const double sweep_units = double(options.scaling_nodes.size() + options.heat_tensor.size() * options.heat_pipeline.size());
+  const std::vector<int> scaling_nodes = options.scaling_nodes ? *options.scaling_nodes : ScalingNodesAround(s->nodes);
+  const double sweep_units = double(scaling_nodes.size() + options.heat_tensor.size() * options.heat_pipeline.size());
   const double per_sweep = (1 - main_share) / std::max(1.0, sweep_units);
   bool stop = false;
   SimulateOptions main_options;
@@ -101,7 +113,7 @@ ConfigOutcome RunConfiguration(const Configuration& config, const RunOptions& op
     if (!progress(main_share * done / std::max(1, total))) stop = true;
   };
   o.result = Simulate(*s, main_options);
-  o.result.warnings = WarningsField(ScenarioWarnings(*s));
+  o.result.warnings = WarningTexts(ScenarioWarnings(*s));
   if (stop) return o;
   if (o.result.error.empty()) {
     o.track_record = QString::fromStdString(TrackRecordLine(*s));
@@ -112,7 +124,7 @@ ConfigOutcome RunConfiguration(const Configuration& config, const RunOptions& op
   SimulateOptions fast;
   fast.fidelity = Fidelity::kAnalytical;
   double done = main_share;
-  for (int n : options.scaling_nodes) {
+  for (int n : scaling_nodes) {
     ScalingPoint p;
     p.nodes = n;
     const Expected<Scenario> sn = ParseConfiguration(config, {"cluster.nodes=" + std::to_string(n), "parallelism.data=auto"});

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "gui/comparison.h"
@@ -24,7 +25,9 @@ namespace trainsim::gui {
 // What a run computes besides the configuration itself.
 struct RunOptions {
   Fidelity fidelity = Fidelity::kDes;
-  std::vector<int> scaling_nodes{1, 2, 4, 8, 16, 32, 64};
+  // The scaling curve's node counts; unset: around the configuration's own
+  // (ScalingNodesAround), so that a 2,048-node run is not drawn at 1..64.
+  std::optional<std::vector<int>> scaling_nodes;
   std::vector<int> heat_tensor{1, 2, 4, 8};
   std::vector<int> heat_pipeline{1, 2, 4, 8, 16};
 
@@ -32,6 +35,10 @@ struct RunOptions {
   // run outweighs hundreds of analytical runs); the sweeps share the rest.
   double MainRunShare() const { return fidelity == Fidelity::kDes ? 0.8 : 0.1; }
 };
+
+// Seven node counts by factors of 2 around `nodes` (nodes / 8 .. nodes x 8),
+// those under 1 replaced by more above: always `nodes` itself among them.
+std::vector<int> ScalingNodesAround(int nodes);
 
 // Progress units of one configuration (progress() counts these).
 constexpr int kProgressPerConfiguration = 1000;

@@ -105,7 +105,7 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
     const std::vector<std::string> warnings = ScenarioWarnings(*s);
     for (const std::string& w : warnings) err << "trainsim compare: " << w << "\n";
     r[i] = Simulate(*s, opt);
-    r[i].warnings = WarningsField(warnings);
+    r[i].warnings = WarningTexts(warnings);
     if (r[i].error.empty() && !a.Has("--json")) {
       records[i] = TrackRecordLine(*s);
       hosts[i] = HostIssueShareLine(*s);

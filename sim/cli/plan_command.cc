@@ -148,7 +148,7 @@ int PlanCommand(const Args& args, std::ostream& out, std::ostream& err) {
   const auto warn = [&](const PlanConfig& config, SimulationResult& result) {
     Scenario x = *s;
     ApplyConfig(x, config);
-    result.warnings = WarningsField(ScenarioWarnings(x));
+    result.warnings = WarningTexts(ScenarioWarnings(x));
   };
   for (PlanCandidate& c : r.candidates) warn(c.config, c.result);
   if (r.baseline) warn(r.baseline->config, r.baseline->result);

@@ -146,7 +146,7 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
     };
   }
   SimulationResult r = Simulate(*s, opt);
-  r.warnings = WarningsField(warnings);
+  r.warnings = WarningTexts(warnings);
   progress.Finish();
   if (auto trace = a.Value("--trace")) {
     if (r.timeline.empty()) {

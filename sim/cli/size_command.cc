@@ -282,7 +282,7 @@ int SizeCommand(const Args& args, std::ostream& out, std::ostream& err) {
   SizeReport r = SizeCluster(*s, opt);
   progress.Finish();
   // Each answer's result carries its scenario's warnings, as run's does (a node's framework may lack the precision).
-  for (SizeCandidate& c : r.candidates) c.result.warnings = WarningsField(ScenarioWarnings(CandidateScenario(*s, opt, c)));
+  for (SizeCandidate& c : r.candidates) c.result.warnings = WarningTexts(ScenarioWarnings(CandidateScenario(*s, opt, c)));
   out << (a.Has("--json") ? SizeToJson(r) : SizeToText(r));
   if (!a.Has("--json") && !r.candidates.empty()) {
     // How far to trust the answer: the record of its GPU, kind and, for a

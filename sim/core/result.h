@@ -143,9 +143,10 @@ struct SimulationResult {
   // The parallelism and micro batch that ran (Scenario::parallelism_text):
   // data: auto and micro_batch: auto resolved.
   std::string parallelism;
-  // What the scenario's loader warned of (io's ScenarioWarnings, joined by
-  // " | "): set by the front end or sweep that loaded it; empty for none.
-  std::string warnings;
+  // What the scenario's loader warned of (io's ScenarioWarnings, each
+  // without its "warning: " prefix: WarningTexts): set by the front end or
+  // sweep that loaded it. A JSON list; joined by " | " in a CSV cell.
+  std::vector<std::string> warnings;
   MemoryReport memory;
   RunReport run;
   ModelSummary model;

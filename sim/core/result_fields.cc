@@ -35,7 +35,13 @@ const std::vector<ResultField>& ResultFields() {
       {.key = "error_kind", .label = "Kind of failure", .quantity = Q::kText, .status = true, .present = has_error,
        .text = [](R r) { return ToString(r.error_kind); }},
       {.key = "warnings", .label = "Warnings", .quantity = Q::kText, .kept_when_infeasible = true,
-       .present = [](R r) { return !r.warnings.empty(); }, .text = [](R r) { return r.warnings; }},
+       .text =
+           [](R r) {
+             std::string joined;
+             for (const std::string& w : r.warnings) joined.append(joined.empty() ? "" : " | ").append(w);
+             return joined;
+           },
+       .list = [](R r) { return r.warnings; }},
       {.key = "step_time_s", .label = "Step time", .quantity = Q::kSeconds, .compared = true,
        .get = [](R r) { return r.step_time_s; }},
       {.key = "tokens_per_s_per_gpu", .label = "Throughput per GPU", .quantity = Q::kTokensPerSecond,

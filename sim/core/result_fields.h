@@ -51,14 +51,24 @@ struct ResultField {
   // A part of another field (the step's breakdown, memory's components):
   // shown right after it, its label indented.
   std::string part_of = "";
-  // Null: always present. Otherwise the field is left out of the JSON (and
+  // Null: always present. Otherwise the field is null in the JSON (and
   // empty in CSV) when this says no: `error` of a run that ran.
   bool (*present)(Result) = nullptr;
   double (*get)(Result) = nullptr;         // numbers and booleans (1 / 0); null for text
   std::string (*text)(Result) = nullptr;   // text fields
+  // A list of texts (warnings): a JSON array, [] for none; `text` joins it
+  // by " | " for a CSV cell and the human output.
+  std::vector<std::string> (*list)(Result) = nullptr;
 
   bool is_text() const { return quantity == Quantity::kText; }
   bool Present(Result r) const { return present == nullptr || present(r); }
+  // The field has a figure in this result: it is present, and where the run
+  // cannot happen it is a fact of the configuration (kept_when_infeasible)
+  // or of the run's state (status), not a figure of a run that will not
+  // take place. Where it has none, JSON writes null, a CSV an empty cell:
+  // one rule for every writer, so a script never sums the cost of a
+  // configuration that does not fit.
+  bool HasFigure(Result r) const { return Present(r) && (status || kept_when_infeasible || r.feasible()); }
   // The JSON object it sits in ("run"; empty at the top level) and its name there.
   std::string Group() const;
   std::string Name() const;

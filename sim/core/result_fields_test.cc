@@ -69,7 +69,7 @@ SimulationResult EveryFieldSet() {
   r.pipeline_split = "balanced";
   r.nvlink_domains = "4 x 16 of 18 nodes (Megatron-Bridge's Slurm --segment); across domains: dp";
   r.parallelism = "TP4 PP4 VP5 CP1 DP2 mb1 recompute=none SP DO";
-  r.warnings = "model.moe.capacity_factor 0.5 drops at least 50% of the routed token copies";
+  r.warnings = {"model.moe.capacity_factor 0.5 drops at least 50% of the routed token copies"};
   r.error = "does not fit in GPU memory: activations need 40.5 GiB";
   r.error_kind = ErrorKind::kDoesNotFit;
   return r;
@@ -114,7 +114,17 @@ TEST(ResultFieldTableTest, EveryFieldIsInTheJsonAndNothingElse) {
   for (const ResultField& f : ResultFields()) {
     in_table.insert(f.key);
     const YAML::Node v = f.Group().empty() ? json[f.key] : json[f.Group()][f.Name()];
-    ASSERT_TRUE(v.IsDefined() && v.IsScalar()) << f.key;
+    if (f.list) {
+      ASSERT_TRUE(v.IsSequence()) << f.key;
+      ASSERT_EQ(v.size(), f.list(r).size()) << f.key;
+      for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(v[i].as<std::string>(), f.list(r)[i]) << f.key;
+      continue;
+    }
+    ASSERT_TRUE(v.IsDefined() && (v.IsScalar() || v.IsNull())) << f.key;
+    if (!f.HasFigure(r)) {
+      EXPECT_TRUE(v.IsNull()) << f.key;  // a figure of a run that cannot happen
+      continue;
+    }
     if (f.is_text()) {
       EXPECT_EQ(v.as<std::string>(), f.text(r)) << f.key;
     } else if (f.quantity == Quantity::kBool) {
@@ -132,20 +142,30 @@ TEST(ResultFieldTableTest, EveryFieldIsInTheJsonAndNothingElse) {
       EXPECT_TRUE(in_table.count(k)) << k;
     }
   }
-  // Optional parts are left out when empty: a run that ran has no error.
+  // Every key is always there: null where the result has none (a run that
+  // ran has no error, no pipeline without pipeline stages), so that a script
+  // reads one shape.
   SimulationResult ran = r;
   ran.error.clear();
   ran.memory.reason.clear();
   ran.pipeline_layers.clear();
   ran.slowest_stage = -1;
   ran.nvlink_domains.clear();
+  ran.warnings.clear();
   const YAML::Node j2 = YAML::Load(ToJson(ran));
-  EXPECT_FALSE(j2["error"].IsDefined());
-  EXPECT_FALSE(j2["error_kind"].IsDefined());
-  EXPECT_FALSE(j2["pipeline"].IsDefined());
-  EXPECT_FALSE(j2["placement"].IsDefined());
-  EXPECT_FALSE(j2["memory"]["reason"].IsDefined());
+  for (const char* key : {"error", "error_kind"}) {
+    EXPECT_TRUE(j2[key].IsDefined() && j2[key].IsNull()) << key;
+  }
+  EXPECT_TRUE(j2["pipeline"]["layers"].IsDefined() && j2["pipeline"]["layers"].IsNull());
+  EXPECT_TRUE(j2["memory"]["reason"].IsDefined() && j2["memory"]["reason"].IsNull());
+  EXPECT_TRUE(j2["warnings"].IsSequence() && j2["warnings"].size() == 0);
   EXPECT_TRUE(j2["feasible"].as<bool>());
+  // The figures of a run that ran are there; of one that cannot happen, null
+  // (as a sweep's CSV leaves them empty), while what the configuration is stays.
+  EXPECT_DOUBLE_EQ(j2["step_time_s"].as<double>(), r.step_time_s);
+  EXPECT_TRUE(json["step_time_s"].IsNull());  // r cannot run (its error is set)
+  EXPECT_TRUE(json["run"]["cost_usd"].IsNull());
+  EXPECT_DOUBLE_EQ(json["memory"]["peak_gib_per_gpu"].as<double>(), r.memory.peak_gib_per_gpu);
 }
 
 TEST(ResultFieldTableTest, AFigureWithNoValueIsNullInJsonAndEmptyInCsv) {
@@ -170,20 +190,27 @@ TEST(ResultFieldTableTest, EveryFieldIsASweepCsvColumn) {
   EXPECT_EQ(columns.size(), ResultFields().size());  // no axes: the table's fields and nothing else
   EXPECT_EQ(columns.front(), "feasible");
   EXPECT_EQ(columns.back(), "error");
-  // Values line up with the keys, as the JSON writes them.
-  const SimulationResult r = EveryFieldSet();
+  // Values line up with the keys, as the JSON writes them: of a run that
+  // cannot happen (its run figures empty) and of one that ran.
+  SimulationResult ran = EveryFieldSet();
+  ran.error.clear();
+  for (const SimulationResult& r : {EveryFieldSet(), ran}) {
   const auto keys = FlatResultKeys();
   const auto values = FlatResultValues(r);
   ASSERT_EQ(keys.size(), values.size());
   for (size_t i = 0; i < keys.size(); ++i) {
     const ResultField& f = ResultFieldOf(keys[i]);
-    if (f.is_text()) {
+    if (!f.HasFigure(r)) {
+      EXPECT_EQ(values[i], "") << keys[i];
+      EXPECT_FALSE(r.feasible() && f.Present(r)) << keys[i];
+    } else if (f.is_text()) {
       EXPECT_EQ(values[i], f.text(r)) << keys[i];
     } else if (f.quantity == Quantity::kBool) {
       EXPECT_EQ(values[i], f.get(r) != 0 ? "true" : "false") << keys[i];
     } else {
       EXPECT_NEAR(std::stod(values[i]), f.get(r), 1e-5 * std::max(1.0, std::abs(f.get(r)))) << keys[i];
     }
+  }
   }
 }
 

@@ -14,19 +14,25 @@ namespace trainsim {
 
 std::string ToJson(const SimulationResult& r, bool pretty) {
   // The table's order, an object per key prefix ("run.steps" sits in "run");
-  // an object none of whose fields is present is left out (no pipeline).
+  // every key always there, null where the result has no figure
+  // (ResultField::HasFigure), so that a script reads one shape.
   JsonWriter w(pretty);
   w.BeginObject();
   std::string open;  // the object being written; empty: the top level
   for (const ResultField& f : ResultFields()) {
-    if (!f.Present(r)) continue;
     const std::string group = f.Group();
     if (group != open) {
       if (!open.empty()) w.EndObject();
       if (!group.empty()) w.BeginObject(group);
       open = group;
     }
-    if (f.is_text()) w.Field(f.Name(), f.text(r));
+    if (f.list) {
+      w.BeginArray(f.Name());
+      for (const std::string& x : f.list(r)) w.Value(x);
+      w.EndArray();
+    } else if (!f.HasFigure(r)) {
+      w.Null(f.Name());
+    } else if (f.is_text()) w.Field(f.Name(), f.text(r));
     else if (f.quantity == Quantity::kBool) w.Field(f.Name(), f.get(r) != 0);
     else w.Field(f.Name(), f.get(r));
   }
@@ -44,7 +50,7 @@ std::vector<std::string> FlatResultKeys() {
 }
 
 std::string FlatResultValue(const ResultField& f, const SimulationResult& r) {
-  if (!f.Present(r)) return "";
+  if (!f.HasFigure(r)) return "";
   if (f.is_text()) return f.text(r);
   if (f.quantity == Quantity::kBool) return f.get(r) != 0 ? "true" : "false";
   const double v = f.get(r);

@@ -222,6 +222,12 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
   const char* kTopKeys = "a scenario must be a mapping of keys (name, cluster, model, parallelism, training)";
   if (!root.IsDefined() || root.IsNull()) throw InputException(InputError{file, 0, "", "empty scenario: " + std::string(kTopKeys)});
   if (!root.IsMap()) YamlMap::FailAt(root, file, "", kTopKeys);
+  // A sweep file given where a scenario goes: say so, not "cluster: missing".
+  if (root["axes"] && (root["base"] || root["zip"]) && !root["cluster"]) {
+    YamlMap::FailAt(root["axes"], file, "axes",
+                    "this is a sweep file (base and axes), not a scenario: run it with `trainsim sweep " + file +
+                        " -o FILE.csv`, or give its base scenario");
+  }
   YamlMap top(root, file, "", overlay);
   Scenario s;
   s.source_file = file;
@@ -612,13 +618,10 @@ std::string FrameworkPrecisionWarning(const Scenario& s) {
          ": name one that trains in it (training.framework)";
 }
 
-std::string WarningsField(const std::vector<std::string>& warnings) {
-  std::string joined;
-  for (const std::string& w : warnings) {
-    const std::string_view text = std::string_view(w).starts_with("warning: ") ? std::string_view(w).substr(9) : std::string_view(w);
-    joined.append(joined.empty() ? "" : " | ").append(text);
-  }
-  return joined;
+std::vector<std::string> WarningTexts(const std::vector<std::string>& warnings) {
+  std::vector<std::string> texts;
+  for (const std::string& w : warnings) texts.push_back(std::string_view(w).starts_with("warning: ") ? w.substr(9) : w);
+  return texts;
 }
 
 std::vector<std::string> ScenarioWarnings(const Scenario& s) {

@@ -91,7 +91,7 @@ std::string FrameworkPrecisionWarning(const Scenario& s);
 // purpose). Empty when there are none.
 std::vector<std::string> ScenarioWarnings(const Scenario& s);
 // The warnings as the result's `warnings` field (SimulationResult::warnings):
-// each without its "warning: " prefix, joined by " | "; empty for none.
-std::string WarningsField(const std::vector<std::string>& warnings);
+// each without its "warning: " prefix.
+std::vector<std::string> WarningTexts(const std::vector<std::string>& warnings);
 
 }  // namespace trainsim

@@ -284,6 +284,11 @@ TEST(ScenarioTest, MisspeltRequiredSectionNamesTheKeyWritten) {
                           "training: {seq_len: 4096, global_batch: 8}\n");
   ASSERT_FALSE(absent.ok());
   EXPECT_NE(absent.error().ToString().find("parallelism: missing required section"), std::string::npos) << absent.error().ToString();
+  // A sweep file where a scenario goes is named as one.
+  auto sweep = ParseText("base: ../examples/x.yaml\naxes:\n  cluster.nodes: [1, 2]\n");
+  ASSERT_FALSE(sweep.ok());
+  EXPECT_EQ(sweep.error().ToString().rfind("s.yaml:3: axes: this is a sweep file (base and axes), not a scenario", 0), 0u)
+      << sweep.error().ToString();
 }
 
 TEST(ScenarioTest, UnknownKeySuggestsClosest) {

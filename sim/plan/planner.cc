@@ -542,7 +542,7 @@ std::string PlanToJson(const PlanReport& r) {
     o += ",\"reason\":" + JsonWriter::Quote(r.baseline_rejection->reason);
   }
   o += "},\n\"objective\":" + JsonWriter::Quote(r.objective == PlanObjective::kCost ? "cost" : "time") +
-       ",\"searched\":" + Str(r.searched) + ",\"feasible\":" + Str(r.feasible) +
+       ",\"searched\":" + Str(r.searched) + ",\"feasible_count\":" + Str(r.feasible) +
        ",\"rejected_divisibility\":" + Str(r.rejected_divisibility) + ",\"rejected_memory\":" + Str(r.rejected_memory) +
        ",\"rejected_other\":" + Str(r.rejected_other);
   if (r.other_example) {

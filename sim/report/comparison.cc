@@ -176,8 +176,12 @@ std::string ComparisonJson(const std::vector<SimulationResult>& results, const s
   for (const auto& r : results) w.Value(r.feasible());
   w.EndArray().BeginArray("errors");
   for (const auto& r : results) w.Value(r.error);
-  w.EndArray().BeginArray("warnings");
-  for (const auto& r : results) w.Value(r.warnings);
+  w.EndArray().BeginArray("warnings");  // a list per side
+  for (const auto& r : results) {
+    w.BeginArray();
+    for (const std::string& x : r.warnings) w.Value(x);
+    w.EndArray();
+  }
   w.EndArray().BeginArray("fields");
   for (const ResultField* f : DisplayFields()) {
     if (!f->compared) continue;
@@ -203,7 +207,11 @@ std::string ComparisonJson(const SimulationResult& a, const SimulationResult& b,
   // Whether each side can run, and why not: a reader should not have to parse the headline.
   w.BeginObject().Field("a", a.name).Field("b", b.name);
   w.Field("a_feasible", a.feasible()).Field("a_error", a.error).Field("b_feasible", b.feasible()).Field("b_error", b.error);
-  w.Field("a_warnings", a.warnings).Field("b_warnings", b.warnings);
+  for (const auto& [key, side] : {std::pair{"a_warnings", &a}, std::pair{"b_warnings", &b}}) {
+    w.BeginArray(key);
+    for (const std::string& x : side->warnings) w.Value(x);
+    w.EndArray();
+  }
   w.BeginArray("fields");
   for (const auto& r : CompareResults(a, b)) {
     const ResultField& f = *FindResultField(r.field);

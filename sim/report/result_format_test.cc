@@ -169,15 +169,19 @@ TEST(ComparisonTest, JsonCarriesEachSidesWarnings) {
   a.name = "a";
   b.name = "b";
   c.name = "c";
-  b.warnings = "framework x has no mxfp8 recipe";
+  b.warnings = {"framework x has no mxfp8 recipe", "another"};
   const YAML::Node two = YAML::Load(ComparisonJson(a, b, {"priced apart"}));
-  EXPECT_EQ(two["a_warnings"].as<std::string>(), "");
-  EXPECT_EQ(two["b_warnings"].as<std::string>(), "framework x has no mxfp8 recipe");
+  // Lists on every side, as run --json and comparison_warnings have them.
+  ASSERT_TRUE(two["a_warnings"].IsSequence());
+  EXPECT_EQ(two["a_warnings"].size(), 0u);
+  ASSERT_EQ(two["b_warnings"].size(), 2u);
+  EXPECT_EQ(two["b_warnings"][0].as<std::string>(), "framework x has no mxfp8 recipe");
   ASSERT_EQ(two["comparison_warnings"].size(), 1u);
   EXPECT_EQ(two["comparison_warnings"][0].as<std::string>(), "priced apart");
   const YAML::Node three = YAML::Load(ComparisonJson({a, b, c}));
   ASSERT_EQ(three["warnings"].size(), 3u);
-  EXPECT_EQ(three["warnings"][1].as<std::string>(), "framework x has no mxfp8 recipe");
+  ASSERT_TRUE(three["warnings"][0].IsSequence());
+  EXPECT_EQ(three["warnings"][1][1].as<std::string>(), "another");
   EXPECT_EQ(three["comparison_warnings"].size(), 0u);
 }
 

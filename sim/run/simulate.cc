@@ -88,7 +88,16 @@ SimulationResult Simulate(const Scenario& s, const SimulateOptions& options, con
   const bool des = options.fidelity == Fidelity::kDes && r.memory.fits && !refused;
   DesStats stats;
   const DesControl control{options.progress, options.cancel};
-  StepTiming timing = des ? SimulateDes(s, costs, options.record_timeline, &stats, &control) : AnalyticalStep(s, costs);
+  // A timeline comes from a run of its own: recording steps the DES would
+  // fast-forward moved the figures (by 1e-8), and asking for a trace must not
+  // change the result.
+  StepTiming timing = des ? SimulateDes(s, costs, false, &stats, &control) : AnalyticalStep(s, costs);
+  if (des && options.record_timeline && !stats.canceled) {
+    const DesControl quiet{nullptr, options.cancel};  // one progress bar, the first run's
+    DesStats traced;
+    timing.timeline = SimulateDes(s, costs, true, &traced, &quiet).timeline;
+    stats.canceled = traced.canceled;
+  }
   if (des && options.des_stats) *options.des_stats = stats;
   r.fidelity = ToString(des ? Fidelity::kDes : Fidelity::kAnalytical);
   r.step_time_s = timing.step_time_s;

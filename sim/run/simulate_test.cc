@@ -54,6 +54,28 @@ TEST(SimulateTest, DesStopsWhenCanceledAndSaysSo) {
 
 // What the planner ranks by is Simulate's analytical figures, whatever the
 // run: with checkpoints, ownership pricing, and one failures outpace.
+// Asking for a timeline (run --trace, the GUI) never changes a figure: it had
+// shown step 1's own time, which differs from step 0's in its last bits (the
+// GUI coloured an unchanged row as a change), and later moved the checkpoint
+// stall and the time to train by 1e-8.
+TEST(SimulateTest, ATimelineLeavesTheFiguresAsTheyAre) {
+  for (const std::string& example : {"reference-design/llama2-70b-4n-8nic.yaml", "moe/mixtral-8x7b-8n-8nic.yaml"}) {
+    auto s = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/examples/" + example, {});
+    ASSERT_TRUE(s.ok()) << s.error().ToString();
+    const SimulationResult plain = Simulate(*s, SimulateOptions::At(Fidelity::kDes));
+    const SimulationResult traced = Simulate(*s, SimulateOptions::At(Fidelity::kDes, true));
+    ASSERT_TRUE(plain.error.empty()) << plain.error;
+    EXPECT_FALSE(traced.timeline.empty()) << example;
+    EXPECT_TRUE(plain.timeline.empty()) << example;
+    EXPECT_EQ(traced.step_time_s, plain.step_time_s) << example;
+    EXPECT_EQ(traced.breakdown.exposed_communication_s, plain.breakdown.exposed_communication_s) << example;
+    EXPECT_EQ(traced.breakdown.pipeline_bubble_s, plain.breakdown.pipeline_bubble_s) << example;
+    EXPECT_EQ(traced.run.checkpoint_stall_s, plain.run.checkpoint_stall_s) << example;
+    EXPECT_EQ(traced.run.time_to_train_s, plain.run.time_to_train_s) << example;
+    EXPECT_EQ(traced.run.cost_usd, plain.run.cost_usd) << example;
+  }
+}
+
 TEST(SimulateTest, RunFiguresAreSimulatesAnalyticalFigures) {
   for (const std::vector<std::string>& sets :
        {std::vector<std::string>{}, {"cost.model=ownership", "training.steps=5000"}, {"failures.node_mtbf_hours=0.01"}}) {

@@ -438,6 +438,10 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
       // A side without purchase prices (capital 0: no figures) has no capital to compare.
       d.capital_known = r.run.capital_usd > 0 && ar.run.capital_usd > 0;
       d.capital_delta_usd = d.capital_known ? r.run.capital_usd - ar.run.capital_usd : 0;
+      d.days = r.run.time_to_train_s / kDay_s;
+      d.answer_days = ar.run.time_to_train_s / kDay_s;
+      d.cost_usd = r.run.cost_usd;
+      d.answer_cost_usd = ar.run.cost_usd;
       d.days_delta = (r.run.time_to_train_s - ar.run.time_to_train_s) / kDay_s;
       d.cost_delta_usd = r.run.cost_usd - ar.run.cost_usd;
       const double t = rechecked ? re->second.run.time_to_train_s : r.run.time_to_train_s;
@@ -651,12 +655,19 @@ std::string SizeToJson(const SizeReport& r) {
          ",\"capital_delta_usd\":" + (d.capital_known ? JsonWriter::Number(d.capital_delta_usd) : std::string("null")) +
          ",\"days_delta\":" + JsonWriter::Number(d.days_delta) +
          ",\"cost_delta_usd\":" + JsonWriter::Number(d.cost_delta_usd) + ",\"meets_deadline\":" + (d.meets_deadline ? "true" : "false") +
-         ",\"rechecked\":" + (d.rechecked ? "true" : "false") + "}";
+         ",\"rechecked\":" + (d.rechecked ? "true" : "false");
+    // The figures the deltas compare (none for an option that cannot run).
+    if (d.misses_by_days >= 0) {
+      o += ",\"compared_fidelity\":" + JsonWriter::Quote(d.rechecked ? r.recheck_fidelity : std::string("analytical")) +
+           ",\"days\":" + JsonWriter::Number(d.days) + ",\"cost_usd\":" + JsonWriter::Number(d.cost_usd) +
+           ",\"answer_days\":" + JsonWriter::Number(d.answer_days) + ",\"answer_cost_usd\":" + JsonWriter::Number(d.answer_cost_usd);
+    }
+    o += "}";
   }
   o += "],\n\"tokens\":" + JsonWriter::Number(r.tokens) + ",\"days\":" + JsonWriter::Number(r.days) +
        ",\"objective\":" + JsonWriter::Quote(r.objective == SizeObjective::kCost ? "cost" : "time") +
        ",\"cost_model\":" + JsonWriter::Quote(r.cost_model) + ",\"clusters\":" + std::to_string(r.clusters) +
-       ",\"rechecked\":" + std::to_string(r.rechecked) + ",\"recheck_fidelity\":" + JsonWriter::Quote(r.recheck_fidelity) +
+       ",\"rechecked_count\":" + std::to_string(r.rechecked) + ",\"recheck_fidelity\":" + JsonWriter::Quote(r.recheck_fidelity) +
        ",\"configurations\":" + std::to_string(r.configurations) + "}\n";
   return o;
 }

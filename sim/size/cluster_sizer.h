@@ -96,6 +96,10 @@ struct SizeOptionDelta {
   bool capital_known = false;    // both sides have purchase prices
   double days_delta = 0;
   double cost_delta_usd = 0;
+  // The two sides the deltas compare, at the deltas' fidelity: the answer's
+  // own analytical figures are nowhere else in a report whose answer was re-checked.
+  double days = 0, cost_usd = 0;                // the option's
+  double answer_days = 0, answer_cost_usd = 0;  // the answer's
   bool meets_deadline = false;  // as the report judges the option's cluster: re-checked, where it was
   double misses_by_days = 0;
   bool rechecked = false;  // the deltas compare both sides' re-checked figures (else both analytical)

@@ -161,7 +161,8 @@ Row ErrorRow(const SweepSpec& spec, const SweepPoint& p, SweepFormat format, con
   if (format == SweepFormat::kJsonLines) {
     row.text = "{\"settings\":{";
     for (size_t i = 0; i < keys.size(); ++i) row.text += (i ? "," : "") + JsonWriter::Quote(keys[i]) + ":" + JsonSetting(values[i]);
-    row.text += "},\"feasible\":false,\"error\":" + JsonWriter::Quote(error) + ",\"result\":null}\n";
+    row.text += "},\"feasible\":false,\"error_kind\":" + JsonWriter::Quote(ToString(ErrorKind::kInternal)) +
+                ",\"error\":" + JsonWriter::Quote(error) + ",\"result\":null}\n";
   } else {
     std::vector<std::string> f = values;
     f.push_back("false");
@@ -579,14 +580,13 @@ SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity 
       warnings.push_back("the DES refused this point (" + r.error + "): closed-form figures");
       r = Simulate(*s, SimulateOptions::At(Fidelity::kAnalytical));
     }
-    r.warnings = WarningsField(warnings);
+    r.warnings = WarningTexts(warnings);
     feasible = r.error.empty() && r.memory.fits;
     fields.push_back(feasible ? "true" : "false");
     // Figures of a run that happened (times, rates, energy, cost) are left
-    // empty on an infeasible row; what the configuration is stays.
+    // empty on an infeasible row (null in its JSON); what the configuration is stays.
     for (const ResultField& f : ResultFields()) {
-      if (f.status) continue;
-      fields.push_back(!feasible && !f.kept_when_infeasible ? std::string() : FlatResultValue(f, r));
+      if (!f.status) fields.push_back(FlatResultValue(f, r));
     }
     error = r.error;
     if (!feasible) {
