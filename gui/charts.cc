@@ -117,8 +117,12 @@ QChart* StackedChart(const QString& title, const QString& y_title, const std::ve
   QString common;
   QStringList cats = Categories(outcomes, &common);
   for (int i = 0; i < cats.size() && i < static_cast<int>(outcomes.size()); ++i) {
-    if (only_runnable && outcomes[i].ran() && !outcomes[i].result.error.empty()) cats[i] += QObject::tr(" (cannot run)");
-    if (!outcomes[i].ran()) cats[i] += QObject::tr(" (invalid)");
+    QString why;
+    if (only_runnable && outcomes[i].ran() && !outcomes[i].result.error.empty()) why = QObject::tr(" (cannot run)");
+    if (!outcomes[i].ran()) why = QObject::tr(" (invalid)");
+    // A slanted label longer than this is cut off at the chart's top.
+    constexpr int kMostChars = 26;
+    cats[i] = ShortConfigurationNames({cats[i]}, std::max(8, kMostChars - static_cast<int>(why.size())))[0] + why;
   }
   x->append(cats);
   // Whole labels: elided ones ("xe…" five times) do not tell the bars
@@ -406,8 +410,13 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
   bold.setBold(true);
   bold.setPointSizeF(font().pointSizeF() * 1.1);
   p.setFont(bold);
-  const QString title = has_outcome_ ? tr("Best step time by TP × PP (analytical): %1").arg(outcome_.name) : tr("Best step time by TP × PP");
-  p.drawText(QRect(4, 2, width() - 8, QFontMetrics(bold).height() * 2 + 4), Qt::AlignCenter | Qt::TextWordWrap, title);
+  // Two lines at most: what the grid is, then whose (elided in the middle: a
+  // long name wrapped to a third line under the grid's top).
+  const QFontMetrics bfm(bold);
+  const QString title = has_outcome_ ? tr("Best step time by TP × PP (analytical):") + QLatin1Char('\n') +
+                                           bfm.elidedText(outcome_.name, Qt::ElideMiddle, std::max(10, width() - 8))
+                                     : tr("Best step time by TP × PP");
+  p.drawText(QRect(4, 2, width() - 8, bfm.height() * 2 + 4), Qt::AlignCenter, title);
   p.setFont(font());
   if (!has_outcome_ || outcome_.heatmap.empty()) {
     p.setPen(Qt::darkGray);
@@ -666,7 +675,8 @@ void GanttWidget::paintEvent(QPaintEvent*) {
   const bool zoomed = step_s_ > 0 && (view0_ > 0 || view1_ < step_s_);
   QString title = name_.isEmpty() ? tr("Timeline of one step") : tr("Timeline of one step: %1").arg(name_);
   if (zoomed) title += tr(" (zoomed: %1–%2 ms; double-click for all)").arg(view0_ * 1e3, 0, 'f', 1).arg(view1_ * 1e3, 0, 'f', 1);
-  p.drawText(QRect(0, 4, width(), fh * 2), Qt::AlignCenter, title);
+  // Elided in the middle where it is wider than the panel (a long name lost both ends).
+  p.drawText(QRect(0, 4, width(), fh * 2), Qt::AlignCenter, QFontMetrics(bold).elidedText(title, Qt::ElideMiddle, std::max(10, width() - 8)));
   p.setFont(font());
   bars_.clear();
   if (events_.empty()) {
@@ -691,10 +701,18 @@ void GanttWidget::paintEvent(QPaintEvent*) {
   const double row_h = double(area.height()) / rows.size();
   const double t0 = view0_, span = std::max(1e-12, view1_ - view0_);
   auto x_of = [&](double t) { return area.left() + (t - t0) / span * area.width(); };
+  // Rows thinner than a line of text (32 lanes of a PP 8 MoE run) keep a
+  // label only where it clears the last one drawn: none overlap.
+  const double label_h = fontMetrics().height();
+  double last_label_mid = -1e9;
   for (size_t i = 0; i < rows.size(); ++i) {
     const double y = area.top() + i * row_h;
     p.setPen(Qt::black);
-    p.drawText(QRectF(0, y, label_w_ + 6, row_h), Qt::AlignRight | Qt::AlignVCenter, row_label(rows[i]));
+    const double mid = y + row_h / 2;
+    if (mid - last_label_mid >= label_h) {
+      p.drawText(QRectF(0, mid - label_h / 2, label_w_ + 6, label_h), Qt::AlignRight | Qt::AlignVCenter, row_label(rows[i]));
+      last_label_mid = mid;
+    }
     if (i % 2 == 1) p.fillRect(QRectF(area.left(), y, area.width(), row_h), QColor(0xf4, 0xf4, 0xf4));
   }
   p.save();

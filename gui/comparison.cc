@@ -60,10 +60,9 @@ const HeatCell* ConfigOutcome::Cell(int tensor_size, int pipeline_size) const {
 // ---------------------------------------------------------------- table model
 
 QStringList ShortConfigurationNames(const QStringList& names, int most_chars) {
-  // What all the names share at either end, cut to a few characters of
-  // context: two 120-character names that differ in "8x" and "4x" in their
-  // middle keep that middle ("…16-nodes-8x-connectx7…").
-  constexpr int kContext = 10;
+  // What all the names share at either end, cut to what room leaves of it
+  // as context: two 120-character names that differ in "8x" and "4x" in
+  // their middle keep that middle ("…16-nodes-8x-connectx7…").
   int prefix = 0, suffix = 0;
   if (names.size() > 1) {
     prefix = suffix = static_cast<int>(names[0].size());
@@ -83,8 +82,10 @@ QStringList ShortConfigurationNames(const QStringList& names, int most_chars) {
       continue;
     }
     QString s = n;
-    const int cut_front = prefix > kContext ? prefix - kContext : 0;
-    const int cut_back = suffix > kContext && cut_front + suffix <= n.size() ? suffix - kContext : 0;
+    const int distinct = prefix + suffix <= n.size() ? static_cast<int>(n.size()) - prefix - suffix : 0;
+    const int context = std::max(3, (most_chars - distinct - 2) / 2);
+    const int cut_front = prefix > context ? prefix - context : 0;
+    const int cut_back = suffix > context && cut_front + suffix <= n.size() ? suffix - context : 0;
     s = s.mid(cut_front, s.size() - cut_front - cut_back);
     if (cut_front > 0) s.prepend(QStringLiteral("…"));
     if (cut_back > 0) s.append(QStringLiteral("…"));
@@ -100,7 +101,7 @@ void ResultsTableModel::SetOutcomes(const std::vector<ConfigOutcome>& outcomes) 
   outcomes_ = outcomes;
   QStringList names;
   for (const ConfigOutcome& o : outcomes_) names << o.name;
-  short_names_ = ShortConfigurationNames(names, 36);
+  short_names_ = ShortConfigurationNames(names, 22);  // a column is at most ~22 digits wide (ComparisonView)
   csv_keys_ = FlatResultKeys();
   csv_keys_.push_back("error");
   csv_values_.clear();
@@ -262,7 +263,7 @@ QVariant ResultsTableModel::headerData(int section, Qt::Orientation orientation,
         // Long names shortened (the tooltip has them whole): a header as wide
         // as a 120-character name pushed every value out of view.
         const QString shown = config < short_names_.size() ? short_names_[config] : name;
-        return config == 0 ? tr("Baseline: %1").arg(shown) : shown;
+        return config == 0 ? tr("Baseline\n%1").arg(shown) : shown;
       }
       case ColumnKind::kDelta: return tr("Δ vs baseline");
       case ColumnKind::kRelative: return tr("Δ %");

@@ -106,14 +106,17 @@ class GuiTest : public QObject {
     const QString a = QStringLiteral("llama2-70b-pretraining-poweredge-xe9680-h100-sxm-80gb-16-nodes-8x-connectx7-ndr-rail-optimized-powerscale");
     QString b = a;
     b.replace(QStringLiteral("-8x-"), QStringLiteral("-4x-"));
-    const QStringList s = ShortConfigurationNames({a, b, QStringLiteral("short")}, 36);
+    const QStringList s = ShortConfigurationNames({a, b, QStringLiteral("short")}, 22);
     QCOMPARE(s[2], QStringLiteral("short"));
     // With a third name sharing nothing, only the middle of the long ones can go.
-    QVERIFY(s[0].size() <= 36);
-    const QStringList two = ShortConfigurationNames({a, b}, 36);
+    QVERIFY(s[0].size() <= 22);
+    const QStringList two = ShortConfigurationNames({a, b}, 22);
     QVERIFY2(two[0].contains(QLatin1String("8x")) && two[1].contains(QLatin1String("4x")), qPrintable(two.join(QLatin1Char('|'))));
-    QVERIFY2(two[0].size() <= 36 && two[0] != two[1], qPrintable(two.join(QLatin1Char('|'))));
-    QCOMPARE(ShortConfigurationNames({QStringLiteral("llama2-70b-4n-8nic")}, 36)[0], QStringLiteral("llama2-70b-4n-8nic"));
+    QVERIFY2(two[0].size() <= 22 && two[0] != two[1], qPrintable(two.join(QLatin1Char('|'))));
+    QCOMPARE(ShortConfigurationNames({QStringLiteral("llama2-70b-4n-8nic")}, 22)[0], QStringLiteral("llama2-70b-4n-8nic"));
+    // Names that share a long prefix keep what tells them apart.
+    const QStringList qwen = ShortConfigurationNames({QStringLiteral("qwen3-235b-a22b-32n-8nic"), QStringLiteral("qwen3-235b-a22b-32n-4nic")}, 22);
+    QVERIFY2(qwen[0].endsWith(QLatin1String("8nic")) && qwen[1].endsWith(QLatin1String("4nic")), qPrintable(qwen.join(QLatin1Char('|'))));
   }
 
   void formShowsScenarioValues() {
@@ -295,7 +298,7 @@ class GuiTest : public QObject {
     ResultsTableModel* m = w.view()->model();
     // Baseline column, then the other configuration's value, delta and percent.
     QCOMPARE(m->columnCount(), 4);
-    QCOMPARE(m->headerData(0, Qt::Horizontal).toString(), QStringLiteral("Baseline: llama2-70b-4n-8nic"));
+    QCOMPARE(m->headerData(0, Qt::Horizontal).toString(), QStringLiteral("Baseline\nllama2-70b-4n-8nic"));
     QCOMPARE(m->headerData(1, Qt::Horizontal).toString(), QStringLiteral("llama2-70b-4n-4nic"));
     QCOMPARE(m->headerData(2, Qt::Horizontal).toString(), QStringLiteral("Δ vs baseline"));
     QCOMPARE(m->headerData(3, Qt::Horizontal).toString(), QStringLiteral("Δ %"));

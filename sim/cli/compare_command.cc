@@ -9,6 +9,7 @@
 #include "sim/run/host_issue_share.h"
 #include "sim/run/simulate.h"
 #include "sim/io/model_loader.h"
+#include "sim/io/result_writer.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/validate/track_record.h"
 
@@ -89,6 +90,12 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
       const InputError& e = s.error();
       if (e.kind == ErrorKind::kBadInput) {
         err << e.ToString() << "\n";
+        // As run --json: a scenario that cannot be read still gets its object on stdout.
+        if (a.Has("--json")) {
+          std::vector<std::string> assignments = a.All("--set");
+          assignments.insert(assignments.end(), own.begin(), own.end());
+          out << ToJsonOfUnsimulated(ScenarioName(a.positional[files == 1 ? 0 : i], assignments) + what_if, e.kind, e.ToString(), {});
+        }
         return kExitBadInput;
       }
       // A run the hardware cannot do (nvfp4 on H100) is a side that cannot

@@ -76,8 +76,9 @@ int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err) {
       what_if);
   progress.Finish();
   if (!rep) {
+    // Bad input is 2; an override no case's hardware can do (nvfp4 on A100 and H100) is 1, as run says it.
     err << rep.error().ToString() << "\n";
-    return kExitBadInput;
+    return ExitStatus(rep.error().kind);
   }
   if (rep->cases.empty() && !what_if.cases_containing.empty()) {
     err << "trainsim validate: --cases: no case id in " << file << " contains '" << what_if.cases_containing << "'\n";

@@ -49,6 +49,9 @@ struct RunReport {
   double checkpoint_overhead_s = 0;  // over the whole run
   int checkpoints = 0;
   double restore_s = 0;
+  // Failures are modelled (failures.node_mtbf_hours given): without, the
+  // expected failures and lost work are no figure (null), not 0.
+  bool failures_modelled = false;
   double expected_failures = 0;
   double lost_work_s = 0;
   double goodput = 1;

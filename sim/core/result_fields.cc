@@ -19,6 +19,8 @@ const std::vector<ResultField>& ResultFields() {
   using Q = Quantity;
   static const auto has_error = [](R r) { return !r.error.empty(); };
   static const auto has_pipeline = [](R r) { return !r.pipeline_layers.empty(); };
+  static const auto has_checkpoints = [](R r) { return r.run.checkpoint_bytes > 0; };
+  static const auto failures_modelled = [](R r) { return r.run.failures_modelled; };
   static const std::vector<ResultField> fields = {
       {.key = "name", .label = "Scenario", .quantity = Q::kText, .kept_when_infeasible = true,
        .text = [](R r) { return r.name; }},
@@ -88,14 +90,16 @@ const std::vector<ResultField>& ResultFields() {
        .get = [](R r) { return double(r.run.steps); }},
       {.key = "run.time_to_train_s", .label = "Time to train", .quantity = Q::kDuration, .compared = true,
        .get = [](R r) { return r.run.time_to_train_s; }},
+      // No figure (null) where the run writes no checkpoint: "0 GiB" read as measured.
       {.key = "run.checkpoint_bytes", .label = "Checkpoint size", .quantity = Q::kBytes, .kept_when_infeasible = true,
-       .get = [](R r) { return r.run.checkpoint_bytes; }},
+       .present = has_checkpoints, .get = [](R r) { return r.run.checkpoint_bytes; }},
       {.key = "run.checkpoint_write_s", .label = "Checkpoint write", .quantity = Q::kDuration, .compared = true,
-       .get = [](R r) { return r.run.checkpoint_write_s; }},
+       .present = has_checkpoints, .get = [](R r) { return r.run.checkpoint_write_s; }},
       {.key = "run.checkpoint_overhead_s", .label = "Checkpoint overhead (run)", .quantity = Q::kDuration,
        .compared = true, .get = [](R r) { return r.run.checkpoint_overhead_s; }},
+      // No figure without a failure model: "0 failures" over 120 days read as a finding.
       {.key = "run.expected_failures", .label = "Expected failures", .quantity = Q::kCount, .compared = true,
-       .get = [](R r) { return r.run.expected_failures; }},
+       .present = failures_modelled, .get = [](R r) { return r.run.expected_failures; }},
       {.key = "run.goodput", .label = "Goodput", .quantity = Q::kFraction, .lower_is_better = false, .compared = true,
        .get = [](R r) { return r.run.goodput; }},
       {.key = "run.best_checkpoint_interval_s", .label = "Best checkpoint interval", .quantity = Q::kDuration,
@@ -110,13 +114,13 @@ const std::vector<ResultField>& ResultFields() {
       {.key = "run.checkpoints", .label = "Checkpoints in the run", .quantity = Q::kCount,
        .get = [](R r) { return double(r.run.checkpoints); }},
       {.key = "run.checkpoint_stall_s", .label = "Checkpoint stall (each)", .quantity = Q::kDuration,
-       .get = [](R r) { return r.run.checkpoint_stall_s; }},
+       .present = has_checkpoints, .get = [](R r) { return r.run.checkpoint_stall_s; }},
       {.key = "run.chosen_checkpoint_interval_s", .label = "Checkpoint interval (chosen)", .quantity = Q::kDuration,
        .lower_is_better = false, .get = [](R r) { return r.run.chosen_checkpoint_interval_s; }},
       {.key = "run.restore_s", .label = "Restore after a failure", .quantity = Q::kDuration,
        .get = [](R r) { return r.run.restore_s; }},
       {.key = "run.lost_work_s", .label = "Work lost to failures", .quantity = Q::kDuration,
-       .get = [](R r) { return r.run.lost_work_s; }},
+       .present = failures_modelled, .get = [](R r) { return r.run.lost_work_s; }},
       {.key = "run.cost_per_billion_tokens_usd", .label = "Cost per billion tokens", .quantity = Q::kUsd,
        .compared = true, .get = [](R r) { return r.run.cost_per_billion_tokens_usd; }},
       {.key = "run.cost_model", .label = "Cost model", .quantity = Q::kText, .kept_when_infeasible = true,

@@ -369,7 +369,7 @@ std::string ToSummary(const SimulationResult& r) {
     }
     o << ", " << count("run.hot_spares") << " hot spare"
       << (spares == 1 ? "" : "s") << HotSparesCapitalText(r.run) << "\n";
-  } else if (v("run.expected_failures") == 0 && v("run.time_to_train_s") > 0) {
+  } else if (!r.run.failures_modelled && v("run.time_to_train_s") > 0) {
     // A long run's goodput read as 100% is an assumption, not a finding: say which.
     o << "  failures             not modelled (failures.node_mtbf_hours): goodput " << Fmt("%.1f%%", 100 * v("run.goodput"))
       << " counts checkpoint stalls only\n";

@@ -186,7 +186,10 @@ std::string ComparisonJson(const std::vector<SimulationResult>& results, const s
   for (const ResultField* f : DisplayFields()) {
     if (!f->compared) continue;
     // A side that cannot run has no figure where the table says "cannot run", and no delta against it.
-    w.BeginObject().Field("field", f->key).Field("label", DisplayLabel(*f)).BeginArray("values");
+    // The label as the table has it, without the text table's indent: a part names its whole.
+    w.BeginObject().Field("field", f->key).Field("label", f->label);
+    if (!f->part_of.empty()) w.Field("part_of", f->part_of);
+    w.BeginArray("values");
     for (const auto& r : results) Shown(*f, r) ? w.Value(f->get(r)) : w.Null("");
     w.EndArray().BeginArray("relative");
     for (size_t i = 1; i < results.size(); ++i) {
@@ -216,7 +219,8 @@ std::string ComparisonJson(const SimulationResult& a, const SimulationResult& b,
   for (const auto& r : CompareResults(a, b)) {
     const ResultField& f = *FindResultField(r.field);
     const bool shown_a = Shown(f, a), shown_b = Shown(f, b);
-    w.BeginObject().Field("field", r.field).Field("label", r.label);
+    w.BeginObject().Field("field", r.field).Field("label", f.label);
+    if (!f.part_of.empty()) w.Field("part_of", f.part_of);
     shown_a ? w.Field("a", r.a) : w.Null("a");
     shown_b ? w.Field("b", r.b) : w.Null("b");
     if (shown_a && shown_b) {

@@ -119,7 +119,8 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
   const double failure_free_s = compute_s + run.checkpoint_overhead_s;
   double wall = failure_free_s;
   const double mtbf = s.failures.node_mtbf_hours * 3600.0 / s.nodes;  // the job's: any of its nodes failing
-  if (s.failures.node_mtbf_hours > 0) {
+  run.failures_modelled = s.failures.node_mtbf_hours > 0;
+  if (run.failures_modelled) {
     const double recovery_s = s.failures.restart_s + run.restore_s;
     const double segment_s = interval_s + run.checkpoint_stall_s;
     const long full = run.checkpoints;

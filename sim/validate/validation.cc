@@ -378,6 +378,7 @@ std::string ValidationJson(const ValidationReport& r) {
     } else {
       w.Field("gpu", c.gpu)
           .Field("predicted_step_time_s", c.predicted_step_time_s)
+          .Field("fidelity", c.result.fidelity)  // validate's default is analytical, run's the DES
           .Field("measured_step_time_s", c.measured_step_time_s)
           .Field("precision", c.precision)
           .Field("source", c.family)
