@@ -272,7 +272,11 @@ std::string FitProfile(const Measurements& m, const std::string& name, FittedPro
   std::vector<double> distinct = aseq;
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  if (distinct.size() >= 2 && FitInverse(arate, aseq, aa, ab, arms)) {
+  // A curve whose rate at long sequences is past five times the sweep's fastest
+  // GEMM is no curve: noise (a loaded CPU flattened it through three points,
+  // to ten times the peak, which a profile refuses); attention is matmuls
+  // and a softmax, never faster than the GEMMs. Then the rates' mean stands.
+  if (distinct.size() >= 2 && FitInverse(arate, aseq, aa, ab, arms) && aa > 0 && 1.0 / aa <= 5 * f.peak_tflops * 1e12) {
     f.attention_fwd_tflops = 1.0 / aa / 1e12;
     f.attention_half_seq = std::max(1.0, ab / aa);
   } else {  // one sequence length: the measured rate, no curve

@@ -68,6 +68,24 @@ TEST(Fit, RecoversTheParametersOfAModelMachine) {
   EXPECT_NEAR(f.storage[0].write_bytes_per_s_per_client, (2e8 + 1e8) / 2, 1);
 }
 
+// Attention rates whose curve would run past five times the sweep's fastest
+// GEMM at long sequences (noise on a loaded CPU: the profile refused the
+// asymptote as ten times the peak) give the rates' mean, no curve.
+TEST(Fit, AnAttentionCurveFasterThanTheGemmsIsNoCurve) {
+  Measurements m = Synthetic(1e11, 0.8, 96, 2e10, 0.6);
+  double mean = 0;
+  for (AttentionSample& a : m.attention) {
+    const double rate = 1e13 * a.seq_len / (a.seq_len + 1e5);  // 10 TFLOP/s at infinite length, 0.013-0.05 measured
+    a.forward_s = a.ForwardFlops() / rate;
+    a.backward_s = 2.5 * a.ForwardFlops() / (0.5 * rate);
+    mean += rate / 1e12 / double(m.attention.size());
+  }
+  FittedProfile f;
+  ASSERT_EQ(FitProfile(m, "t", f), "");
+  EXPECT_NEAR(f.attention_fwd_tflops, mean, 1e-9);
+  EXPECT_EQ(f.attention_half_seq, 1);
+}
+
 // A GPU's L2 holds a copy whose source and destination fit in it, and serves
 // it faster than memory: such copies leave the bandwidth to the larger ones
 // (the smallest keeps the fixed time) once the file records the cache. An

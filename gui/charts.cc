@@ -116,13 +116,13 @@ QChart* StackedChart(const QString& title, const QString& y_title, const std::ve
   auto* x = new QBarCategoryAxis;
   QString common;
   QStringList cats = Categories(outcomes, &common);
+  // A slanted label longer than this is cut off at the chart's top; the
+  // labels stay distinct (a category axis merges bars of one label).
+  constexpr int kMostChars = 26;
+  cats = ShortConfigurationNames(cats, kMostChars - 13);
   for (int i = 0; i < cats.size() && i < static_cast<int>(outcomes.size()); ++i) {
-    QString why;
-    if (only_runnable && outcomes[i].ran() && !outcomes[i].result.error.empty()) why = QObject::tr(" (cannot run)");
-    if (!outcomes[i].ran()) why = QObject::tr(" (invalid)");
-    // A slanted label longer than this is cut off at the chart's top.
-    constexpr int kMostChars = 26;
-    cats[i] = ShortConfigurationNames({cats[i]}, std::max(8, kMostChars - static_cast<int>(why.size())))[0] + why;
+    if (only_runnable && outcomes[i].ran() && !outcomes[i].result.error.empty()) cats[i] += QObject::tr(" (cannot run)");
+    if (!outcomes[i].ran()) cats[i] += QObject::tr(" (invalid)");
   }
   x->append(cats);
   // Whole labels: elided ones ("xe…" five times) do not tell the bars
@@ -243,7 +243,14 @@ QChart* BuildScalingChart(const std::vector<ConfigOutcome>& outcomes, ScalingMet
   double min_n = 1e9, max_n = 0, max_v = 0;
   for (size_t i = 0; i < outcomes.size(); ++i) {
     auto* series = new QLineSeries;
-    series->setName(outcomes[i].name);
+    // The node counts it cannot run at are named in its legend entry: a
+    // curve that stops short says so.
+    QStringList cannot;
+    for (const ScalingPoint& p : outcomes[i].scaling) {
+      if (!p.feasible) cannot << QString::number(p.nodes);
+    }
+    series->setName(cannot.isEmpty() ? outcomes[i].name
+                                     : QObject::tr("%1 (cannot run at %2 nodes)").arg(outcomes[i].name, cannot.join(QStringLiteral(", "))));
     QPen pen(PaletteColor(static_cast<int>(i)));
     pen.setWidthF(2.5);
     series->setPen(pen);
@@ -280,7 +287,7 @@ QChart* BuildScalingChart(const std::vector<ConfigOutcome>& outcomes, ScalingMet
 
 HeatmapWidget::HeatmapWidget(QWidget* parent) : QWidget(parent) {
   setMouseTracking(true);
-  setMinimumSize(260, 200);
+  setMinimumSize(240, 200);
   setAutoFillBackground(true);
   QPalette pal = palette();
   pal.setColor(QPalette::Window, Qt::white);
@@ -305,7 +312,7 @@ QString HeatmapWidget::Caption() const {
   }
   return tr("Each cell: the best VP, micro batch (mb), recompute (rc) and, where they apply, EP, CP, SP and sharding, "
             "searched as trainsim plan does. Green ★ fastest → red: 2× slower or more; outlined: this configuration's "
-            "TP × PP%1; grey: nothing runs (hover: why).")
+            "TP × PP%1; *: other settings changed; grey: nothing runs (hover: why).")
       .arg(own);
 }
 
@@ -452,6 +459,7 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
       if (fm.height() * 3 + 4 <= r.height() && fit_w <= r.width()) label += QLatin1Char('\n') + choice + QLatin1Char('\n') + rc;
       else if (fm.height() * 2 + 4 <= r.height() && fm.horizontalAdvance(choice + QLatin1Char(' ') + rc) + 4 <= r.width())
         label += QLatin1Char('\n') + choice + QLatin1Char(' ') + rc;
+      else if (!c.also_changed.isEmpty()) label += QLatin1Char('*');  // changed more than VP, mb, rc: in the tooltip
       p.setPen(Qt::black);
     } else {
       p.fillRect(r, InfeasibleColor());
@@ -490,7 +498,7 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
 // ------------------------------------------------------------------ timeline
 
 GanttWidget::GanttWidget(QWidget* parent) : QWidget(parent) {
-  setMinimumSize(260, 200);
+  setMinimumSize(240, 200);
   setMouseTracking(true);
   setFocusPolicy(Qt::WheelFocus);
 }
@@ -701,20 +709,26 @@ void GanttWidget::paintEvent(QPaintEvent*) {
   const double row_h = double(area.height()) / rows.size();
   const double t0 = view0_, span = std::max(1e-12, view1_ - view0_);
   auto x_of = [&](double t) { return area.left() + (t - t0) / span * area.width(); };
-  // Rows thinner than a line of text (32 lanes of a PP 8 MoE run) keep a
-  // label only where it clears the last one drawn: none overlap.
-  const double label_h = fontMetrics().height();
+  // Rows thinner than a line of text (32 lanes of a PP 8 MoE run) get a
+  // smaller font, down to 7 pixels; thinner still, a label only where it
+  // clears the last one drawn: none overlap.
+  QFont label_font = font();
+  // A font's line is about 1.2 times its pixel size.
+  if (row_h < fontMetrics().height()) label_font.setPixelSize(std::max(7, static_cast<int>(row_h / 1.2)));
+  p.setFont(label_font);
+  const double label_h = QFontMetrics(label_font).height();
   double last_label_mid = -1e9;
   for (size_t i = 0; i < rows.size(); ++i) {
     const double y = area.top() + i * row_h;
     p.setPen(Qt::black);
     const double mid = y + row_h / 2;
-    if (mid - last_label_mid >= label_h) {
+    if (mid - last_label_mid >= 0.9 * label_h) {
       p.drawText(QRectF(0, mid - label_h / 2, label_w_ + 6, label_h), Qt::AlignRight | Qt::AlignVCenter, row_label(rows[i]));
       last_label_mid = mid;
     }
     if (i % 2 == 1) p.fillRect(QRectF(area.left(), y, area.width(), row_h), QColor(0xf4, 0xf4, 0xf4));
   }
+  p.setFont(font());
   p.save();
   p.setClipRect(area.adjusted(0, 0, 1, 1));
   for (size_t i = 0; i < events_.size(); ++i) {
@@ -732,7 +746,8 @@ void GanttWidget::paintEvent(QPaintEvent*) {
     }
     bars_.push_back({r, static_cast<int>(i)});
     const QString name = QString::fromStdString(e.name);
-    if (fontMetrics().horizontalAdvance(name) + 4 < r.width()) {
+    // A name where the bar holds it, in width and height (a thin "steps" row clipped "step 1").
+    if (fontMetrics().horizontalAdvance(name) + 4 < r.width() && fontMetrics().height() <= r.height() + 2) {
       p.setPen(e.category == "step" ? Qt::black : Qt::white);
       p.drawText(r, Qt::AlignCenter, name);
     }

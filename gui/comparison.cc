@@ -59,10 +59,13 @@ const HeatCell* ConfigOutcome::Cell(int tensor_size, int pipeline_size) const {
 
 // ---------------------------------------------------------------- table model
 
-QStringList ShortConfigurationNames(const QStringList& names, int most_chars) {
-  // What all the names share at either end, cut to what room leaves of it
-  // as context: two 120-character names that differ in "8x" and "4x" in
-  // their middle keep that middle ("…16-nodes-8x-connectx7…").
+namespace {
+
+// What all the names share at either end, cut to what room leaves of it as
+// context: two 120-character names that differ in "8x" and "4x" in their
+// middle keep that middle ("…16-nodes-8x-connectx7…"); then the middle of
+// what is still too long.
+QStringList ShortenSharedEnds(const QStringList& names, int most_chars) {
   int prefix = 0, suffix = 0;
   if (names.size() > 1) {
     prefix = suffix = static_cast<int>(names[0].size());
@@ -92,6 +95,32 @@ QStringList ShortConfigurationNames(const QStringList& names, int most_chars) {
     // Still too long: the middle goes.
     if (s.size() > most_chars) s = s.left(most_chars / 2 - 1) + QStringLiteral("…") + s.right(most_chars / 2);
     out << s;
+  }
+  return out;
+}
+
+}  // namespace
+
+QStringList ShortConfigurationNames(const QStringList& names, int most_chars) {
+  QStringList out = ShortenSharedEnds(names, most_chars);
+  // Names that came out alike (a third name shortened what all three share)
+  // are shortened among themselves, whose shared ends are longer; any still
+  // alike are numbered: a chart merges bars of one label.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int i = 0; i < out.size(); ++i) {
+      QList<int> same;
+      for (int j = 0; j < out.size(); ++j) {
+        if (j != i && out[j] == out[i] && (pass == 1 || names[j] != names[i])) same << j;
+      }
+      if (same.isEmpty()) continue;
+      same.prepend(i);
+      QStringList group;
+      for (int j : same) group << names[j];
+      const QStringList shorter = pass == 0 ? ShortenSharedEnds(group, most_chars) : QStringList();
+      for (int k = 0; k < same.size(); ++k) {
+        out[same[k]] = pass == 0 ? shorter[k] : QStringLiteral("#%1 ").arg(same[k] + 1) + out[same[k]].left(std::max(1, most_chars - 4));
+      }
+    }
   }
   return out;
 }
@@ -150,15 +179,6 @@ int ResultsTableModel::RowOf(const QString& key) const {
   return -1;
 }
 
-bool ResultsTableModel::CanRun(int configuration) const {
-  const ConfigOutcome& o = outcomes_[configuration];
-  return o.ran() && o.result.error.empty();
-}
-
-// Figures of a run that cannot happen are not shown as if it could: what it
-// would take is in memory (and its step time is the closed form's); what the
-// configuration is (kept_when_infeasible) is shown.
-static bool ShownWhenItCannotRun(const ResultField& f) { return f.kept_when_infeasible; }
 
 QVariant ResultsTableModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= static_cast<int>(rows_.size())) return {};
@@ -169,8 +189,10 @@ QVariant ResultsTableModel::data(const QModelIndex& index, int role) const {
   const ColumnKind kind = KindOf(index.column());
   const ConfigOutcome& base = outcomes_[0];
   const bool text = row.field->is_text();
-  const bool numeric = !text && o.ran() && (CanRun(config) || ShownWhenItCannotRun(*row.field));
-  const bool base_numeric = !text && base.ran() && (CanRun(0) || ShownWhenItCannotRun(*row.field));
+  // Figures of a run that cannot happen are not shown as if it could (the
+  // rule JSON and CSV follow: ResultField::HoldsFor); what the configuration is, is.
+  const bool numeric = !text && o.ran() && row.field->HoldsFor(o.result);
+  const bool base_numeric = !text && base.ran() && row.field->HoldsFor(base.result);
   switch (role) {
     case Qt::DisplayRole: {
       if (text) {
@@ -184,7 +206,8 @@ QVariant ResultsTableModel::data(const QModelIndex& index, int role) const {
       }
       if (!o.ran()) return {};
       if (!numeric) return kind == ColumnKind::kValue ? tr("cannot run") : QString();
-      if (!row.field->Present(o.result)) return {};  // absent in JSON and CSV too (nothing offloaded, say)
+      // Null in JSON and empty in CSV too, and why ("not modelled", "no checkpoints").
+      if (!row.field->Present(o.result)) return kind == ColumnKind::kValue ? QString::fromStdString(row.field->absent) : QString();
       const double v = row.field->get(o.result);
       if (kind == ColumnKind::kValue) return QString::fromStdString(FormatValue(*row.field, v));
       if (!base_numeric) return {};

@@ -151,7 +151,6 @@ class ResultsTableModel : public QAbstractTableModel {
     const ResultField* field = nullptr;  // never null; text rows: field->is_text()
   };
   QString RawValue(int key_index, int configuration) const;
-  bool CanRun(int configuration) const;
 
   std::vector<ConfigOutcome> outcomes_;
   QStringList short_names_;  // the column headers' names (ShortConfigurationNames)

@@ -55,7 +55,12 @@ ComparisonView::ComparisonView(QWidget* parent) : QWidget(parent) {
   heat_choice_->setToolTip(tr("Configuration shown in the heatmap"));
   gantt_choice_ = new QComboBox(this);
   gantt_choice_->setToolTip(tr("Configuration shown in the timeline"));
-  for (QComboBox* c : {heat_choice_, gantt_choice_}) c->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  // As wide as 18 characters, not as the longest name: a 120-character name
+  // made its panel, and so the window, wider than a 1920-pixel screen.
+  for (QComboBox* c : {heat_choice_, gantt_choice_}) {
+    c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    c->setMinimumContentsLength(18);
+  }
   connect(heat_choice_, &QComboBox::currentIndexChanged, this, [this](int i) {
     heatmap_->SetOutcome(i >= 0 && i < static_cast<int>(outcomes_.size()) ? &outcomes_[i] : nullptr);
   });
@@ -67,7 +72,7 @@ ComparisonView::ComparisonView(QWidget* parent) : QWidget(parent) {
     auto* view = new QChartView(this);
     view->setRenderHint(QPainter::Antialiasing);
     view->setObjectName(QString::fromLatin1(name));
-    view->setMinimumSize(280, 220);
+    view->setMinimumSize(240, 220);
     charts_[QString::fromLatin1(name)] = view;
   }
 

@@ -114,6 +114,12 @@ class GuiTest : public QObject {
     QVERIFY2(two[0].contains(QLatin1String("8x")) && two[1].contains(QLatin1String("4x")), qPrintable(two.join(QLatin1Char('|'))));
     QVERIFY2(two[0].size() <= 22 && two[0] != two[1], qPrintable(two.join(QLatin1Char('|'))));
     QCOMPARE(ShortConfigurationNames({QStringLiteral("llama2-70b-4n-8nic")}, 22)[0], QStringLiteral("llama2-70b-4n-8nic"));
+    // A third long name that shares little with them: still three labels, never two alike.
+    const QString c = QStringLiteral("llama2-70b-1n-oom-a-long-name-that-shares-only-its-model-with-the-others");
+    const QStringList three = ShortConfigurationNames({a, b, c}, 13);
+    QVERIFY2(three[0] != three[1] && three[1] != three[2] && three[0] != three[2], qPrintable(three.join(QLatin1Char('|'))));
+    const QStringList twins = ShortConfigurationNames({QStringLiteral("same"), QStringLiteral("same")}, 13);
+    QVERIFY2(twins[0] != twins[1], qPrintable(twins.join(QLatin1Char('|'))));
     // Names that share a long prefix keep what tells them apart.
     const QStringList qwen = ShortConfigurationNames({QStringLiteral("qwen3-235b-a22b-32n-8nic"), QStringLiteral("qwen3-235b-a22b-32n-4nic")}, 22);
     QVERIFY2(qwen[0].endsWith(QLatin1String("8nic")) && qwen[1].endsWith(QLatin1String("4nic")), qPrintable(qwen.join(QLatin1Char('|'))));

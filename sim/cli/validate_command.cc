@@ -7,6 +7,7 @@
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/progress.h"
+#include "sim/io/json_writer.h"
 #include "sim/validate/validation.h"
 
 namespace trainsim::cli {
@@ -78,6 +79,11 @@ int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err) {
   if (!rep) {
     // Bad input is 2; an override no case's hardware can do (nvfp4 on A100 and H100) is 1, as run says it.
     err << rep.error().ToString() << "\n";
+    // A script reading --json still gets one document, as plan and size print theirs.
+    if (a.Has("--json")) {
+      out << "{\"cases\": [], \"error_kind\": " << JsonWriter::Quote(ToString(rep.error().kind))
+          << ", \"error\": " << JsonWriter::Quote(rep.error().ToString()) << "}\n";
+    }
     return ExitStatus(rep.error().kind);
   }
   if (rep->cases.empty() && !what_if.cases_containing.empty()) {

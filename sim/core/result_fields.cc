@@ -19,17 +19,20 @@ const std::vector<ResultField>& ResultFields() {
   using Q = Quantity;
   static const auto has_error = [](R r) { return !r.error.empty(); };
   static const auto has_pipeline = [](R r) { return !r.pipeline_layers.empty(); };
-  static const auto has_checkpoints = [](R r) { return r.run.checkpoint_bytes > 0; };
+  // A checkpoint's size where there is storage to write one; its write and
+  // stall where the run writes one (a write time of none read as a stall).
+  static const auto has_checkpoint_storage = [](R r) { return r.run.checkpoint_bytes > 0; };
+  static const auto takes_checkpoints = [](R r) { return r.run.checkpoints > 0; };
   static const auto failures_modelled = [](R r) { return r.run.failures_modelled; };
   static const std::vector<ResultField> fields = {
-      {.key = "name", .label = "Scenario", .quantity = Q::kText, .kept_when_infeasible = true,
+      {.key = "name", .label = "Scenario", .quantity = Q::kText, .kept_when_infeasible = true, .before_simulating = true,
        .text = [](R r) { return r.name; }},
       {.key = "gpus", .label = "GPUs", .quantity = Q::kCount, .compared = true, .kept_when_infeasible = true,
-       .get = [](R r) { return double(r.gpus); }},
+       .before_simulating = true, .present = [](R r) { return r.gpus > 0; }, .get = [](R r) { return double(r.gpus); }},
       {.key = "parallelism", .label = "Parallelism", .quantity = Q::kText, .kept_when_infeasible = true,
        .present = [](R r) { return !r.parallelism.empty(); }, .text = [](R r) { return r.parallelism; }},
-      {.key = "fidelity", .label = "Fidelity", .quantity = Q::kText, .kept_when_infeasible = true,
-       .text = [](R r) { return r.fidelity; }},
+      {.key = "fidelity", .label = "Fidelity", .quantity = Q::kText, .kept_when_infeasible = true, .before_simulating = true,
+       .present = [](R r) { return !r.fidelity.empty(); }, .text = [](R r) { return r.fidelity; }},
       {.key = "feasible", .label = "Can run", .quantity = Q::kBool, .lower_is_better = false, .kept_when_infeasible = true,
        .status = true, .get = [](R r) { return r.feasible() ? 1.0 : 0.0; }},
       {.key = "error", .label = "Why it cannot run", .quantity = Q::kText, .status = true, .present = has_error,
@@ -92,14 +95,14 @@ const std::vector<ResultField>& ResultFields() {
        .get = [](R r) { return r.run.time_to_train_s; }},
       // No figure (null) where the run writes no checkpoint: "0 GiB" read as measured.
       {.key = "run.checkpoint_bytes", .label = "Checkpoint size", .quantity = Q::kBytes, .kept_when_infeasible = true,
-       .present = has_checkpoints, .get = [](R r) { return r.run.checkpoint_bytes; }},
+       .absent = "no checkpoint storage", .present = has_checkpoint_storage, .get = [](R r) { return r.run.checkpoint_bytes; }},
       {.key = "run.checkpoint_write_s", .label = "Checkpoint write", .quantity = Q::kDuration, .compared = true,
-       .present = has_checkpoints, .get = [](R r) { return r.run.checkpoint_write_s; }},
+       .absent = "no checkpoints", .present = takes_checkpoints, .get = [](R r) { return r.run.checkpoint_write_s; }},
       {.key = "run.checkpoint_overhead_s", .label = "Checkpoint overhead (run)", .quantity = Q::kDuration,
        .compared = true, .get = [](R r) { return r.run.checkpoint_overhead_s; }},
       // No figure without a failure model: "0 failures" over 120 days read as a finding.
       {.key = "run.expected_failures", .label = "Expected failures", .quantity = Q::kCount, .compared = true,
-       .present = failures_modelled, .get = [](R r) { return r.run.expected_failures; }},
+       .absent = "not modelled", .present = failures_modelled, .get = [](R r) { return r.run.expected_failures; }},
       {.key = "run.goodput", .label = "Goodput", .quantity = Q::kFraction, .lower_is_better = false, .compared = true,
        .get = [](R r) { return r.run.goodput; }},
       {.key = "run.best_checkpoint_interval_s", .label = "Best checkpoint interval", .quantity = Q::kDuration,
@@ -114,20 +117,20 @@ const std::vector<ResultField>& ResultFields() {
       {.key = "run.checkpoints", .label = "Checkpoints in the run", .quantity = Q::kCount,
        .get = [](R r) { return double(r.run.checkpoints); }},
       {.key = "run.checkpoint_stall_s", .label = "Checkpoint stall (each)", .quantity = Q::kDuration,
-       .present = has_checkpoints, .get = [](R r) { return r.run.checkpoint_stall_s; }},
+       .absent = "no checkpoints", .present = takes_checkpoints, .get = [](R r) { return r.run.checkpoint_stall_s; }},
       {.key = "run.chosen_checkpoint_interval_s", .label = "Checkpoint interval (chosen)", .quantity = Q::kDuration,
        .lower_is_better = false, .get = [](R r) { return r.run.chosen_checkpoint_interval_s; }},
       {.key = "run.restore_s", .label = "Restore after a failure", .quantity = Q::kDuration,
        .get = [](R r) { return r.run.restore_s; }},
       {.key = "run.lost_work_s", .label = "Work lost to failures", .quantity = Q::kDuration,
-       .present = failures_modelled, .get = [](R r) { return r.run.lost_work_s; }},
+       .absent = "not modelled", .present = failures_modelled, .get = [](R r) { return r.run.lost_work_s; }},
       {.key = "run.cost_per_billion_tokens_usd", .label = "Cost per billion tokens", .quantity = Q::kUsd,
        .compared = true, .get = [](R r) { return r.run.cost_per_billion_tokens_usd; }},
       {.key = "run.cost_model", .label = "Cost model", .quantity = Q::kText, .kept_when_infeasible = true,
        .text = [](R r) { return r.run.cost_model; }},
       // Absent (blank in a CSV) where the hardware has no purchase prices: 0 would read as free.
       {.key = "run.capital_usd", .label = "Capital (purchase)", .quantity = Q::kUsd, .compared = true, .kept_when_infeasible = true,
-       .present = [](R r) { return r.run.capital_usd > 0; }, .get = [](R r) { return r.run.capital_usd; }},
+       .absent = "no prices", .present = [](R r) { return r.run.capital_usd > 0; }, .get = [](R r) { return r.run.capital_usd; }},
       {.key = "run.hot_spares", .label = "Hot spares", .quantity = Q::kCount, .compared = true, .kept_when_infeasible = true,
        .get = [](R r) { return double(r.run.hot_spares); }},
       // Only on rack-scale systems whose racks the job leaves part idle.
@@ -137,9 +140,10 @@ const std::vector<ResultField>& ResultFields() {
       {.key = "run.facility_energy_kwh", .label = "Facility energy (x PUE)", .quantity = Q::kKwh, .compared = true,
        .present = [](R r) { return r.run.facility_energy_kwh > 0; }, .get = [](R r) { return r.run.facility_energy_kwh; }},
       {.key = "model.parameters", .label = "Parameters", .quantity = Q::kCount, .kept_when_infeasible = true,
-       .get = [](R r) { return r.model.parameters; }},
+       .before_simulating = true, .present = [](R r) { return r.model.parameters > 0; }, .get = [](R r) { return r.model.parameters; }},
       {.key = "model.active_parameters", .label = "Active parameters per token", .quantity = Q::kCount,
-       .kept_when_infeasible = true, .get = [](R r) { return r.model.active_parameters; }},
+       .kept_when_infeasible = true, .before_simulating = true, .present = [](R r) { return r.model.active_parameters > 0; },
+       .get = [](R r) { return r.model.active_parameters; }},
       {.key = "pipeline.layers", .label = "Layers per pipeline stage", .quantity = Q::kText,
        .kept_when_infeasible = true, .present = has_pipeline, .text = [](R r) { return r.pipeline_layers; }},
       {.key = "pipeline.split", .label = "Pipeline split", .quantity = Q::kText, .kept_when_infeasible = true,

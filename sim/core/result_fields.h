@@ -44,6 +44,9 @@ struct ResultField {
   // rather than what a run of it takes: kept where a run cannot happen,
   // while run figures are left empty in sweep CSVs and read "cannot run" in the GUI.
   bool kept_when_infeasible = false;
+  // Known from the scenario before anything is simulated (its name, size,
+  // model): kept also for a run refused before simulating (a format its GPU lacks).
+  bool before_simulating = false;
   // feasible, error_kind, error: the state of the run, which the sweep CSV
   // places itself (feasible after the axes, error last) and fills for points
   // that have no result at all.
@@ -51,6 +54,9 @@ struct ResultField {
   // A part of another field (the step's breakdown, memory's components):
   // shown right after it, its label indented.
   std::string part_of = "";
+  // A table's cell (compare, the GUI) where the field is not present: what
+  // its absence means ("not modelled" where no failure model runs).
+  std::string absent = "-";
   // Null: always present. Otherwise the field is null in the JSON (and
   // empty in CSV) when this says no: `error` of a run that ran.
   bool (*present)(Result) = nullptr;
@@ -65,10 +71,17 @@ struct ResultField {
   // The field has a figure in this result: it is present, and where the run
   // cannot happen it is a fact of the configuration (kept_when_infeasible)
   // or of the run's state (status), not a figure of a run that will not
-  // take place. Where it has none, JSON writes null, a CSV an empty cell:
-  // one rule for every writer, so a script never sums the cost of a
-  // configuration that does not fit.
-  bool HasFigure(Result r) const { return Present(r) && (status || kept_when_infeasible || r.feasible()); }
+  // take place. A run that cannot make progress (failures outrun its
+  // checkpoints) keeps its step's figures: the step ran and fits; its run
+  // totals are NaN, so null all the same. Where a field has no figure, JSON
+  // writes null, a CSV an empty cell: one rule for every writer, so a script
+  // never sums the cost of a configuration that does not fit.
+  bool HasFigure(Result r) const { return Present(r) && HoldsFor(r); }
+  // HasFigure's part that depends on whether the run can happen, not on the field's presence.
+  bool HoldsFor(Result r) const {
+    if (!r.simulated) return status || before_simulating;
+    return status || kept_when_infeasible || r.feasible() || r.error_kind == ErrorKind::kCannotProgress;
+  }
   // The JSON object it sits in ("run"; empty at the top level) and its name there.
   std::string Group() const;
   std::string Name() const;

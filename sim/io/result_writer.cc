@@ -68,16 +68,16 @@ std::vector<std::string> FlatResultValues(const SimulationResult& r) {
 
 std::string ToJsonOfUnsimulated(const std::string& name, ErrorKind kind, const std::string& error,
                                 const UnsimulatedFacts& known) {
-  JsonWriter w;
-  w.BeginObject().Field("name", name);
-  if (known.gpus > 0) w.Field("gpus", known.gpus);
-  if (!known.fidelity.empty()) w.Field("fidelity", known.fidelity);
-  w.Field("feasible", false).Field("error_kind", ToString(kind)).Field("error", error);
-  if (known.parameters > 0) {
-    w.BeginObject("model").Field("parameters", known.parameters).Field("active_parameters", known.active_parameters).EndObject();
-  }
-  w.EndObject();
-  return w.str() + "\n";
+  SimulationResult r;
+  r.simulated = false;
+  r.name = name;
+  r.gpus = known.gpus;
+  r.fidelity = known.fidelity;
+  r.model.parameters = known.parameters;
+  r.model.active_parameters = known.active_parameters;
+  r.error = error;
+  r.error_kind = kind;
+  return ToJson(r, true);
 }
 
 std::vector<TimelineEvent> TimelinePart(const std::vector<TimelineEvent>& timeline, TracePart part) {

@@ -24,9 +24,9 @@ struct UnsimulatedFacts {
 };
 
 // The result object of a run that cannot happen before anything is
-// simulated (the scenario asks the GPU for a format it lacks): the status
-// fields, as ToJson writes them, so a script reading exit 1 always finds an
-// object with "error", and what `known` holds (gpus, fidelity, model).
+// simulated (the scenario asks the GPU for a format it lacks, or does not
+// read): ToJson's keys, all of them, null but the status fields and what
+// `known` holds (gpus, fidelity, model), so a script reads one shape.
 std::string ToJsonOfUnsimulated(const std::string& name, ErrorKind kind, const std::string& error,
                                 const UnsimulatedFacts& known = {});
 

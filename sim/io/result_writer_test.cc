@@ -182,13 +182,22 @@ TEST(ChromeTraceTest, StepPartStartsAtTheStepAndClipsWhatSpansIt) {
 }
 
 // A run that cannot happen before anything is simulated still says what is
-// known of it (design.md 3: "the fields it could fill"), and only that.
+// known of it (design.md 3: "the fields it could fill"), and only that: every
+// other key is there, null, as in any result object.
 TEST(UnsimulatedResultTest, CarriesWhatIsKnownAndNothingInvented) {
   const YAML::Node bare = YAML::Load(ToJsonOfUnsimulated("x", ErrorKind::kUnsupported, "why"));
   EXPECT_FALSE(bare["feasible"].as<bool>());
   EXPECT_EQ(bare["error"].as<std::string>(), "why");
-  EXPECT_FALSE(bare["gpus"].IsDefined());
-  EXPECT_FALSE(bare["model"].IsDefined());
+  EXPECT_TRUE(bare["gpus"].IsDefined() && bare["gpus"].IsNull());
+  EXPECT_TRUE(bare["model"]["parameters"].IsNull());
+  EXPECT_TRUE(bare["memory"]["peak_gib_per_gpu"].IsNull());
+  EXPECT_TRUE(bare["warnings"].IsSequence() && bare["warnings"].size() == 0);
+  // The same keys as a result that ran.
+  std::set<std::string> keys_bare, keys_ran;
+  const YAML::Node ran = YAML::Load(ToJson(SimulationResult{}));
+  for (const auto& kv : bare) keys_bare.insert(kv.first.as<std::string>());
+  for (const auto& kv : ran) keys_ran.insert(kv.first.as<std::string>());
+  EXPECT_EQ(keys_bare, keys_ran);
   UnsimulatedFacts known;
   known.gpus = 32;
   known.fidelity = "des";
@@ -199,7 +208,7 @@ TEST(UnsimulatedResultTest, CarriesWhatIsKnownAndNothingInvented) {
   EXPECT_EQ(full["fidelity"].as<std::string>(), "des");
   EXPECT_EQ(full["model"]["parameters"].as<double>(), 6.9e10);
   EXPECT_EQ(full["error_kind"].as<std::string>(), "unsupported by the hardware");
-  EXPECT_FALSE(full["step_time_s"].IsDefined());  // not simulated: no figure, not a 0
+  EXPECT_TRUE(full["step_time_s"].IsNull());  // not simulated: no figure, not a 0
 }
 
 }  // namespace

@@ -42,12 +42,12 @@ std::string StepShares(const SimulationResult& r) {
 // cannot happen and the field is a figure of the run (not of the
 // configuration: ResultField::kept_when_infeasible), as the GUI's table and
 // the sweep's empty CSV cells have it.
-bool Computed(const ResultField& f, const SimulationResult& r) { return r.feasible() || (f.kept_when_infeasible && r.simulated); }
+bool Computed(const ResultField& f, const SimulationResult& r) { return f.HoldsFor(r) && (r.simulated || r.feasible()); }
 // A figure the result holds (capital exists only where the hardware is priced).
 bool Shown(const ResultField& f, const SimulationResult& r) { return Computed(f, r) && f.Present(r); }
 // The cell where no figure is shown: the run cannot happen, or the result
-// has no such figure ("-": no capital where the hardware has no prices).
-const char* NoFigure(const ResultField& f, const SimulationResult& r) { return Computed(f, r) ? "-" : "cannot run"; }
+// has no such figure, and why (ResultField::absent: "no prices", "not modelled").
+const char* NoFigure(const ResultField& f, const SimulationResult& r) { return Computed(f, r) ? f.absent.c_str() : "cannot run"; }
 
 // A value in its row's scale (the largest side's: the sides read in one unit),
 // or in its own where that scale would print a nonzero value as zero (10 kWh
@@ -174,8 +174,8 @@ std::string ComparisonJson(const std::vector<SimulationResult>& results, const s
   for (const auto& r : results) w.Value(r.name);
   w.EndArray().BeginArray("feasible");
   for (const auto& r : results) w.Value(r.feasible());
-  w.EndArray().BeginArray("errors");
-  for (const auto& r : results) w.Value(r.error);
+  w.EndArray().BeginArray("errors");  // null for a side that ran, as run --json's error
+  for (const auto& r : results) r.error.empty() ? w.Null("") : w.Value(r.error);
   w.EndArray().BeginArray("warnings");  // a list per side
   for (const auto& r : results) {
     w.BeginArray();
@@ -209,7 +209,10 @@ std::string ComparisonJson(const SimulationResult& a, const SimulationResult& b,
   JsonWriter w;
   // Whether each side can run, and why not: a reader should not have to parse the headline.
   w.BeginObject().Field("a", a.name).Field("b", b.name);
-  w.Field("a_feasible", a.feasible()).Field("a_error", a.error).Field("b_feasible", b.feasible()).Field("b_error", b.error);
+  w.Field("a_feasible", a.feasible());
+  a.error.empty() ? w.Null("a_error") : w.Field("a_error", a.error);
+  w.Field("b_feasible", b.feasible());
+  b.error.empty() ? w.Null("b_error") : w.Field("b_error", b.error);
   for (const auto& [key, side] : {std::pair{"a_warnings", &a}, std::pair{"b_warnings", &b}}) {
     w.BeginArray(key);
     for (const std::string& x : side->warnings) w.Value(x);

@@ -567,9 +567,13 @@ std::string SizeToText(const SizeReport& r) {
       << " tokens, " << a.steps << " steps, step " << Fmt("%.3f s", a.result.step_time_s) << " (" << a.result.fidelity << ")\n";
     if (!a.recheck_refused.empty()) o << "  not re-checked     the DES declines it: " << a.recheck_refused << "\n";
     o << "  time to train      " << Days(run.time_to_train_s) << " (" << Days(r.days * kDay_s - run.time_to_train_s)
-      << " to spare), goodput " << Fmt("%.1f%%", 100 * run.goodput) << ", " << Fmt("%.3g", run.expected_failures)
-      << " failures expected, " << run.hot_spares << " hot spare" << (run.hot_spares == 1 ? "" : "s")
-      << HotSparesCapitalText(run) << "\n";
+      << " to spare), goodput " << Fmt("%.1f%%", 100 * run.goodput);
+    if (run.failures_modelled) {
+      o << ", " << Fmt("%.3g", run.expected_failures) << " failures expected, " << run.hot_spares << " hot spare"
+        << (run.hot_spares == 1 ? "" : "s") << HotSparesCapitalText(run) << "\n";
+    } else {
+      o << " (failures not modelled: failures.node_mtbf_hours)\n";
+    }
     o << "  cost               " << Usd(run.cost_usd) << " (" << run.cost_model << ")";
     if (run.capital_usd > 0) o << ", capital " << Usd(run.capital_usd);
     o << ", IT energy " << (run.energy_kwh < 1e4 ? Fmt("%.0f kWh", run.energy_kwh) : Fmt("%.0f MWh", run.energy_kwh / 1000)) << " at rated load\n";
@@ -613,14 +617,35 @@ std::string SizeToText(const SizeReport& r) {
   if (!r.rejected.empty()) {
     o << "cannot make the deadline:\n";
     // Those that run but late, least late first, then those that cannot run at all.
+    // Node counts of one profile refused for one reason (a GB200 tray asked
+    // for 8 NICs) are one line, not a line a count.
     size_t shown = 0, hidden = 0;
-    for (const auto& rej : r.rejected) {
+    for (size_t i = 0; i < r.rejected.size();) {
+      const SizeRejection& rej = r.rejected[i];
+      std::vector<int> counts{rej.cluster.nodes};
+      size_t j = i + 1;
+      for (; j < r.rejected.size(); ++j) {
+        const SizeRejection& next = r.rejected[j];
+        if (next.reason != rej.reason || next.cluster.node != rej.cluster.node || next.cluster.nics_per_node != rej.cluster.nics_per_node ||
+            next.cluster.storage_nodes != rej.cluster.storage_nodes) {
+          break;
+        }
+        counts.push_back(next.cluster.nodes);
+      }
+      i = j;
       if (shown == 16) {
         ++hidden;
         continue;
       }
       ++shown;
-      o << "  " << ClusterName(rej.cluster) << ": " << rej.reason << "\n";
+      std::string name = ClusterName(rej.cluster);
+      if (counts.size() > 1) {
+        std::sort(counts.begin(), counts.end());
+        std::string list;
+        for (const int n : counts) list += (list.empty() ? "" : ", ") + std::to_string(n);
+        name = list + name.substr(name.find(" x "));
+      }
+      o << "  " << name << ": " << rej.reason << "\n";
     }
     if (hidden) o << "  ... and " << hidden << " more (--json lists all)\n";
   }

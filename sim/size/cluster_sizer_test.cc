@@ -349,9 +349,22 @@ TEST(ClusterSizerTest, AClusterTheBatchDoesNotFitSaysWhy) {
       nine = true;
       EXPECT_NE(x.reason.find("share a factor of 8 only, so model parallelism takes 9 or more (--batch LO..HI"), std::string::npos) << x.reason;
     }
-    if (x.cluster.nodes == 8) EXPECT_EQ(x.reason.find("share a factor"), std::string::npos) << x.reason;
+    if (x.cluster.nodes == 8) {
+      EXPECT_EQ(x.reason.find("share a factor"), std::string::npos) << x.reason;
+    }
   }
   EXPECT_TRUE(nine) << SizeToText(r);
+}
+
+// Counts of one node refused for one reason are one line, in order: a
+// GB200 tray asked for 8 NICs is not a line a count.
+TEST(ClusterSizerTest, CountsRefusedForOneReasonAreOneLine) {
+  SizeReport r;
+  for (const int n : {24, 16, 18}) r.rejected.push_back({{"xe9712-gb200", n, 8, 0, 4 * n}, "node 'xe9712-gb200' takes 4 NICs, not 8", 0});
+  r.rejected.push_back({{"xe9680-h100", 16, 8, 0, 128}, "takes 110.0 days", 50});
+  const std::string text = SizeToText(r);
+  EXPECT_NE(text.find("  16, 18, 24 x xe9712-gb200, 8 NICs: node 'xe9712-gb200' takes 4 NICs, not 8\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  16 x xe9680-h100, 8 NICs: takes 110.0 days\n"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -616,8 +616,10 @@ SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity 
     std::replace(err1.begin(), err1.end(), '\n', ' ');
     // The kind as the CSV's error_kind column has it ("" on a feasible row).
     const std::string& kind_text = fields[fields.size() - 2];
-    line += std::string("},\"feasible\":") + (feasible ? "true" : "false") + ",\"error_kind\":" + JsonWriter::Quote(kind_text) +
-            ",\"error\":" + JsonWriter::Quote(err1) + ",\"result\":" + result_json + "}\n";
+    // null where the point ran, as the result's own error and error_kind.
+    auto quoted_or_null = [](const std::string& s) { return s.empty() ? std::string("null") : JsonWriter::Quote(s); };
+    line += std::string("},\"feasible\":") + (feasible ? "true" : "false") + ",\"error_kind\":" + quoted_or_null(kind_text) +
+            ",\"error\":" + quoted_or_null(err1) + ",\"result\":" + result_json + "}\n";
     *json_line = std::move(line);
   }
   return outcome;

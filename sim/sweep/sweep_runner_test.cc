@@ -254,11 +254,15 @@ TEST(SweepRunnerTest, JsonLinesResume) {
     const YAML::Node n = YAML::Load(l);
     ASSERT_TRUE(n.IsMap()) << l;
     EXPECT_EQ(n["settings"].size(), 4u);
-    EXPECT_TRUE(n["error"].IsScalar());
-    if (n["result"].IsMap()) {
-      EXPECT_TRUE(n["result"]["step_time_s"].IsScalar());
-    } else {
+    // null where the point ran, the reason where it cannot; a figure only where it ran.
+    const bool feasible = n["feasible"].as<bool>();
+    EXPECT_EQ(n["error"].IsNull(), feasible) << l;
+    EXPECT_EQ(n["error_kind"].IsNull(), feasible) << l;
+    if (!feasible) {
       EXPECT_FALSE(n["error"].Scalar().empty()) << l;
+    }
+    if (n["result"].IsMap()) {
+      EXPECT_EQ(n["result"]["step_time_s"].IsScalar(), feasible) << l;
     }
   }
 

@@ -335,6 +335,7 @@ std::string FormatNumber(double v, bool integral) {
 // from: 1, to: 1e47) as "about 1e+47", not as 48 digits.
 std::string CountText(double n) {
   if (n < 1e15) return FormatNumber(n, true);
+  if (!std::isfinite(n)) return "more than 1e+308";  // from 1 to 1e300 by 1e-300
   char buf[32];
   std::snprintf(buf, sizeof buf, "about %.2g", n);
   return buf;

@@ -123,6 +123,8 @@ TEST(SweepSpecTest, BadFilesGiveOneLineErrors) {
             0u);
   EXPECT_EQ(Error(ParseText("axes:\n  training.steps: {from: 1, to: 1e47, step: 1}\n")),
             "sw.yaml:15: training.steps.step: the range has about 1e+47 values, more than an axis takes (100000)");
+  EXPECT_EQ(Error(ParseText("axes:\n  training.steps: {from: 1, to: 1e300, step: 1e-300}\n")),
+            "sw.yaml:15: training.steps.step: the range has more than 1e+308 values, more than an axis takes (100000)");
   std::string long_list = "axes:\n  training.steps: [1";
   for (int i = 2; i <= 100001; ++i) long_list += "," + std::to_string(i);
   EXPECT_EQ(Error(ParseText(long_list + "]\n")), "sw.yaml:15: training.steps: a list of 100001 values, more than an axis takes (100000)");

@@ -166,6 +166,7 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
                                              const ValidationWhatIf& what_if) {
   ValidationReport rep;
   rep.overrides = what_if.overrides;
+  rep.fidelity = ToString(fidelity);
   rep.cases_containing = what_if.cases_containing;
   std::optional<InputError> override_error;  // the first case's complaint about an override
   bool override_accepted = false;
@@ -374,7 +375,9 @@ std::string ValidationJson(const ValidationReport& r) {
   for (const auto& c : r.cases) {
     w.BeginObject().Field("id", c.id);
     if (!c.failure.empty()) {
-      w.Field("failure", c.failure).Field("measured_step_time_s", c.measured_step_time_s);
+      // The keys of a predicted case, null: one shape for a script.
+      w.Field("failure", c.failure).Field("failure_kind", ToString(c.failure_kind)).Null("gpu").Null("predicted_step_time_s");
+      w.Null("fidelity").Field("measured_step_time_s", c.measured_step_time_s).Null("error");
     } else {
       w.Field("gpu", c.gpu)
           .Field("predicted_step_time_s", c.predicted_step_time_s)
@@ -397,7 +400,7 @@ std::string ValidationJson(const ValidationReport& r) {
     for (const auto& d : c.defaulted) w.Value(d);
     w.EndArray().EndObject();
   }
-  w.EndArray();
+  w.EndArray().Field("fidelity", r.fidelity);
   // A mean over no prediction is no number.
   if (r.predicted > 0) w.Field("mean_abs_error", r.mean_abs_error).Field("max_abs_error", r.max_abs_error);
   else w.Null("mean_abs_error").Null("max_abs_error");

@@ -70,6 +70,7 @@ struct ValidationReport {
   // --cases filter, so that a saved table says it is not the baseline.
   std::vector<std::string> overrides;
   std::string cases_containing;
+  std::string fidelity;  // asked for (ToString(Fidelity)); a case's own says which ran
   int predicted = 0;    // cases predicted (the summaries are over these)
   int unpredicted = 0;  // cases that name a feature trainsim lacks, or fail to parse
   // Of the predicted cases whose configuration other releases ran too: how
