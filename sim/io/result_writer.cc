@@ -290,6 +290,11 @@ std::string ToSummary(const SimulationResult& r) {
   std::ostringstream o;
   o << t("name") << " (" << count("gpus") << " GPUs, " << t("fidelity") << ")\n";
   if (v("feasible") == 0) o << "  ERROR: " << t("error") << "\n";
+  // The figures below of a run that cannot happen are what it would take: said
+  // here, since JSON, CSV and compare leave them null (ResultField::HoldsFor).
+  if (v("feasible") == 0 && r.simulated && r.error_kind != ErrorKind::kCannotProgress) {
+    o << "  (the time, rate, energy and cost below are what it would take if it could run; --json has them null)\n";
+  }
   // What the model file was read as, so a misread config.json shows at once.
   const ModelSummary model{v("model.parameters"), v("model.active_parameters")};
   if (model.parameters > 0) o << "  model                " << ModelSizeText(model, /*spelled_out=*/true) << "\n";
