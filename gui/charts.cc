@@ -37,6 +37,18 @@ const QColor kPalette[] = {QColor(0x00, 0x72, 0xB2), QColor(0xE6, 0x9F, 0x00), Q
                            QColor(0xF0, 0xE4, 0x42), QColor(0x00, 0x00, 0x00)};
 QColor PaletteColor(int i) { return kPalette[i % 8]; }
 
+// A concept the timeline draws has its colour there in the bar charts too
+// (the optimizer grey, data green: pink had meant the optimizer in one panel
+// and the activations in the next); the others take the palette in order.
+QColor ComponentColor(const QString& component, int i) {
+  if (component.startsWith(QLatin1String("optimizer"))) return QColor(0x7f, 0x7f, 0x7f);
+  if (component == QLatin1String("data stall")) return QColor(0x00, 0x9E, 0x73);
+  if (component == QLatin1String("pipeline bubble")) return QColor(0xCC, 0x79, 0xA7);  // the timeline's pipeline sends
+  if (component == QLatin1String("exposed communication")) return QColor(0x56, 0xB4, 0xE9);  // its collectives
+  if (component == QLatin1String("activations")) return QColor(0xD5, 0x5E, 0x00);
+  return PaletteColor(i);
+}
+
 QChart* NewChart(const QString& title) {
   auto* chart = new QChart;
   chart->setTitle(title);
@@ -94,8 +106,8 @@ QChart* StackedChart(const QString& title, const QString& y_title, const std::ve
   std::vector<QBarSet*> sets;
   for (int i = 0; i < components.size(); ++i) {
     auto* set = new QBarSet(components[i]);
-    set->setColor(PaletteColor(i));
-    set->setBorderColor(PaletteColor(i).darker(130));
+    set->setColor(ComponentColor(components[i], i));
+    set->setBorderColor(ComponentColor(components[i], i).darker(130));
     sets.push_back(set);
   }
   *max_total = 0;
