@@ -37,14 +37,20 @@ const QColor kPalette[] = {QColor(0x00, 0x72, 0xB2), QColor(0xE6, 0x9F, 0x00), Q
                            QColor(0xF0, 0xE4, 0x42), QColor(0x00, 0x00, 0x00)};
 QColor PaletteColor(int i) { return kPalette[i % 8]; }
 
+// The colour of each concept the timeline draws (EventColor), and the bar
+// charts with it (ComponentColor): one colour, one meaning, in every panel.
+const QColor kForwardColor(0x00, 0x72, 0xB2), kBackwardColor(0xE6, 0x9F, 0x00), kPipelineColor(0xCC, 0x79, 0xA7),
+    kCollectiveColor(0x56, 0xB4, 0xE9), kContextParallelColor(0xD5, 0x5E, 0x00), kExpertColor(0x6A, 0x3D, 0x9A),
+    kOptimizerColor(0x7f, 0x7f, 0x7f), kDataColor(0x00, 0x9E, 0x73);
+
 // A concept the timeline draws has its colour there in the bar charts too
 // (the optimizer grey, data green: pink had meant the optimizer in one panel
 // and the activations in the next); the others take the palette in order.
 QColor ComponentColor(const QString& component, int i) {
-  if (component.startsWith(QLatin1String("optimizer"))) return QColor(0x7f, 0x7f, 0x7f);
-  if (component == QLatin1String("data stall")) return QColor(0x00, 0x9E, 0x73);
-  if (component == QLatin1String("pipeline bubble")) return QColor(0xCC, 0x79, 0xA7);  // the timeline's pipeline sends
-  if (component == QLatin1String("exposed communication")) return QColor(0x56, 0xB4, 0xE9);  // its collectives
+  if (component.startsWith(QLatin1String("optimizer"))) return kOptimizerColor;
+  if (component == QLatin1String("data stall")) return kDataColor;
+  if (component == QLatin1String("pipeline bubble")) return kPipelineColor;  // the timeline's pipeline sends
+  if (component == QLatin1String("exposed communication")) return kCollectiveColor;  // its collectives
   if (component == QLatin1String("activations")) return QColor(0xD5, 0x5E, 0x00);
   return PaletteColor(i);
 }
@@ -71,18 +77,14 @@ QStringList Categories(const std::vector<ConfigOutcome>& outcomes, QString* comm
   for (const auto& o : outcomes) cats << o.name;
   common->clear();
   if (cats.size() < 2) return cats;
-  int n = 0;
+  auto [n, k] = SharedEnds(cats);
   const QString& first = cats.front();
-  while (n < first.size() && std::all_of(cats.begin(), cats.end(), [&](const QString& c) { return c.size() > n && c[n] == first[n]; })) ++n;
   // Cut after the last separator so labels start at a word.
   while (n > 0 && !QStringLiteral("-_ .").contains(first[n - 1])) --n;
   if (n < 4) n = 0;
-  // And the common suffix ("-16n" of every configuration), cut before a separator.
-  int k = 0;
-  auto shared_tail = [&](int len) {
-    return std::all_of(cats.begin(), cats.end(), [&](const QString& c) { return c.size() - n > len && c.right(len + 1) == first.right(len + 1); });
-  };
-  while (shared_tail(k)) ++k;
+  // And the common suffix ("-16n" of every configuration), short of the
+  // prefix (a label keeps a character), cut before a separator.
+  for (const QString& c : cats) k = std::min(k, static_cast<int>(c.size()) - n);
   while (k > 0 && !QStringLiteral("-_ .").contains(first[first.size() - k])) --k;
   if (k < 3) k = 0;
   if (n == 0 && k == 0) return cats;
@@ -525,16 +527,16 @@ QColor EventColor(const TimelineEvent& e) {
     for (const auto& [k, v] : e.args) {
       if (k == "chunk") chunk = std::atoi(v.c_str());
     }
-    const QColor base = c == "forward" ? QColor(0x00, 0x72, 0xB2) : QColor(0xE6, 0x9F, 0x00);
+    const QColor base = c == "forward" ? kForwardColor : kBackwardColor;
     return chunk % 2 ? base.lighter(135) : base;
   }
-  if (c == "pp") return QColor(0xCC, 0x79, 0xA7);
-  if (c == "dp") return QColor(0x56, 0xB4, 0xE9);
-  if (c == "cp") return QColor(0xD5, 0x5E, 0x00);
-  if (c == "ep") return QColor(0x6A, 0x3D, 0x9A);
-  if (c == "optimizer") return QColor(0x7f, 0x7f, 0x7f);
+  if (c == "pp") return kPipelineColor;
+  if (c == "dp") return kCollectiveColor;
+  if (c == "cp") return kContextParallelColor;
+  if (c == "ep") return kExpertColor;
+  if (c == "optimizer") return kOptimizerColor;
   if (c == "checkpoint") return QColor(0x8c, 0x56, 0x4b);
-  if (c == "data") return QColor(0x00, 0x9E, 0x73);
+  if (c == "data") return kDataColor;
   if (c == "step") return QColor(0xc8, 0xc8, 0xc8);
   return QColor(0x40, 0x40, 0x40);  // a category without a colour of its own: never one a legend entry shows
 }

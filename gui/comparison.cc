@@ -59,6 +59,20 @@ const HeatCell* ConfigOutcome::Cell(int tensor_size, int pipeline_size) const {
 
 // ---------------------------------------------------------------- table model
 
+std::pair<int, int> SharedEnds(const QStringList& names) {
+  if (names.size() < 2) return {0, 0};
+  int prefix = static_cast<int>(names[0].size()), suffix = prefix;
+  for (const QString& n : names) {
+    int p = 0;
+    while (p < prefix && p < n.size() && n[p] == names[0][p]) ++p;
+    prefix = p;
+    int q = 0;
+    while (q < suffix && q < n.size() && n[n.size() - 1 - q] == names[0][names[0].size() - 1 - q]) ++q;
+    suffix = q;
+  }
+  return {prefix, suffix};
+}
+
 namespace {
 
 // What all the names share at either end, cut to what room leaves of it as
@@ -66,18 +80,7 @@ namespace {
 // middle keep that middle ("…16-nodes-8x-connectx7…"); then the middle of
 // what is still too long.
 QStringList ShortenSharedEnds(const QStringList& names, int most_chars) {
-  int prefix = 0, suffix = 0;
-  if (names.size() > 1) {
-    prefix = suffix = static_cast<int>(names[0].size());
-    for (const QString& n : names) {
-      int p = 0;
-      while (p < prefix && p < n.size() && n[p] == names[0][p]) ++p;
-      prefix = p;
-      int q = 0;
-      while (q < suffix && q < n.size() && n[n.size() - 1 - q] == names[0][names[0].size() - 1 - q]) ++q;
-      suffix = q;
-    }
-  }
+  const auto [prefix, suffix] = SharedEnds(names);
   QStringList out;
   for (const QString& n : names) {
     if (n.size() <= most_chars) {
@@ -130,7 +133,7 @@ void ResultsTableModel::SetOutcomes(const std::vector<ConfigOutcome>& outcomes) 
   outcomes_ = outcomes;
   QStringList names;
   for (const ConfigOutcome& o : outcomes_) names << o.name;
-  short_names_ = ShortConfigurationNames(names, 22);  // a column is at most ~22 digits wide (ComparisonView)
+  short_names_ = ShortConfigurationNames(names, kResultColumnChars);
   csv_keys_ = FlatResultKeys();
   csv_keys_.push_back("error");
   csv_values_.clear();

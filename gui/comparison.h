@@ -12,6 +12,7 @@
 #include <QAbstractTableModel>
 #include <QString>
 #include <QStringList>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,12 @@ struct ConfigOutcome {
 // longer than most_chars lose what all of them share at either end (a few
 // characters of context kept), then their middle, with "…" where they were cut.
 QStringList ShortConfigurationNames(const QStringList& names, int most_chars);
+// How many characters ("0"s) the results table's columns may be wide: the
+// header names are shortened to it, the columns capped at it.
+constexpr int kResultColumnChars = 22;
+// The lengths of the longest prefix and suffix all `names` share (each may
+// cover a whole name); 0, 0 for fewer than two names.
+std::pair<int, int> SharedEnds(const QStringList& names);
 
 // Results side by side: one row per field of the result-field table
 // (sim/core/result_fields.h, in DisplayFields order; units and scales from

@@ -37,7 +37,7 @@ ComparisonView::ComparisonView(QWidget* parent) : QWidget(parent) {
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   // No column wider than a long figure: the parallelism text (whole in its
   // tooltip) no longer pushes the second configuration out of a 1080p view.
-  table_->horizontalHeader()->setMaximumSectionSize(table_->fontMetrics().horizontalAdvance(QStringLiteral("0")) * 22);
+  table_->horizontalHeader()->setMaximumSectionSize(table_->fontMetrics().horizontalAdvance(QStringLiteral("0")) * kResultColumnChars);
   table_->setTextElideMode(Qt::ElideRight);
   connect(table_->horizontalHeader(), &QHeaderView::sectionClicked, this,
           [this](int column) { ShowDetailsOf(model_->ConfigurationOf(column)); });

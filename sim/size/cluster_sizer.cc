@@ -48,8 +48,10 @@ std::string Days(double s, int decimals = 1) {
   return Fmt(decimals == 2 ? "%.2f days" : "%.1f days", s / kDay_s);
 }
 
-std::string ClusterName(const SizedCluster& c) {
-  std::string o = std::to_string(c.nodes) + " x " + c.node + ", " + std::to_string(c.nics_per_node) + " NICs";
+// "4 x xe9680-h100, 8 NICs, 4 storage nodes"; `node_counts` in place of the
+// cluster's own count names several clusters alike but for it ("16, 18, 24").
+std::string ClusterName(const SizedCluster& c, const std::string& node_counts = "") {
+  std::string o = (node_counts.empty() ? std::to_string(c.nodes) : node_counts) + " x " + c.node + ", " + std::to_string(c.nics_per_node) + " NICs";
   if (c.storage_nodes > 0) o += ", " + std::to_string(c.storage_nodes) + (c.storage_nodes == 1 ? " storage node" : " storage nodes");
   return o;
 }
@@ -638,14 +640,10 @@ std::string SizeToText(const SizeReport& r) {
         continue;
       }
       ++shown;
-      std::string name = ClusterName(rej.cluster);
-      if (counts.size() > 1) {
-        std::sort(counts.begin(), counts.end());
-        std::string list;
-        for (const int n : counts) list += (list.empty() ? "" : ", ") + std::to_string(n);
-        name = list + name.substr(name.find(" x "));
-      }
-      o << "  " << name << ": " << rej.reason << "\n";
+      std::sort(counts.begin(), counts.end());
+      std::string list;
+      for (const int n : counts) list += (list.empty() ? "" : ", ") + std::to_string(n);
+      o << "  " << ClusterName(rej.cluster, list) << ": " << rej.reason << "\n";
     }
     if (hidden) o << "  ... and " << hidden << " more (--json lists all)\n";
   }

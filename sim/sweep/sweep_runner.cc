@@ -139,6 +139,18 @@ std::string JsonSetting(const std::string& v) {
   return num && i == n ? v : JsonWriter::Quote(v);
 }
 
+// A JSON-lines row: the point's settings (the first keys.size() of
+// `values`), whether it can run, why not (null where it ran: kind and error
+// empty) and its result object (or null), in the order ReadJsonSettings reads.
+std::string JsonRow(const std::vector<std::string>& keys, const std::vector<std::string>& values, bool feasible,
+                    const std::string& kind, const std::string& error, const std::string& result_json) {
+  auto quoted_or_null = [](const std::string& s) { return s.empty() ? std::string("null") : JsonWriter::Quote(s); };
+  std::string line = "{\"settings\":{";
+  for (size_t i = 0; i < keys.size(); ++i) line += (i ? "," : "") + JsonWriter::Quote(keys[i]) + ":" + JsonSetting(values[i]);
+  return line + "},\"feasible\":" + (feasible ? "true" : "false") + ",\"error_kind\":" + quoted_or_null(kind) +
+         ",\"error\":" + quoted_or_null(error) + ",\"result\":" + result_json + "}\n";
+}
+
 struct Row {
   SweepOutcome outcome = SweepOutcome::kOk;
   std::string text;  // one line, with its "\n"
@@ -159,10 +171,7 @@ Row ErrorRow(const SweepSpec& spec, const SweepPoint& p, SweepFormat format, con
   row.outcome = SweepOutcome::kInternal;
   const std::vector<std::string> values = spec.Values(p), keys = spec.Keys();
   if (format == SweepFormat::kJsonLines) {
-    row.text = "{\"settings\":{";
-    for (size_t i = 0; i < keys.size(); ++i) row.text += (i ? "," : "") + JsonWriter::Quote(keys[i]) + ":" + JsonSetting(values[i]);
-    row.text += "},\"feasible\":false,\"error_kind\":" + JsonWriter::Quote(ToString(ErrorKind::kInternal)) +
-                ",\"error\":" + JsonWriter::Quote(error) + ",\"result\":null}\n";
+    row.text = JsonRow(keys, values, false, ToString(ErrorKind::kInternal), error, "null");
   } else {
     std::vector<std::string> f = values;
     f.push_back("false");
@@ -607,20 +616,10 @@ SweepOutcome RunSweepPoint(const SweepSpec& spec, const SweepPoint& p, Fidelity 
   }
   fields.push_back(error);
   if (json_line) {
-    const std::vector<std::string> keys = spec.Keys();
-    std::string line = "{\"settings\":{";
-    for (size_t i = 0; i < keys.size(); ++i) {
-      line += (i ? "," : "") + JsonWriter::Quote(keys[i]) + ":" + JsonSetting(fields[i]);
-    }
     std::string err1 = error;
     std::replace(err1.begin(), err1.end(), '\n', ' ');
     // The kind as the CSV's error_kind column has it ("" on a feasible row).
-    const std::string& kind_text = fields[fields.size() - 2];
-    // null where the point ran, as the result's own error and error_kind.
-    auto quoted_or_null = [](const std::string& s) { return s.empty() ? std::string("null") : JsonWriter::Quote(s); };
-    line += std::string("},\"feasible\":") + (feasible ? "true" : "false") + ",\"error_kind\":" + quoted_or_null(kind_text) +
-            ",\"error\":" + quoted_or_null(err1) + ",\"result\":" + result_json + "}\n";
-    *json_line = std::move(line);
+    *json_line = JsonRow(spec.Keys(), fields, feasible, fields[fields.size() - 2], err1, result_json);
   }
   return outcome;
 }
