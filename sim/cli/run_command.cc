@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <yaml-cpp/yaml.h>
 
@@ -34,6 +35,30 @@ std::string TraceCheckpointPath(std::string trace) {
 // Below this share of a layer's activations, selective recompute frees
 // nothing worth its re-run.
 constexpr double kRecomputeFreesNothing = 0.01;
+
+// What a fine-tuning run trains, the framework's defaults resolved (a LoRA
+// run's rank, targets and dropout show nowhere else), and, where the adapters'
+// own tensor-parallel collectives sit on the critical path, that a smaller TP
+// may pay: they can make LoRA slower than full fine-tuning at TP 8. "" for
+// pre-training.
+std::string FinetuneLines(const Scenario& s) {
+  const Finetune& f = s.training.finetune;
+  if (f.method == FinetuneMethod::kNone) return "";
+  if (f.method == FinetuneMethod::kFull) return "  fine-tuning          full: every weight trained\n";
+  std::string targets;
+  const std::pair<bool, const char*> projections[] = {{f.targets.qkv, "qkv"}, {f.targets.proj, "proj"}, {f.targets.fc1, "fc1"}, {f.targets.fc2, "fc2"}};
+  for (const auto& [on, name] : projections) {
+    if (on) targets += (targets.empty() ? "" : ", ") + std::string(name);
+  }
+  std::ostringstream o;
+  o << "  fine-tuning          LoRA rank " << f.rank << ", alpha " << f.alpha << ", on " << targets
+    << (f.targets == s.framework.lora_targets ? " (" + s.framework.name + "'s default)" : std::string()) << ", adapter dropout " << f.dropout << "\n";
+  if (s.parallelism.tensor > 1) {
+    o << "                       at TP" << s.parallelism.tensor << " each adapter's own tensor-parallel collectives wait on the critical path\n"
+      << "                       (NeMo's ParallelLinearAdapter; --operators lists them): a smaller TP may be faster (trainsim plan)\n";
+  }
+  return o.str();
+}
 
 const char* kRunHelp =
     "usage: trainsim run SCENARIO.yaml [options]\n"
@@ -169,6 +194,7 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
   out << (a.Has("--json") ? ToJson(r) : ToSummary(r));
   if (!a.Has("--json") && r.error.empty()) {
     // Where the step leans on the framework's host cost, an estimate until measured, say so.
+    out << FinetuneLines(*s);
     if (const std::string host = HostIssueShareLine(*s); !host.empty()) out << "  waits for the host   " << host << "\n";
     // A recompute that costs time and frees nothing is a setting to change.
     if (s->training.recompute == Recompute::kSelective && SelectiveRecomputeFreedShare(*s) < kRecomputeFreesNothing) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
@@ -680,9 +681,10 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
         m.Allow(key);
         continue;
       }
-      m.Fail(key, "model_type '" + model_type + "' does not read this key in transformers, which builds the model "
-                  "without it; reading it would misread the model (remove the key, or write the model as a trainsim "
-                  "model YAML)");
+      m.Fail(key, "model_type '" + model_type + "' does not read this key in transformers, which builds its architecture "
+                  "whatever the key says" +
+                  (key == "attention_bias" && family.qkv_bias ? std::string(" (q, k and v biased, the output projection not)") : "") +
+                  "; reading it would misread the model (remove the key, or write the model as a trainsim model YAML)");
     }
   }
   ModelSpec s;
@@ -817,6 +819,15 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
     if (v.IsDefined() && !v.IsNull() && m.NonNegativeDouble(key) > 0) dropout += (dropout.empty() ? "" : ", ") + std::string(key) + " " + v.Scalar();
   }
   if (!dropout.empty()) s.left_out = "the file's " + dropout + " (dropout is the scenario's training.dropout, default its framework's)";
+  // Gemma 2 caps its attention scores with a tanh inside the softmax: cuDNN's
+  // and Transformer Engine's fused attention have no such cap, so a framework
+  // runs FlashAttention 2.6+ (which has) or an unfused attention, slower.
+  const YAML::Node softcap = m.node()["attn_logit_softcapping"];
+  if (softcap.IsDefined() && !softcap.IsNull() && m.NonNegativeDouble("attn_logit_softcapping") > 0) {
+    s.left_out += (s.left_out.empty() ? "" : "; ") + std::string("attn_logit_softcapping ") + softcap.Scalar() +
+                  " (attention is priced as the fused flash kernel; cuDNN's has no score cap, and a framework that "
+                  "falls back to unfused attention for it is slower)";
+  }
   CollectUnmodelledKeys(m, unmodelled);
   // Every key read, the family is still a fact of its own: what a model_type
   // implies without a key (Qwen3's and OLMo 2's QK norm, GPT-OSS's sinks and
@@ -872,7 +883,8 @@ void CheckArchitectures(YamlMap& m, const std::string& model_type) {
   };
   for (const auto& e : list) {
     const std::string c = e.IsScalar() ? e.Scalar() : "";
-    if (!ends_with(c, "ForCausalLM") && !ends_with(c, "ForConditionalGeneration")) {
+    // GPT-2's class names its LM head the older way (GPT2LMHeadModel).
+    if (!ends_with(c, "ForCausalLM") && !ends_with(c, "ForConditionalGeneration") && !ends_with(c, "LMHeadModel")) {
       m.Fail("architectures", "'" + c + "' is not a causal language model with its LM head (…ForCausalLM): trainsim "
                               "simulates pre-training and fine-tuning of one, and another head (a classifier's or reward "
                               "model's hidden x num_labels) or none would misread the model");
@@ -1104,6 +1116,8 @@ std::string ModelFilePath(const YAML::Node& ref, const std::string& scenario_fil
   const std::string name = ref.Scalar();
   if (LooksLikePath(name)) {
     auto path = ResolvePath(name, scenario_file);
+    // A Hugging Face snapshot directory (what huggingface-cli download writes): its config.json.
+    if (!path) path = ResolvePath((std::filesystem::path(name) / "config.json").string(), scenario_file);
     if (!path) YamlMap::FailAt(ref, scenario_file, key, "model file '" + name + "' " + UnresolvedPathReason(name, scenario_file));
     return *path;
   }

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -505,6 +506,9 @@ TEST(ModelSpecTest, BiasKeysAreReadWhereTheFamilyReadsThem) {
     ASSERT_FALSE(m.ok()) << type << " " << extra;
     EXPECT_NE(m.error().ToString().find("does not read this key"), std::string::npos) << m.error().ToString();
   }
+  // Qwen2's refusal says what its code builds, not that it has no bias.
+  EXPECT_NE(LoadModelFile(write(dense("qwen2") + R"(, "attention_bias": true)")).error().ToString().find("q, k and v biased"),
+            std::string::npos);
   EXPECT_TRUE(LoadOk(write(dense("qwen2") + R"(, "attention_bias": false, "qkv_bias": true)")).qkv_bias);
   EXPECT_FALSE(LoadOk(write(dense("qwen2"))).proj_bias);
   // Qwen2-MoE's qkv_bias: false drops the q/k/v biases.
@@ -847,6 +851,11 @@ TEST(ModelSpecTest, ArchitecturesAndImpliedTextModel) {
   ASSERT_FALSE(reward.ok());
   EXPECT_EQ(reward.error().key, "architectures") << reward.error().ToString();
   EXPECT_NE(reward.error().message.find("LlamaForSequenceClassification"), std::string::npos) << reward.error().ToString();
+  // GPT-2's class names its LM head the older way: it is refused for its family, not as another head.
+  auto gpt2 = LoadModelFile(WriteConfigJson(R"({"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": 768,
+      "n_layer": 12, "n_head": 12, "vocab_size": 50257})"));
+  ASSERT_FALSE(gpt2.ok());
+  EXPECT_EQ(gpt2.error().key, "model_type") << gpt2.error().ToString();
   // Gemma 3's wrapper holds a gemma3_text model whether or not text_config says so.
   const ModelSpec gemma = LoadOk(WriteConfigJson(R"({"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"],
       "text_config": {"hidden_size": 2560, "intermediate_size": 10240, "num_hidden_layers": 34,
@@ -1077,6 +1086,26 @@ TEST(ModelSpecTest, ConfigDropoutIsSaidNotDropped) {
       "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256, "attention_dropout": 0.1})"));
   EXPECT_NE(ModelFileWarning(m).find("attention_dropout 0.1"), std::string::npos) << ModelFileWarning(m);
   EXPECT_NE(ModelFileWarning(m).find("training.dropout"), std::string::npos);
+}
+
+// Gemma 2's cap on attention scores is no work of its own but not what the
+// fused kernel priced does: said in the warning.
+TEST(ModelSpecTest, AttentionSoftcapIsSaid) {
+  const std::string gemma2 = R"("model_type": "gemma2", "hidden_size": 3584, "intermediate_size": 14336, "num_hidden_layers": 4,
+      "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256, "vocab_size": 256000, "sliding_window": 4096)";
+  EXPECT_NE(ModelFileWarning(LoadOk(WriteConfigJson("{" + gemma2 + R"(, "attn_logit_softcapping": 50.0})"))).find("attn_logit_softcapping 50"),
+            std::string::npos);
+  EXPECT_EQ(ModelFileWarning(LoadOk(WriteConfigJson("{" + gemma2 + R"(, "attn_logit_softcapping": null})"))), "");
+}
+
+// A Hugging Face snapshot directory stands for its config.json.
+TEST(ModelSpecTest, SnapshotDirectoryReadsItsConfigJson) {
+  const std::string dir = ::testing::TempDir() + "/trainsim-snapshot-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(HfConfig("mixtral-8x7b"), dir + "/config.json", std::filesystem::copy_options::overwrite_existing);
+  const ModelSpec m = ResolveModel(YAML::Node(dir), "", "model");
+  EXPECT_EQ(m.layers, 32);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

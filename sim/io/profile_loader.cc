@@ -3,6 +3,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <iterator>
+#include <set>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
@@ -687,16 +689,56 @@ T LoadProfile(const YAML::Node& ref, const std::string& from, const std::string&
 }  // namespace
 
 LoraTargets ParseLoraTargets(const YAML::Node& list, const std::string& file, const std::string& path) {
-  if (!list.IsSequence() || list.size() == 0) YamlMap::FailAt(list, file, path, "expected a non-empty list of qkv, proj, fc1, fc2");
-  LoraTargets t{false, false, false, false};
+  // Megatron-Core fuses q, k and v into linear_qkv and gate and up into
+  // linear_fc1, each with one adapter: Hugging Face PEFT's per-matrix names
+  // (q_proj, ..., down_proj; "all-linear") map onto those four, a fused
+  // projection's parts only all together.
+  struct Name {
+    const char* name;
+    int projection;  // 0 qkv, 1 proj, 2 fc1, 3 fc2; -1 all
+    unsigned part;   // its bit among the fused projection's parts; 0: the whole projection
+  };
+  static const Name names[] = {{"qkv", 0, 0},       {"linear_qkv", 0, 0}, {"q_proj", 0, 1},       {"k_proj", 0, 2},
+                               {"v_proj", 0, 4},    {"proj", 1, 0},       {"linear_proj", 1, 0},  {"o_proj", 1, 0},
+                               {"fc1", 2, 0},       {"linear_fc1", 2, 0}, {"gate_proj", 2, 1},    {"up_proj", 2, 2},
+                               {"fc2", 3, 0},       {"linear_fc2", 3, 0}, {"down_proj", 3, 0},    {"all-linear", -1, 0}};
+  static const unsigned kAllParts[4] = {7, 0, 3, 0};
+  static const char* kParts[4] = {"q_proj, k_proj and v_proj", "", "gate_proj and up_proj", ""};
+  static const char* kKnown = "qkv, proj, fc1, fc2 (or Megatron's linear_qkv, linear_proj, linear_fc1, linear_fc2; PEFT's q_proj, "
+                              "k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear)";
+  const bool all_linear_scalar = list.IsScalar() && list.Scalar() == "all-linear";
+  if (!all_linear_scalar && (!list.IsSequence() || list.size() == 0)) YamlMap::FailAt(list, file, path, std::string("expected a non-empty list of ") + kKnown);
+  if (all_linear_scalar) return LoraTargets{};
+  bool whole[4] = {false, false, false, false};
+  unsigned parts[4] = {0, 0, 0, 0};
+  std::string named_by[4];
+  std::set<std::string> seen;
   for (const auto& m : list) {
     const std::string name = m.IsScalar() ? m.Scalar() : "";
-    bool* flag = name == "qkv" ? &t.qkv : name == "proj" ? &t.proj : name == "fc1" ? &t.fc1 : name == "fc2" ? &t.fc2 : nullptr;
-    if (!flag) YamlMap::FailAt(m, file, path, "'" + name + "' is not one of qkv, proj, fc1, fc2");
-    if (*flag) YamlMap::FailAt(m, file, path, "'" + name + "' is listed twice (a projection takes one adapter)");
-    *flag = true;
+    const Name* n = std::find_if(std::begin(names), std::end(names), [&](const Name& x) { return name == x.name; });
+    if (n == std::end(names)) {
+      std::vector<std::string> known;
+      for (const Name& x : names) known.push_back(x.name);
+      const std::string hint = ClosestMatch(name, known);
+      YamlMap::FailAt(m, file, path, "'" + name + "' is not one of " + kKnown + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+    }
+    if (!seen.insert(name).second) YamlMap::FailAt(m, file, path, "'" + name + "' is listed twice (a projection takes one adapter)");
+    for (int p = 0; p < 4; ++p) {
+      if (n->projection != -1 && n->projection != p) continue;
+      const bool taken = whole[p] || (n->part == 0 && parts[p] != 0);
+      if (taken) YamlMap::FailAt(m, file, path, "'" + name + "' and '" + named_by[p] + "' name the same adapter");
+      if (n->part == 0) whole[p] = true; else parts[p] |= n->part;
+      named_by[p] = name;
+    }
   }
-  return t;
+  for (int p = 0; p < 4; ++p) {
+    if (parts[p] != 0 && parts[p] != kAllParts[p]) {
+      YamlMap::FailAt(list, file, path, std::string(kParts[p]) + " are one fused projection in Megatron-Core with one adapter: list "
+                                        "all of them (or " + (p == 0 ? "qkv" : "fc1") + ")");
+    }
+  }
+  auto on = [&](int p) { return whole[p] || (parts[p] != 0 && parts[p] == kAllParts[p]); };
+  return LoraTargets{on(0), on(1), on(2), on(3)};
 }
 
 namespace {

@@ -25,8 +25,11 @@ SiteProfile LoadSiteProfile(const YAML::Node& ref_node, const std::string& from_
 
 // A list of LoRA target projections (qkv, proj, fc1, fc2) at `path` of `file`: a
 // scenario's training.finetune.target_modules or a framework's lora_target_modules.
-// Throws InputException naming the file, the line and the path for an empty
-// list or an unknown name.
+// Megatron's names (linear_qkv, ...) and Hugging Face PEFT's (q_proj, ...,
+// down_proj, all-linear) name the same four; the parts of a fused projection
+// (q/k/v, gate/up) only all together. Throws InputException naming the file,
+// the line and the path for an empty list, an unknown name, a projection named
+// twice or part of a fused one.
 LoraTargets ParseLoraTargets(const YAML::Node& list, const std::string& file, const std::string& path);
 
 // A list of Megatron-Core recompute_modules (RecomputeModuleNames()) at `path`

@@ -390,7 +390,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"rank on full finetune", {"training.finetune={method: full, rank: 8}"},
                  "--set: training.finetune.rank: only method: lora takes rank"},
         BadInput{"unknown target module", {"training.finetune={method: lora, target_modules: [qkv, gate]}"},
-                 "--set: training.finetune.target_modules: 'gate' is not one of qkv, proj, fc1, fc2"}),
+                 "--set: training.finetune.target_modules: 'gate' is not one of qkv, proj, fc1, fc2 (or Megatron's linear_qkv, "
+                 "linear_proj, linear_fc1, linear_fc2; PEFT's q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, "
+                 "all-linear); did you mean 'gate_proj'?"}),
     // Test names from `what` ("unknown node" -> unknown_node), not the parameter's bytes.
     [](const ::testing::TestParamInfo<BadInput>& info) {
       std::string name = info.param.what;
@@ -542,6 +544,19 @@ TEST(ScenarioTest, FinetuneLoraTakesRankAlphaAndTargets) {
   EXPECT_TRUE(framework->training.finetune.targets.qkv && framework->training.finetune.targets.proj);
   EXPECT_FALSE(framework->training.finetune.targets.fc1 || framework->training.finetune.targets.fc2);
   EXPECT_DOUBLE_EQ(framework->training.finetune.dropout, 0.1);  // and its adapter dropout
+  // Hugging Face PEFT's per-matrix names map onto Megatron's fused projections, whose parts go together.
+  auto peft = ParseText(kBase, {"training.finetune={method: lora, target_modules: [q_proj, k_proj, v_proj, down_proj]}"});
+  ASSERT_TRUE(peft.ok()) << peft.error().ToString();
+  EXPECT_EQ(peft->training.finetune.targets, (LoraTargets{true, false, false, true}));
+  auto all_linear = ParseText(kBase, {"training.finetune={method: lora, target_modules: all-linear}"});
+  ASSERT_TRUE(all_linear.ok()) << all_linear.error().ToString();
+  EXPECT_EQ(all_linear->training.finetune.targets, LoraTargets{});
+  auto q_only = ParseText(kBase, {"training.finetune={method: lora, target_modules: [q_proj, v_proj]}"});
+  ASSERT_FALSE(q_only.ok());
+  EXPECT_NE(q_only.error().ToString().find("q_proj, k_proj and v_proj are one fused projection"), std::string::npos) << q_only.error().ToString();
+  auto twice = ParseText(kBase, {"training.finetune={method: lora, target_modules: [fc2, down_proj]}"});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.error().ToString().find("'down_proj' and 'fc2' name the same adapter"), std::string::npos) << twice.error().ToString();
   auto dropout = ParseText(kBase, {"training.finetune={method: lora, dropout: 1.0}"});
   ASSERT_FALSE(dropout.ok());
   EXPECT_EQ(dropout.error().ToString(), "--set: training.finetune.dropout: must be below 1");
