@@ -54,10 +54,16 @@ std::string OperatorTable(const Scenario& s, const Workload& w) {
       // Where its slowest group runs: a group across NVLink domains takes the NICs.
       const GroupSpan span = layout.Span(c.group);
       const std::string where = span.on_nvlink() ? "" : Line("; over the NICs (%d NVLink domains)", span.domains);
+      // A collective longer than the operator it hides behind shows for the rest.
+      double behind_s = 0;
+      for (const OperatorRow& r : p.ops) {
+        if (r.name == c.behind) behind_s += r.time_s;
+      }
+      const std::string outlasts = c.time_s > behind_s && behind_s > 0 ? Line(" (outlasts it by %.1f us)", (c.time_s - behind_s) * 1e6) : "";
       const std::string how = (!c.overlapped          ? "on the critical path"
                                : !c.missing.empty() ? "on the critical path (no " + c.missing + " to hide behind)"
                                : c.behind.empty()   ? "overlapped with the pass"
-                                                    : "behind " + c.behind) +
+                                                    : "behind " + c.behind + outlasts) +
                               where;
       o += Line("  %-34s %-9s %-22s %10s %10.1f %10.1f %8s  %s\n", c.name.c_str(), "comm", (ToString(c.group) + " " + ToString(c.kind)).c_str(), "",
                 c.bytes / 1e6, c.time_s * 1e6, "", how.c_str());
