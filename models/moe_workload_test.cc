@@ -175,6 +175,24 @@ TEST(MoeWorkloadTest, CapacityFactorPadsTheExpertsAndTheAllToAll) {
   const double b = FindComm(BuildWorkload(balanced).layer(0).forward, "moe dispatch all-to-all")->bytes;
   const double p = FindComm(BuildWorkload(padded).layer(0).forward, "moe dispatch all-to-all")->bytes;
   EXPECT_DOUBLE_EQ(p / b, 1.25);
+  // Megatron-Core's own default drops past the capacity without padding: the
+  // busiest expert's load up to the capacity, the token counts sized on the host.
+  const Scenario unpadded = Make(kMixtral, {"model.moe.forced_balance=false", "model.moe.capacity_factor=1.25", "model.moe.pad_to_capacity=false"});
+  EXPECT_FALSE(unpadded.pads_experts_to_capacity());
+  EXPECT_DOUBLE_EQ(ExpertLoadFactor(unpadded), std::min(1.25, unpadded.framework.moe_dropless_load_factor));
+  const auto host_waits = [](const Scenario& x) {
+    const PassWork& f = BuildWorkload(x).layer(0).forward;
+    return std::count_if(f.ops.begin(), f.ops.end(), [](const auto& op) { return op.host_waits; });
+  };
+  EXPECT_EQ(host_waits(unpadded), 1);
+  EXPECT_EQ(host_waits(padded), 0);
+  // Padding needs a capacity, and the dispatcher that pads.
+  auto no_capacity = Parse(kMixtral, {"model.moe.pad_to_capacity=true"});
+  ASSERT_FALSE(no_capacity.ok());
+  EXPECT_EQ(no_capacity.error().key, "model.moe.pad_to_capacity") << no_capacity.error().ToString();
+  auto flex = Parse(kMixtral, {"model.moe.capacity_factor=1.0", "model.moe.pad_to_capacity=true", "parallelism.moe_dispatcher=deepep"});
+  ASSERT_FALSE(flex.ok());
+  EXPECT_EQ(flex.error().key, "parallelism.moe_dispatcher") << flex.error().ToString();
   // Dropless without forced balance waits for the framework's busiest expert.
   const Scenario dropless = Make(kMixtral, {"model.moe.forced_balance=false"});
   EXPECT_DOUBLE_EQ(ExpertLoadFactor(dropless), dropless.framework.moe_dropless_load_factor);

@@ -52,6 +52,12 @@ struct MoeSpec {
   int first_k_dense = 0;    // leading layers with a dense MLP of the model's ffn_hidden
   int layer_interval = 1;   // every layer_interval-th layer (after the dense ones) is MoE
   double capacity_factor = 0;  // >0: tokens beyond capacity_factor x the mean per expert are dropped; 0: dropless
+  // With a capacity factor, whether each expert's input is padded up to the
+  // capacity (Megatron-Core's moe_pad_expert_input_to_capacity). Unset:
+  // padded, as the token-drop recipes of Megatron-Bridge and NeMo run;
+  // false: tokens past the capacity dropped and the rest left unpadded,
+  // Megatron-Core's own default (Scenario::pads_experts_to_capacity).
+  std::optional<bool> pad_to_capacity;
   bool forced_balance = false;  // the run forced a balanced router (benchmarks do)
   // Each expert's linear layers carry a bias (GPT-OSS). Unset where the
   // model does not say: the scenario takes its framework recipe's

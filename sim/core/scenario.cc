@@ -202,7 +202,12 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
     if ((s.framework.cuda_graph_modules & kGraphMoe) && !s.pads_experts_to_capacity()) {
       return fail("training.framework", "framework '" + s.framework.name + "' captures MoE layers in CUDA graphs (cuda_graph_scope: moe), "
                                         "which Megatron-Core does only with token drop padded to a capacity: set model.moe.capacity_factor, "
-                                        "with the alltoall dispatcher (the one that pads)");
+                                        "with the alltoall dispatcher (the one that pads) and model.moe.pad_to_capacity not false");
+    }
+    if (s.model.moe.pad_to_capacity.value_or(false) && par.moe_dispatcher != MoeDispatcher::kAllToAll) {
+      return fail("parallelism.moe_dispatcher", "model.moe.pad_to_capacity pads with Megatron-Core's alltoall dispatcher only (the flex "
+                                                "dispatcher refuses it, the allgather one ignores it): use moe_dispatcher alltoall, or "
+                                                "leave pad_to_capacity out");
     }
     if (par.moe_dispatcher == MoeDispatcher::kAllGather && par.moe_a2a_overlap && par.expert > 1) {
       return fail("parallelism.moe_a2a_overlap", "overlaps the all-to-all and flex dispatchers' token exchange, not the allgather "

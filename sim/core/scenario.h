@@ -203,12 +203,13 @@ struct Scenario {
   double routed_experts_per_gpu() const { return double(model.moe.experts) / std::max(1, parallelism.expert); }
   // Whether every expert's input is padded to the capacity: a capacity factor
   // with Megatron-Core's all-to-all dispatcher, which alone pads
-  // (moe_pad_expert_input_to_capacity, as the token-drop recipes set it; its
-  // flex dispatcher refuses the setting and the allgather one ignores it).
+  // (moe_pad_expert_input_to_capacity, as the token-drop recipes set it and
+  // model.moe.pad_to_capacity unsets; its flex dispatcher refuses the setting
+  // and the allgather one ignores it: CheckParallelism refuses either asked to).
   // Shapes are then known up front: no host sync, no low-precision padding,
   // and a CUDA graph may capture the layer.
   bool pads_experts_to_capacity() const {
-    return model.moe.capacity_factor > 0 && parallelism.moe_dispatcher == MoeDispatcher::kAllToAll;
+    return model.moe.capacity_factor > 0 && model.moe.pad_to_capacity.value_or(true) && parallelism.moe_dispatcher == MoeDispatcher::kAllToAll;
   }
   // The nodes of each NVLink domain the ranks fill before the next: the
   // scenario's nodes_per_nvlink_domain (at most a domain's), else what

@@ -60,6 +60,9 @@ void CheckMoe(YamlMap& m, const ModelSpec& s) {
     m.Fail("first_k_dense", "first_k_dense " + std::to_string(s.moe.first_k_dense) + " leaves no MoE layer of the " + std::to_string(s.layers));
   }
   if (s.MoeLayers() == 0) m.Fail("layer_interval", "no layer is a mixture of experts at this interval");
+  if (s.moe.pad_to_capacity && s.moe.capacity_factor == 0) {
+    m.Fail("pad_to_capacity", "pads to a capacity: set capacity_factor (without one the run is dropless)");
+  }
 }
 
 Activation ParseActivation(YamlMap& m, const std::string& key) {
@@ -1029,6 +1032,7 @@ ModelSpec ParseModelKeys(YamlMap& m, const std::string& default_name) {
     s.moe.first_k_dense = moe->NonNegativeInt("first_k_dense", 0);
     s.moe.layer_interval = moe->PositiveInt("layer_interval", 1);
     s.moe.capacity_factor = moe->Has("capacity_factor") ? moe->PositiveDouble("capacity_factor") : 0.0;
+    if (moe->Has("pad_to_capacity")) s.moe.pad_to_capacity = moe->Bool("pad_to_capacity");
     s.moe.forced_balance = moe->Bool("forced_balance", false);
     if (moe->Has("expert_bias")) s.moe.expert_bias = moe->Bool("expert_bias");
     CheckMoe(*moe, s);
@@ -1149,11 +1153,13 @@ ModelSpec ResolveModel(const YAML::Node& ref, const std::string& scenario_file, 
     // moe_expert_capacity_factor, moe_router_force_load_balancing,
     // mtp_num_layers): not a config.json's to say, so set here.
     std::optional<double> capacity_factor;
+    std::optional<bool> pad_to_capacity;
     std::optional<bool> forced_balance;
     std::optional<int> mtp_layers;
     std::optional<YamlMap> routing = m.OptMap("moe");
     if (routing) {
       if (routing->Has("capacity_factor")) capacity_factor = routing->PositiveDouble("capacity_factor");
+      if (routing->Has("pad_to_capacity")) pad_to_capacity = routing->Bool("pad_to_capacity");
       if (routing->Has("forced_balance")) forced_balance = routing->Bool("forced_balance");
       routing->Finish();
     }
@@ -1167,6 +1173,10 @@ ModelSpec ResolveModel(const YAML::Node& ref, const std::string& scenario_file, 
     ModelSpec spec = AdmitModelFile(std::move(f), path, accepted, accept, scenario_file, m.Path("accept_unknown_keys"));
     if (routing && !spec.moe.enabled()) m.Fail("moe", "routing settings for a model without experts (" + path + ")");
     if (capacity_factor) spec.moe.capacity_factor = *capacity_factor;
+    if (pad_to_capacity) spec.moe.pad_to_capacity = *pad_to_capacity;
+    if (routing && spec.moe.pad_to_capacity && spec.moe.capacity_factor == 0) {
+      routing->Fail("pad_to_capacity", "pads to a capacity: set model.moe.capacity_factor (without one the run is dropless)");
+    }
     if (forced_balance) spec.moe.forced_balance = *forced_balance;
     if (mtp_layers) spec.mtp_layers = *mtp_layers;
     return spec;

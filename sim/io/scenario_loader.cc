@@ -77,7 +77,7 @@ void SetDottedKey(YAML::Node& root, const std::string& dotted, const YAML::Node&
     } else {
       throw InputException(InputError{"--set", 0, dotted,
                                       "model '" + name + "' is not a catalogue model: give its keys inline in the scenario to set one "
-                                      "(a model file takes model.moe.capacity_factor, model.moe.forced_balance and model.mtp_layers)"});
+                                      "(a model file takes model.moe.capacity_factor, model.moe.pad_to_capacity, model.moe.forced_balance and model.mtp_layers)"});
     }
   }
   // yaml-cpp's operator[] on a non-const node rebinds references, so walk
