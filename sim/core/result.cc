@@ -19,7 +19,9 @@ std::string ParameterCountText(double parameters) {
 std::string ModelSizeText(const ModelSummary& m, bool spelled_out) {
   std::string t = ParameterCountText(m.parameters) + (spelled_out ? " parameters" : "");
   if (m.active_parameters > 0 && m.active_parameters < m.parameters) {
-    t += " (" + ParameterCountText(m.active_parameters) + (spelled_out ? " active per token)" : " active)");
+    // Model cards differ on whether the input embedding counts (Mixtral's 12.9B does, GPT-OSS's 5.1B
+    // does not): said, so that a card's smaller figure does not read as a misread file.
+    t += " (" + ParameterCountText(m.active_parameters) + (spelled_out ? " active per token, both vocabulary matrices counted)" : " active)");
   }
   return t;
 }

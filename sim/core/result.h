@@ -107,7 +107,7 @@ struct ModelSummary {
 std::string ParameterCountText(double parameters);
 // "46.7B (12.9B active)" where a token passes through fewer parameters than the
 // model holds (MoE), else "69.0B"; spelled out, "46.7B parameters (12.9B
-// active per token)" and "69.0B parameters".
+// active per token, both vocabulary matrices counted)" and "69.0B parameters".
 std::string ModelSizeText(const ModelSummary& m, bool spelled_out = false);
 
 struct SimulationResult {

@@ -18,7 +18,7 @@ TEST(ResultTest, ModelSizeNamesTheActiveShareOnlyWhereItIsSmaller) {
   EXPECT_EQ(ModelSizeText({46.7e9, 12.9e9}), "46.7B (12.9B active)");
   EXPECT_EQ(ModelSizeText({69.0e9, 69.0e9}), "69.0B");
   EXPECT_EQ(ModelSizeText({69.0e9, 0}), "69.0B");
-  EXPECT_EQ(ModelSizeText({46.7e9, 12.9e9}, true), "46.7B parameters (12.9B active per token)");
+  EXPECT_EQ(ModelSizeText({46.7e9, 12.9e9}, true), "46.7B parameters (12.9B active per token, both vocabulary matrices counted)");
   EXPECT_EQ(ModelSizeText({69.0e9, 69.0e9}, true), "69.0B parameters");
 }
 
