@@ -38,6 +38,8 @@ std::vector<std::string> StandInSets(const std::vector<std::string>& sets, int t
 // batch is the error, not the layout).
 std::optional<std::pair<Scenario, PlanConfig>> WithStandInLayout(const std::string& file, const std::vector<std::string>& sets) {
   PlanConfig own;
+  std::optional<int> own_data;  // the file's data size; unset: auto
+  std::optional<bool> own_sp;   // the file's sequence_parallel; unset: its default
   try {
     YAML::Node root = LoadYamlFile(file);
     ApplyOverrides(root, sets);
@@ -56,6 +58,11 @@ std::optional<std::pair<Scenario, PlanConfig>> WithStandInLayout(const std::stri
     own.expert = value(p, "expert", 1);
     own.expert_tensor = value(p, "expert_tensor", 1);
     own.micro_batch = value(t, "micro_batch", 1);
+    if (const int data = value(p, "data", 0); data > 0) own_data = data;
+    try {
+      if (p.IsMap() && p["sequence_parallel"].IsScalar()) own_sp = p["sequence_parallel"].as<bool>();
+    } catch (const YAML::Exception&) {
+    }
   } catch (const std::exception&) {
     return std::nullopt;
   }
@@ -64,7 +71,23 @@ std::optional<std::pair<Scenario, PlanConfig>> WithStandInLayout(const std::stri
   for (int context : {1, 2, 4, 8}) {
     for (int pipeline = 1; pipeline <= 64; ++pipeline) {
       for (int tensor : {1, 2, 4, 8}) {
-        if (Expected<Scenario> s = LoadScenario(file, StandInSets(sets, tensor, pipeline, context)); s.ok()) return std::pair{std::move(*s), own};
+        Expected<Scenario> s = LoadScenario(file, StandInSets(sets, tensor, pipeline, context));
+        if (!s.ok()) continue;
+        // The rest of the file's own settings (recompute, sharding, dispatcher) are the stand-in's;
+        // its data size, where auto, what the GPUs give (0: they do not divide), and its
+        // sequence parallelism the file's or the parser's default.
+        PlanConfig full = ConfigOf(*s);
+        full.tensor = own.tensor;
+        full.pipeline = own.pipeline;
+        full.virtual_stages = own.virtual_stages;
+        full.context = own.context;
+        full.expert = own.expert;
+        full.expert_tensor = own.expert_tensor;
+        full.micro_batch = own.micro_batch;
+        const long ranks = long(own.tensor) * own.pipeline * own.context;
+        full.data = own_data ? *own_data : ranks > 0 && s->gpus() % ranks == 0 ? int(s->gpus() / ranks) : 0;
+        full.sequence_parallel = own_sp.value_or(own.tensor > 1) && own.tensor > 1;
+        return std::pair{std::move(*s), full};
       }
     }
   }

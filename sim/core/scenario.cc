@@ -49,7 +49,9 @@ std::string Scenario::nvlink_domains_text() const {
 std::string Scenario::parallelism_text() const {
   const Parallelism& p = parallelism;
   std::string s = "TP" + std::to_string(p.tensor) + " PP" + std::to_string(p.pipeline) + " VP" +
-                  std::to_string(p.virtual_stages) + " CP" + std::to_string(p.context) + " DP" + std::to_string(p.data);
+                  std::to_string(p.virtual_stages) + " CP" + std::to_string(p.context) +
+                  // data 0: a layout whose GPUs it does not divide, as plan reports one.
+                  " DP" + (p.data > 0 ? std::to_string(p.data) : "?");
   if (p.expert > 1) s += " EP" + std::to_string(p.expert);
   if (p.expert_tensor > 1) s += " ETP" + std::to_string(p.expert_tensor);
   if (p.moe_dispatcher != MoeDispatcher::kAllToAll) s += " " + ToString(p.moe_dispatcher);

@@ -205,7 +205,7 @@ const std::vector<PlanDimension>& PlanDimensions() {
 
 std::string ShowValue(const PlanDimension& d, int v) {
   switch (d.kind) {
-    case PlanValueKind::kCount: return std::to_string(v);
+    case PlanValueKind::kCount: return v > 0 ? std::to_string(v) : "?";  // 0: not derived (a layout its GPUs do not divide)
     case PlanValueKind::kSwitch: return v ? "on" : "off";
     case PlanValueKind::kRecompute: return ToString(Recompute(v));
     case PlanValueKind::kSharding: return ToString(DataSharding(v));
@@ -216,7 +216,7 @@ std::string ShowValue(const PlanDimension& d, int v) {
 
 std::string JsonValue(const PlanDimension& d, int v) {
   switch (d.kind) {
-    case PlanValueKind::kCount: return std::to_string(v);
+    case PlanValueKind::kCount: return v > 0 ? std::to_string(v) : "null";  // 0: not derived (a layout its GPUs do not divide)
     case PlanValueKind::kSwitch: return v ? "true" : "false";
     case PlanValueKind::kRecompute: return "\"" + ToString(Recompute(v)) + "\"";
     case PlanValueKind::kSharding: return "\"" + ToString(DataSharding(v)) + "\"";

@@ -48,7 +48,9 @@ struct PlanDimension {
 // parallel, data sharding.
 const std::vector<PlanDimension>& PlanDimensions();
 
-// A value as the plan table shows it ("on", "selective", "8") and as JSON.
+// A value as the plan table shows it ("on", "selective", "8") and as JSON. A
+// count of 0 is one not derived (the data size of a layout its GPUs do not
+// divide): "?" and null.
 std::string ShowValue(const PlanDimension& d, int v);
 std::string JsonValue(const PlanDimension& d, int v);
 
