@@ -263,8 +263,11 @@ void ScenarioForm::AddModelField() {
     if (n.IsMap()) {
       const YAML::Node file = n["file"];
       const bool has_file = file.IsDefined() && file.IsScalar();
-      const QString label =
-          has_file ? QStringLiteral("%1 (accepting unknown keys)").arg(QString::fromStdString(file.Scalar())) : kInlineModel;
+      const YAML::Node accept = n["accept_unknown_keys"];
+      const bool accepts = accept.IsDefined() && !accept.IsNull();
+      const QString label = !has_file ? kInlineModel
+                            : accepts ? QStringLiteral("%1 (accepting unknown keys)").arg(QString::fromStdString(file.Scalar()))
+                                      : QStringLiteral("%1 (with run options)").arg(QString::fromStdString(file.Scalar()));
       combo->insertItem(0, label, kMappingItem);
       combo->setCurrentIndex(0);
       return;

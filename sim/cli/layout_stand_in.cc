@@ -57,7 +57,7 @@ std::optional<std::pair<Scenario, PlanConfig>> WithStandInLayout(const std::stri
     own.context = value(p, "context", 1);
     own.expert = value(p, "expert", 1);
     own.expert_tensor = value(p, "expert_tensor", 1);
-    own.micro_batch = value(t, "micro_batch", 1);
+    own.micro_batch = value(t, "micro_batch", 0);  // 0: auto (or unreadable), not derived
     if (const int data = value(p, "data", 0); data > 0) own_data = data;
     try {
       if (p.IsMap() && p["sequence_parallel"].IsScalar()) own_sp = p["sequence_parallel"].as<bool>();

@@ -52,7 +52,7 @@ std::string FinetuneLines(const Scenario& s) {
   }
   std::ostringstream o;
   o << "  fine-tuning          LoRA rank " << f.rank << ", alpha " << f.alpha << ", on " << targets
-    << (f.targets == s.framework.lora_targets ? " (" + s.framework.name + "'s default)" : std::string()) << ", adapter dropout " << f.dropout << "\n";
+    << (f.targets == s.framework.lora_targets ? " (as " + s.framework.name + "'s default)" : std::string()) << ", adapter dropout " << f.dropout << "\n";
   if (s.parallelism.tensor > 1) {
     o << "                       at TP" << s.parallelism.tensor << " each adapter's own tensor-parallel collectives wait on the critical path\n"
       << "                       (NeMo's ParallelLinearAdapter; --operators lists them): a smaller TP may be faster (trainsim plan)\n";
@@ -192,9 +192,9 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
     }
   }
   out << (a.Has("--json") ? ToJson(r) : ToSummary(r));
+  if (!a.Has("--json")) out << FinetuneLines(*s);  // what it trains, whether or not it can run
   if (!a.Has("--json") && r.error.empty()) {
     // Where the step leans on the framework's host cost, an estimate until measured, say so.
-    out << FinetuneLines(*s);
     if (const std::string host = HostIssueShareLine(*s); !host.empty()) out << "  waits for the host   " << host << "\n";
     // A recompute that costs time and frees nothing is a setting to change.
     if (s->training.recompute == Recompute::kSelective && SelectiveRecomputeFreedShare(*s) < kRecomputeFreesNothing) {

@@ -56,7 +56,7 @@ std::string Scenario::parallelism_text() const {
   if (p.expert_tensor > 1) s += " ETP" + std::to_string(p.expert_tensor);
   if (p.moe_dispatcher != MoeDispatcher::kAllToAll) s += " " + ToString(p.moe_dispatcher);
   if (p.moe_a2a_overlap) s += " A2AOV";
-  s += " mb" + std::to_string(training.micro_batch) + " recompute=" + ToString(training.recompute);
+  s += " mb" + (training.micro_batch > 0 ? std::to_string(training.micro_batch) : "?") + " recompute=" + ToString(training.recompute);
   if (p.sequence_parallel) s += " SP";
   switch (p.data_sharding) {
     case DataSharding::kNone: break;
@@ -187,8 +187,11 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
     // frozen with the rest of the base) is modelled; an adapter per routed
     // expert is not, nor adapters on MLA's latent projections.
     if (const Finetune& ft = s.training.finetune; ft.lora() && (ft.targets.fc1 || ft.targets.fc2)) {
-      return fail("training.finetune", "LoRA adapters on a mixture of experts' MLP (target_modules fc1, fc2: one per routed expert) are "
-                                       "not modelled; target_modules: [qkv, proj] adapts the attention alone, or use method: full");
+      const bool framework_default = ft.targets == s.framework.lora_targets;
+      return fail("training.finetune", "LoRA adapters on a mixture of experts' MLP (target_modules fc1, fc2" +
+                                           std::string(framework_default ? ", as framework " + s.framework.name + "'s default" : "") +
+                                           ": one per routed expert) are not modelled; target_modules: [qkv, proj] adapts the attention "
+                                           "alone, or use method: full");
     }
     if (s.training.finetune.lora() && m.attention == AttentionKind::kMla) {
       return fail("training.finetune", "LoRA on multi-head latent attention (the latent down- and up-projections) is not modelled; "
@@ -261,6 +264,13 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
   }
   if (par.sequence_parallel && par.tensor > 1 && (s.training.seq_len / par.context) % par.tensor != 0) {
     return fail("parallelism.sequence_parallel", "sequence parallel needs seq_len/context divisible by tensor " + str(par.tensor));
+  }
+  // Megatron-Core overlaps TP communication with the GEMMs on sequence
+  // parallelism's all-gathers and reduce-scatters alone (its arguments.py
+  // asserts sequence_parallel with tp_comm_overlap).
+  if (par.tp_comm_overlap && par.tensor > 1 && !par.sequence_parallel) {
+    return fail("parallelism.tp_comm_overlap", "overlaps tensor-parallel communication only with sequence_parallel (Megatron-Core "
+                                               "asserts it): set sequence_parallel true, or tp_comm_overlap false");
   }
   const long per_step = long(s.training.micro_batch) * par.data;
   if (s.training.global_batch % per_step != 0) {

@@ -65,6 +65,11 @@ PassBreakdown Break(const Scenario& s, const PassWork& pw, std::string unit, std
     b.comms.push_back(std::move(r));
   }
   b.exposed_comm_s = ExposedCommTime(s, pw, b.compute_s, backward);
+  // The step's own rule for a pass's expert all-to-alls under moe_a2a_overlap (a recompute's are not overlapped).
+  if (pass != std::string("recompute")) {
+    double all_to_all_s = AllToAllTime(s, pw);
+    b.exposed_comm_s = WithAllToAllOverlap(s, b.exposed_comm_s, all_to_all_s, b.compute_s);
+  }
   return b;
 }
 

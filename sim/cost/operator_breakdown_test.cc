@@ -38,6 +38,29 @@ TEST(OperatorBreakdownTest, ReconcilesWithTheStageCosts) {
   }
 }
 
+// Under moe_a2a_overlap the expert all-to-alls run beside another micro
+// batch's compute: a layer pass's exposed communication is the step's own
+// (WithAllToAllOverlap), well under the same pass's without the overlap.
+TEST(OperatorBreakdownTest, AllToAllOverlapAsTheStepCountsIt) {
+  const std::vector<std::string> moe = {"model=mixtral-8x7b", "cluster.nodes=2", "parallelism.tensor=1", "parallelism.pipeline=2",
+                                        "parallelism.virtual_stages=2", "parallelism.expert=8"};
+  std::vector<std::string> overlapped = moe;
+  overlapped.push_back("parallelism.moe_a2a_overlap=true");
+  const Scenario plain = Load(moe), s = Load(overlapped);
+  const auto layer_forward = [](const Scenario& x) {
+    for (const PassBreakdown& p : BreakDownPasses(x, BuildWorkload(x))) {
+      if (p.unit.rfind("layer", 0) == 0 && p.pass == "forward") return p;
+    }
+    return PassBreakdown{};
+  };
+  const PassBreakdown a = layer_forward(plain), b = layer_forward(s);
+  ASSERT_FALSE(b.comms.empty());
+  double all_to_all_s = AllToAllTime(s, BuildWorkload(s).layer(0).forward);
+  ASSERT_GT(all_to_all_s, 0);
+  EXPECT_DOUBLE_EQ(b.exposed_comm_s, WithAllToAllOverlap(s, a.exposed_comm_s, all_to_all_s, b.compute_s));
+  EXPECT_LT(b.exposed_comm_s, 0.5 * a.exposed_comm_s);
+}
+
 // What a model chunk adds once per micro batch beside its layers is a unit of
 // its own: delayed fp8 scaling's amax all-reduce over the stage after the
 // chunk's forward and after its backward, as the stage cost charges it.

@@ -171,18 +171,8 @@ StageCost AddPasses(const Scenario& s, const GpuRates& rates, CollectiveTimes& t
   c.backward_exposed_comm_s = ExposedCommTimeAt(s, rates, times, bwd, bc, true, b.kept);
   c.forward_all_to_all_s = AllToAllTimeAt(times, fwd);
   c.backward_all_to_all_s = AllToAllTimeAt(times, bwd);
-  // Overlapped (Megatron-Core's overlap_moe_expert_parallel_comm pairs one
-  // micro batch's all-to-alls with another's compute): only what exceeds the
-  // compute is exposed, and the compute runs without the dispatcher's SMs
-  // while both run (charged as exposed time, so the DES's flows keep it).
-  if (s.parallelism.moe_a2a_overlap) {
-    const double f_exposed = std::max(0.0, c.forward_all_to_all_s - fc), b_exposed = std::max(0.0, c.backward_all_to_all_s - bc);
-    const double slowdown = OverlapSlowdown(s, CommEngine::kMoeDispatcher);
-    c.forward_exposed_comm_s += f_exposed - c.forward_all_to_all_s + std::min(c.forward_all_to_all_s, fc) * slowdown;
-    c.backward_exposed_comm_s += b_exposed - c.backward_all_to_all_s + std::min(c.backward_all_to_all_s, bc) * slowdown;
-    c.forward_all_to_all_s = f_exposed;
-    c.backward_all_to_all_s = b_exposed;
-  }
+  c.forward_exposed_comm_s = WithAllToAllOverlap(s, c.forward_exposed_comm_s, c.forward_all_to_all_s, fc);
+  c.backward_exposed_comm_s = WithAllToAllOverlap(s, c.backward_exposed_comm_s, c.backward_all_to_all_s, bc);
   return c;
 }
 
@@ -220,6 +210,14 @@ CommOp ExpertGradientReduce(const Scenario& s, const RankState& state) {
 CommOp ExpertParamGather(const Scenario& s, const RankState& state) {
   return CommOp{"expert parameter all-gather", CollectiveKind::kAllGather, CommGroup::kExpertData, state.expert_param_gather_bytes,
                 s.parallelism.overlap_param_gather, ""};
+}
+
+double WithAllToAllOverlap(const Scenario& s, double exposed_s, double& all_to_all_s, double compute_s) {
+  if (!s.parallelism.moe_a2a_overlap) return exposed_s;
+  const double shows_s = std::max(0.0, all_to_all_s - compute_s);
+  exposed_s += shows_s - all_to_all_s + std::min(all_to_all_s, compute_s) * OverlapSlowdown(s, CommEngine::kMoeDispatcher);
+  all_to_all_s = shows_s;
+  return exposed_s;
 }
 
 double AllToAllTime(const Scenario& s, const PassWork& pass) {

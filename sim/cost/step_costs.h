@@ -104,6 +104,15 @@ double ExposedCommTime(const Scenario& s, const PassWork& pass, double pass_comp
 // framework profile says it holds.
 double OverlapSlowdown(const Scenario& s, CommEngine engine);
 
+// A forward or backward pass's exposed communication (exposed_s, counting its
+// expert all-to-alls, all_to_all_s of them, in full) under Megatron-Core's
+// overlap_moe_expert_parallel_comm (parallelism.moe_a2a_overlap), which pairs
+// one micro batch's all-to-alls with another's compute: only what exceeds the
+// compute shows, and the compute runs without the dispatcher's SMs while both
+// run (charged as exposed time, so the DES's flows keep it). Leaves in
+// all_to_all_s what still shows. Without the overlap, exposed_s unchanged.
+double WithAllToAllOverlap(const Scenario& s, double exposed_s, double& all_to_all_s, double compute_s);
+
 // What an overlapped once-per-step DP collective (Megatron-Core
 // overlap_grad_reduce or overlap_param_gather) adds to the step under a
 // pipeline schedule with `chunks` model chunks per rank. Each chunk syncs on

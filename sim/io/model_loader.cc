@@ -831,6 +831,12 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
                   " (attention is priced as the fused flash kernel; cuDNN's has no score cap, and a framework that "
                   "falls back to unfused attention for it is slower)";
   }
+  // Its cap on the logits is one more elementwise pass over them, not priced.
+  const YAML::Node final_cap = m.node()["final_logit_softcapping"];
+  if (final_cap.IsDefined() && !final_cap.IsNull() && m.NonNegativeDouble("final_logit_softcapping") > 0) {
+    s.left_out += (s.left_out.empty() ? "" : "; ") + std::string("final_logit_softcapping ") + final_cap.Scalar() +
+                  " (a tanh over the logits before the loss, one more pass over them, not priced)";
+  }
   CollectUnmodelledKeys(m, unmodelled);
   // Every key read, the family is still a fact of its own: what a model_type
   // implies without a key (Qwen3's and OLMo 2's QK norm, GPT-OSS's sinks and
@@ -1122,7 +1128,11 @@ std::string ModelFilePath(const YAML::Node& ref, const std::string& scenario_fil
     auto path = ResolvePath(name, scenario_file);
     // A Hugging Face snapshot directory (what huggingface-cli download writes): its config.json.
     if (!path) path = ResolvePath((std::filesystem::path(name) / "config.json").string(), scenario_file);
-    if (!path) YamlMap::FailAt(ref, scenario_file, key, "model file '" + name + "' " + UnresolvedPathReason(name, scenario_file));
+    if (!path) {
+      const std::string reason = UnresolvedPathReason(name, scenario_file);
+      const bool directory = reason.find("is a directory") != std::string::npos;
+      YamlMap::FailAt(ref, scenario_file, key, "model file '" + name + "' " + reason + (directory ? " (and holds no readable config.json)" : ""));
+    }
     return *path;
   }
   if (auto path = CatalogueModelPath(name)) return *path;

@@ -1096,6 +1096,8 @@ TEST(ModelSpecTest, AttentionSoftcapIsSaid) {
   EXPECT_NE(ModelFileWarning(LoadOk(WriteConfigJson("{" + gemma2 + R"(, "attn_logit_softcapping": 50.0})"))).find("attn_logit_softcapping 50"),
             std::string::npos);
   EXPECT_EQ(ModelFileWarning(LoadOk(WriteConfigJson("{" + gemma2 + R"(, "attn_logit_softcapping": null})"))), "");
+  EXPECT_NE(ModelFileWarning(LoadOk(WriteConfigJson("{" + gemma2 + R"(, "final_logit_softcapping": 30.0})"))).find("final_logit_softcapping 30"),
+            std::string::npos);
 }
 
 // A Hugging Face snapshot directory stands for its config.json.

@@ -703,10 +703,17 @@ LoraTargets ParseLoraTargets(const YAML::Node& list, const std::string& file, co
                                {"fc1", 2, 0},       {"linear_fc1", 2, 0}, {"gate_proj", 2, 1},    {"up_proj", 2, 2},
                                {"fc2", 3, 0},       {"linear_fc2", 3, 0}, {"down_proj", 3, 0},    {"all-linear", -1, 0}};
   static const unsigned kAllParts[4] = {7, 0, 3, 0};
-  static const char* kParts[4] = {"q_proj, k_proj and v_proj", "", "gate_proj and up_proj", ""};
+  static const char* kParts[4] = {"q_proj, k_proj and v_proj", "", "a gated MLP's gate_proj and up_proj", ""};
   static const char* kKnown = "qkv, proj, fc1, fc2 (or Megatron's linear_qkv, linear_proj, linear_fc1, linear_fc2; PEFT's q_proj, "
                               "k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear)";
+  std::vector<std::string> known;
+  for (const Name& x : names) known.push_back(x.name);
+  const auto unknown = [&](const YAML::Node& at, const std::string& name) {
+    const std::string hint = ClosestMatch(name, known);
+    YamlMap::FailAt(at, file, path, "'" + name + "' is not one of " + kKnown + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+  };
   const bool all_linear_scalar = list.IsScalar() && list.Scalar() == "all-linear";
+  if (list.IsScalar() && !all_linear_scalar && !list.Scalar().empty()) unknown(list, list.Scalar());
   if (!all_linear_scalar && (!list.IsSequence() || list.size() == 0)) YamlMap::FailAt(list, file, path, std::string("expected a non-empty list of ") + kKnown);
   if (all_linear_scalar) return LoraTargets{};
   bool whole[4] = {false, false, false, false};
@@ -714,14 +721,10 @@ LoraTargets ParseLoraTargets(const YAML::Node& list, const std::string& file, co
   std::string named_by[4];
   std::set<std::string> seen;
   for (const auto& m : list) {
-    const std::string name = m.IsScalar() ? m.Scalar() : "";
+    if (!m.IsScalar()) YamlMap::FailAt(m, file, path, std::string("expected a projection's name, one of ") + kKnown);
+    const std::string name = m.Scalar();
     const Name* n = std::find_if(std::begin(names), std::end(names), [&](const Name& x) { return name == x.name; });
-    if (n == std::end(names)) {
-      std::vector<std::string> known;
-      for (const Name& x : names) known.push_back(x.name);
-      const std::string hint = ClosestMatch(name, known);
-      YamlMap::FailAt(m, file, path, "'" + name + "' is not one of " + kKnown + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
-    }
+    if (n == std::end(names)) unknown(m, name);
     if (!seen.insert(name).second) YamlMap::FailAt(m, file, path, "'" + name + "' is listed twice (a projection takes one adapter)");
     for (int p = 0; p < 4; ++p) {
       if (n->projection != -1 && n->projection != p) continue;

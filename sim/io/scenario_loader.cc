@@ -467,7 +467,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
   par.sharding_group = p.PositiveInt("sharding_group", 0);  // 0: the whole data x context group
   par.overlap_grad_reduce = p.Bool("overlap_grad_reduce", fw.overlap_grad_reduce);
   par.overlap_param_gather = p.Bool("overlap_param_gather", fw.overlap_param_gather);
-  par.tp_comm_overlap = p.Bool("tp_comm_overlap", fw.tp_comm_overlap && par.tensor > 1);
+  par.tp_comm_overlap = p.Bool("tp_comm_overlap", fw.tp_comm_overlap && par.tensor > 1 && par.sequence_parallel);
   par.overlap_p2p = p.Bool("overlap_p2p", fw.overlap_p2p);
   par.moe_a2a_overlap = p.Bool("moe_a2a_overlap", fw.moe_a2a_overlap);
   par.moe_dispatcher = MoeDispatcherNamed(p.Choice("moe_dispatcher", MoeDispatcherNames(), ToString(fw.moe_dispatcher)));

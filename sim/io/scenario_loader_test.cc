@@ -529,6 +529,18 @@ TEST(ScenarioTest, RecomputeDefaultsToTheFrameworksRecipe) {
   EXPECT_EQ(plain->training.recompute, Recompute::kNone);
 }
 
+// Megatron-Core overlaps TP communication only with sequence parallelism:
+// without it the overlap is off by default and refused when asked for.
+TEST(ScenarioTest, TpCommOverlapNeedsSequenceParallel) {
+  auto off = ParseText(kBase, {"parallelism.sequence_parallel=false"});
+  ASSERT_TRUE(off.ok()) << off.error().ToString();
+  ASSERT_GT(off->parallelism.tensor, 1);
+  EXPECT_FALSE(off->parallelism.tp_comm_overlap);
+  auto asked = ParseText(kBase, {"parallelism.sequence_parallel=false", "parallelism.tp_comm_overlap=true"});
+  ASSERT_FALSE(asked.ok());
+  EXPECT_EQ(asked.error().key, "parallelism.tp_comm_overlap") << asked.error().ToString();
+}
+
 TEST(ScenarioTest, FinetuneLoraTakesRankAlphaAndTargets) {
   auto s = ParseText(kBase, {"training.finetune={method: lora, rank: 8, target_modules: [qkv, fc2]}"});
   ASSERT_TRUE(s.ok()) << s.error().ToString();
@@ -551,6 +563,9 @@ TEST(ScenarioTest, FinetuneLoraTakesRankAlphaAndTargets) {
   auto all_linear = ParseText(kBase, {"training.finetune={method: lora, target_modules: all-linear}"});
   ASSERT_TRUE(all_linear.ok()) << all_linear.error().ToString();
   EXPECT_EQ(all_linear->training.finetune.targets, LoraTargets{});
+  auto typo = ParseText(kBase, {"training.finetune={method: lora, target_modules: all_linear}"});
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().ToString().find("did you mean 'all-linear'?"), std::string::npos) << typo.error().ToString();
   auto q_only = ParseText(kBase, {"training.finetune={method: lora, target_modules: [q_proj, v_proj]}"});
   ASSERT_FALSE(q_only.ok());
   EXPECT_NE(q_only.error().ToString().find("q_proj, k_proj and v_proj are one fused projection"), std::string::npos) << q_only.error().ToString();

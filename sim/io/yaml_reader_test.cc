@@ -164,7 +164,7 @@ TEST_F(InputFileTest, SecondDocumentsFoldersAndDeepJsonAreBadInput) {
         << LoadError(comma);
   }
   const std::string folder = Write("folder.yaml", Replace(kScenario, "model: llama2-70b", "model: {file: " + dir_.string() + "}"));
-  EXPECT_EQ(LoadError(folder), folder + ":6: model.file: model file '" + dir_.string() + "' is a directory, not a file");
+  EXPECT_EQ(LoadError(folder), folder + ":6: model.file: model file '" + dir_.string() + "' is a directory, not a file (and holds no readable config.json)");
   const std::string device = Write("device.yaml", Replace(kScenario, "node: xe9680-h100", "node: /dev/null"));
   EXPECT_EQ(LoadError(device), device + ":3: cluster.node: profile file '/dev/null' is not a regular file (a device, pipe or socket)");
   const std::string deep_json = Write("deep.json", "{\"x\": " + std::string(100000, '[') + std::string(100000, ']') + "}");

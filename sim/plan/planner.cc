@@ -49,8 +49,8 @@ PlanConfig ConfigOf(const Scenario& s) {
 
 void ApplyConfig(Scenario& s, const PlanConfig& c) {
   Parallelism& p = s.parallelism;
-  // The parser's default: TP communication overlap as the framework does it, only with TP.
-  const bool tp_overlap = (p.tensor > 1 ? p.tp_comm_overlap : s.framework.tp_comm_overlap) && c.tensor > 1;
+  // The parser's default: TP communication overlap as the framework does it, only with TP and SP.
+  const bool tp_overlap = (p.tensor > 1 && p.sequence_parallel ? p.tp_comm_overlap : s.framework.tp_comm_overlap) && c.tensor > 1 && c.sequence_parallel;
   for (const PlanDimension& d : PlanDimensions()) d.write(s, d.get(c));
   p.tp_comm_overlap = tp_overlap;
 }
@@ -58,7 +58,8 @@ void ApplyConfig(Scenario& s, const PlanConfig& c) {
 namespace {
 
 bool PlannedTpOverlap(const Scenario& base) {
-  return base.parallelism.tensor > 1 ? base.parallelism.tp_comm_overlap : base.framework.tp_comm_overlap;
+  // A base without TP or SP had no overlap to set: the framework's then.
+  return base.parallelism.tensor > 1 && base.parallelism.sequence_parallel ? base.parallelism.tp_comm_overlap : base.framework.tp_comm_overlap;
 }
 
 }  // namespace
@@ -101,7 +102,7 @@ void KeepOwnShardingGroupWhereItDivides(Scenario& s, const Scenario& base) {
 
 void ApplyPlannedConfig(Scenario& s, const Scenario& base, const PlanConfig& c) {
   ApplyConfig(s, c);
-  s.parallelism.tp_comm_overlap = PlannedTpOverlap(base) && c.tensor > 1;
+  s.parallelism.tp_comm_overlap = PlannedTpOverlap(base) && c.tensor > 1 && c.sequence_parallel;
   KeepOwnSplitForItsShape(s, base, c);
   KeepOwnShardingGroupWhereItDivides(s, base);
 }

@@ -45,11 +45,12 @@ struct PlanConfig {
 std::string Describe(const PlanConfig& c);
 PlanConfig ConfigOf(const Scenario& s);
 // Sets the scenario's parallelism and training fields to `c` (overlap flags
-// follow the parser's defaults for the new tensor size).
+// follow the parser's defaults for the new tensor size and sequence parallelism).
 void ApplyConfig(Scenario& s, const PlanConfig& c);
 // ApplyConfig as the planner evaluates `c` for `base`: TP communication
-// overlap is the base scenario's (the framework's when the base has no TP)
-// for every TP > 1. For re-simulating a configuration the planner chose.
+// overlap is the base scenario's (the framework's when the base has no TP or
+// no SP) for every TP > 1 with SP, which Megatron-Core's overlap needs. For
+// re-simulating a configuration the planner chose.
 void ApplyPlannedConfig(Scenario& s, const Scenario& base, const PlanConfig& c);
 
 enum class PlanObjective { kTime, kCost };
