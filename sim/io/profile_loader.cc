@@ -3,13 +3,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <iterator>
-#include <set>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <optional>
+#include <set>
 
 #include "sim/core/pipeline_layout.h"
 #include "sim/core/scenario.h"
