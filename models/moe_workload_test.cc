@@ -181,7 +181,8 @@ TEST(MoeWorkloadTest, CapacityFactorPadsTheExpertsAndTheAllToAll) {
   EXPECT_FALSE(unpadded.pads_experts_to_capacity());
   EXPECT_DOUBLE_EQ(ExpertLoadFactor(unpadded), std::min(1.25, unpadded.framework.moe_dropless_load_factor));
   const auto host_waits = [](const Scenario& x) {
-    const PassWork& f = BuildWorkload(x).layer(0).forward;
+    const Workload w = BuildWorkload(x);
+    const PassWork& f = w.layer(0).forward;
     return std::count_if(f.ops.begin(), f.ops.end(), [](const auto& op) { return op.host_waits; });
   };
   EXPECT_EQ(host_waits(unpadded), 1);

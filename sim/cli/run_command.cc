@@ -39,9 +39,10 @@ constexpr double kRecomputeFreesNothing = 0.01;
 // What a fine-tuning run trains, the framework's defaults resolved (a LoRA
 // run's rank, targets and dropout show nowhere else), and, where the adapters'
 // own tensor-parallel collectives sit on the critical path, that a smaller TP
-// may pay: they can make LoRA slower than full fine-tuning at TP 8. "" for
+// may pay (said of a run that can happen: one that does not fit needs no
+// smaller TP): they can make LoRA slower than full fine-tuning at TP 8. "" for
 // pre-training.
-std::string FinetuneLines(const Scenario& s) {
+std::string FinetuneLines(const Scenario& s, bool feasible) {
   const Finetune& f = s.training.finetune;
   if (f.method == FinetuneMethod::kNone) return "";
   if (f.method == FinetuneMethod::kFull) return "  fine-tuning          full: every weight trained\n";
@@ -53,7 +54,7 @@ std::string FinetuneLines(const Scenario& s) {
   std::ostringstream o;
   o << "  fine-tuning          LoRA rank " << f.rank << ", alpha " << f.alpha << ", on " << targets
     << (f.targets == s.framework.lora_targets ? " (as " + s.framework.name + "'s default)" : std::string()) << ", adapter dropout " << f.dropout << "\n";
-  if (s.parallelism.tensor > 1) {
+  if (feasible && s.parallelism.tensor > 1) {
     o << "                       at TP" << s.parallelism.tensor << " each adapter's own tensor-parallel collectives wait on the critical path\n"
       << "                       (NeMo's ParallelLinearAdapter; --operators lists them): a smaller TP may be faster (trainsim plan)\n";
   }
@@ -76,7 +77,8 @@ const char* kRunHelp =
     "  --progress             progress and time left on stderr (default: only when stderr is a terminal)\n"
     "The summary ends with the track record of such predictions: the published runs of the reference\n"
     "files on the same GPU and of the same kind (dense or MoE; pre-training, LoRA or full fine-tuning)\n"
-    "and, where at least 5 had it, precision, predicted now against their measured step times; before\n"
+    "and, where at least 5 had them, the MoE's band of routed experts per GPU and the precision,\n"
+    "predicted now against their measured step times; before\n"
     "it, where the GPU waits 2% of the step or more for the host to issue kernels, that share and the\n"
     "host cost per kernel it rests on (an estimate until measured: trainsim calibrate --host-trace).\n"
     "  -h, --help             this help\n"
@@ -192,7 +194,7 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
     }
   }
   out << (a.Has("--json") ? ToJson(r) : ToSummary(r));
-  if (!a.Has("--json")) out << FinetuneLines(*s);  // what it trains, whether or not it can run
+  if (!a.Has("--json")) out << FinetuneLines(*s, r.feasible());  // what it trains, whether or not it can run
   if (!a.Has("--json") && r.error.empty()) {
     // Where the step leans on the framework's host cost, an estimate until measured, say so.
     if (const std::string host = HostIssueShareLine(*s); !host.empty()) out << "  waits for the host   " << host << "\n";
