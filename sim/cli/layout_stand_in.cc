@@ -37,35 +37,22 @@ std::vector<std::string> StandInSets(const std::vector<std::string>& sets, int t
 // for the report. nullopt when no stand-in loads (then the model, cluster or
 // batch is the error, not the layout).
 std::optional<std::pair<Scenario, PlanConfig>> WithStandInLayout(const std::string& file, const std::vector<std::string>& sets) {
-  PlanConfig own;
-  std::optional<int> own_data;  // the file's data size; unset: auto
-  std::optional<bool> own_sp;   // the file's sequence_parallel; unset: its default
+  YAML::Node p, t;  // the file's parallelism and training, --set applied
   try {
     YAML::Node root = LoadYamlFile(file);
     ApplyOverrides(root, sets);
-    const YAML::Node p = root["parallelism"], t = root["training"];
-    const auto value = [](const YAML::Node& m, const char* key, int fallback) {
-      try {
-        return m.IsMap() && m[key].IsScalar() ? m[key].as<int>() : fallback;
-      } catch (const YAML::Exception&) {
-        return fallback;
-      }
-    };
-    own.tensor = value(p, "tensor", 1);
-    own.pipeline = value(p, "pipeline", 1);
-    own.virtual_stages = value(p, "virtual_stages", 1);
-    own.context = value(p, "context", 1);
-    own.expert = value(p, "expert", 1);
-    own.expert_tensor = value(p, "expert_tensor", 1);
-    own.micro_batch = value(t, "micro_batch", 0);  // 0: auto (or unreadable), not derived
-    if (const int data = value(p, "data", 0); data > 0) own_data = data;
-    try {
-      if (p.IsMap() && p["sequence_parallel"].IsScalar()) own_sp = p["sequence_parallel"].as<bool>();
-    } catch (const YAML::Exception&) {
-    }
+    p = root["parallelism"];
+    t = root["training"];
   } catch (const std::exception&) {
     return std::nullopt;
   }
+  const auto value = [](const YAML::Node& m, const char* key, int fallback) {
+    try {
+      return m.IsMap() && m[key].IsScalar() ? m[key].as<int>() : fallback;
+    } catch (const YAML::Exception&) {
+      return fallback;
+    }
+  };
   // Context parallelism last: the batch a huge cluster cannot divide by
   // TP x PP alone (131,072 GPUs, 128 sequences) it can with CP (the planner's up to 8).
   for (int context : {1, 2, 4, 8}) {
@@ -73,21 +60,28 @@ std::optional<std::pair<Scenario, PlanConfig>> WithStandInLayout(const std::stri
       for (int tensor : {1, 2, 4, 8}) {
         Expected<Scenario> s = LoadScenario(file, StandInSets(sets, tensor, pipeline, context));
         if (!s.ok()) continue;
-        // The rest of the file's own settings (recompute, sharding, dispatcher) are the stand-in's;
-        // its data size, where auto, what the GPUs give (0: they do not divide), and its
-        // sequence parallelism the file's or the parser's default.
-        PlanConfig full = ConfigOf(*s);
-        full.tensor = own.tensor;
-        full.pipeline = own.pipeline;
-        full.virtual_stages = own.virtual_stages;
-        full.context = own.context;
-        full.expert = own.expert;
-        full.expert_tensor = own.expert_tensor;
-        full.micro_batch = own.micro_batch;
+        // The file's own layout over the stand-in's settings, which are the file's
+        // for the rest (recompute, sharding, dispatcher); its data size, where auto,
+        // what the GPUs give (0: they do not divide), its micro batch 0 where auto,
+        // and its sequence parallelism the file's or the parser's default.
+        PlanConfig own = ConfigOf(*s);
+        own.tensor = value(p, "tensor", 1);
+        own.pipeline = value(p, "pipeline", 1);
+        own.virtual_stages = value(p, "virtual_stages", 1);
+        own.context = value(p, "context", 1);
+        own.expert = value(p, "expert", 1);
+        own.expert_tensor = value(p, "expert_tensor", 1);
+        own.micro_batch = value(t, "micro_batch", 0);
         const long ranks = long(own.tensor) * own.pipeline * own.context;
-        full.data = own_data ? *own_data : ranks > 0 && s->gpus() % ranks == 0 ? int(s->gpus() / ranks) : 0;
-        full.sequence_parallel = own_sp.value_or(own.tensor > 1) && own.tensor > 1;
-        return std::pair{std::move(*s), full};
+        own.data = value(p, "data", 0);
+        if (own.data <= 0) own.data = ranks > 0 && s->gpus() % ranks == 0 ? int(s->gpus() / ranks) : 0;
+        bool sequence_parallel = own.tensor > 1;
+        try {
+          if (p.IsMap() && p["sequence_parallel"].IsScalar()) sequence_parallel = p["sequence_parallel"].as<bool>();
+        } catch (const YAML::Exception&) {
+        }
+        own.sequence_parallel = sequence_parallel && own.tensor > 1;
+        return std::pair{std::move(*s), own};
       }
     }
   }

@@ -60,9 +60,7 @@ std::string OperatorTable(const Scenario& s, const Workload& w) {
         if (r.name == c.behind) behind_s += r.time_s;
       }
       const std::string outlasts = c.time_s > behind_s && behind_s > 0 ? Line(" (outlasts it by %.1f us)", (c.time_s - behind_s) * 1e6) : "";
-      // Under moe_a2a_overlap a forward's or backward's expert collectives run beside another micro batch's compute.
-      const bool other_micro_batch = s.parallelism.moe_a2a_overlap && c.group == CommGroup::kExpert && p.pass != "recompute";
-      const std::string how = (other_micro_batch      ? "beside another micro batch's compute (moe_a2a_overlap)"
+      const std::string how = (c.beside_other_micro_batch ? "beside another micro batch's compute (moe_a2a_overlap)"
                                : !c.overlapped        ? "on the critical path"
                                : !c.missing.empty() ? "on the critical path (no " + c.missing + " to hide behind)"
                                : c.behind.empty()   ? "overlapped with the pass"

@@ -52,6 +52,9 @@ PassBreakdown Break(const Scenario& s, const PassWork& pw, std::string unit, std
       b.ops.push_back(std::move(r));
     }
   }
+  // Under moe_a2a_overlap a forward's or backward's expert collectives run beside
+  // another micro batch's compute (a recompute's are not overlapped).
+  const bool all_to_all_overlapped = s.parallelism.moe_a2a_overlap && pass != "recompute";
   for (const CommOp& c : pw.comms) {
     CommRow r;
     r.name = c.name.str();
@@ -62,11 +65,12 @@ PassBreakdown Break(const Scenario& s, const PassWork& pw, std::string unit, std
     r.overlapped = c.overlapped;
     if (c.overlapped && c.partner >= 0 && size_t(c.partner) < pw.ops.size()) r.behind = pw.ops[size_t(c.partner)].name.str();
     if (c.overlapped && c.partner == kNoPartner) r.missing = c.overlaps_op.str();
+    r.beside_other_micro_batch = all_to_all_overlapped && c.group == CommGroup::kExpert;
     b.comms.push_back(std::move(r));
   }
   b.exposed_comm_s = ExposedCommTime(s, pw, b.compute_s, backward);
-  // The step's own rule for a pass's expert all-to-alls under moe_a2a_overlap (a recompute's are not overlapped).
-  if (pass != std::string("recompute")) {
+  // The step's own rule for those expert all-to-alls.
+  if (all_to_all_overlapped) {
     double all_to_all_s = AllToAllTime(s, pw);
     b.exposed_comm_s = WithAllToAllOverlap(s, b.exposed_comm_s, all_to_all_s, b.compute_s);
   }

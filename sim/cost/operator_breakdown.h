@@ -35,6 +35,7 @@ struct CommRow {
   bool overlapped = false;   // on a side stream behind compute (false: on the critical path)
   std::string behind;       // the operator it hides behind; empty: the whole pass (or none)
   std::string missing;      // the operator it would hide behind, absent from the pass (a frozen weight's gradient GEMM): nothing hides it
+  bool beside_other_micro_batch = false;  // an expert collective under moe_a2a_overlap: beside another micro batch's compute
 };
 
 // One pass (forward, backward or recompute) of one unit: a layer kind, or

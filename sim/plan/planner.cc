@@ -33,6 +33,10 @@ double Objective(const SimulationResult& r, PlanObjective o) {
   return o == PlanObjective::kCost ? r.run.cost_usd : r.step_time_s;
 }
 
+// Where Megatron-Core can overlap TP communication with the GEMMs: with TP and
+// sequence parallelism (the scenario loader's default and CheckParallelism's rule).
+bool OverlapsTp(int tensor, bool sequence_parallel) { return tensor > 1 && sequence_parallel; }
+
 }  // namespace
 
 std::string Describe(const PlanConfig& c) {
@@ -50,7 +54,8 @@ PlanConfig ConfigOf(const Scenario& s) {
 void ApplyConfig(Scenario& s, const PlanConfig& c) {
   Parallelism& p = s.parallelism;
   // The parser's default: TP communication overlap as the framework does it, only with TP and SP.
-  const bool tp_overlap = (p.tensor > 1 && p.sequence_parallel ? p.tp_comm_overlap : s.framework.tp_comm_overlap) && c.tensor > 1 && c.sequence_parallel;
+  const bool tp_overlap = (OverlapsTp(p.tensor, p.sequence_parallel) ? p.tp_comm_overlap : s.framework.tp_comm_overlap) &&
+                          OverlapsTp(c.tensor, c.sequence_parallel);
   for (const PlanDimension& d : PlanDimensions()) d.write(s, d.get(c));
   p.tp_comm_overlap = tp_overlap;
 }
@@ -59,7 +64,7 @@ namespace {
 
 bool PlannedTpOverlap(const Scenario& base) {
   // A base without TP or SP had no overlap to set: the framework's then.
-  return base.parallelism.tensor > 1 && base.parallelism.sequence_parallel ? base.parallelism.tp_comm_overlap : base.framework.tp_comm_overlap;
+  return OverlapsTp(base.parallelism.tensor, base.parallelism.sequence_parallel) ? base.parallelism.tp_comm_overlap : base.framework.tp_comm_overlap;
 }
 
 }  // namespace
@@ -102,7 +107,7 @@ void KeepOwnShardingGroupWhereItDivides(Scenario& s, const Scenario& base) {
 
 void ApplyPlannedConfig(Scenario& s, const Scenario& base, const PlanConfig& c) {
   ApplyConfig(s, c);
-  s.parallelism.tp_comm_overlap = PlannedTpOverlap(base) && c.tensor > 1 && c.sequence_parallel;
+  s.parallelism.tp_comm_overlap = PlannedTpOverlap(base) && OverlapsTp(c.tensor, c.sequence_parallel);
   KeepOwnSplitForItsShape(s, base, c);
   KeepOwnShardingGroupWhereItDivides(s, base);
 }
