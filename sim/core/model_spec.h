@@ -143,6 +143,10 @@ struct ModelSpec {
   // trains on text), a config.json's dropout (training.dropout's to say); ""
   // where nothing is left out.
   std::string left_out;
+  // The context the checkpoint's positions were trained to (config.json's
+  // max_position_embeddings); 0 where the model file does not say. Training
+  // past it is allowed (a long-context stage does) and warned of.
+  int max_position_embeddings = 0;
 
   int head_dim() const { return head_dim_override > 0 ? head_dim_override : hidden / heads; }
   int kv_dim() const { return head_dim() * kv_heads; }

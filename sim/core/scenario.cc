@@ -268,7 +268,7 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
   // Megatron-Core overlaps TP communication with the GEMMs on sequence
   // parallelism's all-gathers and reduce-scatters alone (its arguments.py
   // asserts sequence_parallel with tp_comm_overlap).
-  if (par.tp_comm_overlap && par.tensor > 1 && !par.sequence_parallel) {
+  if (par.tp_comm_overlap && par.tensor > 1 && !par.tp_comm_overlappable()) {
     return fail("parallelism.tp_comm_overlap", "overlaps tensor-parallel communication only with sequence_parallel (Megatron-Core "
                                                "asserts it): set sequence_parallel true, or tp_comm_overlap false");
   }

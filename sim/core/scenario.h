@@ -87,6 +87,11 @@ struct Parallelism {
   // overlapping p2p communication", schedules.py core_v0.15) and waits for each
   // micro batch's batched isend/irecv; Megatron-Bridge asks for it only with VP > 1.
   bool p2p_overlapped() const { return overlap_p2p && virtual_stages > 1; }
+  // Whether TP communication can overlap the GEMMs at all: only with TP and
+  // sequence parallelism (Megatron-Core asserts sequence_parallel with
+  // tp_comm_overlap). The loader's default, CheckParallelism's rule and the
+  // planner's candidates all take it from here.
+  bool tp_comm_overlappable() const { return tensor > 1 && sequence_parallel; }
 
   // Ranks holding the same parameters, whose gradients are reduced together and
   // over which the distributed optimizer shards its state: context-parallel

@@ -837,6 +837,9 @@ ModelSpec ReadHfDecoder(YamlMap& m, const std::string& name, std::optional<bool>
     s.left_out += (s.left_out.empty() ? "" : "; ") + std::string("final_logit_softcapping ") + final_cap.Scalar() +
                   " (a tanh over the logits before the loss, one more pass over them, not priced)";
   }
+  if (const YAML::Node v = m.node()["max_position_embeddings"]; v.IsDefined() && !v.IsNull()) {
+    s.max_position_embeddings = m.PositiveInt("max_position_embeddings");
+  }
   CollectUnmodelledKeys(m, unmodelled);
   // Every key read, the family is still a fact of its own: what a model_type
   // implies without a key (Qwen3's and OLMo 2's QK norm, GPT-OSS's sinks and

@@ -64,6 +64,13 @@ void SetDottedKey(YAML::Node& root, const std::string& dotted, const YAML::Node&
   // the model's keys take its place, inline, and the --set changes one of
   // them. A model file is not rewritten: its keys are the file's to change.
   const YAML::Node& read = root;  // a const look-up adds no key
+  // model.file names the model outright: it replaces a catalogue name or
+  // inline keys (which a file's options form does not take), and keeps a
+  // file form's options (moe, mtp_layers) as they are.
+  if (parts.size() == 2 && parts[0] == "model" && parts[1] == "file" && read.IsMap() &&
+      !(read["model"].IsMap() && read["model"]["file"].IsDefined())) {
+    root["model"] = YAML::Node(YAML::NodeType::Map);
+  }
   if (parts.size() > 1 && parts[0] == "model" && read.IsMap() && read["model"].IsScalar()) {
     const std::string name = read["model"].Scalar();
     YAML::Node keys = CatalogueModelKeys(name);
@@ -467,7 +474,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
   par.sharding_group = p.PositiveInt("sharding_group", 0);  // 0: the whole data x context group
   par.overlap_grad_reduce = p.Bool("overlap_grad_reduce", fw.overlap_grad_reduce);
   par.overlap_param_gather = p.Bool("overlap_param_gather", fw.overlap_param_gather);
-  par.tp_comm_overlap = p.Bool("tp_comm_overlap", fw.tp_comm_overlap && par.tensor > 1 && par.sequence_parallel);
+  par.tp_comm_overlap = p.Bool("tp_comm_overlap", fw.tp_comm_overlap && par.tp_comm_overlappable());
   par.overlap_p2p = p.Bool("overlap_p2p", fw.overlap_p2p);
   par.moe_a2a_overlap = p.Bool("moe_a2a_overlap", fw.moe_a2a_overlap);
   par.moe_dispatcher = MoeDispatcherNamed(p.Choice("moe_dispatcher", MoeDispatcherNames(), ToString(fw.moe_dispatcher)));
@@ -648,6 +655,14 @@ std::vector<std::string> ScenarioWarnings(const Scenario& s) {
     all.push_back("warning: node " + s.node.name + "'s NICs (" + Fmt(s.node.nic_bytes_per_s * 8 / 1e9) + " Gb/s) are slower than fabric " +
                   s.fabric.name + "'s links (" + Fmt(s.fabric.link_bytes_per_s * 8 / 1e9) +
                   " Gb/s): the links run at the NICs' rate, and the capital counts the faster switches and links");
+  }
+  // Positions past the checkpoint's trained context: a long-context stage
+  // trains there on purpose, a typo in seq_len does not.
+  if (const int trained = s.model.max_position_embeddings; trained > 0 && s.training.seq_len > trained) {
+    all.push_back("warning: training.seq_len " + std::to_string(s.training.seq_len) + " is past model " + s.model.name +
+                  "'s max_position_embeddings " + std::to_string(trained) +
+                  " (its config.json): simulated as given; its positions beyond that were not trained (a long-context stage "
+                  "extends them with RoPE scaling)");
   }
   // A capacity below one token copy per expert slot drops routed tokens on
   // purpose: a cheaper step that trains on less than the tokens it counts.

@@ -149,6 +149,39 @@ TEST(ScenarioTest, AModelFileTakesTheRunsRoutingChoices) {
   EXPECT_NE(none.error().ToString().find("a model without experts"), std::string::npos) << none.error().ToString();
 }
 
+// --set model.file=PATH names the model outright, over a catalogue name or
+// inline keys; over a file form it changes the file and keeps the options.
+TEST(ScenarioTest, SettingModelFileReplacesTheModel) {
+  const std::string gemma = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/hf/gemma-7b/config.json";
+  const std::string mixtral = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/hf/mixtral-8x7b/config.json";
+  auto catalogue = ParseText(kBase, {"model.file=" + gemma});
+  ASSERT_TRUE(catalogue.ok()) << catalogue.error().ToString();
+  EXPECT_EQ(catalogue->model.layers, 28);  // gemma-7b's, not llama2-70b's 80
+  auto inline_keys = ParseText(kBase, {"model.layers=40", "model.file=" + gemma});
+  ASSERT_TRUE(inline_keys.ok()) << inline_keys.error().ToString();
+  EXPECT_EQ(inline_keys->model.layers, 28);
+  auto options = ParseText(kBase, {"model=" + mixtral, "parallelism.tensor=1", "parallelism.pipeline=1", "model.moe.forced_balance=true",
+                                   "model.file=" + mixtral});
+  ASSERT_TRUE(options.ok()) << options.error().ToString();
+  EXPECT_TRUE(options->model.moe.forced_balance);  // the file form's option survives
+}
+
+// A seq_len past the config.json's max_position_embeddings runs (a
+// long-context stage does) and says so; within it nothing is said.
+TEST(ScenarioTest, ASeqLenPastTheTrainedContextWarns) {
+  const std::string gemma = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/hf/gemma-7b/config.json";
+  auto past = ParseText(kBase, {"model=" + gemma, "training.seq_len=16384"});
+  ASSERT_TRUE(past.ok()) << past.error().ToString();
+  ASSERT_GT(past->model.max_position_embeddings, 0);
+  ASSERT_LT(past->model.max_position_embeddings, 16384);
+  bool said = false;
+  for (const std::string& w : ScenarioWarnings(*past)) said |= w.find("max_position_embeddings") != std::string::npos;
+  EXPECT_TRUE(said);
+  auto within = ParseText(kBase, {"model=" + gemma, "training.seq_len=" + std::to_string(past->model.max_position_embeddings)});
+  ASSERT_TRUE(within.ok()) << within.error().ToString();
+  for (const std::string& w : ScenarioWarnings(*within)) EXPECT_EQ(w.find("max_position_embeddings"), std::string::npos) << w;
+}
+
 // A capacity factor under 1 drops tokens on purpose: run, compare, plan,
 // size and sweep say so (ScenarioWarnings); at 1 or above nothing is said.
 TEST(ScenarioTest, ACapacityFactorUnderOneWarns) {

@@ -33,10 +33,6 @@ double Objective(const SimulationResult& r, PlanObjective o) {
   return o == PlanObjective::kCost ? r.run.cost_usd : r.step_time_s;
 }
 
-// Where Megatron-Core can overlap TP communication with the GEMMs: with TP and
-// sequence parallelism (the scenario loader's default and CheckParallelism's rule).
-bool OverlapsTp(int tensor, bool sequence_parallel) { return tensor > 1 && sequence_parallel; }
-
 }  // namespace
 
 std::string Describe(const PlanConfig& c) {
@@ -53,18 +49,17 @@ PlanConfig ConfigOf(const Scenario& s) {
 
 void ApplyConfig(Scenario& s, const PlanConfig& c) {
   Parallelism& p = s.parallelism;
-  // The parser's default: TP communication overlap as the framework does it, only with TP and SP.
-  const bool tp_overlap = (OverlapsTp(p.tensor, p.sequence_parallel) ? p.tp_comm_overlap : s.framework.tp_comm_overlap) &&
-                          OverlapsTp(c.tensor, c.sequence_parallel);
+  // The parser's default: TP communication overlap as the framework does it, where it can overlap.
+  const bool wanted = p.tp_comm_overlappable() ? p.tp_comm_overlap : s.framework.tp_comm_overlap;
   for (const PlanDimension& d : PlanDimensions()) d.write(s, d.get(c));
-  p.tp_comm_overlap = tp_overlap;
+  p.tp_comm_overlap = wanted && p.tp_comm_overlappable();
 }
 
 namespace {
 
 bool PlannedTpOverlap(const Scenario& base) {
   // A base without TP or SP had no overlap to set: the framework's then.
-  return OverlapsTp(base.parallelism.tensor, base.parallelism.sequence_parallel) ? base.parallelism.tp_comm_overlap : base.framework.tp_comm_overlap;
+  return base.parallelism.tp_comm_overlappable() ? base.parallelism.tp_comm_overlap : base.framework.tp_comm_overlap;
 }
 
 }  // namespace
@@ -107,7 +102,7 @@ void KeepOwnShardingGroupWhereItDivides(Scenario& s, const Scenario& base) {
 
 void ApplyPlannedConfig(Scenario& s, const Scenario& base, const PlanConfig& c) {
   ApplyConfig(s, c);
-  s.parallelism.tp_comm_overlap = PlannedTpOverlap(base) && OverlapsTp(c.tensor, c.sequence_parallel);
+  s.parallelism.tp_comm_overlap = PlannedTpOverlap(base) && s.parallelism.tp_comm_overlappable();
   KeepOwnSplitForItsShape(s, base, c);
   KeepOwnShardingGroupWhereItDivides(s, base);
 }
