@@ -4,9 +4,11 @@
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "sim/cli/commands.h"
 #include "sim/core/version.h"
+#include "sim/io/yaml_reader.h"
 
 namespace {
 
@@ -74,6 +76,9 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::cerr << "trainsim: unknown verb '" << verb << "' (see trainsim --help)\n";
+  std::vector<std::string> names;
+  for (const auto& v : kVerbs) names.push_back(v.name);
+  const std::string hint = trainsim::ClosestMatch(verb, names);
+  std::cerr << "trainsim: unknown verb '" << verb << "'" << (hint.empty() ? "" : " (did you mean '" + hint + "'?)") << " (see trainsim --help)\n";
   return 2;
 }

@@ -32,7 +32,9 @@ int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err) {
            "  --progress         progress and time left on stderr (default: only when stderr is a terminal)\n"
            "  --set KEY=VALUE    what-if: the same override in every case's scenario (repeatable), e.g.\n"
            "                     --set parallelism.moe_dispatcher=deepep\n"
-           "  --cases TEXT       only the cases whose id contains TEXT\n";
+           "  --cases TEXT       only the cases whose id contains TEXT\n"
+           "exit status: 0 ok, 1 no case could be predicted (e.g. an override no case's hardware runs: nvfp4 on H100),\n"
+           "2 bad input (in the file, an option, or a case's scenario)\n";
     return kExitOk;
   }
   if (!perr.empty() || !a.positional.empty()) {
@@ -76,19 +78,18 @@ int ValidateCommand(const Args& args, std::ostream& out, std::ostream& err) {
       },
       what_if);
   progress.Finish();
-  if (!rep) {
-    // Bad input is 2; an override no case's hardware can do (nvfp4 on A100 and H100) is 1, as run says it.
-    err << rep.error().ToString() << "\n";
-    // A script reading --json still gets one document, as plan and size print theirs.
+  // A script reading --json still gets one document, as plan and size print theirs.
+  const auto fail = [&](ErrorKind kind, const std::string& text) {
+    err << text << "\n";
     if (a.Has("--json")) {
-      out << "{\"cases\": [], \"error_kind\": " << JsonWriter::Quote(ToString(rep.error().kind))
-          << ", \"error\": " << JsonWriter::Quote(rep.error().ToString()) << "}\n";
+      out << "{\"cases\": [], \"error_kind\": " << JsonWriter::Quote(ToString(kind)) << ", \"error\": " << JsonWriter::Quote(text) << "}\n";
     }
-    return ExitStatus(rep.error().kind);
-  }
+    return ExitStatus(kind);
+  };
+  // Bad input is 2; an override no case's hardware can do (nvfp4 on A100 and H100) is 1, as run says it.
+  if (!rep) return fail(rep.error().kind, rep.error().ToString());
   if (rep->cases.empty() && !what_if.cases_containing.empty()) {
-    err << "trainsim validate: --cases: no case id in " << file << " contains '" << what_if.cases_containing << "'\n";
-    return kExitBadInput;
+    return fail(ErrorKind::kBadInput, "trainsim validate: --cases: no case id in " + file + " contains '" + what_if.cases_containing + "'");
   }
   out << (a.Has("--json") ? ValidationJson(*rep) : ValidationTable(*rep));
   // A case whose scenario is malformed (a misspelt key, an unknown model) is

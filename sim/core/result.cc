@@ -23,6 +23,9 @@ std::string ModelSizeText(const ModelSummary& m, bool spelled_out) {
     // does not): said, so that a card's smaller figure does not read as a misread file.
     t += " (" + ParameterCountText(m.active_parameters) + (spelled_out ? " active per token, both vocabulary matrices counted)" : " active)");
   }
+  if (spelled_out && m.mtp_parameters > 0) {
+    t += ", and " + ParameterCountText(m.mtp_parameters) + " in its MTP modules (trained, left out of the count as published totals do)";
+  }
   return t;
 }
 

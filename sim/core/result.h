@@ -100,6 +100,9 @@ struct TimelineEvent {
 struct ModelSummary {
   double parameters = 0;
   double active_parameters = 0;
+  // The multi-token-prediction modules', trained beside the model but, as in
+  // published totals (DeepSeek-V3's 671B), not in `parameters`; 0: none.
+  double mtp_parameters = 0;
 };
 
 // A parameter count to about three figures, in billions up to a trillion:
@@ -107,7 +110,8 @@ struct ModelSummary {
 std::string ParameterCountText(double parameters);
 // "46.7B (12.9B active)" where a token passes through fewer parameters than the
 // model holds (MoE), else "69.0B"; spelled out, "46.7B parameters (12.9B
-// active per token, both vocabulary matrices counted)" and "69.0B parameters".
+// active per token, both vocabulary matrices counted)" and "69.0B parameters",
+// with the MTP modules' count after it where there are any.
 std::string ModelSizeText(const ModelSummary& m, bool spelled_out = false);
 
 struct SimulationResult {

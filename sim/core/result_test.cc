@@ -19,6 +19,10 @@ TEST(ResultTest, ModelSizeNamesTheActiveShareOnlyWhereItIsSmaller) {
   EXPECT_EQ(ModelSizeText({69.0e9, 69.0e9}), "69.0B");
   EXPECT_EQ(ModelSizeText({69.0e9, 0}), "69.0B");
   EXPECT_EQ(ModelSizeText({46.7e9, 12.9e9}, true), "46.7B parameters (12.9B active per token, both vocabulary matrices counted)");
+  EXPECT_EQ(ModelSizeText({671e9, 37.6e9, 11.7e9}, true),
+            "671B parameters (37.6B active per token, both vocabulary matrices counted), and 11.7B in its MTP modules (trained, left "
+            "out of the count as published totals do)");
+  EXPECT_EQ(ModelSizeText({671e9, 37.6e9, 11.7e9}), "671B (37.6B active)");
   EXPECT_EQ(ModelSizeText({69.0e9, 69.0e9}, true), "69.0B parameters");
 }
 

@@ -965,7 +965,7 @@ std::optional<std::string> DesRefusal(const Scenario& s, bool traced) {
                                std::to_string(s.microbatches_per_step()) + " micro batches x 2)";
   if (passes > kDesMaxPassesPerStep) {
     return "the DES would simulate " + per_step + ", more than the " + std::to_string(kDesMaxPassesPerStep) +
-           " it takes on to bound its memory; --fidelity analytical runs it";
+           " it takes on to bound its memory; the analytical path runs it (--fidelity analytical; plan and size: --recheck analytical)";
   }
   if (traced && passes > kDesMaxTracedPassesPerStep) {
     return "a trace of " + per_step + " is more than the " + std::to_string(kDesMaxTracedPassesPerStep) +
@@ -976,7 +976,7 @@ std::optional<std::string> DesRefusal(const Scenario& s, bool traced) {
     if (flows > kDesMaxFlowsPerTransfer) {
       return "the DES would send a checkpoint as up to " + std::to_string(flows) + " flows (pipeline " + std::to_string(p.pipeline) +
              " x tensor " + std::to_string(p.tensor) + " shard owners), more than the " + std::to_string(kDesMaxFlowsPerTransfer) +
-             " it takes on; --fidelity analytical runs it";
+             " it takes on; the analytical path runs it (--fidelity analytical; plan and size: --recheck analytical)";
     }
   }
   return std::nullopt;

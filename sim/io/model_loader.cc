@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -51,6 +52,26 @@ int AtMost(YamlMap& m, const std::string& key, int v, int max) {
   return v;
 }
 
+// The run's routing choices (capacity, padding) against the experts they
+// route to: `m` is the model.moe map they were read from.
+void CheckRoutingChoices(YamlMap& m, const MoeSpec& moe) {
+  if (moe.pad_to_capacity && moe.capacity_factor == 0) {
+    m.Fail("pad_to_capacity", "pads to a capacity: set capacity_factor (without one the run is dropless)");
+  }
+  // Megatron-Core's token drop keeps each expert's top-capacity tokens
+  // (torch.topk over the tokens): a capacity past every token cannot be taken,
+  // and drops nothing short of it.
+  const double every_token = double(moe.experts) / moe.top_k;
+  if (moe.capacity_factor > every_token) {
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "%g: each expert's capacity would be %g x top_k %d / %d experts = %g times the tokens, where it receives "
+                  "each token at most once; at most %g (experts/top_k), or leave it out for a dropless run",
+                  moe.capacity_factor, moe.capacity_factor, moe.top_k, moe.experts, moe.capacity_factor / every_token, every_token);
+    m.Fail("capacity_factor", text);
+  }
+}
+
 void CheckMoe(YamlMap& m, const ModelSpec& s) {
   if (!s.moe.enabled()) return;
   if (s.moe.top_k > s.moe.experts) {
@@ -60,9 +81,7 @@ void CheckMoe(YamlMap& m, const ModelSpec& s) {
     m.Fail("first_k_dense", "first_k_dense " + std::to_string(s.moe.first_k_dense) + " leaves no MoE layer of the " + std::to_string(s.layers));
   }
   if (s.MoeLayers() == 0) m.Fail("layer_interval", "no layer is a mixture of experts at this interval");
-  if (s.moe.pad_to_capacity && s.moe.capacity_factor == 0) {
-    m.Fail("pad_to_capacity", "pads to a capacity: set capacity_factor (without one the run is dropless)");
-  }
+  CheckRoutingChoices(m, s.moe);
 }
 
 Activation ParseActivation(YamlMap& m, const std::string& key) {
@@ -509,6 +528,8 @@ int NopeLayerInterval(YamlMap& m, const ModelSpec& s) {
   }
   std::vector<bool> global(s.layers);
   for (int i = 0; i < s.layers; ++i) global[i] = IntElement(m, "no_rope_layers", flags[i]) == 0;
+  // No global layer: every layer chunked, with RoPE (nope_layer_interval 0).
+  if (std::none_of(global.begin(), global.end(), [](bool g) { return g; })) return 0;
   if (const int k = SmallestPeriod(global, 1, LastOfEachK)) return k;
   m.Fail("no_rope_layers", "this pattern of RoPE and NoPE layers is not modelled (every K-th layer global: "
                            "nope_layer_interval); the model would be misread");
@@ -543,6 +564,31 @@ bool FamilyReads(const HfFamily& family, YamlMap& m, const char* key) {
 // The mixture of experts (Mixtral, Qwen2/3-MoE, DeepSeek-V2/V3, GPT-OSS,
 // Llama 4). Keys of a dense config are left unread, so a stray MoE key in
 // one is exit 2.
+// The router keys that change no matrix (AllowKeysWithoutEffect) still say
+// a router transformers can build: DeepSeek's groups split the experts
+// evenly (its group scores view them as n_group x experts/n_group) and the
+// chosen groups hold top_k experts; the methods are among those it has.
+void CheckHfRouting(YamlMap& m, const MoeSpec& moe) {
+  const auto given = [&](const char* key) { return m.node()[key].IsDefined() && !m.node()[key].IsNull(); };
+  int groups = 0;
+  if (given("n_group")) {
+    groups = m.PositiveInt("n_group");
+    if (moe.experts % groups != 0) {
+      m.Fail("n_group", std::to_string(groups) + " groups do not split the " + std::to_string(moe.experts) + " routed experts evenly");
+    }
+  }
+  if (given("topk_group")) {
+    const int chosen = m.PositiveInt("topk_group");
+    if (groups > 0 && chosen > groups) m.Fail("topk_group", std::to_string(chosen) + " of " + std::to_string(groups) + " groups (n_group)");
+    if (groups > 0 && long(chosen) * (moe.experts / groups) < moe.top_k) {
+      m.Fail("topk_group", std::to_string(chosen) + " groups of " + std::to_string(moe.experts / groups) + " experts hold fewer than the " +
+                               std::to_string(moe.top_k) + " experts per token");
+    }
+  }
+  if (given("scoring_func")) m.Choice("scoring_func", {"softmax", "sigmoid"});
+  if (given("topk_method")) m.Choice("topk_method", {"greedy", "group_limited_greedy", "noaux_tc"});
+}
+
 void ParseHfMoe(YamlMap& m, ModelSpec& s, const HfFamily& family) {
   s.moe.experts = OneOf(m, {"num_local_experts", "num_experts", "n_routed_experts"});
   for (const char* k : {"num_local_experts", "num_experts", "n_routed_experts"}) {
@@ -610,6 +656,7 @@ void ParseHfMoe(YamlMap& m, ModelSpec& s, const HfFamily& family) {
     m.Fail(dense.empty() ? "first_k_dense_replace" : "mlp_only_layers", "no layer is left a mixture of experts");
   }
   if (s.MoeLayers() == 0) m.Fail("num_hidden_layers", "no layer is a mixture of experts at this MoE layer step");
+  CheckHfRouting(m, s.moe);
 }
 
 // DeepSeek-V2/V3 multi-head latent attention.
@@ -923,8 +970,16 @@ void CheckArchitectures(YamlMap& m, const std::string& model_type) {
 ModelFile ParseHuggingFace(const YAML::Node& root, const std::string& file, const std::string& name) {
   ModelFile f;
   f.config_json = true;
+  // The wrapper names the text model it holds (transformers' Llama4Config, Gemma3Config).
+  static const std::map<std::string, std::string> text_model_of = {{"llama4", "llama4_text"}, {"gemma3", "gemma3_text"}};
   if (!root["text_config"].IsDefined()) {
     YamlMap m(root, file);
+    // A wrapper's type with the text model's keys at the top: say what is missing, not "no such family".
+    if (const YAML::Node type = root["model_type"]; type.IsDefined() && type.IsScalar() && text_model_of.count(type.Scalar())) {
+      m.Fail("model_type", "'" + type.Scalar() + "' is the multimodal wrapper, whose language model is its text_config, which this "
+                           "file lacks: nest the text model's keys under text_config, or give model_type '" +
+                               text_model_of.at(type.Scalar()) + "' for a text model alone");
+    }
     AllowKeysWithoutEffect(m);
     CheckArchitectures(m, m.OptString("model_type").value_or(""));
     f.spec = ParseHfDecoder(m, name, std::nullopt, "", f.unmodelled_keys);
@@ -937,8 +992,6 @@ ModelFile ParseHuggingFace(const YAML::Node& root, const std::string& file, cons
                           "mm_tokens_per_image", "vision_config", "text_config"}) {
     outer.Allow(key);
   }
-  // The wrapper names the text model it holds (transformers' Llama4Config, Gemma3Config).
-  static const std::map<std::string, std::string> text_model_of = {{"llama4", "llama4_text"}, {"gemma3", "gemma3_text"}};
   const std::string wrapper = outer.OptString("model_type").value_or("");
   const auto holds = text_model_of.find(wrapper);
   if (holds == text_model_of.end()) {
@@ -1187,9 +1240,7 @@ ModelSpec ResolveModel(const YAML::Node& ref, const std::string& scenario_file, 
     if (routing && !spec.moe.enabled()) m.Fail("moe", "routing settings for a model without experts (" + path + ")");
     if (capacity_factor) spec.moe.capacity_factor = *capacity_factor;
     if (pad_to_capacity) spec.moe.pad_to_capacity = *pad_to_capacity;
-    if (routing && spec.moe.pad_to_capacity && spec.moe.capacity_factor == 0) {
-      routing->Fail("pad_to_capacity", "pads to a capacity: set model.moe.capacity_factor (without one the run is dropless)");
-    }
+    if (routing) CheckRoutingChoices(*routing, spec.moe);
     if (forced_balance) spec.moe.forced_balance = *forced_balance;
     if (mtp_layers) spec.mtp_layers = *mtp_layers;
     return spec;

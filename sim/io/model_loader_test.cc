@@ -654,6 +654,31 @@ TEST(ModelSpecTest, KeysWithoutEffectAreStillWellFormed) {
   }
 }
 
+// DeepSeek's router keys change no matrix, yet say a router transformers can
+// build: groups that split the experts, chosen groups that hold top_k, a
+// scoring function and top-k method it has.
+TEST(ModelSpecTest, RouterGroupKeysAreChecked) {
+  const std::string body = R"("model_type": "deepseek_v3", "hidden_size": 1024, "intermediate_size": 4096,
+      "moe_intermediate_size": 512, "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 8,
+      "vocab_size": 32000, "n_routed_experts": 64, "num_experts_per_tok": 8, "n_shared_experts": 1,
+      "first_k_dense_replace": 1, "q_lora_rank": 256, "kv_lora_rank": 128, "qk_rope_head_dim": 32,
+      "qk_nope_head_dim": 64, "v_head_dim": 64)";
+  EXPECT_EQ(LoadOk(WriteConfigJson("{" + body + R"(, "n_group": 8, "topk_group": 4, "scoring_func": "sigmoid", "topk_method": "noaux_tc"})"))
+                .moe.experts,
+            64);
+  for (const auto& [extra, key] : std::vector<std::pair<std::string, std::string>>{{R"("n_group": 0)", "n_group"},
+                                                                                   {R"("n_group": 7)", "n_group"},
+                                                                                   {R"("n_group": 8, "topk_group": 9)", "topk_group"},
+                                                                                   {R"("n_group": 64, "topk_group": 4)", "topk_group"},
+                                                                                   {R"("scoring_func": "bogus")", "scoring_func"},
+                                                                                   {R"("topk_method": "bogus")", "topk_method"}}) {
+    auto m = LoadModelFile(WriteConfigJson("{" + body + ", " + extra + "}"));
+    ASSERT_FALSE(m.ok()) << extra;
+    EXPECT_EQ(m.error().kind, ErrorKind::kBadInput) << extra;
+    EXPECT_EQ(m.error().key, key) << m.error().ToString();
+  }
+}
+
 // A config.json is JSON: what only a YAML reader takes is exit 2 at its line,
 // and a quoted number or boolean is a string, not the value it spells.
 TEST(ModelSpecTest, ConfigJsonIsStrictJson) {
@@ -723,6 +748,13 @@ TEST(ModelSpecTest, UnreadFamilyAndWrapperMismatchAreNamed) {
   ASSERT_FALSE(inner.ok());
   EXPECT_EQ(inner.error().key, "text_config.model_type") << inner.error().ToString();
   EXPECT_EQ(LoadOk(write(R"({"model_type": "llama4", "text_config": )" + text + "}")).moe.experts, 16);
+  // The wrapper's type over the text model's keys: the missing text_config is named.
+  std::string flat = text;
+  flat.replace(flat.find("llama4_text"), 11, "llama4");
+  auto no_text = LoadModelFile(write(flat));
+  ASSERT_FALSE(no_text.ok());
+  EXPECT_EQ(no_text.error().key, "model_type") << no_text.error().ToString();
+  EXPECT_NE(no_text.error().ToString().find("lacks"), std::string::npos) << no_text.error().ToString();
   // The wrapper and its text model disagreeing on the tied head: exit 2, not one of them silently.
   std::string tied_inside = text;
   tied_inside.insert(1, R"("tie_word_embeddings": true, )");
@@ -949,6 +981,12 @@ TEST(ModelSpecTest, HuggingFaceKeysCheckedByValue) {
   EXPECT_EQ(scout->MoeLayers(), 16);
   EXPECT_EQ(key(load("llama4_text", l4 + R"(, "moe_layers": [1, 3])")), "moe_layers");
   EXPECT_EQ(key(load("llama4_text", l4 + R"(, "no_rope_layers": [1, 0])")), "no_rope_layers");
+  // Every layer with RoPE (all 1): every layer chunked, none global.
+  std::string all_rope = ", \"no_rope_layers\": [";
+  for (int i = 0; i < 32; ++i) all_rope += std::string("1") + (i < 31 ? ", " : "]");
+  auto chunked = load("llama4_text", l4 + every_other + all_rope);
+  ASSERT_TRUE(chunked.ok()) << chunked.error().ToString();
+  EXPECT_EQ(chunked->nope_layer_interval, 0);
 }
 
 }  // namespace

@@ -296,7 +296,7 @@ std::string ToSummary(const SimulationResult& r) {
     o << "  (the time, rate, energy and cost below are what it would take if it could run; --json has them null)\n";
   }
   // What the model file was read as, so a misread config.json shows at once.
-  const ModelSummary model{v("model.parameters"), v("model.active_parameters")};
+  const ModelSummary model{v("model.parameters"), v("model.active_parameters"), r.model.mtp_parameters};
   if (model.parameters > 0) o << "  model                " << ModelSizeText(model, /*spelled_out=*/true) << "\n";
   // The software stack whose defaults and kernels ran: a node's default changes with the node.
   if (FindResultField("framework.name")->Present(r)) {

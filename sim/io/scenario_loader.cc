@@ -236,14 +236,17 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
                         " -o FILE.csv`, or give its base scenario");
   }
   YamlMap top(root, file, "", overlay);
+  // Every section a scenario may have: "trainin" beside a missing training is its typo.
+  top.DeclareKeys({"name", "cluster", "model", "training", "parallelism", "checkpoint", "data", "failures", "cost"});
   Scenario s;
   s.source_file = file;
   s.name = top.OptString("name").value_or("scenario");
 
   // cluster
   YamlMap c = top.Map("cluster");
+  c.DeclareKeys({"node", "nodes", "nics_per_node", "nodes_per_nvlink_domain", "fabric", "storage", "storage_nodes"});
   // Missing keys are reported at their section's line in the file.
-  if (!c.Has("node")) c.Fail("node", "missing required key (a node profile name or path)");
+  if (!c.Has("node")) c.FailMissing("node", "missing required key (a node profile name or path)");
   s.node = memoized(&M::node, c.Raw("node"), file, [](const YAML::Node& r, const std::string& f) { return LoadNodeProfile(r, f, "cluster.node"); });
   s.nodes = c.PositiveInt("nodes");
   if (long(s.nodes) * s.node.gpus_per_node > kMaxGpus) {
@@ -270,7 +273,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     s.fabric = memoized(&M::fabric, YAML::Node(s.node.default_fabric), s.node.source_file,
                         [](const YAML::Node& r, const std::string& f) { return LoadFabricProfile(r, f, "default_fabric"); });
   } else {
-    c.Fail("fabric", "missing required key (a fabric profile name or path; node '" + s.node.name + "' has no default_fabric)");
+    c.FailMissing("fabric", "missing required key (a fabric profile name or path; node '" + s.node.name + "' has no default_fabric)");
   }
   if (c.Has("storage")) {
     s.storage = memoized(&M::storage, c.Raw("storage"), file, [](const YAML::Node& r, const std::string& f) { return LoadStorageProfile(r, f, "cluster.storage"); });
@@ -282,7 +285,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
   c.Finish();
 
   // model
-  if (!top.Has("model")) top.Fail("model", "missing required key (a catalogue name, a file, or the model's keys)");
+  if (!top.Has("model")) top.FailMissing("model", "missing required key (a catalogue name, a file, or the model's keys)");
   const YAML::Node model_node = top.Raw("model");  // the point's own when a sweep overrides it
   s.model = memoized(&M::model, model_node, file, [](const YAML::Node& r, const std::string& f) { return ResolveModel(r, f, "model"); });
   if (model_node.IsMap()) s.model.name = s.model.name == "custom" ? s.name : s.model.name;

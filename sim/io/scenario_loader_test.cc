@@ -182,6 +182,25 @@ TEST(ScenarioTest, ASeqLenPastTheTrainedContextWarns) {
   for (const std::string& w : ScenarioWarnings(*within)) EXPECT_EQ(w.find("max_position_embeddings"), std::string::npos) << w;
 }
 
+// A capacity past every token (above experts/top_k) is no run Megatron-Core
+// can make: exit 2 at the key, inline and beside a config.json alike.
+TEST(ScenarioTest, ACapacityPastEveryTokenIsRefused) {
+  const std::vector<std::string> mixtral_tp1 = {"model=mixtral-8x7b", "parallelism.tensor=1", "parallelism.pipeline=1"};
+  auto with = [&](std::vector<std::string> sets, const std::string& cf) {
+    sets.push_back("model.moe.capacity_factor=" + cf);
+    return ParseText(kBase, sets);
+  };
+  EXPECT_TRUE(with(mixtral_tp1, "4").ok());  // 8 experts / top 2: every expert may take every token
+  auto inline_past = with(mixtral_tp1, "4.5");
+  ASSERT_FALSE(inline_past.ok());
+  EXPECT_EQ(inline_past.error().key, "model.moe.capacity_factor") << inline_past.error().ToString();
+  const std::string file = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/hf/mixtral-8x7b/config.json";
+  auto file_past = with({"model=" + file, "parallelism.tensor=1", "parallelism.pipeline=1"}, "16");
+  ASSERT_FALSE(file_past.ok());
+  EXPECT_EQ(file_past.error().key, "model.moe.capacity_factor") << file_past.error().ToString();
+  EXPECT_NE(file_past.error().ToString().find("experts/top_k"), std::string::npos) << file_past.error().ToString();
+}
+
 // A capacity factor under 1 drops tokens on purpose: run, compare, plan,
 // size and sweep say so (ScenarioWarnings); at 1 or above nothing is said.
 TEST(ScenarioTest, ACapacityFactorUnderOneWarns) {
@@ -312,6 +331,20 @@ TEST(ScenarioTest, MisspeltRequiredSectionNamesTheKeyWritten) {
                      "paralelism: {tensor: 1}\ntraining: {seq_len: 4096, global_batch: 8}\n");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().ToString(), "s.yaml:4: paralelism: unknown key (did you mean 'parallelism'?)");
+  // A truncation ("trainin"), a transposition of the model key ("modle") and
+  // a short node key ("nod") are named at their lines too.
+  auto truncated = ParseText("name: s\ncluster: {node: xe9680-h100, nodes: 1}\nmodel: llama3-8b\n"
+                             "parallelism: {tensor: 1}\ntrainin: {seq_len: 4096, global_batch: 8}\n");
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_EQ(truncated.error().ToString(), "s.yaml:5: trainin: unknown key (did you mean 'training'?)");
+  auto model = ParseText("name: s\ncluster: {node: xe9680-h100, nodes: 1}\nmodle: llama3-8b\n"
+                         "parallelism: {tensor: 1}\ntraining: {seq_len: 4096, global_batch: 8}\n");
+  ASSERT_FALSE(model.ok());
+  EXPECT_EQ(model.error().ToString(), "s.yaml:3: modle: unknown key (did you mean 'model'?)");
+  auto node = ParseText("name: s\ncluster:\n  nod: xe9680-h100\n  nodes: 1\nmodel: llama3-8b\n"
+                        "parallelism: {tensor: 1}\ntraining: {seq_len: 4096, global_batch: 8}\n");
+  ASSERT_FALSE(node.ok());
+  EXPECT_EQ(node.error().ToString(), "s.yaml:3: cluster.nod: unknown key (did you mean 'node'?)");
   // Truly absent, it is still a missing section.
   auto absent = ParseText("name: s\ncluster: {node: xe9680-h100, nodes: 1}\nmodel: llama3-8b\n"
                           "training: {seq_len: 4096, global_batch: 8}\n");

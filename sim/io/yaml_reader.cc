@@ -407,6 +407,7 @@ void YamlMap::FailMissing(std::string_view key, const std::string& message) cons
   // beside a missing "nodes").
   const std::vector<std::string> wanted = {std::string(key)};
   const auto typo = FirstUnaskedOwnKey([&](const std::string& k) {
+    if (!declared_.empty()) return std::find(declared_.begin(), declared_.end(), k) == declared_.end() && ClosestMatch(k, wanted) == wanted[0];
     const bool related = k.rfind(wanted[0], 0) == 0 || wanted[0].rfind(k, 0) == 0;
     return k.size() >= 4 && !related && ClosestMatch(k, wanted) == wanted[0];
   });

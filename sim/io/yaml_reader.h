@@ -103,6 +103,15 @@ class YamlMap {
   // Throws for the first key present in the map that no read asked for.
   void Finish();
 
+  // Names every key this map may hold, for FailMissing: a present key that
+  // is none of them and is near a missing required one is its misspelling,
+  // even a truncation of it ("trainin"). Without it, a key that a missing one
+  // extends or is extended by is taken for a key of its own not read yet.
+  void DeclareKeys(std::vector<std::string> keys) { declared_ = std::move(keys); }
+  // Throws for an absent required key: the unknown-key error of a present key
+  // that is a misspelling of it ("paralelism", "global_bacth"), else `message`.
+  [[noreturn]] void FailMissing(std::string_view key, const std::string& message) const;
+
   [[noreturn]] void Fail(std::string_view key, const std::string& message) const;
   [[noreturn]] static void FailAt(const YAML::Node& node, const std::string& file,
                                   const std::string& key, const std::string& message);
@@ -137,9 +146,6 @@ class YamlMap {
   // The first key of the map itself (not the overlay's) that no read asked for
   // and that `pick` accepts: its name and line; none when every key was asked for.
   std::optional<std::pair<std::string, int>> FirstUnaskedOwnKey(const std::function<bool(const std::string&)>& pick) const;
-  // Throws for an absent required key: the unknown-key error of a present key
-  // that is a misspelling of it ("paralelism", "global_bacth"), else `message`.
-  [[noreturn]] void FailMissing(std::string_view key, const std::string& message) const;
   // Throws the unknown-key error for `key` at `line` (0: it came from --set), with a "did you mean" when `hint` is set.
   [[noreturn]] void FailUnknownKey(const std::string& key, int line, const std::string& hint) const;
   double Number(std::string_view key);
@@ -154,6 +160,7 @@ class YamlMap {
   const YamlOverlay* overlay_ = nullptr;
   const YamlIndex::Map* indexed_ = nullptr;  // node_ as the overlay's index holds it
   uint64_t own_entries_ = 0;  // bit i: the overlay's entry i is a key of this map
+  std::vector<std::string> declared_;  // DeclareKeys; empty: not declared
 };
 
 // Levenshtein-closest candidate within a small distance, or "".

@@ -69,6 +69,7 @@ SimulationResult Simulate(const Scenario& s, const SimulateOptions& options, con
   r.gpus = s.gpus();
   r.model.parameters = s.model.TotalParameters(s.training.seq_len);
   r.model.active_parameters = s.model.ActiveParameters(s.training.seq_len);
+  r.model.mtp_parameters = s.model.MtpParameters();
   r.memory = EstimateMemory(s, costs.workload);
   r.pipeline_layers = costs.workload.stages.Describe();
   r.pipeline_split = costs.workload.stages.rule();

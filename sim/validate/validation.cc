@@ -176,6 +176,7 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
     YAML::Node root = LoadYamlFile(file);
     YamlMap top(root, file);
     YAML::Node cases = top.Raw("cases");
+    top.Finish();  // "cases" is its one key: a stray one is named before the cases run
     if (!cases.IsSequence()) top.Fail("cases", "expected a list of cases");
     if (cases.size() == 0) top.Fail("cases", "the list is empty: no measured run to compare with");
     std::map<std::string, int> line_of_id;  // a case counted twice would weigh twice in every mean
@@ -261,7 +262,6 @@ Expected<ValidationReport> ValidateReference(const std::string& file, Fidelity f
       rep.cases.push_back(std::move(vc));
       if (progress) progress(seen, static_cast<int>(cases.size()), rep.cases.back().id);
     }
-    top.Finish();
   } catch (const InputException& e) {
     return e.error();
   }
