@@ -165,6 +165,7 @@ std::string FitMemory(const Measurements& m, FittedProfile& f) {
   if (FitAlphaBeta(copies, copy_fit) && copy_fit.bytes_per_s >= copy_best) {
     bandwidth = copy_fit.bytes_per_s;
     f.memory_kernel_us = copy_fit.alpha_s * 1e6;
+    f.memory_kernel_fitted = true;
   } else {
     // The line's slope under the best copy's rate (noise: an H200's largest
     // copy beat it by 0.1%): that rate is the bandwidth, and the smallest
@@ -279,6 +280,7 @@ std::string FitProfile(const Measurements& m, const std::string& name, FittedPro
   if (distinct.size() >= 2 && FitInverse(arate, aseq, aa, ab, arms) && aa > 0 && 1.0 / aa <= 5 * f.peak_tflops * 1e12) {
     f.attention_fwd_tflops = 1.0 / aa / 1e12;
     f.attention_half_seq = std::max(1.0, ab / aa);
+    f.attention_curve = true;
   } else {  // one sequence length: the measured rate, no curve
     double mean = 0;
     for (double r : arate) mean += r / arate.size();
@@ -346,6 +348,8 @@ std::string ProfileYaml(const FittedProfile& f, const Measurements& m) {
     o << "# no " << l.precision << " keys (the GPU is treated as one without " << l.precision << ").\n";
   }
   o << "name: " << f.name << "\n";
+  // A CPU's profile predicts the layer step it measured; a node that names it as its GPU is refused.
+  if (cpu) o << "measured_on: cpu  # trainsim calibrate --backend cpu: for trainsim validate --profile, not a cluster's GPU\n";
   o << "memory_gib: " << Num(f.memory_gib) << "  " << cal << (cpu ? "host memory (sysconf)" : "cudaGetDeviceProperties totalGlobalMem") << "\n";
   o << "hbm_tb_per_s: " << Num(f.hbm_tb_per_s) << "  " << cal << "streaming copy sweep over the layer's tensor sizes, those that do not fit in the cache\n";
   o << "sms: " << f.sms << "  " << cal << (cpu ? "threads used by the measurements (the wave width)" : "multiProcessorCount") << "\n";
@@ -405,11 +409,21 @@ std::string ProfileYaml(const FittedProfile& f, const Measurements& m) {
   o << "attention:\n";
   o << "  fwd_tflops: " << Num(f.attention_fwd_tflops) << "  " << cal << "unfused attention core forward, causal FLOPs, fitted over seq_len\n";
   o << "  bwd_fwd_ratio: " << Num(f.attention_bwd_fwd_ratio) << "  " << cal << "attention backward rate / forward rate\n";
-  o << "  half_seq: " << Num(f.attention_half_seq) << "  " << cal << "fitted attention curve\n";
+  if (f.attention_curve) {
+    o << "  half_seq: " << Num(f.attention_half_seq) << "  " << cal << "fitted attention curve\n";
+  } else {
+    o << "  half_seq: " << Num(f.attention_half_seq) << "  # not measured: one sequence length, no curve (the rate above at every "
+      << "length); measure two or more (--shape with other seq_len)\n";
+  }
   o << "memory_bound_efficiency: " << Num(f.memory_bound_efficiency) << "  " << cal
     << "norm/rotary/softmax/swiglu/add kernels, workload bytes / (time - fixed time) / bandwidth\n";
-  o << "memory_kernel_us: " << Num(f.memory_kernel_us) << "  " << cal
-    << "fixed time of a memory-bound kernel: the intercept of the copy sweep over sizes\n";
+  if (f.memory_kernel_fitted) {
+    o << "memory_kernel_us: " << Num(f.memory_kernel_us) << "  " << cal
+      << "fixed time of a memory-bound kernel: the intercept of the copy sweep over sizes\n";
+  } else {
+    o << "memory_kernel_us: " << Num(f.memory_kernel_us) << "  # estimate: no line through the copy sizes (one size, or a noisy "
+      << "slope): the smallest copy's time beyond its bytes at the bandwidth above; measure copies of several sizes\n";
+  }
   return o.str();
 }
 

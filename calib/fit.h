@@ -48,8 +48,14 @@ struct FittedProfile {
   double attention_fwd_tflops = 0;
   double attention_bwd_fwd_ratio = 0;
   double attention_half_seq = 0;
+  // Whether half_seq was fitted (two sequence lengths or more); with one, the
+  // measured rate stands at every length and the profile says half_seq is not measured.
+  bool attention_curve = false;
   double memory_bound_efficiency = 0;
   double memory_kernel_us = 0;
+  // Whether memory_kernel_us is the intercept of a line through two copy
+  // sizes or more; else the smallest copy's time beyond its bytes (0 with one size).
+  bool memory_kernel_fitted = false;
   double gemm_fit_rms_error = 0;  // relative, over the sweep, of the 16-bit keys' curve
   // A fitted GEMM curve; samples == 0: not fitted.
   struct GemmCurve {

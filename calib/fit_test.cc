@@ -217,13 +217,24 @@ TEST(Fit, ProfileTextMarksEveryNumberCalibrated) {
     const size_t start = y.rfind('\n', pos - 1) + 1;
     const std::string line = y.substr(start, pos - start);
     ++pos;
-    if (line.empty() || line[0] == '#' || line.back() == ':' || line.rfind("name:", 0) == 0) continue;
+    if (line.empty() || line[0] == '#' || line.back() == ':' || line.rfind("name:", 0) == 0 || line.rfind("measured_on:", 0) == 0) continue;
     ++numbers;
     calibrated += line.find("# calibrated: synthetic 2026-01-01T00:00:00Z") != std::string::npos;
   }
   EXPECT_GE(numbers, 12u);
   // Only tdp and the tile sizes are not measured; they say so.
   EXPECT_EQ(numbers - calibrated, 3u);
+}
+
+// One sequence length fits no attention curve: its half_seq is written as not
+// measured, not as a calibrated 1.
+TEST(Fit, OneSequenceLengthLeavesHalfSeqNotMeasured) {
+  Measurements m = Synthetic(1e11, 0.8, 96, 2e10, 0.6);
+  m.attention.resize(1);
+  FittedProfile f;
+  ASSERT_EQ(FitProfile(m, "t", f), "");
+  EXPECT_FALSE(f.attention_curve);
+  EXPECT_NE(ProfileYaml(f, m).find("half_seq: 1  # not measured: one sequence length"), std::string::npos) << ProfileYaml(f, m);
 }
 
 TEST(Fit, PredictionOfAModelMachineUsesTheFittedNumbers) {

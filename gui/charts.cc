@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace trainsim::gui {
@@ -220,11 +221,22 @@ QChart* BuildMemoryChart(const std::vector<ConfigOutcome>& outcomes) {
 
 QChart* BuildScalingChart(const std::vector<ConfigOutcome>& outcomes, ScalingMetric metric) {
   const bool time = metric == ScalingMetric::kTimeToTrain;
-  QChart* chart = NewChart(time ? QObject::tr("Time to train by node count") : QObject::tr("Cost per run by node count"));
+  // Nodes of different sizes (an 8-GPU XE9680 and a 4-GPU GB200 tray) on one
+  // node axis would read as equal clusters: then the axis counts GPUs.
+  std::set<int> gpus_per_node;
+  for (const auto& o : outcomes) {
+    for (const ScalingPoint& p : o.scaling) {
+      if (p.nodes > 0 && p.gpus > 0) gpus_per_node.insert(p.gpus / p.nodes);
+    }
+  }
+  const bool by_gpus = gpus_per_node.size() > 1;
+  const auto size_of = [by_gpus](const ScalingPoint& p) { return double(by_gpus ? p.gpus : p.nodes); };
+  QChart* chart = NewChart(time ? (by_gpus ? QObject::tr("Time to train by GPU count") : QObject::tr("Time to train by node count"))
+                                : (by_gpus ? QObject::tr("Cost per run by GPU count") : QObject::tr("Cost per run by node count")));
   auto* x = new QLogValueAxis;
   x->setBase(2);
   x->setLabelFormat(QStringLiteral("%g"));
-  x->setTitleText(QObject::tr("nodes (analytical; data parallelism re-derived)"));
+  x->setTitleText(by_gpus ? QObject::tr("GPUs (analytical; DP re-derived)") : QObject::tr("nodes (analytical; DP re-derived)"));
   // Hours or days, whichever the longest run reads best in (the result-field table's scale).
   double longest_s = 0;
   for (const auto& o : outcomes) {
@@ -272,9 +284,9 @@ QChart* BuildScalingChart(const std::vector<ConfigOutcome>& outcomes, ScalingMet
     for (const ScalingPoint& p : outcomes[i].scaling) {
       if (!p.feasible) continue;
       const double v = time ? p.time_to_train_s / scale.divisor : p.cost_usd / cost_divisor;
-      series->append(p.nodes, v);
-      min_n = std::min(min_n, double(p.nodes));
-      max_n = std::max(max_n, double(p.nodes));
+      series->append(size_of(p), v);
+      min_n = std::min(min_n, size_of(p));
+      max_n = std::max(max_n, size_of(p));
       max_v = std::max(max_v, v);
     }
     chart->addSeries(series);
@@ -324,9 +336,10 @@ QString HeatmapWidget::Caption() const {
                                                                 QString::fromStdString(r.fidelity))
                        : tr(" (as configured: cannot run)");
   }
-  return tr("Each cell: the best VP, micro batch (mb), recompute (rc) and, where they apply, EP, CP, SP and sharding, "
-            "searched as trainsim plan does. Green ★ fastest → red: 2× slower or more; outlined: this configuration's "
-            "TP × PP%1; *: other settings changed; grey: nothing runs (hover: why).")
+  return tr("Each cell: the best step time (s) over VP, micro batch (mb), recompute (rc) and, where they apply, EP, CP, SP and "
+            "sharding, searched as trainsim plan does; the choice is written in the cell where it fits, and its tooltip has it "
+            "in full. Green ★ fastest → red: 2× slower or more; outlined: this configuration's TP × PP%1; *: other settings "
+            "changed; grey: nothing runs (hover: why).")
       .arg(own);
 }
 
@@ -434,9 +447,17 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
   // Two lines at most: what the grid is, then whose (elided in the middle: a
   // long name wrapped to a third line under the grid's top).
   const QFontMetrics bfm(bold);
-  const QString title = has_outcome_ ? tr("Best step time by TP × PP (analytical):") + QLatin1Char('\n') +
+  // The first line in the widest wording the panel holds.
+  QString heading = tr("Best step by TP × PP");
+  for (const QString& wording : {tr("Best step time by TP × PP (analytical):"), tr("Best step by TP × PP (analytical)")}) {
+    if (bfm.horizontalAdvance(wording) <= width() - 8) {
+      heading = wording;
+      break;
+    }
+  }
+  const QString title = has_outcome_ ? bfm.elidedText(heading, Qt::ElideRight, std::max(10, width() - 8)) + QLatin1Char('\n') +
                                            bfm.elidedText(outcome_.name, Qt::ElideMiddle, std::max(10, width() - 8))
-                                     : tr("Best step time by TP × PP");
+                                     : bfm.elidedText(tr("Best step time by TP × PP"), Qt::ElideRight, std::max(10, width() - 8));
   p.drawText(QRect(4, 2, width() - 8, bfm.height() * 2 + 4), Qt::AlignCenter, title);
   p.setFont(font());
   if (!has_outcome_ || outcome_.heatmap.empty()) {
@@ -462,8 +483,14 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
     QString label;
     if (c.feasible) {
       p.fillRect(r, HeatColor((std::log(c.step_time_s) - std::log(lo)) / span));
-      label = QString::number(c.step_time_s, 'f', c.step_time_s < 10 ? 2 : 1) + QStringLiteral(" s");
-      if (&c == best) label = QStringLiteral("★ ") + label;
+      // The time, its unit and the fastest's star as the cell holds them
+      // (inside the outline of the configuration's own cell too): the unit goes first.
+      const QString time = QString::number(c.step_time_s, 'f', c.step_time_s < 10 ? 2 : 1);
+      const QString star = &c == best ? QStringLiteral("★ ") : QString();
+      const int room = r.width() - 10;
+      label = star + time + QStringLiteral(" s");
+      if (p.fontMetrics().horizontalAdvance(label) > room) label = star + time;
+      if (p.fontMetrics().horizontalAdvance(label) > room) label = time;
       // What the cell chose, in brief (the tooltip has it in full).
       const QString rc = c.recompute == QLatin1String("none") ? tr("no rc") : c.recompute == QLatin1String("full") ? tr("full rc") : tr("sel. rc");
       QString choice = tr("VP%1 mb%2").arg(c.virtual_stages).arg(c.micro_batch);

@@ -70,6 +70,7 @@ struct HeatCell {
 // cluster.nodes overridden and data parallelism re-derived).
 struct ScalingPoint {
   int nodes = 0;
+  int gpus = 0;  // nodes x the node's GPUs
   bool feasible = false;
   double step_time_s = 0;
   double time_to_train_s = 0;

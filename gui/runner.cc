@@ -127,6 +127,7 @@ ConfigOutcome RunConfiguration(const Configuration& config, const RunOptions& op
   for (int n : scaling_nodes) {
     ScalingPoint p;
     p.nodes = n;
+    p.gpus = n * s->node.gpus_per_node;
     const Expected<Scenario> sn = ParseConfiguration(config, {"cluster.nodes=" + std::to_string(n), "parallelism.data=auto"});
     if (!sn) {
       p.reason = Reason(sn.error());

@@ -26,4 +26,23 @@ expect2 "$TS" sweep examples/sweeps/llama2-70b-layouts.yaml -o "$OUT/pipe.json" 
 expect2 "$TS" calibrate --backend cpu -o "$OUT/pipe.json"
 [ -p "$OUT/pipe.json" ] || { echo "the pipe was replaced" >&2; exit 1; }
 expect2 "$TS" calibrate --backend cpu -o "$OUT/p.yaml" --name 'a: b'
+# calibrate never writes over what it reads (measurements or a trace taken on the
+# cluster) nor one of its outputs over another.
+cp tests/data/gpu-measurements-h200.yaml "$OUT/m.yaml"
+cp "$OUT/m.yaml" "$OUT/m.before"
+expect2 "$TS" calibrate --backend cuda --measurements "$OUT/m.yaml" -o "$OUT/m.yaml"
+grep -q "is the --measurements input" "$OUT/err.txt" || { cat "$OUT/err.txt" >&2; exit 1; }
+cmp "$OUT/m.yaml" "$OUT/m.before" || { echo "calibrate replaced its --measurements input" >&2; exit 1; }
+cp "$OUT/m.yaml" "$OUT/x-measurements.yaml"
+expect2 "$TS" calibrate --backend cuda --measurements "$OUT/x-measurements.yaml" -o "$OUT/x.yaml"
+grep -q "the measurements file written beside -o" "$OUT/err.txt" || { cat "$OUT/err.txt" >&2; exit 1; }
+cmp "$OUT/x-measurements.yaml" "$OUT/m.before" || { echo "calibrate replaced its --measurements input" >&2; exit 1; }
+expect2 "$TS" calibrate --backend cuda --measurements "$OUT/m.yaml" -o "$OUT/t.yaml" --training-profile "$OUT/t.yaml" --base h200-sxm-141g
+grep -q "are the same file" "$OUT/err.txt" || { cat "$OUT/err.txt" >&2; exit 1; }
+[ ! -e "$OUT/t.yaml" ] || { echo "calibrate wrote a profile it refused" >&2; exit 1; }
+printf 'Start (ns),Duration (ns),Name,Result,CorrID,Pid,Tid,T-Pri,Thread Name\n' > "$OUT/trace.csv"
+cp "$OUT/trace.csv" "$OUT/trace.before"
+expect2 "$TS" calibrate --host-trace "$OUT/trace.csv" --framework megatron-bridge-perf -o "$OUT/trace.csv"
+grep -q "is the --host-trace input" "$OUT/err.txt" || { cat "$OUT/err.txt" >&2; exit 1; }
+cmp "$OUT/trace.csv" "$OUT/trace.before" || { echo "calibrate replaced its --host-trace input" >&2; exit 1; }
 echo "outputs never replace inputs: ok"

@@ -15,6 +15,8 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "calib/calibration.h"
 #include "calib/cpu_backend.h"
@@ -48,6 +50,37 @@ std::string ProfileNameProblem(const std::optional<std::string>& given, const st
   if (!plain) {
     return std::string(what) + ": the profile name '" + name + "' has characters other than letters, digits and . _ - +" +
            (given ? "" : " (its file's stem; give --name)");
+  }
+  return "";
+}
+
+// A file calibrate writes, or one it reads, as the messages name it.
+struct NamedPath {
+  std::string what;  // "-o", "the --measurements input"
+  std::string path;  // "" where not given
+};
+
+// Why the files written cannot be: one of them is a file the calibration
+// reads (a trace or measurements taken on the cluster, which only profiling
+// again would give back) or another of them. "" when each is its own.
+std::string WritesClash(const std::vector<NamedPath>& writes, const std::vector<NamedPath>& reads) {
+  // The outputs need not exist yet: compared as the paths they resolve to.
+  const auto same = [](const std::string& a, const std::string& b) {
+    std::error_code ea, eb;
+    const auto ca = std::filesystem::weakly_canonical(a, ea), cb = std::filesystem::weakly_canonical(b, eb);
+    return !ea && !eb && ca == cb;
+  };
+  for (size_t i = 0; i < writes.size(); ++i) {
+    const NamedPath& w = writes[i];
+    if (w.path.empty()) continue;
+    for (const NamedPath& r : reads) {
+      if (!r.path.empty() && same(w.path, r.path)) return w.what + ": '" + w.path + "' is " + r.what + ", which it would replace; write to another file";
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (!writes[j].path.empty() && same(w.path, writes[j].path)) {
+        return writes[j].what + " and " + w.what + " are the same file '" + w.path + "': one would replace the other";
+      }
+    }
   }
   return "";
 }
@@ -130,6 +163,10 @@ int HostTraceCalibration(const ParsedArgs& a, std::ostream& out, std::ostream& e
   const auto base = a.Value("--framework");
   if (!output || !base) return bad("--host-trace needs --framework BASE and -o FRAMEWORK.yaml");
   if (std::string e = NotAFileToWrite(*output); !e.empty()) return bad(e);
+  if (std::string e = WritesClash({{"-o", *output}}, {{"the --host-trace input", *a.Value("--host-trace")}, {"the --framework base", *base}});
+      !e.empty()) {
+    return bad(e);
+  }
   if (std::string e = ProfileNameProblem(a.Value("--name"), *output); !e.empty()) return bad(e);
   calib::HostLaunchCostOptions options;
   double idle_us = 1000;
@@ -260,15 +297,24 @@ int CalibrateCommand(const Args& args, std::ostream& out, std::ostream& err) {
     const auto dir = std::filesystem::absolute(file).parent_path();
     return std::filesystem::is_directory(dir) ? std::string() : "directory '" + dir.string() + "' does not exist";
   };
+  std::string base_path;
   if (training_profile) {
     if (backend != "cuda") return bad("--training-profile belongs to --backend cuda");
-    std::string base_path;
     if (std::string e = calib::CheckTrainingBase(*a.Value("--base"), base_path); !e.empty()) return bad(e);
     if (std::string e = missing_dir(*training_profile); !e.empty()) return bad("--training-profile: " + e);
   }
   if (std::string e = missing_dir(*output); !e.empty()) return bad("-o: " + e);
   for (const std::string& file : {*output, calib::MeasurementsPathFor(*output), training_profile.value_or("")}) {
     if (std::string e = NotAFileToWrite(file); !e.empty()) return bad(e);
+  }
+  if (std::string e = WritesClash({{"-o", *output},
+                                   {"the measurements file written beside -o", calib::MeasurementsPathFor(*output)},
+                                   {"--training-profile", training_profile.value_or("")}},
+                                  {{"the --measurements input", a.Value("--measurements").value_or("")},
+                                   {"the --scenario file", a.Value("--scenario").value_or("")},
+                                   {"the --base profile", base_path}});
+      !e.empty()) {
+    return bad(e);
   }
   if (std::string e = ProfileNameProblem(a.Value("--name"), *output); !e.empty()) return bad(e);
   if (a.Has("--storage") && a.Value("--storage")->empty()) return bad("--storage: an empty path; name the directory to write to");

@@ -49,6 +49,10 @@ inline constexpr double kLeastAttentionBwdFwdRatio = 0.05, kMostAttentionBwdFwdR
 
 struct GpuProfile {
   std::string name;
+  // A profile `trainsim calibrate --backend cpu` wrote of this machine's CPU
+  // (its measured_on: cpu): it predicts the layer step it measured, and no
+  // node takes it as its GPU.
+  bool cpu_stand_in = false;
   double memory_bytes = 0;
   // What the CUDA context, NCCL's buffers, library workspaces and the
   // allocator's slack hold of the HBM: the training's tensors get the rest

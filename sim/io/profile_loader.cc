@@ -141,6 +141,7 @@ GpuProfile ParseGpu(const YAML::Node& root, const std::string& path) {
   YamlMap m(root, path);
   GpuProfile g;
   g.name = m.String("name");
+  g.cpu_stand_in = m.Choice("measured_on", {"gpu", "cpu"}, "gpu") == "cpu";
   g.memory_bytes = m.PositiveDouble("memory_gib") * kGiB;
   // Units caught where no accelerator comes near: bytes or MiB in a GiB key,
   // GB/s in a TB/s key (B300's 288 GiB and 8 TB/s are today's most).
@@ -219,6 +220,10 @@ NodeProfile ParseNode(const YAML::Node& root, const std::string& path) {
   NodeProfile n;
   n.name = m.String("name");
   n.gpu = LoadGpuProfile(m.Raw("gpu"), path, "gpu");
+  if (n.gpu.cpu_stand_in) {
+    m.Fail("gpu", "'" + n.gpu.name + "' is a profile of a CPU (trainsim calibrate --backend cpu, measured_on: cpu): it predicts the "
+                  "layer step it measured (trainsim validate --profile), not a GPU of a training cluster; name a GPU profile");
+  }
   n.gpus_per_node = m.PositiveInt("gpus_per_node");
   n.nvlink_domain_gpus = m.PositiveInt("nvlink_domain_gpus", n.gpus_per_node);
   if (n.nvlink_domain_gpus % n.gpus_per_node != 0) {

@@ -178,6 +178,13 @@ TEST(HardwareProfileTest, NodeProfileContradictionsAndMissingPriceAreBadInput) {
   EXPECT_NE(framework.find("framework: unknown framework profile 'megatron-core-2042'"), std::string::npos) << framework;
   // A price of 0 is a price: a cluster that is not rented.
   EXPECT_EQ(error_of(edited("\nnode_hour_usd:[^\n]*", "\nnode_hour_usd: 0  # test")), "");
+  // A CPU's calibrated profile (measured_on: cpu) is no node's GPU; it loads as a profile of its own.
+  std::ifstream gpu_in(fs::path(DataDir()) / "hardware-profiles/gpus/h100-sxm-80g.yaml");
+  const std::string gpu((std::istreambuf_iterator<char>(gpu_in)), std::istreambuf_iterator<char>());
+  const std::string cpu = WriteProfile("cpu-stand-in.yaml", gpu + "measured_on: cpu  # test\n").string();
+  EXPECT_TRUE(LoadGpuProfile(YAML::Node(cpu), "", "gpu").cpu_stand_in);
+  const std::string on_cpu = error_of(edited("\ngpu:[^\n]*", "\ngpu: " + cpu));
+  EXPECT_NE(on_cpu.find("gpu: 'h100-sxm-80g' is a profile of a CPU"), std::string::npos) << on_cpu;
 }
 
 TEST(HardwareProfileTest, H100DatasheetFigures) {
