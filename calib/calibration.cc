@@ -126,8 +126,8 @@ std::string WriteCalibratedProfile(const Measurements& m, const std::string& pro
     o << buf;
   }
   for (const auto& s : f.storage) {
-    std::snprintf(buf, sizeof buf, "storage (%d clients): write %.3g GB/s, read %.3g GB/s aggregate; per client %.3g / %.3g GB/s\n",
-                  s.clients, s.write_bytes_per_s / 1e9, s.read_bytes_per_s / 1e9, s.write_bytes_per_s_per_client / 1e9,
+    std::snprintf(buf, sizeof buf, "storage (%d %s): write %.3g GB/s, read %.3g GB/s aggregate; per client %.3g / %.3g GB/s\n",
+                  s.clients, s.clients == 1 ? "client" : "clients", s.write_bytes_per_s / 1e9, s.read_bytes_per_s / 1e9, s.write_bytes_per_s_per_client / 1e9,
                   s.read_bytes_per_s_per_client / 1e9);
     o << buf;
   }

@@ -279,7 +279,7 @@ std::string RunCpuCalibration(const CalibrationPlan& plan, const CpuCalibrationO
   }
 
   if (o.collective_ranks >= 2) {
-    say("collectives: " + std::to_string(o.collective_ranks) + " threads");
+    say("collectives: " + std::to_string(o.collective_ranks) + (o.collective_ranks == 1 ? " thread" : " threads"));
     std::vector<double> sizes;
     for (double b = 64 * 1024; b <= 16 * 1024 * 1024; b *= 4) sizes.push_back(b);
     m.collectives = RunThreadCollectives(o.collective_ranks, sizes, 5);

@@ -223,7 +223,7 @@ std::string HostCostFrameworkProfileText(const std::string& name, const std::str
     << "host_us_per_kernel: " << us(c.host_s_per_kernel / host_op_time_factor) << "  # measured: " << trace_file
     << " (Nsight Systems CUDA API trace): " << us(c.host_s_per_kernel) << " us mean host time from one launch to the next (median "
     << us(c.median_gap_s) << ") over " << c.counted_gaps << " gaps of " << c.launches << " launches on " << c.threads
-    << " threads; " << c.idle_gaps << " idle gaps, " << sig3(c.sync_s) << " s in synchronizing calls and " << sig3(c.queue_wait_s)
+    << (c.threads == 1 ? " thread; " : " threads; ") << c.idle_gaps << " idle gaps, " << sig3(c.sync_s) << " s in synchronizing calls and " << sig3(c.queue_wait_s)
     << " s of launches waiting for a full queue left out";
   if (host_op_time_factor != 1) o << "; divided by " << node_name << "'s host_op_time_factor " << host_op_time_factor;
   o << "\n";

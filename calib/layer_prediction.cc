@@ -112,7 +112,9 @@ Expected<ValidationReport> ValidateProfile(const std::string& profile_path) {
   if (!std::filesystem::exists(mpath)) {
     return InputError{profile_path, 0, "",
                       "its measurements file '" + mpath +
-                          "' (the measured layer steps and the GEMM curve they ran with) is missing"};
+                          "' (the measured layer steps and the GEMM curve they ran with) is missing: --profile takes the "
+                          "profile calibrate -o wrote, beside which it writes that file (a --training-profile output is "
+                          "checked through that -o profile)"};
   }
   auto meas = LoadMeasurements(mpath);
   if (!meas) return meas.error();

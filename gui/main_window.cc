@@ -344,7 +344,8 @@ void MainWindow::RefreshList() {
   }
   list_->setCurrentRow(current_);
   updating_ = false;
-  setWindowTitle(tr("trainsim: what-if comparison (%n configuration(s))", nullptr, static_cast<int>(configs_.size())));
+  setWindowTitle((configs_.size() == 1 ? tr("trainsim: what-if comparison (1 configuration)")
+                                        : tr("trainsim: what-if comparison (%1 configurations)").arg(configs_.size())));
 }
 
 void MainWindow::UpdateRunEnabled() {
@@ -380,7 +381,8 @@ void MainWindow::Run() {
   run_started_ms_ = QDateTime::currentMSecsSinceEpoch();
   runner_->Start(configs_, options);
   progress_->setVisible(true);
-  status_->setText(tr("Running %n configuration(s)… (Esc cancels)", nullptr, static_cast<int>(configs_.size())));
+  status_->setText((configs_.size() == 1 ? tr("Running 1 configuration… (Esc cancels)")
+                                         : tr("Running %1 configurations… (Esc cancels)").arg(configs_.size())));
   UpdateRunEnabled();
 }
 
@@ -394,7 +396,8 @@ void MainWindow::OnRunFinished(bool canceled) {
     view_->SetOutcomes(runner_->outcomes());
     view_->ShowDetailsOf(std::max(0, current_));
     const double s = (QDateTime::currentMSecsSinceEpoch() - run_started_ms_) / 1000.0;
-    status_->setText(tr("Ran %n configuration(s) in %1 s", nullptr, static_cast<int>(runner_->outcomes().size())).arg(s, 0, 'f', 2));
+    status_->setText((runner_->outcomes().size() == 1 ? tr("Ran 1 configuration in %1 s").arg(s, 0, 'f', 2)
+                                                      : tr("Ran %1 configurations in %2 s").arg(runner_->outcomes().size()).arg(s, 0, 'f', 2)));
   }
   UpdateRunEnabled();
 }

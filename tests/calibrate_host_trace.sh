@@ -25,7 +25,7 @@ awk 'BEGIN {
 }' > "$OUT/trace.csv"
 "$TS" calibrate --host-trace "$OUT/trace.csv" --framework megatron-bridge-perf -o "$OUT/measured-host.yaml" > "$OUT/calibrate.txt"
 grep -q "^host_us_per_kernel: 60  # measured: $OUT/trace.csv" "$OUT/measured-host.yaml"
-grep -q "9990 gaps of 10000 launches on 1 threads; 9 idle gaps" "$OUT/measured-host.yaml"
+grep -q "9990 gaps of 10000 launches on 1 thread; 9 idle gaps" "$OUT/measured-host.yaml"
 # The same trace taken on a Grace tray: the profile holds the figure on the reference host.
 "$TS" calibrate --host-trace "$OUT/trace.csv" --framework megatron-bridge-perf --node gb200-nvl72 -o "$OUT/grace.yaml" > /dev/null
 grep -q "^host_us_per_kernel: 21.8 " "$OUT/grace.yaml"

@@ -221,7 +221,7 @@ int HostTraceCalibration(const ParsedArgs& a, std::ostream& out, std::ostream& e
   line.precision(3);
   line << "wrote " << *output << ": host_us_per_kernel " << cost->host_s_per_kernel * 1e6 / factor << " (" << cost->host_s_per_kernel * 1e6
       << " us measured on " << node_name << " over " << cost->counted_gaps << " launch gaps of " << cost->launches << " launches, "
-      << cost->threads << " threads; " << cost->idle_gaps << " idle gaps left out)\n";
+      << cost->threads << (cost->threads == 1 ? " thread; " : " threads; ") << cost->idle_gaps << " idle gaps left out)\n";
   out << line.str();
   return kExitOk;
 }
