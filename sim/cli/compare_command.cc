@@ -4,6 +4,7 @@
 
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/unsimulated_facts.h"
 #include "sim/report/comparison.h"
 #include "sim/core/scenario.h"
 #include "sim/run/host_issue_share.h"
@@ -103,7 +104,12 @@ int CompareCommand(const Args& args, std::ostream& out, std::ostream& err) {
       std::vector<std::string> assignments = a.All("--set");
       assignments.insert(assignments.end(), own.begin(), own.end());
       r[i].name = ScenarioName(a.positional[files == 1 ? 0 : i], assignments) + what_if;
-      r[i].fidelity = ToString(opt.fidelity);
+      // Its GPUs and model as run --json gives them: the column says what it is.
+      const UnsimulatedFacts known = KnownFactsOf(a.positional[files == 1 ? 0 : i], overrides, e, ToString(opt.fidelity));
+      r[i].gpus = known.gpus;
+      r[i].model.parameters = known.parameters;
+      r[i].model.active_parameters = known.active_parameters;
+      r[i].fidelity = known.fidelity;
       r[i].error = e.ToString();
       r[i].error_kind = e.kind;
       r[i].simulated = false;

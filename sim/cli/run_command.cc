@@ -12,6 +12,7 @@
 #include "sim/cli/commands.h"
 #include "sim/cli/operator_table.h"
 #include "sim/cli/progress.h"
+#include "sim/cli/unsimulated_facts.h"
 #include "sim/core/scenario.h"
 #include "sim/run/host_issue_share.h"
 #include "sim/run/simulate.h"
@@ -147,19 +148,7 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
     // gets one (the exit status still tells bad input, 2, from a run the
     // hardware cannot do, 1).
     if (a.Has("--json")) {
-      UnsimulatedFacts known;
-      known.fidelity = ToString(opt.fidelity);
-      if (s.error().key == "training.precision") {
-        // The precision is the one thing the GPU cannot do: the cluster and
-        // the model are what they are at any precision, so read them at bf16.
-        std::vector<std::string> sets = a.All("--set");
-        sets.push_back("training.precision=bf16");
-        if (Expected<Scenario> any = LoadScenario(a.positional[0], sets); any.ok()) {
-          known.gpus = any->gpus();
-          known.parameters = double(any->model.TotalParameters(any->training.seq_len));
-          known.active_parameters = double(any->model.ActiveParameters(any->training.seq_len));
-        }
-      }
+      const UnsimulatedFacts known = KnownFactsOf(a.positional[0], OverridesFrom("--set", a.All("--set")), s.error(), ToString(opt.fidelity));
       out << ToJsonOfUnsimulated(ScenarioName(a.positional[0], a.All("--set")), s.error().kind, s.error().ToString(), known);
     }
     return ExitStatus(s.error().kind);  // 2 for bad input; 1 for a run the hardware cannot do

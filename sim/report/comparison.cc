@@ -42,7 +42,11 @@ std::string StepShares(const SimulationResult& r) {
 // cannot happen and the field is a figure of the run (not of the
 // configuration: ResultField::kept_when_infeasible), as the GUI's table and
 // the sweep's empty CSV cells have it.
-bool Computed(const ResultField& f, const SimulationResult& r) { return f.HoldsFor(r) && (r.simulated || r.feasible()); }
+// A configuration's fact known before simulating (its GPUs, its model's size) is shown where a side that was
+// never simulated has it (run --json's, compare's nvfp4 on an H100).
+bool Computed(const ResultField& f, const SimulationResult& r) {
+  return f.HoldsFor(r) && (r.simulated || r.feasible() || (f.before_simulating && f.Present(r)));
+}
 // A figure the result holds (capital exists only where the hardware is priced).
 bool Shown(const ResultField& f, const SimulationResult& r) { return Computed(f, r) && f.Present(r); }
 // The cell where no figure is shown: the run cannot happen, or the result
