@@ -42,7 +42,7 @@ QColor PaletteColor(int i) { return kPalette[i % 8]; }
 // charts with it (ComponentColor): one colour, one meaning, in every panel.
 const QColor kForwardColor(0x00, 0x72, 0xB2), kBackwardColor(0xE6, 0x9F, 0x00), kPipelineColor(0xCC, 0x79, 0xA7),
     kCollectiveColor(0x56, 0xB4, 0xE9), kContextParallelColor(0xD5, 0x5E, 0x00), kExpertColor(0x6A, 0x3D, 0x9A),
-    kOptimizerColor(0x7f, 0x7f, 0x7f), kDataColor(0x00, 0x9E, 0x73);
+    kOptimizerColor(0x7f, 0x7f, 0x7f), kDataColor(0x00, 0x9E, 0x73), kTensorParallelColor(0xF0, 0xE4, 0x42);
 
 // A concept the timeline draws has its colour there in the bar charts too
 // (the optimizer grey, data green: pink had meant the optimizer in one panel
@@ -557,6 +557,7 @@ QColor EventColor(const TimelineEvent& e) {
     const QColor base = c == "forward" ? kForwardColor : kBackwardColor;
     return chunk % 2 ? base.lighter(135) : base;
   }
+  if (c == "tp") return kTensorParallelColor;
   if (c == "pp") return kPipelineColor;
   if (c == "dp") return kCollectiveColor;
   if (c == "cp") return kContextParallelColor;
@@ -582,7 +583,7 @@ std::tuple<int, int, std::string, int> TrackOrder(const std::string& t, int lane
     } catch (const std::exception&) {
     }
   }
-  const int rank = kind == " compute" ? 0 : kind == " comm" ? 1 : kind == " dp" ? 2 : kind == " cp" ? 3 : 4;
+  const int rank = kind == " compute" ? 0 : kind == " tp" ? 1 : kind == " comm" ? 2 : kind == " dp" ? 3 : kind == " cp" ? 4 : 5;
   return {stage, rank, kind, lane};
 }
 
@@ -789,7 +790,7 @@ void GanttWidget::paintEvent(QPaintEvent*) {
     const QString name = QString::fromStdString(e.name);
     // A name where the bar holds it, in width and height (a thin "steps" row clipped "step 1").
     if (fontMetrics().horizontalAdvance(name) + 4 < r.width() && fontMetrics().height() <= r.height() + 2) {
-      p.setPen(e.category == "step" ? Qt::black : Qt::white);
+      p.setPen(e.category == "step" || e.category == "tp" ? Qt::black : Qt::white);
       p.drawText(r, Qt::AlignCenter, name);
     }
   }
@@ -827,6 +828,7 @@ void GanttWidget::paintEvent(QPaintEvent*) {
       {tr("forward (F<micro batch>.c<chunk>)"), EventColor(ev("forward"))},
       {tr("odd chunk"), EventColor(ev("forward", "1"))},
       {tr("backward"), EventColor(ev("backward"))},
+      {tr("TP/CP wait"), EventColor(ev("tp"))},
       {tr("pipeline send"), EventColor(ev("pp"))},
       {tr("data-parallel collective"), EventColor(ev("dp"))},
       {tr("context-parallel ring"), EventColor(ev("cp"))},

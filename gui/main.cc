@@ -264,11 +264,12 @@ int main(int argc, char** argv) {
     Print(stderr, out + QStringLiteral(": cannot write"));
     return 1;
   }
-  Print(stdout, QStringLiteral("wrote %1 (%2x%3 view, %4 configurations)")
+  Print(stdout, QStringLiteral("wrote %1 (%2x%3 view, %4 configuration%5)")
                     .arg(out)
                     .arg(target_widget->width())
                     .arg(target_widget->height())
-                    .arg(window.configurations().size()));
+                    .arg(window.configurations().size())
+                    .arg(window.configurations().size() == 1 ? QString() : QStringLiteral("s")));
   if (target_widget->size() != target) {
     Print(stderr, QStringLiteral("trainsim-gui: --size %1x%2: the view's layout needs %3x%4; rendered at that")
                       .arg(width_px).arg(height_px).arg(target_widget->width()).arg(target_widget->height()));

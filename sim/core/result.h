@@ -89,8 +89,9 @@ struct TimelineEvent {
   std::string name;   // e.g. "F3", "B3", "dp reduce-scatter", "checkpoint write"
   double start_s = 0;
   double duration_s = 0;
-  // What kind of work: "step", "forward", "backward", "optimizer", "pp",
-  // "dp", "cp", "data", "checkpoint" (the trace's `cat`, the GUI's colour).
+  // What kind of work: "step", "forward", "backward", "tp" (a pass's
+  // exposed tensor/context-parallel waits), "optimizer", "pp", "dp", "cp",
+  // "ep", "data", "checkpoint" (the trace's `cat`, the GUI's colour).
   std::string category;
   // Small key/value details: micro batch, chunk, bytes, link, step.
   std::vector<std::pair<std::string, std::string>> args;

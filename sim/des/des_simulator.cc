@@ -333,6 +333,17 @@ class DesRun {
     if (v_ > 1) n += ".c" + std::to_string(op.chunk);
     return n;
   }
+  // A pass that began at t0 and ends now: its compute on the stage's compute
+  // track, then the tensor- and context-parallel communication it waited for
+  // on its tp track (exposed_comm_s: the layers' waits summed, drawn as one
+  // slice at the pass's end, where each falls inside its layer), so the
+  // compute bar is the compute's and the timeline shows what TP costs.
+  void RecordPass(int st, const PipelineOp& op, int vs, double t0, double exposed_comm_s) {
+    const double end = Now();
+    const double split = std::max(t0, end - std::max(0.0, exposed_comm_s));
+    Record(StageTrack(st, "compute"), PassName(op), op.forward ? "forward" : "backward", t0, split, PassArgs(op, vs));
+    if (split < end) Record(StageTrack(st, "tp"), PassName(op) + " TP/CP wait", "tp", split, end, PassArgs(op, vs));
+  }
 
   // ---- stages --------------------------------------------------------------
   // A pass on the stage's GPUs. Each stage has its own compute host and runs
@@ -498,7 +509,7 @@ class DesRun {
         Flows a2a = p_.moe_a2a_overlap ? StartLayerFlows(st, op.chunk, true, CommGroup::kExpert) : Flows{};
         critical_comm_s_[size_t(st)] += contention;
         Compute(chunk.forward_s() - chunk.forward_all_to_all_s + contention);
-        if (recording_) Record(StageTrack(st, "compute"), PassName(op), "forward", t0, Now(), PassArgs(op, vs));
+        if (recording_) RecordPass(st, op, vs, t0, chunk.forward_exposed_comm_s - chunk.forward_all_to_all_s);
         RunAllToAll(st, op, vs, std::move(a2a));
         if (first_of_chunk) {
           // The chunk's parameters are needed: wait for them, then dispatch
@@ -534,7 +545,7 @@ class DesRun {
         const double contention = std::min(std::max(0.0, grads_busy_until - Now()), chunk.backward_compute_s) * nccl_slowdown_;
         critical_comm_s_[size_t(st)] += contention;
         Compute(chunk.backward_s() - chunk.backward_all_to_all_s + contention);
-        if (recording_) Record(StageTrack(st, "compute"), PassName(op), "backward", t0, Now(), PassArgs(op, vs));
+        if (recording_) RecordPass(st, op, vs, t0, chunk.backward_exposed_comm_s - chunk.backward_all_to_all_s);
         RunAllToAll(st, op, vs, std::move(a2a));
         if (reduce_tail) Absorb(grads, start_grads(tail));
         if (cp.active) {
