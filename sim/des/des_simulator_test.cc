@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -349,6 +350,27 @@ TEST(DesSimulatorTest, TimelineHasStageStreamAndStorageTracks) {
   for (const char* t : {"stage 0 compute", "stage 3 compute", "stage 0 comm", "stage 0 dp", "storage"}) EXPECT_TRUE(tracks.count(t)) << t;
   EXPECT_NE(ToChromeTrace(r, TracePart::kCheckpoint).find("checkpoint write"), std::string::npos);
   EXPECT_TRUE(Simulate(s, SimulateOptions::At(Fidelity::kDes, false)).timeline.empty());
+}
+
+// A pass's exposed TP waits are slices of their own (stage N tp), not part of
+// its compute bar: the slowest stage's compute slices of the shown step sum to
+// the breakdown's compute, and TP in the node leaves waits to show.
+TEST(DesSimulatorTest, TimelineComputeIsTheBreakdownsCompute) {
+  const Scenario s = Make(k70b);
+  const SimulationResult r = Simulate(s, SimulateOptions::At(Fidelity::kDes, true));
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  std::map<std::string, double> compute_s, tp_s;
+  for (const auto& e : TimelinePart(r.timeline, TracePart::kStep)) {
+    if (e.category == "forward" || e.category == "backward") compute_s[e.track] += e.duration_s;
+    if (e.category == "tp") tp_s[e.track] += e.duration_s;
+  }
+  ASSERT_FALSE(compute_s.empty());
+  double most = 0;
+  for (const auto& [track, t] : compute_s) most = std::max(most, t);
+  EXPECT_NEAR(most, r.breakdown.compute_s, 0.02 * r.breakdown.compute_s);
+  ASSERT_FALSE(tp_s.empty());
+  EXPECT_TRUE(tp_s.count("stage 0 tp"));
+  for (const auto& [track, t] : tp_s) EXPECT_GT(t, 0) << track;
 }
 
 }  // namespace
