@@ -32,6 +32,12 @@ int CheckpointWritingNodes(const Scenario& s) { return s.nodes; }
 
 namespace {
 
+// What one compute node moves to or from storage: its NICs' line rate, and
+// the host path every byte crosses between the GPUs' memory and the NICs
+// (a save stages through host memory; an async one's stall is that copy), so
+// a sync write is never faster than the async copy that would hide it.
+double NodeStorageBytesPerS(const Scenario& s) { return std::min(s.node.nics_per_node * NicLineBytesPerS(s), s.node.pcie_bytes_per_s); }
+
 double StorageBound(const Scenario& s, double per_node_disk) {
   const StorageProfile& st = *s.storage;
   const double front = s.storage_nodes * st.front_end_links_per_node * st.front_end_link_bytes_per_s;
@@ -42,22 +48,22 @@ double StorageBound(const Scenario& s, double per_node_disk) {
 
 double CheckpointWriteBytesPerS(const Scenario& s) {
   if (!s.storage) return 0;
-  const double nics = double(CheckpointWritingNodes(s)) * s.node.nics_per_node * NicLineBytesPerS(s);
-  return std::min(nics, StorageBound(s, s.storage->write_bytes_per_s_per_node));
+  const double nodes = double(CheckpointWritingNodes(s)) * NodeStorageBytesPerS(s);
+  return std::min(nodes, StorageBound(s, s.storage->write_bytes_per_s_per_node));
 }
 
 double CheckpointReadBytesPerS(const Scenario& s) {
   if (!s.storage) return 0;
-  const double nics = double(s.nodes) * s.node.nics_per_node * NicLineBytesPerS(s);
-  return std::min(nics, StorageBound(s, s.storage->read_bytes_per_s_per_node));
+  const double nodes = double(s.nodes) * NodeStorageBytesPerS(s);
+  return std::min(nodes, StorageBound(s, s.storage->read_bytes_per_s_per_node));
 }
 
 double DataReadSeconds(const Scenario& s) {
   if (!s.storage) return 0;
   const double bytes = double(s.training.global_batch) * s.training.seq_len * s.data.bytes_per_token;
   const double reader_gpus = double(s.gpus()) / std::max(1, s.parallelism.pipeline);
-  const double nics = reader_gpus / s.node.gpus_per_node * s.node.nics_per_node * NicLineBytesPerS(s);
-  const double rate = std::min(nics, StorageBound(s, s.storage->read_bytes_per_s_per_node));
+  const double nodes = reader_gpus / s.node.gpus_per_node * NodeStorageBytesPerS(s);
+  const double rate = std::min(nodes, StorageBound(s, s.storage->read_bytes_per_s_per_node));
   return rate > 0 ? s.storage->latency_s + bytes / rate : 0;
 }
 

@@ -32,8 +32,9 @@ int CheckpointWriterGpus(const Scenario& s);
 int CheckpointWritingNodes(const Scenario& s);
 
 // Aggregate write (or read) bandwidth to the storage: the slowest of the
-// writers' NICs, the storage front-end links and the storage nodes' disks.
-// 0 without storage.
+// writers' nodes (their NICs, and their host paths, which a save crosses
+// staging through host memory: never faster than an async save's copy), the
+// storage front-end links and the storage nodes' disks. 0 without storage.
 double CheckpointWriteBytesPerS(const Scenario& s);
 double CheckpointReadBytesPerS(const Scenario& s);
 
@@ -44,7 +45,7 @@ double AsyncCopySeconds(const Scenario& s, double checkpoint_bytes);
 
 // Seconds to read one step's tokens (global batch x seq_len x
 // data.bytes_per_token) from the storage: its latency, then the slowest of
-// the readers' NICs (the first pipeline stage's GPUs, which feed the model)
+// the readers' nodes (the first pipeline stage's GPUs, which feed the model)
 // and the storage front ends and disks. The next step's tokens are read
 // during this one, so only what exceeds the step is a stall. 0 without storage.
 double DataReadSeconds(const Scenario& s);

@@ -194,8 +194,10 @@ DesHosts BuildSimgridPlatform(const Scenario& s, const DesTopology& t) {
       route(ep, nvm, nvlink_route(nv, part.node, nv, spread ? -1 : part.node));
       route(ep, h.host_memory.at(part.node), {sg4::LinkInRoute(host_links.at(part.node))});
       if (h.storage_write) {
-        route(ep, h.storage_write, {{b, Dir::UP}, {su, Dir::UP}, sg4::LinkInRoute(few), sg4::LinkInRoute(dw)});
-        route(h.storage_read, ep, {sg4::LinkInRoute(dr), sg4::LinkInRoute(fer), {su, Dir::DOWN}, {b, Dir::DOWN}});
+        // Through the node's host path too, as the analytical path bounds it (NodeStorageBytesPerS).
+        sg4::Link* host = host_links.at(part.node);
+        route(ep, h.storage_write, {sg4::LinkInRoute(host), {b, Dir::UP}, {su, Dir::UP}, sg4::LinkInRoute(few), sg4::LinkInRoute(dw)});
+        route(h.storage_read, ep, {sg4::LinkInRoute(dr), sg4::LinkInRoute(fer), {su, Dir::DOWN}, {b, Dir::DOWN}, sg4::LinkInRoute(host)});
       }
       h.endpoint.back().push_back(ep);
       h.nic_mirror.back().push_back(mir);
