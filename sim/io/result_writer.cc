@@ -357,6 +357,12 @@ std::string ToSummary(const SimulationResult& r) {
     } else {
       o << ", stall " << Duration(v("run.checkpoint_stall_s")) << " each, " << count("run.checkpoints") << " in the run, overhead "
         << Duration(v("run.checkpoint_overhead_s")) << "\n";
+      // A write longer than the training between checkpoints: the storage is
+      // busy all the time and each checkpoint waits for the last one's write.
+      if (const double interval = v("run.chosen_checkpoint_interval_s"); interval > 0 && v("run.checkpoint_write_s") > interval) {
+        o << "                       each write outlasts the " << Duration(interval) << " of training between checkpoints: the storage "
+          << "writes all the time and the run waits on it (a longer checkpoint.every_steps, more storage nodes, or checkpoint.contents: weights)\n";
+      }
     }
   }
   if (v("run.expected_failures") > 0) {
