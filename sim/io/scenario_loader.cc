@@ -309,8 +309,10 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     s.training.tokens = t.PositiveDouble("tokens");
     const double per_step = double(s.training.global_batch) * s.training.seq_len;
     const double steps = std::ceil(s.training.tokens / per_step);
-    if (steps > std::numeric_limits<int>::max()) {
-      t.Fail("tokens", Fmt(s.training.tokens) + " tokens at " + Fmt(per_step) + " per step are more steps than can be counted");
+    // As many steps as training.steps takes, no more.
+    if (steps > kMostWholeNumber) {
+      t.Fail("tokens", "implausibly large: " + Fmt(s.training.tokens) + " tokens at " + Fmt(per_step) + " per step are " + Fmt(steps) +
+                           " steps (training.steps takes at most " + Fmt(kMostWholeNumber) + ")");
     }
     if (t.Has("steps") && s.training.steps != int(steps)) {
       t.Fail("steps", Str(s.training.steps) + " steps of " + Fmt(per_step) + " tokens disagree with training.tokens = " +

@@ -182,6 +182,17 @@ TEST(ScenarioTest, ASeqLenPastTheTrainedContextWarns) {
   for (const std::string& w : ScenarioWarnings(*within)) EXPECT_EQ(w.find("max_position_embeddings"), std::string::npos) << w;
 }
 
+// training.tokens takes no more steps than training.steps does (1e9).
+TEST(ScenarioTest, TokensPastTheStepBoundAreBadInput) {
+  auto past = ParseText(kBase, {"training.tokens=1e15"});  // 524,288 tokens a step: 1.9e9 steps
+  ASSERT_FALSE(past.ok());
+  EXPECT_EQ(past.error().key, "training.tokens") << past.error().ToString();
+  EXPECT_NE(past.error().ToString().find("implausibly large"), std::string::npos) << past.error().ToString();
+  auto within = ParseText(kBase, {"training.tokens=1e14"});
+  ASSERT_TRUE(within.ok()) << within.error().ToString();
+  EXPECT_EQ(within->training.steps, 190734864);
+}
+
 // A capacity past every token (above experts/top_k) is no run Megatron-Core
 // can make: exit 2 at the key, inline and beside a config.json alike.
 TEST(ScenarioTest, ACapacityPastEveryTokenIsRefused) {

@@ -344,7 +344,7 @@ int YamlMap::WholeNumber(std::string_view key, std::optional<int> fallback, int 
   const double x = NumberOf(n, key);
   if (x != std::floor(x)) Fail(key, "expected a whole number, got " + n.Scalar());
   if (x < min) Fail(key, (min > 0 ? "must be positive, got " : "must not be negative, got ") + n.Scalar());
-  if (x > 1e9) Fail(key, "implausibly large: " + n.Scalar());
+  if (x > kMostWholeNumber) Fail(key, "implausibly large: " + n.Scalar());
   return static_cast<int>(x);
 }
 

@@ -71,6 +71,10 @@ struct YamlOverlay {
   bool AllRead() const;
 };
 
+// The largest count a whole-number key takes (steps, nodes, layers): past it
+// a value is a slip (a unit or an extra digit), not a plan.
+constexpr double kMostWholeNumber = 1e9;
+
 class YamlMap {
  public:
   // `prefix` is the dotted path of this map ("" at the top level).

@@ -316,7 +316,8 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
           const double t = out.best->result.run.time_to_train_s;
           missing.push_back({out.cluster,
                              "takes " + Days(t) + ": misses the deadline by " + Days(t - deadline_s) +
-                                 (t < 100 * deadline_s ? " (" + Fmt("%.0f%%", 100 * (t / deadline_s - 1)) + ")"
+                                 // A tenth of a percent under 10%: a 3.5 h miss of 30 days is 0.5%, not "0%"; past 100x, a factor.
+                                 (t < 100 * deadline_s ? " (" + Fmt(t < 1.1 * deadline_s ? "%.1f%%" : "%.0f%%", 100 * (t / deadline_s - 1)) + ")"
                                                        : " (" + Fmt("%.3gx", t / deadline_s) + " the deadline)") +
                                  (batch_range ? "" : BatchBoundHint(out.cluster.gpus, out.best->global_batch, profile.gpus_per_node)),
                              (t - deadline_s) / kDay_s});
