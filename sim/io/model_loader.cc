@@ -561,9 +561,6 @@ bool FamilyReads(const HfFamily& family, YamlMap& m, const char* key) {
   return family.known && std::find(family.reads.begin(), family.reads.end(), key) != family.reads.end() && m.Has(key);
 }
 
-// The mixture of experts (Mixtral, Qwen2/3-MoE, DeepSeek-V2/V3, GPT-OSS,
-// Llama 4). Keys of a dense config are left unread, so a stray MoE key in
-// one is exit 2.
 // The router keys that change no matrix (AllowKeysWithoutEffect) still say
 // a router transformers can build: DeepSeek's groups split the experts
 // evenly (its group scores view them as n_group x experts/n_group) and the
@@ -589,6 +586,9 @@ void CheckHfRouting(YamlMap& m, const MoeSpec& moe) {
   if (given("topk_method")) m.Choice("topk_method", {"greedy", "group_limited_greedy", "noaux_tc"});
 }
 
+// The mixture of experts (Mixtral, Qwen2/3-MoE, DeepSeek-V2/V3, GPT-OSS,
+// Llama 4). Keys of a dense config are left unread, so a stray MoE key in
+// one is exit 2.
 void ParseHfMoe(YamlMap& m, ModelSpec& s, const HfFamily& family) {
   s.moe.experts = OneOf(m, {"num_local_experts", "num_experts", "n_routed_experts"});
   for (const char* k : {"num_local_experts", "num_experts", "n_routed_experts"}) {
