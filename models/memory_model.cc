@@ -215,10 +215,7 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain)
     const bool full = mode == DataSharding::kFull;
     const double base = full ? params / G + units * w.layer_params_per_gpu : params;
     const double adapter = adapters == 0 ? 0 : full ? adapters / G + units * w.layer_trainable_params_per_gpu : adapters;
-    // Frozen LoRA base weights under fp8 are kept as Transformer Engine's fp8
-    // copy alone (fp8_model_init): no optimizer updates them, so no 16-bit copy.
-    const double base_bytes = adapters > 0 && IsLowPrecision(sc.training.precision) ? OperandBytes(sc.training.precision, sc.model.hidden) : 2;
-    m.weights_gib = (base * base_bytes + adapter * 2) / kGiB;
+    m.weights_gib = (base * BaseWeightBytes(sc) + adapter * 2) / kGiB;
     const bool grads_sharded = mode == DataSharding::kGradients || mode == DataSharding::kFull;
     const double grads = grads_sharded ? trainable / G + units * w.layer_trainable_params_per_gpu : trainable;
     // The gradient buffer holds the reduction's dtype: Megatron-Core DDP's

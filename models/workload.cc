@@ -124,6 +124,10 @@ double MegatronModelFlops(const ModelSpec& m, long global_batch, long seq_len) {
   return tokens * (12.0 * h * mlp_width * gated(m.activation) + attention + mtp_proj + logits);
 }
 
+double BaseWeightBytes(const Scenario& sc) {
+  return sc.training.finetune.lora() && IsLowPrecision(sc.training.precision) ? OperandBytes(sc.training.precision, sc.model.hidden) : 2;
+}
+
 double LoraLayerParameters(const ModelSpec& m, const Finetune& f) {
   if (!f.lora()) return 0;
   // Each adapter is rank x (the projection's inputs + its outputs): queries
@@ -1377,7 +1381,8 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
     for (LayerWork& k : w.kinds) {
       CommOp reduce = w.shard_unit_reduce, gather = w.shard_unit_gather;
       reduce.bytes = k.trainable_params_per_gpu * p.grad_reduce_bytes;
-      gather.bytes = k.params_per_gpu * kAct;
+      // The unit's weights as held (BaseWeightBytes), and a LoRA layer's 16-bit adapters beside them.
+      gather.bytes = k.params_per_gpu * BaseWeightBytes(sc) + (lora ? k.trainable_params_per_gpu * kAct : 0.0);
       k.backward.comms.push_back(reduce);
       if (mode == DataSharding::kFull) {
         k.forward.comms.push_back(gather);
@@ -1385,7 +1390,9 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
       }
     }
     w.shard_unit_reduce.bytes = w.layer_trainable_params_per_gpu * p.grad_reduce_bytes;
-    if (mode == DataSharding::kFull) w.shard_unit_gather.bytes = w.layer_params_per_gpu * kAct;
+    if (mode == DataSharding::kFull) {
+      w.shard_unit_gather.bytes = w.layer_params_per_gpu * BaseWeightBytes(sc) + (lora ? w.layer_trainable_params_per_gpu * kAct : 0.0);
+    }
     if (!lora) {
       w.embedding_backward.comms.push_back(Comm("shard embedding gradient reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kShard,
                                                 emb * p.grad_reduce_bytes, true));

@@ -286,6 +286,11 @@ void ResolvePartners(PassWork& pass);
 // transformer layer's target projections, the whole layer (before TP).
 double LoraLayerParameters(const ModelSpec& m, const Finetune& f);
 
+// Bytes of one weight of a layer's base as a GPU holds it and FSDP gathers
+// it: a frozen LoRA base under fp8 is Transformer Engine's fp8 copy alone
+// (fp8_model_init: no optimizer updates it, so no 16-bit copy), else 16-bit.
+double BaseWeightBytes(const Scenario& sc);
+
 // Megatron-LM model FLOPs per step (training/training.py
 // num_floating_point_operations, all GPUs): GQA- and SwiGLU-aware; for MoE
 // layers the routed experts count top_k times and the shared experts once

@@ -1,4 +1,5 @@
 // trainsim run SCENARIO.yaml [--set KEY=VALUE]... [--json] [--trace FILE.json] [--fidelity des|analytical]
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -53,8 +54,15 @@ std::string FinetuneLines(const Scenario& s, bool feasible) {
     if (on) targets += (targets.empty() ? "" : ", ") + std::string(name);
   }
   std::ostringstream o;
+  // What trains: the adapters on every layer, against the model's parameters.
+  const double adapters = s.model.layers * LoraLayerParameters(s.model, f);
+  const double total = s.model.TotalParameters(s.training.seq_len);
+  char share[32], count[32];
+  std::snprintf(share, sizeof share, "%.2g%%", 100 * adapters / total);
+  std::snprintf(count, sizeof count, "%.1fM", adapters / 1e6);  // adapters are millions, not a fraction of a billion
   o << "  fine-tuning          LoRA rank " << f.rank << ", alpha " << f.alpha << ", on " << targets
-    << (f.targets == s.framework.lora_targets ? " (as " + s.framework.name + "'s default)" : std::string()) << ", adapter dropout " << f.dropout << "\n";
+    << (f.targets == s.framework.lora_targets ? " (as " + s.framework.name + "'s default)" : std::string()) << ", adapter dropout " << f.dropout
+    << "; " << (adapters < 1e9 ? std::string(count) : ParameterCountText(adapters)) << " trainable (" << share << " of the model's " << ParameterCountText(total) << ")\n";
   if (feasible && s.parallelism.tensor > 1) {
     o << "                       at TP" << s.parallelism.tensor << " each adapter's own tensor-parallel collectives wait on the critical path\n"
       << "                       (NeMo's ParallelLinearAdapter; --operators lists them): a smaller TP may be faster (trainsim plan)\n";

@@ -187,14 +187,21 @@ StageCost Times(double n, const StageCost& c) {
   return r;
 }
 
-// What a layer kind's recompute adds to the backward (nothing without one).
-StageCost RecomputeCost(const Scenario& s, const GpuRates& rates, CollectiveTimes& times, const LayerWork& layer) {
+// What a layer kind's recompute adds to the backward (nothing without one);
+// `backward_compute_s`: the layer's backward compute without it. The
+// backward's collectives that overlap the whole pass (a sharded layer's
+// gather and gradient reduce-scatter) are issued before the recompute (the
+// unit's pre-backward hook, the next unit's prefetch) and run behind it too:
+// a recompute widens their window by its own length.
+StageCost RecomputeCost(const Scenario& s, const GpuRates& rates, CollectiveTimes& times, const LayerWork& layer, double backward_compute_s) {
   StageCost c;
   if (layer.recompute.ops.empty()) return c;
   const PassTimes r(layer.recompute, rates, false, s.host_s_per_kernel());
   const double rc = r.total_s;
   c.backward_compute_s = rc;
-  c.backward_exposed_comm_s = ExposedCommTimeAt(s, rates, times, layer.recompute, rc, false, r.kept);
+  c.backward_exposed_comm_s = ExposedCommTimeAt(s, rates, times, layer.recompute, rc, false, r.kept) +
+                              ExposedCommTimeAt(s, rates, times, layer.backward, backward_compute_s + rc, true) -
+                              ExposedCommTimeAt(s, rates, times, layer.backward, backward_compute_s, true);
   c.backward_all_to_all_s = AllToAllTimeAt(times, layer.recompute);
   return c;
 }
@@ -277,7 +284,7 @@ StepCosts ComputeStepCosts(const Scenario& s, Workload workload) {
   std::vector<StageCost> layer(w.kinds.size()), recompute(w.kinds.size());
   for (size_t k = 0; k < w.kinds.size(); ++k) {
     layer[k] = AddPasses(s, rates, times, w.kinds[k].forward, w.kinds[k].backward);
-    recompute[k] = RecomputeCost(s, rates, times, w.kinds[k]);
+    recompute[k] = RecomputeCost(s, rates, times, w.kinds[k], layer[k].backward_compute_s);
   }
   const StageCost embedding = AddPasses(s, rates, times, w.embedding_forward, w.embedding_backward);
   StageCost head = AddPasses(s, rates, times, w.head_forward, w.head_backward);

@@ -141,6 +141,34 @@ TEST(StepCostsTest, FsdpGathersPerLayerBehindTheLayersCompute) {
   };
   EXPECT_NEAR(c.virtual_stage[0].forward_exposed_comm_s - c1.virtual_stage[0].forward_exposed_comm_s,
               layers * fwd_extra + gather_s + extra(w.embedding_forward, w1.embedding_forward) + extra(w.head_forward, w1.head_forward), 1e-9);
+  // Backward: a layer's gather and reduce-scatter are issued before its
+  // recompute and run behind the recompute and the backward together.
+  const double bc = PassComputeTime(w.layer(0).backward, g, fsdp.training.precision, true);
+  const double rc = PassComputeTime(w.layer(0).recompute, g, fsdp.training.precision, false);
+  ASSERT_GT(rc, 0);
+  auto bextra = [&](const PassWork& sharded, const PassWork& plain) {
+    const double t = PassComputeTime(sharded, g, fsdp.training.precision, true);
+    return ExposedCommTime(fsdp, sharded, t) - ExposedCommTime(zero1, plain, t);
+  };
+  double edges = 0;
+  for (const CommOp& cm : w.ChunkCollectives(0, true)) edges += CollectiveTime(fsdp, cm);
+  for (const CommOp& cm : w1.ChunkCollectives(0, true)) edges -= CollectiveTime(zero1, cm);
+  EXPECT_NEAR(c.virtual_stage[0].backward_exposed_comm_s - c1.virtual_stage[0].backward_exposed_comm_s,
+              layers * (ExposedCommTime(fsdp, w.layer(0).backward, bc + rc) - ExposedCommTime(zero1, w1.layer(0).backward, bc + rc)) + edges +
+                  bextra(w.embedding_backward, w1.embedding_backward) + bextra(w.head_backward, w1.head_backward),
+              1e-9);
+  // Where the collectives outlast the backward (70B FSDP over 4 NICs a node),
+  // the recompute hides part of them: the step's exposed backward
+  // communication is the layers' at the widened window.
+  auto four = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/examples/sharding/llama3.1-70b-8n.yaml",
+                           {"parallelism.data_sharding=full", "cluster.nics_per_node=4"});
+  ASSERT_TRUE(four.ok()) << four.error().ToString();
+  const Workload w4 = BuildWorkload(*four);
+  const double bc4 = PassComputeTime(w4.layer(0).backward, four->node.gpu, four->training.precision, true);
+  const double rc4 = PassComputeTime(w4.layer(0).recompute, four->node.gpu, four->training.precision, false);
+  EXPECT_LT(ExposedCommTime(*four, w4.layer(0).backward, bc4 + rc4), ExposedCommTime(*four, w4.layer(0).backward, bc4) - 0.5 * rc4);
+  EXPECT_LT(ComputeStepCosts(*four).virtual_stage[0].backward_exposed_comm_s,
+            w4.stages.VirtualStageLayers(0) * ExposedCommTime(*four, w4.layer(0).backward, bc4));
   // No step-level gradient reduction or parameter gather without HSDP.
   EXPECT_EQ(c.grad_reduce_s, 0.0);
   EXPECT_EQ(c.param_gather_s, 0.0);
@@ -151,6 +179,14 @@ TEST(StepCostsTest, FsdpGathersPerLayerBehindTheLayersCompute) {
   const StepCosts h = ComputeStepCosts(hsdp);
   EXPECT_GT(h.grad_reduce_s, 0.0);
   EXPECT_LT(CollectiveTime(hsdp, BuildWorkload(hsdp).shard_unit_gather), gather_s);
+  // LoRA under fp8: the frozen base is gathered as it is held (its fp8 copy,
+  // as the memory counts it), the 16-bit adapters beside it.
+  std::vector<std::string> lora_sets = base;
+  for (const char* k : {"parallelism.data_sharding=full", "training.precision=fp8", "training.finetune={method: lora, rank: 16}"}) lora_sets.push_back(k);
+  const Scenario lora = H100Tp8(lora_sets);
+  const Workload lw = BuildWorkload(lora);
+  EXPECT_DOUBLE_EQ(BaseWeightBytes(lora), 1.0);
+  EXPECT_DOUBLE_EQ(lw.shard_unit_gather.bytes, lora.model.LayerParameters(0) * 1 + LoraLayerParameters(lora.model, lora.training.finetune) * 2);
 }
 
 // Delayed fp8 scaling (Transformer Engine's DelayedScaling with reduce_amax):

@@ -718,7 +718,11 @@ LoraTargets ParseLoraTargets(const YAML::Node& list, const std::string& file, co
     YamlMap::FailAt(at, file, path, "'" + name + "' is not one of " + kKnown + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
   };
   const bool all_linear_scalar = list.IsScalar() && list.Scalar() == "all-linear";
-  if (list.IsScalar() && !all_linear_scalar && !list.Scalar().empty()) unknown(list, list.Scalar());
+  if (list.IsScalar() && !all_linear_scalar && !list.Scalar().empty()) {
+    // One known name written bare: a list is what it takes (PEFT's target_modules is a list too, but for all-linear).
+    if (std::find(known.begin(), known.end(), list.Scalar()) == known.end()) unknown(list, list.Scalar());
+    YamlMap::FailAt(list, file, path, "expected a list of projections: [" + list.Scalar() + "] (only all-linear stands alone)");
+  }
   if (!all_linear_scalar && (!list.IsSequence() || list.size() == 0)) YamlMap::FailAt(list, file, path, std::string("expected a non-empty list of ") + kKnown);
   if (all_linear_scalar) return LoraTargets{};
   bool whole[4] = {false, false, false, false};

@@ -637,6 +637,9 @@ TEST(ScenarioTest, FinetuneLoraTakesRankAlphaAndTargets) {
   auto peft = ParseText(kBase, {"training.finetune={method: lora, target_modules: [q_proj, k_proj, v_proj, down_proj]}"});
   ASSERT_TRUE(peft.ok()) << peft.error().ToString();
   EXPECT_EQ(peft->training.finetune.targets, (LoraTargets{true, false, false, true}));
+  auto bare = ParseText(kBase, {"training.finetune={method: lora, target_modules: qkv}"});
+  ASSERT_FALSE(bare.ok());
+  EXPECT_NE(bare.error().ToString().find("expected a list of projections: [qkv]"), std::string::npos) << bare.error().ToString();
   auto all_linear = ParseText(kBase, {"training.finetune={method: lora, target_modules: all-linear}"});
   ASSERT_TRUE(all_linear.ok()) << all_linear.error().ToString();
   EXPECT_EQ(all_linear->training.finetune.targets, LoraTargets{});
