@@ -128,6 +128,8 @@ double BaseWeightBytes(const Scenario& sc) {
   return sc.training.finetune.lora() && IsLowPrecision(sc.training.precision) ? OperandBytes(sc.training.precision, sc.model.hidden) : 2;
 }
 
+double LoraParameters(const ModelSpec& m, const Finetune& f) { return m.layers * LoraLayerParameters(m, f); }
+
 double LoraLayerParameters(const ModelSpec& m, const Finetune& f) {
   if (!f.lora()) return 0;
   // Each adapter is rank x (the projection's inputs + its outputs): queries
@@ -150,7 +152,7 @@ double ModelFlopsPerStep(const ModelSpec& m, const Training& t) {
   // weight terms lose their weight gradient (a third).
   const double tokens = double(t.global_batch) * t.seq_len;
   const double core = 12.0 * tokens * AttendedKeysSum(m, m.layers, double(t.seq_len)) * m.hidden;
-  return full - (full - core) / 3 + 6.0 * tokens * m.layers * LoraLayerParameters(m, t.finetune);
+  return full - (full - core) / 3 + 6.0 * tokens * LoraParameters(m, t.finetune);
 }
 
 namespace {
@@ -1378,11 +1380,14 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
   if (passes && reduce_per_microbatch && G > 1) {
     w.shard_unit_reduce = Comm("shard gradient reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kShard, 0, true);
     w.shard_unit_gather = Comm("shard parameter all-gather", CollectiveKind::kAllGather, CommGroup::kShard, 0, true);
+    // A unit's weights as held (BaseWeightBytes), and a LoRA layer's 16-bit adapters beside them.
+    const auto unit_gather_bytes = [&](double params, double trainable) {
+      return params * BaseWeightBytes(sc) + (lora ? trainable * kAct : 0.0);
+    };
     for (LayerWork& k : w.kinds) {
       CommOp reduce = w.shard_unit_reduce, gather = w.shard_unit_gather;
       reduce.bytes = k.trainable_params_per_gpu * p.grad_reduce_bytes;
-      // The unit's weights as held (BaseWeightBytes), and a LoRA layer's 16-bit adapters beside them.
-      gather.bytes = k.params_per_gpu * BaseWeightBytes(sc) + (lora ? k.trainable_params_per_gpu * kAct : 0.0);
+      gather.bytes = unit_gather_bytes(k.params_per_gpu, k.trainable_params_per_gpu);
       k.backward.comms.push_back(reduce);
       if (mode == DataSharding::kFull) {
         k.forward.comms.push_back(gather);
@@ -1390,9 +1395,7 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
       }
     }
     w.shard_unit_reduce.bytes = w.layer_trainable_params_per_gpu * p.grad_reduce_bytes;
-    if (mode == DataSharding::kFull) {
-      w.shard_unit_gather.bytes = w.layer_params_per_gpu * BaseWeightBytes(sc) + (lora ? w.layer_trainable_params_per_gpu * kAct : 0.0);
-    }
+    if (mode == DataSharding::kFull) w.shard_unit_gather.bytes = unit_gather_bytes(w.layer_params_per_gpu, w.layer_trainable_params_per_gpu);
     if (!lora) {
       w.embedding_backward.comms.push_back(Comm("shard embedding gradient reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kShard,
                                                 emb * p.grad_reduce_bytes, true));

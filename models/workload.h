@@ -285,6 +285,8 @@ void ResolvePartners(PassWork& pass);
 // Parameters of the LoRA adapters (A: in x rank, B: rank x out) on one
 // transformer layer's target projections, the whole layer (before TP).
 double LoraLayerParameters(const ModelSpec& m, const Finetune& f);
+// The adapters of every layer: what a LoRA run trains and checkpoints.
+double LoraParameters(const ModelSpec& m, const Finetune& f);
 
 // Bytes of one weight of a layer's base as a GPU holds it and FSDP gathers
 // it: a frozen LoRA base under fp8 is Transformer Engine's fp8 copy alone

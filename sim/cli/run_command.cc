@@ -55,7 +55,7 @@ std::string FinetuneLines(const Scenario& s, bool feasible) {
   }
   std::ostringstream o;
   // What trains: the adapters on every layer, against the model's parameters.
-  const double adapters = s.model.layers * LoraLayerParameters(s.model, f);
+  const double adapters = LoraParameters(s.model, f);
   const double total = s.model.TotalParameters(s.training.seq_len);
   char share[32], count[32];
   std::snprintf(share, sizeof share, "%.2g%%", 100 * adapters / total);

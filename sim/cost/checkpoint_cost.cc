@@ -11,7 +11,7 @@ double CheckpointBytes(const Scenario& s) {
   // A LoRA run saves its adapters (NeMo's PEFT checkpoints): the frozen base is the model it started from.
   // A full one saves every trained weight, the MTP modules' too (which the
   // published parameter counts leave out: DeepSeek-V3's 671B is 685B with its module).
-  const double params = s.training.finetune.lora() ? s.model.layers * LoraLayerParameters(s.model, s.training.finetune)
+  const double params = s.training.finetune.lora() ? LoraParameters(s.model, s.training.finetune)
                                                    : s.model.TotalParameters(s.training.seq_len) + s.model.MtpParameters();
   return params * (s.checkpoint.contents == CheckpointContents::kWeights ? 2.0 : 14.0);
 }

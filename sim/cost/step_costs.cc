@@ -199,9 +199,14 @@ StageCost RecomputeCost(const Scenario& s, const GpuRates& rates, CollectiveTime
   const PassTimes r(layer.recompute, rates, false, s.host_s_per_kernel());
   const double rc = r.total_s;
   c.backward_compute_s = rc;
-  c.backward_exposed_comm_s = ExposedCommTimeAt(s, rates, times, layer.recompute, rc, false, r.kept) +
-                              ExposedCommTimeAt(s, rates, times, layer.backward, backward_compute_s + rc, true) -
-                              ExposedCommTimeAt(s, rates, times, layer.backward, backward_compute_s, true);
+  c.backward_exposed_comm_s = ExposedCommTimeAt(s, rates, times, layer.recompute, rc, false, r.kept);
+  // Only those collectives see the window: without one (no sharding) nothing changes and nothing is re-timed.
+  const bool whole_pass = std::any_of(layer.backward.comms.begin(), layer.backward.comms.end(),
+                                      [](const CommOp& cm) { return cm.overlapped && cm.partner == kWholePass; });
+  if (whole_pass) {
+    c.backward_exposed_comm_s += ExposedCommTimeAt(s, rates, times, layer.backward, backward_compute_s + rc, true) -
+                                 ExposedCommTimeAt(s, rates, times, layer.backward, backward_compute_s, true);
+  }
   c.backward_all_to_all_s = AllToAllTimeAt(times, layer.recompute);
   return c;
 }
