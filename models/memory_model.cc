@@ -203,21 +203,31 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain)
     const double params = state.params_per_gpu;
     const double trainable = state.trainable_params_per_gpu;  // all of them, or LoRA's adapters
     const double adapters = sc.training.finetune.lora() ? trainable : 0;  // weights beside the frozen base
-    // Sharded data parallel (models/memory_model.h): over the shard group G,
-    // with the units in flight gathered in full.
-    const double G = p.shard_group();
+    // Sharded data parallel (models/memory_model.h): over the shard group G
+    // (the routed experts over their own, G_expert), with the units in flight
+    // gathered in full.
+    const double G = p.shard_group(), G_expert = p.expert_shard_group();
     const DataSharding mode = p.data_sharding;
     // Of each unit in flight, the part a rank gathers beyond its own shard
     // (none in a group of one: sharding then never costs more than replicating).
-    const double units = kShardUnitsInFlight * (1 - 1 / G);
+    const double units = kShardUnitsInFlight * (1 - 1 / G), expert_units = kShardUnitsInFlight * (1 - 1 / G_expert);
+    const double all_experts = state.expert_params_per_gpu;  // frozen or not
+    // What a rank holds of `total` parameters, `experts` of them routed
+    // experts', and of a unit in flight with `unit_experts` of `unit`, sharded.
+    const auto sharded = [&](double total, double experts, double unit, double unit_experts) {
+      return (total - experts) / G + experts / G_expert + units * (unit - unit_experts) + expert_units * unit_experts;
+    };
     MemoryReport m;
-    // Base weights and LoRA adapters (16-bit); FSDP keeps 1/G of each plus the units in flight.
+    // Base weights and LoRA adapters (16-bit); FSDP keeps its shard of each plus the units in flight.
     const bool full = mode == DataSharding::kFull;
-    const double base = full ? params / G + units * w.layer_params_per_gpu : params;
+    const double base = full ? sharded(params, all_experts, w.layer_params_per_gpu, w.layer_expert_params_per_gpu) : params;
     const double adapter = adapters == 0 ? 0 : full ? adapters / G + units * w.layer_trainable_params_per_gpu : adapters;
     m.weights_gib = (base * BaseWeightBytes(sc) + adapter * 2) / kGiB;
     const bool grads_sharded = mode == DataSharding::kGradients || mode == DataSharding::kFull;
-    const double grads = grads_sharded ? trainable / G + units * w.layer_trainable_params_per_gpu : trainable;
+    const double trainable_experts = adapters > 0 ? 0 : all_experts;
+    const double grads = grads_sharded ? sharded(trainable, trainable_experts, w.layer_trainable_params_per_gpu,
+                                                 adapters > 0 ? 0 : w.layer_expert_params_per_gpu)
+                                       : trainable;
     // The gradient buffer holds the reduction's dtype: Megatron-Core DDP's
     // grad_dtype is fp32 only with grad_reduce_in_fp32, else the parameter's
     // (param_and_grad_buffer.py); FSDP2's sharded gradients are in reduce_dtype.
@@ -225,10 +235,8 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain)
     // Master weights and two moments (FrameworkProfile::optimizer_state_bytes;
     // G = 1 without sharding); the routed
     // experts' state is sharded over expert-DP instead.
-    const double experts = adapters > 0 ? 0 : state.expert_params_per_gpu;
-    const double G_expert = p.expert_shard_group();
     const double state_bytes = sc.framework.optimizer_state_bytes;
-    m.optimizer_gib = ((trainable - experts) * state_bytes / G + experts * state_bytes / G_expert) / kGiB;
+    m.optimizer_gib = ((trainable - trainable_experts) * state_bytes / G + trainable_experts * state_bytes / G_expert) / kGiB;
     const double in_flight = InFlightMicrobatches(sc, rank);
     double layers_act = 0, chunk_kept = 0;  // chunk_kept: the least a chunk keeps of layers it does not recompute
     for (int chunk = 0; chunk < w.stages.virtual_stages(); ++chunk) {

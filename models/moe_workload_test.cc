@@ -1042,6 +1042,87 @@ TEST(MoeLoraTest, AttentionAdaptersFreezeTheExperts) {
   EXPECT_NE(mla.error().message.find("multi-head latent attention"), std::string::npos) << mla.error().ToString();
 }
 
+// ZeRO-2 and FSDP of a mixture of experts (torchtitan's FSDP2 with EP,
+// Megatron FSDP): a layer's routed experts are sharded over the ranks holding
+// the same experts (the expert shard group), the rest of it over all the
+// gradient replicas; each moves in its own group, per layer, per micro batch.
+TEST(MoeShardingTest, FsdpShardsTheExpertsOverTheirOwnGroup) {
+  // 16 GPUs, EP 8: expert-DP 2.
+  const Scenario s = Make(kMixtral, {"parallelism.data_sharding=full"});
+  ASSERT_EQ(s.parallelism.shard_group(), 16);
+  ASSERT_EQ(s.parallelism.expert_shard_group(), 2);
+  EXPECT_EQ(s.layout().Span(CommGroup::kExpertShard).ranks, 2);
+  EXPECT_EQ(s.layout().Span(CommGroup::kExpertShard).stride, 8);
+  const Workload w = BuildWorkload(s);
+  const LayerWork& layer = w.layer(0);
+  const double experts = layer.expert_params_per_gpu, dense = layer.params_per_gpu - experts;
+  const double grad_bytes = s.parallelism.grad_reduce_bytes;
+  for (const PassWork* pass : {&layer.forward, &layer.backward}) {
+    const CommOp* gather = FindComm(*pass, "shard parameter all-gather");
+    const CommOp* expert_gather = FindComm(*pass, "expert shard parameter all-gather");
+    ASSERT_TRUE(gather && expert_gather);
+    EXPECT_EQ(gather->group, CommGroup::kShard);
+    EXPECT_DOUBLE_EQ(gather->bytes, dense * 2);
+    EXPECT_EQ(expert_gather->group, CommGroup::kExpertShard);
+    EXPECT_DOUBLE_EQ(expert_gather->bytes, experts * 2);
+  }
+  const CommOp* reduce = FindComm(layer.backward, "shard gradient reduce-scatter");
+  const CommOp* expert_reduce = FindComm(layer.backward, "expert shard gradient reduce-scatter");
+  ASSERT_TRUE(reduce && expert_reduce);
+  EXPECT_DOUBLE_EQ(reduce->bytes, dense * grad_bytes);
+  EXPECT_DOUBLE_EQ(expert_reduce->bytes, experts * grad_bytes);
+  EXPECT_EQ(FindComm(layer.forward, "expert shard gradient reduce-scatter"), nullptr);
+  // Nothing of the experts is left to reduce or gather once per step.
+  const RankState& r = w.rank_state[0];
+  EXPECT_EQ(r.expert_grad_reduce_bytes, 0);
+  EXPECT_EQ(r.expert_param_gather_bytes, 0);
+  // Memory: each part over its group, and two layers in flight gathered in full.
+  const MemoryReport mem = EstimateMemory(s, w);
+  const double all_experts = r.expert_params_per_gpu, all_dense = r.params_per_gpu - all_experts;
+  const double held = all_dense / 16 + all_experts / 2 + kShardUnitsInFlight * ((1 - 1.0 / 16) * dense + (1 - 1.0 / 2) * experts);
+  const double gib = 1024.0 * 1024 * 1024;
+  EXPECT_NEAR(mem.weights_gib * gib, held * 2, 1e3);
+  EXPECT_NEAR(mem.gradients_gib * gib, held * grad_bytes, 1e3);
+  EXPECT_NEAR(mem.optimizer_gib * gib, all_dense * 12 / 16 + all_experts * 12 / 2, 1e3);
+  // Less held than the distributed optimizer's replicated weights and gradients.
+  const Scenario zero1 = Make(kMixtral, {"parallelism.data_sharding=optimizer"});
+  EXPECT_LT(mem.peak_gib_per_gpu, EstimateMemory(zero1, BuildWorkload(zero1)).peak_gib_per_gpu);
+  // ZeRO-2: the reduce-scatters per layer; the step gathers the updated shards, the experts' in their group.
+  const Scenario zero2 = Make(kMixtral, {"parallelism.data_sharding=gradients"});
+  const Workload w2 = BuildWorkload(zero2);
+  EXPECT_NE(FindComm(w2.layer(0).backward, "expert shard gradient reduce-scatter"), nullptr);
+  EXPECT_EQ(FindComm(w2.layer(0).forward, "expert shard parameter all-gather"), nullptr);
+  EXPECT_DOUBLE_EQ(w2.rank_state[0].expert_param_gather_bytes, all_experts * 2);
+  EXPECT_EQ(ExpertParamGather(zero2, w2.rank_state[0]).group, CommGroup::kExpertShard);
+  // Both fidelities run it, and agree where nothing contends but the shard traffic.
+  const double des = Simulate(s, SimulateOptions::At(Fidelity::kDes)).step_time_s;
+  const double ana = Simulate(s, SimulateOptions::At(Fidelity::kAnalytical)).step_time_s;
+  ASSERT_GT(ana, 0);
+  EXPECT_NEAR(des / ana, 1.0, 0.05);
+}
+
+// HSDP of a mixture of experts: shard groups of 8 make 2 replicas, which
+// split expert-DP 2 into expert shard groups of one: the experts are not
+// sharded, and their gradients cross the replicas once per step with the
+// rest's shard. Under LoRA the frozen experts are gathered, never reduced.
+TEST(MoeShardingTest, HsdpReplicasAndLoraFreezeWhatTheExpertsMove) {
+  const Scenario hsdp = Make(kMixtral, {"parallelism.data_sharding=full", "parallelism.sharding_group=8"});
+  ASSERT_EQ(hsdp.parallelism.expert_shard_group(), 1);
+  const Workload wh = BuildWorkload(hsdp);
+  EXPECT_EQ(FindComm(wh.layer(0).backward, "expert shard gradient reduce-scatter"), nullptr);
+  const RankState& r = wh.rank_state[0];
+  const double dense = r.params_per_gpu - r.expert_params_per_gpu;
+  EXPECT_NEAR(r.grad_replica_reduce_bytes, (dense / 8 + r.expert_params_per_gpu) * hsdp.parallelism.grad_reduce_bytes, 1e3);
+  const Scenario lora = Make(kMixtral, {"parallelism.data_sharding=full", "training.finetune.method=lora",
+                                        "training.finetune.target_modules=[qkv, proj]"});
+  const Workload wl = BuildWorkload(lora);
+  const CommOp* gather = FindComm(wl.layer(0).forward, "expert shard parameter all-gather");
+  ASSERT_NE(gather, nullptr);
+  EXPECT_DOUBLE_EQ(gather->bytes, wl.layer(0).expert_params_per_gpu * 2);
+  EXPECT_EQ(FindComm(wl.layer(0).backward, "expert shard gradient reduce-scatter"), nullptr);
+  EXPECT_EQ(wl.rank_state[0].expert_grad_reduce_bytes, 0);
+}
+
 // The multi-token-prediction module is a MoE layer like the last one: its
 // routed experts are split over EP like every other layer's, not held whole
 // by each TP rank of the last stage (which put 5.6B parameters on one GPU).

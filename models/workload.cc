@@ -54,10 +54,11 @@ CommOp Workload::ChunkAmaxReduce(int vs, bool backward) const {
   return c;
 }
 
-std::array<CommOp, 2> Workload::ChunkCollectives(int vs, bool backward) const {
-  CommOp unit = backward ? shard_unit_reduce : shard_unit_gather;
-  unit.overlapped = false;  // the edge unit's collective is the one nothing hides
-  return {unit, ChunkAmaxReduce(vs, backward)};
+std::array<CommOp, 3> Workload::ChunkCollectives(int vs, bool backward) const {
+  CommOp unit = backward ? shard_unit.reduce : shard_unit.gather;
+  CommOp experts = backward ? shard_unit.expert_reduce : shard_unit.expert_gather;
+  unit.overlapped = experts.overlapped = false;  // the edge unit's collectives are the ones nothing hides
+  return {unit, experts, ChunkAmaxReduce(vs, backward)};
 }
 
 double PassWork::TotalFlops() const {
@@ -1298,6 +1299,7 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
   const double mtp_params =
       mtp == 0 ? 0.0 : mtp * mtp_layer.params_per_gpu + (md.MtpParameters() - mtp * md.LayerParameters(md.layers - 1)) / t;
   for (const LayerWork& k : w.kinds) {
+    if (k.params_per_gpu > w.layer_params_per_gpu) w.layer_expert_params_per_gpu = k.expert_params_per_gpu;
     w.layer_params_per_gpu = std::max(w.layer_params_per_gpu, k.params_per_gpu);
     w.layer_trainable_params_per_gpu = std::max(w.layer_trainable_params_per_gpu, k.trainable_params_per_gpu);
   }
@@ -1351,21 +1353,30 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
       case DataSharding::kFull:
         break;
     }
-    if (!lora && experts > 0 && p.expert_data() > 1) {
-      rs.expert_grad_reduce_bytes = experts * p.grad_reduce_bytes;
-      if (mode == DataSharding::kOptimizer) rs.expert_param_gather_bytes = experts * kAct;
+    // The routed experts' gradients: reduced once per step over expert-DP
+    // (all-reduce, or the distributed optimizer's reduce-scatter and gather),
+    // or per micro batch in the layers' backward under ZeRO-2 and FSDP,
+    // whose step gathers ZeRO-2's updated shards alone.
+    const double expert_trainable = lora ? 0 : experts;
+    if (expert_trainable > 0 && p.expert_data() > 1) {
+      if (mode == DataSharding::kNone || mode == DataSharding::kOptimizer) rs.expert_grad_reduce_bytes = expert_trainable * p.grad_reduce_bytes;
+      if (mode == DataSharding::kOptimizer || mode == DataSharding::kGradients) rs.expert_param_gather_bytes = expert_trainable * kAct;
     }
-    if (replicated_shards) rs.grad_replica_reduce_bytes = grads / G;
+    if (replicated_shards) {
+      rs.grad_replica_reduce_bytes = grads / G;
+      if (mode == DataSharding::kGradients || mode == DataSharding::kFull) rs.grad_replica_reduce_bytes += expert_trainable * p.grad_reduce_bytes / G_expert;
+    }
     // Adam: read the fp32 gradient (4), read and write its state (master and
     // two moments: 2 x 12 B in fp32, FrameworkProfile::optimizer_state_bytes),
     // write the 16-bit parameter (2); plus the grad-norm read and zeroing the
     // main-grad buffer over the full local shard (ZeRO-2 and FSDP keep only
     // their shard of the gradients). The experts' state is sharded over expert-DP.
-    const double expert_trainable = lora ? 0 : experts;
+    const bool grads_sharded = mode == DataSharding::kGradients || mode == DataSharding::kFull;
     const double shard = mode == DataSharding::kNone ? dense_trainable : dense_trainable / G;
-    const double grad_buffer = mode == DataSharding::kGradients || mode == DataSharding::kFull ? shard : dense_trainable;
+    const double grad_buffer = grads_sharded ? shard : dense_trainable;
+    const double expert_grad_buffer = grads_sharded ? expert_trainable / G_expert : expert_trainable;
     const double per_param = 4.0 + 2 * sc.framework.optimizer_state_bytes + kAct;
-    rs.optimizer_bytes = shard * per_param + grad_buffer * (4.0 + 4.0) + expert_trainable / G_expert * per_param + expert_trainable * 8.0;
+    rs.optimizer_bytes = shard * per_param + grad_buffer * (4.0 + 4.0) + expert_trainable / G_expert * per_param + expert_grad_buffer * 8.0;
   }
 
   // ZeRO-2 and FSDP, per micro batch: each layer's gradients are
@@ -1376,26 +1387,49 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
   // prefetched behind the current layer's compute (FSDP2's implicit
   // prefetch; torchtitan wraps each transformer block). Added after the
   // recompute pass was copied: the backward's gather serves the recompute.
+  // A layer's routed experts are sharded over the ranks holding the same
+  // experts (CommGroup::kExpertShard: torchtitan's FSDP of the experts over
+  // its expert-DP mesh, Megatron FSDP's expert data-parallel group), the
+  // rest of it over the shard group: two collectives each way, in their groups.
   const bool reduce_per_microbatch = mode == DataSharding::kGradients || mode == DataSharding::kFull;
-  if (passes && reduce_per_microbatch && G > 1) {
-    w.shard_unit_reduce = Comm("shard gradient reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kShard, 0, true);
-    w.shard_unit_gather = Comm("shard parameter all-gather", CollectiveKind::kAllGather, CommGroup::kShard, 0, true);
+  if (passes && reduce_per_microbatch && (G > 1 || G_expert > 1)) {
     // A unit's weights as held (BaseWeightBytes), and a LoRA layer's 16-bit adapters beside them.
     const auto unit_gather_bytes = [&](double params, double trainable) {
       return params * BaseWeightBytes(sc) + (lora ? trainable * kAct : 0.0);
     };
+    // The collectives of one unit with `params` of which `experts` are routed experts' (frozen under LoRA).
+    const auto unit_comms = [&](double params, double trainable, double experts) {
+      const double expert_trainable = lora ? 0 : experts;
+      ShardUnitComms u;
+      if (G > 1) {
+        u.reduce = Comm("shard gradient reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kShard,
+                        (trainable - expert_trainable) * p.grad_reduce_bytes, true);
+        if (mode == DataSharding::kFull) {
+          u.gather = Comm("shard parameter all-gather", CollectiveKind::kAllGather, CommGroup::kShard,
+                          unit_gather_bytes(params - experts, trainable - expert_trainable), true);
+        }
+      }
+      if (G_expert > 1 && experts > 0) {
+        u.expert_reduce = Comm("expert shard gradient reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kExpertShard,
+                               expert_trainable * p.grad_reduce_bytes, true);
+        if (mode == DataSharding::kFull) {
+          u.expert_gather = Comm("expert shard parameter all-gather", CollectiveKind::kAllGather, CommGroup::kExpertShard,
+                                 unit_gather_bytes(experts, 0), true);
+        }
+      }
+      return u;
+    };
     for (LayerWork& k : w.kinds) {
-      CommOp reduce = w.shard_unit_reduce, gather = w.shard_unit_gather;
-      reduce.bytes = k.trainable_params_per_gpu * p.grad_reduce_bytes;
-      gather.bytes = unit_gather_bytes(k.params_per_gpu, k.trainable_params_per_gpu);
-      k.backward.comms.push_back(reduce);
-      if (mode == DataSharding::kFull) {
-        k.forward.comms.push_back(gather);
-        k.backward.comms.push_back(gather);
+      const ShardUnitComms u = unit_comms(k.params_per_gpu, k.trainable_params_per_gpu, k.expert_params_per_gpu);
+      for (const CommOp* c : {&u.reduce, &u.expert_reduce, &u.gather, &u.expert_gather}) {
+        if (c->bytes <= 0) continue;
+        if (c->kind == CollectiveKind::kAllGather) k.forward.comms.push_back(*c);
+        k.backward.comms.push_back(*c);
       }
     }
-    w.shard_unit_reduce.bytes = w.layer_trainable_params_per_gpu * p.grad_reduce_bytes;
-    if (mode == DataSharding::kFull) w.shard_unit_gather.bytes = unit_gather_bytes(w.layer_params_per_gpu, w.layer_trainable_params_per_gpu);
+    w.shard_unit = unit_comms(w.layer_params_per_gpu, w.layer_trainable_params_per_gpu, w.layer_expert_params_per_gpu);
+  }
+  if (passes && reduce_per_microbatch && G > 1) {
     if (!lora) {
       w.embedding_backward.comms.push_back(Comm("shard embedding gradient reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kShard,
                                                 emb * p.grad_reduce_bytes, true));

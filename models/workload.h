@@ -135,6 +135,15 @@ struct PassWork {
   double TotalFlops() const;
 };
 
+// The per-layer collectives of one sharded unit (ZeRO-2's gradient
+// reduce-scatter, FSDP's gathers too): the layer's own parameters in the
+// shard group (kShard), its routed experts' in the expert shard group
+// (kExpertShard). A collective the unit does not have has no bytes.
+struct ShardUnitComms {
+  CommOp gather, reduce;                // kShard
+  CommOp expert_gather, expert_reduce;  // kExpertShard
+};
+
 // What one GPU of a pipeline rank holds and moves once per step.
 // The once-per-step data-parallel collectives by parallelism.data_sharding:
 //   none       gradient all-reduce over the replicas (kData)
@@ -146,7 +155,8 @@ struct PassWork {
 // shard across the shard groups (kShardReplica).
 // The routed experts' parameters are held by the expert-DP ranks
 // (kExpertData) instead: their gradients are reduced, and with the distributed
-// optimizer their state sharded, over that group.
+// optimizer their state sharded, over that group; ZeRO-2 and FSDP shard them
+// over kExpertShard, in the layers' passes as the rest.
 struct RankState {
   double params_per_gpu = 0;            // everything, experts included
   double trainable_params_per_gpu = 0;  // params_per_gpu, or the LoRA adapters' alone
@@ -157,7 +167,7 @@ struct RankState {
   double grad_replica_reduce_bytes = 0;  // HSDP: the gradient shard all-reduced across shard groups
   double param_gather_bytes = 0;  // DP parameter all-gather per step (kShard; distributed optimizer, ZeRO-2)
   double expert_grad_reduce_bytes = 0;   // over kExpertData, grad_reduce_kind
-  double expert_param_gather_bytes = 0;  // over kExpertData (distributed optimizer)
+  double expert_param_gather_bytes = 0;  // over kExpertData (distributed optimizer) or kExpertShard (ZeRO-2)
   double optimizer_bytes = 0;     // HBM traffic of the optimizer step
   // Chunk 0's part of params_per_gpu: with per-chunk DP syncs, the chunk
   // whose gradients reduce last and whose parameters are gathered first.
@@ -223,12 +233,11 @@ struct Workload {
   const RankState& LargestRank() const;  // the rank holding the most parameters
   double cp_exchange_bytes_per_layer = 0;  // K/V ring exchange per layer, forward
   // Sharded data parallel, per micro batch and virtual stage: the unit
-  // (one layer, as torchtitan and Megatron FSDP wrap) whose collective
+  // (one layer, as torchtitan and Megatron FSDP wrap) whose collectives
   // nothing hides: FSDP's gather of the first unit before its forward, the
   // reduce-scatter of the last unit's gradients after its backward (ZeRO-2
   // and FSDP). Bytes 0 when the mode has none.
-  CommOp shard_unit_gather;
-  CommOp shard_unit_reduce;
+  ShardUnitComms shard_unit;
   // Delayed fp8 scaling with FrameworkProfile::fp8_amax_reduction: per micro
   // batch and virtual stage, one blocking all-reduce (max) over the
   // reduction group (the stage's ranks, CommGroup::kStage, or the TP group)
@@ -239,13 +248,15 @@ struct Workload {
   // That all-reduce after virtual stage vs's forward (or backward), sized by its layers.
   CommOp ChunkAmaxReduce(int vs, bool backward) const;
   // What virtual stage vs adds once per micro batch to its forward (or backward) beside its
-  // layers' passes, with nothing to hide behind: the sharded edge unit's collective
-  // (shard_unit_gather, shard_unit_reduce) and the amax all-reduce (ChunkAmaxReduce). A
+  // layers' passes, with nothing to hide behind: the sharded edge unit's collectives
+  // (shard_unit) and the amax all-reduce (ChunkAmaxReduce). A
   // collective a scenario does not have has no bytes. The step costs and --operators read it.
-  std::array<CommOp, 2> ChunkCollectives(int vs, bool backward) const;
+  std::array<CommOp, 3> ChunkCollectives(int vs, bool backward) const;
   // Per layer, on one GPU (after TP), the largest kind: what FSDP gathers and
-  // keeps in flight, and the trainable parameters whose gradients it reduces.
+  // keeps in flight (its routed experts' part apart: sharded over their own
+  // group), and the trainable parameters whose gradients it reduces.
   double layer_params_per_gpu = 0;
+  double layer_expert_params_per_gpu = 0;
   double layer_trainable_params_per_gpu = 0;
 
   // FLOPs of the whole step over all GPUs by Megatron-LM's

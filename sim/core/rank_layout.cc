@@ -28,6 +28,7 @@ std::string ToString(CommGroup g) {
     case CommGroup::kExpert: return "ep";
     case CommGroup::kExpertTensor: return "etp";
     case CommGroup::kExpertData: return "edp";
+    case CommGroup::kExpertShard: return "eshard";
     case CommGroup::kStage: return "stage";
   }
   return "?";
@@ -128,6 +129,10 @@ GroupSpan RankLayout::Span(CommGroup group) const {
     case CommGroup::kExpertTensor: return SlowestSpan(s.expert_tensor, 1);
     case CommGroup::kExpertData:
       return SlowestSpan(s.tensor * s.context * s.data / std::max(1, s.expert * s.expert_tensor), s.expert * s.expert_tensor);
+    case CommGroup::kExpertShard: {
+      const int expert_data = s.tensor * s.context * s.data / std::max(1, s.expert * s.expert_tensor);
+      return SlowestSpan(std::max(1, expert_data / std::max(1, s.data * s.context / shard_ranks())), s.expert * s.expert_tensor);
+    }
     case CommGroup::kStage: return SlowestSpan(s.tensor * s.context * s.data, 1);
   }
   return {};

@@ -18,10 +18,13 @@ enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kSendRecv, k
 // spans (consecutive ones); kShardReplica: the shard groups holding the same
 // shard (HSDP's replicate dimension). Without HSDP kShard is kData.
 // kExpert: the EP group the token all-to-all runs in; kExpertTensor: ETP;
-// kExpertData: the ranks holding the same experts (their gradients' group).
+// kExpertData: the ranks holding the same experts (their gradients' group);
+// kExpertShard: those of them one shard of the experts' sharded state spans
+// (ZeRO-2 / FSDP; kExpertData but for HSDP, whose replicas split it as they
+// split kData, so the replicas of an expert shard are kShardReplica's members).
 // kStage: every rank of one pipeline stage (TP x CP x DP; Megatron-Core's
 // fp8 amax reduction group, get_amax_reduction_group(with_context_parallel)).
-enum class CommGroup { kTensor, kContext, kData, kPipeline, kShard, kShardReplica, kExpert, kExpertTensor, kExpertData, kStage };
+enum class CommGroup { kTensor, kContext, kData, kPipeline, kShard, kShardReplica, kExpert, kExpertTensor, kExpertData, kExpertShard, kStage };
 std::string ToString(CollectiveKind k);
 std::string ToString(CommGroup g);
 

@@ -197,9 +197,6 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
       return fail("training.finetune", "LoRA on multi-head latent attention (the latent down- and up-projections) is not modelled; "
                                        "use method: full");
     }
-    if (par.data_sharding == DataSharding::kGradients || par.data_sharding == DataSharding::kFull) {
-      return fail("parallelism.data_sharding", "ZeRO-2 / FSDP of a mixture of experts is not modelled; use data_sharding: optimizer (Megatron-Core's distributed optimizer) or none");
-    }
     if (par.tensor > 1 && !par.sequence_parallel) {
       return fail("parallelism.sequence_parallel", "a mixture of experts with tensor parallelism needs sequence_parallel (Megatron-Core requires it)");
     }

@@ -220,7 +220,9 @@ CommOp ExpertGradientReduce(const Scenario& s, const RankState& state) {
 }
 
 CommOp ExpertParamGather(const Scenario& s, const RankState& state) {
-  return CommOp{"expert parameter all-gather", CollectiveKind::kAllGather, CommGroup::kExpertData, state.expert_param_gather_bytes,
+  // ZeRO-2's shards span the expert shard group (HSDP's replicas hold copies); the distributed optimizer's all of expert-DP.
+  const CommGroup group = s.parallelism.data_sharding == DataSharding::kGradients ? CommGroup::kExpertShard : CommGroup::kExpertData;
+  return CommOp{"expert parameter all-gather", CollectiveKind::kAllGather, group, state.expert_param_gather_bytes,
                 s.parallelism.overlap_param_gather, ""};
 }
 

@@ -135,7 +135,8 @@ double AllToAllTime(const Scenario& s, const PassWork& pass);
 
 // The routed experts' once-per-step collectives over expert-DP (Megatron-Core's
 // expert data-parallel group): the gradient reduction (a reduce-scatter with the
-// distributed optimizer) and the parameter all-gather after the optimizer step.
+// distributed optimizer; none under ZeRO-2 and FSDP, which reduce per layer) and
+// the parameter all-gather after the optimizer step (ZeRO-2's in the expert shard group).
 CommOp ExpertGradientReduce(const Scenario& s, const RankState& state);
 CommOp ExpertParamGather(const Scenario& s, const RankState& state);
 

@@ -120,12 +120,12 @@ TEST(StepCostsTest, FsdpGathersPerLayerBehindTheLayersCompute) {
   const Workload w = BuildWorkload(fsdp);
   const GpuProfile& g = fsdp.node.gpu;
   const double fc = PassComputeTime(w.layer(0).forward, g, fsdp.training.precision, false);
-  const double gather_s = CollectiveTime(fsdp, w.shard_unit_gather);
-  const double reduce_s = CollectiveTime(fsdp, w.shard_unit_reduce);
+  const double gather_s = CollectiveTime(fsdp, w.shard_unit.gather);
+  const double reduce_s = CollectiveTime(fsdp, w.shard_unit.reduce);
   ASSERT_GT(gather_s, 0);
   ASSERT_GT(reduce_s, 0);
-  EXPECT_DOUBLE_EQ(w.shard_unit_gather.bytes, fsdp.model.LayerParameters(0) * 2);  // bf16 weights of one layer
-  EXPECT_DOUBLE_EQ(w.shard_unit_reduce.bytes, fsdp.model.LayerParameters(0) * 4);  // fp32 gradient reduction
+  EXPECT_DOUBLE_EQ(w.shard_unit.gather.bytes, fsdp.model.LayerParameters(0) * 2);  // bf16 weights of one layer
+  EXPECT_DOUBLE_EQ(w.shard_unit.reduce.bytes, fsdp.model.LayerParameters(0) * 4);  // fp32 gradient reduction
   const double nccl = OverlapSlowdown(fsdp, CommEngine::kNccl);
   const double fwd_extra = ExposedCommTime(fsdp, w.layer(0).forward, fc) - ExposedCommTime(zero1, BuildWorkload(zero1).layer(0).forward, fc);
   EXPECT_NEAR(fwd_extra, std::max(0.0, gather_s - fc) + std::min(gather_s, fc) * nccl, 1e-12);
@@ -178,7 +178,7 @@ TEST(StepCostsTest, FsdpGathersPerLayerBehindTheLayersCompute) {
                                  "training.recompute=full", "parallelism.data_sharding=full", "parallelism.sharding_group=8"});
   const StepCosts h = ComputeStepCosts(hsdp);
   EXPECT_GT(h.grad_reduce_s, 0.0);
-  EXPECT_LT(CollectiveTime(hsdp, BuildWorkload(hsdp).shard_unit_gather), gather_s);
+  EXPECT_LT(CollectiveTime(hsdp, BuildWorkload(hsdp).shard_unit.gather), gather_s);
   // LoRA under fp8: the frozen base is gathered as it is held (its fp8 copy,
   // as the memory counts it), the 16-bit adapters beside it.
   std::vector<std::string> lora_sets = base;
@@ -186,7 +186,7 @@ TEST(StepCostsTest, FsdpGathersPerLayerBehindTheLayersCompute) {
   const Scenario lora = H100Tp8(lora_sets);
   const Workload lw = BuildWorkload(lora);
   EXPECT_DOUBLE_EQ(BaseWeightBytes(lora), 1.0);
-  EXPECT_DOUBLE_EQ(lw.shard_unit_gather.bytes, lora.model.LayerParameters(0) * 1 + LoraLayerParameters(lora.model, lora.training.finetune) * 2);
+  EXPECT_DOUBLE_EQ(lw.shard_unit.gather.bytes, lora.model.LayerParameters(0) * 1 + LoraLayerParameters(lora.model, lora.training.finetune) * 2);
 }
 
 // Delayed fp8 scaling (Transformer Engine's DelayedScaling with reduce_amax):

@@ -258,7 +258,7 @@ class DesRun {
     }
   }
 
-  // ZeRO-2's and FSDP's per-layer collectives in the shard group (each
+  // ZeRO-2's and FSDP's per-layer collectives in the shard group and the expert shard group (each
   // layer's gradient reduce-scatter; FSDP's parameter gathers, prefetched a
   // layer ahead): flows from the pass's start, on the NICs beside the
   // pipeline's and the other data-parallel traffic, waited for after its
@@ -501,6 +501,7 @@ class DesRun {
         if (first_of_chunk) prefetch(op.chunk);
         Flows cp = StartLayerFlows(st, op.chunk, true, CommGroup::kContext);
         Flows shard = StartLayerFlows(st, op.chunk, true, CommGroup::kShard);
+        Absorb(shard, StartLayerFlows(st, op.chunk, true, CommGroup::kExpertShard));
         const double t0 = Now();
         // An overlapped parameter gather holds NCCL's SMs during a chunk's
         // first forward, for as long as gathers still run.
@@ -540,6 +541,7 @@ class DesRun {
         }
         Flows cp = StartLayerFlows(st, op.chunk, false, CommGroup::kContext);
         Flows shard = StartLayerFlows(st, op.chunk, false, CommGroup::kShard);
+        Absorb(shard, StartLayerFlows(st, op.chunk, false, CommGroup::kExpertShard));
         const double t0 = Now();
         Flows a2a = p_.moe_a2a_overlap ? StartLayerFlows(st, op.chunk, false, CommGroup::kExpert) : Flows{};
         const double contention = std::min(std::max(0.0, grads_busy_until - Now()), chunk.backward_compute_s) * nccl_slowdown_;

@@ -189,8 +189,6 @@ std::vector<PlanDimension> MakeDimensions() {
                },
                [](const PlanConfig& c, const SearchContext& x) {
                  if (long(c.data) * c.context <= 1) return std::vector<int>{int(x.base->parallelism.data_sharding)};
-                 // ZeRO-2 / FSDP of a mixture of experts is not modelled (sim/core/scenario.cc).
-                 if (x.base->model.moe.enabled()) return std::vector<int>{int(DataSharding::kOptimizer)};
                  return std::vector<int>{int(DataSharding::kOptimizer), int(DataSharding::kGradients), int(DataSharding::kFull)};
                }});
   return d;
