@@ -80,9 +80,9 @@ double LayerActivationBytes(const Scenario& sc, const LayerKind& kind, Recompute
   if (kind.moe) {
     const double copies = m.moe.top_k * ExpertLoadFactor(sc), etp = p.expert_tensor;
     const double for_probs = sc.framework.moe_probs_on_fc2_input ? 4.0 : 2 * h;
-    // Under LoRA the experts are frozen (never adapted: CheckParallelism): their GEMMs keep no input.
-    const double expert_in = wgrad_input_bytes(/*target=*/false);
-    experts = copies * (expert_in * h * etp + mlp(double(m.moe.ffn_hidden), expert_in) + for_probs) / (p.sequence_parallel ? t : 1) +
+    // Under LoRA the frozen experts' GEMMs keep their 16-bit inputs only for adapters beside them.
+    experts = copies * (wgrad_input_bytes(adapted.fc1) * h * etp + mlp(double(m.moe.ffn_hidden), wgrad_input_bytes(adapted.fc2)) + for_probs) /
+                  (p.sequence_parallel ? t : 1) +
               4.0 * m.moe.experts / (p.sequence_parallel ? t : 1) /* router probabilities, fp32 */;
   }
   double scores = 0;  // per token: the unfused path keeps the s x s scores, softmax output, dropout mask
@@ -116,7 +116,7 @@ double LayerActivationBytes(const Scenario& sc, const LayerKind& kind, Recompute
         kept_experts = 0;
       } else if (kind.moe && (mods & kRecomputeMoeAct)) {
         // Each copy's fc2 input and clamped activation input: the checkpointed activation keeps neither.
-        kept_experts -= m.moe.top_k * ExpertLoadFactor(sc) * (in + clamped_copy) * m.moe.ffn_hidden / seq_shard;
+        kept_experts -= m.moe.top_k * ExpertLoadFactor(sc) * (wgrad_input_bytes(adapted.fc2) + clamped_copy) * m.moe.ffn_hidden / seq_shard;
       }
       return sb * (kept_outside / seq_shard + (kept_attn + kept_mlp + kept_scores) / t + kept_experts);
     }
@@ -221,12 +221,14 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain)
     // Base weights and LoRA adapters (16-bit); FSDP keeps its shard of each plus the units in flight.
     const bool full = mode == DataSharding::kFull;
     const double base = full ? sharded(params, all_experts, w.layer_params_per_gpu, w.layer_expert_params_per_gpu) : params;
-    const double adapter = adapters == 0 ? 0 : full ? adapters / G + units * w.layer_trainable_params_per_gpu : adapters;
+    const double trainable_experts = state.expert_trainable_params_per_gpu;  // the experts, or their adapters
+    const double adapter = adapters == 0 ? 0
+                           : full    ? sharded(adapters, trainable_experts, w.layer_trainable_params_per_gpu, w.layer_expert_trainable_params_per_gpu)
+                                     : adapters;
     m.weights_gib = (base * BaseWeightBytes(sc) + adapter * 2) / kGiB;
     const bool grads_sharded = mode == DataSharding::kGradients || mode == DataSharding::kFull;
-    const double trainable_experts = adapters > 0 ? 0 : all_experts;
     const double grads = grads_sharded ? sharded(trainable, trainable_experts, w.layer_trainable_params_per_gpu,
-                                                 adapters > 0 ? 0 : w.layer_expert_params_per_gpu)
+                                                 w.layer_expert_trainable_params_per_gpu)
                                        : trainable;
     // The gradient buffer holds the reduction's dtype: Megatron-Core DDP's
     // grad_dtype is fp32 only with grad_reduce_in_fp32, else the parameter's

@@ -152,7 +152,7 @@ TEST(MemoryModelTest, LoraKeepsGradientsAndAdamStateForTheAdaptersOnly) {
                               "parallelism.data_sharding=optimizer"});
   const double h = 8192, kv = 1024, f = 28672, r = 16;
   const double per_layer = r * (h + h + 2 * kv) + r * (h + h) + r * (h + 2 * f) + r * (f + h);
-  EXPECT_DOUBLE_EQ(LoraLayerParameters(s.model, s.training.finetune), per_layer);
+  EXPECT_DOUBLE_EQ(LoraLayerParameters(s.model, s.training.finetune, s.model.LayerAt(0)), per_layer);
   const double adapters = 80 * per_layer / 4;
   const MemoryReport m = Memory(s);
   const Workload w = BuildWorkload(s);

@@ -31,7 +31,7 @@ double LastBucketParams(const Workload& w, const Scenario& sc, double embedding_
   if (w.stages.pipeline() * w.stages.virtual_stages() == 1) add(head_params);
   for (int layer = chunk_layers - 1; layer >= 0; --layer) {
     const LayerWork& k = w.layer(layer);
-    add(k.trainable_params_per_gpu - (sc.training.finetune.lora() ? 0 : k.expert_params_per_gpu));
+    add(k.trainable_params_per_gpu - k.expert_trainable_params_per_gpu);
   }
   add(embedding_params);
   return fill > 0 ? fill : closed;
@@ -129,21 +129,49 @@ double BaseWeightBytes(const Scenario& sc) {
   return sc.training.finetune.lora() && IsLowPrecision(sc.training.precision) ? OperandBytes(sc.training.precision, sc.model.hidden) : 2;
 }
 
-double LoraParameters(const ModelSpec& m, const Finetune& f) { return m.layers * LoraLayerParameters(m, f); }
+namespace {
 
-double LoraLayerParameters(const ModelSpec& m, const Finetune& f) {
+// The adapters on one MLP of `ffn` (fc1 and fc2 as targeted).
+double LoraMlpParameters(const ModelSpec& m, const Finetune& f, double ffn) {
+  const double h = m.hidden, r = f.rank, fc1_out = (Gated(m.activation) ? 2 : 1) * ffn;
+  return (f.targets.fc1 ? r * (h + fc1_out) : 0.0) + (f.targets.fc2 ? r * (ffn + h) : 0.0);
+}
+
+// The adapters of every layer, a routed expert's counted `routed_copies` times per MoE layer.
+double LoraParametersCounting(const ModelSpec& m, const Finetune& f, double routed_copies) {
+  if (!f.lora()) return 0;
+  double p = 0;
+  for (int i = 0; i < m.layers; ++i) {
+    const LayerKind kind = m.LayerAt(i);
+    p += LoraLayerParameters(m, f, kind);
+    if (kind.moe) p -= (m.moe.experts - routed_copies) * LoraRoutedExpertParameters(m, f);
+  }
+  return p;
+}
+
+}  // namespace
+
+double LoraParameters(const ModelSpec& m, const Finetune& f) { return LoraParametersCounting(m, f, m.moe.experts); }
+
+double LoraActiveParameters(const ModelSpec& m, const Finetune& f) { return LoraParametersCounting(m, f, m.moe.top_k); }
+
+double LoraRoutedExpertParameters(const ModelSpec& m, const Finetune& f) {
+  return f.lora() && m.moe.enabled() ? LoraMlpParameters(m, f, m.moe.ffn_hidden) : 0.0;
+}
+
+double LoraLayerParameters(const ModelSpec& m, const Finetune& f, const LayerKind& kind) {
   if (!f.lora()) return 0;
   // Each adapter is rank x (the projection's inputs + its outputs): queries
   // are heads x head_dim wide, which need not be the hidden size (Gemma).
   const double h = m.hidden, q = double(m.heads) * m.head_dim(), kv = double(m.kv_dim()), o = m.attention_out_dim();
-  const double ff = m.ffn_hidden, r = f.rank;
-  const double fc1_out = (Gated(m.activation) ? 2 : 1) * ff;
+  const double r = f.rank;
   double p = 0;
   if (f.targets.qkv) p += r * (h + q + 2 * kv);
   if (f.targets.proj) p += r * (o + h);
-  if (f.targets.fc1) p += r * (h + fc1_out);
-  if (f.targets.fc2) p += r * (ff + h);
-  return p;
+  if (!kind.moe) return p + LoraMlpParameters(m, f, m.ffn_hidden);
+  // An MoE layer: the shared experts' MLP as a dense one, and one adapter pair per routed expert.
+  if (m.moe.shared_experts > 0) p += LoraMlpParameters(m, f, double(m.moe.shared_experts) * m.moe.ffn_hidden);
+  return p + m.moe.experts * LoraRoutedExpertParameters(m, f);
 }
 
 double ModelFlopsPerStep(const ModelSpec& m, const Training& t) {
@@ -153,7 +181,7 @@ double ModelFlopsPerStep(const ModelSpec& m, const Training& t) {
   // weight terms lose their weight gradient (a third).
   const double tokens = double(t.global_batch) * t.seq_len;
   const double core = 12.0 * tokens * AttendedKeysSum(m, m.layers, double(t.seq_len)) * m.hidden;
-  return full - (full - core) / 3 + 6.0 * tokens * LoraParameters(m, t.finetune);
+  return full - (full - core) / 3 + 6.0 * tokens * LoraActiveParameters(m, t.finetune);
 }
 
 namespace {
@@ -660,10 +688,10 @@ class LayerBuilder {
     TpIn(F, fc1);
     const double ffn_local = ffn / c_.t;
     F.ops.push_back(GemmOperator(fc1, T, (gated ? 2 : 1) * ffn_local, h, true));
-    Adapter(F, fc1, ft.targets.fc1 && prefix.empty(), true, h, (gated ? 2 : 1) * ffn_local);
+    Adapter(F, fc1, ft.targets.fc1, true, h, (gated ? 2 : 1) * ffn_local);
     AddActivation(F, prefix + ActivationName(), T * ffn_local, c_.cast_kernels);
     F.ops.push_back(GemmOperator(fc2, T, h, ffn_local, true));
-    Adapter(F, fc2, ft.targets.fc2 && prefix.empty(), false, ffn, h / c_.t);
+    Adapter(F, fc2, ft.targets.fc2, false, ffn, h / c_.t);
     TpOut(F, fc2);
     regions_.push_back({fc1, fc2});
   }
@@ -962,13 +990,16 @@ class LayerBuilder {
     const int expert_casts = GroupedCastKernels(c_.prec, c_.scaling, per_expert);
     F.ops.push_back(Mem("quantize (expert input)", c_.cast * expert_rows * h));
     F.ops.back().kernels = F.ops.back().cast_kernels = expert_casts;
+    const Finetune& ft = c_.sc.training.finetune;
     F.ops.push_back(GemmOperator("expert fc1", tokens_per_expert, (gated ? 2 : 1) * ffn_local, h, true, local_experts));
     F.ops.back().kernels = per_expert;
     F.ops.back().batch_streams = fw.grouped_gemm_streams;
+    ExpertAdapter(F, "expert fc1", ft.targets.fc1, expert_rows, h, (gated ? 2 : 1) * ffn_local);
     AddActivation(F, OpName("expert ") + ActivationName(), expert_rows * ffn_local, expert_casts);
     F.ops.push_back(GemmOperator("expert fc2", tokens_per_expert, h, ffn_local, true, local_experts));
     F.ops.back().kernels = per_expert;
     F.ops.back().batch_streams = fw.grouped_gemm_streams;
+    ExpertAdapter(F, "expert fc2", ft.targets.fc2, expert_rows, ffn_local, h);
     if (padded) F.ops.push_back(Move("moe fp8 unpadding", 2 * expert_rows_bytes));
     // fc2's bias, scaled by each copy's routing probability, where the
     // framework adds it outside the GEMM (FrameworkProfile::moe_expert_bias_*).
@@ -978,6 +1009,19 @@ class LayerBuilder {
       F.ops.back().backward_bytes = elems * fw.moe_expert_bias_backward_bytes;
       F.ops.back().kernels = per_expert * fw.moe_expert_bias_kernels;
     }
+  }
+
+  // LoRA beside a routed expert's projection: one adapter pair per local
+  // expert (Megatron-Bridge's GroupedExpertLinearAdapter, HF PEFT's per-expert
+  // adapters), A (in -> rank) and B (rank -> out) in 16-bit, each a grouped
+  // GEMM over the local experts' rows (torch grouped_mm: one kernel). Expert
+  // tensor parallelism is refused with them (CheckParallelism).
+  void ExpertAdapter(PassWork& F, const OpName& gemm, bool target, double expert_rows, double in, double out) {
+    if (!c_.lora || !target) return;
+    const double r = c_.sc.training.finetune.rank, local_experts = c_.sc.routed_experts_per_gpu();
+    if (c_.sc.training.finetune.dropout > 0) F.ops.push_back(Mem(gemm + " lora dropout", expert_rows * in * (2 * kAct + 1)));
+    F.ops.push_back(GemmOperator(gemm + " lora A", expert_rows / local_experts, r, in, false, local_experts));
+    F.ops.push_back(GemmOperator(gemm + " lora B", expert_rows / local_experts, out, r, false, local_experts));
   }
 
   // The host waits for the GPU (a device-to-host copy of the token counts)
@@ -1185,7 +1229,16 @@ class LayerBuilder {
       lw.expert_params_per_gpu = routed / (double(c_.p.expert) * c_.p.expert_tensor);
       lw.params_per_gpu = (md.LayerParameters(lw.kind) - routed - router) / c_.t + router + lw.expert_params_per_gpu;
     }
-    lw.trainable_params_per_gpu = c_.lora ? LoraLayerParameters(md, c_.sc.training.finetune) / c_.t : lw.params_per_gpu;
+    if (!c_.lora) {
+      lw.trainable_params_per_gpu = lw.params_per_gpu;
+      lw.expert_trainable_params_per_gpu = lw.expert_params_per_gpu;
+      return;
+    }
+    // The adapters: the attention's, the dense or shared MLP's split over TP; the routed experts' with their experts over EP.
+    const Finetune& ft = c_.sc.training.finetune;
+    const double routed_adapters = lw.kind.moe ? md.moe.experts * LoraRoutedExpertParameters(md, ft) : 0.0;
+    lw.expert_trainable_params_per_gpu = routed_adapters / c_.p.expert;
+    lw.trainable_params_per_gpu = (LoraLayerParameters(md, ft, lw.kind) - routed_adapters) / c_.t + lw.expert_trainable_params_per_gpu;
   }
 };
 
@@ -1300,6 +1353,7 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
       mtp == 0 ? 0.0 : mtp * mtp_layer.params_per_gpu + (md.MtpParameters() - mtp * md.LayerParameters(md.layers - 1)) / t;
   for (const LayerWork& k : w.kinds) {
     if (k.params_per_gpu > w.layer_params_per_gpu) w.layer_expert_params_per_gpu = k.expert_params_per_gpu;
+    if (k.trainable_params_per_gpu > w.layer_trainable_params_per_gpu) w.layer_expert_trainable_params_per_gpu = k.expert_trainable_params_per_gpu;
     w.layer_params_per_gpu = std::max(w.layer_params_per_gpu, k.params_per_gpu);
     w.layer_trainable_params_per_gpu = std::max(w.layer_trainable_params_per_gpu, k.trainable_params_per_gpu);
   }
@@ -1311,7 +1365,7 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
   w.rank_state.assign(size_t(P), {});
   for (int r = 0; r < P; ++r) {
     RankState& rs = w.rank_state[size_t(r)];
-    double layer_params = 0, layer_trainable = 0, experts = 0, first_chunk = 0;
+    double layer_params = 0, layer_trainable = 0, experts = 0, expert_trainable = 0, first_chunk = 0;
     for (int chunk = 0; chunk < w.stages.virtual_stages(); ++chunk) {
       const int vs = chunk * P + r;
       const std::span<const int> counts = w.KindCounts(vs);
@@ -1319,6 +1373,7 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
         layer_params += counts[k] * w.kinds[k].params_per_gpu;
         layer_trainable += counts[k] * w.kinds[k].trainable_params_per_gpu;
         experts += counts[k] * w.kinds[k].expert_params_per_gpu;
+        expert_trainable += counts[k] * w.kinds[k].expert_trainable_params_per_gpu;
       }
       if (chunk == 0) first_chunk = layer_params + (r == 0 ? emb : 0.0);
     }
@@ -1326,12 +1381,14 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
     rs.trainable_params_per_gpu = layer_trainable;
     if (r == P - 1) experts += mtp_expert_params;
     rs.expert_params_per_gpu = experts;
+    if (!lora) expert_trainable = experts;
+    rs.expert_trainable_params_per_gpu = expert_trainable;
     if (r == 0) rs.params_per_gpu += emb;
     if (r == P - 1 && !(P == 1 && md.tied_embeddings)) rs.params_per_gpu += head_params;
     if (r == P - 1) rs.params_per_gpu += mtp_params;
     rs.first_chunk_fraction = w.stages.virtual_stages() == 1 || rs.params_per_gpu <= 0 ? 1.0 : first_chunk / rs.params_per_gpu;
     if (!lora) rs.trainable_params_per_gpu = rs.params_per_gpu;
-    const double dense_trainable = rs.trainable_params_per_gpu - (lora ? 0 : experts);
+    const double dense_trainable = rs.trainable_params_per_gpu - expert_trainable;
     if (r == 0 && dense_trainable > 0 && p.overlap_grad_reduce &&
         (mode == DataSharding::kNone || mode == DataSharding::kOptimizer)) {
       rs.last_bucket_fraction = LastBucketParams(w, sc, lora ? 0.0 : emb, lora ? 0.0 : head_params + mtp_params - mtp_expert_params) / dense_trainable;
@@ -1357,7 +1414,6 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
     // (all-reduce, or the distributed optimizer's reduce-scatter and gather),
     // or per micro batch in the layers' backward under ZeRO-2 and FSDP,
     // whose step gathers ZeRO-2's updated shards alone.
-    const double expert_trainable = lora ? 0 : experts;
     if (expert_trainable > 0 && p.expert_data() > 1) {
       if (mode == DataSharding::kNone || mode == DataSharding::kOptimizer) rs.expert_grad_reduce_bytes = expert_trainable * p.grad_reduce_bytes;
       if (mode == DataSharding::kOptimizer || mode == DataSharding::kGradients) rs.expert_param_gather_bytes = expert_trainable * kAct;
@@ -1397,9 +1453,9 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
     const auto unit_gather_bytes = [&](double params, double trainable) {
       return params * BaseWeightBytes(sc) + (lora ? trainable * kAct : 0.0);
     };
-    // The collectives of one unit with `params` of which `experts` are routed experts' (frozen under LoRA).
-    const auto unit_comms = [&](double params, double trainable, double experts) {
-      const double expert_trainable = lora ? 0 : experts;
+    // The collectives of one unit with `params` of which `experts` are routed
+    // experts', and `trainable` of which `expert_trainable` (theirs, or their LoRA adapters).
+    const auto unit_comms = [&](double params, double trainable, double experts, double expert_trainable) {
       ShardUnitComms u;
       if (G > 1) {
         u.reduce = Comm("shard gradient reduce-scatter", CollectiveKind::kReduceScatter, CommGroup::kShard,
@@ -1414,20 +1470,21 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
                                expert_trainable * p.grad_reduce_bytes, true);
         if (mode == DataSharding::kFull) {
           u.expert_gather = Comm("expert shard parameter all-gather", CollectiveKind::kAllGather, CommGroup::kExpertShard,
-                                 unit_gather_bytes(experts, 0), true);
+                                 unit_gather_bytes(experts, expert_trainable), true);
         }
       }
       return u;
     };
     for (LayerWork& k : w.kinds) {
-      const ShardUnitComms u = unit_comms(k.params_per_gpu, k.trainable_params_per_gpu, k.expert_params_per_gpu);
+      const ShardUnitComms u = unit_comms(k.params_per_gpu, k.trainable_params_per_gpu, k.expert_params_per_gpu, k.expert_trainable_params_per_gpu);
       for (const CommOp* c : {&u.reduce, &u.expert_reduce, &u.gather, &u.expert_gather}) {
         if (c->bytes <= 0) continue;
         if (c->kind == CollectiveKind::kAllGather) k.forward.comms.push_back(*c);
         k.backward.comms.push_back(*c);
       }
     }
-    w.shard_unit = unit_comms(w.layer_params_per_gpu, w.layer_trainable_params_per_gpu, w.layer_expert_params_per_gpu);
+    w.shard_unit = unit_comms(w.layer_params_per_gpu, w.layer_trainable_params_per_gpu, w.layer_expert_params_per_gpu,
+                              w.layer_expert_trainable_params_per_gpu);
   }
   if (passes && reduce_per_microbatch && G > 1) {
     if (!lora) {

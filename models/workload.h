@@ -160,7 +160,8 @@ struct ShardUnitComms {
 struct RankState {
   double params_per_gpu = 0;            // everything, experts included
   double trainable_params_per_gpu = 0;  // params_per_gpu, or the LoRA adapters' alone
-  double expert_params_per_gpu = 0;     // the routed experts' part of params_per_gpu (and of the trainable ones)
+  double expert_params_per_gpu = 0;     // the routed experts' part of params_per_gpu
+  double expert_trainable_params_per_gpu = 0;  // the routed experts' part of the trainable ones (theirs, or their LoRA adapters)
   double grad_reduce_bytes = 0;   // DP gradient buffer per step (without the experts')
   CollectiveKind grad_reduce_kind = CollectiveKind::kAllReduce;
   CommGroup grad_reduce_group = CommGroup::kData;
@@ -201,6 +202,7 @@ struct LayerWork {
   double params_per_gpu = 0;             // after TP (attention, dense MLP) and EP x ETP (routed experts)
   double trainable_params_per_gpu = 0;   // params_per_gpu, or the LoRA adapters'
   double expert_params_per_gpu = 0;      // the routed experts' part of params_per_gpu
+  double expert_trainable_params_per_gpu = 0;  // the routed experts' part of the trainable ones (their LoRA adapters under LoRA)
   // Under delayed fp8 scaling with the amax reduction on (Workload::chunk_amax_reduce):
   // the amaxes one layer adds to its chunk's reductions, 4 B each: Transformer
   // Engine keeps 3 per fp8 GEMM in the forward (input, weight, output) and 2 in
@@ -258,6 +260,7 @@ struct Workload {
   double layer_params_per_gpu = 0;
   double layer_expert_params_per_gpu = 0;
   double layer_trainable_params_per_gpu = 0;
+  double layer_expert_trainable_params_per_gpu = 0;
 
   // FLOPs of the whole step over all GPUs by Megatron-LM's
   // num_floating_point_operations (recompute not counted).
@@ -294,10 +297,16 @@ Workload BuildWorkload(const Scenario& s, WorkloadParts parts = WorkloadParts::k
 void ResolvePartners(PassWork& pass);
 
 // Parameters of the LoRA adapters (A: in x rank, B: rank x out) on one
-// transformer layer's target projections, the whole layer (before TP).
-double LoraLayerParameters(const ModelSpec& m, const Finetune& f);
+// transformer layer's target projections, the whole layer (before TP): on an
+// MoE layer the shared experts' MLP and each routed expert's (one pair per expert).
+double LoraLayerParameters(const ModelSpec& m, const Finetune& f, const LayerKind& kind);
+// The adapters of one routed expert (fc1, fc2 as targeted); 0 without MoE.
+double LoraRoutedExpertParameters(const ModelSpec& m, const Finetune& f);
 // The adapters of every layer: what a LoRA run trains and checkpoints.
 double LoraParameters(const ModelSpec& m, const Finetune& f);
+// Those a token passes through: a routed expert's top_k times per MoE layer,
+// not experts times (model FLOPs, Megatron-Core's MoE convention).
+double LoraActiveParameters(const ModelSpec& m, const Finetune& f);
 
 // Bytes of one weight of a layer's base as a GPU holds it and FSDP gathers
 // it: a frozen LoRA base under fp8 is Transformer Engine's fp8 copy alone

@@ -526,17 +526,17 @@ TEST(WorkloadTest, LoraDropsTheBaseWeightGradients) {
   EXPECT_DOUBLE_EQ(gemm_flops(wb.layer(0).backward, false), 2 * gemm_flops(wb.layer(0).forward, false));
   // Adapters: forward 2 T r (in + out) per projection; backward twice that.
   const double T = 2048;  // tokens per micro batch (seq_len 2048, micro batch 1)
-  EXPECT_NEAR(gemm_flops(wl.layer(0).forward, true), 2 * T * LoraLayerParameters(lora.model, lora.training.finetune) / 4,
+  EXPECT_NEAR(gemm_flops(wl.layer(0).forward, true), 2 * T * LoraLayerParameters(lora.model, lora.training.finetune, lora.model.LayerAt(0)) / 4,
               1e-6 * gemm_flops(wl.layer(0).forward, true));
   EXPECT_DOUBLE_EQ(gemm_flops(wl.layer(0).backward, true), 2 * gemm_flops(wl.layer(0).forward, true));
   const RankState& r = wl.rank_state[0];
-  EXPECT_DOUBLE_EQ(r.trainable_params_per_gpu, 80 * LoraLayerParameters(lora.model, lora.training.finetune) / 4);
+  EXPECT_DOUBLE_EQ(r.trainable_params_per_gpu, 80 * LoraLayerParameters(lora.model, lora.training.finetune, lora.model.LayerAt(0)) / 4);
   EXPECT_DOUBLE_EQ(r.grad_reduce_bytes, r.trainable_params_per_gpu * lora.parallelism.grad_reduce_bytes);
   // Model FLOPs: 4 of 6 per weight and token, the attention core in full, 6 per adapter weight.
   const double tokens = 8.0 * 2048;
   const double core = 12.0 * tokens * 2048 * 80 * 8192;
   const double full = MegatronModelFlops(base.model, 8, 2048);
-  EXPECT_DOUBLE_EQ(wl.model_flops_per_step, full - (full - core) / 3 + 6 * tokens * 80 * LoraLayerParameters(lora.model, lora.training.finetune));
+  EXPECT_DOUBLE_EQ(wl.model_flops_per_step, full - (full - core) / 3 + 6 * tokens * 80 * LoraLayerParameters(lora.model, lora.training.finetune, lora.model.LayerAt(0)));
 }
 
 // Llama 2 70B LoRA (rank 16) on one H100 node, TP 4 with sequence
@@ -748,7 +748,7 @@ TEST(WorkloadTest, LoraParametersAreTheAdaptersTheWorkloadRuns) {
     for (const auto& o : w.layer(0).forward.ops) {
       if (o.cls == OpClass::kGemm && o.name.str().find("lora") != std::string::npos) adapter_flops += o.flops;
     }
-    EXPECT_NEAR(adapter_flops, 2 * 2048.0 * LoraLayerParameters(s.model, s.training.finetune), 1e-9 * adapter_flops) << model;
+    EXPECT_NEAR(adapter_flops, 2 * 2048.0 * LoraLayerParameters(s.model, s.training.finetune, s.model.LayerAt(0)), 1e-9 * adapter_flops) << model;
   }
 }
 

@@ -183,19 +183,16 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
       return fail("parallelism.expert", "expert x expert_tensor = " + str(folded) + " does not divide tensor x context x data = " +
                                             str(attention_ranks) + " (the GPUs of a pipeline stage)" + etp_from());
     }
-    // LoRA on the attention alone (the routed and shared experts, the router
-    // frozen with the rest of the base) is modelled; an adapter per routed
-    // expert is not, nor adapters on MLA's latent projections.
-    if (const Finetune& ft = s.training.finetune; ft.lora() && (ft.targets.fc1 || ft.targets.fc2)) {
+    // LoRA on the experts' MLP: one adapter pair per routed expert, beside
+    // its grouped GEMM on its own rows (models/workload.cc ExpertAdapter);
+    // split over expert tensor parallelism they would need collectives of
+    // their own (Megatron-Bridge gathers their rank and output over ETP), not modelled.
+    if (const Finetune& ft = s.training.finetune; ft.lora() && (ft.targets.fc1 || ft.targets.fc2) && par.expert_tensor > 1) {
       const bool framework_default = ft.targets == s.framework.lora_targets;
-      return fail("training.finetune", "LoRA adapters on a mixture of experts' MLP (target_modules fc1, fc2" +
-                                           std::string(framework_default ? ", as framework " + s.framework.name + "'s default" : "") +
-                                           ": one per routed expert) are not modelled; target_modules: [qkv, proj] adapts the attention "
-                                           "alone, or use method: full");
-    }
-    if (s.training.finetune.lora() && m.attention == AttentionKind::kMla) {
-      return fail("training.finetune", "LoRA on multi-head latent attention (the latent down- and up-projections) is not modelled; "
-                                       "use method: full");
+      return fail("parallelism.expert_tensor", "LoRA adapters on the routed experts (target_modules fc1, fc2" +
+                                                   std::string(framework_default ? ", as framework " + s.framework.name + "'s default" : "") +
+                                                   ") split over expert_tensor " + str(par.expert_tensor) + " are not modelled" + etp_from() +
+                                                   ": set parallelism.expert_tensor: 1, or target_modules: [qkv, proj]");
     }
     if (par.tensor > 1 && !par.sequence_parallel) {
       return fail("parallelism.sequence_parallel", "a mixture of experts with tensor parallelism needs sequence_parallel (Megatron-Core requires it)");

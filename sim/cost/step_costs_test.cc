@@ -186,7 +186,7 @@ TEST(StepCostsTest, FsdpGathersPerLayerBehindTheLayersCompute) {
   const Scenario lora = H100Tp8(lora_sets);
   const Workload lw = BuildWorkload(lora);
   EXPECT_DOUBLE_EQ(BaseWeightBytes(lora), 1.0);
-  EXPECT_DOUBLE_EQ(lw.shard_unit.gather.bytes, lora.model.LayerParameters(0) * 1 + LoraLayerParameters(lora.model, lora.training.finetune) * 2);
+  EXPECT_DOUBLE_EQ(lw.shard_unit.gather.bytes, lora.model.LayerParameters(0) * 1 + LoraLayerParameters(lora.model, lora.training.finetune, lora.model.LayerAt(0)) * 2);
 }
 
 // Delayed fp8 scaling (Transformer Engine's DelayedScaling with reduce_amax):
