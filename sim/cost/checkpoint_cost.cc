@@ -16,9 +16,10 @@ double CheckpointBytes(const Scenario& s) {
   return params * (s.checkpoint.contents == CheckpointContents::kWeights ? 2.0 : 14.0);
 }
 
-double RestoreBytes(const Scenario& s) {
-  const double base = s.training.finetune.lora() ? 2.0 * (s.model.TotalParameters(s.training.seq_len) + s.model.MtpParameters()) : 0.0;
-  return CheckpointBytes(s) + base;
+double RestoreBytes(const Scenario& s, bool checkpointed) {
+  const double model_bytes = 2.0 * (s.model.TotalParameters(s.training.seq_len) + s.model.MtpParameters());
+  if (!checkpointed) return s.training.finetune.method != FinetuneMethod::kNone ? model_bytes : 0.0;
+  return CheckpointBytes(s) + (s.training.finetune.lora() ? model_bytes : 0.0);
 }
 
 int CheckpointWriterGpus(const Scenario& s) {

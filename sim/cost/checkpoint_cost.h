@@ -15,7 +15,9 @@ double CheckpointBytes(const Scenario& s);
 
 // Bytes a restart after a failure reads back: the last checkpoint, and under
 // LoRA the frozen 16-bit base it adapts too (the processes that held it are gone).
-double RestoreBytes(const Scenario& s);
+// A run that writes no checkpoint restarts from its start: a fine-tuning run
+// reads its 16-bit base model again, a pre-training run from scratch nothing.
+double RestoreBytes(const Scenario& s, bool checkpointed = true);
 
 // GPUs that each copy to host memory and write a distinct part of the
 // checkpoint at the same time: every GPU. Megatron-Core's distributed

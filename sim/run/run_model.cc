@@ -84,7 +84,9 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
     }
     run.checkpoint_write_s = timing.checkpoint_write_s ? *timing.checkpoint_write_s
                                                        : s.storage->latency_s + run.checkpoint_bytes / CheckpointWriteBytesPerS(s);
-    run.restore_s = s.storage->latency_s + RestoreBytes(s) / CheckpointReadBytesPerS(s);
+    const bool checkpointed = s.checkpoint.every_steps > 0 && s.training.steps >= s.checkpoint.every_steps;
+    const double restore_bytes = RestoreBytes(s, checkpointed);
+    run.restore_s = restore_bytes > 0 ? s.storage->latency_s + restore_bytes / CheckpointReadBytesPerS(s) : 0.0;
     if (timing.checkpoint_stall_s) {
       run.checkpoint_stall_s = *timing.checkpoint_stall_s;
     } else {

@@ -244,6 +244,25 @@ TEST(RunModelTest, ExpectedSegmentTimeIsDalysExpectation) {
   EXPECT_NEAR(ExpectedSegmentTime(w, rr, m), w * (1 + (w / 2 + rr) / m), 1e-8 * w);  // second order: 3e-9 here
 }
 
+// A run that writes no checkpoint restarts from its start after a failure:
+// a pre-training run from scratch reads nothing back, a fine-tuning run its
+// 16-bit base model; one that checkpoints reads its last checkpoint.
+TEST(RunModelTest, WithoutCheckpointsARestartReadsOnlyTheStartingPoint) {
+  const auto restore_s = [](std::vector<std::string> sets) {
+    sets.push_back("failures.node_mtbf_hours=5000");
+    const SimulationResult r = Simulate(Ref70b(sets), SimulateOptions::At(Fidelity::kAnalytical));
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    return r.run.restore_s;
+  };
+  EXPECT_EQ(restore_s({"checkpoint.every_steps=0"}), 0);
+  EXPECT_EQ(restore_s({"checkpoint.every_steps=1000"}), 0);  // longer than the run's 500 steps: none written
+  const Scenario s = Ref70b();
+  const double base_s = s.storage->latency_s + 2 * s.model.TotalParameters(s.training.seq_len) / CheckpointReadBytesPerS(s);
+  EXPECT_NEAR(restore_s({"checkpoint.every_steps=0", "training.finetune.method=full"}), base_s, 1e-9 * base_s);
+  EXPECT_NEAR(restore_s({"checkpoint.every_steps=0", "training.finetune.method=lora"}), base_s, 1e-9 * base_s);
+  EXPECT_NEAR(restore_s({}), s.storage->latency_s + CheckpointBytes(s) / CheckpointReadBytesPerS(s), 1e-9);
+}
+
 // Failures about as frequent as a checkpoint interval: the run still ends,
 // at Daly's expectation, where the first-order model once said 13x longer
 // (or that it never ends).
