@@ -51,10 +51,12 @@ double LayerActivationBytes(const Scenario& sc, const LayerKind& kind, Recompute
   // A projection keeps its input only for its weight gradient. Under LoRA
   // the frozen one keeps none (Transformer Engine saves a Linear's input only
   // when its weight requires a gradient); its adapter, a 16-bit Megatron
-  // linear beside it, keeps the 16-bit input for its own.
+  // linear beside it, keeps the 16-bit input for its own, or with adapter
+  // dropout the dropped-out copy it read (16-bit) and the mask (1 byte).
   const LoraTargets& adapted = tr.finetune.targets;
   const bool lora = tr.finetune.lora();
-  auto wgrad_input_bytes = [&](bool target) { return !lora ? in : target ? 2.0 : 0.0; };
+  const double adapter_input = lora && tr.finetune.dropout > 0 ? 2.0 + 1.0 : 2.0;
+  auto wgrad_input_bytes = [&](bool target) { return !lora ? in : target ? adapter_input : 0.0; };
   const double qkv_in = wgrad_input_bytes(adapted.qkv) * h, fc1_in = wgrad_input_bytes(adapted.fc1) * h;
   const double fc2_in_bytes = wgrad_input_bytes(adapted.fc2);
   const double norm_inputs = (m.output_norms ? 4 : 2) * 2 * h;  // each norm keeps its 16-bit input
@@ -63,7 +65,9 @@ double LayerActivationBytes(const Scenario& sc, const LayerKind& kind, Recompute
   // kernel keeps in 16-bit for its own backward; an fp8 proj keeps a copy too.
   const bool flash = IsFused(tr.attention);
   const double proj_wgrad_in = wgrad_input_bytes(adapted.proj);
-  const double proj_in = flash ? (proj_wgrad_in < 2 ? 2 + proj_wgrad_in : 2.0) : proj_wgrad_in;
+  // (A 16-bit proj input without adapter dropout is O itself.)
+  const bool shares_o = proj_wgrad_in == 2.0;
+  const double proj_in = flash ? 2.0 + (shares_o ? 0.0 : proj_wgrad_in) : proj_wgrad_in;
   const double inside_attn = 2 * q /* Q */ + 4 * kv /* K, V */ + proj_in * o /* proj input */;
   // A clamp in passes of its own keeps the clamped copy of the activation's input too.
   const double clamped_copy = ClampsActivationApart(sc) ? 4.0 : 0.0;

@@ -1035,6 +1035,53 @@ TEST(MoeLoraTest, AttentionAdaptersFreezeTheExperts) {
   auto mla = Parse(kDeepSeekV3, lora);
   ASSERT_FALSE(mla.ok());
   EXPECT_NE(mla.error().message.find("MLA attention"), std::string::npos) << mla.error().ToString();
+  EXPECT_EQ(mla.error().key, "training.finetune.target_modules") << mla.error().ToString();
+}
+
+// What a LoRA run on a mixture of experts is checked for and reports: a
+// rank beyond an expert's width is bad input; Mixtral's Hugging Face expert
+// names (w1, w3, w2) name fc1 and fc2; the MTP module's layer is adapted as
+// the last layer is; the result carries the trainable count; FSDP does not
+// gather a frozen embedding for a backward it does not have; an EP group of
+// one sends no all-to-all.
+TEST(MoeLoraTest, RankNamesMtpAndWhatTheRunCarries) {
+  auto wide = Parse(kDeepSeekV3, {"training.finetune.method=lora", "training.finetune.target_modules=[fc1, fc2]", "training.finetune.rank=4096"});
+  ASSERT_FALSE(wide.ok());
+  EXPECT_EQ(wide.error().key, "training.finetune.rank");
+  EXPECT_NE(wide.error().message.find("moe_ffn_hidden 2048"), std::string::npos) << wide.error().ToString();
+  EXPECT_TRUE(Parse(kDeepSeekV3, {"training.finetune.method=lora", "training.finetune.target_modules=[fc1, fc2]", "training.finetune.rank=2048"}).ok());
+  const Scenario hf = Make(kMixtral, {"training.finetune.method=lora", "training.finetune.target_modules=[w1, w2, w3]"});
+  EXPECT_TRUE(hf.training.finetune.targets.fc1 && hf.training.finetune.targets.fc2 && !hf.training.finetune.targets.qkv);
+  EXPECT_FALSE(Parse(kMixtral, {"training.finetune.method=lora", "training.finetune.target_modules=[w1, w2]"}).ok());  // w3 is fc1's other half
+  const std::vector<std::string> ds_lora = {"training.finetune.method=lora", "training.finetune.target_modules=[fc1, fc2]"};
+  // The same stages with and without it (the balanced default would count the module as a layer).
+  std::vector<std::string> with_mtp = ds_lora, without_mtp = ds_lora;
+  with_mtp.push_back("model.mtp_layers=1");
+  with_mtp.push_back("parallelism.pipeline_layout=Et|(tt|)*30mL");
+  without_mtp.push_back("parallelism.pipeline_layout=Et|(tt|)*30L");
+  const Scenario d0 = Make(kDeepSeekV3, without_mtp), d1 = Make(kDeepSeekV3, with_mtp);
+  const Finetune& f = d0.training.finetune;
+  EXPECT_DOUBLE_EQ(LoraParameters(d1.model, f) - LoraParameters(d0.model, f), LoraLayerParameters(d0.model, f, d0.model.LayerAt(60)));
+  const Workload w0 = BuildWorkload(d0), w1 = BuildWorkload(d1);
+  EXPECT_NEAR(w1.rank_state.back().trainable_params_per_gpu - w0.rank_state.back().trainable_params_per_gpu,
+              w0.layer(60).trainable_params_per_gpu, 1e-6);
+  const SimulationResult r = Simulate(d1, SimulateOptions::At(Fidelity::kAnalytical));
+  EXPECT_DOUBLE_EQ(r.model.trainable_parameters, LoraParameters(d1.model, f));
+  const SimulationResult full = Simulate(Make(kMixtral), SimulateOptions::At(Fidelity::kAnalytical));
+  EXPECT_DOUBLE_EQ(full.model.trainable_parameters, full.model.parameters);
+  // FSDP: the frozen embedding is gathered for its forward alone.
+  const Workload fsdp = BuildWorkload(Make(kMixtral, {"parallelism.data_sharding=full", "training.finetune.method=lora"}));
+  EXPECT_EQ(FindComm(fsdp.embedding_backward, "shard parameter all-gather"), nullptr);
+  EXPECT_NE(FindComm(fsdp.embedding_forward, "shard parameter all-gather"), nullptr);
+  // EP 1: every expert local, no token all-to-all.
+  const Workload ep1 = BuildWorkload(Make(kMixtral, {"parallelism.expert=1"}));
+  EXPECT_EQ(FindComm(ep1.layer(0).forward, "moe dispatch all-to-all"), nullptr);
+  EXPECT_EQ(FindComm(ep1.layer(0).forward, "moe combine all-to-all"), nullptr);
+  EXPECT_EQ(FindComm(ep1.layer(0).backward, "moe dispatch all-to-all backward"), nullptr);
+  // Adapter dropout keeps each adapter's dropped-out input and its mask.
+  const Scenario dropped = Make(kMixtral, {"training.finetune.method=lora", "training.finetune.dropout=0.1"});
+  const Scenario plain = Make(kMixtral, {"training.finetune.method=lora"});
+  EXPECT_GT(EstimateMemory(dropped, BuildWorkload(dropped)).activations_gib, EstimateMemory(plain, BuildWorkload(plain)).activations_gib);
 }
 
 // LoRA on the experts' MLP (target_modules fc1, fc2): one adapter pair per

@@ -137,16 +137,17 @@ double LoraMlpParameters(const ModelSpec& m, const Finetune& f, double ffn) {
   return (f.targets.fc1 ? r * (h + fc1_out) : 0.0) + (f.targets.fc2 ? r * (ffn + h) : 0.0);
 }
 
-// The adapters of every layer, a routed expert's counted `routed_copies` times per MoE layer.
+// The adapters of every layer, a routed expert's counted `routed_copies`
+// times per MoE layer; each multi-token-prediction module's layer is one
+// more of the last layer's kind, adapted as it is.
 double LoraParametersCounting(const ModelSpec& m, const Finetune& f, double routed_copies) {
   if (!f.lora()) return 0;
+  const auto layer = [&](const LayerKind& kind) {
+    return LoraLayerParameters(m, f, kind) - (kind.moe ? (m.moe.experts - routed_copies) * LoraRoutedExpertParameters(m, f) : 0.0);
+  };
   double p = 0;
-  for (int i = 0; i < m.layers; ++i) {
-    const LayerKind kind = m.LayerAt(i);
-    p += LoraLayerParameters(m, f, kind);
-    if (kind.moe) p -= (m.moe.experts - routed_copies) * LoraRoutedExpertParameters(m, f);
-  }
-  return p;
+  for (int i = 0; i < m.layers; ++i) p += layer(m.LayerAt(i));
+  return p + std::max(0, m.mtp_layers.value_or(0)) * layer(m.LayerAt(m.layers - 1));
 }
 
 }  // namespace
@@ -846,14 +847,16 @@ class LayerBuilder {
     // "we do not support fp8 dispatch"; NVIDIA's DeepSeek-V3 GB200 guide found
     // DeepEP's fp8 dispatch's saving offset by the kernels that re-quantize).
     const double dispatch_bytes = T_moe * k * h * kAct * load;
+    // An EP group of one sends nothing: its tokens' experts are all local.
+    const bool across_ep = c_.p.expert > 1;
     const CommOp dispatch = TokenDispatch("moe dispatch all-to-all", dispatch_bytes);
-    F.comms.push_back(dispatch);
+    if (across_ep) F.comms.push_back(dispatch);
     // The all-to-all dispatcher sends each copy's routing probability (fp32)
     // in an all-to-all of its own after the tokens' (token_dispatcher.py
     // MoEAlltoAllTokenDispatcher.token_dispatch, core_v0.15: global_probs),
     // which its backward retraces; the flex dispatchers carry them inside
     // their dispatch. Small, so mostly the collective's latency.
-    if (alltoall) {
+    if (alltoall && across_ep) {
       F.comms.push_back(Comm("moe probs all-to-all", CollectiveKind::kAllToAll, CommGroup::kExpert, T_moe * k * 4 * load, false));
       F.comms.back().carries_tokens = true;
     }
@@ -897,7 +900,7 @@ class LayerBuilder {
     CommOp combine = dispatch;
     combine.name = "moe combine all-to-all";
     combine.trip = TokenTrip::kCombine;
-    F.comms.push_back(combine);
+    if (across_ep) F.comms.push_back(combine);
     F.ops.push_back(Unpermute(T_moe * h * kAct, T_moe * k * h * kAct, fw.moe_probs_on_fc2_input));
     F.ops.back().kernels = fw.moe_combine_kernels;
   }
@@ -1377,9 +1380,13 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
       }
       if (chunk == 0) first_chunk = layer_params + (r == 0 ? emb : 0.0);
     }
+    if (r == P - 1) {
+      experts += mtp_expert_params;
+      layer_trainable += mtp * mtp_layer.trainable_params_per_gpu;  // LoRA's adapters on the MTP modules' layers
+      expert_trainable += mtp * mtp_layer.expert_trainable_params_per_gpu;
+    }
     rs.params_per_gpu = layer_params;
     rs.trainable_params_per_gpu = layer_trainable;
-    if (r == P - 1) experts += mtp_expert_params;
     rs.expert_params_per_gpu = experts;
     if (!lora) expert_trainable = experts;
     rs.expert_trainable_params_per_gpu = expert_trainable;
@@ -1494,9 +1501,11 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
                                            head_params * p.grad_reduce_bytes, true));
     }
     if (mode == DataSharding::kFull) {
-      for (auto [pass, bytes] : {std::pair{&w.embedding_forward, emb}, std::pair{&w.embedding_backward, emb},
+      // A frozen embedding (LoRA) has no backward: nothing unshards it there
+      // (FSDP2's pre-backward hook hangs on outputs that need a gradient).
+      for (auto [pass, bytes] : {std::pair{&w.embedding_forward, emb}, std::pair{&w.embedding_backward, lora ? 0.0 : emb},
                                  std::pair{&w.head_forward, head_params}, std::pair{&w.head_backward, head_params}}) {
-        pass->comms.push_back(Comm("shard parameter all-gather", CollectiveKind::kAllGather, CommGroup::kShard, bytes * kAct, true));
+        if (bytes > 0) pass->comms.push_back(Comm("shard parameter all-gather", CollectiveKind::kAllGather, CommGroup::kShard, bytes * kAct, true));
       }
     }
   }

@@ -58,7 +58,8 @@ std::string FinetuneLines(const Scenario& s, bool feasible) {
   const double adapters = LoraParameters(s.model, f);
   const double total = s.model.TotalParameters(s.training.seq_len);
   char share[32], count[32];
-  std::snprintf(share, sizeof share, "%.2g%%", 100 * adapters / total);
+  const double percent = 100 * adapters / total;
+  std::snprintf(share, sizeof share, percent < 10 ? "%.2g%%" : "%.0f%%", percent);  // two figures, never "1.3e+02%"
   std::snprintf(count, sizeof count, "%.1fM", adapters / 1e6);  // adapters are millions, not a fraction of a billion
   o << "  fine-tuning          LoRA rank " << f.rank << ", alpha " << f.alpha << ", on " << targets
     << (f.targets == s.framework.lora_targets ? " (as " + s.framework.name + "'s default)" : std::string()) << ", adapter dropout " << f.dropout

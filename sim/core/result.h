@@ -104,6 +104,9 @@ struct ModelSummary {
   // The multi-token-prediction modules', trained beside the model but, as in
   // published totals (DeepSeek-V3's 671B), not in `parameters`; 0: none.
   double mtp_parameters = 0;
+  // What the run trains: every parameter (the MTP modules' too), or under
+  // LoRA its adapters alone.
+  double trainable_parameters = 0;
 };
 
 // A parameter count to about three figures, in billions up to a trillion:

@@ -293,9 +293,11 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
   // MLA has no fused qkv projection to put an adapter beside (its q and kv
   // down- and up-projections would take their own), and its attention output
   // projection is not modelled for adapters either.
-  if (s.training.finetune.lora() && m.attention == AttentionKind::kMla && (s.training.finetune.targets.qkv || s.training.finetune.targets.proj)) {
-    return fail("training.finetune", "LoRA adapters on MLA attention (qkv, proj) are not modelled: MLA has low-rank q and kv "
-                                                    "projections, not a fused qkv; target fc1 and fc2");
+  if (const Finetune& ft = s.training.finetune; ft.lora() && m.attention == AttentionKind::kMla && (ft.targets.qkv || ft.targets.proj)) {
+    const bool framework_default = ft.targets == s.framework.lora_targets;
+    return fail("training.finetune.target_modules",
+                "LoRA adapters on MLA attention (qkv, proj" + std::string(framework_default ? ", as framework " + s.framework.name + "'s default" : "") +
+                    ") are not modelled: MLA has low-rank q and kv projections, not a fused qkv; target_modules: [fc1, fc2]");
   }
   if (par.sharding_group > 0 && par.data_sharding == DataSharding::kNone) {
     return fail("parallelism.sharding_group", "a sharding group needs parallelism.data_sharding (optimizer, gradients or full)");

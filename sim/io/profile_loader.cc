@@ -696,8 +696,9 @@ T LoadProfile(const YAML::Node& ref, const std::string& from, const std::string&
 LoraTargets ParseLoraTargets(const YAML::Node& list, const std::string& file, const std::string& path) {
   // Megatron-Core fuses q, k and v into linear_qkv and gate and up into
   // linear_fc1, each with one adapter: Hugging Face PEFT's per-matrix names
-  // (q_proj, ..., down_proj; "all-linear") map onto those four, a fused
-  // projection's parts only all together.
+  // (q_proj, ..., down_proj; Mixtral's experts' w1 (gate), w3 (up) and w2
+  // (down) in transformers' MixtralBlockSparseTop2MLP; "all-linear") map onto
+  // those four, a fused projection's parts only all together.
   struct Name {
     const char* name;
     int projection;  // 0 qkv, 1 proj, 2 fc1, 3 fc2; -1 all
@@ -706,11 +707,12 @@ LoraTargets ParseLoraTargets(const YAML::Node& list, const std::string& file, co
   static const Name names[] = {{"qkv", 0, 0},       {"linear_qkv", 0, 0}, {"q_proj", 0, 1},       {"k_proj", 0, 2},
                                {"v_proj", 0, 4},    {"proj", 1, 0},       {"linear_proj", 1, 0},  {"o_proj", 1, 0},
                                {"fc1", 2, 0},       {"linear_fc1", 2, 0}, {"gate_proj", 2, 1},    {"up_proj", 2, 2},
-                               {"fc2", 3, 0},       {"linear_fc2", 3, 0}, {"down_proj", 3, 0},    {"all-linear", -1, 0}};
+                               {"fc2", 3, 0},       {"linear_fc2", 3, 0}, {"down_proj", 3, 0},    {"w1", 2, 1},
+                               {"w3", 2, 2},        {"w2", 3, 0},         {"all-linear", -1, 0}};
   static const unsigned kAllParts[4] = {7, 0, 3, 0};
-  static const char* kParts[4] = {"q_proj, k_proj and v_proj", "", "a gated MLP's gate_proj and up_proj", ""};
+  static const char* kParts[4] = {"q_proj, k_proj and v_proj", "", "a gated MLP's gate and up projections (gate_proj and up_proj, Mixtral's w1 and w3)", ""};
   static const char* kKnown = "qkv, proj, fc1, fc2 (or Megatron's linear_qkv, linear_proj, linear_fc1, linear_fc2; PEFT's q_proj, "
-                              "k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear)";
+                              "k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear; Mixtral's w1, w3, w2)";
   std::vector<std::string> known;
   for (const Name& x : names) known.push_back(x.name);
   const auto unknown = [&](const YAML::Node& at, const std::string& name) {

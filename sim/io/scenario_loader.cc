@@ -187,6 +187,25 @@ struct ProfileMemoAccess {
 namespace {
 
 std::string Str(long v) { return std::to_string(v); }
+
+// The narrowest side of the projections LoRA adapts in `m`, and what it is:
+// the hidden size, the attention's output width, a dense MLP's, the shared
+// experts' or a routed expert's width (the MLPs the model has).
+std::pair<long, std::string> NarrowestAdaptedWidth(const ModelSpec& m, const LoraTargets& t) {
+  std::pair<long, std::string> narrowest{m.hidden, "the hidden size"};
+  const auto take = [&](long width, const char* what) {
+    if (width > 0 && width < narrowest.first) narrowest = {width, what};
+  };
+  if (t.proj) take(m.attention_out_dim(), "the attention's output width");
+  if (t.qkv) take(long(m.heads) * m.head_dim() + 2L * m.kv_dim(), "the qkv projection's width");
+  if (t.fc1 || t.fc2) {
+    if (m.MoeLayers() < m.layers) take(m.ffn_hidden, "ffn_hidden");
+    if (m.moe.enabled()) take(m.moe.ffn_hidden, "the experts' width moe_ffn_hidden");
+    if (m.moe.enabled() && m.moe.shared_experts > 0) take(long(m.moe.shared_experts) * m.moe.ffn_hidden, "the shared experts' width");
+  }
+  return narrowest;
+}
+
 std::string Fmt(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", v);
@@ -414,9 +433,12 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     if (f.lora()) {
       f.rank = ft->PositiveInt("rank", 16);
       f.alpha = ft->PositiveDouble("alpha", 2.0 * f.rank);
-      if (f.rank > s.model.hidden) ft->Fail("rank", "rank " + Str(f.rank) + " is more than the hidden size " + Str(s.model.hidden));
       YAML::Node targets = ft->Raw("target_modules");
       f.targets = targets.IsDefined() && !targets.IsNull() ? ParseLoraTargets(targets, file, ft->Path("target_modules")) : s.framework.lora_targets;
+      // An adapter of a rank beyond the narrower side of its projection holds
+      // more than the weight it adapts: a mistake, never a low-rank update.
+      const auto [width, what] = NarrowestAdaptedWidth(s.model, f.targets);
+      if (f.rank > width) ft->Fail("rank", "rank " + Str(f.rank) + " is more than " + what + " " + Str(width) + ", the narrower side of a projection it adapts");
       f.dropout = ft->NonNegativeDouble("dropout", s.framework.lora_dropout);
       if (f.dropout >= 1) ft->Fail("dropout", "must be below 1");
     } else {
@@ -497,9 +519,13 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
 
   if (par.sequence_parallel && par.tensor == 1) par.sequence_parallel = false;  // nothing to split
   if (auto e = CheckParallelism(s)) {
-    // Place the error at the key in the file (or at its section when the key took a default).
+    // Place the error at the key in the file (or at its section when the key
+    // took a default), a key of a training subsection (training.finetune.x) in it.
     const std::string key = e->key.substr(e->key.find('.') + 1);
-    InputError placed = e->key.rfind("training.", 0) == 0 ? t.Error(key, e->message) : p.Error(key, e->message);
+    const bool training = e->key.rfind("training.", 0) == 0;
+    const size_t dot = key.find('.');
+    const std::optional<YamlMap> section = training && dot != std::string::npos ? t.OptMap(key.substr(0, dot)) : std::nullopt;
+    InputError placed = section ? section->Error(key.substr(dot + 1), e->message) : training ? t.Error(key, e->message) : p.Error(key, e->message);
     placed.kind = e->kind;  // a setting the software cannot run stays exit 1
     placed.layout = e->layout;
     return placed;

@@ -469,7 +469,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"unknown target module", {"training.finetune={method: lora, target_modules: [qkv, gate]}"},
                  "--set: training.finetune.target_modules: 'gate' is not one of qkv, proj, fc1, fc2 (or Megatron's linear_qkv, "
                  "linear_proj, linear_fc1, linear_fc2; PEFT's q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, "
-                 "all-linear); did you mean 'gate_proj'?"}),
+                 "all-linear; Mixtral's w1, w3, w2); did you mean 'gate_proj'?"}),
     // Test names from `what` ("unknown node" -> unknown_node), not the parameter's bytes.
     [](const ::testing::TestParamInfo<BadInput>& info) {
       std::string name = info.param.what;

@@ -70,6 +70,8 @@ SimulationResult Simulate(const Scenario& s, const SimulateOptions& options, con
   r.model.parameters = s.model.TotalParameters(s.training.seq_len);
   r.model.active_parameters = s.model.ActiveParameters(s.training.seq_len);
   r.model.mtp_parameters = s.model.MtpParameters();
+  r.model.trainable_parameters =
+      s.training.finetune.lora() ? LoraParameters(s.model, s.training.finetune) : r.model.parameters + r.model.mtp_parameters;
   r.memory = EstimateMemory(s, costs.workload);
   r.pipeline_layers = costs.workload.stages.Describe();
   r.pipeline_split = costs.workload.stages.rule();

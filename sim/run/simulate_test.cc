@@ -59,7 +59,7 @@ TEST(SimulateTest, DesStopsWhenCanceledAndSaysSo) {
 // GUI coloured an unchanged row as a change), and later moved the checkpoint
 // stall and the time to train by 1e-8.
 TEST(SimulateTest, ATimelineLeavesTheFiguresAsTheyAre) {
-  for (const std::string& example : {"reference-design/llama2-70b-4n-8nic.yaml", "moe/mixtral-8x7b-8n-8nic.yaml"}) {
+  for (const char* example : {"reference-design/llama2-70b-4n-8nic.yaml", "moe/mixtral-8x7b-8n-8nic.yaml"}) {
     auto s = LoadScenario(std::string(TRAINSIM_SOURCE_DIR) + "/examples/" + example, {});
     ASSERT_TRUE(s.ok()) << s.error().ToString();
     const SimulationResult plain = Simulate(*s, SimulateOptions::At(Fidelity::kDes));
