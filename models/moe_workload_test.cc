@@ -1210,6 +1210,11 @@ TEST(MoeShardingTest, HsdpReplicasAndLoraFreezeWhatTheExpertsMove) {
   const RankState& r = wh.rank_state[0];
   const double dense = r.params_per_gpu - r.expert_params_per_gpu;
   EXPECT_NEAR(r.grad_replica_reduce_bytes, (dense / 8 + r.expert_params_per_gpu) * hsdp.parallelism.grad_reduce_bytes, 1e3);
+  // The step's collectives (what the step costs time and --operators lists) carry it across the replicas.
+  const StepDpCollectives step = DpCollectivesOf(hsdp, r);
+  EXPECT_EQ(step.gradients[1].group, CommGroup::kShardReplica);
+  EXPECT_DOUBLE_EQ(step.gradients[1].bytes, r.grad_replica_reduce_bytes);
+  EXPECT_EQ(step.gradients[2].bytes, 0);  // the experts' gradients were reduce-scattered per layer
   const Scenario lora = Make(kMixtral, {"parallelism.data_sharding=full", "training.finetune.method=lora",
                                         "training.finetune.target_modules=[qkv, proj]"});
   const Workload wl = BuildWorkload(lora);

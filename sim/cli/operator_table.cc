@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "sim/cost/collective_model.h"
 #include "sim/cost/step_costs.h"
 
 namespace trainsim::cli {
@@ -72,6 +73,22 @@ std::string OperatorTable(const Scenario& s, const Workload& w) {
     if (!p.comms.empty()) o += Line("  %-34s %-9s %-22s %10s %10s %10.1f\n", "exposed communication", "", "", "", "", p.exposed_comm_s * 1e6);
   }
   if (any_graphed) o += "\n* launched in a CUDA graph (the framework's cuda_graph_scope): the host issues the graph, not its kernels\n";
+  // The data-parallel collectives of the step, beside its micro batches: the step's breakdown counts what of them shows.
+  if (!w.rank_state.empty()) {
+    const StepDpCollectives dp = DpCollectivesOf(s, w.rank_state[0]);
+    std::string rows;
+    const auto row = [&](const CommOp& c, const char* overlapped_with) {
+      if (c.bytes <= 0) return;
+      const GroupSpan span = layout.Span(c.group);
+      const std::string where = span.on_nvlink() ? "" : Line("; over the NICs (%d NVLink domains)", span.domains);
+      const std::string how = c.overlapped ? std::string("overlapped with the ") + overlapped_with + " but for the last bucket" : "after the passes, on the critical path";
+      rows += Line("  %-34s %-9s %-22s %10s %10.1f %10.1f %8s  %s\n", c.name.str().c_str(), "comm", (ToString(c.group) + " " + ToString(c.kind)).c_str(), "",
+                   c.bytes / 1e6, CollectiveTime(s, c) * 1e6, "", (how + where).c_str());
+    };
+    for (const CommOp& c : dp.gradients) row(c, "backward");
+    for (const CommOp& c : dp.parameters) row(c, "next forward");
+    if (!rows.empty()) o += "\nonce per step, on the first pipeline stage (its parameters' share)\n" + rows;
+  }
   // Multi-token prediction's modules are passes already listed, run again on the last stage (step_costs.cc).
   if (w.mtp_layers > 0) {
     o += Line("\nmulti-token prediction: %d module%s on the last pipeline stage, each one more layer of the last layer's kind\n"

@@ -219,6 +219,25 @@ CommOp ExpertGradientReduce(const Scenario& s, const RankState& state) {
                 CommGroup::kExpertData, state.expert_grad_reduce_bytes, s.parallelism.overlap_grad_reduce, ""};
 }
 
+StepDpCollectives DpCollectivesOf(const Scenario& s, const RankState& state, double part) {
+  const Parallelism& p = s.parallelism;
+  StepDpCollectives d;
+  const bool rs = state.grad_reduce_kind == CollectiveKind::kReduceScatter;
+  const bool replicated = p.gradient_replicas() > 1;  // a group of one moves nothing
+  d.gradients[0] = CommOp{OpName("dp gradient ") + (rs ? OpName("reduce-scatter") : OpName("all-reduce")), state.grad_reduce_kind,
+                          state.grad_reduce_group, replicated ? state.grad_reduce_bytes * part : 0.0, p.overlap_grad_reduce, ""};
+  // HSDP: the shard then crosses the shard groups (after the reduce-scatter, on the same stream).
+  d.gradients[1] = CommOp{"dp gradient shard all-reduce", CollectiveKind::kAllReduce, CommGroup::kShardReplica,
+                          replicated ? state.grad_replica_reduce_bytes * part : 0.0, p.overlap_grad_reduce, ""};
+  d.gradients[2] = ExpertGradientReduce(s, state);
+  d.gradients[2].bytes *= part;
+  d.parameters[0] = CommOp{"dp parameter all-gather", CollectiveKind::kAllGather, CommGroup::kShard,
+                           replicated ? state.param_gather_bytes * part : 0.0, p.overlap_param_gather, ""};
+  d.parameters[1] = ExpertParamGather(s, state);
+  d.parameters[1].bytes *= part;
+  return d;
+}
+
 CommOp ExpertParamGather(const Scenario& s, const RankState& state) {
   // ZeRO-2's shards span the expert shard group (HSDP's replicas hold copies); the distributed optimizer's all of expert-DP.
   const CommGroup group = s.parallelism.data_sharding == DataSharding::kGradients ? CommGroup::kExpertShard : CommGroup::kExpertData;
@@ -354,26 +373,18 @@ StepCosts ComputeStepCosts(const Scenario& s, Workload workload) {
       dp = c.rank_dp[size_t(r - 1)];
       continue;
     }
-    if (p.gradient_replicas() > 1 || state.expert_grad_reduce_bytes > 0) {
+    if (p.gradient_replicas() > 1 || state.expert_grad_reduce_bytes > 0 || state.expert_param_gather_bytes > 0) {
       // The rank's collectives for a part of its parameters (all of them, or
       // one model chunk's share).
       auto grads_s = [&](double part) {
-        const bool rs = state.grad_reduce_kind == CollectiveKind::kReduceScatter;
-        CommOp grads{OpName("dp gradient ") + (rs ? OpName("reduce-scatter") : OpName("all-reduce")), state.grad_reduce_kind, state.grad_reduce_group,
-                     state.grad_reduce_bytes * part, p.overlap_grad_reduce, ""};
-        // HSDP: the shard then crosses the shard groups (after the reduce-scatter, on the same stream).
-        CommOp replicas{"dp gradient shard all-reduce", CollectiveKind::kAllReduce, CommGroup::kShardReplica,
-                        state.grad_replica_reduce_bytes * part, p.overlap_grad_reduce, ""};
-        CommOp experts = ExpertGradientReduce(s, state);
-        experts.bytes *= part;
-        return times(grads) + times(replicas) + times(experts);
+        double t = 0;
+        for (const CommOp& c : DpCollectivesOf(s, state, part).gradients) t += times(c);
+        return t;
       };
       auto params_s = [&](double part) {
-        CommOp params{"dp parameter all-gather", CollectiveKind::kAllGather, CommGroup::kShard, state.param_gather_bytes * part,
-                      p.overlap_param_gather, ""};
-        CommOp experts = ExpertParamGather(s, state);
-        experts.bytes *= part;
-        return times(params) + times(experts);
+        double t = 0;
+        for (const CommOp& c : DpCollectivesOf(s, state, part).parameters) t += times(c);
+        return t;
       };
       dp.grad_reduce_s = grads_s(1.0);
       dp.param_gather_s = params_s(1.0);

@@ -4,6 +4,7 @@
 // from these numbers, so where no contention separates them they agree.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <vector>
 
@@ -139,6 +140,18 @@ double AllToAllTime(const Scenario& s, const PassWork& pass);
 // the parameter all-gather after the optimizer step (ZeRO-2's in the expert shard group).
 CommOp ExpertGradientReduce(const Scenario& s, const RankState& state);
 CommOp ExpertParamGather(const Scenario& s, const RankState& state);
+
+// The once-per-step data-parallel collectives of a pipeline rank holding
+// `state`, for `part` of its parameters (all of them, or one model chunk's
+// share): its gradients' (the DP reduction, HSDP's all-reduce of the shard
+// across the shard groups, the routed experts' over expert-DP) and its
+// parameters' gathers after the optimizer step. A collective the rank does
+// not have has no bytes. The step costs time them; --operators lists them.
+struct StepDpCollectives {
+  std::array<CommOp, 3> gradients;
+  std::array<CommOp, 2> parameters;
+};
+StepDpCollectives DpCollectivesOf(const Scenario& s, const RankState& state, double part = 1.0);
 
 // Activation offload (training.activation_offload_layers, pipeline 1): layer
 // i's activations go to the host behind layer i+1's forward and come back
