@@ -221,18 +221,25 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain)
     const auto sharded = [&](double total, double experts, double unit, double unit_experts) {
       return (total - experts) / G + experts / G_expert + units * (unit - unit_experts) + expert_units * unit_experts;
     };
+    // An edge unit (the embedding on the first stage, the LM head on the
+    // last) is gathered whole while it runs, beside one layer's unit instead
+    // of two: what it gathers beyond a layer's.
+    const double edge = std::max(rank == 0 ? w.embedding_params_per_gpu : 0.0, rank == p.pipeline - 1 ? w.head_params_per_gpu : 0.0);
+    const double layer_gathered = (1 - 1 / G) * (w.layer_params_per_gpu - w.layer_expert_params_per_gpu) + (1 - 1 / G_expert) * w.layer_expert_params_per_gpu;
+    const double edge_beyond = std::max(0.0, (1 - 1 / G) * edge - layer_gathered);
     MemoryReport m;
     // Base weights and LoRA adapters (16-bit); FSDP keeps its shard of each plus the units in flight.
     const bool full = mode == DataSharding::kFull;
-    const double base = full ? sharded(params, all_experts, w.layer_params_per_gpu, w.layer_expert_params_per_gpu) : params;
+    const double base = full ? sharded(params, all_experts, w.layer_params_per_gpu, w.layer_expert_params_per_gpu) + edge_beyond : params;
     const double trainable_experts = state.expert_trainable_params_per_gpu;  // the experts, or their adapters
     const double adapter = adapters == 0 ? 0
                            : full    ? sharded(adapters, trainable_experts, w.layer_trainable_params_per_gpu, w.layer_expert_trainable_params_per_gpu)
                                      : adapters;
     m.weights_gib = (base * BaseWeightBytes(sc) + adapter * 2) / kGiB;
     const bool grads_sharded = mode == DataSharding::kGradients || mode == DataSharding::kFull;
+    // (A frozen LoRA base has no gradient at its edges.)
     const double grads = grads_sharded ? sharded(trainable, trainable_experts, w.layer_trainable_params_per_gpu,
-                                                 w.layer_expert_trainable_params_per_gpu)
+                                                 w.layer_expert_trainable_params_per_gpu) + (adapters > 0 ? 0.0 : edge_beyond)
                                        : trainable;
     // The gradient buffer holds the reduction's dtype: Megatron-Core DDP's
     // grad_dtype is fp32 only with grad_reduce_in_fp32, else the parameter's

@@ -112,7 +112,9 @@ TEST(MemoryModelTest, Zero2ShardsTheGradientsToo) {
   const MemoryReport m = Memory(s);
   const double P = Params(s), layer = s.model.LayerParameters(0);
   EXPECT_NEAR(m.weights_gib, P * 2 / kGiB, 1e-6);
-  EXPECT_NEAR(m.gradients_gib, (P / 64 + kShardUnitsInFlight * (1 - 1 / 64.0) * layer) * 4 / kGiB, 1e-6);
+  // The embedding's gradient (larger than a layer's) in flight beside one layer's.
+  const double edge_beyond = (1 - 1 / 64.0) * (double(s.model.vocab) * s.model.hidden - layer);
+  EXPECT_NEAR(m.gradients_gib, (P / 64 + kShardUnitsInFlight * (1 - 1 / 64.0) * layer + edge_beyond) * 4 / kGiB, 1e-6);
   EXPECT_NEAR(m.optimizer_gib, P * 12 / 64 / kGiB, 1e-6);
 }
 
@@ -121,8 +123,11 @@ TEST(MemoryModelTest, FsdpShardsTheWeightsPlusTheUnitsInFlight) {
   const Scenario s = Make70b({"parallelism.data_sharding=full"});
   const MemoryReport m = Memory(s);
   const double P = Params(s), layer = s.model.LayerParameters(0);
-  // Each unit in flight gathered beyond the rank's own 1/64 of it.
-  const double units = kShardUnitsInFlight * (1 - 1 / 64.0) * layer;
+  // Each unit in flight gathered beyond the rank's own 1/64 of it; the
+  // embedding (128,256 x 8,192, larger than a layer) gathered beside one layer.
+  const double edge = double(s.model.vocab) * s.model.hidden;
+  ASSERT_GT(edge, layer);
+  const double units = kShardUnitsInFlight * (1 - 1 / 64.0) * layer + (1 - 1 / 64.0) * (edge - layer);
   EXPECT_NEAR(m.weights_gib, (P / 64 + units) * 2 / kGiB, 1e-6);
   EXPECT_NEAR(m.gradients_gib, (P / 64 + units) * 4 / kGiB, 1e-6);
   EXPECT_NEAR(m.optimizer_gib, P * 12 / 64 / kGiB, 1e-6);
@@ -136,7 +141,8 @@ TEST(MemoryModelTest, HsdpShardsInsideTheShardGroupOnly) {
   EXPECT_EQ(s.parallelism.shard_replicas(), 8);
   const MemoryReport m = Memory(s);
   const double P = Params(s), layer = s.model.LayerParameters(0);
-  EXPECT_NEAR(m.weights_gib, (P / 8 + kShardUnitsInFlight * (1 - 1 / 8.0) * layer) * 2 / kGiB, 1e-6);
+  const double edge = double(s.model.vocab) * s.model.hidden;
+  EXPECT_NEAR(m.weights_gib, (P / 8 + kShardUnitsInFlight * (1 - 1 / 8.0) * layer + (1 - 1 / 8.0) * (edge - layer)) * 2 / kGiB, 1e-6);
   EXPECT_NEAR(m.optimizer_gib, P * 12 / 8 / kGiB, 1e-6);
   // A group of one shards nothing, and holds no more than plain data parallelism.
   const MemoryReport one = Memory(Make70b({"parallelism.data_sharding=full", "parallelism.sharding_group=1"}));
@@ -319,7 +325,8 @@ namespace {
 TEST(MemoryModelTest, Fsdp2KeepsSixteenBytesPerShardedParameter) {
   const Scenario s = Make70b({"training.framework=torchtitan-fsdp2-2025", "parallelism.data_sharding=full"});
   const MemoryReport m = Memory(s);
-  const double P = Params(s), units = kShardUnitsInFlight * (1 - 1 / 64.0) * s.model.LayerParameters(0);
+  const double layer = s.model.LayerParameters(0);
+  const double P = Params(s), units = kShardUnitsInFlight * (1 - 1 / 64.0) * layer + (1 - 1 / 64.0) * (double(s.model.vocab) * s.model.hidden - layer);
   const double state_gib = m.weights_gib + m.gradients_gib + m.optimizer_gib - units * (2 + 4) / kGiB;
   EXPECT_NEAR(state_gib, P * 16 / 64 / kGiB, 1e-6);
 }

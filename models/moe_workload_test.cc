@@ -1176,6 +1176,8 @@ TEST(MoeShardingTest, FsdpShardsTheExpertsOverTheirOwnGroup) {
   // Memory: each part over its group, and two layers in flight gathered in full.
   const MemoryReport mem = EstimateMemory(s, w);
   const double all_experts = r.expert_params_per_gpu, all_dense = r.params_per_gpu - all_experts;
+  // (Mixtral's 32,000 x 4,096 embedding, gathered beside one layer, is smaller than a layer's gathered part.)
+  ASSERT_LT((1 - 1.0 / 16) * w.embedding_params_per_gpu, (1 - 1.0 / 16) * dense + (1 - 1.0 / 2) * experts);
   const double held = all_dense / 16 + all_experts / 2 + kShardUnitsInFlight * ((1 - 1.0 / 16) * dense + (1 - 1.0 / 2) * experts);
   const double gib = 1024.0 * 1024 * 1024;
   EXPECT_NEAR(mem.weights_gib * gib, held * 2, 1e3);

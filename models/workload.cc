@@ -1346,6 +1346,8 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
   }
   const double emb = double(md.vocab) * h / t + (md.position == PositionKind::kLearned ? s * h / t : 0);
   const double head_params = double(md.vocab) * h / t;
+  w.embedding_params_per_gpu = emb;
+  w.head_params_per_gpu = p.pipeline == 1 && md.tied_embeddings ? 0.0 : head_params;
   // Each multi-token-prediction module is a layer of the last layer's kind, split
   // as that layer is (routed experts over EP x ETP), plus its 2h -> h projection
   // and norms, split over TP.

@@ -259,6 +259,11 @@ struct Workload {
   // group), and the trainable parameters whose gradients it reduces.
   double layer_params_per_gpu = 0;
   double layer_expert_params_per_gpu = 0;
+  // The first stage's embedding and the last stage's LM head, per GPU (after
+  // TP): FSDP's edge units, gathered whole while they run (0: tied into the
+  // embedding on a single stage).
+  double embedding_params_per_gpu = 0;
+  double head_params_per_gpu = 0;
   double layer_trainable_params_per_gpu = 0;
   double layer_expert_trainable_params_per_gpu = 0;
 

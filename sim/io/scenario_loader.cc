@@ -404,6 +404,12 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     if ((s.training.recompute_modules & kRecomputeMlaUpProj) && s.model.attention != AttentionKind::kMla) {
       t.Fail("recompute_modules", "mla_up_proj needs MLA attention (model.attention: mla)");
     }
+    if ((s.training.recompute_modules & kRecomputeMlp) && s.model.MoeLayers() == s.model.layers) {
+      t.Fail("recompute_modules", "mlp recomputes a dense layer's MLP, which this model has none of (every layer is MoE: moe, moe_act or shared_experts)");
+    }
+    if ((s.training.recompute_modules & kRecomputeSharedExperts) && s.model.moe.enabled() && s.model.moe.shared_experts == 0) {
+      t.Fail("recompute_modules", "shared_experts needs shared experts (model.moe.shared_experts), which this model has none of");
+    }
   } else if (s.training.recompute == Recompute::kSelective && s.framework.recompute_modules != 0) {
     s.training.recompute_modules = s.framework.recompute_modules;  // the recipe's selective recompute
   }

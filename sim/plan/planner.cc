@@ -387,7 +387,7 @@ std::string Row(int rank, const PlanCandidate& c, bool show_recheck, bool moe) {
   if (show_recheck) s += !c.recheck_refused.empty() ? "  refused*" : c.result.error.empty() ? Fmt(" %9.4f", c.result.step_time_s) : "    failed";
   const SimulationResult& r = show_recheck && c.result.error.empty() ? c.result : c.analytical;
   s += Fmt(" %8.0f", r.tokens_per_s_per_gpu) + Fmt(" %5.1f%%", 100 * r.mfu) + Fmt(" %7.1f", r.memory.peak_gib_per_gpu) +
-       Fmt(" %10.0f", r.run.cost_usd);
+       Fmt(r.run.cost_usd < 100 ? " %10.2f" : " %10.0f", r.run.cost_usd);  // a short run's cents, not "0"
   return s + "\n";
 }
 
