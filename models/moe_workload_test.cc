@@ -1134,6 +1134,11 @@ TEST(MoeLoraTest, ExpertAdaptersArePerRoutedExpert) {
   auto refused = Parse(kMixtral, etp);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().key, "parallelism.expert_tensor") << refused.error().ToString();
+  // Targets the scenario names are its own, even where they equal the framework's default; left out, they are the framework's.
+  EXPECT_EQ(refused.error().message.find("default"), std::string::npos) << refused.error().ToString();
+  auto defaulted = Parse(kMixtral, {"training.finetune.method=lora", "parallelism.expert=4", "parallelism.expert_tensor=2"});
+  ASSERT_FALSE(defaulted.ok());
+  EXPECT_NE(defaulted.error().message.find("as framework megatron-core-2024's default"), std::string::npos) << defaulted.error().ToString();
   // DeepSeek-V3's experts and dense layers take adapters; its latent attention does not.
   const Scenario ds = Make(kDeepSeekV3, {"training.finetune.method=lora", "training.finetune.target_modules=[fc1, fc2]"});
   EXPECT_GT(Simulate(ds, SimulateOptions::At(Fidelity::kAnalytical)).step_time_s, 0);

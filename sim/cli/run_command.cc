@@ -62,7 +62,7 @@ std::string FinetuneLines(const Scenario& s, bool feasible) {
   std::snprintf(share, sizeof share, percent < 10 ? "%.2g%%" : "%.0f%%", percent);  // two figures, never "1.3e+02%"
   std::snprintf(count, sizeof count, "%.1fM", adapters / 1e6);  // adapters are millions, not a fraction of a billion
   o << "  fine-tuning          LoRA rank " << f.rank << ", alpha " << f.alpha << ", on " << targets
-    << (f.targets == s.framework.lora_targets ? " (as " + s.framework.name + "'s default)" : std::string()) << ", adapter dropout " << f.dropout
+    << (f.targets_from_framework ? " (as " + s.framework.name + "'s default)" : std::string()) << ", adapter dropout " << f.dropout
     << "; " << (adapters < 1e9 ? std::string(count) : ParameterCountText(adapters)) << " trainable (" << share << " of the model's " << ParameterCountText(total) << ")\n";
   if (feasible && s.parallelism.tensor > 1) {
     o << "                       at TP" << s.parallelism.tensor << " each adapter's own tensor-parallel collectives wait on the critical path\n"

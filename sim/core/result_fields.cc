@@ -144,7 +144,7 @@ const std::vector<ResultField>& ResultFields() {
       {.key = "model.active_parameters", .label = "Active parameters per token", .quantity = Q::kCount,
        .kept_when_infeasible = true, .before_simulating = true, .present = [](R r) { return r.model.active_parameters > 0; },
        .get = [](R r) { return r.model.active_parameters; }},
-      {.key = "model.trainable_parameters", .label = "Trainable parameters", .quantity = Q::kCount, .kept_when_infeasible = true,
+      {.key = "model.trainable_parameters", .label = "Trainable parameters", .quantity = Q::kCount, .compared = true, .kept_when_infeasible = true,
        .present = [](R r) { return r.model.trainable_parameters > 0; }, .get = [](R r) { return r.model.trainable_parameters; }},
       {.key = "pipeline.layers", .label = "Layers per pipeline stage", .quantity = Q::kText,
        .kept_when_infeasible = true, .present = has_pipeline, .text = [](R r) { return r.pipeline_layers; }},

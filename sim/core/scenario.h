@@ -41,8 +41,10 @@ struct Finetune {
   FinetuneMethod method = FinetuneMethod::kNone;
   int rank = 16;
   double alpha = 32;
-  // Target projections: the scenario's target_modules, else its framework's default.
+  // Target projections: the scenario's target_modules, else its framework's
+  // default (targets_from_framework: what messages credit to the framework).
   LoraTargets targets;
+  bool targets_from_framework = false;
   // Dropout on each adapter's input (NeMo's adapter_dropout, dropout_position "pre"): the
   // scenario's finetune.dropout, else its framework's lora_dropout.
   double dropout = 0;

@@ -739,7 +739,7 @@ LoraTargets ParseLoraTargets(const YAML::Node& list, const std::string& file, co
     if (!seen.insert(name).second) YamlMap::FailAt(m, file, path, "'" + name + "' is listed twice (a projection takes one adapter)");
     for (int p = 0; p < 4; ++p) {
       if (n->projection != -1 && n->projection != p) continue;
-      const bool taken = whole[p] || (n->part == 0 && parts[p] != 0);
+      const bool taken = whole[p] || (n->part == 0 && parts[p] != 0) || (parts[p] & n->part) != 0;  // gate_proj and w1 are one part
       if (taken) YamlMap::FailAt(m, file, path, "'" + name + "' and '" + named_by[p] + "' name the same adapter");
       if (n->part == 0) whole[p] = true; else parts[p] |= n->part;
       named_by[p] = name;

@@ -440,11 +440,15 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
       f.rank = ft->PositiveInt("rank", 16);
       f.alpha = ft->PositiveDouble("alpha", 2.0 * f.rank);
       YAML::Node targets = ft->Raw("target_modules");
-      f.targets = targets.IsDefined() && !targets.IsNull() ? ParseLoraTargets(targets, file, ft->Path("target_modules")) : s.framework.lora_targets;
-      // An adapter of a rank beyond the narrower side of its projection holds
-      // more than the weight it adapts: a mistake, never a low-rank update.
+      f.targets_from_framework = !targets.IsDefined() || targets.IsNull();
+      f.targets = f.targets_from_framework ? s.framework.lora_targets : ParseLoraTargets(targets, file, ft->Path("target_modules"));
+      // A rank beyond the narrower side of a projection is no low-rank update:
+      // the product of the adapter's two matrices cannot reach it.
       const auto [width, what] = NarrowestAdaptedWidth(s.model, f.targets);
-      if (f.rank > width) ft->Fail("rank", "rank " + Str(f.rank) + " is more than " + what + " " + Str(width) + ", the narrower side of a projection it adapts");
+      if (f.rank > width) {
+        ft->Fail("rank", "rank " + Str(f.rank) + " is more than " + what + " " + Str(width) +
+                             ", the narrower side of a projection it adapts: no low-rank update reaches it");
+      }
       f.dropout = ft->NonNegativeDouble("dropout", s.framework.lora_dropout);
       if (f.dropout >= 1) ft->Fail("dropout", "must be below 1");
     } else {

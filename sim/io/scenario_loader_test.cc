@@ -466,6 +466,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "--set: training.finetune.method: 'qlora' is not one of: full, lora (did you mean 'lora'?)"},
         BadInput{"rank on full finetune", {"training.finetune={method: full, rank: 8}"},
                  "--set: training.finetune.rank: only method: lora takes rank"},
+        BadInput{"one part named twice", {"training.finetune={method: lora, target_modules: [w1, w3, gate_proj, up_proj]}"},
+                 "--set: training.finetune.target_modules: 'gate_proj' and 'w3' name the same adapter"},
         BadInput{"unknown target module", {"training.finetune={method: lora, target_modules: [qkv, gate]}"},
                  "--set: training.finetune.target_modules: 'gate' is not one of qkv, proj, fc1, fc2 (or Megatron's linear_qkv, "
                  "linear_proj, linear_fc1, linear_fc2; PEFT's q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, "

@@ -67,8 +67,10 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
   run.tokens = double(s.training.global_batch) * s.training.seq_len * s.training.steps;
   const double compute_s = r.step_time_s * s.training.steps;
 
-  // Checkpoints.
+  // Checkpoints. A restart reads the last checkpoint back, or before the
+  // first one the run's starting point (RestoreBytes).
   const bool storage = s.storage.has_value();
+  double restore_from_start_s = 0, restore_from_checkpoint_s = 0;
   if (storage) {
     run.checkpoint_bytes = CheckpointBytes(s);
     if (s.checkpoint.mode == CheckpointMode::kAsync) {
@@ -84,9 +86,9 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
     }
     run.checkpoint_write_s = timing.checkpoint_write_s ? *timing.checkpoint_write_s
                                                        : s.storage->latency_s + run.checkpoint_bytes / CheckpointWriteBytesPerS(s);
-    const bool checkpointed = s.checkpoint.every_steps > 0 && s.training.steps >= s.checkpoint.every_steps;
-    const double restore_bytes = RestoreBytes(s, checkpointed);
-    run.restore_s = restore_bytes > 0 ? s.storage->latency_s + restore_bytes / CheckpointReadBytesPerS(s) : 0.0;
+    const auto read_s = [&](double bytes) { return bytes > 0 ? s.storage->latency_s + bytes / CheckpointReadBytesPerS(s) : 0.0; };
+    restore_from_start_s = read_s(RestoreBytes(s, false));
+    restore_from_checkpoint_s = read_s(RestoreBytes(s, true));
     if (timing.checkpoint_stall_s) {
       run.checkpoint_stall_s = *timing.checkpoint_stall_s;
     } else {
@@ -104,6 +106,8 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
   }
   const int every = s.checkpoint.every_steps;
   run.checkpoints = (storage && every > 0) ? s.training.steps / every : 0;
+  // The restore a failure costs once a checkpoint precedes it (one written only at the last step never does).
+  run.restore_s = run.checkpoints > 0 && s.training.steps > every ? restore_from_checkpoint_s : restore_from_start_s;
   run.checkpoint_overhead_s = run.checkpoints * run.checkpoint_stall_s;
   // "Not applicable" is NaN (null in JSON, empty in CSV): 0 would read as
   // "checkpoint continuously". No checkpoints: no chosen interval; no
@@ -123,13 +127,17 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
   const double mtbf = s.failures.node_mtbf_hours * 3600.0 / s.nodes;  // the job's: any of its nodes failing
   run.failures_modelled = s.failures.node_mtbf_hours > 0;
   if (run.failures_modelled) {
-    const double recovery_s = s.failures.restart_s + run.restore_s;
+    // The first segment restarts from the run's start, the others from their checkpoint.
+    const double recovery_start_s = s.failures.restart_s + restore_from_start_s;
+    const double recovery_s = s.failures.restart_s + (storage ? restore_from_checkpoint_s : 0.0);
     const double segment_s = interval_s + run.checkpoint_stall_s;
     const long full = run.checkpoints;
     const double rest_s = full > 0 ? double(s.training.steps - full * every) * r.step_time_s : failure_free_s;
     // Without a full interval in the run its length is not a segment: an
     // interval far beyond the run would make 0 x infinity of it.
-    wall = (full > 0 ? double(full) * ExpectedSegmentTime(segment_s, recovery_s, mtbf) : 0.0) + ExpectedSegmentTime(rest_s, recovery_s, mtbf);
+    wall = full > 0 ? ExpectedSegmentTime(segment_s, recovery_start_s, mtbf) + double(full - 1) * ExpectedSegmentTime(segment_s, recovery_s, mtbf) +
+                          ExpectedSegmentTime(rest_s, recovery_s, mtbf)
+                    : ExpectedSegmentTime(rest_s, recovery_start_s, mtbf);
     if (storage) run.best_checkpoint_interval_s = CheckpointIntervalFor(s, run, mtbf);
     run.hot_spares = HotSpares(s.nodes, s.failures.repair_hours / (s.failures.node_mtbf_hours + s.failures.repair_hours),
                                s.failures.spare_probability);
@@ -147,7 +155,7 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
                                                       "(failures.restart_minutes) and restore";
       r.error = "cannot make progress: the " + std::to_string(s.nodes) + " nodes fail every " + Hours(mtbf) +
                 " on average, but " + (full > 0 ? "a checkpoint interval" : "the run, with no checkpoint written,") +
-                " takes " + Hours(longest_s) + " and a restart and restore " + Hours(recovery_s) +
+                " takes " + Hours(longest_s) + " and a restart and restore " + Hours(full > 0 ? recovery_s : recovery_start_s) +
                 ": under 1% of the time would train (" + advice + ")";
       const double unknown = std::numeric_limits<double>::quiet_NaN();
       run.time_to_train_s = run.expected_failures = run.lost_work_s = run.goodput = run.energy_kwh = unknown;

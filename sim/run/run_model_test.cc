@@ -256,6 +256,7 @@ TEST(RunModelTest, WithoutCheckpointsARestartReadsOnlyTheStartingPoint) {
   };
   EXPECT_EQ(restore_s({"checkpoint.every_steps=0"}), 0);
   EXPECT_EQ(restore_s({"checkpoint.every_steps=1000"}), 0);  // longer than the run's 500 steps: none written
+  EXPECT_EQ(restore_s({"checkpoint.every_steps=500"}), 0);   // the only one written at the last step: no restart reads it
   const Scenario s = Ref70b();
   const double base_s = s.storage->latency_s + 2 * s.model.TotalParameters(s.training.seq_len) / CheckpointReadBytesPerS(s);
   EXPECT_NEAR(restore_s({"checkpoint.every_steps=0", "training.finetune.method=full"}), base_s, 1e-9 * base_s);
@@ -272,7 +273,8 @@ TEST(RunModelTest, FrequentFailuresTakeTheExponentialExpectation) {
   ASSERT_TRUE(r.error.empty()) << r.error;
   const double m = 1.5 * 3600 / s.nodes, rec = s.failures.restart_s + r.run.restore_s;
   const double segment = r.run.chosen_checkpoint_interval_s + r.run.checkpoint_stall_s;
-  const double expected = r.run.checkpoints * ExpectedSegmentTime(segment, rec, m);  // 500 steps, every 100: no remainder
+  // 500 steps, every 100: no remainder; a failure before the first checkpoint restarts from scratch (nothing to read).
+  const double expected = ExpectedSegmentTime(segment, s.failures.restart_s, m) + (r.run.checkpoints - 1) * ExpectedSegmentTime(segment, rec, m);
   EXPECT_NEAR(r.run.time_to_train_s, expected, 1e-9 * expected);
   EXPECT_NEAR(r.run.expected_failures, expected / m, 1e-9 * expected);
   EXPECT_NEAR(r.run.lost_work_s, expected - r.step_time_s * 500 - r.run.checkpoint_overhead_s, 1e-6 * expected);
