@@ -188,9 +188,8 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
     // split over expert tensor parallelism they would need collectives of
     // their own (Megatron-Bridge gathers their rank and output over ETP), not modelled.
     if (const Finetune& ft = s.training.finetune; ft.lora() && (ft.targets.fc1 || ft.targets.fc2) && par.expert_tensor > 1) {
-      const bool framework_default = ft.targets_from_framework;
       return fail("parallelism.expert_tensor", "LoRA adapters on the routed experts (target_modules fc1, fc2" +
-                                                   std::string(framework_default ? ", as framework " + s.framework.name + "'s default" : "") +
+                                                   std::string(ft.targets_from_framework ? ", as framework " + s.framework.name + "'s default" : "") +
                                                    ") split over expert_tensor " + str(par.expert_tensor) + " are not modelled" + etp_from() +
                                                    ": set parallelism.expert_tensor: 1, or target_modules: [qkv, proj]");
     }
@@ -294,9 +293,8 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
   // down- and up-projections would take their own), and its attention output
   // projection is not modelled for adapters either.
   if (const Finetune& ft = s.training.finetune; ft.lora() && m.attention == AttentionKind::kMla && (ft.targets.qkv || ft.targets.proj)) {
-    const bool framework_default = ft.targets_from_framework;
     return fail("training.finetune.target_modules",
-                "LoRA adapters on MLA attention (qkv, proj" + std::string(framework_default ? ", as framework " + s.framework.name + "'s default" : "") +
+                "LoRA adapters on MLA attention (qkv, proj" + std::string(ft.targets_from_framework ? ", as framework " + s.framework.name + "'s default" : "") +
                     ") are not modelled: MLA has low-rank q and kv projections, not a fused qkv; target_modules: [fc1, fc2]");
   }
   if (par.sharding_group > 0 && par.data_sharding == DataSharding::kNone) {

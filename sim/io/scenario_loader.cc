@@ -499,6 +499,17 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
                                                      : fw.data_sharding;
   if (p.Has("data_sharding")) {
     // design.md 3b: given, it replaces distributed_optimizer; both given must agree.
+    // The names users know the modes by say which value they mean.
+    static const std::pair<const char*, const char*> kKnownAs[] = {{"fsdp", "full"},       {"zero3", "full"},      {"zero-3", "full"},
+                                                                   {"zero2", "gradients"}, {"zero-2", "gradients"}, {"zero1", "optimizer"},
+                                                                   {"zero-1", "optimizer"}, {"ddp", "none"}};
+    if (const std::optional<std::string> given = p.OptString("data_sharding")) {
+      std::string lower = *given;
+      for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+      for (const auto& [alias, mode] : kKnownAs) {
+        if (lower == alias) p.Fail("data_sharding", "'" + *given + "' is not one of: none, optimizer, gradients, full (" + *given + " is '" + mode + "')");
+      }
+    }
     const std::string ds = p.Choice("data_sharding", DataShardingNames());
     par.data_sharding = DataShardingNamed(ds);
     const bool sharded = par.data_sharding != DataSharding::kNone;
