@@ -214,19 +214,20 @@ MemoryReport EstimateMemory(const Scenario& sc, const Workload& w, bool explain)
     const DataSharding mode = p.data_sharding;
     // Of each unit in flight, the part a rank gathers beyond its own shard
     // (none in a group of one: sharding then never costs more than replicating).
-    const double units = kShardUnitsInFlight * (1 - 1 / G), expert_units = kShardUnitsInFlight * (1 - 1 / G_expert);
+    const auto gathered = [&](double unit, double unit_experts) {
+      return (1 - 1 / G) * (unit - unit_experts) + (1 - 1 / G_expert) * unit_experts;
+    };
     const double all_experts = state.expert_params_per_gpu;  // frozen or not
     // What a rank holds of `total` parameters, `experts` of them routed
-    // experts', and of a unit in flight with `unit_experts` of `unit`, sharded.
+    // experts', and of the units in flight with `unit_experts` of `unit`, sharded.
     const auto sharded = [&](double total, double experts, double unit, double unit_experts) {
-      return (total - experts) / G + experts / G_expert + units * (unit - unit_experts) + expert_units * unit_experts;
+      return (total - experts) / G + experts / G_expert + kShardUnitsInFlight * gathered(unit, unit_experts);
     };
     // An edge unit (the embedding on the first stage, the LM head on the
     // last) is gathered whole while it runs, beside one layer's unit instead
     // of two: what it gathers beyond a layer's.
     const double edge = std::max(rank == 0 ? w.embedding_params_per_gpu : 0.0, rank == p.pipeline - 1 ? w.head_params_per_gpu : 0.0);
-    const double layer_gathered = (1 - 1 / G) * (w.layer_params_per_gpu - w.layer_expert_params_per_gpu) + (1 - 1 / G_expert) * w.layer_expert_params_per_gpu;
-    const double edge_beyond = std::max(0.0, (1 - 1 / G) * edge - layer_gathered);
+    const double edge_beyond = std::max(0.0, gathered(edge, 0) - gathered(w.layer_params_per_gpu, w.layer_expert_params_per_gpu));
     MemoryReport m;
     // Base weights and LoRA adapters (16-bit); FSDP keeps its shard of each plus the units in flight.
     const bool full = mode == DataSharding::kFull;

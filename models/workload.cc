@@ -1390,7 +1390,6 @@ Workload BuildWorkload(const Scenario& sc, WorkloadParts parts) {
     rs.params_per_gpu = layer_params;
     rs.trainable_params_per_gpu = layer_trainable;
     rs.expert_params_per_gpu = experts;
-    if (!lora) expert_trainable = experts;
     rs.expert_trainable_params_per_gpu = expert_trainable;
     if (r == 0) rs.params_per_gpu += emb;
     if (r == P - 1 && !(P == 1 && md.tied_embeddings)) rs.params_per_gpu += head_params;

@@ -44,7 +44,7 @@ constexpr double kRecomputeFreesNothing = 0.01;
 // may pay (said of a run that can happen: one that does not fit needs no
 // smaller TP): they can make LoRA slower than full fine-tuning at TP 8. "" for
 // pre-training.
-std::string FinetuneLines(const Scenario& s, bool feasible) {
+std::string FinetuneLines(const Scenario& s, const SimulationResult& r) {
   const Finetune& f = s.training.finetune;
   if (f.method == FinetuneMethod::kNone) return "";
   if (f.method == FinetuneMethod::kFull) return "  fine-tuning          full: every weight trained\n";
@@ -54,9 +54,8 @@ std::string FinetuneLines(const Scenario& s, bool feasible) {
     if (on) targets += (targets.empty() ? "" : ", ") + std::string(name);
   }
   std::ostringstream o;
-  // What trains: the adapters on every layer, against the model's parameters.
-  const double adapters = LoraParameters(s.model, f);
-  const double total = s.model.TotalParameters(s.training.seq_len);
+  // What trains: the adapters (the result's trainable count), against the model's parameters.
+  const double adapters = r.model.trainable_parameters, total = r.model.parameters;
   char share[32], count[32];
   const double percent = 100 * adapters / total;
   std::snprintf(share, sizeof share, percent < 10 ? "%.2g%%" : "%.0f%%", percent);  // two figures, never "1.3e+02%"
@@ -64,7 +63,7 @@ std::string FinetuneLines(const Scenario& s, bool feasible) {
   o << "  fine-tuning          LoRA rank " << f.rank << ", alpha " << f.alpha << ", on " << targets
     << (f.targets_from_framework ? " (as " + s.framework.name + "'s default)" : std::string()) << ", adapter dropout " << f.dropout
     << "; " << (adapters < 1e9 ? std::string(count) : ParameterCountText(adapters)) << " trainable (" << share << " of the model's " << ParameterCountText(total) << ")\n";
-  if (feasible && s.parallelism.tensor > 1) {
+  if (r.feasible() && s.parallelism.tensor > 1) {
     o << "                       at TP" << s.parallelism.tensor << " each adapter's own tensor-parallel collectives wait on the critical path\n"
       << "                       (NeMo's ParallelLinearAdapter; --operators lists them): a smaller TP may be faster (trainsim plan)\n";
   }
@@ -192,7 +191,7 @@ int RunCommand(const Args& args, std::ostream& out, std::ostream& err) {
     }
   }
   out << (a.Has("--json") ? ToJson(r) : ToSummary(r));
-  if (!a.Has("--json")) out << FinetuneLines(*s, r.feasible());  // what it trains, whether or not it can run
+  if (!a.Has("--json")) out << FinetuneLines(*s, r);  // what it trains, whether or not it can run
   if (!a.Has("--json") && r.error.empty()) {
     // Where the step leans on the framework's host cost, an estimate until measured, say so.
     if (const std::string host = HostIssueShareLine(*s); !host.empty()) out << "  waits for the host   " << host << "\n";

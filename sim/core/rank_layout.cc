@@ -127,12 +127,9 @@ GroupSpan RankLayout::Span(CommGroup group) const {
     case CommGroup::kShardReplica: return SlowestSpan(s.data * s.context / shard_ranks(), s.tensor * shard_ranks());
     case CommGroup::kExpert: return SlowestSpan(s.expert, s.expert_tensor);
     case CommGroup::kExpertTensor: return SlowestSpan(s.expert_tensor, 1);
-    case CommGroup::kExpertData:
-      return SlowestSpan(s.tensor * s.context * s.data / std::max(1, s.expert * s.expert_tensor), s.expert * s.expert_tensor);
-    case CommGroup::kExpertShard: {
-      const int expert_data = s.tensor * s.context * s.data / std::max(1, s.expert * s.expert_tensor);
-      return SlowestSpan(std::max(1, expert_data / std::max(1, s.data * s.context / shard_ranks())), s.expert * s.expert_tensor);
-    }
+    case CommGroup::kExpertData: return SlowestSpan(expert_data(), s.expert * s.expert_tensor);
+    case CommGroup::kExpertShard:
+      return SlowestSpan(std::max(1, expert_data() / std::max(1, s.data * s.context / shard_ranks())), s.expert * s.expert_tensor);
     case CommGroup::kStage: return SlowestSpan(s.tensor * s.context * s.data, 1);
   }
   return {};

@@ -9,6 +9,7 @@
 // platform alike.
 #pragma once
 
+#include <algorithm>
 #include <string>
 
 namespace trainsim {
@@ -68,6 +69,10 @@ class RankLayout {
   int DomainOfGpu(long gpu) const { return int(gpu / shape_.nvlink_domain_gpus); }
   const RankLayoutShape& shape() const { return shape_; }
   int shard_ranks() const { return shape_.shard > 0 ? shape_.shard : shape_.data * shape_.context; }
+  // The ranks holding the same experts (a stage's ranks over EP x ETP).
+  int expert_data() const {
+    return shape_.tensor * shape_.context * shape_.data / std::max(1, shape_.expert * shape_.expert_tensor);
+  }
 
  private:
   // The slowest of the groups of `ranks` members `stride` apart that tile

@@ -1,6 +1,7 @@
 #include "sim/cost/step_costs.h"
 
 #include <algorithm>
+#include <span>
 #include <iterator>
 #include <vector>
 
@@ -219,22 +220,20 @@ CommOp ExpertGradientReduce(const Scenario& s, const RankState& state) {
                 CommGroup::kExpertData, state.expert_grad_reduce_bytes, s.parallelism.overlap_grad_reduce, ""};
 }
 
-StepDpCollectives DpCollectivesOf(const Scenario& s, const RankState& state, double part) {
+StepDpCollectives DpCollectivesOf(const Scenario& s, const RankState& state) {
   const Parallelism& p = s.parallelism;
   StepDpCollectives d;
   const bool rs = state.grad_reduce_kind == CollectiveKind::kReduceScatter;
   const bool replicated = p.gradient_replicas() > 1;  // a group of one moves nothing
   d.gradients[0] = CommOp{OpName("dp gradient ") + (rs ? OpName("reduce-scatter") : OpName("all-reduce")), state.grad_reduce_kind,
-                          state.grad_reduce_group, replicated ? state.grad_reduce_bytes * part : 0.0, p.overlap_grad_reduce, ""};
+                          state.grad_reduce_group, replicated ? state.grad_reduce_bytes : 0.0, p.overlap_grad_reduce, ""};
   // HSDP: the shard then crosses the shard groups (after the reduce-scatter, on the same stream).
   d.gradients[1] = CommOp{"dp gradient shard all-reduce", CollectiveKind::kAllReduce, CommGroup::kShardReplica,
-                          replicated ? state.grad_replica_reduce_bytes * part : 0.0, p.overlap_grad_reduce, ""};
+                          replicated ? state.grad_replica_reduce_bytes : 0.0, p.overlap_grad_reduce, ""};
   d.gradients[2] = ExpertGradientReduce(s, state);
-  d.gradients[2].bytes *= part;
   d.parameters[0] = CommOp{"dp parameter all-gather", CollectiveKind::kAllGather, CommGroup::kShard,
-                           replicated ? state.param_gather_bytes * part : 0.0, p.overlap_param_gather, ""};
+                           replicated ? state.param_gather_bytes : 0.0, p.overlap_param_gather, ""};
   d.parameters[1] = ExpertParamGather(s, state);
-  d.parameters[1].bytes *= part;
   return d;
 }
 
@@ -376,16 +375,17 @@ StepCosts ComputeStepCosts(const Scenario& s, Workload workload) {
     if (p.gradient_replicas() > 1 || state.expert_grad_reduce_bytes > 0 || state.expert_param_gather_bytes > 0) {
       // The rank's collectives for a part of its parameters (all of them, or
       // one model chunk's share).
-      auto grads_s = [&](double part) {
+      const StepDpCollectives collectives = DpCollectivesOf(s, state);
+      auto part_s = [&](std::span<const CommOp> ops, double part) {
         double t = 0;
-        for (const CommOp& c : DpCollectivesOf(s, state, part).gradients) t += times(c);
+        for (CommOp c : ops) {
+          c.bytes *= part;
+          t += times(c);
+        }
         return t;
       };
-      auto params_s = [&](double part) {
-        double t = 0;
-        for (const CommOp& c : DpCollectivesOf(s, state, part).parameters) t += times(c);
-        return t;
-      };
+      auto grads_s = [&](double part) { return part_s(collectives.gradients, part); };
+      auto params_s = [&](double part) { return part_s(collectives.parameters, part); };
       dp.grad_reduce_s = grads_s(1.0);
       dp.param_gather_s = params_s(1.0);
       const double tail = state.last_bucket_fraction;

@@ -142,8 +142,8 @@ CommOp ExpertGradientReduce(const Scenario& s, const RankState& state);
 CommOp ExpertParamGather(const Scenario& s, const RankState& state);
 
 // The once-per-step data-parallel collectives of a pipeline rank holding
-// `state`, for `part` of its parameters (all of them, or one model chunk's
-// share): its gradients' (the DP reduction, HSDP's all-reduce of the shard
+// `state`, for all its parameters (a model chunk's share moves that part of
+// each): its gradients' (the DP reduction, HSDP's all-reduce of the shard
 // across the shard groups, the routed experts' over expert-DP) and its
 // parameters' gathers after the optimizer step. A collective the rank does
 // not have has no bytes. The step costs time them; --operators lists them.
@@ -151,7 +151,7 @@ struct StepDpCollectives {
   std::array<CommOp, 3> gradients;
   std::array<CommOp, 2> parameters;
 };
-StepDpCollectives DpCollectivesOf(const Scenario& s, const RankState& state, double part = 1.0);
+StepDpCollectives DpCollectivesOf(const Scenario& s, const RankState& state);
 
 // Activation offload (training.activation_offload_layers, pipeline 1): layer
 // i's activations go to the host behind layer i+1's forward and come back

@@ -129,7 +129,7 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
   if (run.failures_modelled) {
     // The first segment restarts from the run's start, the others from their checkpoint.
     const double recovery_start_s = s.failures.restart_s + restore_from_start_s;
-    const double recovery_s = s.failures.restart_s + (storage ? restore_from_checkpoint_s : 0.0);
+    const double recovery_s = s.failures.restart_s + restore_from_checkpoint_s;  // 0 without a storage to read from
     const double segment_s = interval_s + run.checkpoint_stall_s;
     const long full = run.checkpoints;
     const double rest_s = full > 0 ? double(s.training.steps - full * every) * r.step_time_s : failure_free_s;
