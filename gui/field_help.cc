@@ -64,6 +64,21 @@ const std::map<QString, Help>& Table() {
       {"parallelism.distributed_optimizer", {"Shard optimizer state across data-parallel ranks (ZeRO-1): less memory, a "
                                              "reduce-scatter and an all-gather instead of an all-reduce.",
                                              "on", "the framework profile"}},
+      {"parallelism.data_sharding", {"What the data-parallel ranks shard: none (DDP, every rank holds everything), optimizer (ZeRO-1, "
+                                     "the same as the distributed optimizer), gradients (ZeRO-2: gradients reduce-scattered per micro "
+                                     "batch), full (FSDP / ZeRO-3: parameters gathered per layer, forward and backward).",
+                                     "the distributed optimizer's setting", "you"}},
+      {"parallelism.sharding_group", {"HSDP: shard inside groups of this many data-parallel ranks and replicate across the groups "
+                                      "(an all-reduce between replicas once per step); keeps the gathers inside a node or rack.",
+                                      "all data-parallel ranks (one group)", "you"}},
+      {"training.finetune.method", {"Fine-tuning instead of pre-training: lora freezes the base weights and trains low-rank adapters "
+                                    "beside the framework's target projections; full trains every weight from a pre-trained start.",
+                                    "none (pre-training)", "you"}},
+      {"training.finetune.rank", {"LoRA: the adapters' rank r (each adapted projection gains r x (in + out) trainable weights).", "16",
+                                  "you"}},
+      {"cost.model", {"rental: node-hours at the node profile's price; ownership: the purchase written off over the site's years, "
+                      "plus energy at the site's price and PUE.",
+                      "rental", "hardware-profiles/nodes/ and sites/"}},
       {"training.seq_len", {"Tokens per sequence.", "4096", "you"}},
       {"training.global_batch", {"Sequences per optimizer step, over all replicas.", "required", "you"}},
       {"training.micro_batch", {"Sequences per forward/backward pass on one GPU; global batch / (micro batch x DP) passes per step. "

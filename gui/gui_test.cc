@@ -209,6 +209,46 @@ class GuiTest : public QObject {
     QVERIFY(!form.configuration().yaml.contains(QLatin1String("expert_tensor")));
   }
 
+  // Sharding, fine-tuning and the cost basis are fields too; a method chosen
+  // in the form takes the fine-tuning keys it does not read with it.
+  void formSetsShardingFinetuneAndCost() {
+    ScenarioForm form;
+    form.SetConfiguration(Configuration{ScenarioForm::DefaultScenarioYaml(), QString()});
+    QCOMPARE(Field<QComboBox>(&form, "parallelism.data_sharding")->currentText(), QStringLiteral("default"));
+    QCOMPARE(Field<QComboBox>(&form, "training.finetune.method")->currentText(), QStringLiteral("none (pre-training)"));
+    QVERIFY(!Field<QSpinBox>(&form, "training.finetune.rank")->isEnabled());
+    Field<QComboBox>(&form, "parallelism.data_sharding")->setCurrentText(QStringLiteral("full"));
+    Field<QSpinBox>(&form, "parallelism.sharding_group")->setValue(4);
+    Field<QComboBox>(&form, "training.finetune.method")->setCurrentText(QStringLiteral("lora"));
+    QVERIFY(Field<QSpinBox>(&form, "training.finetune.rank")->isEnabled());
+    Field<QSpinBox>(&form, "training.finetune.rank")->setValue(8);
+    Field<QComboBox>(&form, "cost.model")->setCurrentText(QStringLiteral("ownership"));
+    QVERIFY2(form.IsValid(), qPrintable(form.ValidationMessage()));
+    Expected<Scenario> s = ParseConfiguration(form.configuration());
+    QVERIFY(s.ok());
+    QVERIFY(s->parallelism.data_sharding == DataSharding::kFull);
+    QCOMPARE(s->parallelism.sharding_group, 4);
+    QVERIFY(s->training.finetune.lora());
+    QCOMPARE(s->training.finetune.rank, 8);
+    QVERIFY(s->cost.model == CostBasis::kOwnership);
+
+    // Loaded as LoRA, switched to full: the rank goes with it (the loader refuses it beside full).
+    ScenarioForm lora;
+    lora.SetConfiguration(form.configuration());
+    QCOMPARE(Field<QSpinBox>(&lora, "training.finetune.rank")->value(), 8);
+    Field<QComboBox>(&lora, "training.finetune.method")->setCurrentText(QStringLiteral("full"));
+    QVERIFY(!Field<QSpinBox>(&lora, "training.finetune.rank")->isEnabled());
+    QVERIFY2(lora.IsValid(), qPrintable(lora.ValidationMessage()));
+    QVERIFY(!lora.configuration().yaml.contains(QLatin1String("rank")));
+    s = ParseConfiguration(lora.configuration());
+    QVERIFY(s.ok());
+    QVERIFY(s->training.finetune.method == FinetuneMethod::kFull);
+    // Back to pre-training: no fine-tuning section at all.
+    Field<QComboBox>(&lora, "training.finetune.method")->setCurrentText(QStringLiteral("none (pre-training)"));
+    QVERIFY2(lora.IsValid(), qPrintable(lora.ValidationMessage()));
+    QVERIFY(!lora.configuration().yaml.contains(QLatin1String("finetune")));
+  }
+
   // A config.json with keys accepted unread shows its file, runs with the
   // warning in the outcome, and stays a mapping until another model is chosen.
   void formKeepsAcceptedConfigKeys() {

@@ -28,6 +28,8 @@ namespace {
 // Marks the model combo entry that stands for inline model keys in the document.
 const QString kInlineModel = QStringLiteral("(inline model keys)");
 const QString kMappingItem = QStringLiteral("mapping");  // the item data of the model combo's mapping entry
+// The fine-tuning combo's entry for a scenario without training.finetune.
+const QString kPreTraining = QStringLiteral("none (pre-training)");
 
 // yaml-cpp rebinds a Node variable on assignment, so the walks below pass
 // fresh handles down by value instead of reassigning one.
@@ -130,6 +132,11 @@ ScenarioForm::ScenarioForm(QWidget* parent) : QWidget(parent) {
   const QStringList tri{tr("default"), QStringLiteral("true"), QStringLiteral("false")};
   AddCombo("parallelism.sequence_parallel", tr("Sequence parallel"), tri, false, tr("default"));
   AddCombo("parallelism.distributed_optimizer", tr("Distributed optimizer"), tri, false, tr("default"));
+  // What the data-parallel ranks shard (ZeRO-1/2, FSDP) and, for HSDP, over how many of them.
+  QStringList sharding{tr("default")};
+  for (const auto& m : DataShardingNames()) sharding << QString::fromStdString(m);
+  AddCombo("parallelism.data_sharding", tr("Data sharding"), sharding, false, tr("default"));
+  AddSpin("parallelism.sharding_group", tr("Sharding group (HSDP)"), 0, 1 << 20, 0, tr("all data-parallel ranks"));
   // Mixtures of experts: the expert groups and how tokens reach them.
   AddSpin("parallelism.expert", tr("&Expert (EP)"), 1, 1024, 1);
   AddSpin("parallelism.expert_tensor", tr("Expert tensor (ETP)"), 0, 1024, 0, tr("framework default"));
@@ -145,12 +152,23 @@ ScenarioForm::ScenarioForm(QWidget* parent) : QWidget(parent) {
   AddSpin("training.steps", tr("Steps"), 1, 2000000000, 1);
   AddCombo("training.precision", tr("Precision"), {"bf16", "fp16", "fp8", "fp8-blockwise", "fp8-rowwise", "mxfp8", "nvfp4"}, false);
   AddCombo("training.recompute", tr("Recompute"), {"none", "selective", "full"}, false);
+  AddCombo("training.finetune.method", tr("Fine-tuning"), {kPreTraining, "lora", "full"}, false, kPreTraining);
+  AddSpin("training.finetune.rank", tr("LoRA rank"), 0, 1 << 16, 0, tr("default"));
 
   section(tr("Checkpoint"));
   AddSpin("checkpoint.every_steps", tr("Every (steps)"), 0, 2000000000, 0, tr("never"), QStringLiteral("0"));
   AddCombo("checkpoint.contents", tr("Contents"), {"full", "weights"}, false);
   AddCombo("checkpoint.mode", tr("Mode"), {"sync", "async"}, false);
+
+  section(tr("Cost"));
+  AddCombo("cost.model", tr("Cost model"), {tr("default"), "rental", "ownership"}, false, tr("default"));
   outer->addStretch(1);
+  // The rank is a LoRA key: with another method the form leaves it out (configuration()).
+  auto* method = findChild<QComboBox*>(QStringLiteral("training.finetune.method"));
+  auto* rank = findChild<QSpinBox*>(QStringLiteral("training.finetune.rank"));
+  const auto lora_only = [method, rank] { rank->setEnabled(method->currentText() == QLatin1String("lora")); };
+  connect(method, &QComboBox::currentTextChanged, rank, lora_only);
+  lora_only();
   // Every field says what its key means, its default and where the value comes from.
   for (const Field& f : fields_) {
     const QString help = FieldHelp(QString::fromStdString(f.key));
@@ -285,6 +303,13 @@ void ScenarioForm::AddModelField() {
   fields_.push_back(std::move(f));
 }
 
+const ScenarioForm::Field* ScenarioForm::FieldOf(const std::string& key) const {
+  for (const Field& f : fields_) {
+    if (f.key == key) return &f;
+  }
+  return nullptr;
+}
+
 void ScenarioForm::BrowseModel() {
   const QString dir = file_.isEmpty() ? QString::fromStdString(DataDir() + "/models/catalogue") : QFileInfo(file_).absolutePath();
   const QString path = QFileDialog::getOpenFileName(this, tr("Model file"), dir, tr("Model (*.yaml *.yml *.json)"));
@@ -332,6 +357,16 @@ Configuration ScenarioForm::configuration() const {
       // A plain string node: yaml-cpp keeps scalars as text, and a name such
       // as "a: b" must not turn into a mapping.
       SetKey(root, parts, 0, YAML::Node(cur.toStdString()));
+    }
+  }
+  // A method chosen in the form takes the fine-tuning section with it: pre-training
+  // has none, and only LoRA reads the adapter's keys (the scenario loader refuses
+  // them beside another method).
+  if (const Field* method = FieldOf("training.finetune.method"); method && !Same(method->current(), method->loaded)) {
+    if (method->current().isNull()) {
+      RemoveKey(root, {"training", "finetune"}, 0);
+    } else if (method->current() != QLatin1String("lora")) {
+      for (const char* key : {"rank", "alpha", "target_modules", "dropout"}) RemoveKey(root, {"training", "finetune", key}, 0);
     }
   }
   YAML::Emitter out;

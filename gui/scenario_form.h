@@ -64,6 +64,8 @@ class ScenarioForm : public QWidget {
                 const QString& absent_item = {});
   void AddName();
   void AddModelField();
+  // The field editing `key`; null where the form has none.
+  const Field* FieldOf(const std::string& key) const;
   void Revalidate();
   void OnWidgetChanged();
   void BrowseModel();
