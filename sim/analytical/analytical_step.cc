@@ -80,7 +80,7 @@ StepTiming AnalyticalStep(const Scenario& s, const StepCosts& c) {
   // batch's backward as many before the first stage ends. Interleaving
   // divides the fill's compute by v, not its transfers (the DES shows the
   // same: its step grows with v by about 2 p transfers per chunk).
-  b.pipeline_bubble_s = c.FillDrainS(p.virtual_stages);
+  b.pipeline_bubble_s = c.FillDrainS(p.virtual_stages, m);
   if (p.pipeline > 1) {
     const StagePlacement at(s);
     exposed += FillDrainTransfersS(s, at, c.workload.pipeline_p2p, c.p2p_s);

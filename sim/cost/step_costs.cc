@@ -260,12 +260,21 @@ double AllToAllTime(const Scenario& s, const PassWork& pass) {
   return t;
 }
 
-double StepCosts::FillDrainS(int virtual_stages) const {
-  double others_s = 0;
+double StepCosts::FillDrainS(int virtual_stages, double micro_batches) const {
+  const size_t s = size_t(slowest_rank);
+  double before_s = 0, after_s = 0;  // the ranks before the slowest, and the round trip through those after it
   for (size_t r = 0; r < rank.size(); ++r) {
-    if (int(r) != slowest_rank) others_s += rank[r].slot_s();
+    if (r < s) before_s += rank[r].slot_s();
+    if (r > s) after_s += rank[r].slot_s();
   }
-  return others_s / std::max(1, virtual_stages);
+  // 1F1B: the slowest rank runs min(p - s, m) forwards before its first
+  // backward, whose gradient returns after the round trip through the ranks
+  // after it; it waits for what those forwards do not cover, and at the end
+  // for what its outstanding backwards do not. Even ranks: (p - s - 1) slots.
+  const double in_flight = std::min(double(rank.size() - s), std::max(1.0, micro_batches)) - 1;
+  const StageCost& slow = rank[s];
+  const double waits_s = std::max(0.0, after_s - in_flight * slow.forward_s()) + std::max(0.0, after_s - in_flight * slow.backward_s());
+  return (before_s + waits_s) / std::max(1, virtual_stages);
 }
 
 StageCost& StageCost::operator+=(const StageCost& o) {

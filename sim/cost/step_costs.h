@@ -64,12 +64,14 @@ struct StepCosts {
   int slowest_rank = 0;               // the rank with the longest slot
   const StageCost& slowest() const { return rank[size_t(slowest_rank)]; }
   // The slowest rank's pipeline fill and drain: every micro batch passes
-  // every stage and the slowest paces the rest, so it waits once for each
-  // other rank's slot (a flow shop of identical jobs takes sum t_i +
-  // (m-1) max t_i), over v when interleaved: (p-1)/v slots when the ranks
-  // are even, less when the others are lighter (an uneven layout, a stage
-  // holding only the loss).
-  double FillDrainS(int virtual_stages) const;
+  // every stage and the slowest paces the rest. It waits for the first
+  // micro batch's forward and the last one's backward through the ranks
+  // before it, and for the round trip through the ranks after it less what
+  // its own warm-up forwards and outstanding backwards cover; over v when
+  // interleaved. (p-1)/v slots when the ranks are even; less when the others
+  // are lighter (an uneven layout, a stage holding only the loss), least when
+  // the slowest is the first (its warm-up hides the lighter ranks behind it).
+  double FillDrainS(int virtual_stages, double micro_batches) const;
   double p2p_s = 0;            // one micro batch's activations between neighbouring stages
   // The step's data-parallel and optimizer figures as the closed form uses
   // them: the collectives of the rank holding the most parameters.

@@ -1029,7 +1029,7 @@ StepTiming SimulateDes(const Scenario& s, const StepCosts& costs, bool record_ti
   // which the critical path counts as the sends' wait), so the bubble is
   // never below the closed form's (a PP 16 step of all-to-all heavy stages
   // read 0 s of bubble).
-  const double fill_drain_s = std::min(rest, costs.FillDrainS(p.virtual_stages));
+  const double fill_drain_s = std::min(rest, costs.FillDrainS(p.virtual_stages, m));
   b.exposed_communication_s = rest - fill_drain_s;
   if (run.steady_critical_comm_s_ >= 0) {
     const double folded = m * (st.forward_exposed_comm_s - st.forward_all_to_all_s + st.backward_exposed_comm_s - st.backward_all_to_all_s);

@@ -69,6 +69,19 @@ std::string BatchBoundHint(int gpus, int global_batch, int gpus_per_node) {
          " or more (--batch LO..HI lets the batch fit the cluster)";
 }
 
+// Why a run that trains fast enough still takes too long: the time that
+// failures (and checkpoint stalls) take, and, where no checkpoint is written,
+// that every failure restarts the run. "" where they take under a tenth.
+std::string LostTimeHint(const RunReport& run) {
+  if (!(run.goodput < 0.9)) return "";
+  std::string o = "; goodput " + Fmt(run.goodput < 0.1 ? "%.2g%%" : "%.0f%%", 100 * run.goodput) + ": ";
+  if (run.failures_modelled && run.checkpoints == 0) {
+    return o + "with no checkpoint written, each failure restarts the run from step 0 (checkpoints to a storage system: "
+               "cluster.storage, checkpoint.every_steps)";
+  }
+  return o + "failures and checkpoints take the rest";
+}
+
 double ObjectiveOf(const SimulationResult& r, SizeObjective o) {
   return o == SizeObjective::kCost ? r.run.cost_usd : r.run.time_to_train_s;
 }
@@ -319,7 +332,8 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
                                  // A tenth of a percent under 10%: a 3.5 h miss of 30 days is 0.5%, not "0%"; past 100x, a factor.
                                  (t < 100 * deadline_s ? " (" + Fmt(t < 1.1 * deadline_s ? "%.1f%%" : "%.0f%%", 100 * (t / deadline_s - 1)) + ")"
                                                        : " (" + Fmt("%.3gx", t / deadline_s) + " the deadline)") +
-                                 (batch_range ? "" : BatchBoundHint(out.cluster.gpus, out.best->global_batch, profile.gpus_per_node)),
+                                 (batch_range ? "" : BatchBoundHint(out.cluster.gpus, out.best->global_batch, profile.gpus_per_node)) +
+                                 LostTimeHint(out.best->result.run),
                              (t - deadline_s) / kDay_s});
         }
         outcomes[{profile.name, k, n, st}] = std::move(out);
@@ -396,7 +410,7 @@ SizeReport SizeCluster(const Scenario& base, const SizeOptions& o) {
       } else {
         const double t = c.result.run.time_to_train_s;
         missing.push_back({c.cluster,
-                           "takes " + Days(t) + " when re-checked: misses the deadline by " + Days(t - deadline_s),
+                           "takes " + Days(t) + " when re-checked: misses the deadline by " + Days(t - deadline_s) + LostTimeHint(c.result.run),
                            (t - deadline_s) / kDay_s});
       }
     }

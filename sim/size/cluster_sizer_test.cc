@@ -356,6 +356,21 @@ TEST(ClusterSizerTest, AClusterTheBatchDoesNotFitSaysWhy) {
   EXPECT_TRUE(nine) << SizeToText(r);
 }
 
+// A cluster fast enough but for its failures says so, and, with no
+// checkpoint, that each failure restarts the run.
+TEST(ClusterSizerTest, AMissMostlyLostToFailuresSaysWhy) {
+  SizeOptions o = Question({1}, 1e-6);
+  o.nics = {8};
+  const SizeReport r = SizeCluster(Ref7b({"checkpoint.every_steps=0", "failures.node_mtbf_hours=20"}), o);
+  ASSERT_EQ(r.rejected.size(), 1u) << SizeToText(r);
+  EXPECT_NE(r.rejected[0].reason.find("; goodput "), std::string::npos) << r.rejected[0].reason;
+  EXPECT_NE(r.rejected[0].reason.find("each failure restarts the run from step 0"), std::string::npos) << r.rejected[0].reason;
+  // Checkpointed, the same cluster loses little: no hint.
+  const SizeReport c = SizeCluster(Ref7b({"failures.node_mtbf_hours=20"}), o);
+  ASSERT_EQ(c.rejected.size(), 1u) << SizeToText(c);
+  EXPECT_EQ(c.rejected[0].reason.find("restarts the run"), std::string::npos) << c.rejected[0].reason;
+}
+
 // Counts of one node refused for one reason are one line, in order: a
 // GB200 tray asked for 8 NICs is not a line a count.
 TEST(ClusterSizerTest, CountsRefusedForOneReasonAreOneLine) {
