@@ -100,6 +100,8 @@ std::optional<StagePlan> StagePlan::Make(const StagePlanRequest& q, Error* error
       Fail(error, "parallelism.first_stage_layers", "uneven stages need pipeline > 1");
       return std::nullopt;
     }
+    // The ends' shared errors name the end given (the first where both are).
+    const char* ends_key = q.first_stage_layers > 0 ? "parallelism.first_stage_layers" : "parallelism.last_stage_layers";
     long rest = L, ranks_left = P;
     for (auto [n, key] : {std::pair{q.first_stage_layers, "parallelism.first_stage_layers"}, std::pair{q.last_stage_layers, "parallelism.last_stage_layers"}}) {
       if (n <= 0) continue;
@@ -111,12 +113,12 @@ std::optional<StagePlan> StagePlan::Make(const StagePlanRequest& q, Error* error
       ranks_left -= 1;
     }
     if (rest < 0 || (ranks_left == 0 && rest != 0) || (ranks_left > 0 && rest == 0)) {
-      Fail(error, "parallelism.first_stage_layers", "first and last stage layers leave " + Str(rest) + " of the " + Str(L) + " layers for the " + Str(ranks_left) + " middle stages");
+      Fail(error, ends_key, "first and last stage layers leave " + Str(rest) + " of the " + Str(L) + " layers for the " + Str(ranks_left) + " middle stages");
       return std::nullopt;
     }
     if (ranks_left > 0 && rest % (ranks_left * V) != 0) {
-      Fail(error, "parallelism.first_stage_layers", "the " + Str(rest) + " layers left for the " + Str(ranks_left) + " middle stages do not divide evenly" +
-                                                        (V > 1 ? " into their " + Str(V) + " virtual stages each" : ""));
+      Fail(error, ends_key, "the " + Str(rest) + " layers left for the " + Str(ranks_left) + " middle stages do not divide evenly" +
+                                 (V > 1 ? " into their " + Str(V) + " virtual stages each" : ""));
       return std::nullopt;
     }
     const int middle = ranks_left > 0 ? int(rest / (ranks_left * V)) : 0;
@@ -159,7 +161,11 @@ std::optional<StagePlan> StagePlan::Make(const StagePlanRequest& q, Error* error
   plan.even_ = std::all_of(cl.begin(), cl.end(), [&](int n) { return n == cl[0]; });
   for (long r = 0; r < P; ++r) {
     if (P > 1 && r != 0 && r != P - 1 && plan.RankLayers(int(r)) == 0) {  // a middle rank (counted only there)
-      Fail(error, "parallelism.pipeline", "pipeline stage " + Str(r) + " would hold no layer");
+      // Named by the rule that emptied it: a layout, the ends given, or the pipeline's depth.
+      const char* key = plan.rule_ == "layout"       ? "parallelism.pipeline_layout"
+                        : plan.rule_ == "first/last" ? (q.first_stage_layers > 0 ? "parallelism.first_stage_layers" : "parallelism.last_stage_layers")
+                                                     : "parallelism.pipeline";
+      Fail(error, key, "pipeline stage " + Str(r) + " would hold no layer");
       return std::nullopt;
     }
   }

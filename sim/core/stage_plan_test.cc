@@ -108,6 +108,7 @@ TEST(StagePlanTest, LayoutErrorsNameTheLayoutKey) {
   // A middle rank with no layer at all is refused, as without a layout.
   EXPECT_FALSE(StagePlan::Make({.layers = 8, .pipeline = 4, .layout = "Etttt||tttt|L"}, &e));
   EXPECT_EQ(e.message, "pipeline stage 1 would hold no layer");
+  EXPECT_EQ(e.key, "parallelism.pipeline_layout");  // the key that emptied it, not the pipeline's depth
 }
 
 TEST(StagePlanTest, ErrorsNameTheKey) {
@@ -119,6 +120,9 @@ TEST(StagePlanTest, ErrorsNameTheKey) {
   EXPECT_NE(e.message.find("81"), std::string::npos) << e.message;
   EXPECT_FALSE(StagePlan::Make({.layers = 80, .pipeline = 4, .first_stage_layers = 40, .last_stage_layers = 40}, &e));
   EXPECT_NE(e.message.find("leave 0 of the 80 layers for the 2 middle stages"), std::string::npos) << e.message;
+  // Only the last end given: the error names it.
+  EXPECT_FALSE(StagePlan::Make({.layers = 32, .pipeline = 8, .last_stage_layers = 1}, &e));
+  EXPECT_EQ(e.key, "parallelism.last_stage_layers");
   EXPECT_FALSE(StagePlan::Make({.layers = 80, .pipeline = 1, .virtual_stages = 2}, &e));
   EXPECT_EQ(e.key, "parallelism.virtual_stages");
 }

@@ -409,6 +409,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "--set: training.micro_batch: expected a positive whole number or auto, got 'atuo'"},
         BadInput{"zero micro batch", {"training.micro_batch=0"}, "--set: training.micro_batch: must be positive, got 0"},
         BadInput{"tp does not divide gpus", {"parallelism.tensor=3"}, "--set: parallelism.tensor: tensor x pipeline x context = 12 does not divide the 32 GPUs"},
+        BadInput{"cp does not divide gpus", {"parallelism.context=3"}, "--set: parallelism.context: tensor x pipeline x context = 48 does not divide the 32 GPUs"},
         BadInput{"explicit data mismatch", {"parallelism.data=4"}, "--set: parallelism.data: tensor x pipeline x context x data = 64 but the cluster has 32 GPUs"},
         BadInput{"uneven middle stages", {"parallelism.pipeline=4", "parallelism.tensor=8", "parallelism.first_stage_layers=21"},
                  "--set: parallelism.first_stage_layers: the 59 layers left for the 3 middle stages do not divide evenly"},
