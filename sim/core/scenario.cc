@@ -120,6 +120,14 @@ StagePlan Scenario::stage_plan() const {
   return *StagePlan::Make(even);
 }
 
+const char* FactorNotDividing(long tensor, long pipeline, long context, long gpus) {
+  const long product = tensor * pipeline * context;
+  for (auto [key, v] : {std::pair{"tensor", tensor}, std::pair{"pipeline", pipeline}, std::pair{"context", context}}) {
+    if (v > 1 && gpus % (product / v) == 0) return key;
+  }
+  return "tensor";
+}
+
 std::optional<InputError> CheckParallelism(const Scenario& s) {
   // One set of rules for the parser, sweeps and the planner, so a sweep row,
   // a plan rejection and `trainsim run` say the same thing about the same
@@ -141,7 +149,8 @@ std::optional<InputError> CheckParallelism(const Scenario& s) {
   }
   const long tpc = long(par.tensor) * par.pipeline * par.context;
   if (gpus % tpc != 0) {
-    return fail("parallelism.tensor", "tensor x pipeline x context = " + str(tpc) + " does not divide the " + str(gpus) + " GPUs");
+    return fail("parallelism." + std::string(FactorNotDividing(par.tensor, par.pipeline, par.context, gpus)),
+                "tensor x pipeline x context = " + str(tpc) + " does not divide the " + str(gpus) + " GPUs");
   }
   if (tpc * par.data != gpus) {
     return fail("parallelism.data", "tensor x pipeline x context x data = " + str(tpc * par.data) + " but the cluster has " + str(gpus) + " GPUs");

@@ -253,4 +253,9 @@ struct Scenario {
 // error has no line: the parser places it at the key.
 std::optional<InputError> CheckParallelism(const Scenario& s);
 
+// Which of tensor, pipeline and context ("tensor", "pipeline" or "context")
+// an error blames when their product does not divide `gpus`: the first
+// without which the rest does ("tensor" where none does alone).
+const char* FactorNotDividing(long tensor, long pipeline, long context, long gpus);
+
 }  // namespace trainsim

@@ -480,15 +480,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
   YAML::Node data = p.Raw("data");
   if (!data.IsDefined() || data.IsNull() || (data.IsScalar() && data.Scalar() == "auto")) {
     if (gpus % tpc != 0) {
-      // The key to blame: the first factor without which the rest divides the GPUs.
-      const char* culprit = "tensor";
-      for (auto [key, v] : {std::pair{"tensor", par.tensor}, std::pair{"pipeline", par.pipeline}, std::pair{"context", par.context}}) {
-        if (v > 1 && gpus % (tpc / v) == 0) {
-          culprit = key;
-          break;
-        }
-      }
-      return layout_error(culprit, "tensor x pipeline x context = " + Str(tpc) + " does not divide the " + Str(gpus) + " GPUs");
+      return layout_error(FactorNotDividing(par.tensor, par.pipeline, par.context, gpus), "tensor x pipeline x context = " + Str(tpc) + " does not divide the " + Str(gpus) + " GPUs");
     }
     par.data = int(gpus / tpc);
   } else {
