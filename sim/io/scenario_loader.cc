@@ -349,6 +349,8 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
       if (const char* ours = PrecisionOfRecipeName(*written)) {
         t.Fail("precision", "'" + *written + "' is a framework's recipe name; trainsim's is " + ours);
       }
+      // Edit distance would offer fp8 for it.
+      if (*written == "fp4" || *written == "FP4") t.Fail("precision", "'" + *written + "': the 4-bit training format trainsim models is nvfp4");
     }
     const std::string prec = t.Choice("precision", kPrecisions, "bf16");
     ParsePrecision(prec, s.training.precision);
@@ -707,6 +709,12 @@ std::vector<std::string> ScenarioWarnings(const Scenario& s) {
     all.push_back("warning: node " + s.node.name + "'s NICs (" + Fmt(s.node.nic_bytes_per_s * 8 / 1e9) + " Gb/s) are slower than fabric " +
                   s.fabric.name + "'s links (" + Fmt(s.fabric.link_bytes_per_s * 8 / 1e9) +
                   " Gb/s): the links run at the NICs' rate, and the capital counts the faster switches and links");
+  }
+  // And the other way: 800G ConnectX-8 on a 400G fabric run at the fabric's rate, their price paid and unused.
+  if (s.nodes > 1 && s.fabric.link_bytes_per_s > 0 && s.fabric.link_bytes_per_s < 0.99 * s.node.nic_bytes_per_s) {
+    all.push_back("warning: node " + s.node.name + "'s NICs (" + Fmt(s.node.nic_bytes_per_s * 8 / 1e9) + " Gb/s) are faster than fabric " +
+                  s.fabric.name + "'s links (" + Fmt(s.fabric.link_bytes_per_s * 8 / 1e9) +
+                  " Gb/s): they run at the fabric's rate (a faster fabric: cluster.fabric)");
   }
   // Positions past the checkpoint's trained context: a long-context stage
   // trains there on purpose, a typo in seq_len does not.

@@ -281,6 +281,12 @@ TEST(ScenarioTest, NicsSlowerThanTheFabricWarn) {
   const std::vector<std::string> w = ScenarioWarnings(*xdr);
   ASSERT_EQ(w.size(), 1u);
   EXPECT_NE(w[0].find("NICs (400 Gb/s) are slower than fabric xdr-rail-optimized's links (800 Gb/s)"), std::string::npos) << w[0];
+  // 800G ConnectX-8 (XE9780) on a 400G NDR fabric: the NICs run at 400G.
+  auto cx8 = ParseText(kBase, {"cluster.node=xe9780-b300", "cluster.nics_per_node=8", "cluster.fabric=ndr-rail-optimized"});
+  ASSERT_TRUE(cx8.ok()) << cx8.error().ToString();
+  const std::vector<std::string> w8 = ScenarioWarnings(*cx8);
+  ASSERT_EQ(w8.size(), 1u);
+  EXPECT_NE(w8[0].find("NICs (800 Gb/s) are faster than fabric ndr-rail-optimized's links (400 Gb/s)"), std::string::npos) << w8[0];
 }
 
 // A recipe's activation offload (Megatron-Bridge's Llama 3 70B GB200 FP8-CS
@@ -409,6 +415,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "--set: training.micro_batch: expected a positive whole number or auto, got 'atuo'"},
         BadInput{"zero micro batch", {"training.micro_batch=0"}, "--set: training.micro_batch: must be positive, got 0"},
         BadInput{"tp does not divide gpus", {"parallelism.tensor=3"}, "--set: parallelism.tensor: tensor x pipeline x context = 12 does not divide the 32 GPUs"},
+        BadInput{"fp4", {"training.precision=fp4"}, "--set: training.precision: 'fp4': the 4-bit training format trainsim models is nvfp4"},
         BadInput{"cp does not divide gpus", {"parallelism.context=3"}, "--set: parallelism.context: tensor x pipeline x context = 48 does not divide the 32 GPUs"},
         BadInput{"explicit data mismatch", {"parallelism.data=4"}, "--set: parallelism.data: tensor x pipeline x context x data = 64 but the cluster has 32 GPUs"},
         BadInput{"uneven middle stages", {"parallelism.pipeline=4", "parallelism.tensor=8", "parallelism.first_stage_layers=21"},
@@ -434,7 +441,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "--set: cluster.nodes_per_nvlink_domain: node 'xe9680-h100' has 1 node per NVLink domain, not 2"},
         BadInput{"segment past the rack", {"cluster.node=gb200-nvl72", "cluster.nodes=4", "cluster.nodes_per_nvlink_domain=19"},
                  "--set: cluster.nodes_per_nvlink_domain: node 'gb200-nvl72' has 18 nodes per NVLink domain, not 19"},
-        BadInput{"bad choice", {"training.precision=fp4"}, "--set: training.precision: 'fp4' is not one of: bf16, fp16, fp8, fp8-blockwise, fp8-rowwise, mxfp8, nvfp4 (did you mean 'fp8'?)"},
+        BadInput{"bad choice", {"training.precision=bf61"}, "--set: training.precision: 'bf61' is not one of: bf16, fp16, fp8, fp8-blockwise, fp8-rowwise, mxfp8, nvfp4 (did you mean 'bf16'?)"},
         BadInput{"unknown nested key", {"training.seqlen=4"}, "--set: training.seqlen: unknown key (did you mean 'seq_len'?)"},
         BadInput{"checkpoint without storage", {"checkpoint.every_steps=10"}, "--set: checkpoint.every_steps: checkpoints need cluster.storage"},
         BadInput{"data loading without storage", {"data.bytes_per_token=4"},
