@@ -120,6 +120,20 @@ TEST(RunModelTest, AsyncCheckpointHidesMostOfItsWrite) {
   EXPECT_LT(async.run.checkpoint_stall_s, 0.25 * sync.run.checkpoint_stall_s);
 }
 
+// The first async checkpoint finds no write in flight: it costs its copy;
+// each later one also waits for the write before it (as the DES times them).
+TEST(RunModelTest, TheFirstAsyncCheckpointCostsOnlyItsCopy) {
+  const Scenario s = Ref70b({"checkpoint.mode=async", "checkpoint.every_steps=1", "training.steps=4"});
+  const SimulationResult r = Simulate(s, SimulateOptions::At(Fidelity::kAnalytical, false));
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  ASSERT_EQ(r.run.checkpoints, 4);
+  const double copy = AsyncCopySeconds(s, CheckpointBytes(s));
+  const double waits = copy + std::max(0.0, r.run.checkpoint_write_s - copy - r.step_time_s);
+  ASSERT_GT(waits, 2 * copy);  // the write outlasts a step: the later ones wait
+  EXPECT_NEAR(r.run.checkpoint_overhead_s, copy + 3 * waits, 1e-9 * waits);
+  EXPECT_NEAR(r.run.checkpoint_stall_s, r.run.checkpoint_overhead_s / 4, 1e-12 * waits);
+}
+
 TEST(RunModelTest, AsyncCheckpointMustFitInHostMemory) {
   // 70B full state (~900 GiB, 14 B per parameter) over 4 nodes stages ~225 GiB per node.
   Scenario s = Ref70b({"checkpoint.mode=async"});
