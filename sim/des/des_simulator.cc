@@ -589,6 +589,15 @@ class DesRun {
   // replica saving its own slice of the state it shares with the others), so
   // the device-to-host copy is the closed form's AsyncCopySeconds, not one
   // replica's whole model shard.
+  // A checkpoint event's args: the whole checkpoint's bytes and each writing
+  // GPU's shard of it (a restarted write's flows carry no label of their own).
+  Args CheckpointArgs(bool to_host) const {
+    const double total = CheckpointBytes(s_);
+    return {{"bytes", std::to_string(std::llround(total))},
+            {"bytes_per_gpu", std::to_string(std::llround(total / std::max(1, topo_.checkpoint_writer_gpus)))},
+            {"link", to_host ? "device-to-host" : "NIC to storage"}};
+  }
+
   Flows StartCheckpoint(bool to_host) {
     const double shard = CheckpointBytes(s_) / std::max(1, topo_.checkpoint_writer_gpus);
     std::vector<PathBytes> paths;
@@ -795,7 +804,7 @@ class DesRun {
       const bool writing = write.active && !write.Done();
       if (write.active && !writing) {
         AddWrite(write.EndTime() - write_start);
-        Record("checkpoint", "checkpoint write", "checkpoint", write_start, write.EndTime(), FlowArgs(write), recording_checkpoint);
+        Record("checkpoint", "checkpoint write", "checkpoint", write_start, write.EndTime(), CheckpointArgs(false), recording_checkpoint);
         write.active = false;
         recording_checkpoint = false;
       }
@@ -886,19 +895,19 @@ class DesRun {
           const double t0 = Now();
           Flows f = StartCheckpoint(false);
           const double end = f.Wait();
-          Record("checkpoint", "checkpoint write (sync)", "checkpoint", t0, end, FlowArgs(f));
+          Record("checkpoint", "checkpoint write (sync)", "checkpoint", t0, end, CheckpointArgs(false));
           AddWrite(end - t0);
         } else {
           if (write.active) {
             const double end = write.Wait();
             AddWrite(end - write_start);
-            Record("checkpoint", "checkpoint write", "checkpoint", write_start, end, FlowArgs(write), recording_checkpoint);
+            Record("checkpoint", "checkpoint write", "checkpoint", write_start, end, CheckpointArgs(false), recording_checkpoint);
             write.active = false;
             recording_checkpoint = false;
           }
           const double t0 = Now();
           Flows copy = StartCheckpoint(true);
-          Record("checkpoint", "checkpoint device-to-host copy", "checkpoint", t0, copy.Wait(), FlowArgs(copy));
+          Record("checkpoint", "checkpoint device-to-host copy", "checkpoint", t0, copy.Wait(), CheckpointArgs(true));
           write = StartCheckpoint(false);
           write_start = Now();
           periodic.Start(write);
@@ -931,7 +940,7 @@ class DesRun {
     if (write.active) {
       const double end = write.Wait();
       AddWrite(end - write_start);
-      Record("checkpoint", "checkpoint write", "checkpoint", write_start, end, FlowArgs(write), recording_checkpoint);
+      Record("checkpoint", "checkpoint write", "checkpoint", write_start, end, CheckpointArgs(false), recording_checkpoint);
     }
     if (data_.active) data_.Wait();
     for (auto& r : pending_reads) r.Wait();

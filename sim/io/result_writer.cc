@@ -288,7 +288,7 @@ std::string ToSummary(const SimulationResult& r) {
   auto t = [&](const char* key) { return ResultFieldOf(key).text(r); };
   auto count = [&](const char* key) { return std::to_string(static_cast<long long>(v(key))); };
   std::ostringstream o;
-  o << t("name") << " (" << count("gpus") << " GPUs, " << t("fidelity") << ")\n";
+  o << t("name") << " (" << count("gpus") << (v("gpus") == 1 ? " GPU, " : " GPUs, ") << t("fidelity") << ")\n";
   if (v("feasible") == 0) o << "  ERROR: " << t("error") << "\n";
   // The figures below of a run that cannot happen are what it would take: said
   // here, since JSON, CSV and compare leave them null (ResultField::HoldsFor).
