@@ -1,6 +1,8 @@
 #include "sim/cost/step_costs.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <span>
 #include <iterator>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "sim/cost/collective_model.h"
 #include "sim/cost/gpu_cost_model.h"
 #include "sim/cost/host_issue.h"
+#include "sim/schedule/pipeline_schedule.h"
 
 namespace trainsim {
 
@@ -260,7 +263,70 @@ double AllToAllTime(const Scenario& s, const PassWork& pass) {
   return t;
 }
 
+namespace {
+
+// How long `m` micro batches take through Megatron-Core's 1F1B order (one
+// chunk per rank: OneFOneBOp) when nothing but the passes
+// takes time: each pass starts once its rank is free and its input is there
+// (the previous rank's forward, the next one's backward, the last rank's own
+// forward). NaN if the order deadlocks (1F1B's never does).
+double OneFOneBMakespanS(const std::vector<StageCost>& rank, int m) {
+  const int p = int(rank.size());
+  thread_local std::vector<double> forward_end, backward_end, free_at;
+  thread_local std::vector<int> next;
+  forward_end.assign(size_t(p) * size_t(m), -1.0);
+  backward_end.assign(forward_end.size(), -1.0);
+  free_at.assign(size_t(p), 0.0);
+  next.assign(size_t(p), 0);
+  size_t left = 2 * size_t(p) * size_t(m);
+  // Forwards flow to higher ranks, backwards to lower: sweeps alternate
+  // direction so each carries one kind of dependency through every rank.
+  for (int sweep = 0; left > 0; ++sweep) {
+    bool progressed = false;
+    for (int k = 0; k < p; ++k) {
+      const int r = sweep % 2 == 0 ? k : p - 1 - k;
+      const double f = rank[size_t(r)].forward_s(), b = rank[size_t(r)].backward_s();
+      double* fe = &forward_end[size_t(r) * size_t(m)];
+      double* be = &backward_end[size_t(r) * size_t(m)];
+      for (int& i = next[size_t(r)]; i < 2 * m; ++i) {
+        const PipelineOp op = OneFOneBOp(p, r, m, i);
+        const bool forward = op.forward;
+        const int mb = op.microbatch;
+        const double ready = forward ? (r == 0 ? 0.0 : fe[mb - m]) : (r == p - 1 ? fe[mb] : be[size_t(m) + size_t(mb)]);
+        if (ready < 0) break;
+        const double end = std::max(free_at[size_t(r)], ready) + (forward ? f : b);
+        (forward ? fe : be)[mb] = end;
+        free_at[size_t(r)] = end;
+        --left;
+        progressed = true;
+      }
+    }
+    if (!progressed) return std::numeric_limits<double>::quiet_NaN();
+  }
+  return *std::max_element(free_at.begin(), free_at.end());
+}
+
+// Micro batches per pipeline rank the schedule is walked for: past its
+// transient every further one adds the slowest rank's slot (a rank nearly as
+// slow as the slowest takes a few rounds to fall behind: GLM-4.5-Air's PP 8
+// layout settles past 3 micro batches a rank). Walks longer than the budget
+// (PP 32 and deeper) take the closed form instead.
+constexpr int kFillDrainSample = 4;
+constexpr long kFillDrainWalkBudget = 8192;
+
+}  // namespace
+
 double StepCosts::FillDrainS(int virtual_stages, double micro_batches) const {
+  // One chunk per rank: the schedule itself, over enough micro batches to
+  // reach its steady state (the slowest rank paces every further one).
+  const int p = int(rank.size()), m = int(std::lround(micro_batches));
+  if (virtual_stages <= 1 && p > 1 && m >= 1) {
+    const int sample = std::min(m, kFillDrainSample * p);
+    if (2L * sample * p <= kFillDrainWalkBudget) {
+      const double makespan_s = OneFOneBMakespanS(rank, sample);
+      if (std::isfinite(makespan_s)) return std::max(0.0, makespan_s - sample * slowest().slot_s());
+    }
+  }
   const size_t s = size_t(slowest_rank);
   double before_s = 0, after_s = 0;  // the ranks before the slowest, and the round trip through those after it
   for (size_t r = 0; r < rank.size(); ++r) {

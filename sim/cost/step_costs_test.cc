@@ -33,6 +33,23 @@ PassWork GemmWithComm(CommEngine engine, double comm_bytes) {
   return p;
 }
 
+// Even ranks: 1F1B takes (m + p - 1) slots, so its fill and drain is p - 1
+// slots whatever the micro batches; and one micro batch passes every rank once.
+TEST(StepCostsTest, FillDrainOfEvenRanksIsPMinusOneSlots) {
+  StepCosts c;
+  StageCost even;
+  even.forward_compute_s = 1.0;
+  even.backward_compute_s = 2.0;
+  c.rank.assign(8, even);
+  c.virtual_stage = c.rank;
+  for (int m : {1, 3, 8, 20, 100}) EXPECT_NEAR(c.FillDrainS(1, m), 7 * 3.0, 1e-9) << m;
+  c.rank[0].forward_compute_s = 3.0;  // a heavy first rank
+  c.virtual_stage = c.rank;
+  c.slowest_rank = 0;
+  EXPECT_NEAR(c.FillDrainS(1, 1), 7 * 3.0, 1e-9);  // m = 1: the other ranks' slots
+  EXPECT_LT(c.FillDrainS(1, 64), 7 * 3.0);         // many: its warm-up forwards cover the others' round trip
+}
+
 TEST(StepCostsTest, OverlappedCollectivesCostTheSmsTheyHold) {
   const Scenario s = H100Tp8();
   const int sms = s.node.gpu.sms;

@@ -27,13 +27,8 @@ std::vector<PipelineOp> StageSchedule(int ranks, int rank, int microbatches, int
   const int m = std::max(0, microbatches);
   std::vector<PipelineOp> out;
   if (v == 1) {
-    const int warmup = std::min(ranks - rank - 1, m);
-    for (int i = 0; i < warmup; ++i) out.push_back({true, i, 0});
-    for (int i = 0; i < m - warmup; ++i) {
-      out.push_back({true, warmup + i, 0});
-      out.push_back({false, i, 0});
-    }
-    for (int i = m - warmup; i < m; ++i) out.push_back({false, i, 0});
+    // Warm-up forwards, one forward one backward, cool-down backwards.
+    for (int i = 0; i < 2 * m; ++i) out.push_back(OneFOneBOp(ranks, rank, m, i));
     return out;
   }
   // Interleaved: the order runs over micro batches padded to a multiple of

@@ -26,4 +26,18 @@ inline int VirtualStage(int ranks, int rank, int chunk) { return chunk * ranks +
 // every (microbatch, chunk) appears exactly once forward and once backward.
 std::vector<PipelineOp> StageSchedule(int ranks, int rank, int microbatches, int virtual_stages);
 
+// The i-th op (0 <= i < 2 x microbatches) of `rank`'s order without
+// interleaving, StageSchedule(ranks, rank, microbatches, 1)[i], without
+// building the list (the closed form's fill and drain walks it per config).
+inline PipelineOp OneFOneBOp(int ranks, int rank, int microbatches, int i) {
+  const int warmup = ranks - rank - 1 < microbatches ? ranks - rank - 1 : microbatches;
+  const int steady_end = warmup + 2 * (microbatches - warmup);
+  if (i < warmup) return {true, i, 0};
+  if (i < steady_end) {
+    const bool forward = (i - warmup) % 2 == 0;
+    return {forward, forward ? warmup + (i - warmup) / 2 : (i - warmup) / 2, 0};
+  }
+  return {false, microbatches - warmup + (i - steady_end), 0};
+}
+
 }  // namespace trainsim
