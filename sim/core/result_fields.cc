@@ -116,7 +116,7 @@ const std::vector<ResultField>& ResultFields() {
        .get = [](R r) { return r.run.tokens; }},
       {.key = "run.checkpoints", .label = "Checkpoints in the run", .quantity = Q::kCount,
        .get = [](R r) { return double(r.run.checkpoints); }},
-      {.key = "run.checkpoint_stall_s", .label = "Checkpoint stall (each)", .quantity = Q::kDuration,
+      {.key = "run.checkpoint_stall_s", .label = "Checkpoint stall (mean)", .quantity = Q::kDuration,
        .absent = "no checkpoints", .present = takes_checkpoints, .get = [](R r) { return r.run.checkpoint_stall_s; }},
       {.key = "run.chosen_checkpoint_interval_s", .label = "Checkpoint interval (chosen)", .quantity = Q::kDuration,
        .lower_is_better = false, .get = [](R r) { return r.run.chosen_checkpoint_interval_s; }},

@@ -63,14 +63,15 @@ struct StepCosts {
   std::vector<RankStepCost> rank_dp;  // per pipeline rank
   int slowest_rank = 0;               // the rank with the longest slot
   const StageCost& slowest() const { return rank[size_t(slowest_rank)]; }
-  // The slowest rank's pipeline fill and drain: every micro batch passes
-  // every stage and the slowest paces the rest. It waits for the first
-  // micro batch's forward and the last one's backward through the ranks
-  // before it, and for the round trip through the ranks after it less what
-  // its own warm-up forwards and outstanding backwards cover; over v when
-  // interleaved. (p-1)/v slots when the ranks are even; less when the others
-  // are lighter (an uneven layout, a stage holding only the loss), least when
-  // the slowest is the first (its warm-up hides the lighter ranks behind it).
+  // The pipeline's fill and drain: the step's time beyond the slowest
+  // rank's m slots when nothing but the passes takes time. One chunk per
+  // rank: 1F1B's order walked pass by pass (exact). Interleaved, or PP 32
+  // and deeper: the slowest rank waits for the first micro batch's forward
+  // and the last one's backward through the ranks before it, and for the
+  // round trip through the ranks after it less what its own warm-up
+  // forwards and outstanding backwards cover, over v. (p-1)/v slots when the
+  // ranks are even; less when the others are lighter (an uneven layout, a
+  // stage holding only the loss).
   double FillDrainS(int virtual_stages, double micro_batches) const;
   double p2p_s = 0;            // one micro batch's activations between neighbouring stages
   // The step's data-parallel and optimizer figures as the closed form uses

@@ -355,7 +355,7 @@ std::string ToSummary(const SimulationResult& r) {
     if (v("run.checkpoints") == 0) {
       o << ", none in the run (checkpoint.every_steps)\n";
     } else {
-      o << ", stall " << Duration(v("run.checkpoint_stall_s")) << " each, " << count("run.checkpoints") << " in the run, overhead "
+      o << ", stall " << Duration(v("run.checkpoint_stall_s")) << " per checkpoint, " << count("run.checkpoints") << " in the run, overhead "
         << Duration(v("run.checkpoint_overhead_s")) << "\n";
       // A write longer than the training between checkpoints: the storage is
       // busy all the time and each checkpoint waits for the last one's write.

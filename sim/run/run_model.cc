@@ -41,8 +41,8 @@ double CheckpointIntervalFor(const Scenario& s, const RunReport& run, double mtb
   const double write_s = run.checkpoint_write_s, checkpoint_bytes = run.checkpoint_bytes;
   if (s.checkpoint.mode != CheckpointMode::kAsync) return YoungDalyInterval(run.checkpoint_stall_s, mtbf_s);
   const double copy_s = AsyncCopySeconds(s, checkpoint_bytes);  // sim/cost/checkpoint_cost.h
-  const double drain_s = std::max(0.0, write_s - copy_s);
-  return std::max(YoungDalyInterval(copy_s, mtbf_s), std::min(drain_s, YoungDalyInterval(write_s, mtbf_s)));
+  // The write starts as the copy ends, as do the interval's steps: an interval as long as the write never waits for it.
+  return std::max(YoungDalyInterval(copy_s, mtbf_s), std::min(write_s, YoungDalyInterval(write_s, mtbf_s)));
 }
 
 }  // namespace
@@ -98,11 +98,12 @@ void ApplyRunModel(const Scenario& s, const StepTiming& timing, SimulationResult
       } else {
         // Async: training waits for the device-to-host copy of its shard; the
         // write then overlaps the following steps, unless it is still running
-        // when the next checkpoint is due.
-        // The first finds no write before it: its copy is all it costs.
+        // when the next checkpoint is due (the interval's steps run from the
+        // copy's end, the write's start), which then waits for it before its
+        // copy. The first finds no write before it: its copy is all it costs.
         const double copy = AsyncCopySeconds(s, run.checkpoint_bytes);
         const double interval = s.checkpoint.every_steps * r.step_time_s;
-        run.checkpoint_stall_s = copy + std::max(0.0, run.checkpoint_write_s - copy - interval);
+        run.checkpoint_stall_s = copy + std::max(0.0, run.checkpoint_write_s - interval);
         first_stall_s = copy;
       }
     }
