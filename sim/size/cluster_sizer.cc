@@ -76,8 +76,10 @@ std::string LostTimeHint(const RunReport& run) {
   if (!(run.goodput < 0.9)) return "";
   std::string o = "; goodput " + Fmt(run.goodput < 0.1 ? "%.2g%%" : "%.0f%%", 100 * run.goodput) + ": ";
   if (run.failures_modelled && run.checkpoints == 0) {
-    return o + "with no checkpoint written, each failure restarts the run from step 0 (checkpoints to a storage system: "
-               "cluster.storage, checkpoint.every_steps)";
+    // With storage (a checkpoint has a size) the interval is what is too long.
+    return o + "with no checkpoint written, each failure restarts the run from step 0 (" +
+           (run.checkpoint_bytes > 0 ? std::string("checkpoint.every_steps is beyond the run's steps: checkpoint more often)")
+                                     : std::string("checkpoints to a storage system: cluster.storage, checkpoint.every_steps)"));
   }
   return o + "failures and checkpoints take the rest";
 }

@@ -365,6 +365,10 @@ TEST(ClusterSizerTest, AMissMostlyLostToFailuresSaysWhy) {
   ASSERT_EQ(r.rejected.size(), 1u) << SizeToText(r);
   EXPECT_NE(r.rejected[0].reason.find("; goodput "), std::string::npos) << r.rejected[0].reason;
   EXPECT_NE(r.rejected[0].reason.find("each failure restarts the run from step 0"), std::string::npos) << r.rejected[0].reason;
+  // Storage, but an interval past the run's steps: the interval is what to change.
+  const SizeReport late = SizeCluster(Ref7b({"checkpoint.every_steps=100000", "failures.node_mtbf_hours=20"}), o);
+  ASSERT_EQ(late.rejected.size(), 1u) << SizeToText(late);
+  EXPECT_NE(late.rejected[0].reason.find("checkpoint more often"), std::string::npos) << late.rejected[0].reason;
   // Checkpointed, the same cluster loses little: no hint.
   const SizeReport c = SizeCluster(Ref7b({"failures.node_mtbf_hours=20"}), o);
   ASSERT_EQ(c.rejected.size(), 1u) << SizeToText(c);
