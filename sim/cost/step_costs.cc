@@ -306,24 +306,72 @@ double OneFOneBMakespanS(const std::vector<StageCost>& rank, int m) {
   return *std::max_element(free_at.begin(), free_at.end());
 }
 
+// The same walk through the interleaved order (StageSchedule): a rank's
+// chunks are virtual stages chunk x p + rank, each with its own pass times.
+double InterleavedMakespanS(const std::vector<StageCost>& virtual_stage, int p, int v, int m) {
+  const int stages = p * v;
+  thread_local std::vector<std::vector<PipelineOp>> order;
+  thread_local std::vector<double> forward_end, backward_end, free_at;
+  thread_local std::vector<size_t> next;
+  order.resize(size_t(p));
+  size_t left = 0;
+  for (int r = 0; r < p; ++r) {
+    StageScheduleInto(p, r, m, v, order[size_t(r)]);
+    left += order[size_t(r)].size();
+  }
+  forward_end.assign(size_t(stages) * size_t(m), -1.0);
+  backward_end.assign(forward_end.size(), -1.0);
+  free_at.assign(size_t(p), 0.0);
+  next.assign(size_t(p), 0);
+  const auto at = [m](int vs, int mb) { return size_t(vs) * size_t(m) + size_t(mb); };
+  for (int sweep = 0; left > 0; ++sweep) {
+    bool progressed = false;
+    for (int k = 0; k < p; ++k) {
+      const int r = sweep % 2 == 0 ? k : p - 1 - k;
+      const auto& mine = order[size_t(r)];
+      for (size_t& i = next[size_t(r)]; i < mine.size(); ++i) {
+        const PipelineOp& op = mine[i];
+        const int vs = VirtualStage(p, r, op.chunk);
+        const double ready = op.forward ? (vs == 0 ? 0.0 : forward_end[at(vs - 1, op.microbatch)])
+                                        : (vs == stages - 1 ? forward_end[at(vs, op.microbatch)] : backward_end[at(vs + 1, op.microbatch)]);
+        if (ready < 0) break;
+        const StageCost& c = virtual_stage[size_t(vs)];
+        const double end = std::max(free_at[size_t(r)], ready) + (op.forward ? c.forward_s() : c.backward_s());
+        (op.forward ? forward_end : backward_end)[at(vs, op.microbatch)] = end;
+        free_at[size_t(r)] = end;
+        --left;
+        progressed = true;
+      }
+    }
+    if (!progressed) return std::numeric_limits<double>::quiet_NaN();
+  }
+  return *std::max_element(free_at.begin(), free_at.end());
+}
+
 // Micro batches per pipeline rank the schedule is walked for: past its
 // transient every further one adds the slowest rank's slot (a rank nearly as
 // slow as the slowest takes a few rounds to fall behind: GLM-4.5-Air's PP 8
 // layout settles past 3 micro batches a rank). Walks longer than the budget
-// (PP 32 and deeper) take the closed form instead.
+// (PP 32 and deeper, deep interleaving) take the closed form instead.
 constexpr int kFillDrainSample = 4;
 constexpr long kFillDrainWalkBudget = 8192;
 
 }  // namespace
 
 double StepCosts::FillDrainS(int virtual_stages, double micro_batches) const {
-  // One chunk per rank: the schedule itself, over enough micro batches to
-  // reach its steady state (the slowest rank paces every further one).
+  // The schedule itself, over enough micro batches to reach its steady
+  // state (the slowest rank paces every further one).
   const int p = int(rank.size()), m = int(std::lround(micro_batches));
   if (virtual_stages <= 1 && p > 1 && m >= 1) {
     const int sample = std::min(m, kFillDrainSample * p);
     if (2L * sample * p <= kFillDrainWalkBudget) {
       const double makespan_s = OneFOneBMakespanS(rank, sample);
+      if (std::isfinite(makespan_s)) return std::max(0.0, makespan_s - sample * slowest().slot_s());
+    }
+  } else if (virtual_stages > 1 && p > 1 && m >= p && virtual_stage.size() == size_t(p) * size_t(virtual_stages)) {
+    const int sample = std::min(m, kFillDrainSample * p) / p * p;  // whole groups of p, as the order walks them
+    if (2L * sample * p * virtual_stages <= kFillDrainWalkBudget) {
+      const double makespan_s = InterleavedMakespanS(virtual_stage, p, virtual_stages, sample);
       if (std::isfinite(makespan_s)) return std::max(0.0, makespan_s - sample * slowest().slot_s());
     }
   }

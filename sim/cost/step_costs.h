@@ -64,9 +64,10 @@ struct StepCosts {
   int slowest_rank = 0;               // the rank with the longest slot
   const StageCost& slowest() const { return rank[size_t(slowest_rank)]; }
   // The pipeline's fill and drain: the step's time beyond the slowest
-  // rank's m slots when nothing but the passes takes time. One chunk per
-  // rank: 1F1B's order walked pass by pass (exact). Interleaved, or PP 32
-  // and deeper: the slowest rank waits for the first micro batch's forward
+  // rank's m slots when nothing but the passes takes time: the schedule's
+  // order (1F1B, interleaved) walked pass by pass, each chunk's own times
+  // (exact). Past the walk's budget (PP 32 and deeper, deep interleaving):
+  // the slowest rank waits for the first micro batch's forward
   // and the last one's backward through the ranks before it, and for the
   // round trip through the ranks after it less what its own warm-up
   // forwards and outstanding backwards cover, over v. (p-1)/v slots when the

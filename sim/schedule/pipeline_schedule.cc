@@ -23,31 +23,35 @@ PipelineOp NthOp(int k, bool forward, int ranks, int microbatches, int v) {
 }  // namespace
 
 std::vector<PipelineOp> StageSchedule(int ranks, int rank, int microbatches, int virtual_stages) {
+  std::vector<PipelineOp> out;
+  StageScheduleInto(ranks, rank, microbatches, virtual_stages, out);
+  return out;
+}
+
+void StageScheduleInto(int ranks, int rank, int microbatches, int virtual_stages, std::vector<PipelineOp>& out) {
   const int v = std::max(1, virtual_stages);
   const int m = std::max(0, microbatches);
-  std::vector<PipelineOp> out;
+  out.clear();
   if (v == 1) {
     // Warm-up forwards, one forward one backward, cool-down backwards.
     for (int i = 0; i < 2 * m; ++i) out.push_back(OneFOneBOp(ranks, rank, m, i));
-    return out;
+    return;
   }
   // Interleaved: the order runs over micro batches padded to a multiple of
   // `ranks`; padded slots are dropped (consistently on every rank).
   const int padded = (m + ranks - 1) / ranks * ranks;
   const int total = padded * v;
   const int warmup = std::min(total, (ranks - rank - 1) * 2 + (v - 1) * ranks);
-  std::vector<PipelineOp> seq;
-  int f = 0, b = 0;
-  for (; f < warmup; ++f) seq.push_back(NthOp(f, true, ranks, m, v));
-  while (f < total) {
-    seq.push_back(NthOp(f++, true, ranks, m, v));
-    seq.push_back(NthOp(b++, false, ranks, m, v));
-  }
-  while (b < total) seq.push_back(NthOp(b++, false, ranks, m, v));
-  for (const auto& op : seq) {
+  const auto keep = [&](const PipelineOp& op) {
     if (op.microbatch >= 0) out.push_back(op);
+  };
+  int f = 0, b = 0;
+  for (; f < warmup; ++f) keep(NthOp(f, true, ranks, m, v));
+  while (f < total) {
+    keep(NthOp(f++, true, ranks, m, v));
+    keep(NthOp(b++, false, ranks, m, v));
   }
-  return out;
+  while (b < total) keep(NthOp(b++, false, ranks, m, v));
 }
 
 }  // namespace trainsim

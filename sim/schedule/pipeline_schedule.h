@@ -25,6 +25,8 @@ inline int VirtualStage(int ranks, int rank, int chunk) { return chunk * ranks +
 // `microbatches` is not a multiple of `ranks` the missing ones are skipped, so
 // every (microbatch, chunk) appears exactly once forward and once backward.
 std::vector<PipelineOp> StageSchedule(int ranks, int rank, int microbatches, int virtual_stages);
+// The same into `out` (cleared first), reusing its storage.
+void StageScheduleInto(int ranks, int rank, int microbatches, int virtual_stages, std::vector<PipelineOp>& out);
 
 // The i-th op (0 <= i < 2 x microbatches) of `rank`'s order without
 // interleaving, StageSchedule(ranks, rank, microbatches, 1)[i], without
