@@ -348,6 +348,17 @@ double InterleavedMakespanS(const std::vector<StageCost>& virtual_stage, int p, 
   return *std::max_element(free_at.begin(), free_at.end());
 }
 
+// Whether the chunks between the first (embedding) and the last (LM head)
+// differ: where they do not, the closed form's position formula is the
+// interleaved walk's figure but for those two chunks' extra (under 5% of the
+// bubble: Llama 2 70B, 4 nodes, 30.1 against 31.6 ms), at none of its cost.
+bool ChunksDiffer(const std::vector<StageCost>& virtual_stage) {
+  for (size_t vs = 2; vs + 1 < virtual_stage.size(); ++vs) {
+    if (std::abs(virtual_stage[vs].slot_s() - virtual_stage[1].slot_s()) > 1e-9 * virtual_stage[1].slot_s()) return true;
+  }
+  return false;
+}
+
 // Micro batches per pipeline rank the schedule is walked for: past its
 // transient every further one adds the slowest rank's slot (a rank nearly as
 // slow as the slowest takes a few rounds to fall behind: GLM-4.5-Air's PP 8
@@ -368,7 +379,8 @@ double StepCosts::FillDrainS(int virtual_stages, double micro_batches) const {
       const double makespan_s = OneFOneBMakespanS(rank, sample);
       if (std::isfinite(makespan_s)) return std::max(0.0, makespan_s - sample * slowest().slot_s());
     }
-  } else if (virtual_stages > 1 && p > 1 && m >= p && virtual_stage.size() == size_t(p) * size_t(virtual_stages)) {
+  } else if (virtual_stages > 1 && p > 1 && m >= p && virtual_stage.size() == size_t(p) * size_t(virtual_stages) &&
+             ChunksDiffer(virtual_stage)) {
     const int sample = std::min(m, kFillDrainSample * p) / p * p;  // whole groups of p, as the order walks them
     if (2L * sample * p * virtual_stages <= kFillDrainWalkBudget) {
       const double makespan_s = InterleavedMakespanS(virtual_stage, p, virtual_stages, sample);

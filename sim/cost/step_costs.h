@@ -65,8 +65,9 @@ struct StepCosts {
   const StageCost& slowest() const { return rank[size_t(slowest_rank)]; }
   // The pipeline's fill and drain: the step's time beyond the slowest
   // rank's m slots when nothing but the passes takes time: the schedule's
-  // order (1F1B, interleaved) walked pass by pass, each chunk's own times
-  // (exact). Past the walk's budget (PP 32 and deeper, deep interleaving):
+  // order (1F1B, interleaved where the middle chunks differ) walked pass by
+  // pass, each chunk's own times (exact). Past the walk's budget (PP 32 and
+  // deeper, deep interleaving) and for even middle chunks:
   // the slowest rank waits for the first micro batch's forward
   // and the last one's backward through the ranks before it, and for the
   // round trip through the ranks after it less what its own warm-up
