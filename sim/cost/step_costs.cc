@@ -265,72 +265,39 @@ double AllToAllTime(const Scenario& s, const PassWork& pass) {
 
 namespace {
 
-// How long `m` micro batches take through Megatron-Core's 1F1B order (one
-// chunk per rank: OneFOneBOp) when nothing but the passes
-// takes time: each pass starts once its rank is free and its input is there
-// (the previous rank's forward, the next one's backward, the last rank's own
-// forward). NaN if the order deadlocks (1F1B's never does).
-double OneFOneBMakespanS(const std::vector<StageCost>& rank, int m) {
-  const int p = int(rank.size());
-  thread_local std::vector<double> forward_end, backward_end, free_at;
-  thread_local std::vector<int> next;
-  forward_end.assign(size_t(p) * size_t(m), -1.0);
-  backward_end.assign(forward_end.size(), -1.0);
-  free_at.assign(size_t(p), 0.0);
-  next.assign(size_t(p), 0);
-  size_t left = 2 * size_t(p) * size_t(m);
-  // Forwards flow to higher ranks, backwards to lower: sweeps alternate
-  // direction so each carries one kind of dependency through every rank.
-  for (int sweep = 0; left > 0; ++sweep) {
-    bool progressed = false;
-    for (int k = 0; k < p; ++k) {
-      const int r = sweep % 2 == 0 ? k : p - 1 - k;
-      const double f = rank[size_t(r)].forward_s(), b = rank[size_t(r)].backward_s();
-      double* fe = &forward_end[size_t(r) * size_t(m)];
-      double* be = &backward_end[size_t(r) * size_t(m)];
-      for (int& i = next[size_t(r)]; i < 2 * m; ++i) {
-        const PipelineOp op = OneFOneBOp(p, r, m, i);
-        const bool forward = op.forward;
-        const int mb = op.microbatch;
-        const double ready = forward ? (r == 0 ? 0.0 : fe[mb - m]) : (r == p - 1 ? fe[mb] : be[size_t(m) + size_t(mb)]);
-        if (ready < 0) break;
-        const double end = std::max(free_at[size_t(r)], ready) + (forward ? f : b);
-        (forward ? fe : be)[mb] = end;
-        free_at[size_t(r)] = end;
-        --left;
-        progressed = true;
-      }
-    }
-    if (!progressed) return std::numeric_limits<double>::quiet_NaN();
-  }
-  return *std::max_element(free_at.begin(), free_at.end());
-}
-
-// The same walk through the interleaved order (StageSchedule): a rank's
-// chunks are virtual stages chunk x p + rank, each with its own pass times.
-double InterleavedMakespanS(const std::vector<StageCost>& virtual_stage, int p, int v, int m) {
+// How long `m` micro batches take through Megatron-Core's order
+// (StageSchedule: 1F1B, or interleaved over v chunks a rank, virtual stage
+// chunk x p + rank) when nothing but the passes takes time: each pass starts
+// once its rank is free and its input is there (the previous virtual stage's
+// forward, the next one's backward, the last one's own forward), at its
+// chunk's own time. NaN if the order deadlocks (Megatron's never does).
+double ScheduleMakespanS(const std::vector<StageCost>& virtual_stage, int p, int v, int m) {
   const int stages = p * v;
   thread_local std::vector<std::vector<PipelineOp>> order;
   thread_local std::vector<double> forward_end, backward_end, free_at;
   thread_local std::vector<size_t> next;
+  // Without interleaving each op comes by index (OneFOneBOp): no list to build.
   order.resize(size_t(p));
   size_t left = 0;
   for (int r = 0; r < p; ++r) {
-    StageScheduleInto(p, r, m, v, order[size_t(r)]);
-    left += order[size_t(r)].size();
+    if (v > 1) StageScheduleInto(p, r, m, v, order[size_t(r)]);
+    left += v > 1 ? order[size_t(r)].size() : 2 * size_t(m);
   }
   forward_end.assign(size_t(stages) * size_t(m), -1.0);
   backward_end.assign(forward_end.size(), -1.0);
   free_at.assign(size_t(p), 0.0);
   next.assign(size_t(p), 0);
   const auto at = [m](int vs, int mb) { return size_t(vs) * size_t(m) + size_t(mb); };
+  // Forwards flow to later stages, backwards to earlier: sweeps alternate
+  // direction so each carries one kind of dependency through every rank.
   for (int sweep = 0; left > 0; ++sweep) {
     bool progressed = false;
     for (int k = 0; k < p; ++k) {
       const int r = sweep % 2 == 0 ? k : p - 1 - k;
       const auto& mine = order[size_t(r)];
-      for (size_t& i = next[size_t(r)]; i < mine.size(); ++i) {
-        const PipelineOp& op = mine[i];
+      const size_t ops = v > 1 ? mine.size() : 2 * size_t(m);
+      for (size_t& i = next[size_t(r)]; i < ops; ++i) {
+        const PipelineOp op = v > 1 ? mine[i] : OneFOneBOp(p, r, m, int(i));
         const int vs = VirtualStage(p, r, op.chunk);
         const double ready = op.forward ? (vs == 0 ? 0.0 : forward_end[at(vs - 1, op.microbatch)])
                                         : (vs == stages - 1 ? forward_end[at(vs, op.microbatch)] : backward_end[at(vs + 1, op.microbatch)]);
@@ -373,17 +340,19 @@ double StepCosts::FillDrainS(int virtual_stages, double micro_batches) const {
   // The schedule itself, over enough micro batches to reach its steady
   // state (the slowest rank paces every further one).
   const int p = int(rank.size()), m = int(std::lround(micro_batches));
-  if (virtual_stages <= 1 && p > 1 && m >= 1) {
+  // With the last rank the slowest (the LM head's), the formula below is the
+  // walk's figure: it waits only for the ranks before it, once each way.
+  if (virtual_stages <= 1 && p > 1 && m >= 1 && virtual_stage.size() == rank.size() && slowest_rank != p - 1) {
     const int sample = std::min(m, kFillDrainSample * p);
     if (2L * sample * p <= kFillDrainWalkBudget) {
-      const double makespan_s = OneFOneBMakespanS(rank, sample);
+      const double makespan_s = ScheduleMakespanS(virtual_stage, p, 1, sample);
       if (std::isfinite(makespan_s)) return std::max(0.0, makespan_s - sample * slowest().slot_s());
     }
   } else if (virtual_stages > 1 && p > 1 && m >= p && virtual_stage.size() == size_t(p) * size_t(virtual_stages) &&
              ChunksDiffer(virtual_stage)) {
     const int sample = std::min(m, kFillDrainSample * p) / p * p;  // whole groups of p, as the order walks them
     if (2L * sample * p * virtual_stages <= kFillDrainWalkBudget) {
-      const double makespan_s = InterleavedMakespanS(virtual_stage, p, virtual_stages, sample);
+      const double makespan_s = ScheduleMakespanS(virtual_stage, p, virtual_stages, sample);
       if (std::isfinite(makespan_s)) return std::max(0.0, makespan_s - sample * slowest().slot_s());
     }
   }

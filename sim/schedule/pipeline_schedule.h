@@ -25,12 +25,14 @@ inline int VirtualStage(int ranks, int rank, int chunk) { return chunk * ranks +
 // `microbatches` is not a multiple of `ranks` the missing ones are skipped, so
 // every (microbatch, chunk) appears exactly once forward and once backward.
 std::vector<PipelineOp> StageSchedule(int ranks, int rank, int microbatches, int virtual_stages);
-// The same into `out` (cleared first), reusing its storage.
+// The same into `out` (cleared first), reusing its storage (the closed
+// form's fill and drain walks the order for each configuration it costs).
 void StageScheduleInto(int ranks, int rank, int microbatches, int virtual_stages, std::vector<PipelineOp>& out);
 
 // The i-th op (0 <= i < 2 x microbatches) of `rank`'s order without
-// interleaving, StageSchedule(ranks, rank, microbatches, 1)[i], without
-// building the list (the closed form's fill and drain walks it per config).
+// interleaving, StageSchedule(ranks, rank, microbatches, 1)[i]: warm-up
+// forwards, one forward one backward, cool-down backwards (the closed
+// form's fill and drain takes it one op at a time).
 inline PipelineOp OneFOneBOp(int ranks, int rank, int microbatches, int i) {
   const int warmup = ranks - rank - 1 < microbatches ? ranks - rank - 1 : microbatches;
   const int steady_end = warmup + 2 * (microbatches - warmup);
