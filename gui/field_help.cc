@@ -74,7 +74,7 @@ const std::map<QString, Help>& Table() {
       {"training.finetune.method", {"Fine-tuning instead of pre-training: lora freezes the base weights and trains low-rank adapters "
                                     "beside the framework's target projections; full trains every weight from a pre-trained start.",
                                     "none (pre-training)", "you"}},
-      {"training.finetune.rank", {"LoRA: the adapters' rank r (each adapted projection gains r x (in + out) trainable weights).", "16",
+      {"training.finetune.rank", {"LoRA: the adapters' rank r (each adapted projection gains r x (in + out) trainable weights).", "{default_lora_rank}",
                                   "you"}},
       {"cost.model", {"rental: node-hours at the node profile's price; ownership: the purchase written off over the site's years, "
                       "plus energy at the site's price and PUE.",
@@ -107,6 +107,7 @@ QString WithLibraryFacts(QString text) {
   for (const auto& m : RecomputeModuleNames()) modules << QString::fromStdString(m);
   text.replace("{auto_micro_batch_max}", QString::number(kAutoMicroBatchMax));
   text.replace("{recompute_modules}", modules.join(", "));
+  text.replace("{default_lora_rank}", QString::number(Finetune{}.rank));
   return text;
 }
 
@@ -117,7 +118,7 @@ QString FieldHelp(const QString& key) {
   const auto it = t.find(key);
   if (it == t.end()) return {};
   return QObject::tr("<b>%1</b>: %2<br>Default: %3. Source: %4.")
-      .arg(key, WithLibraryFacts(QObject::tr(it->second.meaning)), QObject::tr(it->second.default_value), QObject::tr(it->second.source));
+      .arg(key, WithLibraryFacts(QObject::tr(it->second.meaning)), WithLibraryFacts(QObject::tr(it->second.default_value)), QObject::tr(it->second.source));
 }
 
 QString HelpPageHtml() {

@@ -18,6 +18,7 @@
 #include <QVBoxLayout>
 
 #include "sim/core/hardware_profile.h"
+#include "sim/core/scenario.h"
 #include "sim/core/split.h"
 #include "sim/io/data_paths.h"
 
@@ -366,7 +367,7 @@ Configuration ScenarioForm::configuration() const {
     if (method->current().isNull()) {
       RemoveKey(root, {"training", "finetune"}, 0);
     } else if (method->current() != QLatin1String("lora")) {
-      for (const char* key : {"rank", "alpha", "target_modules", "dropout"}) RemoveKey(root, {"training", "finetune", key}, 0);
+      for (const std::string& key : LoraOnlyKeys()) RemoveKey(root, {"training", "finetune", key}, 0);
     }
   }
   YAML::Emitter out;

@@ -120,6 +120,11 @@ StagePlan Scenario::stage_plan() const {
   return *StagePlan::Make(even);
 }
 
+const std::vector<std::string>& LoraOnlyKeys() {
+  static const std::vector<std::string> keys = {"rank", "alpha", "target_modules", "dropout"};
+  return keys;
+}
+
 const char* FactorNotDividing(long tensor, long pipeline, long context, long gpus) {
   const long product = tensor * pipeline * context;
   for (auto [key, v] : {std::pair{"tensor", tensor}, std::pair{"pipeline", pipeline}, std::pair{"context", context}}) {

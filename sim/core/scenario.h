@@ -50,6 +50,9 @@ struct Finetune {
   double dropout = 0;
   bool lora() const { return method == FinetuneMethod::kLora; }
 };
+// The training.finetune keys only method: lora reads (the loader refuses
+// them beside another method; the GUI form drops them when the method changes).
+const std::vector<std::string>& LoraOnlyKeys();
 
 struct Parallelism {
   int tensor = 1;

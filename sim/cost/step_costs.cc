@@ -340,21 +340,17 @@ double StepCosts::FillDrainS(int virtual_stages, double micro_batches) const {
   // The schedule itself, over enough micro batches to reach its steady
   // state (the slowest rank paces every further one).
   const int p = int(rank.size()), m = int(std::lround(micro_batches));
-  // With the last rank the slowest (the LM head's), the formula below is the
-  // walk's figure: it waits only for the ranks before it, once each way.
-  if (virtual_stages <= 1 && p > 1 && m >= 1 && virtual_stage.size() == rank.size() && slowest_rank != p - 1) {
-    const int sample = std::min(m, kFillDrainSample * p);
-    if (2L * sample * p <= kFillDrainWalkBudget) {
-      const double makespan_s = ScheduleMakespanS(virtual_stage, p, 1, sample);
-      if (std::isfinite(makespan_s)) return std::max(0.0, makespan_s - sample * slowest().slot_s());
-    }
-  } else if (virtual_stages > 1 && p > 1 && m >= p && virtual_stage.size() == size_t(p) * size_t(virtual_stages) &&
-             ChunksDiffer(virtual_stage)) {
-    const int sample = std::min(m, kFillDrainSample * p) / p * p;  // whole groups of p, as the order walks them
-    if (2L * sample * p * virtual_stages <= kFillDrainWalkBudget) {
-      const double makespan_s = ScheduleMakespanS(virtual_stage, p, virtual_stages, sample);
-      if (std::isfinite(makespan_s)) return std::max(0.0, makespan_s - sample * slowest().slot_s());
-    }
+  // The walk where the formula below would not give its figure: one chunk
+  // per rank unless the last rank (the LM head's) is the slowest, which
+  // waits only for the ranks before it, once each way; interleaved where the
+  // chunks between the edges differ. Interleaved orders walk whole groups of p.
+  const int v = std::max(1, virtual_stages);
+  const bool walk = p > 1 && m >= 1 && virtual_stage.size() == size_t(p) * size_t(v) &&
+                    (v == 1 ? slowest_rank != p - 1 : m >= p && ChunksDiffer(virtual_stage));
+  const int sample = v == 1 ? std::min(m, kFillDrainSample * p) : std::min(m, kFillDrainSample * p) / p * p;
+  if (walk && 2L * sample * p * v <= kFillDrainWalkBudget) {
+    const double makespan_s = ScheduleMakespanS(virtual_stage, p, v, sample);
+    if (std::isfinite(makespan_s)) return std::max(0.0, makespan_s - sample * slowest().slot_s());
   }
   const size_t s = size_t(slowest_rank);
   double before_s = 0, after_s = 0;  // the ranks before the slowest, and the round trip through those after it

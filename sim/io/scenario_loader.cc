@@ -439,7 +439,7 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
     Finetune& f = s.training.finetune;
     f.method = ft->Choice("method", kFinetuneChoices) == "lora" ? FinetuneMethod::kLora : FinetuneMethod::kFull;
     if (f.lora()) {
-      f.rank = ft->PositiveInt("rank", 16);
+      f.rank = ft->PositiveInt("rank", Finetune{}.rank);
       f.alpha = ft->PositiveDouble("alpha", 2.0 * f.rank);
       YAML::Node targets = ft->Raw("target_modules");
       f.targets_from_framework = !targets.IsDefined() || targets.IsNull();
@@ -454,8 +454,8 @@ Expected<Scenario> Parse(const YAML::Node& root, const std::string& file, Profil
       f.dropout = ft->NonNegativeDouble("dropout", s.framework.lora_dropout);
       if (f.dropout >= 1) ft->Fail("dropout", "must be below 1");
     } else {
-      for (const char* key : {"rank", "alpha", "target_modules", "dropout"}) {
-        if (ft->Has(key)) ft->Fail(key, "only method: lora takes " + std::string(key));
+      for (const std::string& key : LoraOnlyKeys()) {
+        if (ft->Has(key)) ft->Fail(key, "only method: lora takes " + key);
       }
     }
     ft->Finish();
