@@ -61,6 +61,11 @@ struct GpuProfile {
   double hbm_bytes_per_s = 0;
   int sms = 0;
   double tdp_w = 0;
+  // The most its NVLink ports carry per direction (the GPU's generation and
+  // link count); 0 where the profile does not say. A node may wire fewer
+  // links, never more: the check that a node file names the GPU it was
+  // written for.
+  double nvlink_bytes_per_s = 0;
   std::map<std::string, double> peak_flops;      // "bf16", "fp16", "fp8", "mxfp8", "nvfp4", "fp32" -> FLOP/s
   std::map<std::string, double> matmul_max_eff;  // asymptotic (K -> infinity) fraction of peak
   std::map<std::string, double> matmul_k_half;   // K at which a GEMM reaches half of it

@@ -23,6 +23,14 @@ namespace {
 constexpr double kGB = 1e9;
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
+// printf into a string, for messages that quote the file's figures.
+template <typename... Args>
+std::string Format(const char* format, Args... args) {
+  char text[512];
+  std::snprintf(text, sizeof text, format, args...);
+  return text;
+}
+
 // The numbers a hardware profile may hold in each unit its keys are named in
 // (the key's own, or the nearest enclosing key's: power_w.load,
 // peak_tflops.bf16; a key "<unit>_per_<x>" is in that unit too:
@@ -158,6 +166,7 @@ GpuProfile ParseGpu(const YAML::Node& root, const std::string& path) {
   if (g.hbm_bytes_per_s > 100e12) m.Fail("hbm_tb_per_s", "is in TB/s: above 100 no GPU comes near (GB/s given?)");
   g.sms = m.PositiveInt("sms");
   g.tdp_w = m.PositiveDouble("tdp_w");
+  if (m.Has("nvlink_gb_per_s")) g.nvlink_bytes_per_s = m.PositiveDouble("nvlink_gb_per_s") * kGB;
   g.peak_flops = RatesMap(m, "peak_tflops", 1e12, false);
   if (!g.peak_flops.count("bf16") && !g.peak_flops.count("fp16")) m.Fail("peak_tflops", "needs bf16 or fp16");
   YamlMap mm = m.Map("matmul");
@@ -252,6 +261,13 @@ NodeProfile ParseNode(const YAML::Node& root, const std::string& path) {
   }
   n.nic_bytes_per_s = m.PositiveDouble("nic_gbit_per_s") * kGB / 8;
   n.nvlink_bytes_per_s = m.PositiveDouble("nvlink_gb_per_s") * kGB;
+  // A node file names its GPU by one key; the NVLink and power it declares
+  // belong to some GPU: where the GPU's own profile cannot have them, the
+  // file was written for another GPU (a B300 chassis naming an H100).
+  if (n.gpu.nvlink_bytes_per_s > 0 && n.nvlink_bytes_per_s > n.gpu.nvlink_bytes_per_s * (1 + 1e-9)) {
+    m.Fail("nvlink_gb_per_s", Format("%g GB/s per direction is more than %s's NVLink carries (%g): is gpu: the GPU this node holds?",
+                                     n.nvlink_bytes_per_s / kGB, n.gpu.name.c_str(), n.gpu.nvlink_bytes_per_s / kGB));
+  }
   YamlMap in = m.Map("intra_node");
   n.nvls = in.Bool("nvls", false);
   n.intra_allreduce_bus_bytes_per_s = in.PositiveDouble("allreduce_bus_gb_per_s") * kGB;
@@ -264,6 +280,10 @@ NodeProfile ParseNode(const YAML::Node& root, const std::string& path) {
   n.host_op_time_factor = m.PositiveDouble("host_op_time_factor", 1.0);
   YamlMap pw = m.Map("power_w");
   n.power_load_w = pw.PositiveDouble("load");
+  if (n.power_load_w < n.gpus_per_node * n.gpu.tdp_w) {
+    pw.Fail("load", Format("%g W is below what the node's %d %s draw at their TDP alone (%g W each): is gpu: the GPU this node holds?",
+                           n.power_load_w, n.gpus_per_node, n.gpu.name.c_str(), n.gpu.tdp_w));
+  }
   n.power_idle_w = pw.NonNegativeDouble("idle");
   if (n.power_idle_w > n.power_load_w) pw.Fail("idle", "idle power above the load power");
   pw.Finish();

@@ -187,6 +187,30 @@ TEST(HardwareProfileTest, NodeProfileContradictionsAndMissingPriceAreBadInput) {
   EXPECT_NE(on_cpu.find("gpu: 'h100-sxm-80g' is a profile of a CPU"), std::string::npos) << on_cpu;
 }
 
+// A node file written for one GPU and naming another (a B300 chassis with an
+// H100) declares NVLink or power its GPU cannot have: bad input at that line.
+TEST(HardwareProfileTest, NodeWiredForAnotherGpuIsBadInput) {
+  std::ifstream in(fs::path(DataDir()) / "hardware-profiles/nodes/xe9780-b300.yaml");
+  const std::string b300((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto error_of = [](const std::string& text) {
+    const std::string path = WriteProfile("rewired-node.yaml", text).string();
+    return LoadError([&] { LoadNodeProfile(YAML::Node(path), "", "node"); });
+  };
+  const std::string h100 = std::regex_replace(b300, std::regex("\ngpu: b300-sxm-288g"), "\ngpu: h100-sxm-80g");
+  ASSERT_NE(h100, b300);
+  const std::string nvlink = error_of(h100);
+  EXPECT_NE(nvlink.find("rewired-node.yaml:11: nvlink_gb_per_s: 900 GB/s per direction is more than h100-sxm-80g's NVLink carries (450)"),
+            std::string::npos)
+      << nvlink;
+  // With NVLink4's figure the power still fits an H100; a B200 in a DGX A100 does not fit its power.
+  EXPECT_EQ(error_of(std::regex_replace(h100, std::regex("\nnvlink_gb_per_s: 900"), "\nnvlink_gb_per_s: 450")), "");
+  std::ifstream a_in(fs::path(DataDir()) / "hardware-profiles/nodes/dgx-a100.yaml");
+  const std::string a100((std::istreambuf_iterator<char>(a_in)), std::istreambuf_iterator<char>());
+  const std::string power = error_of(std::regex_replace(a100, std::regex("\ngpu: a100-sxm-80g"), "\ngpu: b200-sxm-180g"));
+  EXPECT_NE(power.find("load: 6500 W is below what the node's 8 b200-sxm-180g draw at their TDP alone (1000 W each)"), std::string::npos)
+      << power;
+}
+
 TEST(HardwareProfileTest, H100DatasheetFigures) {
   const NodeProfile n = LoadNodeProfile(YAML::Node("xe9680-h100"), "", "node");
   EXPECT_DOUBLE_EQ(n.gpu.PeakFlops(Precision::kBf16), 989e12);
