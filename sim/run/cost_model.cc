@@ -19,15 +19,17 @@ FabricPorts FabricFor(const FabricProfile& f, int nodes, int nics_per_node) {
   const long ports = long(nodes) * nics_per_node;
   const int radix = std::max(2, f.switch_radix);
   p.node_links = int(ports);
+  if (ports <= radix) {
+    // One switch takes every node port: every rail meets every other in it,
+    // one hop, which is what the rail leaves and their spine would buy.
+    p.leaves = 1;
+    return p;
+  }
   if (f.topology == FabricTopology::kRailOptimized) {
     // One leaf per rail (NIC index) per group of nodes; half its ports go up.
     const int per_leaf = std::max(1, std::min(f.nodes_per_su, radix / 2));
     p.leaves = nics_per_node * CeilDiv(nodes, per_leaf);
   } else {
-    if (ports <= radix) {
-      p.leaves = 1;  // one switch takes every node port
-      return p;
-    }
     p.leaves = CeilDiv(ports, radix / 2);
   }
   const int uplinks = CeilDiv(long(std::ceil(double(ports) / f.spine_oversubscription)), 1);

@@ -18,10 +18,10 @@
 namespace trainsim {
 
 // The switches and links of a two- or three-tier leaf/spine fabric.
-// Rail-optimized (DGX SuperPOD): one leaf per rail per group of
-// nodes_per_su nodes (at most half the radix, the rest uplinks); fat tree:
-// node ports fill leaves of half the radix, or one switch when they fit its
-// radix. Leaves reach spines with as many uplinks as node ports (divided by
+// One switch when the node ports fit its radix (8 XE9680 on one 64-port
+// QM9700); past that, rail-optimized (DGX SuperPOD): one leaf per rail per
+// group of nodes_per_su nodes (at most half the radix, the rest uplinks);
+// fat tree: node ports fill leaves of half the radix. Leaves reach spines with as many uplinks as node ports (divided by
 // the spine oversubscription); a tier of core switches is added when there
 // are more leaves than a spine has ports. One node needs no fabric.
 struct FabricPorts {

@@ -25,10 +25,15 @@ TEST(CostModelTest, RailOptimizedFabricIsOneLeafPerRailPerScalableUnitPlusSpines
   EXPECT_EQ(p.cores, 0);
   EXPECT_EQ(p.node_links, 1024);
   EXPECT_EQ(p.switch_links, 1024);
-  // 16 nodes x 4 rails: 4 leaves (one per rail), 64 uplinks fill one spine.
-  p = FabricFor(f, 16, 4);
+  // 32 nodes x 4 rails: 4 leaves (one per rail), 128 uplinks over two spines.
+  p = FabricFor(f, 32, 4);
   EXPECT_EQ(p.leaves, 4);
-  EXPECT_EQ(p.spines, 1);
+  EXPECT_EQ(p.spines, 2);
+  EXPECT_EQ(p.node_links, 128);
+  // 16 nodes x 4 rails, 64 ports: one switch takes them all, no spine.
+  p = FabricFor(f, 16, 4);
+  EXPECT_EQ(p.switches(), 1);
+  EXPECT_EQ(p.switch_links, 0);
   EXPECT_EQ(p.node_links, 64);
   // Halving the NICs halves every count at 128 nodes.
   p = FabricFor(f, 128, 4);
@@ -85,10 +90,12 @@ TEST(CostModelTest, CapitalIsTheSumOfItsPartsFromTheProfiles) {
   EXPECT_DOUBLE_EQ(c.switches_usd, 10 * s.fabric.switch_capital_usd);
   EXPECT_DOUBLE_EQ(c.links_usd, (128 + 128) * s.fabric.link_capital_usd);
   EXPECT_DOUBLE_EQ(c.storage_usd, 4 * s.storage->capital_usd);
-  // Four NICs per node save the adapters, half the links and half the switches.
+  // Four NICs per node save the adapters, and their 64 ports fit one switch:
+  // 64 node links and no spine (of 256 links and 10 switches).
   const CapitalCost c4 = ClusterCapital(Ref70b16({"cost.model=ownership", "cluster.nics_per_node=4"}));
+  EXPECT_EQ(c4.fabric.switches(), 1);
   EXPECT_DOUBLE_EQ(c.total_usd() - c4.total_usd(),
-                   64 * s.node.nic_capital_usd + 128 * s.fabric.link_capital_usd + 5 * s.fabric.switch_capital_usd);
+                   64 * s.node.nic_capital_usd + 192 * s.fabric.link_capital_usd + 9 * s.fabric.switch_capital_usd);
 }
 
 // A rack-scale system is bought by the rack: 16 GB200 trays are one NVL72
