@@ -76,8 +76,16 @@ CollectivePlan PlanCollective(const Scenario& s, const CommOp& op, const GroupSp
   const double size_f = MessageSizeFactor(s, CollectiveChunkBytes(op, g.ranks));
   const double inter_lat = s.fabric.inter_node_latency_s + 2 * s.fabric.switch_latency_s;
   const double nic_shared = NicShareBytesPerS(s), nic_alone = NicAchievedBytesPerS(s);
-  auto add = [&](LinkClass link, double bytes, double shared, double unshared) {
-    plan.phases[plan.phase_count++] = CollectivePhase{link, bytes, shared, unshared};
+  auto add = [&](LinkClass link, double bytes, double shared, double unshared, double spine_fraction = 0) {
+    plan.phases[plan.phase_count++] =
+        CollectivePhase{link, bytes, shared, unshared, g.scalable_units > 1 ? std::min(1.0, spine_fraction) : 0.0,
+                        std::max(1.0, s.fabric.spine_oversubscription)};
+  };
+  // The share of a member's off-domain peers in other scalable units, its
+  // members spread evenly over them (k units: (k - 1) / k of all members).
+  const double units = g.scalable_units;
+  const auto off_unit = [&](double members, double off_domain) {
+    return off_domain > 0 ? (units - 1) / units * members / off_domain : 0.0;
   };
 
   if (op.kind == CollectiveKind::kSendRecv) {
@@ -96,7 +104,10 @@ CollectivePlan PlanCollective(const Scenario& s, const CommOp& op, const GroupSp
       plan.latency_s = inter_lat;
       const int gpus_per_nic = std::max(1, s.node.gpus_per_node / std::max(1, std::min(s.node.nics_per_node, s.node.gpus_per_node)));
       const double rate = g.ranks_per_node > 1 ? nic_alone / std::min(g.stride, gpus_per_nic) : nic_shared;
-      add(LinkClass::kNic, S / size_f, rate, nic_alone);
+      // Members a scalable unit or more apart send every hop over the
+      // uplinks; closer, only the unit's last `stride` GPUs do.
+      const double unit_gpus = double(std::max(1, s.fabric.nodes_per_su)) * s.node.gpus_per_node;
+      add(LinkClass::kNic, S / size_f, rate, nic_alone, g.stride / unit_gpus);
     }
     return plan;
   }
@@ -123,7 +134,7 @@ CollectivePlan PlanCollective(const Scenario& s, const CommOp& op, const GroupSp
       if (r > 1) add(LinkClass::kNvlink, gpus_reached * (r - 1) / r * token, nvlink_rate, nvlink_rate);
       if (!g.on_nvlink()) {
         const double domains_reached = (domains - 1) * TokenReachFraction(op.dedup_experts, op.dedup_top_k, E / domains);
-        add(LinkClass::kNic, domains_reached * token, nic_shared, nic_alone);
+        add(LinkClass::kNic, domains_reached * token, nic_shared, nic_alone, off_unit(domains, domains - 1));
       }
       return plan;
     }
@@ -131,7 +142,7 @@ CollectivePlan PlanCollective(const Scenario& s, const CommOp& op, const GroupSp
     // parts; no NIC sweep of the all-to-all is published. Not tuned, but the published runs of EP
     // over NDR (Grok-1 proxies, Qwen3-235B on DGX-H100) come out 5-30% fast without it on the NICs.
     if (r > 1) add(LinkClass::kNvlink, (r - 1) / n * S / size_f, nvlink, nvlink);
-    if (!g.on_nvlink()) add(LinkClass::kNic, (n - r) / n * S / size_f, nic_shared, nic_alone);
+    if (!g.on_nvlink()) add(LinkClass::kNic, (n - r) / n * S / size_f, nic_shared, nic_alone, off_unit(n, n - r));
     return plan;
   }
   const double factor = op.kind == CollectiveKind::kAllReduce ? 2.0 : 1.0;
@@ -147,7 +158,10 @@ CollectivePlan PlanCollective(const Scenario& s, const CommOp& op, const GroupSp
   // slower phase bounds a pipelined implementation.
   const double N = g.domains, r = g.ranks_per_domain;
   plan.latency_s = s.node.intra_latency_s + inter_lat * 2 * std::ceil(std::log2(N));
-  add(LinkClass::kNic, factor * (N - 1) / N * S / r / size_f, nic_shared, nic_alone);
+  // A ring over the N domains crosses a unit boundary at k of its N hops:
+  // each unit's uplinks carry one hop's traffic out per ring, however many
+  // nodes the unit holds (NCCL's trees cross as rarely).
+  add(LinkClass::kNic, factor * (N - 1) / N * S / r / size_f, nic_shared, nic_alone, units / N);
   if (r > 1) {
     add(LinkClass::kNvlink, factor * (r - 1) / r * S / size_f, s.node.intra_ring_bus_bytes_per_s, s.node.intra_ring_bus_bytes_per_s);
   }

@@ -65,7 +65,17 @@ struct CollectivePhase {
   double bytes = 0;                  // what one GPU moves in the phase, message-size efficiency included
   double shared_bytes_per_s = 0;     // per GPU, all GPUs of the node at once (NICs shared 8 vs 4)
   double unshared_bytes_per_s = 0;   // per GPU on an otherwise idle link (NVLink bus rate, one NIC's achieved rate)
-  double time_s() const { return shared_bytes_per_s > 0 ? bytes / shared_bytes_per_s : 0; }
+  // Of a NIC phase's bytes, the share that leaves the sender's scalable unit
+  // over its leaves' uplinks to the spines (0 inside one unit): an
+  // all-to-all's pieces for members in other units; a ring's hops that cross
+  // a unit boundary. With spine oversubscription o every GPU of the unit
+  // sending at once gets 1/o of its NIC's rate up there.
+  double spine_fraction = 0;
+  double spine_oversubscription = 1;
+  double time_s() const {
+    const double spine = std::max(1.0, spine_oversubscription * spine_fraction);
+    return shared_bytes_per_s > 0 ? bytes * spine / shared_bytes_per_s : 0;
+  }
 };
 
 struct CollectivePlan {

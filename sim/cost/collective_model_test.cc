@@ -52,6 +52,55 @@ TEST(CollectiveModelTest, APipelineHopSharesTheNicsOnlyWithTheGpusThatSendAcross
   EXPECT_DOUBLE_EQ(CollectiveTime(four, p2p), CollectiveTime(Load("llama2-7b-2n-8nic", pp16), p2p));
 }
 
+// An oversubscribed spine (uplinks 1/o of the leaves' node ports) slows
+// what crosses scalable units, in proportion to the share that does: an
+// all-to-all's pieces for members in other units, a ring's hops across a
+// unit boundary (k of its N), never what stays under one unit's leaves.
+TEST(CollectiveModelTest, AnOversubscribedSpineSlowsWhatCrossesScalableUnits) {
+  Scenario s = Load("llama2-70b-8n-8nic", {"parallelism.tensor=1", "parallelism.pipeline=1", "parallelism.virtual_stages=1", "parallelism.data=64"});
+  const CommOp all_to_all{"a2a", CollectiveKind::kAllToAll, CommGroup::kData, 1e9, false, ""};
+  const CommOp ring{"rs", CollectiveKind::kReduceScatter, CommGroup::kData, 1e9, false, ""};
+  const auto at = [&](int nodes_per_su, double oversubscription, const CommOp& op) {
+    Scenario t = s;
+    t.fabric.nodes_per_su = nodes_per_su;
+    t.fabric.spine_oversubscription = oversubscription;
+    const CollectivePlan plan = PlanCollective(t, op);
+    for (int i = 0; i < plan.phase_count; ++i) {
+      if (plan.phases[i].link == LinkClass::kNic) return plan.phases[i].time_s();
+    }
+    return -1.0;
+  };
+  ASSERT_EQ(s.layout().Span(CommGroup::kData).nodes, 8);
+  for (const CommOp& op : {all_to_all, ring}) {
+    EXPECT_DOUBLE_EQ(at(8, 4, op), at(8, 1, op)) << op.name;   // one unit: the spine carries none of it
+    EXPECT_DOUBLE_EQ(at(1, 1, op), at(8, 1, op)) << op.name;   // non-blocking: no slower across units
+    EXPECT_DOUBLE_EQ(at(1, 4, op), 4 * at(8, 1, op)) << op.name;  // every piece and hop crosses
+  }
+  // Two units of 4 nodes: 32 of 56 off-node peers are in the other unit;
+  // a ring over 8 nodes crosses at 2 of its 8 hops.
+  EXPECT_NEAR(at(4, 4, all_to_all), 4 * 32.0 / 56 * at(8, 1, all_to_all), 1e-12);
+  EXPECT_DOUBLE_EQ(at(4, 4, ring), at(8, 1, ring));
+  EXPECT_NEAR(at(4, 8, ring), 2 * at(8, 1, ring), 1e-12);
+}
+
+// Pipeline stages a node apart (TP 4 x DP 2 per node): each node its own
+// scalable unit, every GPU's hop crosses the uplinks at 1/o of its NIC; in
+// one unit none does. (The DES agrees: des_simulator_test.)
+TEST(CollectiveModelTest, PipelineHopsBetweenScalableUnitsShareTheUplinks) {
+  const Scenario s = Load("llama2-70b-4n-8nic");
+  ASSERT_EQ(s.layout().Span(CommGroup::kPipeline).stride, 8);
+  const CommOp p2p{"p2p", CollectiveKind::kSendRecv, CommGroup::kPipeline, 1e8, false, ""};
+  const auto at = [&](int nodes_per_su, double oversubscription) {
+    Scenario t = s;
+    t.fabric.nodes_per_su = nodes_per_su;
+    t.fabric.spine_oversubscription = oversubscription;
+    return PlanCollective(t, p2p).phases[0].time_s();
+  };
+  EXPECT_DOUBLE_EQ(at(4, 4), at(4, 1));
+  EXPECT_DOUBLE_EQ(at(1, 4), 4 * at(4, 1));
+  EXPECT_DOUBLE_EQ(at(2, 4), 2 * at(4, 1));  // the unit's last node of two sends across
+}
+
 TEST(CollectiveModelTest, NicCountDoesNotMatterInsideOneNode) {
   const Scenario eight = Load("llama2-7b-1n-8nic");
   const Scenario four = Load("llama2-7b-1n-4nic");

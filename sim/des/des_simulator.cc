@@ -164,14 +164,11 @@ class DesRun {
     const double line = ph.link == LinkClass::kNvlink ? s_.node.nvlink_bytes_per_s : topo_.nic_line_bytes_per_s;
     return ph.unshared_bytes_per_s > 0 ? ph.bytes * line / ph.unshared_bytes_per_s : 0;
   }
-  sg4::Host* PhaseTarget(const CollectivePhase& ph, const GroupSpan& g, int st, size_t part) const {
-    if (ph.link == LinkClass::kNvlink) return h_.nvlink_mirror[st][part];
-    return g.scalable_units > 1 ? h_.nic_mirror_su[st][part] : h_.nic_mirror[st][part];
-  }
-
   // The flows of `repeat` back-to-back collectives of one plan from stage
   // st's simulated GPUs: each phase towards the mirror host of its link (the
-  // folded replicas over the NICs, the node's peers over NVLink).
+  // folded replicas over the NICs, the node's peers over NVLink); a NIC
+  // phase's spine_fraction goes to the mirror past the scalable unit's
+  // uplinks, the rest stays under the unit's leaves.
   Flows StartPlanned(int st, const CollectivePlan& plan, double repeat = 1) {
     if (plan.phase_count == 0 || repeat <= 0) return {};
     const DesGroup& grp = topo_.groups[st];
@@ -179,7 +176,18 @@ class DesRun {
     for (int k = 0; k < plan.phase_count; ++k) {
       const CollectivePhase& ph = plan.phases[k];
       for (size_t j = 0; j < grp.parts.size(); ++j) {
-        paths.push_back({h_.endpoint[st][j], PhaseTarget(ph, plan.span, st, j), repeat * FlowBytes(ph) * grp.parts[j].gpus});
+        const double bytes = repeat * FlowBytes(ph) * grp.parts[j].gpus;
+        if (ph.link == LinkClass::kNvlink) {
+          paths.push_back({h_.endpoint[st][j], h_.nvlink_mirror[st][j], bytes});
+          continue;
+        }
+        // A non-blocking spine binds nothing: one flow, past the uplinks
+        // where the group spans units (two would only change how max-min
+        // sharing divides the NIC among this and other flows).
+        const bool blocking = ph.spine_oversubscription > 1;
+        const double up = blocking ? ph.spine_fraction : plan.span.scalable_units > 1 ? 1.0 : 0.0;
+        if (up > 0) paths.push_back({h_.endpoint[st][j], h_.nic_mirror_su[st][j], bytes * up});
+        if (up < 1) paths.push_back({h_.endpoint[st][j], h_.nic_mirror[st][j], bytes * (1 - up)});
       }
     }
     return Start(paths, repeat * plan.latency_s);
