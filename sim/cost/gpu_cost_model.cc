@@ -96,6 +96,11 @@ double OperatorTime(const Operator& op, const GpuRates& rates, bool backward) {
       double rate = (flash2 ? gpu.attention_flash2_fwd_flops : gpu.attention_fwd_flops) * gpu.sustained_clock_fraction * curve;
       if (op.head_dim > 0) rate *= gpu.AttentionHeadDimEfficiency(op.head_dim, backward);
       if (backward) rate *= flash2 ? gpu.attention_flash2_bwd_fwd_ratio : gpu.attention_bwd_fwd_ratio;
+      // Its matmuls run on the tensor cores: never past the step's fastest
+      // GEMM peak, whatever a hand-edited or noisy calibrated profile says
+      // (a bf16 peak of 10 TFLOP/s beside a 620 TFLOP/s attention gave an MFU of 260%).
+      const double tensor_core_flops = std::max(rates.low.peak_clock_flops, rates.sixteen.peak_clock_flops);
+      if (tensor_core_flops > 0) rate = std::min(rate, tensor_core_flops);
       return std::max(op.flops / rate, mem_time);
     }
     case OpClass::kMemoryBound:

@@ -171,6 +171,24 @@ TEST(GpuCostModelTest, Flash2AttentionRunsAtItsOwnRates) {
   EXPECT_NEAR(time_of(AttentionKernel::kFlash2, true) / time_of(AttentionKernel::kFlash, true), 620.0 * 0.75 / (370.0 * 0.78), 1e-9);
 }
 
+// Attention's matmuls run on the tensor cores: a profile whose attention
+// rate passes the GEMM peak (hand-edited, or calibrated under noise) runs
+// attention at the peak, so no step reports an MFU above 100%.
+TEST(GpuCostModelTest, AttentionNeverRunsPastTheTensorCorePeak) {
+  GpuProfile g = Gpu("dgx-h100");
+  g.peak_flops["bf16"] = 10e12;
+  Operator a;
+  a.cls = OpClass::kAttention;
+  a.flops = 1e12;
+  a.seq = 1 << 20;
+  a.head_dim = 128;
+  const double peak_s = a.flops / (10e12 * g.MatmulClockFraction(Precision::kBf16));
+  EXPECT_NEAR(OperatorTime(a, g, Precision::kBf16, false), peak_s, 1e-9 * peak_s);
+  // At the stock peak the profile's own attention rate (620 TFLOP/s) is what runs.
+  const GpuProfile stock = Gpu("dgx-h100");
+  EXPECT_GT(OperatorTime(a, stock, Precision::kBf16, false), a.flops / (620e12 * stock.sustained_clock_fraction) * 0.999);
+}
+
 TEST(GpuCostModelTest, H100Fp8GemmsRunAtTheirMeasuredSustainedRate) {
   const GpuProfile g = Gpu("dgx-h100");
   EXPECT_DOUBLE_EQ(g.MatmulClockFraction(Precision::kFp8), 1.0);

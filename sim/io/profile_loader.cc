@@ -274,6 +274,21 @@ NodeProfile ParseNode(const YAML::Node& root, const std::string& path) {
   n.intra_ring_bus_bytes_per_s = in.PositiveDouble("ring_bus_gb_per_s") * kGB;
   n.intra_latency_s = in.NonNegativeDouble("latency_us") * 1e-6;
   n.intra_half_chunk_bytes = in.NonNegativeDouble("half_chunk_mib", 0) * 1024 * 1024;
+  // NCCL's measured rates set the collectives' times; the NVLink rate is the
+  // links they share in the DES. A ring moves no faster than its links, and
+  // NVLink SHARP's in-switch reduction at most doubles an all-reduce's bus
+  // rate (each GPU sends its buffer once and receives the sum once): a rate
+  // past that is a unit slip (NVLink in TB/s) or another node's figure.
+  const double nvlink_gb = n.nvlink_bytes_per_s / kGB;
+  if (n.intra_ring_bus_bytes_per_s > n.nvlink_bytes_per_s * (1 + 1e-9)) {
+    in.Fail("ring_bus_gb_per_s", Format("%g GB/s is more than the NVLink it runs over carries (nvlink_gb_per_s %g): a ring moves no faster than its links",
+                                        n.intra_ring_bus_bytes_per_s / kGB, nvlink_gb));
+  }
+  if (n.intra_allreduce_bus_bytes_per_s > (n.nvls ? 2 : 1) * n.nvlink_bytes_per_s * (1 + 1e-9)) {
+    in.Fail("allreduce_bus_gb_per_s", Format(n.nvls ? "%g GB/s is more than twice the NVLink it runs over (nvlink_gb_per_s %g), NVLink SHARP's most"
+                                                    : "%g GB/s is more than the NVLink it runs over carries (nvlink_gb_per_s %g; no nvls)",
+                                             n.intra_allreduce_bus_bytes_per_s / kGB, nvlink_gb));
+  }
   in.Finish();
   n.pcie_bytes_per_s = m.PositiveDouble("pcie_gb_per_s") * kGB;
   n.host_memory_bytes = m.PositiveDouble("host_memory_gib") * kGiB;

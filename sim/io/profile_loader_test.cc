@@ -172,6 +172,11 @@ TEST(HardwareProfileTest, NodeProfileContradictionsAndMissingPriceAreBadInput) {
   EXPECT_NE(error_of(edited("\nnics_allowed:[^\n]*", "\nnics_allowed: [2, 4]")).find("nics_allowed: does not hold the profile's own nics_per_node 8"),
             std::string::npos);
   EXPECT_NE(error_of(edited("\n  idle:[^\n]*", "\n  idle: 20000")).find("idle: idle power above the load power"), std::string::npos);
+  // NVLink written in TB/s is below the NCCL rates measured over it.
+  const std::string tb = error_of(edited("\nnvlink_gb_per_s: 450", "\nnvlink_gb_per_s: 0.45"));
+  EXPECT_NE(tb.find("ring_bus_gb_per_s: 370 GB/s is more than the NVLink it runs over carries (nvlink_gb_per_s 0.45)"), std::string::npos) << tb;
+  const std::string nvls = error_of(edited("\n  allreduce_bus_gb_per_s: 480", "\n  allreduce_bus_gb_per_s: 4800"));
+  EXPECT_NE(nvls.find("allreduce_bus_gb_per_s: 4800 GB/s is more than twice the NVLink"), std::string::npos) << nvls;
   // The framework the node names is this file's, at its line (not "--set").
   const std::string framework = error_of(edited("\nframework: megatron-core-2024", "\nframework: megatron-core-2042"));
   EXPECT_NE(framework.find("edited-node.yaml:"), std::string::npos) << framework;
@@ -202,8 +207,11 @@ TEST(HardwareProfileTest, NodeWiredForAnotherGpuIsBadInput) {
   EXPECT_NE(nvlink.find("rewired-node.yaml:11: nvlink_gb_per_s: 900 GB/s per direction is more than h100-sxm-80g's NVLink carries (450)"),
             std::string::npos)
       << nvlink;
-  // With NVLink4's figure the power still fits an H100; a B200 in a DGX A100 does not fit its power.
-  EXPECT_EQ(error_of(std::regex_replace(h100, std::regex("\nnvlink_gb_per_s: 900"), "\nnvlink_gb_per_s: 450")), "");
+  // With NVLink4's figures the power still fits an H100; a B200 in a DGX A100 does not fit its power.
+  std::string nvlink4 = std::regex_replace(h100, std::regex("\nnvlink_gb_per_s: 900"), "\nnvlink_gb_per_s: 450");
+  nvlink4 = std::regex_replace(nvlink4, std::regex("ring_bus_gb_per_s: 722"), "ring_bus_gb_per_s: 370");
+  nvlink4 = std::regex_replace(nvlink4, std::regex("allreduce_bus_gb_per_s: 830"), "allreduce_bus_gb_per_s: 480");
+  EXPECT_EQ(error_of(nvlink4), "");
   std::ifstream a_in(fs::path(DataDir()) / "hardware-profiles/nodes/dgx-a100.yaml");
   const std::string a100((std::istreambuf_iterator<char>(a_in)), std::istreambuf_iterator<char>());
   const std::string power = error_of(std::regex_replace(a100, std::regex("\ngpu: a100-sxm-80g"), "\ngpu: b200-sxm-180g"));

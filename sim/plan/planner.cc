@@ -446,8 +446,13 @@ std::string PlanToText(const PlanReport& r) {
     o << (memory ? "no configuration fits this model, cluster and global batch\n"
                  : "no configuration runs on this model, cluster and global batch (the reasons below)\n");
   } else {
-    o << "ranked by " << (r.objective == PlanObjective::kCost ? "run cost" : "step time") << " (analytical)";
-    if (recheck) o << ", top " << r.candidates.size() << " re-checked with the " << r.recheck_fidelity << Fmt(" (%.2f s)", r.recheck_s);
+    const char* by = r.objective == PlanObjective::kCost ? "run cost" : "step time";
+    if (recheck) {
+      o << "the analytical ranking's top " << r.candidates.size() << " re-checked with the " << r.recheck_fidelity
+        << Fmt(" (%.2f s)", r.recheck_s) << ", listed by their " << r.recheck_fidelity << " " << by;
+    } else {
+      o << "ranked by " << by << " (analytical)";
+    }
     o << "\n";
     o << Header(r.mixture_of_experts) << " step(an.)";
     if (recheck) o << " step(" << r.recheck_fidelity << ")";
