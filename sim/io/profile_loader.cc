@@ -161,7 +161,12 @@ GpuProfile ParseGpu(const YAML::Node& root, const std::string& path) {
                                          default_gib + " unless given)");
   }
   g.reserved_memory_bytes = m.NonNegativeDouble("reserved_memory_gib", kDefaultReservedMemoryGib) * kGiB;
-  if (g.reserved_memory_bytes >= g.memory_bytes) m.Fail("reserved_memory_gib", "must be below memory_gib");
+  if (g.reserved_memory_bytes >= g.memory_bytes) {
+    // Name the key the file holds: a small memory_gib against the default reserve is that line's.
+    if (m.Has("reserved_memory_gib")) m.Fail("reserved_memory_gib", "must be below memory_gib");
+    m.Fail("memory_gib", Format("%g GiB leaves nothing once the %g GiB training cannot use are reserved (reserved_memory_gib's default)",
+                                g.memory_bytes / kGiB, g.reserved_memory_bytes / kGiB));
+  }
   g.hbm_bytes_per_s = m.PositiveDouble("hbm_tb_per_s") * 1e12;
   if (g.hbm_bytes_per_s > 100e12) m.Fail("hbm_tb_per_s", "is in TB/s: above 100 no GPU comes near (GB/s given?)");
   g.sms = m.PositiveInt("sms");

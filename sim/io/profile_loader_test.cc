@@ -262,6 +262,10 @@ TEST(HardwareProfileTest, ReservedMemoryIsAnAmountNotAShare) {
   const fs::path f = WriteProfile("gpu-all-reserved.yaml", "name: r\nmemory_gib: 80\nreserved_memory_gib: 80\nhbm_tb_per_s: 3\nsms: 132\ntdp_w: 700\n");
   EXPECT_EQ(LoadError([&] { LoadGpuProfile(YAML::Node(f.string()), "", "node.gpu"); }),
             f.string() + ":3: reserved_memory_gib: must be below memory_gib");
+  // Without reserved_memory_gib, a memory_gib below the default reserve is that line's mistake.
+  const fs::path small = WriteProfile("gpu-small.yaml", "name: s\nmemory_gib: 5\nhbm_tb_per_s: 3\nsms: 132\ntdp_w: 700\n");
+  EXPECT_EQ(LoadError([&] { LoadGpuProfile(YAML::Node(small.string()), "", "node.gpu"); }),
+            small.string() + ":2: memory_gib: 5 GiB leaves nothing once the 5.6 GiB training cannot use are reserved (reserved_memory_gib's default)");
   // A profile written for the share it replaced says what to write instead.
   const fs::path old = WriteProfile("gpu-old-share.yaml", "name: o\nmemory_gib: 80\nusable_memory_fraction: 0.93\n");
   EXPECT_NE(LoadError([&] { LoadGpuProfile(YAML::Node(old.string()), "", "node.gpu"); }).find(":3: usable_memory_fraction: replaced by reserved_memory_gib"),

@@ -748,17 +748,25 @@ Expected<SweepSummary> RunSweep(const SweepSpec& spec, const SweepRunOptions& op
     if (!prep_error && lock_failure.empty() && done.empty() && out.IsRegularFile()) {
       const std::string fp = SweepFingerprintPath(options.output_path);
       const std::string tmp = fp + ".tmp" + std::to_string(::getpid());
-      // A full disk here is an interruption, as for rows: exit 1, and --resume continues.
+      // A full disk here is an interruption, as for rows: exit 1, and --resume
+      // continues; a directory that takes no new file is the output's fault
+      // (exit 2): no rerun gets further.
       {
+        errno = 0;
         std::ofstream f(tmp, std::ios::trunc);
-        f << SweepFingerprint(spec, options.fidelity);
-        f.flush();
-        if (!f) write_failure = "cannot write " + fp + ": " + std::strerror(errno != 0 ? errno : EIO);
+        if (!f.is_open()) {
+          fail("cannot create " + fp + " beside it, for the sweep's fingerprint: " + std::strerror(errno != 0 ? errno : EACCES) +
+               " (write the results where new files can be made)");
+        } else {
+          f << SweepFingerprint(spec, options.fidelity);
+          f.flush();
+          if (!f) write_failure = "cannot write " + fp + ": " + std::strerror(errno != 0 ? errno : EIO);
+        }
       }
-      if (write_failure.empty() && std::rename(tmp.c_str(), fp.c_str()) != 0) {
+      if (!prep_error && write_failure.empty() && std::rename(tmp.c_str(), fp.c_str()) != 0) {
         write_failure = "cannot write " + fp + ": " + std::strerror(errno);
       }
-      if (!write_failure.empty()) std::remove(tmp.c_str());
+      if (!write_failure.empty() || prep_error) std::remove(tmp.c_str());
     }
     if (!prep_error && lock_failure.empty() && write_failure.empty() && needs_header) {
       write_failure = out.Write(CsvLine(SweepColumns(spec)));  // a full disk: an interruption, as for rows
