@@ -69,10 +69,10 @@ double PassWork::TotalFlops() const {
 
 namespace {
 
-// Keys a query attends to, summed over the first `layers` layers (an MTP
-// module past the last layer attends as the last does), in Megatron's
-// convention of the whole sequence for a causal layer (not its average half):
-// a windowed or chunked layer sees at most its span. Megatron's s term
+// Keys a query may attend to, summed over the first `layers` layers (an MTP
+// module past the last layer attends as the last does): the whole sequence
+// for a causal layer (AttentionCoreFlopsPerToken counts the causal half of
+// it), at most its span for a windowed or chunked one. Megatron's s term
 // counted for every layer would put a long sequence's MFU above 100% when
 // most layers are windowed (Mistral at 512k: 297%).
 double AttendedKeysSum(const ModelSpec& m, int layers, double seq_len) {
@@ -83,6 +83,18 @@ double AttendedKeysSum(const ModelSpec& m, int layers, double seq_len) {
     sum += span > 0 ? std::min(seq_len, double(span)) : seq_len;
   }
   return sum;
+}
+
+// The attention core's model FLOPs per token (QK^T and its product with V,
+// forward and both backward GEMMs), summed over `layers` layers: Megatron-LM's
+// num_floating_point_operations counts the causal mask's nonzero half
+// (seq_length / 2: its MHA/GQA term since 2025, as its MLA term did before;
+// older releases and NeMo's flops formulas count the whole square, which
+// Megatron-Bridge's published model TFLOP/s of GQA models do not).
+double AttentionCoreFlopsPerToken(const ModelSpec& m, int layers, double seq_len) {
+  const double causal_keys = AttendedKeysSum(m, layers, seq_len) / 2;
+  if (m.attention == AttentionKind::kMla) return 6.0 * causal_keys * m.heads * (m.mla.q_head_dim() + m.mla.v_head_dim);
+  return 12.0 * causal_keys * m.heads * m.head_dim();
 }
 
 }  // namespace
@@ -107,18 +119,16 @@ double MegatronModelFlops(const ModelSpec& m, long global_batch, long seq_len) {
     }
   }
   const double layers = L + mtp;
-  const double keys = AttendedKeysSum(m, m.layers + mtp, s);  // s per layer without windows
-  double attention = 0;  // per token
+  double attention = AttentionCoreFlopsPerToken(m, m.layers + mtp, s);  // per token, then the projections
   if (m.attention == AttentionKind::kMla) {
     const MlaSpec& a = m.mla;
     const double heads = m.heads;
     const double q = a.q_lora_rank > 0 ? a.q_lora_rank * (h + heads * a.q_head_dim() + 1) : h * heads * a.q_head_dim();
-    attention = 6.0 * (layers * (q + a.kv_lora_rank * (h + heads * (a.qk_head_dim + a.v_head_dim) + 1) + h * a.qk_rope_head_dim +
-                                 heads * a.v_head_dim * h) +
-                       keys * heads * (a.q_head_dim() + a.v_head_dim) / 2);
+    attention += 6.0 * layers *
+                 (q + a.kv_lora_rank * (h + heads * (a.qk_head_dim + a.v_head_dim) + 1) + h * a.qk_rope_head_dim + heads * a.v_head_dim * h);
   } else {
     const double q_ratio = double(m.heads) * m.head_dim() / h;
-    attention = 12.0 * (layers * h * h * (1.0 + double(m.kv_heads) / m.heads) + keys * h) * q_ratio;
+    attention += 12.0 * layers * h * h * (1.0 + double(m.kv_heads) / m.heads) * q_ratio;
   }
   const double mtp_proj = 6.0 * mtp * (3 * h + 2 * h * h);
   const double logits = 6.0 * h * m.vocab * (mtp + 1);
@@ -178,10 +188,10 @@ double LoraLayerParameters(const ModelSpec& m, const Finetune& f, const LayerKin
 double ModelFlopsPerStep(const ModelSpec& m, const Training& t) {
   const double full = MegatronModelFlops(m, t.global_batch, t.seq_len);
   if (!t.finetune.lora()) return full;
-  // Megatron's attention-core term (12 B s^2 L h) keeps its backward; the
-  // weight terms lose their weight gradient (a third).
+  // Megatron's attention-core term keeps its backward; the weight terms lose
+  // their weight gradient (a third).
   const double tokens = double(t.global_batch) * t.seq_len;
-  const double core = 12.0 * tokens * AttendedKeysSum(m, m.layers, double(t.seq_len)) * m.hidden;
+  const double core = tokens * AttentionCoreFlopsPerToken(m, m.layers + std::max(0, m.mtp_layers.value_or(0)), double(t.seq_len));
   return full - (full - core) / 3 + 6.0 * tokens * LoraActiveParameters(m, t.finetune);
 }
 

@@ -319,7 +319,8 @@ double LoraActiveParameters(const ModelSpec& m, const Finetune& f);
 double BaseWeightBytes(const Scenario& sc);
 
 // Megatron-LM model FLOPs per step (training/training.py
-// num_floating_point_operations, all GPUs): GQA- and SwiGLU-aware; for MoE
+// num_floating_point_operations, all GPUs): GQA- and SwiGLU-aware; the
+// attention core's causal half (a window's or chunk's span at most); for MoE
 // layers the routed experts count top_k times and the shared experts once
 // (Megatron-Core's MoE convention, routers not counted; under a capacity
 // factor below 1, top_k times that factor: what is computed); MLA by its own term
@@ -328,7 +329,7 @@ double MegatronModelFlops(const ModelSpec& m, long global_batch, long seq_len);
 
 // The same convention for a training step under training.finetune: LoRA
 // does the forward and the data gradients of the frozen weights (4 of
-// Megatron's 6 FLOPs per parameter and token), the attention core in full,
+// Megatron's 6 FLOPs per parameter and token), the attention core's all,
 // and 6 per adapter parameter and token.
 double ModelFlopsPerStep(const ModelSpec& m, const Training& t);
 

@@ -45,14 +45,25 @@ TEST(WorkloadTest, WindowedAttentionCountsTheKeysItSees) {
   const long long_seq = 524288;
   EXPECT_DOUBLE_EQ(MegatronModelFlops(windowed, 1, long_seq) / long_seq, MegatronModelFlops(s.model, 1, 4096) / 4096.0);
   EXPECT_DOUBLE_EQ(MegatronModelFlops(windowed, 1, 4096), MegatronModelFlops(s.model, 1, 4096));  // a window as long as the sequence
-  // Every other layer windowed (GPT-OSS): half the layers pay for the sequence.
+  // Every other layer windowed (GPT-OSS): half the layers pay for the sequence (its causal half).
   windowed.sliding_window_every = 2;
   const double global_only = MegatronModelFlops(s.model, 1, long_seq) - MegatronModelFlops(windowed, 1, long_seq);
-  EXPECT_NEAR(global_only, 12.0 * long_seq * (long_seq - 4096) * s.model.hidden * s.model.layers / 2, 1e-9 * global_only);
+  EXPECT_NEAR(global_only, 12.0 * long_seq * (long_seq - 4096) / 2 * s.model.hidden * s.model.layers / 2, 1e-9 * global_only);
 }
 
 // Gemma 2 and 3 norm each block's output before its residual add: two more
 // norm passes a layer, forward and backward, and two more norm inputs kept.
+// The attention core counts the causal mask's nonzero half, as Megatron-LM's
+// num_floating_point_operations does (seq_length / 2): Llama 2 7B at 4,096
+// tokens, 6 x 4096 x 4096 per token and layer, beside the projections'
+// 6 x 4 x 4096^2 and the MLP's 6 x 3 x 4096 x 11008.
+TEST(WorkloadTest, AttentionCoreCountsTheCausalHalf) {
+  const Scenario s = Make("llama2-7b", {"cluster.node=dgx-h100", "training.precision=bf16"});
+  const double h = 4096, L = 32, seq = 4096;
+  const double per_token = L * (6.0 * seq * h + 6.0 * 4 * h * h + 6.0 * 3 * h * 11008) + 6.0 * h * s.model.vocab;
+  EXPECT_DOUBLE_EQ(MegatronModelFlops(s.model, 1, long(seq)), seq * per_token);
+}
+
 TEST(WorkloadTest, OutputNormsAddTwoNormPassesALayer) {
   const Scenario plain = Make("llama2-7b", {"cluster.node=dgx-h100", "training.precision=bf16", "training.recompute=none"});
   Scenario normed = plain;
@@ -532,9 +543,9 @@ TEST(WorkloadTest, LoraDropsTheBaseWeightGradients) {
   const RankState& r = wl.rank_state[0];
   EXPECT_DOUBLE_EQ(r.trainable_params_per_gpu, 80 * LoraLayerParameters(lora.model, lora.training.finetune, lora.model.LayerAt(0)) / 4);
   EXPECT_DOUBLE_EQ(r.grad_reduce_bytes, r.trainable_params_per_gpu * lora.parallelism.grad_reduce_bytes);
-  // Model FLOPs: 4 of 6 per weight and token, the attention core in full, 6 per adapter weight.
+  // Model FLOPs: 4 of 6 per weight and token, all of the attention core (its causal half), 6 per adapter weight.
   const double tokens = 8.0 * 2048;
-  const double core = 12.0 * tokens * 2048 * 80 * 8192;
+  const double core = 12.0 * tokens * 2048 / 2 * 80 * 8192;
   const double full = MegatronModelFlops(base.model, 8, 2048);
   EXPECT_DOUBLE_EQ(wl.model_flops_per_step, full - (full - core) / 3 + 6 * tokens * 80 * LoraLayerParameters(lora.model, lora.training.finetune, lora.model.LayerAt(0)));
 }
