@@ -512,6 +512,27 @@ std::string PlanToText(const PlanReport& r) {
     }
     if (hidden) o << "  ... and " << hidden << " families with context parallelism > 1 or beyond these (--json lists all)\n";
   }
+  if (!r.rejected_members.empty()) {
+    // Families that run but not with every setting: the best candidates'
+    // families first, each by its least demanding failing member.
+    std::vector<const PlanRejection*> order;
+    for (const PlanCandidate& c : r.candidates) {
+      for (const auto& rej : r.rejected_members) {
+        const PlanConfig& a = rej.config;
+        if (a.tensor == c.config.tensor && a.pipeline == c.config.pipeline && a.context == c.config.context &&
+            std::find(order.begin(), order.end(), &rej) == order.end()) {
+          order.push_back(&rej);
+        }
+      }
+    }
+    for (const auto& rej : r.rejected_members) {
+      if (std::find(order.begin(), order.end(), &rej) == order.end()) order.push_back(&rej);
+    }
+    constexpr size_t kShown = 6;
+    o << "settings that fail in families that run (least demanding failing member):\n";
+    for (size_t i = 0; i < std::min(kShown, order.size()); ++i) o << "  " << Describe(order[i]->config) << ": " << order[i]->reason << "\n";
+    if (order.size() > kShown) o << "  ... and " << order.size() - kShown << " more families (--json lists all)\n";
+  }
   return o.str();
 }
 

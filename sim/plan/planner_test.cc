@@ -264,7 +264,18 @@ TEST(PlannerTest, RecheckRunsTheTopKAtTheRecheckFidelity) {
     EXPECT_GT(c.result.step_time_s, 0);
     EXPECT_GT(c.analytical.step_time_s, 0);
   }
-  EXPECT_FALSE(PlanToText(r).empty());
+  // The text says how it lists the rows and, for families that run with
+  // some settings only, why the others fail (design.md: plan shows why).
+  const std::string text = PlanToText(r);
+  EXPECT_NE(text.find("the analytical ranking's top 3 re-checked with the des"), std::string::npos) << text;
+  ASSERT_FALSE(r.rejected_members.empty());
+  const std::string header = "settings that fail in families that run (least demanding failing member):\n  ";
+  const size_t at = text.find(header);
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::string first = text.substr(at + header.size(), text.find('\n', at + header.size()) - at - header.size());
+  EXPECT_TRUE(std::any_of(r.rejected_members.begin(), r.rejected_members.end(),
+                          [&](const PlanRejection& rej) { return first.ends_with(": " + rej.reason); }))
+      << first;
 }
 
 // Progress: the search counts configurations up to the number searched, then
