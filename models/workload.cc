@@ -1,6 +1,7 @@
 #include "models/workload.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace trainsim {
 
@@ -69,19 +70,27 @@ double PassWork::TotalFlops() const {
 
 namespace {
 
-// Keys a query may attend to, summed over the first `layers` layers (an MTP
-// module past the last layer attends as the last does): the whole sequence
-// for a causal layer (AttentionCoreFlopsPerToken counts the causal half of
-// it), at most its span for a windowed or chunked one. Megatron's s term
-// counted for every layer would put a long sequence's MFU above 100% when
-// most layers are windowed (Mistral at 512k: 297%).
-double AttendedKeysSum(const ModelSpec& m, int layers, double seq_len) {
-  if (m.sliding_window == 0 && m.attention_chunk == 0) return layers * seq_len;
+// Keys a causal query of a layer of `kind` attends to, on average over a
+// sequence of s tokens: half the sequence (Megatron's s / 2); under a sliding
+// window w, min(position, w), w - w^2 / 2s; in chunks of c, the keys of its
+// own chunk before it, c / 2 over whole chunks and less in a partial last
+// one. Each is s / 2 where its span reaches the whole sequence.
+double CausalKeysPerQuery(const LayerKind& kind, double s) {
+  const double span = kind.attention_span;
+  if (span <= 0 || span >= s) return s / 2;
+  if (!kind.chunked) return span - span * span / (2 * s);
+  const double whole = std::floor(s / span), rest = s - whole * span;
+  return (whole * span * span + rest * rest) / (2 * s);
+}
+
+// CausalKeysPerQuery summed over the first `layers` layers (an MTP module past
+// the last layer attends as the last does). Megatron's s / 2 counted for every
+// layer would put a long sequence's MFU above 100% when most layers are
+// windowed (Mistral at 512k: 297%).
+double CausalKeysSum(const ModelSpec& m, int layers, double seq_len) {
+  if (m.sliding_window == 0 && m.attention_chunk == 0) return layers * seq_len / 2;
   double sum = 0;
-  for (int i = 0; i < layers; ++i) {
-    const int span = m.LayerAt(std::min(i, m.layers - 1)).attention_span;
-    sum += span > 0 ? std::min(seq_len, double(span)) : seq_len;
-  }
+  for (int i = 0; i < layers; ++i) sum += CausalKeysPerQuery(m.LayerAt(std::min(i, m.layers - 1)), seq_len);
   return sum;
 }
 
@@ -92,7 +101,7 @@ double AttendedKeysSum(const ModelSpec& m, int layers, double seq_len) {
 // older releases and NeMo's flops formulas count the whole square, which
 // Megatron-Bridge's published model TFLOP/s of GQA models do not).
 double AttentionCoreFlopsPerToken(const ModelSpec& m, int layers, double seq_len) {
-  const double causal_keys = AttendedKeysSum(m, layers, seq_len) / 2;
+  const double causal_keys = CausalKeysSum(m, layers, seq_len);
   if (m.attention == AttentionKind::kMla) return 6.0 * causal_keys * m.heads * (m.mla.q_head_dim() + m.mla.v_head_dim);
   return 12.0 * causal_keys * m.heads * m.head_dim();
 }
@@ -632,17 +641,10 @@ class LayerBuilder {
         F.ops.push_back(Eager(Mem("rotary", 2 * rotated * kAct), c_.sc.framework.eager_rotary, rotated, 2 * rotated * kAct));
       }
     }
-    // Keys each query attends to, on average, over the whole sequence: half
-    // of it when causal; a window w sees min(position, w); a chunk c the keys
-    // of its own chunk before it.
     const double s = c_.s;
-    double keys_per_query = s / 2;
+    const double keys_per_query = CausalKeysPerQuery(kind, s);
     double kernel_seq = c_.s_local;
-    if (kind.attention_span > 0 && kind.attention_span < s) {
-      const double w = kind.attention_span;
-      keys_per_query = kind.chunked ? w / 2 : w - w * w / (2 * s);
-      kernel_seq = std::min(kernel_seq, w);
-    }
+    if (kind.attention_span > 0 && kind.attention_span < s) kernel_seq = std::min(kernel_seq, double(kind.attention_span));
     // Eager attention (FrameworkProfile::eager_attention_copies): GQA's
     // repeat_kv writes K and V at the query heads before the kernel (its
     // backward sums them back), and the output's transpose().contiguous()

@@ -40,15 +40,27 @@ TEST(WorkloadTest, MegatronFlopsAgreeWith6NDForLargeModels) {
 // stays a fraction of the GPU's peak (Mistral 7B at 512k counted 297%).
 TEST(WorkloadTest, WindowedAttentionCountsTheKeysItSees) {
   Scenario s = Make("llama2-7b", {"cluster.node=dgx-h100", "training.precision=bf16"});
+  const double h = s.model.hidden, L = s.model.layers;
   ModelSpec windowed = s.model;
   windowed.sliding_window = 4096;
   const long long_seq = 524288;
-  EXPECT_DOUBLE_EQ(MegatronModelFlops(windowed, 1, long_seq) / long_seq, MegatronModelFlops(s.model, 1, 4096) / 4096.0);
+  // A causal query under a window of w sees min(position, w) keys: w - w^2 / 2s
+  // on average, where the whole causal prefix gives s / 2 (2,048 at 4,096).
+  const double window_keys = 4096 - 4096.0 * 4096 / (2.0 * long_seq);
+  EXPECT_NEAR(MegatronModelFlops(windowed, 1, long_seq) / long_seq - MegatronModelFlops(s.model, 1, 4096) / 4096.0,
+              12.0 * h * L * (window_keys - 2048), 1e-9 * MegatronModelFlops(s.model, 1, 4096) / 4096.0);
   EXPECT_DOUBLE_EQ(MegatronModelFlops(windowed, 1, 4096), MegatronModelFlops(s.model, 1, 4096));  // a window as long as the sequence
   // Every other layer windowed (GPT-OSS): half the layers pay for the sequence (its causal half).
   windowed.sliding_window_every = 2;
   const double global_only = MegatronModelFlops(s.model, 1, long_seq) - MegatronModelFlops(windowed, 1, long_seq);
-  EXPECT_NEAR(global_only, 12.0 * long_seq * (long_seq - 4096) / 2 * s.model.hidden * s.model.layers / 2, 1e-9 * global_only);
+  EXPECT_NEAR(global_only, 12.0 * long_seq * (long_seq / 2.0 - window_keys) * h * L / 2, 1e-9 * global_only);
+  // Chunks of c (Llama 4): a query sees its own chunk's keys before it, c / 2
+  // over whole chunks, fewer in a partial last one (12,288 = 8,192 + 4,096).
+  ModelSpec chunked = s.model;
+  chunked.attention_chunk = 8192;
+  const double chunk_keys = (8192.0 * 8192 + 4096.0 * 4096) / (2 * 12288);
+  EXPECT_NEAR(MegatronModelFlops(s.model, 1, 12288) - MegatronModelFlops(chunked, 1, 12288), 12.0 * 12288 * (6144 - chunk_keys) * h * L,
+              1e-9 * MegatronModelFlops(s.model, 1, 12288));
 }
 
 // Gemma 2 and 3 norm each block's output before its residual add: two more
