@@ -152,4 +152,11 @@ std::string NodeProfile::TakesNicsText() const {
   return "node '" + name + "' takes " + allowed + " NICs";
 }
 
+int ScalableUnitNodes(const FabricProfile& f, int nodes, int nics_per_node) {
+  const int radix = std::max(2, f.switch_radix);
+  if (long(std::max(1, nodes)) * std::max(1, nics_per_node) <= radix) return std::max(1, nodes);
+  if (f.topology == FabricTopology::kRailOptimized) return std::max(1, std::min(f.nodes_per_su, radix / 2));
+  return std::max(1, f.nodes_per_su);
+}
+
 }  // namespace trainsim

@@ -53,6 +53,7 @@ struct GpuProfile {
   // (its measured_on: cpu): it predicts the layer step it measured, and no
   // node takes it as its GPU.
   bool cpu_stand_in = false;
+  std::string source_file;  // the profile's path ("" when built in code)
   double memory_bytes = 0;
   // What the CUDA context, NCCL's buffers, library workspaces and the
   // allocator's slack hold of the HBM: the training's tensors get the rest
@@ -573,6 +574,15 @@ struct FabricProfile {
   double switch_capital_usd = 0;  // one switch of switch_radix ports
   double link_capital_usd = 0;    // one link: the cable and the optics at both ends
 };
+
+// Nodes per scalable unit of `nodes` on fabric `f` with `nics_per_node`: the
+// nodes under one set of leaves, whose traffic to other units crosses the
+// spines (and their oversubscription). All of them when every node port fits
+// one switch (no spine); a rail-optimized leaf takes at most half its radix
+// of nodes (the rest are uplinks); else the profile's nodes_per_su. What the
+// rank layout, the collectives, the DES platform and the fabric's capital
+// all take.
+int ScalableUnitNodes(const FabricProfile& f, int nodes, int nics_per_node);
 
 struct StorageProfile {
   std::string name;

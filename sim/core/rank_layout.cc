@@ -69,9 +69,10 @@ bool AllSpreadAlike(long block, int stride, long size) {
 
 // A cost order of spreads: on NVLink before across domains; then the fewer
 // members one domain holds (they carry the most over its NICs), the more
-// domains; then the same by node.
+// domains; then the same by node; then the more scalable units (what crosses
+// them shares the spines' uplinks).
 auto SlownessKey(const GroupSpan& g) {
-  return std::make_tuple(g.domains > 1, -g.ranks_per_domain, g.domains, g.nodes > 1, -g.ranks_per_node, g.nodes);
+  return std::make_tuple(g.domains > 1, -g.ranks_per_domain, g.domains, g.nodes > 1, -g.ranks_per_node, g.nodes, g.scalable_units);
 }
 
 }  // namespace
@@ -100,12 +101,32 @@ GroupSpan RankLayout::SlowestSpan(int ranks, int stride) const {
   const long block = long(ranks) * stride;
   const long domain = std::max(shape_.nvlink_domain_gpus, shape_.gpus_per_node);
   GroupSpan slowest = Span(ranks, stride, 0);
-  if (AllSpreadAlike(block, stride, domain) && AllSpreadAlike(block, stride, shape_.gpus_per_node)) return slowest;
+  const long gpus = long(shape_.tensor) * shape_.context * shape_.data * shape_.pipeline;
+  const long unit = shape_.nodes_per_su > 0 ? long(shape_.nodes_per_su) * shape_.gpus_per_node : 0;
+  if (AllSpreadAlike(block, stride, domain) && AllSpreadAlike(block, stride, shape_.gpus_per_node)) {
+    if (unit == 0 || AllSpreadAlike(block, stride, unit)) return slowest;
+    // Only the scalable units differ (a unit of 72 nodes against blocks of
+    // 2^k GPUs): the group spanning the most starts furthest into a unit.
+    // Its starts j + o x block reach residues o x block mod unit onwards.
+    const long extent = long(ranks - 1) * stride;
+    const long blocks = std::min(std::max(1L, gpus / block), unit / std::gcd(block, unit));
+    long furthest = 0, start = 0;
+    for (long o = 0; o < blocks && furthest < unit - 1; ++o) {
+      const long base = (o * block) % unit;
+      const long reach = std::min(unit - 1, base + stride - 1);
+      if (reach > furthest) {
+        furthest = reach;
+        start = o * block + (reach - base);
+      }
+    }
+    if ((furthest + extent) / unit + 1 > slowest.scalable_units) slowest = Span(ranks, stride, start);
+    return slowest;
+  }
   // The groups start at j + o x block (j < stride). Their spread repeats with
   // the domain (a multiple of the node), so the starts up to one period of
   // the domain against the block are all there is to compare: at most
-  // domain^2 of them, as stride is under the domain here.
-  const long gpus = long(shape_.tensor) * shape_.context * shape_.data * shape_.pipeline;
+  // domain^2 of them, as stride is under the domain here (the units' spread
+  // only among those: it decides less than the domains' and nodes').
   const long blocks = std::min(std::max(1L, gpus / block), domain / std::gcd(block, domain));
   for (long o = 0; o < blocks; ++o) {
     for (long j = 0; j < stride; ++j) {

@@ -114,6 +114,25 @@ GroupSpan SlowestByBruteForce(const RankLayoutShape& s, CommGroup kind) {
   return slowest;
 }
 
+// Scalable units of 6 nodes against EP groups of 4 nodes: the group on
+// nodes 4-7 straddles the first two units, and it is the slowest (what it
+// moves across them shares the spines' uplinks), though the one at GPU 0 fits
+// in one unit.
+TEST(RankLayoutTest, AGroupAcrossAScalableUnitBoundaryIsTheSlowest) {
+  RankLayoutShape s = Shape(1, 1, 512, 1, 8, 8);
+  s.expert = 32;
+  s.nodes_per_su = 6;
+  const RankLayout l(s);
+  EXPECT_EQ(l.Span(32, 1, 0).scalable_units, 1);
+  EXPECT_EQ(l.Span(32, 1, 32).scalable_units, 2);
+  const GroupSpan ep = l.Span(CommGroup::kExpert);
+  EXPECT_EQ(ep.scalable_units, 2);
+  EXPECT_EQ(ep.nodes, 4);
+  // Units of 8 nodes take whole groups of 4: none straddles.
+  s.nodes_per_su = 8;
+  EXPECT_EQ(RankLayout(s).Span(CommGroup::kExpert).scalable_units, 1);
+}
+
 TEST(RankLayoutTest, SlowestGroupMatchesEveryGroupWalkedMemberByMember) {
   std::mt19937 rng(7);
   auto pick = [&](std::initializer_list<int> v) { return *(v.begin() + rng() % v.size()); };

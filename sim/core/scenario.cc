@@ -79,7 +79,7 @@ RankLayout Scenario::layout() const {
   shape.expert_tensor = parallelism.expert_tensor;
   shape.gpus_per_node = node.gpus_per_node;
   shape.nvlink_domain_gpus = nvlink_domain_gpus();
-  shape.nodes_per_su = fabric.nodes_per_su;
+  shape.nodes_per_su = ScalableUnitNodes(fabric, nodes, node.nics_per_node);
   return RankLayout(shape);
 }
 

@@ -106,7 +106,7 @@ CollectivePlan PlanCollective(const Scenario& s, const CommOp& op, const GroupSp
       const double rate = g.ranks_per_node > 1 ? nic_alone / std::min(g.stride, gpus_per_nic) : nic_shared;
       // Members a scalable unit or more apart send every hop over the
       // uplinks; closer, only the unit's last `stride` GPUs do.
-      const double unit_gpus = double(std::max(1, s.fabric.nodes_per_su)) * s.node.gpus_per_node;
+      const double unit_gpus = double(ScalableUnitNodes(s.fabric, s.nodes, s.node.nics_per_node)) * s.node.gpus_per_node;
       add(LinkClass::kNic, S / size_f, rate, nic_alone, g.stride / unit_gpus);
     }
     return plan;

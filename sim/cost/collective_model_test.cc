@@ -64,6 +64,7 @@ TEST(CollectiveModelTest, AnOversubscribedSpineSlowsWhatCrossesScalableUnits) {
     Scenario t = s;
     t.fabric.nodes_per_su = nodes_per_su;
     t.fabric.spine_oversubscription = oversubscription;
+    t.fabric.switch_radix = 16;  // 8-port leaves' worth: the nodes' ports do not fit one switch
     const CollectivePlan plan = PlanCollective(t, op);
     for (int i = 0; i < plan.phase_count; ++i) {
       if (plan.phases[i].link == LinkClass::kNic) return plan.phases[i].time_s();
@@ -94,6 +95,7 @@ TEST(CollectiveModelTest, PipelineHopsBetweenScalableUnitsShareTheUplinks) {
     Scenario t = s;
     t.fabric.nodes_per_su = nodes_per_su;
     t.fabric.spine_oversubscription = oversubscription;
+    t.fabric.switch_radix = 16;  // 8-port leaves' worth: the nodes' ports do not fit one switch
     return PlanCollective(t, p2p).phases[0].time_s();
   };
   EXPECT_DOUBLE_EQ(at(4, 4), at(4, 1));

@@ -28,7 +28,7 @@ DesTopology BuildDesTopology(const Scenario& s) {
   const Parallelism& p = s.parallelism;
   const int gpn = s.node.gpus_per_node;
   DesTopology t;
-  t.nodes_per_su = std::max(1, s.fabric.nodes_per_su);
+  t.nodes_per_su = ScalableUnitNodes(s.fabric, s.nodes, s.node.nics_per_node);
   t.nodes_per_domain = s.nvlink_domain_nodes();
   // A NIC faster than the fabric's links (400G ConnectX-7 on 100 GbE) runs at the link's rate.
   t.nic_line_bytes_per_s = NicLineBytesPerS(s);

@@ -112,6 +112,7 @@ TEST(DesSimulatorTest, OversubscribedSpineSlowsBothPathsAlike) {
     Scenario s = Make(k70b);
     s.fabric.nodes_per_su = 1;
     s.fabric.spine_oversubscription = oversubscription;
+    s.fabric.switch_radix = 16;  // the 32 node ports do not fit one switch
     return Simulate(s, SimulateOptions::At(f, false)).step_time_s;
   };
   const double des = step(4, Fidelity::kDes), analytical = step(4, Fidelity::kAnalytical);

@@ -149,6 +149,7 @@ GpuProfile ParseGpu(const YAML::Node& root, const std::string& path) {
   YamlMap m(root, path);
   GpuProfile g;
   g.name = m.String("name");
+  g.source_file = path;
   g.cpu_stand_in = m.Choice("measured_on", {"gpu", "cpu"}, "gpu") == "cpu";
   g.memory_bytes = m.PositiveDouble("memory_gib") * kGiB;
   // Units caught where no accelerator comes near: bytes or MiB in a GiB key,

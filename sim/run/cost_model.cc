@@ -26,9 +26,8 @@ FabricPorts FabricFor(const FabricProfile& f, int nodes, int nics_per_node) {
     return p;
   }
   if (f.topology == FabricTopology::kRailOptimized) {
-    // One leaf per rail (NIC index) per group of nodes; half its ports go up.
-    const int per_leaf = std::max(1, std::min(f.nodes_per_su, radix / 2));
-    p.leaves = nics_per_node * CeilDiv(nodes, per_leaf);
+    // One leaf per rail (NIC index) per scalable unit; half its ports go up.
+    p.leaves = nics_per_node * CeilDiv(nodes, ScalableUnitNodes(f, nodes, nics_per_node));
   } else {
     p.leaves = CeilDiv(ports, radix / 2);
   }

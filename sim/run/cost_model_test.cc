@@ -62,6 +62,23 @@ TEST(CostModelTest, MoreLeavesThanASpineHasPortsAddsACoreTier) {
   EXPECT_EQ(p.switch_links, 2 * 4096);
 }
 
+// The unit the collectives, the DES and the capital share: all the nodes
+// under one switch; a rail leaf holds at most half its radix of nodes, so a
+// profile's larger unit buys (and crosses) spines every radix / 2 nodes.
+TEST(CostModelTest, ScalableUnitsAreWhatTheSwitchesBuy) {
+  FabricProfile f = Fabric(FabricTopology::kRailOptimized, 64, 32);
+  EXPECT_EQ(ScalableUnitNodes(f, 8, 8), 8);    // 64 ports: one switch, however small the profile's unit
+  f.nodes_per_su = 1;
+  EXPECT_EQ(ScalableUnitNodes(f, 8, 8), 8);
+  EXPECT_EQ(ScalableUnitNodes(f, 9, 8), 1);    // 72 ports: the profile's unit
+  f.nodes_per_su = 64;
+  EXPECT_EQ(ScalableUnitNodes(f, 128, 8), 32);  // a rail leaf of 64 ports takes 32 nodes
+  EXPECT_EQ(FabricFor(f, 128, 8).leaves, 32);
+  const FabricProfile fat = Fabric(FabricTopology::kFatTree, 40, 20);
+  EXPECT_EQ(ScalableUnitNodes(fat, 5, 8), 5);
+  EXPECT_EQ(ScalableUnitNodes(fat, 64, 8), 20);
+}
+
 TEST(CostModelTest, OneNodeNeedsNoFabric) {
   const FabricPorts p = FabricFor(Fabric(FabricTopology::kRailOptimized, 64, 32), 1, 8);
   EXPECT_EQ(p.switches(), 0);

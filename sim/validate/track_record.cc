@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 
+#include "sim/io/data_paths.h"
 
 namespace trainsim {
 
@@ -55,7 +56,29 @@ Expected<TrackRecord> TrackRecordOf(const Scenario& s, const std::vector<std::st
   return t;
 }
 
-std::string TrackRecordLine(const Scenario& s) {
+namespace {
+
+// The published runs are predicted with the stock profile of the GPU's
+// name: a GPU file of that name elsewhere (edited, or calibrated) is not
+// what they measured.
+std::string OtherGpuFileNote(const GpuProfile& gpu) {
+  namespace fs = std::filesystem;
+  if (gpu.source_file.empty()) return "";
+  const fs::path stock = fs::path(DataDir()) / "hardware-profiles" / "gpus" / (gpu.name + ".yaml");
+  std::error_code ec;
+  if (fs::equivalent(stock, gpu.source_file, ec)) return "";
+  return " (the stock " + gpu.name + " profile's record; this run's GPU is " + gpu.source_file + ")";
+}
+
+std::string CachedTrackRecordLine(const Scenario& s);
+
+}  // namespace
+
+std::string TrackRecordLine(const Scenario& s) { return CachedTrackRecordLine(s) + OtherGpuFileNote(s.node.gpu); }
+
+namespace {
+
+std::string CachedTrackRecordLine(const Scenario& s) {
   // A record depends on the scenario only through its GPU, kind, band and precision
   // (and on the files): `compare`'s two sides and the GUI's configurations
   // usually share one, and each costs a pass over the reference files.
@@ -73,6 +96,8 @@ std::string TrackRecordLine(const Scenario& s) {
   const std::lock_guard<std::mutex> lock(mutex);
   return lines.emplace(key, line).first->second;
 }
+
+}  // namespace
 
 std::string TrackRecordText(const TrackRecord& t) {
   if (t.files == 0) return "no reference files of published runs found beside the hardware profiles";

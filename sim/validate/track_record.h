@@ -48,7 +48,9 @@ Expected<TrackRecord> TrackRecordOf(const Scenario& s, const std::vector<std::st
 std::string TrackRecordText(const TrackRecord& t);
 
 // What `run`, `compare`, `plan` and the GUI print: TrackRecordText of the
-// scenario's record over DefaultReferenceFiles(), or "unavailable: " and why.
+// scenario's record over DefaultReferenceFiles(), or "unavailable: " and why;
+// a GPU file other than the stock profile of its name says that the record is
+// the stock profile's.
 // Kept per GPU, kind, band, precision and files for the process (thread-safe), so
 // a second scenario of the same kind costs nothing.
 std::string TrackRecordLine(const Scenario& s);

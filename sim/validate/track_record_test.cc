@@ -111,6 +111,11 @@ TEST(TrackRecordTest, TheLineIsTheTextOfTheShippedFilesRecord) {
   ASSERT_TRUE(t.ok()) << t.error().ToString();
   EXPECT_EQ(TrackRecordLine(s), TrackRecordText(*t));
   EXPECT_EQ(TrackRecordLine(s), TrackRecordText(*t));
+  // A GPU file of the same name elsewhere (edited, calibrated) gets the stock profile's record, saying so.
+  Scenario edited = s;
+  edited.node.gpu.source_file = "/elsewhere/h100-sxm-80g.yaml";
+  EXPECT_EQ(TrackRecordLine(edited),
+            TrackRecordText(*t) + " (the stock h100-sxm-80g profile's record; this run's GPU is /elsewhere/h100-sxm-80g.yaml)");
 }
 
 TEST(TrackRecordTest, ABrokenReferenceFileIsTheErrorNamingIt) {
