@@ -343,6 +343,9 @@ FabricProfile ParseFabric(const YAML::Node& root, const std::string& path) {
   f.switch_latency_s = m.NonNegativeDouble("switch_latency_ns") * 1e-9;
   f.inter_node_latency_s = m.NonNegativeDouble("inter_node_latency_us") * 1e-6;
   f.spine_oversubscription = m.PositiveDouble("spine_oversubscription", 1.0);
+  // o:1 is leaf ports down per port up: below 1 a leaf would have more
+  // uplinks than nodes, which buys spines and moves nothing faster.
+  if (f.spine_oversubscription < 1) m.Fail("spine_oversubscription", "must be at least 1 (1: non-blocking; 2: half as many uplinks as node ports)");
   if (auto o = m.OptMap("ownership")) {
     f.switch_capital_usd = o->NonNegativeDouble("switch_usd", 0);
     f.link_capital_usd = o->NonNegativeDouble("link_usd", 0);

@@ -294,6 +294,15 @@ TEST(HardwareProfileTest, BadProfileNamesItsFileAndKey) {
   const fs::path f = WriteProfile("bad-fabric.yaml", "name: bad\ntopology: rail-optimized\nlink_gbit_per_s: -400\n");
   EXPECT_EQ(LoadError([&] { LoadFabricProfile(YAML::Node(f.string()), "", "cluster.fabric"); }),
             f.string() + ":3: link_gbit_per_s: must be positive, got -400");
+  // Oversubscription below 1:1 would buy spines and move nothing faster.
+  std::ifstream in(fs::path(DataDir()) / "hardware-profiles/fabrics/ndr-rail-optimized.yaml");
+  const std::string ndr((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string under = std::regex_replace(ndr, std::regex("\nspine_oversubscription: 1.0"), "\nspine_oversubscription: 0.5");
+  ASSERT_NE(under, ndr);
+  const fs::path u = WriteProfile("under-subscribed.yaml", under);
+  EXPECT_NE(LoadError([&] { LoadFabricProfile(YAML::Node(u.string()), "", "cluster.fabric"); })
+                .find("spine_oversubscription: must be at least 1 (1: non-blocking"),
+            std::string::npos);
 }
 
 // A release written as changes to another (based_on) takes every value it
