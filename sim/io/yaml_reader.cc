@@ -469,11 +469,15 @@ std::string ClosestMatch(const std::string& word, const std::vector<std::string>
       std::swap(prev, cur);
     }
     // Of two as near, the one sharing the longer start: a name extended by a
-    // version ("deepseek_v32") is likelier the one it extends than a sibling.
+    // version ("deepseek_v32") is likelier the one it extends than a sibling;
+    // then the one as long as the word (a mistyped letter, "nodez" for
+    // "nodes", is likelier than a letter too many).
     const auto shared = [&](const std::string& x) {
       return size_t(std::mismatch(word.begin(), word.begin() + std::min(word.size(), x.size()), x.begin()).first - word.begin());
     };
-    if (prev[c.size()] < best_d || (prev[c.size()] == best_d && !best.empty() && shared(c) > shared(best))) {
+    const auto length_gap = [&](const std::string& x) { return x.size() > word.size() ? x.size() - word.size() : word.size() - x.size(); };
+    const bool nearer_start = !best.empty() && (shared(c) > shared(best) || (shared(c) == shared(best) && length_gap(c) < length_gap(best)));
+    if (prev[c.size()] < best_d || (prev[c.size()] == best_d && nearer_start)) {
       best_d = prev[c.size()];
       best = c;
     }

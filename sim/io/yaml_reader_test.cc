@@ -195,6 +195,9 @@ TEST(ClosestMatchTest, NearestNameWithTheLongerSharedStartOnATie) {
   EXPECT_EQ(ClosestMatch("xe9680", {"xe9680l-b200", "xe9680-h100"}), "xe9680l-b200");  // a truncation: the first that extends it
   EXPECT_EQ(ClosestMatch("paralelism", {"training", "parallelism"}), "parallelism");
   EXPECT_EQ(ClosestMatch("cluster", {"training", "parallelism"}), "");
+  // As near and as long a shared start: the one as long as the word (a mistyped letter).
+  EXPECT_EQ(ClosestMatch("nodez", {"node", "nodes"}), "nodes");
+  EXPECT_EQ(ClosestMatch("nodez", {"nodes", "node"}), "nodes");
 }
 
 TEST(JsonQuoteTest, InvalidUtf8BecomesReplacementCharacter) {
