@@ -66,7 +66,8 @@ std::string OtherGpuFileNote(const GpuProfile& gpu) {
   if (gpu.source_file.empty()) return "";
   const fs::path stock = fs::path(DataDir()) / "hardware-profiles" / "gpus" / (gpu.name + ".yaml");
   std::error_code ec;
-  if (fs::equivalent(stock, gpu.source_file, ec)) return "";
+  // A GPU of a name no stock profile has gets no record to qualify.
+  if (!fs::is_regular_file(stock, ec) || fs::equivalent(stock, gpu.source_file, ec)) return "";
   return " (the stock " + gpu.name + " profile's record; this run's GPU is " + gpu.source_file + ")";
 }
 
