@@ -16,6 +16,7 @@
 
 #include "sim/cli/args.h"
 #include "sim/cli/commands.h"
+#include "sim/core/text_format.h"
 #include "sim/io/data_paths.h"
 #include "sim/sweep/sweep_runner.h"
 #include "sim/sweep/sweep_spec.h"
@@ -93,12 +94,6 @@ class InterruptWatcher {
   sigset_t set_, old_;
   std::thread thread_;
 };
-
-std::string Fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string Eta(double s) {
   if (s < 100) return Fmt("%.0f s", s);

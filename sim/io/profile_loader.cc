@@ -13,6 +13,7 @@
 
 #include "sim/core/pipeline_layout.h"
 #include "sim/core/scenario.h"
+#include "sim/core/text_format.h"
 #include "sim/io/data_paths.h"
 #include "sim/io/file_cache.h"
 #include "sim/io/yaml_reader.h"
@@ -22,14 +23,6 @@ namespace {
 
 constexpr double kGB = 1e9;
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-// printf into a string, for messages that quote the file's figures.
-template <typename... Args>
-std::string Format(const char* format, Args... args) {
-  char text[512];
-  std::snprintf(text, sizeof text, format, args...);
-  return text;
-}
 
 // The numbers a hardware profile may hold in each unit its keys are named in
 // (the key's own, or the nearest enclosing key's: power_w.load,
@@ -165,8 +158,8 @@ GpuProfile ParseGpu(const YAML::Node& root, const std::string& path) {
   if (g.reserved_memory_bytes >= g.memory_bytes) {
     // Name the key the file holds: a small memory_gib against the default reserve is that line's.
     if (m.Has("reserved_memory_gib")) m.Fail("reserved_memory_gib", "must be below memory_gib");
-    m.Fail("memory_gib", Format("%g GiB leaves nothing once the %g GiB training cannot use are reserved (reserved_memory_gib's default)",
-                                g.memory_bytes / kGiB, g.reserved_memory_bytes / kGiB));
+    m.Fail("memory_gib", Fmt("%g GiB leaves nothing once the ", g.memory_bytes / kGiB) + Fmt("%g GiB training cannot use are reserved", g.reserved_memory_bytes / kGiB) +
+                             " (reserved_memory_gib's default)");
   }
   g.hbm_bytes_per_s = m.PositiveDouble("hbm_tb_per_s") * 1e12;
   if (g.hbm_bytes_per_s > 100e12) m.Fail("hbm_tb_per_s", "is in TB/s: above 100 no GPU comes near (GB/s given?)");
@@ -271,8 +264,8 @@ NodeProfile ParseNode(const YAML::Node& root, const std::string& path) {
   // belong to some GPU: where the GPU's own profile cannot have them, the
   // file was written for another GPU (a B300 chassis naming an H100).
   if (n.gpu.nvlink_bytes_per_s > 0 && n.nvlink_bytes_per_s > n.gpu.nvlink_bytes_per_s * (1 + 1e-9)) {
-    m.Fail("nvlink_gb_per_s", Format("%g GB/s per direction is more than %s's NVLink carries (%g): is gpu: the GPU this node holds?",
-                                     n.nvlink_bytes_per_s / kGB, n.gpu.name.c_str(), n.gpu.nvlink_bytes_per_s / kGB));
+    m.Fail("nvlink_gb_per_s", Fmt("%g GB/s per direction is more than ", n.nvlink_bytes_per_s / kGB) + n.gpu.name + "'s NVLink carries (" +
+                                  Fmt("%g", n.gpu.nvlink_bytes_per_s / kGB) + "): is gpu: the GPU this node holds?");
   }
   YamlMap in = m.Map("intra_node");
   n.nvls = in.Bool("nvls", false);
@@ -287,13 +280,13 @@ NodeProfile ParseNode(const YAML::Node& root, const std::string& path) {
   // past that is a unit slip (NVLink in TB/s) or another node's figure.
   const double nvlink_gb = n.nvlink_bytes_per_s / kGB;
   if (n.intra_ring_bus_bytes_per_s > n.nvlink_bytes_per_s * (1 + 1e-9)) {
-    in.Fail("ring_bus_gb_per_s", Format("%g GB/s is more than the NVLink it runs over carries (nvlink_gb_per_s %g): a ring moves no faster than its links",
-                                        n.intra_ring_bus_bytes_per_s / kGB, nvlink_gb));
+    in.Fail("ring_bus_gb_per_s", Fmt("%g GB/s is more than the NVLink it runs over carries", n.intra_ring_bus_bytes_per_s / kGB) +
+                                     Fmt(" (nvlink_gb_per_s %g): a ring moves no faster than its links", nvlink_gb));
   }
   if (n.intra_allreduce_bus_bytes_per_s > (n.nvls ? 2 : 1) * n.nvlink_bytes_per_s * (1 + 1e-9)) {
-    in.Fail("allreduce_bus_gb_per_s", Format(n.nvls ? "%g GB/s is more than twice the NVLink it runs over (nvlink_gb_per_s %g), NVLink SHARP's most"
-                                                    : "%g GB/s is more than the NVLink it runs over carries (nvlink_gb_per_s %g; no nvls)",
-                                             n.intra_allreduce_bus_bytes_per_s / kGB, nvlink_gb));
+    in.Fail("allreduce_bus_gb_per_s", Fmt("%g GB/s is more than ", n.intra_allreduce_bus_bytes_per_s / kGB) +
+                                          (n.nvls ? Fmt("twice the NVLink it runs over (nvlink_gb_per_s %g), NVLink SHARP's most", nvlink_gb)
+                                                  : Fmt("the NVLink it runs over carries (nvlink_gb_per_s %g; no nvls)", nvlink_gb)));
   }
   in.Finish();
   n.pcie_bytes_per_s = m.PositiveDouble("pcie_gb_per_s") * kGB;
@@ -302,8 +295,8 @@ NodeProfile ParseNode(const YAML::Node& root, const std::string& path) {
   YamlMap pw = m.Map("power_w");
   n.power_load_w = pw.PositiveDouble("load");
   if (n.power_load_w < n.gpus_per_node * n.gpu.tdp_w) {
-    pw.Fail("load", Format("%g W is below what the node's %d %s draw at their TDP alone (%g W each): is gpu: the GPU this node holds?",
-                           n.power_load_w, n.gpus_per_node, n.gpu.name.c_str(), n.gpu.tdp_w));
+    pw.Fail("load", Fmt("%g W is below what the node's ", n.power_load_w) + std::to_string(n.gpus_per_node) + " " + n.gpu.name +
+                        Fmt(" draw at their TDP alone (%g W each): is gpu: the GPU this node holds?", n.gpu.tdp_w));
   }
   n.power_idle_w = pw.NonNegativeDouble("idle");
   if (n.power_idle_w > n.power_load_w) pw.Fail("idle", "idle power above the load power");

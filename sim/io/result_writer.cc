@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "sim/core/text_format.h"
 #include "sim/io/json_writer.h"
 
 namespace trainsim {
@@ -262,12 +263,6 @@ std::string ToChromeTrace(const SimulationResult& r, TracePart part) {
 }
 
 namespace {
-
-std::string Fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string Duration(double s) {
   if (!std::isfinite(s)) return "unbounded";  // a run that cannot make progress

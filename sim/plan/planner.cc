@@ -12,6 +12,7 @@
 
 #include "models/memory_model.h"
 #include "models/workload.h"
+#include "sim/core/text_format.h"
 #include "sim/cost/step_costs.h"
 #include "sim/io/json_writer.h"
 #include "sim/io/result_writer.h"
@@ -22,12 +23,6 @@ namespace trainsim {
 namespace {
 
 std::string Str(long v) { return std::to_string(v); }
-
-std::string Fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 double Objective(const SimulationResult& r, PlanObjective o) {
   return o == PlanObjective::kCost ? r.run.cost_usd : r.step_time_s;
@@ -147,6 +142,7 @@ std::optional<SimulationResult> Evaluate(Scenario& s, const Scenario& base, cons
 
 // A family: the configurations sharing tensor, pipeline and context.
 using FamilyKey = std::tuple<int, int, int>;
+FamilyKey FamilyOf(const PlanConfig& c) { return {c.tensor, c.pipeline, c.context}; }
 struct Family {
   long feasible = 0, rejected = 0;
   std::optional<PlanRejection> representative;
@@ -190,7 +186,7 @@ PlanReport Plan(const Scenario& base, const PlanOptions& options) {
   auto consider = [&](const PlanConfig& c) {
     ++rep.searched;
     PlanRejection rej;
-    Family& fam = families[{c.tensor, c.pipeline, c.context}];
+    Family& fam = families[FamilyOf(c)];
     // A rejection's reason is kept only when it becomes its family's representative.
     const int score = LeastDemandingScore(c);
     if (auto r = Evaluate(s, base, c, rej, /*full=*/false, /*explain=*/score > fam.rep_score)) {
@@ -515,19 +511,15 @@ std::string PlanToText(const PlanReport& r) {
   if (!r.rejected_members.empty()) {
     // Families that run but not with every setting: the best candidates'
     // families first, each by its least demanding failing member.
+    const auto best_candidate = [&](const PlanRejection* rej) {
+      return std::find_if(r.candidates.begin(), r.candidates.end(),
+                          [&](const PlanCandidate& c) { return FamilyOf(c.config) == FamilyOf(rej->config); }) -
+             r.candidates.begin();
+    };
     std::vector<const PlanRejection*> order;
-    for (const PlanCandidate& c : r.candidates) {
-      for (const auto& rej : r.rejected_members) {
-        const PlanConfig& a = rej.config;
-        if (a.tensor == c.config.tensor && a.pipeline == c.config.pipeline && a.context == c.config.context &&
-            std::find(order.begin(), order.end(), &rej) == order.end()) {
-          order.push_back(&rej);
-        }
-      }
-    }
-    for (const auto& rej : r.rejected_members) {
-      if (std::find(order.begin(), order.end(), &rej) == order.end()) order.push_back(&rej);
-    }
+    for (const auto& rej : r.rejected_members) order.push_back(&rej);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](const PlanRejection* a, const PlanRejection* b) { return best_candidate(a) < best_candidate(b); });
     constexpr size_t kShown = 6;
     o << "settings that fail in families that run (least demanding failing member):\n";
     for (size_t i = 0; i < std::min(kShown, order.size()); ++i) o << "  " << Describe(order[i]->config) << ": " << order[i]->reason << "\n";

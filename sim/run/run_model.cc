@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "sim/core/text_format.h"
 #include "sim/cost/checkpoint_cost.h"
 #include "sim/run/cost_model.h"
 #include "sim/run/hot_spares.h"
@@ -14,17 +15,9 @@ namespace trainsim {
 
 namespace {
 
-std::string Hours(double s) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3g h", s / 3600.0);
-  return buf;
-}
+std::string Hours(double s) { return Fmt("%.3g h", s / 3600.0); }
 
-std::string Gib(double bytes) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.0f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
-  return buf;
-}
+std::string Gib(double bytes) { return Fmt("%.0f GiB", bytes / (1024.0 * 1024.0 * 1024.0)); }
 
 // Below this fraction of the wall time spent training, a run with failures
 // is taken not to happen (its expected time is dominated by redone work).

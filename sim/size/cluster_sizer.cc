@@ -10,6 +10,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "sim/core/text_format.h"
 #include "sim/io/json_writer.h"
 #include "sim/io/result_writer.h"
 #include "sim/run/cost_model.h"
@@ -20,12 +21,6 @@ namespace trainsim {
 namespace {
 
 constexpr double kDay_s = 86400;
-
-std::string Fmt(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
 
 std::string Usd(double v) {
   const double a = std::fabs(v);
